@@ -1,0 +1,217 @@
+package catalog
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// DefaultName is the catalog used when none is named.
+const DefaultName = "default"
+
+// Settings are what the user said about which catalog to open, before
+// resolution. Empty fields fall through to the environment, then the config
+// file, then the defaults.
+type Settings struct {
+	Home       string // --home: the embedded catalog's folder
+	Catalog    string // --catalog: the catalog's name in the config file
+	ConfigFile string // --config: lakeswap.yaml or .iceberg-go.yaml
+	// Getenv reads the environment; nil means os.Getenv.
+	Getenv func(string) string
+}
+
+// Config is a resolved catalog: its name and the properties iceberg-go's
+// catalog registry takes (type, uri, warehouse, s3.endpoint, ...). Embedded
+// is true for the built-in SQLite catalog, whose files live under Home.
+type Config struct {
+	Name     string
+	Props    map[string]string
+	Embedded bool
+	Home     string
+	Source   string // where the properties came from, for messages
+}
+
+// Environment variables lakeswap reads. Credentials are never among them:
+// those come from the AWS chain (AWS_ACCESS_KEY_ID, profiles, ...).
+const (
+	EnvHome     = "LAKESWAP_HOME"
+	EnvCatalog  = "LAKESWAP_CATALOG"
+	EnvConfig   = "LAKESWAP_CONFIG"
+	EnvURI      = "LAKESWAP_CATALOG_URI"
+	EnvWarehose = "LAKESWAP_CATALOG_WAREHOUSE"
+)
+
+// Resolve applies flag > environment > config file > default.
+func Resolve(s Settings) (Config, error) {
+	getenv := s.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	pick := func(flag, env, def string) string {
+		if flag != "" {
+			return flag
+		}
+		if v := getenv(env); v != "" {
+			return v
+		}
+		return def
+	}
+	home := pick(s.Home, EnvHome, ".lakeswap")
+	absHome, err := filepath.Abs(home)
+	if err != nil {
+		return Config{}, fmt.Errorf("home %s: %w", home, err)
+	}
+
+	file, explicit := pick(s.ConfigFile, EnvConfig, ""), true
+	if file == "" {
+		explicit = false
+		file = findConfigFile(getenv)
+	}
+	var doc configFile
+	if file != "" {
+		raw, err := os.ReadFile(file)
+		if err != nil && (explicit || !errors.Is(err, os.ErrNotExist)) {
+			return Config{}, fmt.Errorf("read catalog config %s: %w", file, err)
+		}
+		if err := yaml.Unmarshal(raw, &doc); err != nil {
+			return Config{}, fmt.Errorf("parse catalog config %s: %w", file, err)
+		}
+	}
+
+	name := pick(s.Catalog, EnvCatalog, doc.DefaultCatalog)
+	if name == "" {
+		name = DefaultName
+	}
+	props, found := doc.Catalogs[name]
+	cfg := Config{Name: name, Home: absHome, Props: map[string]string{}, Source: file}
+	if found {
+		flatten("", props, cfg.Props)
+		// iceberg-go's own file spells two keys its own way.
+		renameKey(cfg.Props, "sql-driver", "sql.driver")
+		renameKey(cfg.Props, "sql-dialect", "sql.dialect")
+	}
+	if v := getenv(EnvURI); v != "" {
+		cfg.Props["uri"] = v
+	}
+	if v := getenv(EnvWarehose); v != "" {
+		cfg.Props["warehouse"] = v
+	}
+	if len(cfg.Props) == 0 {
+		if name != DefaultName {
+			return Config{}, fmt.Errorf("catalog %q is not configured (looked in %s); add it under catalog: in lakeswap.yaml, or omit --catalog to use the embedded catalog in %s",
+				name, orNone(file), absHome)
+		}
+		cfg.Embedded = true
+		cfg.Source = "embedded"
+		cfg.Props = embeddedProps(absHome)
+	}
+	if cfg.Props["type"] == "" {
+		cfg.Props["type"] = "sql"
+	}
+	return cfg, nil
+}
+
+// embeddedProps is the default catalog: iceberg-go's SQL catalog on SQLite in
+// home/catalog.db with a warehouse of local files in home/warehouse. The busy
+// timeout lets concurrent writers wait for the lock instead of failing with
+// SQLITE_BUSY.
+func embeddedProps(home string) map[string]string {
+	return map[string]string{
+		"type":        "sql",
+		"sql.driver":  "sqlite",
+		"sql.dialect": "sqlite",
+		"uri":         "file:" + filepath.Join(home, "catalog.db") + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)",
+		"warehouse":   "file://" + filepath.Join(home, "warehouse"),
+	}
+}
+
+// configFile is lakeswap.yaml, which shares its shape with iceberg-go's
+// .iceberg-go.yaml and PyIceberg's .pyiceberg.yaml: catalogs by name, each a
+// map of properties (nested maps are joined with dots: s3: {endpoint: x} is
+// s3.endpoint).
+type configFile struct {
+	DefaultCatalog string                    `yaml:"default-catalog"`
+	Catalogs       map[string]map[string]any `yaml:"catalog"`
+}
+
+func findConfigFile(getenv func(string) string) string {
+	candidates := []string{"lakeswap.yaml"}
+	if dir := getenv("GOICEBERG_HOME"); dir != "" {
+		candidates = append(candidates, filepath.Join(dir, ".iceberg-go.yaml"))
+	} else if home, err := os.UserHomeDir(); err == nil {
+		candidates = append(candidates, filepath.Join(home, ".iceberg-go.yaml"))
+	}
+	for _, c := range candidates {
+		if _, err := os.Stat(c); err == nil {
+			return c
+		}
+	}
+	return ""
+}
+
+func flatten(prefix string, in map[string]any, out map[string]string) {
+	for k, v := range in {
+		key := k
+		if prefix != "" {
+			key = prefix + "." + k
+		}
+		switch v := v.(type) {
+		case map[string]any:
+			flatten(key, v, out)
+		case nil:
+		default:
+			out[key] = fmt.Sprint(v)
+		}
+	}
+}
+
+func renameKey(m map[string]string, from, to string) {
+	if v, ok := m[from]; ok {
+		if _, set := m[to]; !set {
+			m[to] = v
+		}
+		delete(m, from)
+	}
+}
+
+func orNone(file string) string {
+	if file == "" {
+		return "no config file: none of lakeswap.yaml, ~/.iceberg-go.yaml exists"
+	}
+	return file
+}
+
+// Describe prints the configuration without any secret: properties whose
+// names suggest a credential are masked.
+func (c Config) Describe() string {
+	keys := make([]string, 0, len(c.Props))
+	for k := range c.Props {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	fmt.Fprintf(&b, "catalog %s (%s)", c.Name, c.Source)
+	for _, k := range keys {
+		v := c.Props[k]
+		if isSecret(k) {
+			v = "***"
+		}
+		fmt.Fprintf(&b, "\n  %s: %s", k, v)
+	}
+	return b.String()
+}
+
+func isSecret(key string) bool {
+	k := strings.ToLower(key)
+	for _, s := range []string{"secret", "password", "token", "credential", "session"} {
+		if strings.Contains(k, s) {
+			return true
+		}
+	}
+	return false
+}

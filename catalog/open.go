@@ -1,0 +1,112 @@
+package catalog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync/atomic"
+
+	"github.com/apache/iceberg-go"
+	icebergcat "github.com/apache/iceberg-go/catalog"
+	_ "github.com/apache/iceberg-go/catalog/sql" // registers the "sql" catalog type
+	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+	_ "modernc.org/sqlite" // the embedded catalog's SQLite driver
+)
+
+// ErrConflict marks a commit the catalog refused because the table moved
+// since it was planned: nothing was committed, and a fresh plan may succeed.
+// It wraps iceberg-go's table.ErrCommitFailed.
+var ErrConflict = fmt.Errorf("commit conflict: %w", table.ErrCommitFailed)
+
+// Catalog is an opened iceberg-go catalog that counts its commits and tells a
+// lost compare-and-swap apart from a commit whose outcome is unknown.
+type Catalog struct {
+	icebergcat.Catalog
+	Config  Config
+	commits atomic.Int64
+}
+
+var _ table.CatalogIO = (*Catalog)(nil)
+
+// Open opens the catalog cfg describes.
+func Open(ctx context.Context, cfg Config) (*Catalog, error) {
+	if cfg.Embedded {
+		if err := os.MkdirAll(cfg.Home, 0o755); err != nil {
+			return nil, fmt.Errorf("create lakeswap home %s: %w", cfg.Home, err)
+		}
+	}
+	props := iceberg.Properties{}
+	for k, v := range cfg.Props {
+		props[k] = v
+	}
+	cat, err := icebergcat.Load(ctx, cfg.Name, props)
+	if err != nil {
+		return nil, fmt.Errorf("open catalog %s (%s): %w", cfg.Name, cfg.Source, err)
+	}
+	return Wrap(cat, cfg), nil
+}
+
+// Wrap puts an already opened catalog behind lakeswap's commit accounting.
+func Wrap(cat icebergcat.Catalog, cfg Config) *Catalog {
+	return &Catalog{Catalog: cat, Config: cfg}
+}
+
+// Commits is how many commits this catalog has been asked to make.
+func (c *Catalog) Commits() int64 { return c.commits.Load() }
+
+// Close releases the catalog's connections where it holds any.
+func (c *Catalog) Close() error {
+	if cl, ok := c.Catalog.(interface{ Close() error }); ok {
+		return cl.Close()
+	}
+	return nil
+}
+
+// LoadTable loads a table whose commits go through this wrapper.
+func (c *Catalog) LoadTable(ctx context.Context, ident table.Identifier) (*table.Table, error) {
+	tbl, err := c.Catalog.LoadTable(ctx, ident)
+	if err != nil {
+		return nil, err
+	}
+	return c.adopt(tbl), nil
+}
+
+// CreateTable creates a table whose commits go through this wrapper.
+func (c *Catalog) CreateTable(ctx context.Context, ident table.Identifier, sc *iceberg.Schema, opts ...icebergcat.CreateTableOpt) (*table.Table, error) {
+	tbl, err := c.Catalog.CreateTable(ctx, ident, sc, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return c.adopt(tbl), nil
+}
+
+func (c *Catalog) adopt(tbl *table.Table) *table.Table {
+	return table.New(tbl.Identifier(), tbl.Metadata(), tbl.MetadataLocation(),
+		func(ctx context.Context) (icebergio.IO, error) { return tbl.FS(ctx) }, c)
+}
+
+// CommitTable commits through the catalog. iceberg-go's SQL catalog answers a
+// failed requirement (for example "requirement failed: branch main has
+// changed") with a plain error that iceberg-go then treats as an unknown
+// outcome; the requirement is checked before anything is written, so it is a
+// definite conflict and is reported as ErrConflict.
+func (c *Catalog) CommitTable(ctx context.Context, ident table.Identifier, reqs []table.Requirement, updates []table.Update) (table.Metadata, string, error) {
+	c.commits.Add(1)
+	meta, loc, err := c.Catalog.CommitTable(ctx, ident, reqs, updates)
+	if err != nil && !errors.Is(err, table.ErrCommitFailed) && strings.HasPrefix(err.Error(), "requirement failed") {
+		err = fmt.Errorf("%w: %w", ErrConflict, err)
+	}
+	return meta, loc, err
+}
+
+// ParseIdent reads a table name as NS.NAME (nested namespaces: A.B.NAME).
+func ParseIdent(name string) (table.Identifier, error) {
+	parts := strings.Split(name, ".")
+	if len(parts) < 2 || strings.Contains(name, "..") || parts[len(parts)-1] == "" || parts[0] == "" {
+		return nil, fmt.Errorf("table name %q: want NAMESPACE.TABLE, for example retail.daily_orders", name)
+	}
+	return parts, nil
+}

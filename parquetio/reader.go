@@ -1,0 +1,54 @@
+package parquetio
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	icebergio "github.com/apache/iceberg-go/io"
+)
+
+// readBatchRows is how many rows a reader returns at a time.
+const readBatchRows = 64 << 10
+
+// Open reads a Parquet file as Arrow record batches. The caller releases the
+// reader, which closes the file.
+func Open(ctx context.Context, fsys icebergio.IO, path string) (array.RecordReader, error) {
+	f, err := fsys.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	pf, err := file.NewParquetReader(f)
+	if err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("read parquet footer of %s: %w", path, err)
+	}
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: readBatchRows}, memory.DefaultAllocator)
+	if err != nil {
+		_ = pf.Close()
+		return nil, fmt.Errorf("read %s as arrow: %w", path, err)
+	}
+	rr, err := fr.GetRecordReader(ctx, nil, nil)
+	if err != nil {
+		_ = pf.Close()
+		return nil, fmt.Errorf("read %s as arrow: %w", path, err)
+	}
+	return &closingReader{RecordReader: rr, close: pf.Close}, nil
+}
+
+// closingReader closes the file when the reader is released.
+type closingReader struct {
+	array.RecordReader
+	close func() error
+}
+
+func (c *closingReader) Release() {
+	c.RecordReader.Release()
+	if c.close != nil {
+		_ = c.close()
+		c.close = nil
+	}
+}

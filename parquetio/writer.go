@@ -1,0 +1,246 @@
+package parquetio
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	icebergio "github.com/apache/iceberg-go/io"
+)
+
+// ErrExists is returned when a staging path already holds an object: staged
+// files are never overwritten, so a run that meets one stops.
+var ErrExists = errors.New("object already exists")
+
+// DefaultTargetFileSize is where a writer rolls to a new file.
+const DefaultTargetFileSize = 128 << 20
+
+// rowGroupRows caps a row group, so that a reader can split a large file.
+const rowGroupRows = 1 << 20
+
+// Options tune how a partition's Parquet files are written.
+type Options struct {
+	// TargetFileSize rolls to a new file once this many compressed bytes are
+	// written; 0 means DefaultTargetFileSize.
+	TargetFileSize int64
+	// Compression of every column; the zero value means zstd.
+	Compression compress.Compression
+	// Uncompressed forces no compression (the zero Compression means zstd).
+	Uncompressed bool
+}
+
+func (o Options) codec() compress.Compression {
+	if o.Uncompressed {
+		return compress.Codecs.Uncompressed
+	}
+	if o.Compression == compress.Codecs.Uncompressed {
+		return compress.Codecs.Zstd
+	}
+	return o.Compression
+}
+
+// ParseCompression reads a codec name as users write it (zstd, snappy, gzip,
+// none).
+func ParseCompression(name string) (Options, error) {
+	switch name {
+	case "", "zstd":
+		return Options{Compression: compress.Codecs.Zstd}, nil
+	case "snappy":
+		return Options{Compression: compress.Codecs.Snappy}, nil
+	case "gzip":
+		return Options{Compression: compress.Codecs.Gzip}, nil
+	case "none", "uncompressed":
+		return Options{Uncompressed: true}, nil
+	}
+	return Options{}, fmt.Errorf("compression %q is not one of zstd, snappy, gzip, none", name)
+}
+
+// File is one Parquet file a Writer finished.
+type File struct {
+	Path  string
+	Rows  int64
+	Bytes int64
+}
+
+// Writer writes record batches of one schema as Parquet files under a prefix,
+// part-00000.parquet, part-00001.parquet, ..., rolling at the target size.
+// Dictionary encoding is chosen per column from the first batch of each file:
+// off for near-unique columns, where it costs time and saves nothing.
+type Writer struct {
+	fsys   icebergio.WriteFileIO
+	prefix string
+	schema *arrow.Schema
+	opts   Options
+
+	cur   *openFile
+	done  []File
+	index int
+}
+
+type openFile struct {
+	path string
+	dst  icebergio.FileWriter
+	cnt  *countingWriter
+	fw   *pqarrow.FileWriter
+	rows int64
+}
+
+// NewWriter writes under prefix (a location the file IO understands, such as
+// file:///... or s3://...).
+func NewWriter(fsys icebergio.WriteFileIO, prefix string, schema *arrow.Schema, opts Options) *Writer {
+	if opts.TargetFileSize <= 0 {
+		opts.TargetFileSize = DefaultTargetFileSize
+	}
+	return &Writer{fsys: fsys, prefix: prefix, schema: schema, opts: opts}
+}
+
+// Write appends a batch in the writer's schema.
+func (w *Writer) Write(rec arrow.RecordBatch) error {
+	if rec.NumRows() == 0 {
+		return nil
+	}
+	if w.cur == nil {
+		if err := w.open(rec); err != nil {
+			return err
+		}
+	}
+	fw := w.cur.fw
+	if n, _ := fw.RowGroupNumRows(); n >= rowGroupRows {
+		fw.NewBufferedRowGroup()
+	}
+	if err := fw.WriteBuffered(rec); err != nil {
+		return fmt.Errorf("write %s: %w", w.cur.path, err)
+	}
+	w.cur.rows += rec.NumRows()
+	if w.cur.cnt.n+fw.RowGroupTotalCompressedBytes() >= w.opts.TargetFileSize {
+		return w.finish()
+	}
+	return nil
+}
+
+// Close finishes the open file and returns every file written.
+func (w *Writer) Close() ([]File, error) {
+	if w.cur != nil {
+		if err := w.finish(); err != nil {
+			return w.done, err
+		}
+	}
+	return w.done, nil
+}
+
+// Abort closes the open file without finishing it; the caller removes the
+// prefix.
+func (w *Writer) Abort() {
+	if w.cur != nil {
+		_ = w.cur.dst.Close()
+		w.cur = nil
+	}
+}
+
+// Written returns the files finished so far.
+func (w *Writer) Written() []File { return w.done }
+
+func (w *Writer) open(first arrow.RecordBatch) error {
+	p := strings.TrimSuffix(w.prefix, "/") + fmt.Sprintf("/part-%05d.parquet", w.index)
+	if err := refuseExisting(w.fsys, p); err != nil {
+		return err
+	}
+	dst, err := w.fsys.Create(p)
+	if err != nil {
+		return fmt.Errorf("create %s: %w", p, err)
+	}
+	props := []parquet.WriterProperty{
+		parquet.WithCompression(w.opts.codec()),
+		parquet.WithMaxRowGroupLength(rowGroupRows),
+		parquet.WithStats(true),
+	}
+	for i, f := range w.schema.Fields() {
+		if !dictionaryPays(first.Column(i)) {
+			props = append(props, parquet.WithDictionaryFor(f.Name, false))
+		}
+	}
+	cnt := &countingWriter{w: dst}
+	fw, err := pqarrow.NewFileWriter(w.schema, cnt, parquet.NewWriterProperties(props...),
+		pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	if err != nil {
+		_ = dst.Close()
+		return fmt.Errorf("parquet writer for %s: %w", p, err)
+	}
+	w.cur = &openFile{path: p, dst: dst, cnt: cnt, fw: fw}
+	w.index++
+	return nil
+}
+
+// finish closes the open file and checks that the bytes the store holds are
+// the bytes that were sent.
+func (w *Writer) finish() error {
+	f := w.cur
+	w.cur = nil
+	if err := f.fw.Close(); err != nil { // also closes dst
+		return fmt.Errorf("close %s: %w", f.path, err)
+	}
+	if st, ok := w.fsys.(icebergio.StatIO); ok {
+		info, err := st.Stat(f.path)
+		if err != nil {
+			return fmt.Errorf("stat %s after write: %w", f.path, err)
+		}
+		if info.Size() != f.cnt.n {
+			return fmt.Errorf("store holds %d bytes of %s instead of the %d bytes written", info.Size(), f.path, f.cnt.n)
+		}
+	}
+	w.done = append(w.done, File{Path: f.path, Rows: f.rows, Bytes: f.cnt.n})
+	return nil
+}
+
+func refuseExisting(fsys icebergio.IO, p string) error {
+	f, err := fsys.Open(p)
+	if err == nil {
+		_ = f.Close()
+		return fmt.Errorf("refusing to overwrite %s: %w", p, ErrExists)
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("check %s is free: %w", p, err)
+	}
+	return nil
+}
+
+// dictionaryPays guesses from a sample whether a column repeats enough values
+// for dictionary encoding to help: it does when fewer than half the sampled
+// values are distinct.
+func dictionaryPays(col arrow.Array) bool {
+	n := min(col.Len(), 4096)
+	if n < 16 {
+		return true
+	}
+	switch col.DataType().ID() {
+	case arrow.BOOL:
+		return true
+	}
+	seen := make(map[string]struct{}, n)
+	for i := range n {
+		seen[col.ValueStr(i)] = struct{}{}
+		if len(seen) > n/2 {
+			return false
+		}
+	}
+	return true
+}
+
+type countingWriter struct {
+	w io.WriteCloser
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+func (c *countingWriter) Close() error { return c.w.Close() }

@@ -1,0 +1,227 @@
+package verify
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+)
+
+// Check names a column rule a table declares in its lakeswap.check.<column>
+// property.
+type Check string
+
+// CheckNonNegative refuses a value below zero.
+const CheckNonNegative Check = "non-negative"
+
+// Contract is what a table promises about every partition it holds: the
+// column layout, the grain (unique, never null), the additive columns whose
+// sums are recorded, the column checks, and how a row maps to its partition.
+// It is derived from the table's metadata; see swap.ContractOf.
+type Contract struct {
+	Schema    *iceberg.Schema
+	Fields    []iceberg.NestedField
+	Arrow     *arrow.Schema // the staged files' schema, with Iceberg field ids
+	Grain     []int         // column indices
+	Additive  []int         // column indices
+	Checks    map[int][]Check
+	Partition Partitioner
+}
+
+// NewContract builds a Contract over sc. grain, additive and the keys of checks
+// are column names.
+func NewContract(sc *iceberg.Schema, grain, additive []string, checks map[string][]Check, part Partitioner) (*Contract, error) {
+	arr, err := table.SchemaToArrowSchema(sc, nil, true, false)
+	if err != nil {
+		return nil, fmt.Errorf("arrow schema of table: %w", err)
+	}
+	c := &Contract{Schema: sc, Fields: sc.Fields(), Arrow: arr, Checks: map[int][]Check{}, Partition: part}
+	index := func(name, role string) (int, error) {
+		idx := slices.IndexFunc(sc.Fields(), func(f iceberg.NestedField) bool { return f.Name == name })
+		if idx < 0 {
+			return 0, fmt.Errorf("%s column %q is not in the table schema", role, name)
+		}
+		return idx, nil
+	}
+	for _, g := range grain {
+		i, err := index(g, "grain")
+		if err != nil {
+			return nil, err
+		}
+		c.Grain = append(c.Grain, i)
+	}
+	for _, a := range additive {
+		i, err := index(a, "additive")
+		if err != nil {
+			return nil, err
+		}
+		switch sc.Field(i).Type.(type) {
+		case iceberg.Int32Type, iceberg.Int64Type:
+		default:
+			return nil, fmt.Errorf("additive column %q is %s; only int and long columns can be summed exactly", a, sc.Field(i).Type)
+		}
+		c.Additive = append(c.Additive, i)
+	}
+	for col, cs := range checks {
+		i, err := index(col, "checked")
+		if err != nil {
+			return nil, err
+		}
+		for _, ch := range cs {
+			if ch != CheckNonNegative {
+				return nil, fmt.Errorf("column %q: unknown check %q (known: %s)", col, ch, CheckNonNegative)
+			}
+		}
+		c.Checks[i] = cs
+	}
+	if part.Column < 0 || part.Column >= len(sc.Fields()) {
+		return nil, fmt.Errorf("partition column index %d out of range", part.Column)
+	}
+	return c, nil
+}
+
+// ColumnName returns the name of column i.
+func (c *Contract) ColumnName(i int) string { return c.Fields[i].Name }
+
+// Partitioner maps a row to the human-readable value of its partition, the
+// form people write on the command line: 2026-01-01 for a day, 2026-01 for a
+// month, the value itself for identity.
+type Partitioner struct {
+	Column    int    // index of the source column
+	Name      string // the source column's name, used in messages
+	Transform string // identity, day or month
+}
+
+// NewPartitioner checks that transform can be applied to a column of type typ.
+func NewPartitioner(column int, name string, typ iceberg.Type, transform string) (Partitioner, error) {
+	p := Partitioner{Column: column, Name: name, Transform: transform}
+	switch transform {
+	case "identity":
+		switch typ.(type) {
+		case iceberg.DateType, iceberg.StringType, iceberg.Int32Type, iceberg.Int64Type:
+			return p, nil
+		}
+	case "day", "month":
+		switch typ.(type) {
+		case iceberg.DateType, iceberg.TimestampType, iceberg.TimestampTzType:
+			return p, nil
+		}
+	default:
+		return p, fmt.Errorf("partition transform %q is not supported (identity, day, month)", transform)
+	}
+	return p, fmt.Errorf("partition transform %s cannot apply to column %s of type %s", transform, name, typ)
+}
+
+// ValueFunc returns a function giving the partition value of each row of arr,
+// which must be the partition column of a batch. ok is false for a null.
+func (p Partitioner) ValueFunc(arr arrow.Array) (func(row int) (string, bool), error) {
+	format := func(t time.Time) string {
+		if p.Transform == "month" {
+			return t.Format("2006-01")
+		}
+		return t.Format(time.DateOnly)
+	}
+	var val func(row int) string
+	switch a := arr.(type) {
+	case *array.Date32:
+		val = func(row int) string { return format(a.Value(row).ToTime()) }
+	case *array.Timestamp:
+		if p.Transform == "identity" {
+			return nil, fmt.Errorf("identity partition on a timestamp is not supported")
+		}
+		toTime, err := a.DataType().(*arrow.TimestampType).GetToTimeFunc()
+		if err != nil {
+			return nil, err
+		}
+		val = func(row int) string { return format(toTime(a.Value(row)).UTC()) }
+	case *array.String:
+		val = a.Value
+	case *array.Int32:
+		val = func(row int) string { return strconv.FormatInt(int64(a.Value(row)), 10) }
+	case *array.Int64:
+		val = func(row int) string { return strconv.FormatInt(a.Value(row), 10) }
+	default:
+		return nil, fmt.Errorf("partition column %s has arrow type %s", p.Name, arr.DataType())
+	}
+	return func(row int) (string, bool) {
+		if arr.IsNull(row) {
+			return "", false
+		}
+		return val(row), true
+	}, nil
+}
+
+// Range expands a closed range of partition values, both ends included: days
+// for a day or identity-on-date partition, months for a month partition.
+func (p Partitioner) Range(from, to string) ([]string, error) {
+	layout, step := time.DateOnly, func(t time.Time) time.Time { return t.AddDate(0, 0, 1) }
+	if p.Transform == "month" {
+		layout, step = "2006-01", func(t time.Time) time.Time { return t.AddDate(0, 1, 0) }
+	}
+	start, err := time.Parse(layout, from)
+	if err != nil {
+		return nil, fmt.Errorf("range start %q is not a %s value (%s)", from, p.Transform, layout)
+	}
+	end, err := time.Parse(layout, to)
+	if err != nil {
+		return nil, fmt.Errorf("range end %q is not a %s value (%s)", to, p.Transform, layout)
+	}
+	if end.Before(start) {
+		return nil, fmt.Errorf("range %s..%s ends before it starts", from, to)
+	}
+	var out []string
+	for t := start; !t.After(end); t = step(t) {
+		out = append(out, t.Format(layout))
+		if len(out) > 100_000 {
+			return nil, fmt.Errorf("range %s..%s names more than 100000 partitions", from, to)
+		}
+	}
+	return out, nil
+}
+
+// Key is how a partition is named in paths, messages and snapshot summaries:
+// column=value.
+func (p Partitioner) Key(value string) string { return p.Name + "=" + value }
+
+// ParseSelector reads a partition selector as given on the command line:
+// "order_date=2026-01-01..2026-01-31" or "order_date=2026-01-01,2026-01-03".
+// It returns the partition values in order, without repeats.
+func (p Partitioner) ParseSelector(sel string) ([]string, error) {
+	col, spec, ok := strings.Cut(sel, "=")
+	if !ok || spec == "" {
+		return nil, fmt.Errorf("partition selector %q: want %s=FROM..TO or %s=V1,V2", sel, p.Name, p.Name)
+	}
+	if col != p.Name {
+		return nil, fmt.Errorf("partition selector names column %q, but the table is partitioned by %s", col, p.Name)
+	}
+	var values []string
+	for _, part := range strings.Split(spec, ",") {
+		if from, to, isRange := strings.Cut(part, ".."); isRange {
+			r, err := p.Range(from, to)
+			if err != nil {
+				return nil, err
+			}
+			values = append(values, r...)
+			continue
+		}
+		if p.Transform != "identity" || isDateLike(part) {
+			if _, err := p.Range(part, part); err != nil {
+				return nil, err
+			}
+		}
+		values = append(values, part)
+	}
+	slices.Sort(values)
+	return slices.Compact(values), nil
+}
+
+func isDateLike(s string) bool {
+	_, err := time.Parse(time.DateOnly, s)
+	return err == nil
+}

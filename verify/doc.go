@@ -1,0 +1,14 @@
+// Package verify holds what lakeswap checks about a partition's rows: the
+// table's contract (grain, additive columns, column checks, partitioning),
+// the validation findings a stage is refused for, and the order-independent
+// content fingerprint (docs/fingerprint.md) that proves a commit holds what
+// was staged.
+//
+//	acc := verify.NewAccumulator(contract, "2026-01-01", nil)
+//	for rec := range batches {
+//		acc.Add(rec)
+//	}
+//	findings, fp := acc.Findings(false), acc.Result()
+//
+// It does no I/O and imports neither swap nor catalog.
+package verify

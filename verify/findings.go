@@ -1,0 +1,72 @@
+package verify
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Kind classifies a validation finding.
+type Kind string
+
+const (
+	KindSchema         Kind = "schema"
+	KindOutside        Kind = "outside-partitions"
+	KindNullGrain      Kind = "null-grain"
+	KindNullRequired   Kind = "null-required"
+	KindDuplicateGrain Kind = "duplicate-grain"
+	KindEmpty          Kind = "empty-partition"
+	KindCheck          Kind = "check"
+	KindInput          Kind = "input"
+)
+
+// Finding is one reason a stage cannot be published. Row counts from 1 within
+// the partition's input; Where, when known, names the file and line.
+type Finding struct {
+	Kind      Kind   `json:"kind"`
+	Partition string `json:"partition,omitempty"`
+	Row       int64  `json:"row,omitempty"`
+	Where     string `json:"where,omitempty"`
+	Column    string `json:"column,omitempty"`
+	Message   string `json:"message"`
+}
+
+func (f Finding) String() string {
+	var b strings.Builder
+	b.WriteString(string(f.Kind))
+	if f.Partition != "" {
+		fmt.Fprintf(&b, " partition %s", f.Partition)
+	}
+	if f.Row > 0 {
+		fmt.Fprintf(&b, " row %d", f.Row)
+	}
+	if f.Where != "" {
+		fmt.Fprintf(&b, " (%s)", f.Where)
+	}
+	if f.Column != "" {
+		fmt.Fprintf(&b, " column %s", f.Column)
+	}
+	b.WriteString(": ")
+	b.WriteString(f.Message)
+	return b.String()
+}
+
+// MaxFindings bounds what one partition reports, so that a wholly wrong input
+// does not exhaust memory; the count of what was left out is still reported.
+const MaxFindings = 100
+
+// Findings collects a partition's findings up to MaxFindings.
+type Findings struct {
+	List    []Finding
+	Dropped int64
+}
+
+func (fs *Findings) add(f Finding) {
+	if len(fs.List) >= MaxFindings {
+		fs.Dropped++
+		return
+	}
+	fs.List = append(fs.List, f)
+}
+
+// Len is the number of findings, listed or dropped.
+func (fs *Findings) Len() int64 { return int64(len(fs.List)) + fs.Dropped }

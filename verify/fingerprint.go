@@ -1,0 +1,361 @@
+package verify
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"math/bits"
+	"slices"
+	"sort"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+)
+
+// Version tags the fingerprint algorithm; it is recorded beside every
+// fingerprint so that a later algorithm never compares against this one.
+const Version = "v1"
+
+// Fingerprint summarises a partition's content so that two stagings, or a
+// staging and what was committed, can be compared without keeping either.
+// Hash is order-independent: the same rows in any order and any split into
+// files give the same hash.
+type Fingerprint struct {
+	Rows           int64            `json:"rows"`
+	NullGrain      map[string]int64 `json:"null_grain,omitempty"`
+	DuplicateGrain int64            `json:"duplicate_grain"`
+	Sums           map[string]int64 `json:"sums"`
+	Hash           string           `json:"hash"`
+}
+
+// Accumulator validates and fingerprints the rows of one partition, batch by
+// batch. It keeps the partition's grain keys (16 bytes a row) to find
+// duplicates, and nothing else of the rows.
+type Accumulator struct {
+	c         *Contract
+	partition string // the partition value every row must map to
+	key       string // the partition's display key
+	locate    func(row int64) string
+
+	rows      int64
+	acc       [4]uint64 // sum mod 2^256 of the row digests, little-endian limbs
+	sums      []int64
+	overflow  []bool
+	nullGrain []int64
+	dups      int64
+	seen      map[[16]byte]int64
+	findings  Findings
+	schemaBad bool
+	buf, gbuf []byte
+}
+
+// NewAccumulator starts a partition whose value is partition. locate, when not
+// nil, names where a row came from (file and line) for findings.
+func NewAccumulator(c *Contract, partition string, locate func(row int64) string) *Accumulator {
+	return &Accumulator{
+		c:         c,
+		partition: partition,
+		key:       c.Partition.Key(partition),
+		locate:    locate,
+		sums:      make([]int64, len(c.Additive)),
+		overflow:  make([]bool, len(c.Additive)),
+		nullGrain: make([]int64, len(c.Grain)),
+		seen:      make(map[[16]byte]int64),
+	}
+}
+
+func (a *Accumulator) finding(kind Kind, row int64, col int, format string, args ...any) {
+	f := Finding{Kind: kind, Partition: a.key, Row: row, Message: fmt.Sprintf(format, args...)}
+	if col >= 0 {
+		f.Column = a.c.Fields[col].Name
+	}
+	if row > 0 && a.locate != nil {
+		f.Where = a.locate(row)
+	}
+	a.findings.add(f)
+}
+
+// CheckSchema compares a batch's schema with the contract's and returns false,
+// with findings, when a column is missing, extra, or of another type.
+func (a *Accumulator) CheckSchema(sc *arrow.Schema) bool {
+	ok := true
+	for i, want := range a.c.Arrow.Fields() {
+		idx := sc.FieldIndices(want.Name)
+		if len(idx) == 0 {
+			a.finding(KindSchema, 0, i, "column missing from the input")
+			ok = false
+			continue
+		}
+		got := sc.Field(idx[0]).Type
+		if !arrow.TypeEqual(got, want.Type) && !(got.ID() == arrow.LARGE_STRING && want.Type.ID() == arrow.STRING) {
+			a.finding(KindSchema, 0, i, "input has type %s, the table wants %s", got, want.Type)
+			ok = false
+		}
+	}
+	for _, f := range sc.Fields() {
+		if len(a.c.Arrow.FieldIndices(f.Name)) == 0 {
+			a.findings.add(Finding{Kind: KindSchema, Partition: a.key, Column: f.Name, Message: "input column is not in the table schema"})
+			ok = false
+		}
+	}
+	return ok
+}
+
+// Conform returns rec with the contract's schema (column order and field ids),
+// or false after recording schema findings. The result must be released.
+func (a *Accumulator) Conform(rec arrow.RecordBatch) (arrow.RecordBatch, bool) {
+	if a.schemaBad {
+		return nil, false
+	}
+	if !a.CheckSchema(rec.Schema()) {
+		a.schemaBad = true
+		return nil, false
+	}
+	cols := make([]arrow.Array, len(a.c.Arrow.Fields()))
+	for i, f := range a.c.Arrow.Fields() {
+		cols[i] = rec.Column(rec.Schema().FieldIndices(f.Name)[0])
+	}
+	return array.NewRecordBatch(a.c.Arrow, cols, rec.NumRows()), true
+}
+
+// Add validates and fingerprints a batch already in the contract's schema.
+func (a *Accumulator) Add(rec arrow.RecordBatch) error {
+	n := int(rec.NumRows())
+	cols := rec.Columns()
+	encs := make([]encoder, len(cols))
+	for i, col := range cols {
+		enc, err := newEncoder(a.c.Fields[i].Type, col)
+		if err != nil {
+			return fmt.Errorf("column %s: %w", a.c.Fields[i].Name, err)
+		}
+		encs[i] = enc
+	}
+	partOf, err := a.c.Partition.ValueFunc(cols[a.c.Partition.Column])
+	if err != nil {
+		return err
+	}
+	base := a.rows
+	a.checkColumns(cols, base)
+	a.sumColumns(cols, base)
+
+	for r := range n {
+		rowNo := base + int64(r) + 1
+		if v, ok := partOf(r); !ok || v != a.partition {
+			if !ok {
+				v = "null"
+			}
+			a.finding(KindOutside, rowNo, a.c.Partition.Column, "row belongs to %s, outside the partition %s this run owns", a.c.Partition.Key(v), a.key)
+		}
+
+		a.gbuf = a.gbuf[:0]
+		grainNull := false
+		for gi, c := range a.c.Grain {
+			if cols[c].IsNull(r) {
+				a.nullGrain[gi]++
+				grainNull = true
+				a.finding(KindNullGrain, rowNo, c, "grain column is null")
+			}
+			a.gbuf = encs[c](a.gbuf, r)
+		}
+		if !grainNull && len(a.c.Grain) > 0 {
+			sum := sha256.Sum256(a.gbuf)
+			var k [16]byte
+			copy(k[:], sum[:16])
+			if first, dup := a.seen[k]; dup {
+				a.dups++
+				a.finding(KindDuplicateGrain, rowNo, -1, "grain (%s) repeats row %d", a.describeGrain(cols, r), first)
+			} else {
+				a.seen[k] = rowNo
+			}
+		}
+
+		a.buf = a.buf[:0]
+		for _, enc := range encs {
+			a.buf = enc(a.buf, r)
+		}
+		a.addDigest(sha256.Sum256(a.buf))
+	}
+	a.rows += int64(n)
+	return nil
+}
+
+func (a *Accumulator) describeGrain(cols []arrow.Array, r int) string {
+	s := ""
+	for i, c := range a.c.Grain {
+		if i > 0 {
+			s += ", "
+		}
+		s += a.c.Fields[c].Name + "=" + cols[c].ValueStr(r)
+	}
+	return s
+}
+
+// checkColumns applies required-ness and the declared checks column-wise.
+func (a *Accumulator) checkColumns(cols []arrow.Array, base int64) {
+	for i, col := range cols {
+		if a.c.Fields[i].Required && col.NullN() > 0 && !slices.Contains(a.c.Grain, i) {
+			for r := range col.Len() {
+				if col.IsNull(r) {
+					a.finding(KindNullRequired, base+int64(r)+1, i, "required column is null")
+				}
+			}
+		}
+		for _, ch := range a.c.Checks[i] {
+			if ch == CheckNonNegative {
+				a.checkNonNegative(col, i, base)
+			}
+		}
+	}
+}
+
+func (a *Accumulator) checkNonNegative(col arrow.Array, i int, base int64) {
+	neg := func(r int) (string, bool) {
+		switch c := col.(type) {
+		case *array.Int32:
+			return c.ValueStr(r), c.Value(r) < 0
+		case *array.Int64:
+			return c.ValueStr(r), c.Value(r) < 0
+		case *array.Float32:
+			return c.ValueStr(r), c.Value(r) < 0
+		case *array.Float64:
+			return c.ValueStr(r), c.Value(r) < 0
+		case *array.Decimal128:
+			return c.ValueStr(r), c.Value(r).Sign() < 0
+		}
+		return "", false
+	}
+	for r := range col.Len() {
+		if col.IsNull(r) {
+			continue
+		}
+		if v, bad := neg(r); bad {
+			a.finding(KindCheck, base+int64(r)+1, i, "value %s is negative (check non-negative)", v)
+		}
+	}
+}
+
+// sumColumns adds the additive columns exactly; an overflow is recorded and
+// reported by Result, never wrapped.
+func (a *Accumulator) sumColumns(cols []arrow.Array, base int64) {
+	for si, c := range a.c.Additive {
+		if a.overflow[si] {
+			continue
+		}
+		add := func(v int64) bool {
+			s := a.sums[si] + v
+			// Signed overflow: both operands share a sign the result lacks.
+			if (a.sums[si] >= 0) == (v >= 0) && (s >= 0) != (v >= 0) {
+				a.overflow[si] = true
+				a.finding(KindCheck, 0, c, "sum overflows a 64-bit integer")
+				return false
+			}
+			a.sums[si] = s
+			return true
+		}
+		switch col := cols[c].(type) {
+		case *array.Int64:
+			for r, v := range col.Int64Values() {
+				if col.IsValid(r) && !add(v) {
+					break
+				}
+			}
+		case *array.Int32:
+			for r, v := range col.Int32Values() {
+				if col.IsValid(r) && !add(int64(v)) {
+					break
+				}
+			}
+		}
+	}
+}
+
+// addDigest adds a row digest to the accumulator modulo 2^256.
+func (a *Accumulator) addDigest(d [32]byte) {
+	var carry uint64
+	for i := range 4 {
+		limb := binary.BigEndian.Uint64(d[24-8*i:])
+		a.acc[i], carry = bits.Add64(a.acc[i], limb, carry)
+	}
+}
+
+// Findings returns what the partition violates; EmptyAllowed says whether a
+// partition with no rows is acceptable.
+func (a *Accumulator) Findings(emptyAllowed bool) Findings {
+	if a.rows == 0 && !emptyAllowed && !a.schemaBad {
+		a.findings.add(Finding{Kind: KindEmpty, Partition: a.key,
+			Message: "no rows for a declared partition; a publish would wipe it (pass --allow-empty if that is intended)"})
+		a.rows = 0
+	}
+	return a.findings
+}
+
+// Rows is the number of rows added so far.
+func (a *Accumulator) Rows() int64 { return a.rows }
+
+// Result returns the partition's fingerprint.
+func (a *Accumulator) Result() Fingerprint {
+	fp := Fingerprint{Rows: a.rows, DuplicateGrain: a.dups, Sums: map[string]int64{}}
+	for i, c := range a.c.Additive {
+		fp.Sums[a.c.Fields[c].Name] = a.sums[i]
+	}
+	for i, c := range a.c.Grain {
+		if a.nullGrain[i] > 0 {
+			if fp.NullGrain == nil {
+				fp.NullGrain = map[string]int64{}
+			}
+			fp.NullGrain[a.c.Fields[c].Name] = a.nullGrain[i]
+		}
+	}
+	fp.Hash = contentHash(a.rows, a.acc)
+	return fp
+}
+
+func contentHash(rows int64, acc [4]uint64) string {
+	h := sha256.New()
+	h.Write([]byte("lakeswap-fingerprint-" + Version + "\x00"))
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], uint64(rows))
+	h.Write(b[:])
+	for i := 3; i >= 0; i-- {
+		binary.BigEndian.PutUint64(b[:], acc[i])
+		h.Write(b[:])
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Combine gives a run's fingerprint from its partitions' fingerprints, keyed
+// by partition value; partitions are taken in sorted order so the result does
+// not depend on the order they were staged in.
+func Combine(parts map[string]Fingerprint) Fingerprint {
+	keys := make([]string, 0, len(parts))
+	for k := range parts {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := Fingerprint{Sums: map[string]int64{}}
+	h := sha256.New()
+	h.Write([]byte("lakeswap-run-fingerprint-" + Version + "\x00"))
+	var b [4]byte
+	for _, k := range keys {
+		fp := parts[k]
+		binary.BigEndian.PutUint32(b[:], uint32(len(k)))
+		h.Write(b[:])
+		h.Write([]byte(k))
+		raw, _ := hex.DecodeString(fp.Hash)
+		h.Write(raw)
+		out.Rows += fp.Rows
+		out.DuplicateGrain += fp.DuplicateGrain
+		for c, s := range fp.Sums {
+			out.Sums[c] += s
+		}
+		for c, n := range fp.NullGrain {
+			if out.NullGrain == nil {
+				out.NullGrain = map[string]int64{}
+			}
+			out.NullGrain[c] += n
+		}
+	}
+	out.Hash = hex.EncodeToString(h.Sum(nil))
+	return out
+}
