@@ -134,11 +134,12 @@ func (w *Writer) Close() ([]File, error) {
 	return w.done, nil
 }
 
-// Abort closes the open file without finishing it; the caller removes the
-// prefix.
+// Abort closes the open file without finishing it and removes it; files
+// already finished stay, for the caller to remove with the rest of the run.
 func (w *Writer) Abort() {
 	if w.cur != nil {
 		_ = w.cur.dst.Close()
+		_ = w.fsys.Remove(w.cur.path)
 		w.cur = nil
 	}
 }

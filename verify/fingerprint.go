@@ -290,6 +290,9 @@ func (a *Accumulator) Findings(emptyAllowed bool) Findings {
 	return a.findings
 }
 
+// Count is the number of findings so far.
+func (a *Accumulator) Count() int64 { return a.findings.Len() }
+
 // Rows is the number of rows added so far.
 func (a *Accumulator) Rows() int64 { return a.rows }
 

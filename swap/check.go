@@ -1,0 +1,123 @@
+package swap
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	icebergio "github.com/apache/iceberg-go/io"
+
+	"github.com/lakeswap/lakeswap/catalog"
+
+	"github.com/lakeswap/lakeswap/parquetio"
+	"github.com/lakeswap/lakeswap/verify"
+)
+
+// fingerprintFiles reads a partition's files and fingerprints their rows
+// together; the order of files does not matter.
+func fingerprintFiles(ctx context.Context, fsys icebergio.IO, c *verify.Contract, value string, files []string) (verify.Fingerprint, error) {
+	acc := verify.NewAccumulator(c, value, nil)
+	for _, path := range files {
+		if err := addFile(ctx, fsys, acc, path); err != nil {
+			return verify.Fingerprint{}, err
+		}
+	}
+	return acc.Result(), nil
+}
+
+func addFile(ctx context.Context, fsys icebergio.IO, acc *verify.Accumulator, path string) error {
+	rr, err := parquetio.Open(ctx, fsys, path)
+	if err != nil {
+		return err
+	}
+	defer rr.Release()
+	for rr.Next() {
+		rec, ok := acc.Conform(rr.RecordBatch())
+		if !ok {
+			return fmt.Errorf("%s does not have the table's schema", path)
+		}
+		err := acc.Add(rec)
+		rec.Release()
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	return rr.Err()
+}
+
+// Mismatch is one way a committed snapshot differs from its plan.
+type Mismatch struct {
+	Partition string `json:"partition"`
+	What      string `json:"what"`
+}
+
+// checkCommitted reloads the table and checks the run's snapshot: each
+// declared partition holds exactly the staged files, every other partition
+// exactly what it held at the base, and the committed files' fingerprint is
+// the staged one.
+func (p *Publisher) checkCommitted(ctx context.Context, plan *Plan, snapshotID int64) ([]Mismatch, error) {
+	p.progress().Step("verify")
+	ident, _ := catalog.ParseIdent(plan.Table)
+	tbl, err := p.Catalog.LoadTable(ctx, ident)
+	if err != nil {
+		return nil, fmt.Errorf("reload %s: %w", plan.Table, err)
+	}
+	meta := tbl.Metadata()
+	snap := meta.SnapshotByID(snapshotID)
+	if snap == nil {
+		return []Mismatch{{What: fmt.Sprintf("snapshot %d is not in the table's metadata", snapshotID)}}, nil
+	}
+	contract, lay, err := ContractOf(meta)
+	if err != nil {
+		return nil, err
+	}
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, err
+	}
+	live, err := baseFiles(ctx, fsys, snap, lay)
+	if err != nil {
+		return nil, err
+	}
+	var out []Mismatch
+	declared := map[string]bool{}
+	for _, pp := range plan.Partitions {
+		declared[pp.Value] = true
+		want := make([]string, len(pp.NewFiles))
+		for i, f := range pp.NewFiles {
+			want[i] = f.Path
+		}
+		slices.Sort(want)
+		got := paths(live[pp.Value])
+		if !slices.Equal(got, want) {
+			out = append(out, Mismatch{pp.Key, fmt.Sprintf("holds files %v, staged %v", got, want)})
+			continue
+		}
+		fp, err := fingerprintFiles(ctx, fsys, contract, pp.Value, got)
+		if err != nil {
+			return nil, err
+		}
+		if fp.Hash != pp.Fingerprint.Hash || fp.Rows != pp.Fingerprint.Rows {
+			out = append(out, Mismatch{pp.Key, fmt.Sprintf("committed fingerprint %s (%d rows) differs from staged %s (%d rows)",
+				short(fp.Hash), fp.Rows, short(pp.Fingerprint.Hash), pp.Fingerprint.Rows)})
+		}
+	}
+	for v, files := range live {
+		if !declared[v] && !slices.Equal(paths(files), plan.otherFiles[v]) {
+			out = append(out, Mismatch{contract.Partition.Key(v), "partition outside the run changed"})
+		}
+	}
+	for v := range plan.otherFiles {
+		if _, ok := live[v]; !ok {
+			out = append(out, Mismatch{contract.Partition.Key(v), "partition outside the run lost its files"})
+		}
+	}
+	return out, nil
+}
+
+func short(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}

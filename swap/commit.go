@@ -1,0 +1,153 @@
+package swap
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/apache/iceberg-go"
+	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/lakeswap/lakeswap/verify"
+)
+
+// Version is lakeswap's version, recorded in every snapshot it commits.
+var Version = "0.1.0-dev"
+
+// Snapshot summary properties that record a run in the table's own history.
+const (
+	PropRunID           = "lakeswap.run-id"
+	PropSource          = "lakeswap.source"
+	PropPartitions      = "lakeswap.partitions"
+	PropFingerprint     = "lakeswap.fingerprint"
+	PropFPVersion       = "lakeswap.fingerprint-version"
+	PropPartitionHashes = "lakeswap.partition-fingerprints"
+	PropRows            = "lakeswap.rows"
+	PropSumPrefix       = "lakeswap.sum."
+	PropBaseSnapshot    = "lakeswap.base-snapshot-id"
+	PropBaseFingerprint = "lakeswap.base-fingerprint"
+	PropBaseRows        = "lakeswap.base-rows"
+	PropVersion         = "lakeswap.version"
+)
+
+// summary is what the run's snapshot records: enough to list, verify and roll
+// back the run from the table alone.
+func (plan *Plan) summary() iceberg.Properties {
+	keys := make([]string, len(plan.Partitions))
+	hashes := map[string]string{}
+	for i, pp := range plan.Partitions {
+		keys[i] = pp.Key
+		hashes[pp.Key] = pp.Fingerprint.Hash
+	}
+	hashJSON, _ := json.Marshal(hashes)
+	props := iceberg.Properties{
+		PropRunID:           plan.RunID,
+		PropPartitions:      strings.Join(keys, ","),
+		PropFingerprint:     plan.Fingerprint.Hash,
+		PropFPVersion:       verify.Version,
+		PropPartitionHashes: string(hashJSON),
+		PropRows:            strconv.FormatInt(plan.Fingerprint.Rows, 10),
+		PropBaseFingerprint: plan.BaseFingerprint.Hash,
+		PropBaseRows:        strconv.FormatInt(plan.BaseFingerprint.Rows, 10),
+		PropVersion:         Version,
+	}
+	if plan.Source != "" {
+		props[PropSource] = plan.Source
+	}
+	if plan.BaseSnapshotID != nil {
+		props[PropBaseSnapshot] = strconv.FormatInt(*plan.BaseSnapshotID, 10)
+	}
+	for col, sum := range plan.Fingerprint.Sums {
+		props[PropSumPrefix+col] = strconv.FormatInt(sum, 10)
+	}
+	return props
+}
+
+// commit publishes a staged plan as one snapshot in one catalog commit that
+// replaces exactly the base files of the declared partitions, on condition
+// that main is still at the plan's base.
+func (p *Publisher) commit(ctx context.Context, tbl *table.Table, plan *Plan) (*table.Table, error) {
+	p.progress().Step("commit")
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, err
+	}
+	added, err := dataFiles(ctx, fsys, tbl.Metadata(), plan)
+	if err != nil {
+		return nil, &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID, Err: err,
+			Hint: "nothing was committed; the staged files remain under the run's prefix"}
+	}
+	var removed []iceberg.DataFile
+	for _, pp := range plan.Partitions {
+		removed = append(removed, plan.oldFiles[pp.Value]...)
+	}
+
+	tx := tbl.NewTransaction()
+	if err := tx.AssertRefSnapshotID(table.MainBranch); err != nil {
+		return nil, fmt.Errorf("pin main at the base snapshot: %w", err)
+	}
+	if err := tx.ReplaceDataFilesWithDataFiles(ctx, removed, added, plan.summary()); err != nil {
+		return nil, &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID, Err: err,
+			Hint: "nothing was committed"}
+	}
+	committed, err := tx.Commit(ctx)
+	if err != nil {
+		if errors.Is(err, table.ErrCommitFailed) {
+			return nil, &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID,
+				Err:  fmt.Errorf("%w: main moved since the plan's base snapshot %s: %w", ErrConflict, fmtID(plan.BaseSnapshotID), err),
+				Hint: "nothing was committed and the other commit is intact; run the publish again to plan against the new main"}
+		}
+		return nil, &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID,
+			Err:  fmt.Errorf("%w: %w", ErrCommitUnknown, err),
+			Hint: fmt.Sprintf("the commit may have landed; run `lakeswap history --table %s` and look for run %s before retrying; the staged files were kept", plan.Table, plan.RunID)}
+	}
+	return committed, nil
+}
+
+// dataFiles describes the staged files for the catalog, reading each footer
+// for its statistics and partition value, which must be the partition the
+// file was staged for.
+func dataFiles(ctx context.Context, fsys icebergio.IO, meta table.Metadata, plan *Plan) ([]iceberg.DataFile, error) {
+	_, lay, err := ContractOf(meta)
+	if err != nil {
+		return nil, err
+	}
+	type job struct {
+		path, value string
+	}
+	var jobs []job
+	for _, pp := range plan.Partitions {
+		for _, f := range pp.NewFiles {
+			jobs = append(jobs, job{f.Path, pp.Value})
+		}
+	}
+	out := make([]iceberg.DataFile, len(jobs))
+	g, _ := errgroup.WithContext(ctx)
+	g.SetLimit(parallelism(0))
+	for i, j := range jobs {
+		g.Go(func() error {
+			df, err := table.FileToDataFile(ctx, fsys, j.path, meta.CurrentSchema(), meta.PartitionSpec(), 0, meta.Properties())
+			if err != nil {
+				return fmt.Errorf("describe staged file %s: %w", j.path, err)
+			}
+			if got := lay.partitionValue(df); got != j.value {
+				return fmt.Errorf("staged file %s reads as partition %s, not %s", j.path, got, j.value)
+			}
+			out[i] = df
+			return nil
+		})
+	}
+	return out, g.Wait()
+}
+
+func fmtID(id *int64) string {
+	if id == nil {
+		return "(none: the table was empty)"
+	}
+	return strconv.FormatInt(*id, 10)
+}

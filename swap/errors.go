@@ -1,0 +1,73 @@
+package swap
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/lakeswap/lakeswap/catalog"
+	"github.com/lakeswap/lakeswap/verify"
+)
+
+// The outcomes of a publish or rollback that callers act on differently. Each
+// typed error below matches one of these with errors.Is.
+var (
+	// ErrRefused: validation found problems; nothing was committed and the
+	// staged files were removed.
+	ErrRefused = errors.New("refused by validation")
+	// ErrConflict: main moved since the plan; nothing was committed. A fresh
+	// run may succeed.
+	ErrConflict = catalog.ErrConflict
+	// ErrCommitUnknown: the catalog did not say whether the commit landed.
+	// Staged files are kept, since the commit may reference them; check
+	// `lakeswap history` before running again.
+	ErrCommitUnknown = errors.New("commit outcome unknown")
+	// ErrVerifyFailed: the commit landed but does not hold what was staged.
+	ErrVerifyFailed = errors.New("verification failed")
+	// ErrRollbackRefused: rolling back would drop later commits or cannot
+	// find what to restore.
+	ErrRollbackRefused = errors.New("rollback refused")
+)
+
+// RefusedError lists every finding that stopped a stage.
+type RefusedError struct {
+	Table    string
+	Findings []verify.Finding
+	Dropped  int64 // findings beyond those listed
+}
+
+func (e *RefusedError) Error() string {
+	var b strings.Builder
+	n := int64(len(e.Findings)) + e.Dropped
+	fmt.Fprintf(&b, "publish to %s refused: %d finding(s); the table is unchanged", e.Table, n)
+	for _, f := range e.Findings {
+		b.WriteString("\n  - ")
+		b.WriteString(f.String())
+	}
+	if e.Dropped > 0 {
+		fmt.Fprintf(&b, "\n  ... and %d more", e.Dropped)
+	}
+	return b.String()
+}
+
+func (e *RefusedError) Unwrap() error { return ErrRefused }
+
+// OpError carries what an operator needs about a failed step: the operation,
+// the table, the run, and what to do next.
+type OpError struct {
+	Op    string // stage, commit, verify, rollback
+	Table string
+	RunID string
+	Hint  string
+	Err   error
+}
+
+func (e *OpError) Error() string {
+	s := fmt.Sprintf("%s %s (run %s): %v", e.Op, e.Table, e.RunID, e.Err)
+	if e.Hint != "" {
+		s += "\nhint: " + e.Hint
+	}
+	return s
+}
+
+func (e *OpError) Unwrap() error { return e.Err }

@@ -1,0 +1,197 @@
+package swap_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakeswap/lakeswap/catalog"
+	"github.com/lakeswap/lakeswap/swap"
+	"github.com/lakeswap/lakeswap/testenv/retail"
+)
+
+var dailyOrders = table.Identifier{"retail", "daily_orders"}
+
+// env is an embedded catalog in a temporary home with the retail table.
+type env struct {
+	t     *testing.T
+	ctx   context.Context
+	home  string
+	cat   *catalog.Catalog
+	pub   *swap.Publisher
+	ident table.Identifier
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	ctx := context.Background()
+	home := t.TempDir()
+	cfg, err := catalog.Resolve(catalog.Settings{Home: home, Getenv: func(string) string { return "" }, ConfigFile: ""})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cfg.Embedded {
+		t.Fatalf("catalog with no configuration is %+v, want the embedded one", cfg)
+	}
+	cat, err := catalog.Open(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cat.Close() })
+	if _, err := catalog.CreateTable(ctx, cat, dailyOrders, retail.Spec()); err != nil {
+		t.Fatal(err)
+	}
+	return &env{t: t, ctx: ctx, home: home, cat: cat, pub: &swap.Publisher{Catalog: cat}, ident: dailyOrders}
+}
+
+func (e *env) publish(rows []retail.DailyOrder, partitions ...string) (*swap.Result, error) {
+	e.t.Helper()
+	return e.pub.Publish(e.ctx, swap.Request{Table: e.ident, Partitions: partitions, Source: retail.NewSource(rows), SourceName: "test"})
+}
+
+func (e *env) mustPublish(rows []retail.DailyOrder, partitions ...string) *swap.Result {
+	e.t.Helper()
+	res, err := e.publish(rows, partitions...)
+	if err != nil {
+		e.t.Fatalf("publish %v: %v", partitions, err)
+	}
+	return res
+}
+
+func (e *env) table() *table.Table {
+	e.t.Helper()
+	tbl, err := e.cat.LoadTable(e.ctx, e.ident)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return tbl
+}
+
+// daily reads the table's current rows back, as a reader of the table would.
+func (e *env) daily() []retail.DailyOrder {
+	e.t.Helper()
+	return readDaily(e.t, e.ctx, e.table())
+}
+
+func readDaily(t *testing.T, ctx context.Context, tbl *table.Table) []retail.DailyOrder {
+	t.Helper()
+	if tbl.CurrentSnapshot() == nil {
+		return nil
+	}
+	at, err := tbl.Scan().ToArrowTable(ctx)
+	if err != nil {
+		t.Fatalf("scan: %v", err)
+	}
+	defer at.Release()
+	rr := array.NewTableReader(at, 1024)
+	defer rr.Release()
+	var out []retail.DailyOrder
+	for rr.Next() {
+		rec := rr.RecordBatch()
+		col := func(name string) arrow.Array { return rec.Column(rec.Schema().FieldIndices(name)[0]) }
+		dates, ch := col("order_date").(*array.Date32), col("channel")
+		cnt, amt := col("order_count").(*array.Int64), col("amount_cents").(*array.Int64)
+		for i := range int(rec.NumRows()) {
+			out = append(out, retail.DailyOrder{
+				OrderDate: dates.Value(i).ToTime().Format(time.DateOnly), Channel: ch.ValueStr(i),
+				OrderCount: cnt.Value(i), AmountCents: amt.Value(i)})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].OrderDate != out[j].OrderDate {
+			return out[i].OrderDate < out[j].OrderDate
+		}
+		return out[i].Channel < out[j].Channel
+	})
+	return out
+}
+
+// group returns the order count and cents of one day and channel, summed
+// over every row a reader sees (so an append shows up doubled).
+func group(rows []retail.DailyOrder, date, channel string) (int64, int64) {
+	var n, c int64
+	for _, r := range rows {
+		if r.OrderDate == date && r.Channel == channel {
+			n += r.OrderCount
+			c += r.AmountCents
+		}
+	}
+	return n, c
+}
+
+func fixture(t *testing.T, stage string) []retail.DailyOrder {
+	t.Helper()
+	rows, err := retail.Daily(stage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+func snapshots(t *testing.T, tbl *table.Table) int {
+	t.Helper()
+	return len(tbl.Metadata().Snapshots())
+}
+
+// stagedFiles lists every file under the table's data folder.
+func stagedFiles(t *testing.T, home string) []string {
+	t.Helper()
+	var out []string
+	root := filepath.Join(home, "warehouse")
+	_ = filepath.Walk(root, func(path string, info os.FileInfo, err error) error {
+		if err == nil && !info.IsDir() && filepath.Ext(path) == ".parquet" {
+			out = append(out, path)
+		}
+		return nil
+	})
+	sort.Strings(out)
+	return out
+}
+
+func mustReader(t *testing.T, rec arrow.RecordBatch) array.RecordReader {
+	t.Helper()
+	rr, err := array.NewRecordReader(rec.Schema(), []arrow.RecordBatch{rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rr
+}
+
+func dayAfter(date string, days int) string {
+	d, _ := time.Parse(time.DateOnly, date)
+	return d.AddDate(0, 0, days).Format(time.DateOnly)
+}
+
+// hookSource runs before once, when the publish first opens a partition:
+// after the plan has noted its base, before the commit.
+type hookSource struct {
+	swap.Source
+	before func()
+	once   sync.Once
+}
+
+func (h *hookSource) Open(ctx context.Context, partition string) (array.RecordReader, error) {
+	h.once.Do(h.before)
+	return h.Source.Open(ctx, partition)
+}
+
+// runFiles lists the files on disk that a run staged.
+func runFiles(t *testing.T, home, runID string) []string {
+	t.Helper()
+	var out []string
+	for _, f := range stagedFiles(t, home) {
+		if strings.Contains(f, "run-"+runID) {
+			out = append(out, f)
+		}
+	}
+	return out
+}

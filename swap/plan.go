@@ -1,0 +1,112 @@
+package swap
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/apache/iceberg-go"
+	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakeswap/lakeswap/parquetio"
+	"github.com/lakeswap/lakeswap/verify"
+)
+
+// Plan is a stage described as a value: what a run will replace, with what,
+// against which base. It is what a publish commits and verifies, and what it
+// records; it can be printed, stored as JSON and checked again.
+type Plan struct {
+	RunID           string             `json:"run_id"`
+	Table           string             `json:"table"`
+	Source          string             `json:"source,omitempty"`
+	BaseSnapshotID  *int64             `json:"base_snapshot_id"`
+	BaseMetadata    string             `json:"base_metadata_location"`
+	PartitionColumn string             `json:"partition_column"`
+	Partitions      []PartitionPlan    `json:"partitions"`
+	Fingerprint     verify.Fingerprint `json:"fingerprint"`
+	BaseFingerprint verify.Fingerprint `json:"base_fingerprint"`
+	Findings        []verify.Finding   `json:"findings,omitempty"`
+	DroppedFindings int64              `json:"dropped_findings,omitempty"`
+	Staged          bool               `json:"staged"`
+
+	// oldFiles holds the base's data files of each declared partition, as
+	// iceberg-go needs them to replace them.
+	oldFiles map[string][]iceberg.DataFile
+	// otherFiles is every other partition's files at the base, to check after
+	// the commit that nothing outside the run changed.
+	otherFiles map[string][]string
+}
+
+// PartitionPlan is one declared partition: the files it holds at the base
+// and their fingerprint, and the staged files that replace them.
+type PartitionPlan struct {
+	Value           string             `json:"value"`
+	Key             string             `json:"key"`
+	Prefix          string             `json:"prefix"`
+	OldFiles        []string           `json:"old_files"`
+	OldFingerprint  verify.Fingerprint `json:"old_fingerprint"`
+	NewFiles        []parquetio.File   `json:"new_files"`
+	Fingerprint     verify.Fingerprint `json:"fingerprint"`
+	findings        verify.Findings
+	stagedSomething bool
+}
+
+// Refused reports whether validation found anything.
+func (p *Plan) Refused() bool { return len(p.Findings) > 0 || p.DroppedFindings > 0 }
+
+// baseFiles lists the live data files of the base snapshot by partition
+// value. A partition with delete files is refused: replacing its data files
+// would leave the deletes applying to nothing, and lakeswap does not rewrite
+// them.
+func baseFiles(ctx context.Context, fsys icebergio.IO, snap *table.Snapshot, l layout) (map[string][]iceberg.DataFile, error) {
+	out := map[string][]iceberg.DataFile{}
+	if snap == nil {
+		return out, nil
+	}
+	manifests, err := snap.Manifests(fsys)
+	if err != nil {
+		return nil, fmt.Errorf("read manifest list of snapshot %d: %w", snap.SnapshotID, err)
+	}
+	for _, m := range manifests {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		entries, err := m.FetchEntries(fsys, true)
+		if err != nil {
+			return nil, fmt.Errorf("read manifest %s: %w", m.FilePath(), err)
+		}
+		for _, e := range entries {
+			df := e.DataFile()
+			v := l.partitionValue(df)
+			if df.ContentType() != iceberg.EntryContentData {
+				return nil, fmt.Errorf("partition %s has delete files (%s); lakeswap replaces only partitions without deletes: compact the table first", v, df.FilePath())
+			}
+			out[v] = append(out[v], df)
+		}
+	}
+	for _, files := range out {
+		slices.SortFunc(files, func(a, b iceberg.DataFile) int { return strings.Compare(a.FilePath(), b.FilePath()) })
+	}
+	return out, nil
+}
+
+func paths(files []iceberg.DataFile) []string {
+	out := make([]string, len(files))
+	for i, f := range files {
+		out[i] = f.FilePath()
+	}
+	return out
+}
+
+// dataPrefix is where a run stages a partition: a fresh folder named after
+// the run, inside the table's data location, so that a staged file never
+// shares a path with a live one and is found again by its run id.
+func dataPrefix(meta table.Metadata, key, runID string) string {
+	base := meta.Properties()["write.data.path"]
+	if base == "" {
+		base = strings.TrimSuffix(meta.Location(), "/") + "/data"
+	}
+	return strings.TrimSuffix(base, "/") + "/" + key + "/run-" + runID
+}

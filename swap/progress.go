@@ -1,0 +1,19 @@
+package swap
+
+// Progress hears about a publish as it goes, for a CLI to draw; the library
+// never draws itself. Implementations must be safe for concurrent use:
+// partitions are staged in parallel.
+type Progress interface {
+	// Step announces a phase: plan, stage, commit, verify, rollback.
+	Step(name string)
+	// Staged reports a partition whose staging finished.
+	Staged(partition string, rows int64)
+}
+
+// NoProgress ignores everything.
+type NoProgress struct{}
+
+func (NoProgress) Step(string)          {}
+func (NoProgress) Staged(string, int64) {}
+
+var _ Progress = NoProgress{}

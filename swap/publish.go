@@ -1,0 +1,101 @@
+package swap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	icebergio "github.com/apache/iceberg-go/io"
+
+	"github.com/lakeswap/lakeswap/catalog"
+)
+
+// Publisher runs the publish protocol against one catalog.
+type Publisher struct {
+	Catalog  *catalog.Catalog
+	Logger   *slog.Logger // nil: discard
+	Progress Progress     // nil: NoProgress
+}
+
+func (p *Publisher) log() *slog.Logger {
+	if p.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return p.Logger
+}
+
+func (p *Publisher) progress() Progress {
+	if p.Progress == nil {
+		return NoProgress{}
+	}
+	return p.Progress
+}
+
+// Result is what a publish did.
+type Result struct {
+	Plan       *Plan      `json:"plan"`
+	SnapshotID int64      `json:"snapshot_id,omitempty"`
+	Status     string     `json:"status"` // published, refused, rolled-back, verify-failed
+	Mismatches []Mismatch `json:"mismatches,omitempty"`
+}
+
+// Publish stages, validates and fingerprints the request's partitions,
+// commits them as one snapshot replacing exactly those partitions, then reads
+// the commit back and compares. The error matches ErrRefused, ErrConflict,
+// ErrCommitUnknown or ErrVerifyFailed by the way it failed; the Result is
+// returned with it where there is one.
+func (p *Publisher) Publish(ctx context.Context, req Request) (*Result, error) {
+	name := strings.Join(req.Table, ".")
+	plan, tbl, err := p.Stage(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Plan: plan}
+	if plan.Refused() {
+		res.Status = "refused"
+		p.log().Info("publish refused", "table", name, "run", plan.RunID, "findings", len(plan.Findings)+int(plan.DroppedFindings))
+		return res, &RefusedError{Table: name, Findings: plan.Findings, Dropped: plan.DroppedFindings}
+	}
+
+	committed, err := p.commit(ctx, tbl, plan)
+	if err != nil {
+		if errors.Is(err, ErrConflict) || !errors.Is(err, ErrCommitUnknown) {
+			if fsys, ferr := tbl.FS(ctx); ferr == nil {
+				if wfs, ok := fsys.(icebergio.WriteFileIO); ok {
+					p.removeStaged(wfs, plan)
+				}
+			}
+		}
+		res.Status = "not-committed"
+		return res, err
+	}
+	snap := committed.Metadata().CurrentSnapshot()
+	res.SnapshotID = snap.SnapshotID
+	p.log().Info("committed", "table", name, "run", plan.RunID, "snapshot", snap.SnapshotID)
+
+	mismatches, err := p.checkCommitted(ctx, plan, snap.SnapshotID)
+	if err != nil {
+		res.Status = "verify-failed"
+		return res, &OpError{Op: "verify", Table: name, RunID: plan.RunID, Err: fmt.Errorf("%w: %w", ErrVerifyFailed, err),
+			Hint: fmt.Sprintf("the commit landed as snapshot %d; run `lakeswap verify --table %s --run %s` again", snap.SnapshotID, name, plan.RunID)}
+	}
+	if len(mismatches) == 0 {
+		res.Status = "published"
+		return res, nil
+	}
+	res.Mismatches = mismatches
+	res.Status = "verify-failed"
+	verr := fmt.Errorf("%w: snapshot %d differs from the staged plan: %v", ErrVerifyFailed, snap.SnapshotID, mismatches)
+	if req.NoAutoRollback {
+		return res, &OpError{Op: "verify", Table: name, RunID: plan.RunID, Err: verr,
+			Hint: fmt.Sprintf("kept as asked (--no-auto-rollback); undo with `lakeswap rollback --table %s --run %s`", name, plan.RunID)}
+	}
+	if _, rerr := p.Rollback(ctx, RollbackRequest{Table: req.Table, SnapshotID: snap.SnapshotID}); rerr != nil {
+		return res, &OpError{Op: "verify", Table: name, RunID: plan.RunID, Err: errors.Join(verr, rerr),
+			Hint: "the automatic rollback failed too; inspect `lakeswap history` and roll back by hand"}
+	}
+	res.Status = "rolled-back"
+	return res, &OpError{Op: "verify", Table: name, RunID: plan.RunID, Err: verr, Hint: "main was rolled back to the base snapshot"}
+}

@@ -1,0 +1,214 @@
+package swap
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakeswap/lakeswap/verify"
+)
+
+// RollbackRequest names the run to undo, by run id or by the snapshot it
+// committed.
+type RollbackRequest struct {
+	Table      table.Identifier
+	RunID      string
+	SnapshotID int64
+	// Force rolls back even when main has moved past the run's snapshot,
+	// which drops the later commits from main.
+	Force bool
+}
+
+// RollbackResult is what a rollback did.
+type RollbackResult struct {
+	RunID          string `json:"run_id,omitempty"`
+	FromSnapshotID int64  `json:"from_snapshot_id"`
+	ToSnapshotID   int64  `json:"to_snapshot_id"`
+	Fingerprint    string `json:"fingerprint"`
+	Verified       bool   `json:"verified"`
+}
+
+// findRun returns the snapshot a run committed.
+func findRun(meta table.Metadata, runID string, snapshotID int64) (*table.Snapshot, error) {
+	for _, s := range meta.Snapshots() {
+		if snapshotID != 0 && s.SnapshotID == snapshotID {
+			return &s, nil
+		}
+		if runID != "" && s.Summary != nil && s.Summary.Properties[PropRunID] == runID {
+			return &s, nil
+		}
+	}
+	if runID != "" {
+		return nil, fmt.Errorf("%w: no snapshot records run %s; `lakeswap history` lists the runs", ErrRollbackRefused, runID)
+	}
+	return nil, fmt.Errorf("%w: snapshot %d is not in the table's metadata", ErrRollbackRefused, snapshotID)
+}
+
+// Rollback points main back at the snapshot a run replaced, then checks that
+// the run's partitions there have the fingerprint recorded before the run.
+// It refuses when main has moved past the run's snapshot unless Force.
+func (p *Publisher) Rollback(ctx context.Context, req RollbackRequest) (*RollbackResult, error) {
+	p.progress().Step("rollback")
+	name := strings.Join(req.Table, ".")
+	tbl, err := p.Catalog.LoadTable(ctx, req.Table)
+	if err != nil {
+		return nil, fmt.Errorf("load table %s: %w", name, err)
+	}
+	meta := tbl.Metadata()
+	run, err := findRun(meta, req.RunID, req.SnapshotID)
+	if err != nil {
+		return nil, err
+	}
+	props := map[string]string{}
+	if run.Summary != nil {
+		props = run.Summary.Properties
+	}
+	res := &RollbackResult{RunID: props[PropRunID], FromSnapshotID: run.SnapshotID}
+	fail := func(format string, args ...any) (*RollbackResult, error) {
+		return nil, &OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: fmt.Errorf("%w: "+format, append([]any{ErrRollbackRefused}, args...)...)}
+	}
+	if run.ParentSnapshotID == nil {
+		return fail("snapshot %d is the table's first; there is no earlier snapshot to point main at", run.SnapshotID)
+	}
+	res.ToSnapshotID = *run.ParentSnapshotID
+
+	head := meta.CurrentSnapshot()
+	lookup := func(id int64) *table.Snapshot { return meta.SnapshotByID(id) }
+	switch {
+	case head == nil || !table.IsAncestorOf(head.SnapshotID, run.SnapshotID, lookup):
+		return fail("snapshot %d of run %s is not on main (already rolled back?)", run.SnapshotID, res.RunID)
+	case head.SnapshotID != run.SnapshotID && !req.Force:
+		var later []string
+		for _, s := range table.AncestorsOf(head.SnapshotID, lookup) {
+			if s.SnapshotID == run.SnapshotID {
+				break
+			}
+			later = append(later, strconv.FormatInt(s.SnapshotID, 10))
+		}
+		slices.Reverse(later)
+		return fail("main has moved past snapshot %d to %d; rolling back would drop the later commits %s from main (pass --force to do it anyway)",
+			run.SnapshotID, head.SnapshotID, strings.Join(later, ", "))
+	}
+
+	tx := tbl.NewTransaction()
+	if err := tx.RollbackToSnapshot(res.ToSnapshotID); err != nil {
+		return nil, &OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: err}
+	}
+	if _, err := tx.Commit(ctx); err != nil {
+		return nil, &OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: err,
+			Hint: "if main moved meanwhile, check `lakeswap history` and try again"}
+	}
+
+	fp, err := p.fingerprintAt(ctx, req.Table, res.ToSnapshotID, splitList(props[PropPartitions]))
+	if err != nil {
+		return nil, &OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: fmt.Errorf("main points at %d, but its fingerprint could not be read: %w", res.ToSnapshotID, err)}
+	}
+	res.Fingerprint = fp.Hash
+	if want := props[PropBaseFingerprint]; want != "" && want != fp.Hash {
+		return res, &OpError{Op: "rollback", Table: name, RunID: res.RunID,
+			Err: fmt.Errorf("%w: main points at %d, but its fingerprint %s differs from %s recorded before the run", ErrVerifyFailed, res.ToSnapshotID, short(fp.Hash), short(want))}
+	}
+	res.Verified = props[PropBaseFingerprint] != ""
+	return res, nil
+}
+
+// fingerprintAt recomputes the run fingerprint of the named partitions (keys
+// as column=value) in a snapshot.
+func (p *Publisher) fingerprintAt(ctx context.Context, ident table.Identifier, snapshotID int64, keys []string) (verify.Fingerprint, error) {
+	parts, err := p.partitionFingerprints(ctx, ident, snapshotID, keys)
+	if err != nil {
+		return verify.Fingerprint{}, err
+	}
+	return verify.Combine(parts), nil
+}
+
+func (p *Publisher) partitionFingerprints(ctx context.Context, ident table.Identifier, snapshotID int64, keys []string) (map[string]verify.Fingerprint, error) {
+	tbl, err := p.Catalog.LoadTable(ctx, ident)
+	if err != nil {
+		return nil, err
+	}
+	meta := tbl.Metadata()
+	snap := meta.SnapshotByID(snapshotID)
+	if snap == nil {
+		return nil, fmt.Errorf("snapshot %d is not in the table's metadata", snapshotID)
+	}
+	contract, lay, err := ContractOf(meta)
+	if err != nil {
+		return nil, err
+	}
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, err
+	}
+	live, err := baseFiles(ctx, fsys, snap, lay)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]verify.Fingerprint{}
+	for _, key := range keys {
+		_, value, _ := strings.Cut(key, "=")
+		fp, err := fingerprintFiles(ctx, fsys, contract, value, paths(live[value]))
+		if err != nil {
+			return nil, err
+		}
+		out[key] = fp
+	}
+	return out, nil
+}
+
+// VerifyResult compares a committed run with what it recorded.
+type VerifyResult struct {
+	RunID       string            `json:"run_id"`
+	SnapshotID  int64             `json:"snapshot_id"`
+	Recorded    string            `json:"recorded_fingerprint"`
+	Computed    string            `json:"computed_fingerprint"`
+	Rows        int64             `json:"rows"`
+	Sums        map[string]int64  `json:"sums"`
+	Differences map[string]string `json:"differences,omitempty"` // partition -> recomputed hash, where it differs
+	OK          bool              `json:"ok"`
+}
+
+// VerifyRun recomputes the fingerprint of the partitions a run wrote, in the
+// snapshot it committed, and compares it with the one the run recorded.
+func (p *Publisher) VerifyRun(ctx context.Context, ident table.Identifier, runID string, snapshotID int64) (*VerifyResult, error) {
+	tbl, err := p.Catalog.LoadTable(ctx, ident)
+	if err != nil {
+		return nil, err
+	}
+	run, err := findRun(tbl.Metadata(), runID, snapshotID)
+	if err != nil {
+		return nil, err
+	}
+	props := run.Summary.Properties
+	if props[PropFingerprint] == "" {
+		return nil, fmt.Errorf("snapshot %d was not committed by lakeswap: it records no fingerprint", run.SnapshotID)
+	}
+	parts, err := p.partitionFingerprints(ctx, ident, run.SnapshotID, splitList(props[PropPartitions]))
+	if err != nil {
+		return nil, err
+	}
+	fp := verify.Combine(parts)
+	res := &VerifyResult{RunID: props[PropRunID], SnapshotID: run.SnapshotID, Recorded: props[PropFingerprint],
+		Computed: fp.Hash, Rows: fp.Rows, Sums: fp.Sums}
+	var recorded map[string]string
+	_ = json.Unmarshal([]byte(props[PropPartitionHashes]), &recorded)
+	for k, pf := range parts {
+		if recorded[k] != pf.Hash {
+			if res.Differences == nil {
+				res.Differences = map[string]string{}
+			}
+			res.Differences[k] = pf.Hash
+		}
+	}
+	res.OK = res.Recorded == res.Computed
+	if !res.OK {
+		return res, &OpError{Op: "verify", Table: strings.Join(ident, "."), RunID: res.RunID,
+			Err: fmt.Errorf("%w: snapshot %d fingerprint %s, recorded %s", ErrVerifyFailed, run.SnapshotID, short(res.Computed), short(res.Recorded))}
+	}
+	return res, nil
+}

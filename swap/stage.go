@@ -1,0 +1,256 @@
+package swap
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go"
+	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/lakeswap/lakeswap/parquetio"
+	"github.com/lakeswap/lakeswap/verify"
+)
+
+// Source gives the rows a run publishes for each partition it declares,
+// keyed by partition value (2026-01-01 for a day partition). Open is called
+// once per declared partition, possibly from several goroutines at once.
+type Source interface {
+	Open(ctx context.Context, partition string) (array.RecordReader, error)
+}
+
+// Locator is an optional Source power: naming where a row of a partition came
+// from (file and line), for findings.
+type Locator interface {
+	Locate(partition string, row int64) string
+}
+
+// StrayReporter is an optional Source power: findings about input rows that
+// belong to no declared partition, which no Open call will return.
+type StrayReporter interface {
+	Stray() []verify.Finding
+}
+
+// Request is one publish: which table, which partitions it owns, and where
+// their rows come from.
+type Request struct {
+	Table      table.Identifier
+	Partitions []string // partition values, e.g. 2026-01-01
+	Source     Source
+	// SourceName describes the input for the record (file names, a job id);
+	// it must not hold credentials.
+	SourceName string
+	// RunID names the run; empty means a fresh one.
+	RunID string
+	// AllowEmpty lets a declared partition be replaced by no rows.
+	AllowEmpty bool
+	// NoAutoRollback keeps a commit that failed verification in place.
+	NoAutoRollback bool
+	// Parallelism bounds the partitions staged at once; 0 means one per core.
+	Parallelism int
+	Writer      parquetio.Options
+}
+
+// NewRunID returns a run id that sorts by start time and is unique: the time
+// of day alone would collide between two writers.
+func NewRunID() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return time.Now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
+}
+
+// Stage plans a run and stages its partitions: it notes main's snapshot (the
+// base) and the files each declared partition holds there, then writes,
+// validates and fingerprints every partition's rows under a fresh prefix.
+// It commits nothing. A plan with findings has had its staged files removed.
+func (p *Publisher) Stage(ctx context.Context, req Request) (*Plan, *table.Table, error) {
+	name := strings.Join(req.Table, ".")
+	if len(req.Partitions) == 0 {
+		return nil, nil, fmt.Errorf("publish to %s declares no partitions", name)
+	}
+	runID := req.RunID
+	if runID == "" {
+		runID = NewRunID()
+	}
+	p.progress().Step("plan")
+	tbl, err := p.Catalog.LoadTable(ctx, req.Table)
+	if err != nil {
+		return nil, nil, fmt.Errorf("load table %s: %w", name, err)
+	}
+	meta := tbl.Metadata()
+	contract, lay, err := ContractOf(meta)
+	if err != nil {
+		return nil, nil, fmt.Errorf("table %s: %w", name, err)
+	}
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("file IO of %s: %w", name, err)
+	}
+	wfs, ok := fsys.(icebergio.WriteFileIO)
+	if !ok {
+		return nil, nil, fmt.Errorf("file IO of %s cannot write", name)
+	}
+
+	plan := &Plan{RunID: runID, Table: name, Source: req.SourceName, BaseMetadata: tbl.MetadataLocation(),
+		PartitionColumn: contract.Partition.Name, oldFiles: map[string][]iceberg.DataFile{}, otherFiles: map[string][]string{}}
+	base := meta.CurrentSnapshot()
+	if base != nil {
+		id := base.SnapshotID
+		plan.BaseSnapshotID = &id
+	}
+	all, err := baseFiles(ctx, fsys, base, lay)
+	if err != nil {
+		return nil, nil, fmt.Errorf("table %s: %w", name, err)
+	}
+	declared := map[string]bool{}
+	values := append([]string(nil), req.Partitions...)
+	sort.Strings(values)
+	for _, v := range values {
+		if declared[v] {
+			continue
+		}
+		declared[v] = true
+		plan.Partitions = append(plan.Partitions, PartitionPlan{
+			Value: v, Key: contract.Partition.Key(v), Prefix: dataPrefix(meta, contract.Partition.Key(v), runID),
+			OldFiles: paths(all[v]),
+		})
+		plan.oldFiles[v] = all[v]
+	}
+	for v, files := range all {
+		if !declared[v] {
+			plan.otherFiles[v] = paths(files)
+		}
+	}
+
+	p.progress().Step("stage")
+	locate := func(string, int64) string { return "" }
+	if l, ok := req.Source.(Locator); ok {
+		locate = l.Locate
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(parallelism(req.Parallelism))
+	for i := range plan.Partitions {
+		pp := &plan.Partitions[i]
+		g.Go(func() error {
+			if err := p.stagePartition(gctx, wfs, contract, pp, req, locate); err != nil {
+				return fmt.Errorf("stage partition %s: %w", pp.Key, err)
+			}
+			old, err := fingerprintFiles(gctx, fsys, contract, pp.Value, pp.OldFiles)
+			if err != nil {
+				return fmt.Errorf("fingerprint partition %s at the base: %w", pp.Key, err)
+			}
+			pp.OldFingerprint = old
+			p.progress().Staged(pp.Key, pp.Fingerprint.Rows)
+			return nil
+		})
+	}
+	stageErr := g.Wait()
+
+	if stray, ok := req.Source.(StrayReporter); ok {
+		plan.Findings = append(plan.Findings, stray.Stray()...)
+	}
+	for _, pp := range plan.Partitions {
+		plan.Findings = append(plan.Findings, pp.findings.List...)
+		plan.DroppedFindings += pp.findings.Dropped
+	}
+	if stageErr != nil || plan.Refused() {
+		p.removeStaged(wfs, plan)
+		if stageErr != nil {
+			return nil, nil, &OpError{Op: "stage", Table: name, RunID: runID, Err: stageErr,
+				Hint: "nothing was committed and the staged files were removed"}
+		}
+		return plan, tbl, nil
+	}
+	plan.Staged = true
+	newFP, oldFP := map[string]verify.Fingerprint{}, map[string]verify.Fingerprint{}
+	for _, pp := range plan.Partitions {
+		newFP[pp.Key], oldFP[pp.Key] = pp.Fingerprint, pp.OldFingerprint
+	}
+	plan.Fingerprint, plan.BaseFingerprint = verify.Combine(newFP), verify.Combine(oldFP)
+	return plan, tbl, nil
+}
+
+func parallelism(n int) int {
+	if n > 0 {
+		return n
+	}
+	return runtime.NumCPU()
+}
+
+// stagePartition streams one partition's rows through validation, the
+// fingerprint and the Parquet writer. After the first finding it stops
+// writing but goes on validating, so that every finding is reported.
+func (p *Publisher) stagePartition(ctx context.Context, wfs icebergio.WriteFileIO, c *verify.Contract, pp *PartitionPlan, req Request, locate func(string, int64) string) error {
+	rr, err := req.Source.Open(ctx, pp.Value)
+	if err != nil {
+		return err
+	}
+	defer rr.Release()
+	acc := verify.NewAccumulator(c, pp.Value, func(row int64) string { return locate(pp.Value, row) })
+	w := parquetio.NewWriter(wfs, pp.Prefix, c.Arrow, req.Writer)
+	pp.stagedSomething = true
+	defer func() { pp.NewFiles = w.Written() }()
+	for rr.Next() {
+		if err := ctx.Err(); err != nil {
+			w.Abort()
+			return err
+		}
+		rec, ok := acc.Conform(rr.RecordBatch())
+		if !ok {
+			continue
+		}
+		clean := acc.Count() == 0
+		err := acc.Add(rec)
+		if err == nil && clean && acc.Count() == 0 {
+			err = w.Write(rec)
+		}
+		rec.Release()
+		if err != nil {
+			w.Abort()
+			return err
+		}
+	}
+	if err := rr.Err(); err != nil {
+		w.Abort()
+		return fmt.Errorf("read input: %w", err)
+	}
+	if _, err := w.Close(); err != nil {
+		return err
+	}
+	pp.findings = acc.Findings(req.AllowEmpty)
+	pp.Fingerprint = acc.Result()
+	return nil
+}
+
+// removeStaged deletes what a run staged. Files are removed one by one (the
+// only way on object stores); a local run folder is removed whole, which also
+// takes a file a failed writer left half-written.
+func (p *Publisher) removeStaged(wfs icebergio.WriteFileIO, plan *Plan) {
+	for i := range plan.Partitions {
+		pp := &plan.Partitions[i]
+		if !pp.stagedSomething {
+			continue
+		}
+		if ra, ok := wfs.(interface{ RemoveAll(string) error }); ok {
+			if err := ra.RemoveAll(pp.Prefix); err != nil {
+				p.log().Warn("remove staged prefix", "prefix", pp.Prefix, "err", err)
+			}
+		} else {
+			for _, f := range pp.NewFiles {
+				if err := wfs.Remove(f.Path); err != nil {
+					p.log().Warn("remove staged file", "path", f.Path, "err", err)
+				}
+			}
+		}
+		pp.NewFiles = nil
+	}
+	plan.Staged = false
+}

@@ -1,0 +1,176 @@
+// Package retail is the retail-orders reference scenario, for tests and the
+// demo: raw order events with every backfill hazard, and the daily groups a
+// correct backfill produces after each batch. The fixture files are copied
+// unchanged from the project's shared fixtures (fixtures/retail-orders); see
+// fixture/README.md.
+//
+//	groups, _ := retail.Daily(retail.AfterBatch2)
+//	src := retail.NewSource(groups)
+package retail
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/lakeswap/lakeswap/catalog"
+)
+
+//go:embed fixture/expected.json
+var expectedJSON []byte
+
+// The fixture's stages.
+const (
+	AfterBatch1 = "after_batch1"
+	AfterBatch2 = "after_batch1_and_batch2"
+)
+
+// DailyOrder is one row of retail.daily_orders: orders and cents per day and
+// channel.
+type DailyOrder struct {
+	OrderDate   string `json:"order_date"`
+	Channel     string `json:"channel"`
+	OrderCount  int64  `json:"order_count"`
+	AmountCents int64  `json:"amount_cents"`
+}
+
+// Daily returns the fixture's daily groups after a stage.
+func Daily(stage string) ([]DailyOrder, error) {
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(expectedJSON, &doc); err != nil {
+		return nil, fmt.Errorf("parse fixture expected.json: %w", err)
+	}
+	raw, ok := doc[stage]
+	if !ok {
+		return nil, fmt.Errorf("fixture has no stage %q", stage)
+	}
+	var s struct {
+		Daily []DailyOrder `json:"daily_orders"`
+	}
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, fmt.Errorf("parse fixture stage %s: %w", stage, err)
+	}
+	return s.Daily, nil
+}
+
+// Spec is the daily_orders table: grain (order_date, channel), partitioned
+// by order_date, additive order_count and amount_cents, which must not be
+// negative.
+func Spec() catalog.TableSpec {
+	return catalog.TableSpec{
+		Table: "retail.daily_orders",
+		Columns: []catalog.ColumnSpec{
+			{Name: "order_date", Type: "date", Required: true},
+			{Name: "channel", Type: "string", Required: true},
+			{Name: "order_count", Type: "long", Required: true},
+			{Name: "amount_cents", Type: "long", Required: true},
+		},
+		Identifier: []string{"order_date", "channel"},
+		Partition:  []catalog.PartitionSpec{{Column: "order_date", Transform: "identity"}},
+		Additive:   []string{"order_count", "amount_cents"},
+		Checks:     map[string][]string{"amount_cents": {"non-negative"}, "order_count": {"non-negative"}},
+	}
+}
+
+// Schema is the Arrow schema of the daily groups, without field ids, as a
+// job that computes them would produce it.
+var Schema = arrow.NewSchema([]arrow.Field{
+	{Name: "order_date", Type: arrow.FixedWidthTypes.Date32},
+	{Name: "channel", Type: arrow.BinaryTypes.String},
+	{Name: "order_count", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "amount_cents", Type: arrow.PrimitiveTypes.Int64},
+}, nil)
+
+// Record builds one batch of rows.
+func Record(rows []DailyOrder) arrow.RecordBatch {
+	b := array.NewRecordBuilder(memory.DefaultAllocator, Schema)
+	defer b.Release()
+	for _, r := range rows {
+		d, err := time.Parse(time.DateOnly, r.OrderDate)
+		if err != nil {
+			panic(fmt.Sprintf("fixture date %q: %v", r.OrderDate, err))
+		}
+		b.Field(0).(*array.Date32Builder).Append(arrow.Date32FromTime(d))
+		b.Field(1).(*array.StringBuilder).Append(r.Channel)
+		b.Field(2).(*array.Int64Builder).Append(r.OrderCount)
+		b.Field(3).(*array.Int64Builder).Append(r.AmountCents)
+	}
+	return b.NewRecordBatch()
+}
+
+// Source serves daily groups to a publish, by order_date. A partition with no
+// groups gets no rows.
+type Source struct {
+	byDate map[string][]DailyOrder
+}
+
+// NewSource serves rows; rows may hold any dates, including ones the run
+// does not declare (which the publish must refuse).
+func NewSource(rows []DailyOrder) *Source {
+	s := &Source{byDate: map[string][]DailyOrder{}}
+	for _, r := range rows {
+		s.byDate[r.OrderDate] = append(s.byDate[r.OrderDate], r)
+	}
+	return s
+}
+
+// Open returns the partition's rows as one batch.
+func (s *Source) Open(_ context.Context, partition string) (array.RecordReader, error) {
+	rec := Record(s.byDate[partition])
+	defer rec.Release()
+	return array.NewRecordReader(Schema, []arrow.RecordBatch{rec})
+}
+
+// Only keeps the rows of the given dates.
+func Only(rows []DailyOrder, dates ...string) []DailyOrder {
+	var out []DailyOrder
+	for _, r := range rows {
+		for _, d := range dates {
+			if r.OrderDate == d {
+				out = append(out, r)
+			}
+		}
+	}
+	return out
+}
+
+// Totals sums order_count and amount_cents.
+func Totals(rows []DailyOrder) (orders, cents int64) {
+	for _, r := range rows {
+		orders += r.OrderCount
+		cents += r.AmountCents
+	}
+	return orders, cents
+}
+
+// WriteNDJSON writes rows as a partition-output file, as a job would hand it
+// to `lakeswap publish`.
+func WriteNDJSON(path string, rows []DailyOrder) error {
+	sorted := append([]DailyOrder(nil), rows...)
+	sort.Slice(sorted, func(i, j int) bool {
+		if sorted[i].OrderDate != sorted[j].OrderDate {
+			return sorted[i].OrderDate < sorted[j].OrderDate
+		}
+		return sorted[i].Channel < sorted[j].Channel
+	})
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(f)
+	for _, r := range sorted {
+		if err := enc.Encode(r); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	return f.Close()
+}
