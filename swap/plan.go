@@ -110,3 +110,11 @@ func dataPrefix(meta table.Metadata, key, runID string) string {
 	}
 	return strings.TrimSuffix(base, "/") + "/" + key + "/run-" + runID
 }
+
+// BaseSnapshotIDValue is the base snapshot id, 0 when the table was empty.
+func (p *Plan) BaseSnapshotIDValue() int64 {
+	if p.BaseSnapshotID == nil {
+		return 0
+	}
+	return *p.BaseSnapshotID
+}
