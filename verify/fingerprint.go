@@ -362,3 +362,17 @@ func Combine(parts map[string]Fingerprint) Fingerprint {
 	out.Hash = hex.EncodeToString(h.Sum(nil))
 	return out
 }
+
+// CanonicalRow returns the canonical encoding of one row of a batch in the
+// contract's schema (docs/fingerprint.md); its SHA-256 is the row's digest.
+func CanonicalRow(c *Contract, rec arrow.RecordBatch, row int) ([]byte, error) {
+	var buf []byte
+	for i, col := range rec.Columns() {
+		enc, err := newEncoder(c.Fields[i].Type, col)
+		if err != nil {
+			return nil, fmt.Errorf("column %s: %w", c.Fields[i].Name, err)
+		}
+		buf = enc(buf, row)
+	}
+	return buf, nil
+}

@@ -1,0 +1,250 @@
+package verify_test
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go"
+
+	"github.com/lakeswap/lakeswap/verify"
+)
+
+// goldenSchema covers every type of fingerprint v1 that the vectors in
+// docs/fingerprint.md use.
+var goldenSchema = iceberg.NewSchemaWithIdentifiers(0, []int{1},
+	iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+	iceberg.NestedField{ID: 2, Name: "day", Type: iceberg.PrimitiveTypes.Date, Required: true},
+	iceberg.NestedField{ID: 3, Name: "name", Type: iceberg.PrimitiveTypes.String},
+	iceberg.NestedField{ID: 4, Name: "qty", Type: iceberg.PrimitiveTypes.Int32},
+	iceberg.NestedField{ID: 5, Name: "ratio", Type: iceberg.PrimitiveTypes.Float64},
+	iceberg.NestedField{ID: 6, Name: "flag", Type: iceberg.PrimitiveTypes.Bool},
+	iceberg.NestedField{ID: 7, Name: "ts", Type: iceberg.PrimitiveTypes.TimestampTz},
+	iceberg.NestedField{ID: 8, Name: "price", Type: iceberg.DecimalTypeOf(9, 2)},
+)
+
+type goldenRow struct {
+	id    int64
+	name  *string
+	qty   int32
+	ratio float64
+	flag  *bool
+	ts    string
+	price string
+}
+
+func ptr[T any](v T) *T { return &v }
+
+var goldenRows = []goldenRow{
+	{id: 1, name: ptr("a"), qty: 100, ratio: 1.5, flag: ptr(true), ts: "2026-01-01T10:00:00Z", price: "12.34"},
+	{id: 2, name: nil, qty: -5, ratio: math.NaN(), flag: ptr(false), ts: "2026-01-01T23:59:59.999999Z", price: "-0.01"},
+	{id: 3, name: ptr(""), qty: 0, ratio: 0, flag: nil, ts: "2026-01-01T00:00:00Z", price: "0"},
+}
+
+// The canonical encodings and digests of goldenRows, and the partition hash;
+// docs/fingerprint.md lists the same vectors.
+var (
+	goldenEncodings = []string{
+		"0300000000000000010800004fe60600000001610200000064053ff800000000000001010a00064750a7e4a8000b02000000000000000000000000000004d2",
+		"0300000000000000020800004fe60002fffffffb057ff800000000000001000a0006475c63f79fff0b02ffffffffffffffffffffffffffffffff",
+		"0300000000000000030800004fe606000000000200000000050000000000000000000a00064748462040000b0200000000000000000000000000000000",
+	}
+	goldenDigests = []string{
+		"c4d907e9994313a2c06b7f5ad0ccbe26a018a9a6ac43a18d1f89b2278668b126",
+		"128f891359599ab54c4dcd66ac162c70c382468e0207bdef7f4664616d8493e3",
+		"30dbaae4d238af80be06b8c735ecf379e3abca01955eb54767acb290ff61ef72",
+	}
+	goldenHash = "849ebf652c33f49d6a3ef1cb2f0a4aa4c9aec9e3fe1aa33c12acad7e60153546"
+)
+
+func goldenContract(t *testing.T) *verify.Contract {
+	t.Helper()
+	part, err := verify.NewPartitioner(1, "day", iceberg.PrimitiveTypes.Date, "identity")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := verify.NewContract(goldenSchema, []string{"id"}, []string{"id", "qty"}, nil, part)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func goldenRecord(t *testing.T, c *verify.Contract, rows []goldenRow) arrow.RecordBatch {
+	t.Helper()
+	b := array.NewRecordBuilder(memory.DefaultAllocator, c.Arrow)
+	defer b.Release()
+	day := arrow.Date32FromTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	for _, r := range rows {
+		b.Field(0).(*array.Int64Builder).Append(r.id)
+		b.Field(1).(*array.Date32Builder).Append(day)
+		if r.name == nil {
+			b.Field(2).AppendNull()
+		} else {
+			b.Field(2).(*array.StringBuilder).Append(*r.name)
+		}
+		b.Field(3).(*array.Int32Builder).Append(r.qty)
+		b.Field(4).(*array.Float64Builder).Append(r.ratio)
+		if r.flag == nil {
+			b.Field(5).AppendNull()
+		} else {
+			b.Field(5).(*array.BooleanBuilder).Append(*r.flag)
+		}
+		ts, err := time.Parse(time.RFC3339Nano, r.ts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Field(6).(*array.TimestampBuilder).Append(arrow.Timestamp(ts.UnixMicro()))
+		d, err := decimal128.FromString(r.price, 9, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Field(7).(*array.Decimal128Builder).Append(d)
+	}
+	return b.NewRecordBatch()
+}
+
+func fingerprint(t *testing.T, c *verify.Contract, batches ...arrow.RecordBatch) verify.Fingerprint {
+	t.Helper()
+	acc := verify.NewAccumulator(c, "2026-01-01", nil)
+	for _, rec := range batches {
+		if err := acc.Add(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if f := acc.Findings(false); f.Len() != 0 {
+		t.Fatalf("findings: %v", f.List)
+	}
+	return acc.Result()
+}
+
+func TestGoldenVectors(t *testing.T) {
+	c := goldenContract(t)
+	rec := goldenRecord(t, c, goldenRows)
+	defer rec.Release()
+	for i := range goldenRows {
+		enc, err := verify.CanonicalRow(c, rec, i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := hex.EncodeToString(enc); got != goldenEncodings[i] {
+			t.Errorf("row %d encodes as\n%s\nwant\n%s", i+1, got, goldenEncodings[i])
+		}
+		if sum := sha256.Sum256(enc); hex.EncodeToString(sum[:]) != goldenDigests[i] {
+			t.Errorf("row %d digest %x, want %s", i+1, sum, goldenDigests[i])
+		}
+	}
+	fp := fingerprint(t, c, rec)
+	if fp.Hash != goldenHash {
+		t.Errorf("partition hash %s, want %s", fp.Hash, goldenHash)
+	}
+	if fp.Rows != 3 || fp.Sums["id"] != 6 || fp.Sums["qty"] != 95 {
+		t.Errorf("fingerprint %+v, want 3 rows, sum(id)=6, sum(qty)=95", fp)
+	}
+}
+
+// TestHashIgnoresOrderAndFiles: any permutation of rows, split into any
+// batches (as files are), gives the same hash.
+func TestHashIgnoresOrderAndFiles(t *testing.T) {
+	c := goldenContract(t)
+	var many []goldenRow
+	for i := range 50 {
+		r := goldenRows[i%3]
+		r.id = int64(i + 1)
+		many = append(many, r)
+	}
+	whole := goldenRecord(t, c, many)
+	defer whole.Release()
+	want := fingerprint(t, c, whole).Hash
+	rng := rand.New(rand.NewPCG(1, 2))
+	for trial := range 20 {
+		perm := append([]goldenRow(nil), many...)
+		rng.Shuffle(len(perm), func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
+		cut := rng.IntN(len(perm))
+		a, b := goldenRecord(t, c, perm[:cut]), goldenRecord(t, c, perm[cut:])
+		if got := fingerprint(t, c, b, a).Hash; got != want {
+			t.Errorf("trial %d: permuted and split rows hash %s, want %s", trial, got, want)
+		}
+		a.Release()
+		b.Release()
+	}
+}
+
+func TestHashSeesChanges(t *testing.T) {
+	c := goldenContract(t)
+	base := goldenRecord(t, c, goldenRows)
+	want := fingerprint(t, c, base).Hash
+	base.Release()
+	changes := map[string]func([]goldenRow){
+		"one value":           func(r []goldenRow) { r[0].qty++ },
+		"a null":              func(r []goldenRow) { r[2].name = nil },
+		"null to empty":       func(r []goldenRow) { r[1].name = ptr("") },
+		"a microsecond":       func(r []goldenRow) { r[0].ts = "2026-01-01T10:00:00.000001Z" },
+		"decimal unscaled":    func(r []goldenRow) { r[0].price = "12.35" },
+		"a float's last bit":  func(r []goldenRow) { r[0].ratio = math.Nextafter(1.5, 2) },
+		"a row removed":       func(r []goldenRow) { r[2] = r[1]; r[2].id = 4 },
+		"string moved across": func(r []goldenRow) { r[0].name = ptr(""); r[2].name = ptr("a") },
+	}
+	for name, change := range changes {
+		rows := append([]goldenRow(nil), goldenRows...)
+		change(rows)
+		rec := goldenRecord(t, c, rows)
+		if got := fingerprint(t, c, rec).Hash; got == want {
+			t.Errorf("%s: hash unchanged", name)
+		}
+		rec.Release()
+	}
+}
+
+// TestHashSeesColumnType: the same numbers in a column of another type hash
+// differently, through the type tags.
+func TestHashSeesColumnType(t *testing.T) {
+	mk := func(typ iceberg.Type) string {
+		sc := iceberg.NewSchemaWithIdentifiers(0, []int{1},
+			iceberg.NestedField{ID: 1, Name: "day", Type: iceberg.PrimitiveTypes.Date, Required: true},
+			iceberg.NestedField{ID: 2, Name: "v", Type: typ, Required: true})
+		part, _ := verify.NewPartitioner(0, "day", iceberg.PrimitiveTypes.Date, "identity")
+		c, err := verify.NewContract(sc, []string{"day"}, nil, nil, part)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := array.NewRecordBuilder(memory.DefaultAllocator, c.Arrow)
+		defer b.Release()
+		b.Field(0).(*array.Date32Builder).Append(arrow.Date32FromTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)))
+		switch fb := b.Field(1).(type) {
+		case *array.Int32Builder:
+			fb.Append(7)
+		case *array.Int64Builder:
+			fb.Append(7)
+		}
+		rec := b.NewRecordBatch()
+		defer rec.Release()
+		return fingerprint(t, c, rec).Hash
+	}
+	if mk(iceberg.PrimitiveTypes.Int32) == mk(iceberg.PrimitiveTypes.Int64) {
+		t.Error("int 7 and long 7 hash alike")
+	}
+}
+
+func TestSumOverflowIsAFinding(t *testing.T) {
+	c := goldenContract(t)
+	rows := []goldenRow{goldenRows[0], goldenRows[1]}
+	rows[0].id, rows[1].id = math.MaxInt64, 1
+	rec := goldenRecord(t, c, rows)
+	defer rec.Release()
+	acc := verify.NewAccumulator(c, "2026-01-01", nil)
+	if err := acc.Add(rec); err != nil {
+		t.Fatal(err)
+	}
+	f := acc.Findings(false)
+	if f.Len() != 1 || f.List[0].Column != "id" || f.List[0].Kind != verify.KindCheck {
+		t.Errorf("findings %v, want one overflow of id", f.List)
+	}
+}
