@@ -67,7 +67,7 @@ func (p *Publisher) checkCommitted(ctx context.Context, plan *Plan, snapshotID i
 	if snap == nil {
 		return []Mismatch{{What: fmt.Sprintf("snapshot %d is not in the table's metadata", snapshotID)}}, nil
 	}
-	contract, lay, err := ContractOf(meta)
+	contract, lay, err := contractOf(meta)
 	if err != nil {
 		return nil, err
 	}

@@ -113,7 +113,7 @@ func (p *Publisher) commit(ctx context.Context, tbl *table.Table, plan *Plan) (*
 // for its statistics and partition value, which must be the partition the
 // file was staged for.
 func dataFiles(ctx context.Context, fsys icebergio.IO, meta table.Metadata, plan *Plan) ([]iceberg.DataFile, error) {
-	_, lay, err := ContractOf(meta)
+	_, lay, err := contractOf(meta)
 	if err != nil {
 		return nil, err
 	}

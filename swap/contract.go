@@ -27,7 +27,12 @@ func (l layout) partitionValue(df iceberg.DataFile) string {
 // ContractOf reads a table's lakeswap contract from its metadata: the grain is
 // the schema's identifier fields, additive columns and checks are table
 // properties. lakeswap publishes tables with exactly one partition field.
-func ContractOf(meta table.Metadata) (*verify.Contract, layout, error) {
+func ContractOf(meta table.Metadata) (*verify.Contract, error) {
+	c, _, err := contractOf(meta)
+	return c, err
+}
+
+func contractOf(meta table.Metadata) (*verify.Contract, layout, error) {
 	sc := meta.CurrentSchema()
 	spec := meta.PartitionSpec()
 	if spec.NumFields() != 1 {

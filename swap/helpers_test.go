@@ -84,48 +84,15 @@ func (e *env) daily() []retail.DailyOrder {
 
 func readDaily(t *testing.T, ctx context.Context, tbl *table.Table) []retail.DailyOrder {
 	t.Helper()
-	if tbl.CurrentSnapshot() == nil {
-		return nil
-	}
-	at, err := tbl.Scan().ToArrowTable(ctx)
+	rows, err := retail.ReadDaily(ctx, tbl)
 	if err != nil {
-		t.Fatalf("scan: %v", err)
+		t.Fatal(err)
 	}
-	defer at.Release()
-	rr := array.NewTableReader(at, 1024)
-	defer rr.Release()
-	var out []retail.DailyOrder
-	for rr.Next() {
-		rec := rr.RecordBatch()
-		col := func(name string) arrow.Array { return rec.Column(rec.Schema().FieldIndices(name)[0]) }
-		dates, ch := col("order_date").(*array.Date32), col("channel")
-		cnt, amt := col("order_count").(*array.Int64), col("amount_cents").(*array.Int64)
-		for i := range int(rec.NumRows()) {
-			out = append(out, retail.DailyOrder{
-				OrderDate: dates.Value(i).ToTime().Format(time.DateOnly), Channel: ch.ValueStr(i),
-				OrderCount: cnt.Value(i), AmountCents: amt.Value(i)})
-		}
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].OrderDate != out[j].OrderDate {
-			return out[i].OrderDate < out[j].OrderDate
-		}
-		return out[i].Channel < out[j].Channel
-	})
-	return out
+	return rows
 }
 
-// group returns the order count and cents of one day and channel, summed
-// over every row a reader sees (so an append shows up doubled).
 func group(rows []retail.DailyOrder, date, channel string) (int64, int64) {
-	var n, c int64
-	for _, r := range rows {
-		if r.OrderDate == date && r.Channel == channel {
-			n += r.OrderCount
-			c += r.AmountCents
-		}
-	}
-	return n, c
+	return retail.Group(rows, date, channel)
 }
 
 func fixture(t *testing.T, stage string) []retail.DailyOrder {

@@ -137,7 +137,7 @@ func (p *Publisher) partitionFingerprints(ctx context.Context, ident table.Ident
 	if snap == nil {
 		return nil, fmt.Errorf("snapshot %d is not in the table's metadata", snapshotID)
 	}
-	contract, lay, err := ContractOf(meta)
+	contract, lay, err := contractOf(meta)
 	if err != nil {
 		return nil, err
 	}

@@ -86,7 +86,7 @@ func (p *Publisher) Stage(ctx context.Context, req Request) (*Plan, *table.Table
 		return nil, nil, fmt.Errorf("load table %s: %w", name, err)
 	}
 	meta := tbl.Metadata()
-	contract, lay, err := ContractOf(meta)
+	contract, lay, err := contractOf(meta)
 	if err != nil {
 		return nil, nil, fmt.Errorf("table %s: %w", name, err)
 	}

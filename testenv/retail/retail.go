@@ -20,6 +20,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakeswap/lakeswap/catalog"
 )
@@ -155,12 +156,7 @@ func Totals(rows []DailyOrder) (orders, cents int64) {
 // to `lakeswap publish`.
 func WriteNDJSON(path string, rows []DailyOrder) error {
 	sorted := append([]DailyOrder(nil), rows...)
-	sort.Slice(sorted, func(i, j int) bool {
-		if sorted[i].OrderDate != sorted[j].OrderDate {
-			return sorted[i].OrderDate < sorted[j].OrderDate
-		}
-		return sorted[i].Channel < sorted[j].Channel
-	})
+	sortRows(sorted)
 	f, err := os.Create(path)
 	if err != nil {
 		return err
@@ -173,4 +169,55 @@ func WriteNDJSON(path string, rows []DailyOrder) error {
 		}
 	}
 	return f.Close()
+}
+
+// ReadDaily reads a daily_orders table's current rows back through
+// iceberg-go's scan, as any reader of the table would, sorted by date and
+// channel.
+func ReadDaily(ctx context.Context, tbl *table.Table) ([]DailyOrder, error) {
+	if tbl.CurrentSnapshot() == nil {
+		return nil, nil
+	}
+	at, err := tbl.Scan().ToArrowTable(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("scan %v: %w", tbl.Identifier(), err)
+	}
+	defer at.Release()
+	rr := array.NewTableReader(at, 1024)
+	defer rr.Release()
+	var out []DailyOrder
+	for rr.Next() {
+		rec := rr.RecordBatch()
+		col := func(name string) arrow.Array { return rec.Column(rec.Schema().FieldIndices(name)[0]) }
+		dates, ch := col("order_date").(*array.Date32), col("channel")
+		cnt, amt := col("order_count").(*array.Int64), col("amount_cents").(*array.Int64)
+		for i := range int(rec.NumRows()) {
+			out = append(out, DailyOrder{
+				OrderDate: dates.Value(i).ToTime().Format(time.DateOnly), Channel: ch.ValueStr(i),
+				OrderCount: cnt.Value(i), AmountCents: amt.Value(i)})
+		}
+	}
+	sortRows(out)
+	return out, nil
+}
+
+// Group sums order_count and amount_cents of one day and channel over every
+// row a reader sees, so that an appended duplicate shows up doubled.
+func Group(rows []DailyOrder, date, channel string) (orders, cents int64) {
+	for _, r := range rows {
+		if r.OrderDate == date && r.Channel == channel {
+			orders += r.OrderCount
+			cents += r.AmountCents
+		}
+	}
+	return orders, cents
+}
+
+func sortRows(rows []DailyOrder) {
+	sort.Slice(rows, func(i, j int) bool {
+		if rows[i].OrderDate != rows[j].OrderDate {
+			return rows[i].OrderDate < rows[j].OrderDate
+		}
+		return rows[i].Channel < rows[j].Channel
+	})
 }

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lakeswap/lakeswap/catalog"
+	"github.com/lakeswap/lakeswap/swap"
+)
+
+func newHistoryCmd(g *globals) *cobra.Command {
+	var table string
+	cmd := &cobra.Command{
+		Use:   "history --table NS.NAME",
+		Short: "List main's snapshots with the runs that made them",
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return runHistory(cmd.Context(), g, table) },
+	}
+	cmd.Flags().StringVar(&table, "table", "", "table, NAMESPACE.NAME (required)")
+	return cmd
+}
+
+func runHistory(ctx context.Context, g *globals, table string) error {
+	ident, err := catalog.ParseIdent(table)
+	if err != nil {
+		return usageError{err}
+	}
+	cat, err := g.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer cat.Close()
+	pub := &swap.Publisher{Catalog: cat, Logger: g.logger()}
+	main, off, err := pub.History(ctx, ident)
+	if err != nil {
+		return err
+	}
+	out := struct {
+		Main []swap.Entry `json:"main"`
+		Off  []swap.Entry `json:"off_main,omitempty"`
+	}{main, off}
+	return g.emit(out, func(w io.Writer) {
+		printHistory(w, main)
+		if len(off) > 0 {
+			fmt.Fprintln(w, "\nnot on main (rolled back or replaced):")
+			printHistory(w, off)
+		}
+	})
+}
+
+func printHistory(w io.Writer, entries []swap.Entry) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SNAPSHOT\tTIME\tOPERATION\tRUN\tPARTITIONS\tROWS\tSUMS\tFINGERPRINT")
+	for _, e := range entries {
+		mark := ""
+		if e.Current {
+			mark = "*"
+		}
+		fmt.Fprintf(tw, "%d%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", e.SnapshotID, mark, e.Time.Format("2006-01-02 15:04:05"),
+			e.Operation, orDash(e.RunID), orDash(strings.Join(e.Partitions, ",")), e.Rows, formatSums(e.Sums), short(e.Fingerprint))
+	}
+	_ = tw.Flush()
+}
+
+func formatSums(sums map[string]int64) string {
+	if len(sums) == 0 {
+		return "-"
+	}
+	keys := make([]string, 0, len(sums))
+	for k := range sums {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s=%d", k, sums[k])
+	}
+	return strings.Join(parts, " ")
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func short(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return orDash(h)
+}

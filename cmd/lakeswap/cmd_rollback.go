@@ -1,0 +1,65 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lakeswap/lakeswap/catalog"
+	"github.com/lakeswap/lakeswap/swap"
+)
+
+type rollbackOptions struct {
+	table      string
+	runID      string
+	snapshotID int64
+	force      bool
+}
+
+func newRollbackCmd(g *globals) *cobra.Command {
+	var o rollbackOptions
+	cmd := &cobra.Command{
+		Use:   "rollback --table NS.NAME (--run RUN_ID | --snapshot ID)",
+		Short: "Point main back at the snapshot a run replaced, and check its fingerprint",
+		Long: `rollback points the table's main branch back at the snapshot that a run replaced, then recomputes
+the fingerprint of the run's partitions there and compares it with the one recorded before the run.
+It refuses when main has moved past the run's snapshot, since the later commits would drop out of
+main; --force does it anyway.
+
+` + exitCodesHelp,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runRollback(cmd.Context(), g, o) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.table, "table", "", "table, NAMESPACE.NAME (required)")
+	f.StringVar(&o.runID, "run", "", "run id to undo")
+	f.Int64Var(&o.snapshotID, "snapshot", 0, "snapshot id to undo (instead of --run)")
+	f.BoolVar(&o.force, "force", false, "roll back even when later commits would drop out of main")
+	return cmd
+}
+
+func runRollback(ctx context.Context, g *globals, o rollbackOptions) error {
+	ident, err := catalog.ParseIdent(o.table)
+	if err != nil {
+		return usageError{err}
+	}
+	if (o.runID == "") == (o.snapshotID == 0) {
+		return usagef("name the run to undo with exactly one of --run or --snapshot")
+	}
+	cat, err := g.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer cat.Close()
+	pub := &swap.Publisher{Catalog: cat, Logger: g.logger()}
+	res, err := pub.Rollback(ctx, swap.RollbackRequest{Table: ident, RunID: o.runID, SnapshotID: o.snapshotID, Force: o.force})
+	if err != nil {
+		return err
+	}
+	return g.emit(res, func(w io.Writer) {
+		fmt.Fprintf(w, "rolled back run %s: main %d -> %d, fingerprint %s (matches the one recorded before the run: %v)\n",
+			res.RunID, res.FromSnapshotID, res.ToSnapshotID, short(res.Fingerprint), res.Verified)
+	})
+}

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lakeswap/lakeswap/catalog"
+)
+
+func newTableCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{Use: "table", Short: "Manage tables"}
+	var schemaFile, name string
+	create := &cobra.Command{
+		Use:   "create --schema FILE [--table NS.NAME]",
+		Short: "Create a table from a small schema file (columns, grain, partitioning, additive columns, checks)",
+		Long: `create makes an Iceberg table from a schema file such as:
+
+  table: retail.daily_orders
+  columns:
+    - {name: order_date, type: date, required: true}
+    - {name: channel, type: string, required: true}
+    - {name: order_count, type: long, required: true}
+    - {name: amount_cents, type: long, required: true}
+  identifier: [order_date, channel]          # the grain: unique, never null
+  partition: [{column: order_date, transform: identity}]   # identity, day or month
+  additive: [order_count, amount_cents]      # summed into every fingerprint
+  checks: {amount_cents: [non-negative]}
+
+Types: boolean, int, long, float, double, string, binary, date, time, timestamp, timestamptz,
+decimal(P,S). The grain is stored as the schema's identifier fields; additive columns and checks as
+the table properties lakeswap.additive-columns and lakeswap.check.<column>.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runTableCreate(cmd.Context(), g, schemaFile, name)
+		},
+	}
+	create.Flags().StringVar(&schemaFile, "schema", "", "schema file (required)")
+	create.Flags().StringVar(&name, "table", "", "table name, NAMESPACE.NAME (default: the file's table:)")
+	cmd.AddCommand(create)
+	return cmd
+}
+
+func runTableCreate(ctx context.Context, g *globals, schemaFile, name string) error {
+	if schemaFile == "" {
+		return usagef("--schema is required")
+	}
+	spec, err := catalog.ReadTableSpec(schemaFile)
+	if err != nil {
+		return usageError{err}
+	}
+	if name == "" {
+		name = spec.Table
+	}
+	ident, err := catalog.ParseIdent(name)
+	if err != nil {
+		return usageError{err}
+	}
+	if _, _, _, err := spec.Build(); err != nil {
+		return usageError{fmt.Errorf("%s: %w", schemaFile, err)}
+	}
+	cat, err := g.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer cat.Close()
+	tbl, err := catalog.CreateTable(ctx, cat, ident, spec)
+	if err != nil {
+		return err
+	}
+	out := map[string]string{"table": strings.Join(ident, "."), "location": tbl.Location(), "metadata_location": tbl.MetadataLocation()}
+	return g.emit(out, func(w io.Writer) {
+		fmt.Fprintf(w, "created %s at %s\n", out["table"], out["location"])
+	})
+}

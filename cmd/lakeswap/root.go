@@ -1,0 +1,182 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lakeswap/lakeswap/catalog"
+	"github.com/lakeswap/lakeswap/swap"
+)
+
+// Exit codes, documented in --help and the README.
+const (
+	exitOK             = 0
+	exitError          = 1
+	exitUsage          = 2
+	exitRefused        = 3
+	exitConflict       = 4
+	exitUnknown        = 5
+	exitVerifyFailed   = 6
+	exitRollbackRefuse = 7
+	exitCancelled      = 130
+)
+
+const exitCodesHelp = `Exit codes:
+  0    success
+  1    error (catalog, storage, or anything not listed below)
+  2    usage: a flag, argument or selector is wrong
+  3    refused by validation: nothing was committed, staged files removed
+  4    commit conflict: main moved since the plan; nothing was committed
+  5    commit outcome unknown: check 'lakeswap history' before retrying
+  6    verification failed after the commit (rolled back unless --no-auto-rollback)
+  7    rollback refused (main moved past the run; --force to override)
+  130  cancelled`
+
+// usageError marks an error in how the command was called.
+type usageError struct{ err error }
+
+func (u usageError) Error() string { return u.err.Error() }
+func (u usageError) Unwrap() error { return u.err }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+// exitCode maps an error to its documented exit code.
+func exitCode(err error) int {
+	var u usageError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &u):
+		return exitUsage
+	case errors.Is(err, context.Canceled):
+		return exitCancelled
+	case errors.Is(err, swap.ErrRefused):
+		return exitRefused
+	case errors.Is(err, swap.ErrConflict):
+		return exitConflict
+	case errors.Is(err, swap.ErrCommitUnknown):
+		return exitUnknown
+	case errors.Is(err, swap.ErrVerifyFailed):
+		return exitVerifyFailed
+	case errors.Is(err, swap.ErrRollbackRefused):
+		return exitRollbackRefuse
+	}
+	return exitError
+}
+
+// globals are the flags every command takes.
+type globals struct {
+	home, catalogName, configFile string
+	output                        string
+	verbose                       bool
+	stdout, stderr                io.Writer
+	getenv                        func(string) string
+}
+
+func (g *globals) json() bool { return g.output == "json" }
+
+func (g *globals) logger() *slog.Logger {
+	level := slog.LevelWarn
+	if g.verbose {
+		level = slog.LevelInfo
+	}
+	return slog.New(slog.NewTextHandler(g.stderr, &slog.HandlerOptions{Level: level}))
+}
+
+// open resolves and opens the catalog.
+func (g *globals) open(ctx context.Context) (*catalog.Catalog, error) {
+	cfg, err := catalog.Resolve(catalog.Settings{Home: g.home, Catalog: g.catalogName, ConfigFile: g.configFile, Getenv: g.getenv})
+	if err != nil {
+		return nil, err
+	}
+	g.logger().Info("catalog", "name", cfg.Name, "source", cfg.Source, "embedded", cfg.Embedded)
+	return catalog.Open(ctx, cfg)
+}
+
+// emit prints a result: JSON when --output json, else the text form.
+func (g *globals) emit(v any, text func(io.Writer)) error {
+	if g.json() {
+		enc := json.NewEncoder(g.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	}
+	text(g.stdout)
+	return nil
+}
+
+func newRoot(g *globals) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "lakeswap",
+		Short: "Publish backfills to Iceberg tables: replace exactly the declared partitions, verify, roll back",
+		Long: `lakeswap makes a historical backfill safe to run twice and safe to undo. Each run writes its
+partitions' rows to a fresh prefix, validates and fingerprints them, commits one Iceberg snapshot that
+replaces exactly the declared partitions (only if main is still where the plan found it), reads the
+commit back and compares fingerprints. Every run is recorded in the snapshot it commits.
+
+With no catalog configured, lakeswap uses an embedded catalog (SQLite + local files) in ./.lakeswap.
+
+` + exitCodesHelp,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	pf := root.PersistentFlags()
+	pf.StringVar(&g.home, "home", "", "folder of the embedded catalog (env LAKESWAP_HOME; default ./.lakeswap)")
+	pf.StringVar(&g.catalogName, "catalog", "", "catalog name in lakeswap.yaml or ~/.iceberg-go.yaml (env LAKESWAP_CATALOG)")
+	pf.StringVar(&g.configFile, "config", "", "catalog config file (env LAKESWAP_CONFIG; default ./lakeswap.yaml, then ~/.iceberg-go.yaml)")
+	pf.StringVarP(&g.output, "output", "o", "text", "result format: text or json")
+	pf.BoolVarP(&g.verbose, "verbose", "v", false, "log progress to stderr")
+	root.PersistentPreRunE = func(*cobra.Command, []string) error {
+		if g.output != "text" && g.output != "json" {
+			return usagef("--output %q: want text or json", g.output)
+		}
+		return nil
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.AddCommand(newTableCmd(g), newPublishCmd(g), newRollbackCmd(g), newHistoryCmd(g), newVerifyCmd(g), newDemoCmd(g))
+	return root
+}
+
+// Main runs lakeswap with args and returns the exit code; main is the only
+// caller of os.Exit.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return mainWithEnv(ctx, args, stdout, stderr, nil)
+}
+
+func mainWithEnv(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	g := &globals{stdout: stdout, stderr: stderr, getenv: getenv}
+	root := newRoot(g)
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	code := exitCode(err)
+	if code == exitError && isCobraUsage(err) {
+		code = exitUsage
+	}
+	fmt.Fprintf(stderr, "lakeswap: %v\n", err)
+	if code == exitUsage {
+		fmt.Fprintln(stderr, "Run 'lakeswap --help' for usage.")
+	}
+	return code
+}
+
+// isCobraUsage recognises the usage errors cobra itself returns.
+func isCobraUsage(err error) bool {
+	msg := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand", "required flag", "accepts ", "requires "} {
+		if strings.HasPrefix(msg, p) {
+			return true
+		}
+	}
+	return false
+}
