@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lakeswap/lakeswap/catalog"
+	"github.com/lakeswap/lakeswap/parquetio"
 	"github.com/lakeswap/lakeswap/swap"
 )
 
@@ -57,7 +58,7 @@ func exitCode(err error) int {
 		return exitUsage
 	case errors.Is(err, context.Canceled):
 		return exitCancelled
-	case errors.Is(err, swap.ErrRefused):
+	case errors.Is(err, swap.ErrRefused), errors.As(err, new(*parquetio.InputError)):
 		return exitRefused
 	case errors.Is(err, swap.ErrConflict):
 		return exitConflict
