@@ -130,7 +130,7 @@ func (p Partitioner) ValueFunc(arr arrow.Array) (func(row int) (string, bool), e
 	var val func(row int) string
 	switch a := arr.(type) {
 	case *array.Date32:
-		val = func(row int) string { return format(a.Value(row).ToTime()) }
+		val = memo(func(row int) int64 { return int64(a.Value(row)) }, func(v int64) string { return format(arrow.Date32(v).ToTime()) })
 	case *array.Timestamp:
 		if p.Transform == "identity" {
 			return nil, fmt.Errorf("identity partition on a timestamp is not supported")
@@ -139,13 +139,21 @@ func (p Partitioner) ValueFunc(arr arrow.Array) (func(row int) (string, bool), e
 		if err != nil {
 			return nil, err
 		}
-		val = func(row int) string { return format(toTime(a.Value(row)).UTC()) }
+		day := func(row int) int64 {
+			sec := toTime(a.Value(row)).Unix()
+			d := sec / 86400
+			if sec%86400 < 0 {
+				d--
+			}
+			return d
+		}
+		val = memo(day, func(d int64) string { return format(time.Unix(d*86400, 0).UTC()) })
 	case *array.String:
 		val = a.Value
 	case *array.Int32:
-		val = func(row int) string { return strconv.FormatInt(int64(a.Value(row)), 10) }
+		val = memo(func(row int) int64 { return int64(a.Value(row)) }, func(v int64) string { return strconv.FormatInt(v, 10) })
 	case *array.Int64:
-		val = func(row int) string { return strconv.FormatInt(a.Value(row), 10) }
+		val = memo(a.Value, func(v int64) string { return strconv.FormatInt(v, 10) })
 	default:
 		return nil, fmt.Errorf("partition column %s has arrow type %s", p.Name, arr.DataType())
 	}
@@ -155,6 +163,19 @@ func (p Partitioner) ValueFunc(arr arrow.Array) (func(row int) (string, bool), e
 		}
 		return val(row), true
 	}, nil
+}
+
+// memo formats a row's raw value, reusing the last result while the raw
+// value repeats, as it does for every row of a partition.
+func memo(raw func(row int) int64, format func(int64) string) func(row int) string {
+	last, lastStr, primed := int64(0), "", false
+	return func(row int) string {
+		v := raw(row)
+		if !primed || v != last {
+			last, lastStr, primed = v, format(v), true
+		}
+		return lastStr
+	}
 }
 
 // Range expands a closed range of partition values, both ends included: days

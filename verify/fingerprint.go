@@ -1,10 +1,12 @@
 package verify
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"hash/maphash"
 	"math/bits"
 	"slices"
 	"sort"
@@ -44,7 +46,9 @@ type Accumulator struct {
 	overflow  []bool
 	nullGrain []int64
 	dups      int64
-	seen      map[[16]byte]int64
+	grains    [][]grainKey // one key per row with a non-null grain, in chunks
+	nGrains   int
+	finished  bool
 	findings  Findings
 	schemaBad bool
 	buf, gbuf []byte
@@ -61,7 +65,6 @@ func NewAccumulator(c *Contract, partition string, locate func(row int64) string
 		sums:      make([]int64, len(c.Additive)),
 		overflow:  make([]bool, len(c.Additive)),
 		nullGrain: make([]int64, len(c.Grain)),
-		seen:      make(map[[16]byte]int64),
 	}
 }
 
@@ -159,15 +162,7 @@ func (a *Accumulator) Add(rec arrow.RecordBatch) error {
 			a.gbuf = encs[c](a.gbuf, r)
 		}
 		if !grainNull && len(a.c.Grain) > 0 {
-			sum := sha256.Sum256(a.gbuf)
-			var k [16]byte
-			copy(k[:], sum[:16])
-			if first, dup := a.seen[k]; dup {
-				a.dups++
-				a.finding(KindDuplicateGrain, rowNo, -1, "grain (%s) repeats row %d", a.describeGrain(cols, r), first)
-			} else {
-				a.seen[k] = rowNo
-			}
+			a.addGrain(grainKey{maphash.Bytes(grainSeeds[0], a.gbuf), maphash.Bytes(grainSeeds[1], a.gbuf), rowNo})
 		}
 
 		a.buf = a.buf[:0]
@@ -180,15 +175,94 @@ func (a *Accumulator) Add(rec arrow.RecordBatch) error {
 	return nil
 }
 
-func (a *Accumulator) describeGrain(cols []arrow.Array, r int) string {
-	s := ""
-	for i, c := range a.c.Grain {
-		if i > 0 {
-			s += ", "
-		}
-		s += a.c.Fields[c].Name + "=" + cols[c].ValueStr(r)
+// grainKey is a row's grain hashed to 128 bits, with the row number. Keys
+// are collected and sorted once at the end: for millions of rows that is
+// several times faster than a map, and half the memory.
+type grainKey struct {
+	h1, h2 uint64
+	row    int64
+}
+
+// radixSortH1 sorts keys by h1, stably, in four passes of 16 bits (measured
+// faster than six passes of 11 bits, and than a comparison sort).
+func radixSortH1(keys []grainKey) []grainKey {
+	if len(keys) < 2 {
+		return keys
 	}
-	return s
+	tmp := make([]grainKey, len(keys))
+	count := make([]int, 1<<16)
+	for shift := uint(0); shift < 64; shift += 16 {
+		clear(count)
+		for _, k := range keys {
+			count[(k.h1>>shift)&0xffff]++
+		}
+		sum := 0
+		for i, c := range count {
+			count[i] = sum
+			sum += c
+		}
+		for _, k := range keys {
+			d := (k.h1 >> shift) & 0xffff
+			tmp[count[d]] = k
+			count[d]++
+		}
+		keys, tmp = tmp, keys
+	}
+	return keys
+}
+
+// grainSeeds are per process: the keys are compared only within one
+// accumulator, never stored.
+var grainSeeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
+
+// grainChunk is how many keys a chunk holds: growing one large slice would
+// copy it over and over.
+const grainChunk = 64 << 10
+
+func (a *Accumulator) addGrain(k grainKey) {
+	if n := len(a.grains); n == 0 || len(a.grains[n-1]) == cap(a.grains[n-1]) {
+		a.grains = append(a.grains, make([]grainKey, 0, grainChunk))
+	}
+	last := &a.grains[len(a.grains)-1]
+	*last = append(*last, k)
+	a.nGrains++
+}
+
+// finish finds the duplicate grains, once: it sorts the keys by their first
+// hash (a radix sort, stable, so equal keys stay in row order) and reports
+// every key equal to the one before it.
+func (a *Accumulator) finish() {
+	if a.finished {
+		return
+	}
+	a.finished = true
+	keys := make([]grainKey, 0, a.nGrains)
+	for _, c := range a.grains {
+		keys = append(keys, c...)
+	}
+	a.grains = nil
+	keys = radixSortH1(keys)
+	for i := 1; i < len(keys); i++ {
+		if keys[i].h1 != keys[i-1].h1 {
+			continue
+		}
+		// A run of equal first hashes: rare, a duplicate or a 64-bit
+		// collision, told apart by the second hash.
+		for j := i - 1; j >= 0 && keys[j].h1 == keys[i].h1; j-- {
+			if keys[j].h2 == keys[i].h2 {
+				first := keys[j].row
+				for k := j - 1; k >= 0 && keys[k].h1 == keys[i].h1; k-- {
+					if keys[k].h2 == keys[i].h2 {
+						first = keys[k].row
+					}
+				}
+				a.dups++
+				a.finding(KindDuplicateGrain, keys[i].row, -1, "grain repeats row %d", first)
+				break
+			}
+		}
+	}
+	slices.SortStableFunc(a.findings.List, func(x, y Finding) int { return cmp.Compare(x.Row, y.Row) })
 }
 
 // checkColumns applies required-ness and the declared checks column-wise.
@@ -210,27 +284,41 @@ func (a *Accumulator) checkColumns(cols []arrow.Array, base int64) {
 }
 
 func (a *Accumulator) checkNonNegative(col arrow.Array, i int, base int64) {
-	neg := func(r int) (string, bool) {
-		switch c := col.(type) {
-		case *array.Int32:
-			return c.ValueStr(r), c.Value(r) < 0
-		case *array.Int64:
-			return c.ValueStr(r), c.Value(r) < 0
-		case *array.Float32:
-			return c.ValueStr(r), c.Value(r) < 0
-		case *array.Float64:
-			return c.ValueStr(r), c.Value(r) < 0
-		case *array.Decimal128:
-			return c.ValueStr(r), c.Value(r).Sign() < 0
+	report := func(r int) {
+		if col.IsValid(r) {
+			a.finding(KindCheck, base+int64(r)+1, i, "value %s is negative (check non-negative)", col.ValueStr(r))
 		}
-		return "", false
 	}
-	for r := range col.Len() {
-		if col.IsNull(r) {
-			continue
+	switch c := col.(type) {
+	case *array.Int32:
+		for r, v := range c.Int32Values() {
+			if v < 0 {
+				report(r)
+			}
 		}
-		if v, bad := neg(r); bad {
-			a.finding(KindCheck, base+int64(r)+1, i, "value %s is negative (check non-negative)", v)
+	case *array.Int64:
+		for r, v := range c.Int64Values() {
+			if v < 0 {
+				report(r)
+			}
+		}
+	case *array.Float32:
+		for r, v := range c.Float32Values() {
+			if v < 0 {
+				report(r)
+			}
+		}
+	case *array.Float64:
+		for r, v := range c.Float64Values() {
+			if v < 0 {
+				report(r)
+			}
+		}
+	case *array.Decimal128:
+		for r := range c.Len() {
+			if c.Value(r).Sign() < 0 {
+				report(r)
+			}
 		}
 	}
 }
@@ -282,6 +370,7 @@ func (a *Accumulator) addDigest(d [32]byte) {
 // Findings returns what the partition violates; EmptyAllowed says whether a
 // partition with no rows is acceptable.
 func (a *Accumulator) Findings(emptyAllowed bool) Findings {
+	a.finish()
 	if a.rows == 0 && !emptyAllowed && !a.schemaBad {
 		a.findings.add(Finding{Kind: KindEmpty, Partition: a.key,
 			Message: "no rows for a declared partition; a publish would wipe it (pass --allow-empty if that is intended)"})
@@ -298,6 +387,7 @@ func (a *Accumulator) Rows() int64 { return a.rows }
 
 // Result returns the partition's fingerprint.
 func (a *Accumulator) Result() Fingerprint {
+	a.finish()
 	fp := Fingerprint{Rows: a.rows, DuplicateGrain: a.dups, Sums: map[string]int64{}}
 	for i, c := range a.c.Additive {
 		fp.Sums[a.c.Fields[c].Name] = a.sums[i]

@@ -1,0 +1,58 @@
+package verify_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go"
+
+	"github.com/lakeswap/lakeswap/verify"
+)
+
+// BenchmarkAccumulator validates and fingerprints one partition of one
+// million order rows (order_id, channel, order_date, amount_cents), the
+// shape BenchmarkPublish stages; it isolates the fingerprint's cost.
+func BenchmarkAccumulator(b *testing.B) {
+	sc := iceberg.NewSchemaWithIdentifiers(0, []int{1},
+		iceberg.NestedField{ID: 1, Name: "order_id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+		iceberg.NestedField{ID: 2, Name: "channel", Type: iceberg.PrimitiveTypes.String, Required: true},
+		iceberg.NestedField{ID: 3, Name: "order_date", Type: iceberg.PrimitiveTypes.Date, Required: true},
+		iceberg.NestedField{ID: 4, Name: "amount_cents", Type: iceberg.PrimitiveTypes.Int64, Required: true})
+	part, _ := verify.NewPartitioner(2, "order_date", iceberg.PrimitiveTypes.Date, "identity")
+	c, err := verify.NewContract(sc, []string{"order_id"}, []string{"amount_cents"},
+		map[string][]verify.Check{"amount_cents": {verify.CheckNonNegative}}, part)
+	if err != nil {
+		b.Fatal(err)
+	}
+	const rows, batch = 1_000_000, 64 << 10
+	day := arrow.Date32FromTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	channels := []string{"web", "store", "app"}
+	var recs []arrow.RecordBatch
+	for start := 0; start < rows; start += batch {
+		bld := array.NewRecordBuilder(memory.DefaultAllocator, c.Arrow)
+		for i := start; i < min(start+batch, rows); i++ {
+			bld.Field(0).(*array.Int64Builder).Append(int64(i))
+			bld.Field(1).(*array.StringBuilder).Append(channels[i%3])
+			bld.Field(2).(*array.Date32Builder).Append(day)
+			bld.Field(3).(*array.Int64Builder).Append(int64(i * 7 % 100000))
+		}
+		recs = append(recs, bld.NewRecordBatch())
+		bld.Release()
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		acc := verify.NewAccumulator(c, "2026-01-01", nil)
+		for _, rec := range recs {
+			if err := acc.Add(rec); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if acc.Result().Rows != rows {
+			b.Fatal("rows")
+		}
+	}
+	b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+}
