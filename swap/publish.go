@@ -17,6 +17,10 @@ type Publisher struct {
 	Catalog  *catalog.Catalog
 	Logger   *slog.Logger // nil: discard
 	Progress Progress     // nil: NoProgress
+
+	// afterCommit, when set, runs between the commit and its verification;
+	// tests use it to damage a committed file.
+	afterCommit func(*Plan)
 }
 
 func (p *Publisher) log() *slog.Logger {
@@ -75,6 +79,9 @@ func (p *Publisher) Publish(ctx context.Context, req Request) (*Result, error) {
 	res.SnapshotID = snap.SnapshotID
 	p.log().Info("committed", "table", name, "run", plan.RunID, "snapshot", snap.SnapshotID)
 
+	if p.afterCommit != nil {
+		p.afterCommit(plan)
+	}
 	mismatches, err := p.checkCommitted(ctx, plan, snap.SnapshotID)
 	if err != nil {
 		res.Status = "verify-failed"
