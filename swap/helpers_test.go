@@ -35,7 +35,7 @@ func newEnv(t *testing.T) *env {
 	t.Helper()
 	ctx := context.Background()
 	home := t.TempDir()
-	cfg, err := catalog.Resolve(catalog.Settings{Home: home, Getenv: func(string) string { return "" }, ConfigFile: ""})
+	cfg, err := catalog.Resolve(catalog.Settings{Home: home, Getenv: func(string) string { return "" }, ConfigFile: os.DevNull})
 	if err != nil {
 		t.Fatal(err)
 	}

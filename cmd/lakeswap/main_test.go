@@ -71,6 +71,22 @@ func write(t *testing.T, dir, name, content string) string {
 	return p
 }
 
+// parquetFiles counts the data files in the home's warehouse.
+func parquetFiles(t *testing.T, home string) int {
+	t.Helper()
+	n := 0
+	err := filepath.WalkDir(filepath.Join(home, "warehouse"), func(_ string, d os.DirEntry, err error) error {
+		if err == nil && filepath.Ext(d.Name()) == ".parquet" {
+			n++
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
 func metadataLocation(t *testing.T, home string) string {
 	t.Helper()
 	cat := openHome(t, home)
@@ -131,7 +147,7 @@ func TestPublishRefusesBadInput(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			home := newHome(t)
-			before := metadataLocation(t, home)
+			before, filesBefore := metadataLocation(t, home), parquetFiles(t, home)
 			in := write(t, t.TempDir(), tc.file, tc.content)
 			code, _, stderr := cli(t, home, "publish", "--table", "retail.daily_orders", "--partitions", "order_date=2026-01-01..2026-01-02", in)
 			if code != exitRefused {
@@ -144,6 +160,9 @@ func TestPublishRefusesBadInput(t *testing.T) {
 			}
 			if after := metadataLocation(t, home); after != before {
 				t.Errorf("table moved from %s to %s on a refused publish", before, after)
+			}
+			if after := parquetFiles(t, home); after != filesBefore {
+				t.Errorf("%d data files after a refused publish, %d before: staged files remain", after, filesBefore)
 			}
 		})
 	}

@@ -56,14 +56,16 @@ func exitCode(err error) int {
 		return exitOK
 	case errors.As(err, &u):
 		return exitUsage
+	// An unknown commit outcome outranks a cancellation that caused it: the
+	// operator must check history before running again.
+	case errors.Is(err, swap.ErrCommitUnknown):
+		return exitUnknown
 	case errors.Is(err, context.Canceled):
 		return exitCancelled
 	case errors.Is(err, swap.ErrRefused), errors.As(err, new(*parquetio.InputError)):
 		return exitRefused
 	case errors.Is(err, swap.ErrConflict):
 		return exitConflict
-	case errors.Is(err, swap.ErrCommitUnknown):
-		return exitUnknown
 	case errors.Is(err, swap.ErrVerifyFailed):
 		return exitVerifyFailed
 	case errors.Is(err, swap.ErrRollbackRefused):

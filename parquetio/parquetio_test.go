@@ -1,0 +1,174 @@
+package parquetio_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	icebergio "github.com/apache/iceberg-go/io"
+
+	"github.com/lakeswap/lakeswap/parquetio"
+)
+
+var schema = arrow.NewSchema([]arrow.Field{
+	{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "name", Type: arrow.BinaryTypes.String, Nullable: true},
+	{Name: "day", Type: arrow.FixedWidthTypes.Date32},
+}, nil)
+
+func batch(t *testing.T, from, n int) arrow.RecordBatch {
+	t.Helper()
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer b.Release()
+	for i := from; i < from+n; i++ {
+		b.Field(0).(*array.Int64Builder).Append(int64(i))
+		b.Field(1).(*array.StringBuilder).Append(fmt.Sprintf("name-%d-%x", i, i*2654435761))
+		b.Field(2).(*array.Date32Builder).Append(arrow.Date32(20454))
+	}
+	return b.NewRecordBatch()
+}
+
+func prefix(t *testing.T) string { return "file://" + filepath.Join(t.TempDir(), "data", "run-x") }
+
+func TestWriterRollsAndReadsBack(t *testing.T) {
+	ctx := context.Background()
+	w := parquetio.NewWriter(icebergio.LocalFS{}, prefix(t), schema, parquetio.Options{TargetFileSize: 64 << 10})
+	const batches, rows = 20, 5000
+	for i := range batches {
+		rec := batch(t, i*rows, rows)
+		if err := w.Write(rec); err != nil {
+			t.Fatal(err)
+		}
+		rec.Release()
+	}
+	files, err := w.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 2 {
+		t.Fatalf("%d files at a 64 KiB target, want the writer to roll", len(files))
+	}
+	var total int64
+	next := int64(0)
+	for i, f := range files {
+		if !strings.HasSuffix(f.Path, fmt.Sprintf("/part-%05d.parquet", i)) {
+			t.Errorf("file %d is %s", i, f.Path)
+		}
+		info, err := os.Stat(strings.TrimPrefix(f.Path, "file://"))
+		if err != nil || info.Size() != f.Bytes {
+			t.Errorf("%s: stat %v, size %d, writer says %d", f.Path, err, info.Size(), f.Bytes)
+		}
+		rr, err := parquetio.Open(ctx, icebergio.LocalFS{}, f.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rr.Next() {
+			ids := rr.RecordBatch().Column(0).(*array.Int64)
+			for _, id := range ids.Int64Values() {
+				if id != next {
+					t.Fatalf("read id %d, want %d", id, next)
+				}
+				next++
+			}
+			total += rr.RecordBatch().NumRows()
+		}
+		rr.Release()
+	}
+	if total != batches*rows {
+		t.Errorf("read back %d rows, wrote %d", total, batches*rows)
+	}
+}
+
+func TestWriterNeverOverwrites(t *testing.T) {
+	p := prefix(t)
+	for i, want := range []error{nil, parquetio.ErrExists} {
+		w := parquetio.NewWriter(icebergio.LocalFS{}, p, schema, parquetio.Options{})
+		rec := batch(t, 0, 10)
+		err := w.Write(rec)
+		rec.Release()
+		if err == nil {
+			_, err = w.Close()
+		}
+		if !errors.Is(err, want) {
+			t.Fatalf("write %d to the same prefix: err = %v, want %v", i+1, err, want)
+		}
+		if want != nil && !strings.Contains(err.Error(), "part-00000.parquet") {
+			t.Errorf("refusal %q does not name the file", err)
+		}
+	}
+}
+
+func TestReadInputFormats(t *testing.T) {
+	dir := t.TempDir()
+	csvPath := filepath.Join(dir, "in.csv")
+	ndjsonPath := filepath.Join(dir, "in.ndjson")
+	os.WriteFile(csvPath, []byte("id,name,day\n1,a,2026-01-01\n2,,2026-01-01\n"), 0o644)
+	os.WriteFile(ndjsonPath, []byte("{\"id\":1,\"name\":\"a\",\"day\":\"2026-01-01\"}\n\n{\"id\":2,\"name\":null,\"day\":\"2026-01-01\"}\n"), 0o644)
+
+	// The same rows as Parquet, written by the staging writer.
+	w := parquetio.NewWriter(icebergio.LocalFS{}, "file://"+dir, schema, parquetio.Options{})
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	b.Field(0).(*array.Int64Builder).AppendValues([]int64{1, 2}, nil)
+	b.Field(1).(*array.StringBuilder).AppendValues([]string{"a", ""}, []bool{true, false})
+	b.Field(2).(*array.Date32Builder).AppendValues([]arrow.Date32{20454, 20454}, nil)
+	rec := b.NewRecordBatch()
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	files, err := w.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	for _, path := range []string{csvPath, ndjsonPath, strings.TrimPrefix(files[0].Path, "file://")} {
+		batches, err := parquetio.ReadInput(context.Background(), path, schema)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		if len(batches) != 1 || batches[0].Rec.NumRows() != 2 {
+			t.Fatalf("%s: %d batches", path, len(batches))
+		}
+		got := batches[0].Rec
+		if got.Column(0).(*array.Int64).Value(1) != 2 || got.Column(2).(*array.Date32).Value(0) != 20454 {
+			t.Errorf("%s: read %v", path, got)
+		}
+		wantNull := !strings.HasSuffix(path, ".csv") // an empty CSV string field is an empty string
+		if got.Column(1).IsNull(1) != wantNull {
+			t.Errorf("%s: second name null = %v, want %v", path, got.Column(1).IsNull(1), wantNull)
+		}
+		if strings.HasSuffix(path, ".ndjson") && batches[0].Line[1] != 3 {
+			t.Errorf("ndjson row 2 is on line %d, want 3 (blank lines count)", batches[0].Line[1])
+		}
+	}
+}
+
+func TestReadInputNamesTheBadValue(t *testing.T) {
+	dir := t.TempDir()
+	cases := map[string]string{
+		"in.csv":    "id,name,day\n1,a,2026-01-01\n2,b,2026-13-01\n",
+		"in.ndjson": "{\"id\":1,\"name\":\"a\",\"day\":\"2026-01-01\"}\n{\"id\":2,\"name\":\"b\",\"day\":\"2026-13-01\"}\n",
+	}
+	for name, content := range cases {
+		path := filepath.Join(dir, name)
+		os.WriteFile(path, []byte(content), 0o644)
+		_, err := parquetio.ReadInput(context.Background(), path, schema)
+		var ie *parquetio.InputError
+		if !errors.As(err, &ie) || ie.Line != 3-boolInt(name == "in.ndjson") || ie.Column != "day" {
+			t.Errorf("%s: err = %v, want an InputError at the second row, column day", name, err)
+		}
+	}
+}
+
+func boolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
