@@ -5,7 +5,11 @@ import (
 	"fmt"
 	"slices"
 
+	"strings"
+
+	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakeswap/lakeswap/catalog"
 
@@ -45,27 +49,25 @@ func addFile(ctx context.Context, fsys icebergio.IO, acc *verify.Accumulator, pa
 	return rr.Err()
 }
 
-// Mismatch is one way a committed snapshot differs from its plan.
-type Mismatch struct {
-	Partition string `json:"partition"`
-	What      string `json:"what"`
+// snapshotFiles is a snapshot's live data files by partition value, with
+// what is needed to read them.
+type snapshotFiles struct {
+	contract *verify.Contract
+	fsys     icebergio.IO
+	live     map[string][]iceberg.DataFile
 }
 
-// checkCommitted reloads the table and checks the run's snapshot: each
-// declared partition holds exactly the staged files, every other partition
-// exactly what it held at the base, and the committed files' fingerprint is
-// the staged one.
-func (p *Publisher) checkCommitted(ctx context.Context, plan *Plan, snapshotID int64) ([]Mismatch, error) {
-	p.progress().Step("verify")
-	ident, _ := catalog.ParseIdent(plan.Table)
+// loadSnapshot reloads the table from the catalog and lists a snapshot's
+// files.
+func (p *Publisher) loadSnapshot(ctx context.Context, ident table.Identifier, snapshotID int64) (*snapshotFiles, error) {
 	tbl, err := p.Catalog.LoadTable(ctx, ident)
 	if err != nil {
-		return nil, fmt.Errorf("reload %s: %w", plan.Table, err)
+		return nil, fmt.Errorf("reload %s: %w", strings.Join(ident, "."), err)
 	}
 	meta := tbl.Metadata()
 	snap := meta.SnapshotByID(snapshotID)
 	if snap == nil {
-		return []Mismatch{{What: fmt.Sprintf("snapshot %d is not in the table's metadata", snapshotID)}}, nil
+		return nil, fmt.Errorf("snapshot %d is not in the metadata of %s", snapshotID, strings.Join(ident, "."))
 	}
 	contract, lay, err := contractOf(meta)
 	if err != nil {
@@ -79,6 +81,30 @@ func (p *Publisher) checkCommitted(ctx context.Context, plan *Plan, snapshotID i
 	if err != nil {
 		return nil, err
 	}
+	return &snapshotFiles{contract: contract, fsys: fsys, live: live}, nil
+}
+
+// Mismatch is one way a committed snapshot differs from its plan.
+type Mismatch struct {
+	Partition string `json:"partition"`
+	What      string `json:"what"`
+}
+
+// checkCommitted reloads the table and checks the run's snapshot: each
+// declared partition holds exactly the staged files, every other partition
+// exactly what it held at the base, and the committed files' fingerprint is
+// the staged one.
+func (p *Publisher) checkCommitted(ctx context.Context, plan *Plan, snapshotID int64) ([]Mismatch, error) {
+	p.progress().Step("verify")
+	ident, err := catalog.ParseIdent(plan.Table)
+	if err != nil {
+		return nil, err
+	}
+	at, err := p.loadSnapshot(ctx, ident, snapshotID)
+	if err != nil {
+		return nil, err
+	}
+	contract, fsys, live := at.contract, at.fsys, at.live
 	var out []Mismatch
 	declared := map[string]bool{}
 	for _, pp := range plan.Partitions {

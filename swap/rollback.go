@@ -128,31 +128,14 @@ func (p *Publisher) fingerprintAt(ctx context.Context, ident table.Identifier, s
 }
 
 func (p *Publisher) partitionFingerprints(ctx context.Context, ident table.Identifier, snapshotID int64, keys []string) (map[string]verify.Fingerprint, error) {
-	tbl, err := p.Catalog.LoadTable(ctx, ident)
-	if err != nil {
-		return nil, err
-	}
-	meta := tbl.Metadata()
-	snap := meta.SnapshotByID(snapshotID)
-	if snap == nil {
-		return nil, fmt.Errorf("snapshot %d is not in the table's metadata", snapshotID)
-	}
-	contract, lay, err := contractOf(meta)
-	if err != nil {
-		return nil, err
-	}
-	fsys, err := tbl.FS(ctx)
-	if err != nil {
-		return nil, err
-	}
-	live, err := baseFiles(ctx, fsys, snap, lay)
+	at, err := p.loadSnapshot(ctx, ident, snapshotID)
 	if err != nil {
 		return nil, err
 	}
 	out := map[string]verify.Fingerprint{}
 	for _, key := range keys {
 		_, value, _ := strings.Cut(key, "=")
-		fp, err := fingerprintFiles(ctx, fsys, contract, value, paths(live[value]))
+		fp, err := fingerprintFiles(ctx, at.fsys, at.contract, value, paths(at.live[value]))
 		if err != nil {
 			return nil, err
 		}
