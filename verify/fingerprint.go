@@ -49,9 +49,11 @@ type Accumulator struct {
 	grains    [][]grainKey // one key per row with a non-null grain, in chunks
 	nGrains   int
 	finished  bool
-	findings  Findings
-	schemaBad bool
-	buf, gbuf []byte
+	// emptyReported keeps Findings from reporting an empty partition twice.
+	emptyReported bool
+	findings      Findings
+	schemaBad     bool
+	buf, gbuf     []byte
 }
 
 // NewAccumulator starts a partition whose value is partition. locate, when not
@@ -371,10 +373,10 @@ func (a *Accumulator) addDigest(d [32]byte) {
 // partition with no rows is acceptable.
 func (a *Accumulator) Findings(emptyAllowed bool) Findings {
 	a.finish()
-	if a.rows == 0 && !emptyAllowed && !a.schemaBad {
+	if a.rows == 0 && !emptyAllowed && !a.schemaBad && !a.emptyReported {
+		a.emptyReported = true
 		a.findings.add(Finding{Kind: KindEmpty, Partition: a.key,
 			Message: "no rows for a declared partition; a publish would wipe it (pass --allow-empty if that is intended)"})
-		a.rows = 0
 	}
 	return a.findings
 }
