@@ -62,7 +62,12 @@ func runDemo(ctx context.Context, g *globals, dir string) error {
 		return err
 	}
 	defer cat.Close()
-	d := &demo{ctx: ctx, w: g.stdout, pub: &swap.Publisher{Catalog: cat, Logger: g.logger()}, inputs: filepath.Join(cfg.Home, "inputs")}
+	// With --output json the story goes to stderr and stdout gets one result.
+	w := g.stdout
+	if g.json() {
+		w = g.stderr
+	}
+	d := &demo{ctx: ctx, w: w, pub: &swap.Publisher{Catalog: cat, Logger: g.logger()}, inputs: filepath.Join(cfg.Home, "inputs")}
 	if err := os.MkdirAll(d.inputs, 0o755); err != nil {
 		return err
 	}
@@ -90,6 +95,9 @@ func runDemo(ctx context.Context, g *globals, dir string) error {
 		}
 	}
 	fmt.Fprintf(d.w, "\ndemo ok. Look around: lakeswap --home %s history --table retail.daily_orders\n", dir)
+	if g.json() {
+		return g.emit(map[string]any{"ok": true, "home": cfg.Home, "steps": d.step, "table": "retail.daily_orders"}, nil)
+	}
 	return nil
 }
 
@@ -217,11 +225,12 @@ func (d *demo) appendContrast() error {
 			return err
 		}
 		n, c := retail.Group(rows, "2026-01-02", "web")
-		fmt.Fprintf(d.w, "after append %d: 2026-01-02/web = %d orders, %d cents (totals double: the table now depends on how often the job ran)\n", i+1, n, c)
+		fmt.Fprintf(d.w, "after append %d: 2026-01-02/web = %d orders, %d cents\n", i+1, n, c)
 		if n != want.n || c != want.c {
 			return fmt.Errorf("append %d reads %d/%d, want %d/%d", i+1, n, c, want.n, want.c)
 		}
 	}
+	fmt.Fprintln(d.w, "an appended table depends on how often the job ran; the replaced one does not")
 	return nil
 }
 
