@@ -3,7 +3,7 @@
 GO ?= go
 DEMO_DIR ?= lakeswap-demo
 
-.PHONY: build demo test bench vet clean
+.PHONY: build demo test bench minio dev-up dev-down clean
 
 build:
 	$(GO) build -o bin/lakeswap ./cmd/lakeswap
@@ -11,9 +11,21 @@ build:
 demo:
 	$(GO) run ./cmd/lakeswap demo --dir $(DEMO_DIR)
 
+# Tests run against real servers (MinIO, PostgreSQL) that testenv starts;
+# `make minio` builds the MinIO server once so no test waits for it.
 test:
 	$(GO) vet ./...
-	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -timeout 30m ./...
+
+minio:
+	$(GO) run ./testenv/cmd/devenv minio
+
+# MinIO and PostgreSQL for trying lakeswap by hand; prints what to export.
+dev-up:
+	$(GO) run ./testenv/cmd/devenv up
+
+dev-down:
+	$(GO) run ./testenv/cmd/devenv down
 
 # BENCH_ROWS sets the rows the publish benchmark generates (default 1M).
 bench:

@@ -13,7 +13,8 @@ import (
 	_ "github.com/apache/iceberg-go/catalog/sql" // registers the "sql" catalog type
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
-	_ "modernc.org/sqlite" // the embedded catalog's SQLite driver
+	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver, for a PostgreSQL SQL catalog
+	_ "modernc.org/sqlite"             // the embedded catalog's SQLite driver
 )
 
 // ErrConflict marks a commit the catalog refused because the table moved

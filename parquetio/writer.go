@@ -137,11 +137,17 @@ func (w *Writer) Close() ([]File, error) {
 // Abort closes the open file without finishing it and removes it; files
 // already finished stay, for the caller to remove with the rest of the run.
 func (w *Writer) Abort() {
-	if w.cur != nil {
+	if w.cur == nil {
+		return
+	}
+	// An object store's upload is abandoned, never completed half-written.
+	if ab, ok := w.cur.dst.(interface{ Abort() error }); ok {
+		_ = ab.Abort()
+	} else {
 		_ = w.cur.dst.Close()
 		_ = w.fsys.Remove(w.cur.path)
-		w.cur = nil
 	}
+	w.cur = nil
 }
 
 // Written returns the files finished so far.

@@ -17,6 +17,10 @@ type Publisher struct {
 	Catalog  *catalog.Catalog
 	Logger   *slog.Logger // nil: discard
 	Progress Progress     // nil: NoProgress
+	// StagingIO, when set, gives the file IO staged files are written
+	// through, from the table's own; lakeswap's S3 store plugs in here. Nil
+	// writes through the table's IO.
+	StagingIO func(ctx context.Context, table icebergio.IO) (icebergio.WriteFileIO, error)
 
 	// afterCommit, when set, runs between the commit and its verification;
 	// tests use it to damage a committed file.
@@ -28,6 +32,18 @@ func (p *Publisher) log() *slog.Logger {
 		return slog.New(slog.DiscardHandler)
 	}
 	return p.Logger
+}
+
+// stagingIO is the file IO staged files are written and removed through.
+func (p *Publisher) stagingIO(ctx context.Context, fsys icebergio.IO) (icebergio.WriteFileIO, error) {
+	if p.StagingIO != nil {
+		return p.StagingIO(ctx, fsys)
+	}
+	wfs, ok := fsys.(icebergio.WriteFileIO)
+	if !ok {
+		return nil, errors.New("the table's file IO cannot write")
+	}
+	return wfs, nil
 }
 
 func (p *Publisher) progress() Progress {
@@ -67,7 +83,7 @@ func (p *Publisher) Publish(ctx context.Context, req Request) (*Result, error) {
 	if err != nil {
 		if errors.Is(err, ErrConflict) || !errors.Is(err, ErrCommitUnknown) {
 			if fsys, ferr := tbl.FS(ctx); ferr == nil {
-				if wfs, ok := fsys.(icebergio.WriteFileIO); ok {
+				if wfs, werr := p.stagingIO(ctx, fsys); werr == nil {
 					p.removeStaged(wfs, plan)
 				}
 			}

@@ -94,9 +94,9 @@ func (p *Publisher) Stage(ctx context.Context, req Request) (*Plan, *table.Table
 	if err != nil {
 		return nil, nil, fmt.Errorf("file IO of %s: %w", name, err)
 	}
-	wfs, ok := fsys.(icebergio.WriteFileIO)
-	if !ok {
-		return nil, nil, fmt.Errorf("file IO of %s cannot write", name)
+	wfs, err := p.stagingIO(ctx, fsys)
+	if err != nil {
+		return nil, nil, fmt.Errorf("staging IO of %s: %w", name, err)
 	}
 
 	plan := &Plan{RunID: runID, Table: name, Source: req.SourceName, BaseMetadata: tbl.MetadataLocation(),

@@ -1,0 +1,329 @@
+// Package s3store writes staged files to S3-compatible storage the way a
+// large backfill needs: each file is a streaming multipart upload (one part
+// in memory at a time), every part carries a CRC32C that the store checks,
+// the upload completes only if no object exists at the key (If-None-Match),
+// the size the store reports is compared with the bytes sent, and a failed
+// or cancelled upload is aborted so that no parts are left behind.
+// Transient errors (5xx, resets, throttling) are retried with backoff by the
+// AWS SDK's standard retryer, a bounded number of times; a refused
+// precondition is never retried.
+//
+//	cfg := s3store.ConfigFromProps(catalogProps)
+//	awsCfg, _ := s3store.LoadAWS(ctx, cfg) // credentials from the AWS chain
+//	store := s3store.New(awsCfg, cfg)
+//	w, _ := store.Create(ctx, "bucket", "table/data/x/run-1/part-00000.parquet")
+package s3store
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/apache/iceberg-go/utils"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/smithy-go"
+
+	"github.com/lakeswap/lakeswap/parquetio"
+)
+
+// DefaultPartSize is the multipart part size: the memory one upload holds.
+const DefaultPartSize = 16 << 20
+
+// MinPartSize is the smallest part S3 accepts, but for the last one.
+const MinPartSize = 5 << 20
+
+// maxAttempts bounds the SDK's retries of a transient error.
+const maxAttempts = 5
+
+// Catalog properties that configure S3, named as iceberg-go and PyIceberg
+// name them. Credentials are not among them: they come from the AWS chain.
+const (
+	PropEndpoint       = "s3.endpoint"
+	PropRegion         = "s3.region"
+	PropPathStyle      = "s3.path-style-access"
+	PropForceVirtual   = "s3.force-virtual-addressing"
+	PropPartSize       = "lakeswap.s3.part-size"
+	defaultRegionValue = "us-east-1"
+)
+
+// Config says where the store is and how to talk to it.
+type Config struct {
+	Endpoint  string // empty: AWS
+	Region    string
+	PathStyle bool // bucket in the path, as MinIO wants
+	PartSize  int64
+}
+
+// ConfigFromProps reads the S3 settings of a catalog's properties. Path-style
+// addressing is on when an endpoint is set, as iceberg-go does, unless the
+// properties say otherwise.
+func ConfigFromProps(props map[string]string) Config {
+	c := Config{Endpoint: props[PropEndpoint], Region: props[PropRegion], PartSize: DefaultPartSize}
+	c.PathStyle = c.Endpoint != ""
+	if v, err := strconv.ParseBool(props[PropPathStyle]); err == nil {
+		c.PathStyle = v
+	}
+	if v, err := strconv.ParseBool(props[PropForceVirtual]); err == nil && v {
+		c.PathStyle = false
+	}
+	if v, err := strconv.ParseInt(props[PropPartSize], 10, 64); err == nil && v > 0 {
+		c.PartSize = v
+	}
+	return c
+}
+
+// LoadAWS builds the AWS configuration from the standard chain
+// (environment, shared config and credentials files, profiles, instance
+// roles) with the bounded standard retryer.
+func LoadAWS(ctx context.Context, c Config) (aws.Config, error) {
+	opts := []func(*config.LoadOptions) error{
+		config.WithRetryer(func() aws.Retryer {
+			return retry.NewStandard(func(o *retry.StandardOptions) { o.MaxAttempts = maxAttempts })
+		}),
+	}
+	if c.Region != "" {
+		opts = append(opts, config.WithRegion(c.Region))
+	}
+	cfg, err := config.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return aws.Config{}, fmt.Errorf("load AWS configuration: %w", err)
+	}
+	if cfg.Region == "" {
+		cfg.Region = defaultRegionValue
+	}
+	return cfg, nil
+}
+
+// Store writes objects.
+type Store struct {
+	client   *s3.Client
+	partSize int64
+}
+
+// New returns a store on the given AWS configuration.
+func New(awsCfg aws.Config, c Config) *Store {
+	client := s3.NewFromConfig(awsCfg, func(o *s3.Options) {
+		if c.Endpoint != "" {
+			o.BaseEndpoint = aws.String(c.Endpoint)
+		}
+		o.UsePathStyle = c.PathStyle
+	})
+	part := c.PartSize
+	if part <= 0 {
+		part = DefaultPartSize
+	}
+	return &Store{client: client, partSize: max(part, MinPartSize)}
+}
+
+// Client is the underlying S3 client, for tests and benchmarks.
+func (s *Store) Client() *s3.Client { return s.client }
+
+// Create starts a multipart upload of bucket/key. Nothing is visible at the
+// key until Close completes it.
+func (s *Store) Create(ctx context.Context, bucket, key string) (*Upload, error) {
+	out, err := s.client.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{
+		Bucket: aws.String(bucket), Key: aws.String(key), ChecksumAlgorithm: types.ChecksumAlgorithmCrc32c,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("start upload of s3://%s/%s: %w", bucket, key, err)
+	}
+	return &Upload{ctx: ctx, store: s, bucket: bucket, key: key, id: aws.ToString(out.UploadId),
+		buf: make([]byte, 0, s.partSize)}, nil
+}
+
+// Delete removes bucket/key.
+func (s *Store) Delete(ctx context.Context, bucket, key string) error {
+	_, err := s.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
+	if err != nil {
+		return fmt.Errorf("delete s3://%s/%s: %w", bucket, key, err)
+	}
+	return nil
+}
+
+// Upload is one object being written. It is not safe for concurrent use.
+type Upload struct {
+	ctx         context.Context
+	store       *Store
+	bucket, key string
+	id          string
+	buf         []byte
+	parts       []types.CompletedPart
+	crcs        []byte // the parts' CRC32C, big-endian, for the composite
+	sent        int64
+	done        bool
+	err         error
+}
+
+var _ io.WriteCloser = (*Upload)(nil)
+var _ io.ReaderFrom = (*Upload)(nil)
+
+// Write buffers p and uploads every full part.
+func (u *Upload) Write(p []byte) (int, error) {
+	if u.err != nil {
+		return 0, u.err
+	}
+	n := len(p)
+	for len(p) > 0 {
+		room := cap(u.buf) - len(u.buf)
+		take := min(room, len(p))
+		u.buf = append(u.buf, p[:take]...)
+		p = p[take:]
+		if len(u.buf) == cap(u.buf) {
+			if err := u.flush(); err != nil {
+				return n - len(p), err
+			}
+		}
+	}
+	return n, nil
+}
+
+// ReadFrom copies r into the upload.
+func (u *Upload) ReadFrom(r io.Reader) (int64, error) {
+	return io.Copy(struct{ io.Writer }{u}, r)
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+func (u *Upload) flush() error {
+	num := int32(len(u.parts) + 1)
+	sum := crc32.Checksum(u.buf, castagnoli)
+	crc := base64.StdEncoding.EncodeToString(binary.BigEndian.AppendUint32(nil, sum))
+	out, err := u.store.client.UploadPart(u.ctx, &s3.UploadPartInput{
+		Bucket: aws.String(u.bucket), Key: aws.String(u.key), UploadId: aws.String(u.id),
+		PartNumber: aws.Int32(num), Body: bytes.NewReader(u.buf), ContentLength: aws.Int64(int64(len(u.buf))),
+		ChecksumAlgorithm: types.ChecksumAlgorithmCrc32c, ChecksumCRC32C: aws.String(crc),
+	})
+	if err != nil {
+		return u.fail(fmt.Errorf("upload part %d of s3://%s/%s: %w", num, u.bucket, u.key, err))
+	}
+	u.parts = append(u.parts, types.CompletedPart{ETag: out.ETag, PartNumber: aws.Int32(num), ChecksumCRC32C: aws.String(crc)})
+	u.crcs = binary.BigEndian.AppendUint32(u.crcs, sum)
+	u.sent += int64(len(u.buf))
+	u.buf = u.buf[:0]
+	return nil
+}
+
+// fail aborts the upload and remembers why.
+func (u *Upload) fail(err error) error {
+	u.err = err
+	u.Abort()
+	return err
+}
+
+// Abort gives up the upload and removes its parts. It is safe to call after
+// a failure or twice; the object was never made visible.
+func (u *Upload) Abort() error {
+	if u.done {
+		return nil
+	}
+	u.done = true
+	// The upload's own context may be the reason to abort: use a fresh one.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(u.ctx), 30*time.Second)
+	defer cancel()
+	_, err := u.store.client.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{
+		Bucket: aws.String(u.bucket), Key: aws.String(u.key), UploadId: aws.String(u.id),
+	})
+	if err != nil {
+		return fmt.Errorf("abort upload of s3://%s/%s: %w", u.bucket, u.key, err)
+	}
+	return nil
+}
+
+// Close uploads the last part, completes the upload only if the key is still
+// free, and checks that the store holds as many bytes as were sent, with the
+// checksum of the parts sent.
+func (u *Upload) Close() error {
+	if u.err != nil {
+		return u.err
+	}
+	if u.done {
+		return errors.New("upload already closed")
+	}
+	if len(u.buf) > 0 || len(u.parts) == 0 {
+		if err := u.flush(); err != nil {
+			return err
+		}
+	}
+	_, err := u.store.client.CompleteMultipartUpload(u.ctx, &s3.CompleteMultipartUploadInput{
+		Bucket: aws.String(u.bucket), Key: aws.String(u.key), UploadId: aws.String(u.id),
+		MultipartUpload: &types.CompletedMultipartUpload{Parts: u.parts},
+		IfNoneMatch:     aws.String("*"),
+	})
+	if err != nil {
+		if isPreconditionFailed(err) {
+			return u.fail(fmt.Errorf("refusing to overwrite s3://%s/%s: the store reports an object at the key (If-None-Match precondition failed): %w",
+				u.bucket, u.key, parquetio.ErrExists))
+		}
+		return u.fail(fmt.Errorf("complete upload of s3://%s/%s: %w", u.bucket, u.key, err))
+	}
+	u.done = true
+	head, err := u.store.client.HeadObject(u.ctx, &s3.HeadObjectInput{
+		Bucket: aws.String(u.bucket), Key: aws.String(u.key), ChecksumMode: types.ChecksumModeEnabled,
+	})
+	if err != nil {
+		return fmt.Errorf("check s3://%s/%s after upload: %w", u.bucket, u.key, err)
+	}
+	if got := aws.ToInt64(head.ContentLength); got != u.sent {
+		return fmt.Errorf("store holds %d bytes of s3://%s/%s instead of the %d bytes sent", got, u.bucket, u.key, u.sent)
+	}
+	if got := aws.ToString(head.ChecksumCRC32C); got != "" {
+		want := u.composite()
+		if base, _, _ := strings.Cut(got, "-"); base != want {
+			return fmt.Errorf("store reports CRC32C %s for s3://%s/%s, the parts sent give %s", got, u.bucket, u.key, want)
+		}
+	}
+	return nil
+}
+
+// composite is the multipart checksum S3 reports: the CRC32C of the parts'
+// CRC32Cs.
+func (u *Upload) composite() string {
+	sum := crc32.Checksum(u.crcs, castagnoli)
+	return base64.StdEncoding.EncodeToString(binary.BigEndian.AppendUint32(nil, sum))
+}
+
+// Sent is the number of bytes uploaded so far.
+func (u *Upload) Sent() int64 { return u.sent }
+
+func isPreconditionFailed(err error) bool {
+	var ae smithy.APIError
+	if errors.As(err, &ae) {
+		switch ae.ErrorCode() {
+		case "PreconditionFailed", "ConditionalRequestConflict":
+			return true
+		}
+	}
+	var re interface{ HTTPStatusCode() int }
+	return errors.As(err, &re) && re.HTTPStatusCode() == 412
+}
+
+// Attach configures S3 for a catalog's properties: the AWS configuration
+// from the standard chain goes into the returned context, where iceberg-go's
+// S3 file IO takes it from, so that lakeswap and the table agree on where
+// objects are and who is asking; the Store is for staged writes.
+func Attach(ctx context.Context, props map[string]string) (context.Context, *Store, error) {
+	c := ConfigFromProps(props)
+	awsCfg, err := LoadAWS(ctx, c)
+	if err != nil {
+		return ctx, nil, err
+	}
+	return utils.WithAwsConfig(ctx, &awsCfg), New(awsCfg, c), nil
+}
+
+// UsesS3 reports whether a catalog's properties put tables on S3.
+func UsesS3(props map[string]string) bool {
+	w := props["warehouse"]
+	return props[PropEndpoint] != "" || strings.HasPrefix(w, "s3://") || strings.HasPrefix(w, "s3a://")
+}
