@@ -21,36 +21,44 @@ import (
 
 var dailyOrders = table.Identifier{"retail", "daily_orders"}
 
-// env is an embedded catalog in a temporary home with the retail table.
+// env is a catalog on one backend with the retail table.
 type env struct {
 	t     *testing.T
 	ctx   context.Context
-	home  string
 	cat   *catalog.Catalog
 	pub   *swap.Publisher
 	ident table.Identifier
+	// dataFiles lists every Parquet file in the warehouse.
+	dataFiles func() []string
+	// home is the embedded catalog's folder on the local backend.
+	home string
 }
 
+// newEnv is the embedded default: SQLite and local files.
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	ctx := context.Background()
-	home := t.TempDir()
-	cfg, err := catalog.Resolve(catalog.Settings{Home: home, Getenv: func(string) string { return "" }, ConfigFile: os.DevNull})
-	if err != nil {
+	return newEnvOn(t, backends[0])
+}
+
+func newEnvOn(t *testing.T, b backend) *env {
+	t.Helper()
+	e := b.open(t)
+	e.t = t
+	if _, err := catalog.CreateTable(e.ctx, e.cat, dailyOrders, retail.Spec()); err != nil {
 		t.Fatal(err)
 	}
-	if !cfg.Embedded {
-		t.Fatalf("catalog with no configuration is %+v, want the embedded one", cfg)
-	}
+	e.ident = dailyOrders
+	return e
+}
+
+func openEnv(t *testing.T, ctx context.Context, cfg catalog.Config) *env {
+	t.Helper()
 	cat, err := catalog.Open(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cat.Close() })
-	if _, err := catalog.CreateTable(ctx, cat, dailyOrders, retail.Spec()); err != nil {
-		t.Fatal(err)
-	}
-	return &env{t: t, ctx: ctx, home: home, cat: cat, pub: &swap.Publisher{Catalog: cat}, ident: dailyOrders}
+	return &env{t: t, ctx: ctx, cat: cat, pub: &swap.Publisher{Catalog: cat}}
 }
 
 func (e *env) publish(rows []retail.DailyOrder, partitions ...string) (*swap.Result, error) {
@@ -109,11 +117,10 @@ func snapshots(t *testing.T, tbl *table.Table) int {
 	return len(tbl.Metadata().Snapshots())
 }
 
-// stagedFiles lists every file under the table's data folder.
-func stagedFiles(t *testing.T, home string) []string {
+// localParquet lists the Parquet files under a local warehouse.
+func localParquet(t *testing.T, root string) []string {
 	t.Helper()
 	var out []string
-	root := filepath.Join(home, "warehouse")
 	_ = filepath.Walk(root, func(path string, info os.FileInfo, err error) error {
 		if err == nil && !info.IsDir() && filepath.Ext(path) == ".parquet" {
 			out = append(out, path)
@@ -151,11 +158,10 @@ func (h *hookSource) Open(ctx context.Context, partition string) (array.RecordRe
 	return h.Source.Open(ctx, partition)
 }
 
-// runFiles lists the files on disk that a run staged.
-func runFiles(t *testing.T, home, runID string) []string {
-	t.Helper()
+// runFiles lists the data files a run staged.
+func (e *env) runFiles(runID string) []string {
 	var out []string
-	for _, f := range stagedFiles(t, home) {
+	for _, f := range e.dataFiles() {
 		if strings.Contains(f, "run-"+runID) {
 			out = append(out, f)
 		}

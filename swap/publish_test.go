@@ -11,83 +11,89 @@ import (
 var fixtureRange = []string{"2026-01-01", "2026-01-02"}
 
 func TestRerunConverges(t *testing.T) {
-	e := newEnv(t)
-	e.mustPublish(fixture(t, retail.AfterBatch1), fixtureRange...)
-	corrected := fixture(t, retail.AfterBatch2)
+	forEachBackend(t, func(t *testing.T, b backend) {
+		e := newEnvOn(t, b)
+		e.mustPublish(fixture(t, retail.AfterBatch1), fixtureRange...)
+		corrected := fixture(t, retail.AfterBatch2)
 
-	first := e.mustPublish(corrected, fixtureRange...)
-	snapsAfterFirst := snapshots(t, e.table())
-	second := e.mustPublish(corrected, fixtureRange...)
+		first := e.mustPublish(corrected, fixtureRange...)
+		snapsAfterFirst := snapshots(t, e.table())
+		second := e.mustPublish(corrected, fixtureRange...)
 
-	if first.Status != "published" || second.Status != "published" {
-		t.Fatalf("statuses %q, %q; want published twice", first.Status, second.Status)
-	}
-	if got := snapshots(t, e.table()); got != snapsAfterFirst+1 {
-		t.Errorf("main has %d snapshots after the rerun, want %d (one per publish)", got, snapsAfterFirst+1)
-	}
-	if first.Plan.Fingerprint.Hash != second.Plan.Fingerprint.Hash {
-		t.Errorf("rerun fingerprint %s, first %s: same input must give the same content", second.Plan.Fingerprint.Hash, first.Plan.Fingerprint.Hash)
-	}
-	if second.Plan.BaseFingerprint.Hash != first.Plan.Fingerprint.Hash {
-		t.Errorf("rerun replaced content with fingerprint %s, but the first publish committed %s", second.Plan.BaseFingerprint.Hash, first.Plan.Fingerprint.Hash)
-	}
-	rows := e.daily()
-	if n, c := group(rows, "2026-01-02", "web"); n != 2 || c != 19000 {
-		t.Errorf("2026-01-02/web = %d orders, %d cents; want 2, 19000", n, c)
-	}
-	if n, c := retail.Totals(rows); n != 6 || c != 39000 {
-		t.Errorf("totals = %d orders, %d cents; want 6, 39000", n, c)
-	}
-	if len(rows) != len(corrected) {
-		t.Errorf("table holds %d rows, want %d", len(rows), len(corrected))
-	}
+		if first.Status != "published" || second.Status != "published" {
+			t.Fatalf("statuses %q, %q; want published twice", first.Status, second.Status)
+		}
+		if got := snapshots(t, e.table()); got != snapsAfterFirst+1 {
+			t.Errorf("main has %d snapshots after the rerun, want %d (one per publish)", got, snapsAfterFirst+1)
+		}
+		if first.Plan.Fingerprint.Hash != second.Plan.Fingerprint.Hash {
+			t.Errorf("rerun fingerprint %s, first %s: same input must give the same content", second.Plan.Fingerprint.Hash, first.Plan.Fingerprint.Hash)
+		}
+		if second.Plan.BaseFingerprint.Hash != first.Plan.Fingerprint.Hash {
+			t.Errorf("rerun replaced content with fingerprint %s, but the first publish committed %s", second.Plan.BaseFingerprint.Hash, first.Plan.Fingerprint.Hash)
+		}
+		rows := e.daily()
+		if n, c := group(rows, "2026-01-02", "web"); n != 2 || c != 19000 {
+			t.Errorf("2026-01-02/web = %d orders, %d cents; want 2, 19000", n, c)
+		}
+		if n, c := retail.Totals(rows); n != 6 || c != 39000 {
+			t.Errorf("totals = %d orders, %d cents; want 6, 39000", n, c)
+		}
+		if len(rows) != len(corrected) {
+			t.Errorf("table holds %d rows, want %d", len(rows), len(corrected))
+		}
+	})
 }
 
 // TestAppendContrast shows what the replace protects against: the same slice
 // appended with iceberg-go's plain Append doubles, then triples, the group.
 func TestAppendContrast(t *testing.T) {
-	e := newEnv(t)
-	corrected := fixture(t, retail.AfterBatch2)
-	e.mustPublish(corrected, fixtureRange...)
+	forEachBackend(t, func(t *testing.T, b backend) {
+		e := newEnvOn(t, b)
+		corrected := fixture(t, retail.AfterBatch2)
+		e.mustPublish(corrected, fixtureRange...)
 
-	slice := retail.Only(corrected, fixtureRange...)
-	for i, want := range []struct{ n, c int64 }{{4, 38000}, {6, 57000}} {
-		rec := retail.Record(slice)
-		tbl, err := e.table().Append(e.ctx, mustReader(t, rec), nil)
-		rec.Release()
-		if err != nil {
-			t.Fatalf("append %d: %v", i+1, err)
+		slice := retail.Only(corrected, fixtureRange...)
+		for i, want := range []struct{ n, c int64 }{{4, 38000}, {6, 57000}} {
+			rec := retail.Record(slice)
+			tbl, err := e.table().Append(e.ctx, mustReader(t, rec), nil)
+			rec.Release()
+			if err != nil {
+				t.Fatalf("append %d: %v", i+1, err)
+			}
+			if n, c := group(readDaily(t, e.ctx, tbl), "2026-01-02", "web"); n != want.n || c != want.c {
+				t.Errorf("after append %d: 2026-01-02/web = %d/%d, want %d/%d", i+1, n, c, want.n, want.c)
+			}
 		}
-		if n, c := group(readDaily(t, e.ctx, tbl), "2026-01-02", "web"); n != want.n || c != want.c {
-			t.Errorf("after append %d: 2026-01-02/web = %d/%d, want %d/%d", i+1, n, c, want.n, want.c)
-		}
-	}
+	})
 }
 
 func TestOneCommitPerPublish(t *testing.T) {
-	for _, parts := range []int{1, 30} {
-		e := newEnv(t)
-		var rows []retail.DailyOrder
-		var dates []string
-		for d := range parts {
-			date := dayAfter("2026-01-01", d)
-			dates = append(dates, date)
-			rows = append(rows, retail.DailyOrder{OrderDate: date, Channel: "web", OrderCount: int64(d + 1), AmountCents: 100})
+	forEachBackend(t, func(t *testing.T, b backend) {
+		for _, parts := range []int{1, 30} {
+			e := newEnvOn(t, b)
+			var rows []retail.DailyOrder
+			var dates []string
+			for d := range parts {
+				date := dayAfter("2026-01-01", d)
+				dates = append(dates, date)
+				rows = append(rows, retail.DailyOrder{OrderDate: date, Channel: "web", OrderCount: int64(d + 1), AmountCents: 100})
+			}
+			before := e.cat.Commits()
+			e.mustPublish(rows, dates...)
+			if got := e.cat.Commits() - before; got != 1 {
+				t.Errorf("%d partitions: %d catalog commits, want 1", parts, got)
+			}
+			before = e.cat.Commits()
+			e.mustPublish(rows, dates...) // a replace, not an append
+			if got := e.cat.Commits() - before; got != 1 {
+				t.Errorf("%d partitions, replace: %d catalog commits, want 1", parts, got)
+			}
+			if got := len(e.daily()); got != parts {
+				t.Errorf("%d partitions: table holds %d rows after replace, want %d", parts, got, parts)
+			}
 		}
-		before := e.cat.Commits()
-		e.mustPublish(rows, dates...)
-		if got := e.cat.Commits() - before; got != 1 {
-			t.Errorf("%d partitions: %d catalog commits, want 1", parts, got)
-		}
-		before = e.cat.Commits()
-		e.mustPublish(rows, dates...) // a replace, not an append
-		if got := e.cat.Commits() - before; got != 1 {
-			t.Errorf("%d partitions, replace: %d catalog commits, want 1", parts, got)
-		}
-		if got := len(e.daily()); got != parts {
-			t.Errorf("%d partitions: table holds %d rows after replace, want %d", parts, got, parts)
-		}
-	}
+	})
 }
 
 func TestReplaceLeavesOtherPartitions(t *testing.T) {
@@ -108,37 +114,39 @@ func TestReplaceLeavesOtherPartitions(t *testing.T) {
 }
 
 func TestConflictCommitsNothing(t *testing.T) {
-	e := newEnv(t)
-	e.mustPublish(fixture(t, retail.AfterBatch1), fixtureRange...)
+	forEachBackend(t, func(t *testing.T, b backend) {
+		e := newEnvOn(t, b)
+		e.mustPublish(fixture(t, retail.AfterBatch1), fixtureRange...)
 
-	// Another writer commits to main after this publish planned.
-	var other *swap.Result
-	src := &hookSource{Source: retail.NewSource(fixture(t, retail.AfterBatch2)), before: func() {
-		var err error
-		other, err = e.publish([]retail.DailyOrder{{OrderDate: "2026-01-05", Channel: "store", OrderCount: 3, AmountCents: 300}}, "2026-01-05")
-		if err != nil {
-			t.Errorf("other writer: %v", err)
+		// Another writer commits to main after this publish planned.
+		var other *swap.Result
+		src := &hookSource{Source: retail.NewSource(fixture(t, retail.AfterBatch2)), before: func() {
+			var err error
+			other, err = e.publish([]retail.DailyOrder{{OrderDate: "2026-01-05", Channel: "store", OrderCount: 3, AmountCents: 300}}, "2026-01-05")
+			if err != nil {
+				t.Errorf("other writer: %v", err)
+			}
+		}}
+		res, err := e.pub.Publish(e.ctx, swap.Request{Table: e.ident, Partitions: fixtureRange, Source: src, Parallelism: 1})
+		if !errors.Is(err, swap.ErrConflict) {
+			t.Fatalf("publish after a concurrent commit: err = %v, want ErrConflict", err)
 		}
-	}}
-	res, err := e.pub.Publish(e.ctx, swap.Request{Table: e.ident, Partitions: fixtureRange, Source: src, Parallelism: 1})
-	if !errors.Is(err, swap.ErrConflict) {
-		t.Fatalf("publish after a concurrent commit: err = %v, want ErrConflict", err)
-	}
-	if errors.Is(err, swap.ErrCommitUnknown) {
-		t.Errorf("a lost compare-and-swap is classified as unknown: %v", err)
-	}
-	head := e.table().CurrentSnapshot()
-	if other == nil || head.SnapshotID != other.SnapshotID {
-		t.Fatalf("main is at %d, want the other writer's snapshot", head.SnapshotID)
-	}
-	rows := e.daily()
-	if n, _ := group(rows, "2026-01-05", "store"); n != 3 {
-		t.Errorf("the other writer's partition reads %d orders, want 3", n)
-	}
-	if n, c := group(rows, "2026-01-02", "web"); n != 1 || c != 9000 {
-		t.Errorf("2026-01-02/web = %d/%d; the conflicting publish must commit nothing (want 1/9000)", n, c)
-	}
-	if left := runFiles(t, e.home, res.Plan.RunID); len(left) != 0 {
-		t.Errorf("the conflicting run left staged files %v", left)
-	}
+		if errors.Is(err, swap.ErrCommitUnknown) {
+			t.Errorf("a lost compare-and-swap is classified as unknown: %v", err)
+		}
+		head := e.table().CurrentSnapshot()
+		if other == nil || head.SnapshotID != other.SnapshotID {
+			t.Fatalf("main is at %d, want the other writer's snapshot", head.SnapshotID)
+		}
+		rows := e.daily()
+		if n, _ := group(rows, "2026-01-05", "store"); n != 3 {
+			t.Errorf("the other writer's partition reads %d orders, want 3", n)
+		}
+		if n, c := group(rows, "2026-01-02", "web"); n != 1 || c != 9000 {
+			t.Errorf("2026-01-02/web = %d/%d; the conflicting publish must commit nothing (want 1/9000)", n, c)
+		}
+		if left := e.runFiles(res.Plan.RunID); len(left) != 0 {
+			t.Errorf("the conflicting run left staged files %v", left)
+		}
+	})
 }

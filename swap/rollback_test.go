@@ -18,65 +18,71 @@ func wrongAmounts(rows []retail.DailyOrder) []retail.DailyOrder {
 }
 
 func TestRollbackRestoresPreviousSnapshot(t *testing.T) {
-	e := newEnv(t)
-	e.mustPublish(fixture(t, retail.AfterBatch1), fixtureRange...)
-	good := e.mustPublish(fixture(t, retail.AfterBatch2), fixtureRange...)
-	want := e.daily()
-	bad := e.mustPublish(wrongAmounts(fixture(t, retail.AfterBatch2)), fixtureRange...)
-	if _, c := group(e.daily(), "2026-01-02", "web"); c != 190000 {
-		t.Fatalf("bad publish reads %d cents, want 190000", c)
-	}
+	forEachBackend(t, func(t *testing.T, b backend) {
+		e := newEnvOn(t, b)
+		e.mustPublish(fixture(t, retail.AfterBatch1), fixtureRange...)
+		good := e.mustPublish(fixture(t, retail.AfterBatch2), fixtureRange...)
+		want := e.daily()
+		bad := e.mustPublish(wrongAmounts(fixture(t, retail.AfterBatch2)), fixtureRange...)
+		if _, c := group(e.daily(), "2026-01-02", "web"); c != 190000 {
+			t.Fatalf("bad publish reads %d cents, want 190000", c)
+		}
 
-	res, err := e.pub.Rollback(e.ctx, swap.RollbackRequest{Table: e.ident, RunID: bad.Plan.RunID})
-	if err != nil {
-		t.Fatalf("rollback: %v", err)
-	}
-	if head := e.table().CurrentSnapshot().SnapshotID; head != good.SnapshotID || res.ToSnapshotID != good.SnapshotID {
-		t.Errorf("main at %d (result says %d) after rollback, want the good publish's %d", head, res.ToSnapshotID, good.SnapshotID)
-	}
-	if !res.Verified || res.Fingerprint != good.Plan.Fingerprint.Hash {
-		t.Errorf("restored fingerprint %s (verified %v), want %s", res.Fingerprint, res.Verified, good.Plan.Fingerprint.Hash)
-	}
-	if got := e.daily(); !slices.Equal(got, want) {
-		t.Errorf("rows after rollback %v, want %v", got, want)
-	}
-	if _, err := e.pub.Rollback(e.ctx, swap.RollbackRequest{Table: e.ident, RunID: bad.Plan.RunID}); !errors.Is(err, swap.ErrRollbackRefused) {
-		t.Errorf("second rollback of the same run: err = %v, want ErrRollbackRefused", err)
-	}
+		res, err := e.pub.Rollback(e.ctx, swap.RollbackRequest{Table: e.ident, RunID: bad.Plan.RunID})
+		if err != nil {
+			t.Fatalf("rollback: %v", err)
+		}
+		if head := e.table().CurrentSnapshot().SnapshotID; head != good.SnapshotID || res.ToSnapshotID != good.SnapshotID {
+			t.Errorf("main at %d (result says %d) after rollback, want the good publish's %d", head, res.ToSnapshotID, good.SnapshotID)
+		}
+		if !res.Verified || res.Fingerprint != good.Plan.Fingerprint.Hash {
+			t.Errorf("restored fingerprint %s (verified %v), want %s", res.Fingerprint, res.Verified, good.Plan.Fingerprint.Hash)
+		}
+		if got := e.daily(); !slices.Equal(got, want) {
+			t.Errorf("rows after rollback %v, want %v", got, want)
+		}
+		if _, err := e.pub.Rollback(e.ctx, swap.RollbackRequest{Table: e.ident, RunID: bad.Plan.RunID}); !errors.Is(err, swap.ErrRollbackRefused) {
+			t.Errorf("second rollback of the same run: err = %v, want ErrRollbackRefused", err)
+		}
+	})
 }
 
 func TestRollbackRefusesWhenMainMovedOn(t *testing.T) {
-	e := newEnv(t)
-	e.mustPublish(fixture(t, retail.AfterBatch2), fixtureRange...)
-	bad := e.mustPublish(wrongAmounts(fixture(t, retail.AfterBatch2)), fixtureRange...)
-	later := e.mustPublish([]retail.DailyOrder{{OrderDate: "2026-01-09", Channel: "app", OrderCount: 1, AmountCents: 1}}, "2026-01-09")
+	forEachBackend(t, func(t *testing.T, b backend) {
+		e := newEnvOn(t, b)
+		e.mustPublish(fixture(t, retail.AfterBatch2), fixtureRange...)
+		bad := e.mustPublish(wrongAmounts(fixture(t, retail.AfterBatch2)), fixtureRange...)
+		later := e.mustPublish([]retail.DailyOrder{{OrderDate: "2026-01-09", Channel: "app", OrderCount: 1, AmountCents: 1}}, "2026-01-09")
 
-	_, err := e.pub.Rollback(e.ctx, swap.RollbackRequest{Table: e.ident, RunID: bad.Plan.RunID})
-	if !errors.Is(err, swap.ErrRollbackRefused) {
-		t.Fatalf("rollback behind a later commit: err = %v, want ErrRollbackRefused", err)
-	}
-	if head := e.table().CurrentSnapshot().SnapshotID; head != later.SnapshotID {
-		t.Errorf("a refused rollback moved main to %d", head)
-	}
+		_, err := e.pub.Rollback(e.ctx, swap.RollbackRequest{Table: e.ident, RunID: bad.Plan.RunID})
+		if !errors.Is(err, swap.ErrRollbackRefused) {
+			t.Fatalf("rollback behind a later commit: err = %v, want ErrRollbackRefused", err)
+		}
+		if head := e.table().CurrentSnapshot().SnapshotID; head != later.SnapshotID {
+			t.Errorf("a refused rollback moved main to %d", head)
+		}
 
-	if _, err := e.pub.Rollback(e.ctx, swap.RollbackRequest{Table: e.ident, RunID: bad.Plan.RunID, Force: true}); err != nil {
-		t.Fatalf("forced rollback: %v", err)
-	}
-	if head := e.table().CurrentSnapshot().SnapshotID; head != bad.Plan.BaseSnapshotIDValue() {
-		t.Errorf("forced rollback left main at %d, want the bad run's base %d", head, bad.Plan.BaseSnapshotIDValue())
-	}
+		if _, err := e.pub.Rollback(e.ctx, swap.RollbackRequest{Table: e.ident, RunID: bad.Plan.RunID, Force: true}); err != nil {
+			t.Fatalf("forced rollback: %v", err)
+		}
+		if head := e.table().CurrentSnapshot().SnapshotID; head != bad.Plan.BaseSnapshotIDValue() {
+			t.Errorf("forced rollback left main at %d, want the bad run's base %d", head, bad.Plan.BaseSnapshotIDValue())
+		}
+	})
 }
 
 func TestVerifyRunRecomputes(t *testing.T) {
-	e := newEnv(t)
-	res := e.mustPublish(fixture(t, retail.AfterBatch2), fixtureRange...)
-	v, err := e.pub.VerifyRun(e.ctx, e.ident, res.Plan.RunID, 0)
-	if err != nil {
-		t.Fatalf("verify: %v", err)
-	}
-	if !v.OK || v.Computed != res.Plan.Fingerprint.Hash || v.Rows != 5 || v.Sums["amount_cents"] != 39000 {
-		t.Errorf("verify = %+v, want ok with %s, 5 rows, 39000 cents", v, res.Plan.Fingerprint.Hash)
-	}
+	forEachBackend(t, func(t *testing.T, b backend) {
+		e := newEnvOn(t, b)
+		res := e.mustPublish(fixture(t, retail.AfterBatch2), fixtureRange...)
+		v, err := e.pub.VerifyRun(e.ctx, e.ident, res.Plan.RunID, 0)
+		if err != nil {
+			t.Fatalf("verify: %v", err)
+		}
+		if !v.OK || v.Computed != res.Plan.Fingerprint.Hash || v.Rows != 5 || v.Sums["amount_cents"] != 39000 {
+			t.Errorf("verify = %+v, want ok with %s, 5 rows, 39000 cents", v, res.Plan.Fingerprint.Hash)
+		}
+	})
 }
 
 func TestHistoryRecordsRuns(t *testing.T) {

@@ -63,65 +63,67 @@ func withInt32Amount() arrow.RecordBatch {
 }
 
 func TestValidationRefuses(t *testing.T) {
-	web := func(date string, n, c int64) retail.DailyOrder {
-		return retail.DailyOrder{OrderDate: date, Channel: "web", OrderCount: n, AmountCents: c}
-	}
-	ok01 := rows(web("2026-01-01", 1, 100))
-	ok02 := rows(web("2026-01-02", 1, 100))
-	cases := []struct {
-		name   string
-		src    recSource
-		kind   verify.Kind
-		part   string
-		row    int64
-		column string
-	}{
-		{"row outside the declared partitions", recSource{"2026-01-01": ok01, "2026-01-02": rows(web("2026-01-02", 1, 1), web("2026-01-03", 1, 1))},
-			verify.KindOutside, "order_date=2026-01-02", 2, "order_date"},
-		{"zero rows", recSource{"2026-01-01": ok01}, verify.KindEmpty, "order_date=2026-01-02", 0, ""},
-		{"duplicate grain", recSource{"2026-01-01": ok01, "2026-01-02": rows(web("2026-01-02", 1, 1), web("2026-01-02", 2, 2))},
-			verify.KindDuplicateGrain, "order_date=2026-01-02", 2, ""},
-		{"null grain value", recSource{"2026-01-01": withNullChannel, "2026-01-02": ok02}, verify.KindNullGrain, "order_date=2026-01-01", 1, "channel"},
-		{"negative amount", recSource{"2026-01-01": ok01, "2026-01-02": rows(web("2026-01-02", 1, 5), retail.DailyOrder{OrderDate: "2026-01-02", Channel: "app", OrderCount: 1, AmountCents: -5})},
-			verify.KindCheck, "order_date=2026-01-02", 2, "amount_cents"},
-		{"column of the wrong type", recSource{"2026-01-01": withInt32Amount, "2026-01-02": ok02}, verify.KindSchema, "order_date=2026-01-01", 0, "amount_cents"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t)
-			e.mustPublish(fixture(t, retail.AfterBatch1), fixtureRange...)
-			metaBefore, filesBefore := e.table().MetadataLocation(), stagedFiles(t, e.home)
+	forEachBackend(t, func(t *testing.T, b backend) {
+		web := func(date string, n, c int64) retail.DailyOrder {
+			return retail.DailyOrder{OrderDate: date, Channel: "web", OrderCount: n, AmountCents: c}
+		}
+		ok01 := rows(web("2026-01-01", 1, 100))
+		ok02 := rows(web("2026-01-02", 1, 100))
+		cases := []struct {
+			name   string
+			src    recSource
+			kind   verify.Kind
+			part   string
+			row    int64
+			column string
+		}{
+			{"row outside the declared partitions", recSource{"2026-01-01": ok01, "2026-01-02": rows(web("2026-01-02", 1, 1), web("2026-01-03", 1, 1))},
+				verify.KindOutside, "order_date=2026-01-02", 2, "order_date"},
+			{"zero rows", recSource{"2026-01-01": ok01}, verify.KindEmpty, "order_date=2026-01-02", 0, ""},
+			{"duplicate grain", recSource{"2026-01-01": ok01, "2026-01-02": rows(web("2026-01-02", 1, 1), web("2026-01-02", 2, 2))},
+				verify.KindDuplicateGrain, "order_date=2026-01-02", 2, ""},
+			{"null grain value", recSource{"2026-01-01": withNullChannel, "2026-01-02": ok02}, verify.KindNullGrain, "order_date=2026-01-01", 1, "channel"},
+			{"negative amount", recSource{"2026-01-01": ok01, "2026-01-02": rows(web("2026-01-02", 1, 5), retail.DailyOrder{OrderDate: "2026-01-02", Channel: "app", OrderCount: 1, AmountCents: -5})},
+				verify.KindCheck, "order_date=2026-01-02", 2, "amount_cents"},
+			{"column of the wrong type", recSource{"2026-01-01": withInt32Amount, "2026-01-02": ok02}, verify.KindSchema, "order_date=2026-01-01", 0, "amount_cents"},
+		}
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				e := newEnvOn(t, b)
+				e.mustPublish(fixture(t, retail.AfterBatch1), fixtureRange...)
+				metaBefore, filesBefore := e.table().MetadataLocation(), e.dataFiles()
 
-			res, err := e.pub.Publish(e.ctx, swap.Request{Table: e.ident, Partitions: fixtureRange, Source: tc.src})
-			var refused *swap.RefusedError
-			if !errors.As(err, &refused) || !errors.Is(err, swap.ErrRefused) {
-				t.Fatalf("err = %v, want a RefusedError", err)
-			}
-			i := slices.IndexFunc(refused.Findings, func(f verify.Finding) bool { return f.Kind == tc.kind })
-			if i < 0 {
-				t.Fatalf("findings %v lack kind %s", refused.Findings, tc.kind)
-			}
-			f := refused.Findings[i]
-			if f.Partition != tc.part || f.Row != tc.row || f.Column != tc.column {
-				t.Errorf("finding %+v; want partition %s, row %d, column %q", f, tc.part, tc.row, tc.column)
-			}
-			msg := err.Error()
-			for _, want := range []string{tc.part, tc.column} {
-				if !strings.Contains(msg, want) {
-					t.Errorf("message %q does not name %q", msg, want)
+				res, err := e.pub.Publish(e.ctx, swap.Request{Table: e.ident, Partitions: fixtureRange, Source: tc.src})
+				var refused *swap.RefusedError
+				if !errors.As(err, &refused) || !errors.Is(err, swap.ErrRefused) {
+					t.Fatalf("err = %v, want a RefusedError", err)
 				}
-			}
-			if got := e.table().MetadataLocation(); got != metaBefore {
-				t.Errorf("metadata location moved from %s to %s on a refused publish", metaBefore, got)
-			}
-			if got := stagedFiles(t, e.home); !slices.Equal(got, filesBefore) {
-				t.Errorf("files after a refused publish %v, want only %v", got, filesBefore)
-			}
-			if res == nil || res.Status != "refused" {
-				t.Errorf("result %+v, want status refused", res)
-			}
-		})
-	}
+				i := slices.IndexFunc(refused.Findings, func(f verify.Finding) bool { return f.Kind == tc.kind })
+				if i < 0 {
+					t.Fatalf("findings %v lack kind %s", refused.Findings, tc.kind)
+				}
+				f := refused.Findings[i]
+				if f.Partition != tc.part || f.Row != tc.row || f.Column != tc.column {
+					t.Errorf("finding %+v; want partition %s, row %d, column %q", f, tc.part, tc.row, tc.column)
+				}
+				msg := err.Error()
+				for _, want := range []string{tc.part, tc.column} {
+					if !strings.Contains(msg, want) {
+						t.Errorf("message %q does not name %q", msg, want)
+					}
+				}
+				if got := e.table().MetadataLocation(); got != metaBefore {
+					t.Errorf("metadata location moved from %s to %s on a refused publish", metaBefore, got)
+				}
+				if got := e.dataFiles(); !slices.Equal(got, filesBefore) {
+					t.Errorf("files after a refused publish %v, want only %v", got, filesBefore)
+				}
+				if res == nil || res.Status != "refused" {
+					t.Errorf("result %+v, want status refused", res)
+				}
+			})
+		}
+	})
 }
 
 func TestEveryFindingReported(t *testing.T) {

@@ -62,3 +62,11 @@ func splitLocation(loc string) (bucket, key string, err error) {
 	}
 	return u.Host, strings.TrimPrefix(u.Path, "/"), nil
 }
+
+// StagingIO is the hook a swap.Publisher takes: staged files of a table go
+// through this store, reads through the table's IO.
+func (s *Store) StagingIO() func(context.Context, icebergio.IO) (icebergio.WriteFileIO, error) {
+	return func(ctx context.Context, read icebergio.IO) (icebergio.WriteFileIO, error) {
+		return NewIO(ctx, read, s), nil
+	}
+}

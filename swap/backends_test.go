@@ -1,0 +1,100 @@
+package swap_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	_ "github.com/apache/iceberg-go/io/gocloud/s3" // s3:// table locations
+	"github.com/minio/minio-go/v7"
+
+	"github.com/lakeswap/lakeswap/catalog"
+	"github.com/lakeswap/lakeswap/parquetio/s3store"
+	"github.com/lakeswap/lakeswap/testenv"
+)
+
+func TestMain(m *testing.M) { os.Exit(testenv.Run(m)) }
+
+// backend is one place the conformance suite runs: a catalog and a warehouse.
+type backend struct {
+	name string
+	open func(t *testing.T) *env
+}
+
+// backends are every environment lakeswap supports; the first is the
+// embedded default.
+var backends = []backend{
+	{"sqlite+local", openLocal},
+	{"sqlite+minio", func(t *testing.T) *env { return openS3(t, false) }},
+	{"postgres+minio", func(t *testing.T) *env { return openS3(t, true) }},
+}
+
+// forEachBackend runs a conformance test on every backend.
+func forEachBackend(t *testing.T, test func(t *testing.T, b backend)) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) { test(t, b) })
+	}
+}
+
+func openLocal(t *testing.T) *env {
+	home := t.TempDir()
+	cfg, err := catalog.Resolve(catalog.Settings{Home: home, Getenv: func(string) string { return "" }, ConfigFile: os.DevNull})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cfg.Embedded {
+		t.Fatalf("catalog with no configuration is %+v, want the embedded one", cfg)
+	}
+	e := openEnv(t, context.Background(), cfg)
+	e.home = home
+	e.dataFiles = func() []string { return localParquet(t, filepath.Join(home, "warehouse")) }
+	return e
+}
+
+// openS3 puts the warehouse in a fresh MinIO bucket, with the catalog in
+// SQLite or in a fresh PostgreSQL database. Credentials reach lakeswap and
+// iceberg-go through the standard AWS environment, as in production.
+func openS3(t *testing.T, postgres bool) *env {
+	srv := testenv.MinIO(t)
+	for _, kv := range srv.Env() {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	bucket := srv.NewBucket(t)
+	props := map[string]string{
+		"type":               "sql",
+		"warehouse":          "s3://" + bucket + "/warehouse",
+		s3store.PropEndpoint: srv.Endpoint,
+		s3store.PropRegion:   srv.Region,
+		s3store.PropPartSize: "5242880",
+		"sql.driver":         "sqlite",
+		"sql.dialect":        "sqlite",
+		"uri":                "file:" + filepath.Join(t.TempDir(), "catalog.db") + "?_pragma=busy_timeout(10000)",
+	}
+	if postgres {
+		props["sql.driver"], props["sql.dialect"], props["uri"] = "pgx", "postgres", testenv.Postgres(t).NewDatabase(t)
+	}
+	ctx, store, err := s3store.Attach(context.Background(), props)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := openEnv(t, ctx, catalog.Config{Name: "conformance", Props: props, Source: "test"})
+	e.pub.StagingIO = store.StagingIO()
+	e.dataFiles = func() []string {
+		var out []string
+		for obj := range srv.Client.ListObjects(context.Background(), bucket, minio.ListObjectsOptions{Recursive: true}) {
+			if obj.Err != nil {
+				t.Fatal(obj.Err)
+			}
+			if strings.HasSuffix(obj.Key, ".parquet") {
+				out = append(out, "s3://"+bucket+"/"+obj.Key)
+			}
+		}
+		sort.Strings(out)
+		return out
+	}
+	return e
+}
