@@ -3,13 +3,17 @@
 GO ?= go
 DEMO_DIR ?= lakeswap-demo
 
-.PHONY: build demo test bench minio dev-up dev-down clean
+.PHONY: build demo demo-minio test bench minio dev-up dev-down clean
 
 build:
 	$(GO) build -o bin/lakeswap ./cmd/lakeswap
 
 demo:
 	$(GO) run ./cmd/lakeswap demo --dir $(DEMO_DIR)
+
+# The same story with the warehouse on a MinIO server started for it.
+demo-minio:
+	$(GO) run ./cmd/lakeswap demo --s3 --dir $(DEMO_DIR)-minio
 
 # Tests run against real servers (MinIO, PostgreSQL) that testenv starts;
 # `make minio` builds the MinIO server once so no test waits for it.

@@ -55,6 +55,12 @@ func MinIO(t testing.TB) *S3 {
 	return s3Srv
 }
 
+// StartS3 gives an S3 server outside a test: the endpoint in
+// LAKESWAP_TEST_S3_ENDPOINT, or a MinIO started now and stopped by Stop.
+func StartS3(ctx context.Context, log *os.File) (*S3, error) {
+	return startS3(ctx, log)
+}
+
 // StartMinIODetached starts a MinIO server that outlives this process, for
 // `make dev-up`; it returns the server's pid. log receives its output.
 func StartMinIODetached(ctx context.Context, dataDir string, log *os.File) (*S3, int, error) {
@@ -87,7 +93,8 @@ func startS3(ctx context.Context, log *os.File) (*S3, error) {
 		return nil, err
 	}
 	stop := s.stop
-	s.stop = func() { stop(); _ = os.RemoveAll(dir) }
+	var once sync.Once
+	s.stop = func() { once.Do(func() { stop(); _ = os.RemoveAll(dir) }) }
 	atExit(s.Stop)
 	return s, nil
 }
@@ -122,14 +129,17 @@ func startMinIO(ctx context.Context, dataDir string, log *os.File, detach bool) 
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
+	var once sync.Once
 	s.stop = func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
+		once.Do(func() {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case <-exited:
+			case <-time.After(10 * time.Second):
+				_ = cmd.Process.Kill()
+				<-exited
+			}
+		})
 	}
 	if err := waitHealthy(ctx, s.Endpoint+"/minio/health/live", exited); err != nil {
 		s.stop()

@@ -97,7 +97,8 @@ func startPG(ctx context.Context) (*PG, error) {
 		return nil, err
 	}
 	stop := p.stop
-	p.stop = func() { stop(); _ = os.RemoveAll(dir) }
+	var once sync.Once
+	p.stop = func() { once.Do(func() { stop(); _ = os.RemoveAll(dir) }) }
 	atExit(p.Stop)
 	return p, nil
 }

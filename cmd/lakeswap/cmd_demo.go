@@ -8,32 +8,51 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/apache/iceberg-go/table"
+	"github.com/minio/minio-go/v7"
 	"github.com/spf13/cobra"
 
 	"github.com/lakeswap/lakeswap/catalog"
+	"github.com/lakeswap/lakeswap/parquetio/s3store"
 	"github.com/lakeswap/lakeswap/swap"
+	"github.com/lakeswap/lakeswap/testenv"
 	"github.com/lakeswap/lakeswap/testenv/retail"
 )
 
 const demoDefaultDir = "lakeswap-demo"
 
+// demoOptions choose where the demo's tables live.
+type demoOptions struct {
+	dir        string
+	s3         bool
+	s3Endpoint string
+	s3Bucket   string
+}
+
 func newDemoCmd(g *globals) *cobra.Command {
-	var dir string
+	var o demoOptions
 	cmd := &cobra.Command{
-		Use:   "demo [--dir DIR]",
+		Use:   "demo [--dir DIR] [--s3 [--s3-endpoint URL --s3-bucket NAME]]",
 		Short: "Run the retail-orders backfill story on an embedded catalog in DIR",
 		Long: `demo tells the retail-orders story end to end on an embedded catalog in DIR (catalog.db and
 warehouse/, left in place so that 'lakeswap --home DIR history --table retail.daily_orders' and other
 engines can look afterwards): a first load, a corrected backfill, a rerun that changes nothing, a naive
 append that doubles, a refused wipe, and a bad publish rolled back. It checks every number it shows and
-fails if one is off. A rerun starts the demo's tables afresh.`,
+fails if one is off. A rerun starts the demo's tables afresh.
+
+With --s3 the warehouse is on S3: a MinIO server that lakeswap starts for the demo (built once into
+the cache folder), or, with --s3-endpoint and --s3-bucket, an S3-compatible endpoint of one's own with
+credentials from the AWS chain (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or a profile).`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runDemo(cmd.Context(), g, dir) },
+		RunE: func(cmd *cobra.Command, _ []string) error { return runDemo(cmd.Context(), g, o) },
 	}
-	cmd.Flags().StringVar(&dir, "dir", demoDefaultDir, "embedded catalog home for the demo")
+	cmd.Flags().StringVar(&o.dir, "dir", demoDefaultDir, "embedded catalog home for the demo")
+	cmd.Flags().BoolVar(&o.s3, "s3", false, "put the warehouse on S3 (MinIO started for the demo unless --s3-endpoint)")
+	cmd.Flags().StringVar(&o.s3Endpoint, "s3-endpoint", "", "S3-compatible endpoint of one's own, e.g. http://127.0.0.1:9000")
+	cmd.Flags().StringVar(&o.s3Bucket, "s3-bucket", "", "existing bucket on --s3-endpoint for the demo's warehouse")
 	return cmd
 }
 
@@ -52,26 +71,34 @@ var (
 	demoRange  = "order_date=2026-01-01..2026-01-02"
 )
 
-func runDemo(ctx context.Context, g *globals, dir string) error {
-	cfg, err := catalog.Resolve(catalog.Settings{Home: dir, Getenv: func(string) string { return "" }, ConfigFile: os.DevNull})
+func runDemo(ctx context.Context, g *globals, o demoOptions) error {
+	cfg, err := catalog.Resolve(catalog.Settings{Home: o.dir, Getenv: func(string) string { return "" }, ConfigFile: os.DevNull})
 	if err != nil {
 		return err
 	}
-	cat, err := catalog.Open(ctx, cfg)
+	if o.s3 || o.s3Endpoint != "" {
+		stop, err := demoOnS3(ctx, g, &cfg, o)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	ctx, pub, err := openPublisher(ctx, cfg, g.logger())
 	if err != nil {
 		return err
 	}
+	cat := pub.Catalog
 	defer cat.Close()
 	// With --output json the story goes to stderr and stdout gets one result.
 	w := g.stdout
 	if g.json() {
 		w = g.stderr
 	}
-	d := &demo{ctx: ctx, w: w, pub: &swap.Publisher{Catalog: cat, Logger: g.logger()}, inputs: filepath.Join(cfg.Home, "inputs")}
+	d := &demo{ctx: ctx, w: w, pub: pub, inputs: filepath.Join(cfg.Home, "inputs")}
 	if err := os.MkdirAll(d.inputs, 0o755); err != nil {
 		return err
 	}
-	fmt.Fprintf(d.w, "lakeswap demo: retail-orders on an embedded catalog in %s\n", cfg.Home)
+	fmt.Fprintf(d.w, "lakeswap demo: retail-orders on an embedded catalog in %s, warehouse %s\n", cfg.Home, cfg.Props["warehouse"])
 
 	batch1, err := retail.Daily(retail.AfterBatch1)
 	if err != nil {
@@ -94,11 +121,46 @@ func runDemo(ctx context.Context, g *globals, dir string) error {
 			return fmt.Errorf("demo step %d: %w", d.step, err)
 		}
 	}
-	fmt.Fprintf(d.w, "\ndemo ok. Look around: lakeswap --home %s history --table retail.daily_orders\n", dir)
+	if o.s3 && o.s3Endpoint == "" {
+		fmt.Fprintln(d.w, "\ndemo ok. The MinIO server stops with the demo; to keep the warehouse, use --s3-endpoint and --s3-bucket.")
+	} else {
+		fmt.Fprintf(d.w, "\ndemo ok. Look around: lakeswap --home %s history --table retail.daily_orders\n", o.dir)
+	}
 	if g.json() {
 		return g.emit(map[string]any{"ok": true, "home": cfg.Home, "steps": d.step, "table": "retail.daily_orders"}, nil)
 	}
 	return nil
+}
+
+// demoOnS3 moves the demo's warehouse to S3: one's own endpoint and bucket,
+// or a MinIO started for the demo with a fresh bucket. The started server's
+// credentials go into this process's environment, where the AWS chain reads
+// them, as it would read one's own. stop ends what was started.
+func demoOnS3(ctx context.Context, g *globals, cfg *catalog.Config, o demoOptions) (stop func(), err error) {
+	endpoint, bucket, stop := o.s3Endpoint, o.s3Bucket, func() {}
+	if endpoint == "" {
+		srv, err := testenv.StartS3(ctx, os.Stderr)
+		if err != nil {
+			return nil, fmt.Errorf("start MinIO for the demo: %w", err)
+		}
+		for _, kv := range srv.Env() {
+			k, v, _ := strings.Cut(kv, "=")
+			os.Setenv(k, v)
+		}
+		bucket = "lakeswap-demo-" + testenv.Random(4)
+		if err := srv.Client.MakeBucket(ctx, bucket, minio.MakeBucketOptions{Region: srv.Region}); err != nil {
+			srv.Stop()
+			return nil, fmt.Errorf("create bucket %s: %w", bucket, err)
+		}
+		endpoint, stop = srv.Endpoint, srv.Stop
+		fmt.Fprintf(g.stderr, "demo: MinIO at %s, bucket %s (stopped when the demo ends)\n", endpoint, bucket)
+	} else if bucket == "" {
+		return nil, usagef("--s3-endpoint needs --s3-bucket, an existing bucket for the demo's warehouse")
+	}
+	cfg.Props["warehouse"] = "s3://" + bucket + "/lakeswap-demo"
+	cfg.Props[s3store.PropEndpoint] = endpoint
+	cfg.Source = "embedded catalog, warehouse on S3"
+	return stop, nil
 }
 
 func (d *demo) header(title string) {

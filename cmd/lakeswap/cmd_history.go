@@ -31,12 +31,11 @@ func runHistory(ctx context.Context, g *globals, table string) error {
 	if err != nil {
 		return usageError{err}
 	}
-	cat, err := g.open(ctx)
+	ctx, pub, err := g.open(ctx)
 	if err != nil {
 		return err
 	}
-	defer cat.Close()
-	pub := &swap.Publisher{Catalog: cat, Logger: g.logger()}
+	defer pub.Catalog.Close()
 	main, off, err := pub.History(ctx, ident)
 	if err != nil {
 		return err

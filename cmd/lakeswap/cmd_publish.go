@@ -78,12 +78,12 @@ func runPublish(ctx context.Context, g *globals, o publishOptions) error {
 	}
 	writer.TargetFileSize = o.targetFileMiB << 20
 
-	cat, err := g.open(ctx)
+	ctx, pub, err := g.open(ctx)
 	if err != nil {
 		return err
 	}
-	defer cat.Close()
-	pub := &swap.Publisher{Catalog: cat, Logger: g.logger(), Progress: progressLog{g}}
+	defer pub.Catalog.Close()
+	pub.Progress = progressLog{g}
 	res, err := publishFiles(ctx, pub, swap.Request{
 		Table: ident, AllowEmpty: o.allowEmpty, NoAutoRollback: o.noAutoRollback, Parallelism: o.parallelism, Writer: writer,
 	}, o.partitions, o.files)

@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lakeswap/lakeswap/catalog"
-	"github.com/lakeswap/lakeswap/swap"
 )
 
 func newVerifyCmd(g *globals) *cobra.Command {
@@ -37,12 +36,11 @@ func newVerifyCmd(g *globals) *cobra.Command {
 }
 
 func runVerify(ctx context.Context, g *globals, ident []string, runID string, snapshotID int64) error {
-	cat, err := g.open(ctx)
+	ctx, pub, err := g.open(ctx)
 	if err != nil {
 		return err
 	}
-	defer cat.Close()
-	pub := &swap.Publisher{Catalog: cat, Logger: g.logger()}
+	defer pub.Catalog.Close()
 	res, err := pub.VerifyRun(ctx, ident, runID, snapshotID)
 	if res != nil {
 		if perr := g.emit(res, func(w io.Writer) {

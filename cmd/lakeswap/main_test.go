@@ -14,6 +14,7 @@ import (
 
 	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/swap"
+	"github.com/lakeswap/lakeswap/testenv"
 	"github.com/lakeswap/lakeswap/testenv/retail"
 )
 
@@ -239,6 +240,22 @@ func TestExitCodes(t *testing.T) {
 	first := h.Main[len(h.Main)-1].RunID
 	if code, _, errs := cli(t, home, "rollback", "--table", "retail.daily_orders", "--run", first); code != exitRollbackRefuse {
 		t.Errorf("rollback behind a later commit: exit %d, want %d: %s", code, exitRollbackRefuse, errs)
+	}
+}
+
+func TestMain(m *testing.M) { os.Exit(testenv.Run(m)) }
+
+func TestDemoOnMinIO(t *testing.T) {
+	testenv.MinIO(t) // the demo starts its own; this fails or skips as every S3 test does
+	dir := filepath.Join(t.TempDir(), "demo")
+	var out, errb bytes.Buffer
+	if code := mainWithEnv(context.Background(), []string{"demo", "--s3", "--dir", dir}, &out, &errb, noEnv); code != 0 {
+		t.Fatalf("demo --s3: exit %d\n%s\n%s", code, out.String(), errb.String())
+	}
+	for _, want := range []string{"warehouse s3://lakeswap-demo-", "fingerprint unchanged: true", "the one before the bad run: true", "demo ok"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("demo --s3 output lacks %q", want)
+		}
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/parquetio"
+	"github.com/lakeswap/lakeswap/parquetio/s3store"
 	"github.com/lakeswap/lakeswap/swap"
 )
 
@@ -93,14 +94,34 @@ func (g *globals) logger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(g.stderr, &slog.HandlerOptions{Level: level}))
 }
 
-// open resolves and opens the catalog.
-func (g *globals) open(ctx context.Context) (*catalog.Catalog, error) {
+// open resolves and opens the catalog, and wires its storage: for tables on
+// S3 the returned context carries the AWS configuration from the standard
+// chain, and the publisher stages through lakeswap's S3 store.
+func (g *globals) open(ctx context.Context) (context.Context, *swap.Publisher, error) {
 	cfg, err := catalog.Resolve(catalog.Settings{Home: g.home, Catalog: g.catalogName, ConfigFile: g.configFile, Getenv: g.getenv})
 	if err != nil {
-		return nil, err
+		return ctx, nil, err
 	}
-	g.logger().Info("catalog", "name", cfg.Name, "source", cfg.Source, "embedded", cfg.Embedded)
-	return catalog.Open(ctx, cfg)
+	return openPublisher(ctx, cfg, g.logger())
+}
+
+func openPublisher(ctx context.Context, cfg catalog.Config, log *slog.Logger) (context.Context, *swap.Publisher, error) {
+	log.Info("catalog", "name", cfg.Name, "source", cfg.Source, "embedded", cfg.Embedded)
+	pub := &swap.Publisher{Logger: log}
+	if s3store.UsesS3(cfg.Props) {
+		var store *s3store.Store
+		var err error
+		if ctx, store, err = s3store.Attach(ctx, cfg.Props); err != nil {
+			return ctx, nil, err
+		}
+		pub.StagingIO = store.StagingIO()
+	}
+	cat, err := catalog.Open(ctx, cfg)
+	if err != nil {
+		return ctx, nil, err
+	}
+	pub.Catalog = cat
+	return ctx, pub, nil
 }
 
 // emit prints a result: JSON when --output json, else the text form.
