@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakeswap/lakeswap/catalog"
 )
@@ -22,6 +23,11 @@ type Publisher struct {
 	// writes through the table's IO.
 	StagingIO func(ctx context.Context, table icebergio.IO) (icebergio.WriteFileIO, error)
 
+	// BeforeCommit, when set, sees the staged, validated plan just before the
+	// commit; an error stops the publish with nothing committed and the
+	// staged files removed. Approval flows and tests hook in here.
+	BeforeCommit func(context.Context, *Plan) error
+
 	// afterCommit, when set, runs between the commit and its verification;
 	// tests use it to damage a committed file.
 	afterCommit func(*Plan)
@@ -32,6 +38,20 @@ func (p *Publisher) log() *slog.Logger {
 		return slog.New(slog.DiscardHandler)
 	}
 	return p.Logger
+}
+
+// discard removes a plan's staged files when nothing references them.
+func (p *Publisher) discard(ctx context.Context, tbl *table.Table, plan *Plan) {
+	fsys, err := tbl.FS(ctx)
+	if err == nil {
+		var wfs icebergio.WriteFileIO
+		if wfs, err = p.stagingIO(ctx, fsys); err == nil {
+			p.removeStaged(wfs, plan)
+		}
+	}
+	if err != nil {
+		p.log().Warn("staged files not removed", "run", plan.RunID, "err", err)
+	}
 }
 
 // stagingIO is the file IO staged files are written and removed through.
@@ -79,14 +99,17 @@ func (p *Publisher) Publish(ctx context.Context, req Request) (*Result, error) {
 		return res, &RefusedError{Table: name, Findings: plan.Findings, Dropped: plan.DroppedFindings}
 	}
 
+	if p.BeforeCommit != nil {
+		if err := p.BeforeCommit(ctx, plan); err != nil {
+			p.discard(ctx, tbl, plan)
+			res.Status = "not-committed"
+			return res, &OpError{Op: "commit", Table: name, RunID: plan.RunID, Err: err, Hint: "nothing was committed and the staged files were removed"}
+		}
+	}
 	committed, err := p.commit(ctx, tbl, plan)
 	if err != nil {
-		if errors.Is(err, ErrConflict) || !errors.Is(err, ErrCommitUnknown) {
-			if fsys, ferr := tbl.FS(ctx); ferr == nil {
-				if wfs, werr := p.stagingIO(ctx, fsys); werr == nil {
-					p.removeStaged(wfs, plan)
-				}
-			}
+		if !errors.Is(err, ErrCommitUnknown) {
+			p.discard(ctx, tbl, plan)
 		}
 		res.Status = "not-committed"
 		return res, err

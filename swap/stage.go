@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"regexp"
 	"runtime"
 	"sort"
 	"strings"
@@ -67,6 +68,17 @@ func NewRunID() string {
 	return time.Now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
 }
 
+var runIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
+
+// CheckRunID refuses a run id that cannot name a folder: letters, digits,
+// dot, dash and underscore, at most 100.
+func CheckRunID(id string) error {
+	if !runIDPattern.MatchString(id) {
+		return fmt.Errorf("run id %q: use letters, digits, '.', '-' and '_' (at most 100), starting with a letter or digit", id)
+	}
+	return nil
+}
+
 // Stage plans a run and stages its partitions: it notes main's snapshot (the
 // base) and the files each declared partition holds there, then writes,
 // validates and fingerprints every partition's rows under a fresh prefix.
@@ -79,6 +91,9 @@ func (p *Publisher) Stage(ctx context.Context, req Request) (*Plan, *table.Table
 	runID := req.RunID
 	if runID == "" {
 		runID = NewRunID()
+	}
+	if err := CheckRunID(runID); err != nil {
+		return nil, nil, err
 	}
 	p.progress().Step("plan")
 	tbl, err := p.Catalog.LoadTable(ctx, req.Table)

@@ -23,6 +23,7 @@ type publishOptions struct {
 	compression    string
 	targetFileMiB  int64
 	parallelism    int
+	runID          string
 	files          []string
 }
 
@@ -61,6 +62,7 @@ Partitions are a closed range or a list on the partition column:
 	f.StringVar(&o.compression, "compression", "zstd", "Parquet compression: zstd, snappy, gzip, none")
 	f.Int64Var(&o.targetFileMiB, "target-file-size-mib", 128, "roll to a new Parquet file at this size")
 	f.IntVar(&o.parallelism, "parallelism", 0, "partitions staged at once (default: one per core)")
+	f.StringVar(&o.runID, "run-id", "", "name the run, e.g. the orchestrator's job id (default: time and random); staged files go under run-<id>")
 	return cmd
 }
 
@@ -71,6 +73,11 @@ func runPublish(ctx context.Context, g *globals, o publishOptions) error {
 	}
 	if o.partitions == "" {
 		return usagef("--partitions is required, for example --partitions order_date=2026-01-01..2026-01-02")
+	}
+	if o.runID != "" {
+		if err := swap.CheckRunID(o.runID); err != nil {
+			return usageError{err}
+		}
 	}
 	writer, err := parquetio.ParseCompression(o.compression)
 	if err != nil {
@@ -84,8 +91,9 @@ func runPublish(ctx context.Context, g *globals, o publishOptions) error {
 	}
 	defer pub.Catalog.Close()
 	pub.Progress = progressLog{g}
+	pub.BeforeCommit = commitBarrier(g.getenv)
 	res, err := publishFiles(ctx, pub, swap.Request{
-		Table: ident, AllowEmpty: o.allowEmpty, NoAutoRollback: o.noAutoRollback, Parallelism: o.parallelism, Writer: writer,
+		Table: ident, RunID: o.runID, AllowEmpty: o.allowEmpty, NoAutoRollback: o.noAutoRollback, Parallelism: o.parallelism, Writer: writer,
 	}, o.partitions, o.files)
 	if res != nil {
 		if perr := g.emit(res, func(w io.Writer) { printResult(w, res) }); perr != nil {

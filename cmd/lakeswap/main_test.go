@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -282,3 +283,5 @@ func TestDemo(t *testing.T) {
 		t.Fatalf("second demo run: exit %d\n%s", code, errb.String())
 	}
 }
+
+func noLog() *slog.Logger { return slog.New(slog.DiscardHandler) }
