@@ -342,3 +342,82 @@ func bigInput(t *testing.T, rows int) string {
 	}
 	return strings.TrimPrefix(files[0].Path, "file://")
 }
+
+// TestSecretNeverLeaks greps every byte lakeswap printed and logged, the
+// plans it printed, and every metadata file it wrote (where snapshot
+// summaries live) for the secret key, through a run that publishes, is
+// refused, verifies, rolls back and fails to reach a bucket.
+func TestSecretNeverLeaks(t *testing.T) {
+	s := newShared(t, s3store.MinPartSize)
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.ndjson")
+	rows, _ := retail.Daily(retail.AfterBatch2)
+	if err := retail.WriteNDJSON(good, rows); err != nil {
+		t.Fatal(err)
+	}
+	bad := write(t, dir, "bad.ndjson", "{\"order_date\":\"2026-01-01\",\"channel\":\"web\",\"order_count\":1,\"amount_cents\":-5}\n")
+	var printed strings.Builder
+	record := func(r result) result {
+		printed.WriteString(r.stdout)
+		printed.WriteString(r.stderr)
+		return r
+	}
+	sel := "order_date=2026-01-01..2026-01-02"
+	first := record(s.run("-v", "publish", "-o", "json", "--table", "retail.daily_orders", "--partitions", sel, good))
+	var res swap.Result
+	if err := json.Unmarshal([]byte(first.stdout), &res); err != nil {
+		t.Fatalf("publish -o json: %v: %s", err, first.stdout)
+	}
+	record(s.run("-v", "publish", "--table", "retail.daily_orders", "--partitions", sel, good))
+	record(s.run("-v", "publish", "-o", "json", "--table", "retail.daily_orders", "--partitions", sel, bad))
+	record(s.run("-v", "history", "-o", "json", "--table", "retail.daily_orders"))
+	record(s.run("-v", "verify", "--table", "retail.daily_orders", "--run", res.Plan.RunID))
+	record(s.run("-v", "rollback", "--force", "--table", "retail.daily_orders", "--run", res.Plan.RunID))
+
+	// A catalog whose warehouse is a bucket that does not exist: the
+	// storage error is printed, the secret is not.
+	broken := strings.Replace(string(mustRead(t, s.config)), s.bucket, "no-such-bucket-"+testenv.Random(3), 1)
+	s.config = write(t, dir, "broken.yaml", broken)
+	r := record(s.run("-v", "table", "create", "--table", "retail.other", "--schema", write(t, dir, "s.yaml", schemaYAML)))
+	if r.code == 0 {
+		t.Error("table create on a missing bucket succeeded")
+	}
+
+	if first.code != 0 || !strings.Contains(printed.String(), "refused") {
+		t.Fatalf("the run did not go as planned:\n%s", printed.String())
+	}
+	secret := s.srv.SecretKey
+	if strings.Contains(printed.String(), secret) {
+		t.Errorf("lakeswap printed the secret key:\n%s", printed.String())
+	}
+	files := 0
+	for obj := range s.srv.Client.ListObjects(context.Background(), s.bucket, minio.ListObjectsOptions{Recursive: true}) {
+		if strings.HasSuffix(obj.Key, ".parquet") {
+			continue
+		}
+		o, err := s.srv.Client.GetObject(context.Background(), s.bucket, obj.Key, minio.GetObjectOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		if _, err := b.ReadFrom(o); err != nil {
+			t.Fatal(err)
+		}
+		files++
+		if bytes.Contains(b.Bytes(), []byte(secret)) {
+			t.Errorf("%s holds the secret key", obj.Key)
+		}
+	}
+	if files == 0 {
+		t.Error("no metadata files were read")
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
