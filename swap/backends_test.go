@@ -54,26 +54,32 @@ func openLocal(t *testing.T) *env {
 	return e
 }
 
-// openS3 puts the warehouse in a fresh MinIO bucket, with the catalog in
-// SQLite or in a fresh PostgreSQL database. Credentials reach lakeswap and
-// iceberg-go through the standard AWS environment, as in production.
-func openS3(t *testing.T, postgres bool) *env {
-	srv := testenv.MinIO(t)
+// s3Catalog is an SQLite catalog whose warehouse is a fresh MinIO bucket,
+// with the server's credentials in the standard AWS environment.
+func s3Catalog(tb testing.TB) (*testenv.S3, string, map[string]string) {
+	srv := testenv.MinIO(tb)
 	for _, kv := range srv.Env() {
 		k, v, _ := strings.Cut(kv, "=")
-		t.Setenv(k, v)
+		tb.Setenv(k, v)
 	}
-	bucket := srv.NewBucket(t)
-	props := map[string]string{
+	bucket := srv.NewBucket(tb)
+	return srv, bucket, map[string]string{
 		"type":               "sql",
 		"warehouse":          "s3://" + bucket + "/warehouse",
 		s3store.PropEndpoint: srv.Endpoint,
 		s3store.PropRegion:   srv.Region,
-		s3store.PropPartSize: "5242880",
 		"sql.driver":         "sqlite",
 		"sql.dialect":        "sqlite",
-		"uri":                "file:" + filepath.Join(t.TempDir(), "catalog.db") + "?_pragma=busy_timeout(10000)",
+		"uri":                "file:" + filepath.Join(tb.TempDir(), "catalog.db") + "?_pragma=busy_timeout(10000)",
 	}
+}
+
+// openS3 puts the warehouse in a fresh MinIO bucket, with the catalog in
+// SQLite or in a fresh PostgreSQL database. Credentials reach lakeswap and
+// iceberg-go through the standard AWS environment, as in production.
+func openS3(t *testing.T, postgres bool) *env {
+	srv, bucket, props := s3Catalog(t)
+	props[s3store.PropPartSize] = "5242880"
 	if postgres {
 		props["sql.driver"], props["sql.dialect"], props["uri"] = "pgx", "postgres", testenv.Postgres(t).NewDatabase(t)
 	}

@@ -27,7 +27,6 @@ import (
 	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/parquetio/s3store"
 	"github.com/lakeswap/lakeswap/swap"
-	"github.com/lakeswap/lakeswap/testenv"
 	"github.com/lakeswap/lakeswap/verify"
 )
 
@@ -250,18 +249,7 @@ func plainWrite(b *testing.B, path string, d *benchData) {
 // conditional multipart uploads) and, in the same run, PUTs the same bytes
 // as plain multipart uploads with the same client, reporting MB/s of both.
 func BenchmarkStageS3(b *testing.B) {
-	srv := testenv.MinIO(b)
-	for _, kv := range srv.Env() {
-		k, v, _ := strings.Cut(kv, "=")
-		b.Setenv(k, v)
-	}
-	bucket := srv.NewBucket(b)
-	props := map[string]string{
-		"type": "sql", "sql.driver": "sqlite", "sql.dialect": "sqlite",
-		"uri":                "file:" + filepath.Join(b.TempDir(), "catalog.db") + "?_pragma=busy_timeout(10000)",
-		"warehouse":          "s3://" + bucket + "/warehouse",
-		s3store.PropEndpoint: srv.Endpoint, s3store.PropRegion: srv.Region,
-	}
+	srv, bucket, props := s3Catalog(b)
 	ctx, store, err := s3store.Attach(context.Background(), props)
 	if err != nil {
 		b.Fatal(err)
