@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
-	"strings"
 
 	"gopkg.in/yaml.v3"
 )
@@ -91,6 +89,11 @@ func Resolve(s Settings) (Config, error) {
 	cfg := Config{Name: name, Home: absHome, Props: map[string]string{}, Source: file}
 	if found {
 		flatten("", props, cfg.Props)
+		for _, k := range credentialKeys {
+			if _, ok := cfg.Props[k]; ok {
+				return Config{}, fmt.Errorf("catalog %q in %s sets %s: lakeswap takes object-store credentials only from the environment or the AWS chain (AWS_ACCESS_KEY_ID, AWS_PROFILE, ...); remove it from the file", name, file, k)
+			}
+		}
 		// iceberg-go's own file spells two keys its own way.
 		renameKey(cfg.Props, "sql-driver", "sql.driver")
 		renameKey(cfg.Props, "sql-dialect", "sql.dialect")
@@ -115,6 +118,11 @@ func Resolve(s Settings) (Config, error) {
 	}
 	return cfg, nil
 }
+
+// credentialKeys are properties iceberg-go would take credentials from; a
+// config file that holds them is refused, so that no secret sits in a file
+// lakeswap reads or is handed on.
+var credentialKeys = []string{"s3.access-key-id", "s3.secret-access-key", "s3.session-token"}
 
 // embeddedProps is the default catalog: iceberg-go's SQL catalog on SQLite in
 // home/catalog.db with a warehouse of local files in home/warehouse. The busy
@@ -184,34 +192,4 @@ func orNone(file string) string {
 		return "no config file: none of lakeswap.yaml, ~/.iceberg-go.yaml exists"
 	}
 	return file
-}
-
-// Describe prints the configuration without any secret: properties whose
-// names suggest a credential are masked.
-func (c Config) Describe() string {
-	keys := make([]string, 0, len(c.Props))
-	for k := range c.Props {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var b strings.Builder
-	fmt.Fprintf(&b, "catalog %s (%s)", c.Name, c.Source)
-	for _, k := range keys {
-		v := c.Props[k]
-		if isSecret(k) {
-			v = "***"
-		}
-		fmt.Fprintf(&b, "\n  %s: %s", k, v)
-	}
-	return b.String()
-}
-
-func isSecret(key string) bool {
-	k := strings.ToLower(key)
-	for _, s := range []string{"secret", "password", "token", "credential", "session"} {
-		if strings.Contains(k, s) {
-			return true
-		}
-	}
-	return false
 }
