@@ -1,0 +1,104 @@
+package s3store_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/lakeswap/lakeswap/parquetio"
+	"github.com/lakeswap/lakeswap/parquetio/s3store"
+)
+
+// faultyTransport answers the first `fail` requests whose query matches with
+// a 503, as an overloaded store does, and counts every matching request.
+type faultyTransport struct {
+	match string
+	fail  int64
+	seen  atomic.Int64
+	next  http.RoundTripper
+}
+
+func (f *faultyTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if !strings.Contains(r.URL.RawQuery, f.match) {
+		return f.next.RoundTrip(r)
+	}
+	if n := f.seen.Add(1); n <= f.fail {
+		if r.Body != nil {
+			_, _ = io.Copy(io.Discard, r.Body)
+			r.Body.Close()
+		}
+		body := "<Error><Code>SlowDown</Code><Message>injected</Message></Error>"
+		return &http.Response{StatusCode: 503, Status: "503 Service Unavailable", Body: io.NopCloser(strings.NewReader(body)),
+			Header: http.Header{"Content-Type": {"application/xml"}}, Request: r}, nil
+	}
+	return f.next.RoundTrip(r)
+}
+
+func faultyStore(t *testing.T, f *faultyTransport) (*s3store.Store, string) {
+	t.Helper()
+	_, srv, bucket := newStore(t) // the server, its credentials in the environment, a bucket
+	cfg := s3store.Config{Endpoint: srv.Endpoint, Region: srv.Region, PathStyle: true, PartSize: s3store.MinPartSize}
+	awsCfg, err := s3store.LoadAWS(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.next = http.DefaultTransport
+	awsCfg.HTTPClient = &http.Client{Transport: f}
+	return s3store.New(awsCfg, cfg), bucket
+}
+
+func upload(store *s3store.Store, bucket, key string, size int) error {
+	up, err := store.Create(context.Background(), bucket, key)
+	if err != nil {
+		return err
+	}
+	if _, err := up.Write(make([]byte, size)); err != nil {
+		return err
+	}
+	return up.Close()
+}
+
+func TestTransientErrorsAreRetried(t *testing.T) {
+	f := &faultyTransport{match: "partNumber=", fail: 2}
+	store, bucket := faultyStore(t, f)
+	if err := upload(store, bucket, "retried", s3store.MinPartSize+10); err != nil {
+		t.Fatalf("upload through two 503s: %v", err)
+	}
+	if got := f.seen.Load(); got != 4 { // two parts, the first tried three times
+		t.Errorf("%d part requests, want 4 (two refused, then two accepted)", got)
+	}
+}
+
+func TestRetriesAreBounded(t *testing.T) {
+	f := &faultyTransport{match: "partNumber=", fail: 1000}
+	store, bucket := faultyStore(t, f)
+	err := upload(store, bucket, "never", 10)
+	if err == nil {
+		t.Fatal("an upload against a store that always answers 503 succeeded")
+	}
+	if got := f.seen.Load(); got != 5 {
+		t.Errorf("%d attempts, want 5: retries must be bounded", got)
+	}
+}
+
+func TestRefusedPreconditionIsNotRetried(t *testing.T) {
+	f := &faultyTransport{match: "uploadId=", fail: 0} // counts part and complete requests
+	store, bucket := faultyStore(t, f)
+	if err := upload(store, bucket, "taken", 10); err != nil {
+		t.Fatal(err)
+	}
+	f.seen.Store(0)
+	err := upload(store, bucket, "taken", 10)
+	if !errors.Is(err, parquetio.ErrExists) {
+		t.Fatalf("err = %v, want ErrExists", err)
+	}
+	// One part, one completion, one abort: the refusal was not retried.
+	if got := f.seen.Load(); got != 3 {
+		t.Errorf("%d requests on the upload, want 3 (part, refused completion, abort)", got)
+	}
+
+}
