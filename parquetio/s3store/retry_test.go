@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/lakeswap/lakeswap/parquetio"
 	"github.com/lakeswap/lakeswap/parquetio/s3store"
@@ -48,6 +49,7 @@ func faultyStore(t *testing.T, f *faultyTransport) (*s3store.Store, string) {
 	}
 	f.next = http.DefaultTransport
 	awsCfg.HTTPClient = &http.Client{Transport: f}
+	awsCfg.Retryer = s3store.Retryer(20 * time.Millisecond) // the production bound, with short waits
 	return s3store.New(awsCfg, cfg), bucket
 }
 

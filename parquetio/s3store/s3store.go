@@ -88,11 +88,7 @@ func ConfigFromProps(props map[string]string) Config {
 // (environment, shared config and credentials files, profiles, instance
 // roles) with the bounded standard retryer.
 func LoadAWS(ctx context.Context, c Config) (aws.Config, error) {
-	opts := []func(*config.LoadOptions) error{
-		config.WithRetryer(func() aws.Retryer {
-			return retry.NewStandard(func(o *retry.StandardOptions) { o.MaxAttempts = maxAttempts })
-		}),
-	}
+	opts := []func(*config.LoadOptions) error{config.WithRetryer(Retryer(0))}
 	if c.Region != "" {
 		opts = append(opts, config.WithRegion(c.Region))
 	}
@@ -104,6 +100,20 @@ func LoadAWS(ctx context.Context, c Config) (aws.Config, error) {
 		cfg.Region = defaultRegionValue
 	}
 	return cfg, nil
+}
+
+// Retryer is the SDK's standard retryer bounded at five attempts: it backs
+// off and retries 5xx answers, throttling and connection resets, and never a
+// refused precondition. maxBackoff 0 keeps the SDK's default (20 s).
+func Retryer(maxBackoff time.Duration) func() aws.Retryer {
+	return func() aws.Retryer {
+		return retry.NewStandard(func(o *retry.StandardOptions) {
+			o.MaxAttempts = maxAttempts
+			if maxBackoff > 0 {
+				o.MaxBackoff = maxBackoff
+			}
+		})
+	}
 }
 
 // Store writes objects.
