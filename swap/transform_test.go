@@ -1,0 +1,99 @@
+package swap_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakeswap/lakeswap/catalog"
+	"github.com/lakeswap/lakeswap/swap"
+)
+
+// eventsSource serves events by month; every event of a month is in its
+// partition unless stray says otherwise.
+type eventsSource struct {
+	schema *arrow.Schema
+	byPart map[string][]time.Time
+}
+
+func (s eventsSource) Open(_ context.Context, partition string) (array.RecordReader, error) {
+	b := array.NewRecordBuilder(memory.DefaultAllocator, s.schema)
+	defer b.Release()
+	for i, ts := range s.byPart[partition] {
+		b.Field(0).(*array.Int64Builder).Append(int64(i + 1))
+		b.Field(1).(*array.TimestampBuilder).Append(arrow.Timestamp(ts.UnixMicro()))
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	return array.NewRecordReader(s.schema, []arrow.RecordBatch{rec})
+}
+
+// TestMonthPartitionsOfTimestamps publishes to a table partitioned by the
+// month of a timestamptz column, and refuses an event a month late.
+func TestMonthPartitionsOfTimestamps(t *testing.T) {
+	ctx := context.Background()
+	cfg, err := catalog.Resolve(catalog.Settings{Home: t.TempDir(), ConfigFile: os.DevNull, Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := catalog.Open(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cat.Close()
+	ident := table.Identifier{"app", "events"}
+	tbl, err := catalog.CreateTable(ctx, cat, ident, catalog.TableSpec{
+		Columns:    []catalog.ColumnSpec{{Name: "id", Type: "long", Required: true}, {Name: "at", Type: "timestamptz", Required: true}},
+		Identifier: []string{"id"},
+		Partition:  []catalog.PartitionSpec{{Column: "at", Transform: "month"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	contract, err := swap.ContractOf(tbl.Metadata())
+	if err != nil {
+		t.Fatal(err)
+	}
+	months, err := contract.Partition.ParseSelector("at=2026-01..2026-02")
+	if err != nil || len(months) != 2 || months[0] != "2026-01" {
+		t.Fatalf("selector gives %v, %v", months, err)
+	}
+	jan := time.Date(2026, 1, 31, 23, 59, 59, 0, time.UTC)
+	feb := time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
+	src := eventsSource{schema: contract.Arrow, byPart: map[string][]time.Time{"2026-01": {jan, jan.Add(-time.Hour)}, "2026-02": {feb}}}
+	pub := &swap.Publisher{Catalog: cat}
+	res, err := pub.Publish(ctx, swap.Request{Table: ident, Partitions: months, Source: src})
+	if err != nil {
+		t.Fatalf("publish: %v", err)
+	}
+	if res.Plan.Partitions[0].Key != "at=2026-01" || res.Plan.Partitions[0].Fingerprint.Rows != 2 || res.Plan.Partitions[1].Fingerprint.Rows != 1 {
+		t.Errorf("plan %+v", res.Plan.Partitions)
+	}
+	// Republishing January alone replaces its two events and leaves
+	// February as it was (the publish's own verification checks that).
+	src.byPart["2026-01"] = []time.Time{jan}
+	again, err := pub.Publish(ctx, swap.Request{Table: ident, Partitions: []string{"2026-01"}, Source: src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pp := again.Plan.Partitions[0]; pp.OldFingerprint.Rows != 2 || pp.Fingerprint.Rows != 1 {
+		t.Errorf("January replaced %d rows with %d, want 2 with 1", pp.OldFingerprint.Rows, pp.Fingerprint.Rows)
+	}
+	// The first run's snapshot still holds what it recorded.
+	if v, err := pub.VerifyRun(ctx, ident, res.Plan.RunID, 0); err != nil || !v.OK || v.Rows != 3 {
+		t.Errorf("verify of the first run: %+v, %v", v, err)
+	}
+	// An event of February offered as January is refused.
+	src.byPart["2026-01"] = []time.Time{jan, feb}
+	_, err = pub.Publish(ctx, swap.Request{Table: ident, Partitions: []string{"2026-01"}, Source: src})
+	if !errors.Is(err, swap.ErrRefused) {
+		t.Errorf("a February event in January: err = %v, want refused", err)
+	}
+}
