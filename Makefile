@@ -31,9 +31,10 @@ dev-up:
 dev-down:
 	$(GO) run ./testenv/cmd/devenv down
 
-# BENCH_ROWS sets the rows the publish benchmark generates (default 1M).
+# BENCH_ROWS sets the rows the publish benchmark generates (default 1M);
+# figures are averages over three runs.
 bench:
-	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./swap/
+	$(GO) test -run '^$$' -bench . -benchtime 3x -timeout 30m ./swap/
 
 clean:
 	rm -rf bin $(DEMO_DIR) .lakeswap

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -246,5 +247,27 @@ func TestSumOverflowIsAFinding(t *testing.T) {
 	f := acc.Findings(false)
 	if f.Len() != 1 || f.List[0].Column != "id" || f.List[0].Kind != verify.KindCheck {
 		t.Errorf("findings %v, want one overflow of id", f.List)
+	}
+}
+
+// TestIntegerGrainRepeats: a grain of one integer column takes the path
+// that compares values without hashing; repeats are still found.
+func TestIntegerGrainRepeats(t *testing.T) {
+	c := goldenContract(t) // grain: id long
+	rows := []goldenRow{goldenRows[0], goldenRows[1], goldenRows[2], goldenRows[0]}
+	rows[2].id = 1
+	rec := goldenRecord(t, c, rows)
+	defer rec.Release()
+	acc := verify.NewAccumulator(c, "2026-01-01", nil)
+	if err := acc.Add(rec); err != nil {
+		t.Fatal(err)
+	}
+	f := acc.Findings(false)
+	if f.Len() != 2 || f.List[0].Row != 3 || f.List[1].Row != 4 || f.List[0].Kind != verify.KindDuplicateGrain ||
+		!strings.Contains(f.List[0].Message, "row 1") {
+		t.Errorf("findings %v, want rows 3 and 4 repeating row 1", f.List)
+	}
+	if fp := acc.Result(); fp.DuplicateGrain != 2 {
+		t.Errorf("duplicate_grain %d, want 2", fp.DuplicateGrain)
 	}
 }

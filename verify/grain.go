@@ -1,0 +1,122 @@
+package verify
+
+import (
+	"cmp"
+	"hash/maphash"
+	"math/bits"
+	"slices"
+)
+
+// grainSet finds rows whose grain repeats an earlier row's. It keeps each
+// row's grain hashed to 128 bits with the row number (24 bytes a row), in
+// chunks, and looks for repeats once at the end: for millions of rows that
+// is several times faster than a map and half the memory.
+type grainSet struct {
+	chunks [][]grainKey
+	n      int
+}
+
+type grainKey struct {
+	h1, h2 uint64
+	row    int64
+}
+
+// dup is a row whose grain repeats the grain of row first.
+type dup struct {
+	row, first int64
+}
+
+// grainSeeds are per process: keys are compared only within one set, never
+// stored, so they need not be stable across runs.
+var grainSeeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
+
+// grainChunk is how many keys a chunk holds: growing one large slice would
+// copy it over and over.
+const grainChunk = 64 << 10
+
+// add records the canonical encoding of a row's grain.
+func (g *grainSet) add(grain []byte, row int64) {
+	g.push(grainKey{maphash.Bytes(grainSeeds[0], grain), maphash.Bytes(grainSeeds[1], grain), row})
+}
+
+// addInt records a grain that is one integer: the value itself is the
+// second key, so equal keys are equal grains with no hashing; the first is
+// the value mixed, to spread the buckets. A set takes add or addInt, never
+// both.
+func (g *grainSet) addInt(v int64, row int64) {
+	g.push(grainKey{uint64(v) * 0x9E3779B97F4A7C15, uint64(v), row})
+}
+
+func (g *grainSet) push(k grainKey) {
+	if n := len(g.chunks); n == 0 || len(g.chunks[n-1]) == cap(g.chunks[n-1]) {
+		g.chunks = append(g.chunks, make([]grainKey, 0, grainChunk))
+	}
+	last := &g.chunks[len(g.chunks)-1]
+	*last = append(*last, k)
+	g.n++
+}
+
+// duplicates returns every row whose grain an earlier row has, in no
+// particular order. The keys are scattered by the top bits of h1 into about
+// one bucket a key (one counting pass, one stable scatter); only keys in the
+// same bucket can be equal, and buckets hold one or two keys but for real
+// repeats, so a bucket is searched directly, or sorted when large.
+func (g *grainSet) duplicates() []dup {
+	if g.n < 2 {
+		return nil
+	}
+	width := bits.Len(uint(g.n - 1)) // 2^width >= n buckets
+	shift := 64 - width
+	start := make([]int32, 1<<width+1)
+	for _, c := range g.chunks {
+		for _, k := range c {
+			start[k.h1>>shift+1]++
+		}
+	}
+	for i := 1; i < len(start); i++ {
+		start[i] += start[i-1]
+	}
+	keys := make([]grainKey, g.n)
+	next := slices.Clone(start[:len(start)-1])
+	for _, c := range g.chunks {
+		for _, k := range c {
+			b := k.h1 >> shift
+			keys[next[b]] = k
+			next[b]++
+		}
+	}
+	var out []dup
+	for b := 0; b+1 < len(start); b++ {
+		bucket := keys[start[b]:start[b+1]]
+		switch {
+		case len(bucket) < 2:
+		case len(bucket) <= 16:
+			// Stable scatter keeps a bucket in row order: the first equal
+			// key found before i is the earliest row.
+			for i := 1; i < len(bucket); i++ {
+				for j := 0; j < i; j++ {
+					if bucket[j].h1 == bucket[i].h1 && bucket[j].h2 == bucket[i].h2 {
+						out = append(out, dup{bucket[i].row, bucket[j].row})
+						break
+					}
+				}
+			}
+		default:
+			slices.SortStableFunc(bucket, func(x, y grainKey) int {
+				if c := cmp.Compare(x.h1, y.h1); c != 0 {
+					return c
+				}
+				return cmp.Compare(x.h2, y.h2)
+			})
+			first := 0
+			for i := 1; i < len(bucket); i++ {
+				if bucket[i].h1 != bucket[first].h1 || bucket[i].h2 != bucket[first].h2 {
+					first = i
+					continue
+				}
+				out = append(out, dup{bucket[i].row, bucket[first].row})
+			}
+		}
+	}
+	return out
+}
