@@ -29,156 +29,11 @@ const (
 	tagTime        byte = 0x0C
 )
 
-// encoder appends the canonical encoding of one row's value to buf.
-type encoder func(buf []byte, row int) []byte
-
 // canonicalNaN bits: every NaN hashes alike, whatever its payload.
 const (
 	canonicalNaN32 uint32 = 0x7fc00000
 	canonicalNaN64 uint64 = 0x7ff8000000000000
 )
-
-// newEncoder returns the encoder of an Arrow column holding values of the
-// Iceberg type typ. It fails when the Arrow type cannot carry typ, so that a
-// schema mismatch is reported rather than hashed.
-func newEncoder(typ iceberg.Type, arr arrow.Array) (encoder, error) {
-	withNull := func(enc encoder) encoder {
-		if arr.NullN() == 0 {
-			return enc
-		}
-		return func(buf []byte, row int) []byte {
-			if arr.IsNull(row) {
-				return append(buf, tagNull)
-			}
-			return enc(buf, row)
-		}
-	}
-	mismatch := fmt.Errorf("arrow type %s cannot hold iceberg type %s", arr.DataType(), typ)
-
-	switch typ.(type) {
-	case iceberg.BooleanType:
-		a, ok := arr.(*array.Boolean)
-		if !ok {
-			return nil, mismatch
-		}
-		return withNull(func(buf []byte, row int) []byte {
-			if a.Value(row) {
-				return append(buf, tagBool, 1)
-			}
-			return append(buf, tagBool, 0)
-		}), nil
-	case iceberg.Int32Type:
-		a, ok := arr.(*array.Int32)
-		if !ok {
-			return nil, mismatch
-		}
-		return withNull(func(buf []byte, row int) []byte {
-			return binary.BigEndian.AppendUint32(append(buf, tagInt), uint32(a.Value(row)))
-		}), nil
-	case iceberg.Int64Type:
-		a, ok := arr.(*array.Int64)
-		if !ok {
-			return nil, mismatch
-		}
-		return withNull(func(buf []byte, row int) []byte {
-			return binary.BigEndian.AppendUint64(append(buf, tagLong), uint64(a.Value(row)))
-		}), nil
-	case iceberg.Float32Type:
-		a, ok := arr.(*array.Float32)
-		if !ok {
-			return nil, mismatch
-		}
-		return withNull(func(buf []byte, row int) []byte {
-			v := a.Value(row)
-			bits := math.Float32bits(v)
-			if v != v {
-				bits = canonicalNaN32
-			}
-			return binary.BigEndian.AppendUint32(append(buf, tagFloat), bits)
-		}), nil
-	case iceberg.Float64Type:
-		a, ok := arr.(*array.Float64)
-		if !ok {
-			return nil, mismatch
-		}
-		return withNull(func(buf []byte, row int) []byte {
-			v := a.Value(row)
-			bits := math.Float64bits(v)
-			if v != v {
-				bits = canonicalNaN64
-			}
-			return binary.BigEndian.AppendUint64(append(buf, tagDouble), bits)
-		}), nil
-	case iceberg.StringType:
-		switch a := arr.(type) {
-		case *array.String:
-			return withNull(func(buf []byte, row int) []byte { return appendBytes(buf, tagString, a.Value(row)) }), nil
-		case *array.LargeString:
-			return withNull(func(buf []byte, row int) []byte { return appendBytes(buf, tagString, a.Value(row)) }), nil
-		}
-		return nil, mismatch
-	case iceberg.BinaryType:
-		switch a := arr.(type) {
-		case *array.Binary:
-			return withNull(func(buf []byte, row int) []byte { return appendBytes(buf, tagBinary, a.Value(row)) }), nil
-		case *array.LargeBinary:
-			return withNull(func(buf []byte, row int) []byte { return appendBytes(buf, tagBinary, a.Value(row)) }), nil
-		}
-		return nil, mismatch
-	case iceberg.DateType:
-		a, ok := arr.(*array.Date32)
-		if !ok {
-			return nil, mismatch
-		}
-		return withNull(func(buf []byte, row int) []byte {
-			return binary.BigEndian.AppendUint32(append(buf, tagDate), uint32(a.Value(row)))
-		}), nil
-	case iceberg.TimeType:
-		a, ok := arr.(*array.Time64)
-		if !ok {
-			return nil, mismatch
-		}
-		unit := a.DataType().(*arrow.Time64Type).Unit
-		return withNull(func(buf []byte, row int) []byte {
-			us := int64(a.Value(row))
-			if unit == arrow.Nanosecond {
-				us /= 1000
-			}
-			return binary.BigEndian.AppendUint64(append(buf, tagTime), uint64(us))
-		}), nil
-	case iceberg.TimestampType, iceberg.TimestampTzType:
-		a, ok := arr.(*array.Timestamp)
-		if !ok {
-			return nil, mismatch
-		}
-		tag := tagTimestamp
-		if _, tz := typ.(iceberg.TimestampTzType); tz {
-			tag = tagTimestampTz
-		}
-		toMicros := timestampToMicros(a.DataType().(*arrow.TimestampType).Unit)
-		return withNull(func(buf []byte, row int) []byte {
-			return binary.BigEndian.AppendUint64(append(buf, tag), uint64(toMicros(int64(a.Value(row)))))
-		}), nil
-	case iceberg.DecimalType:
-		a, ok := arr.(*array.Decimal128)
-		if !ok {
-			return nil, mismatch
-		}
-		scale := byte(typ.(iceberg.DecimalType).Scale())
-		return withNull(func(buf []byte, row int) []byte {
-			v := a.Value(row)
-			buf = append(buf, tagDecimal, scale)
-			buf = binary.BigEndian.AppendUint64(buf, uint64(v.HighBits()))
-			return binary.BigEndian.AppendUint64(buf, v.LowBits())
-		}), nil
-	}
-	return nil, fmt.Errorf("iceberg type %s is not supported by fingerprint v1", typ)
-}
-
-func appendBytes[T string | []byte](buf []byte, tag byte, v T) []byte {
-	buf = binary.BigEndian.AppendUint32(append(buf, tag), uint32(len(v)))
-	return append(buf, v...)
-}
 
 func timestampToMicros(unit arrow.TimeUnit) func(int64) int64 {
 	switch unit {
@@ -191,4 +46,267 @@ func timestampToMicros(unit arrow.TimeUnit) func(int64) int64 {
 	default:
 		return func(v int64) int64 { return v }
 	}
+}
+
+// rowBuffer holds the canonical encodings of a batch's rows back to back:
+// row r is buf[off[r]:off[r+1]]. It is filled column by column, in tight
+// loops per type, so that hashing a row is one call on a slice of it.
+type rowBuffer struct {
+	buf []byte
+	off []int
+	cur []int
+}
+
+func (b *rowBuffer) row(r int) []byte { return b.buf[b.off[r]:b.off[r+1]] }
+
+// fill encodes columns idx of cols (n rows) whose Iceberg types are types.
+func (b *rowBuffer) fill(types []iceberg.Type, cols []arrow.Array, idx []int, n int) error {
+	b.off = grow(b.off, n+1)
+	b.cur = grow(b.cur, n)
+	clear(b.off)
+	for _, c := range idx {
+		w, err := width(types[c], cols[c])
+		if err != nil {
+			return fmt.Errorf("column %d: %w", c, err)
+		}
+		addSizes(b.off[1:], cols[c], w)
+	}
+	for r := 1; r <= n; r++ {
+		b.off[r] += b.off[r-1]
+	}
+	copy(b.cur, b.off[:n])
+	b.buf = grow(b.buf, b.off[n])
+	for _, c := range idx {
+		b.put(types[c], cols[c], n)
+	}
+	return nil
+}
+
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}
+
+// width is the bytes after the tag of a fixed-width value, or -1 for a
+// length-prefixed one.
+func width(typ iceberg.Type, arr arrow.Array) (int, error) {
+	ok := false
+	w := 0
+	switch typ.(type) {
+	case iceberg.BooleanType:
+		_, ok = arr.(*array.Boolean)
+		w = 1
+	case iceberg.Int32Type:
+		_, ok = arr.(*array.Int32)
+		w = 4
+	case iceberg.Int64Type:
+		_, ok = arr.(*array.Int64)
+		w = 8
+	case iceberg.Float32Type:
+		_, ok = arr.(*array.Float32)
+		w = 4
+	case iceberg.Float64Type:
+		_, ok = arr.(*array.Float64)
+		w = 8
+	case iceberg.DateType:
+		_, ok = arr.(*array.Date32)
+		w = 4
+	case iceberg.TimeType:
+		_, ok = arr.(*array.Time64)
+		w = 8
+	case iceberg.TimestampType, iceberg.TimestampTzType:
+		_, ok = arr.(*array.Timestamp)
+		w = 8
+	case iceberg.DecimalType:
+		_, ok = arr.(*array.Decimal128)
+		w = 17
+	case iceberg.StringType:
+		switch arr.(type) {
+		case *array.String, *array.LargeString:
+			ok = true
+		}
+		w = -1
+	case iceberg.BinaryType:
+		switch arr.(type) {
+		case *array.Binary, *array.LargeBinary:
+			ok = true
+		}
+		w = -1
+	default:
+		return 0, fmt.Errorf("iceberg type %s is not supported by fingerprint v1", typ)
+	}
+	if !ok {
+		return 0, fmt.Errorf("arrow type %s cannot hold iceberg type %s", arr.DataType(), typ)
+	}
+	return w, nil
+}
+
+// addSizes adds each row's encoded size of one column to size[r].
+func addSizes(size []int, arr arrow.Array, w int) {
+	nulls := arr.NullN() > 0
+	if w >= 0 {
+		for r := range size {
+			if nulls && arr.IsNull(r) {
+				size[r]++
+			} else {
+				size[r] += 1 + w
+			}
+		}
+		return
+	}
+	type lengths interface{ ValueLen(int) int }
+	l := arr.(lengths)
+	for r := range size {
+		if nulls && arr.IsNull(r) {
+			size[r]++
+		} else {
+			size[r] += 5 + l.ValueLen(r)
+		}
+	}
+}
+
+// put writes one column's values at each row's cursor.
+func (b *rowBuffer) put(typ iceberg.Type, arr arrow.Array, n int) {
+	nulls := arr.NullN() > 0
+	buf, cur := b.buf, b.cur
+	null := func(r int) bool {
+		if nulls && arr.IsNull(r) {
+			buf[cur[r]] = tagNull
+			cur[r]++
+			return true
+		}
+		return false
+	}
+	switch a := arr.(type) {
+	case *array.Boolean:
+		for r := range n {
+			if !null(r) {
+				buf[cur[r]] = tagBool
+				buf[cur[r]+1] = 0
+				if a.Value(r) {
+					buf[cur[r]+1] = 1
+				}
+				cur[r] += 2
+			}
+		}
+	case *array.Int32:
+		tag := tagInt
+		for r, v := range a.Int32Values() {
+			if !null(r) {
+				put32(buf, cur, r, tag, uint32(v))
+			}
+		}
+	case *array.Date32:
+		for r, v := range a.Date32Values() {
+			if !null(r) {
+				put32(buf, cur, r, tagDate, uint32(v))
+			}
+		}
+	case *array.Float32:
+		for r, v := range a.Float32Values() {
+			if !null(r) {
+				bits := math.Float32bits(v)
+				if v != v {
+					bits = canonicalNaN32
+				}
+				put32(buf, cur, r, tagFloat, bits)
+			}
+		}
+	case *array.Int64:
+		for r, v := range a.Int64Values() {
+			if !null(r) {
+				put64(buf, cur, r, tagLong, uint64(v))
+			}
+		}
+	case *array.Float64:
+		for r, v := range a.Float64Values() {
+			if !null(r) {
+				bits := math.Float64bits(v)
+				if v != v {
+					bits = canonicalNaN64
+				}
+				put64(buf, cur, r, tagDouble, bits)
+			}
+		}
+	case *array.Time64:
+		div := int64(1)
+		if a.DataType().(*arrow.Time64Type).Unit == arrow.Nanosecond {
+			div = 1000
+		}
+		for r, v := range a.Time64Values() {
+			if !null(r) {
+				put64(buf, cur, r, tagTime, uint64(int64(v)/div))
+			}
+		}
+	case *array.Timestamp:
+		tag := tagTimestamp
+		if _, tz := typ.(iceberg.TimestampTzType); tz {
+			tag = tagTimestampTz
+		}
+		toMicros := timestampToMicros(a.DataType().(*arrow.TimestampType).Unit)
+		for r, v := range a.TimestampValues() {
+			if !null(r) {
+				put64(buf, cur, r, tag, uint64(toMicros(int64(v))))
+			}
+		}
+	case *array.Decimal128:
+		scale := byte(typ.(iceberg.DecimalType).Scale())
+		for r := range n {
+			if !null(r) {
+				v := a.Value(r)
+				p := cur[r]
+				buf[p], buf[p+1] = tagDecimal, scale
+				binary.BigEndian.PutUint64(buf[p+2:], uint64(v.HighBits()))
+				binary.BigEndian.PutUint64(buf[p+10:], v.LowBits())
+				cur[r] += 18
+			}
+		}
+	case *array.String:
+		for r := range n {
+			if !null(r) {
+				putBytes(buf, cur, r, tagString, a.Value(r))
+			}
+		}
+	case *array.LargeString:
+		for r := range n {
+			if !null(r) {
+				putBytes(buf, cur, r, tagString, a.Value(r))
+			}
+		}
+	case *array.Binary:
+		for r := range n {
+			if !null(r) {
+				putBytes(buf, cur, r, tagBinary, a.Value(r))
+			}
+		}
+	case *array.LargeBinary:
+		for r := range n {
+			if !null(r) {
+				putBytes(buf, cur, r, tagBinary, a.Value(r))
+			}
+		}
+	}
+}
+
+func put32(buf []byte, cur []int, r int, tag byte, v uint32) {
+	p := cur[r]
+	buf[p] = tag
+	binary.BigEndian.PutUint32(buf[p+1:], v)
+	cur[r] = p + 5
+}
+
+func put64(buf []byte, cur []int, r int, tag byte, v uint64) {
+	p := cur[r]
+	buf[p] = tag
+	binary.BigEndian.PutUint64(buf[p+1:], v)
+	cur[r] = p + 9
+}
+
+func putBytes[T string | []byte](buf []byte, cur []int, r int, tag byte, v T) {
+	p := cur[r]
+	buf[p] = tag
+	binary.BigEndian.PutUint32(buf[p+1:], uint32(len(v)))
+	cur[r] = p + 5 + copy(buf[p+5:], v)
 }

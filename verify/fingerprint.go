@@ -12,6 +12,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go"
 )
 
 // Version tags the fingerprint algorithm; it is recorded beside every
@@ -51,13 +52,16 @@ type Accumulator struct {
 	emptyReported bool
 	findings      Findings
 	schemaBad     bool
-	buf, gbuf     []byte
+	types         []iceberg.Type
+	allCols       []int
+	rowBuf        rowBuffer // the batch's rows, canonically encoded
+	grainBuf      rowBuffer // the batch's grains, canonically encoded
 }
 
 // NewAccumulator starts a partition whose value is partition. locate, when not
 // nil, names where a row came from (file and line) for findings.
 func NewAccumulator(c *Contract, partition string, locate func(row int64) string) *Accumulator {
-	return &Accumulator{
+	a := &Accumulator{
 		c:         c,
 		partition: partition,
 		key:       c.Partition.Key(partition),
@@ -65,7 +69,13 @@ func NewAccumulator(c *Contract, partition string, locate func(row int64) string
 		sums:      make([]int64, len(c.Additive)),
 		overflow:  make([]bool, len(c.Additive)),
 		nullGrain: make([]int64, len(c.Grain)),
+		types:     make([]iceberg.Type, len(c.Fields)),
+		allCols:   make([]int, len(c.Fields)),
 	}
+	for i, f := range c.Fields {
+		a.types[i], a.allCols[i] = f.Type, i
+	}
+	return a
 }
 
 func (a *Accumulator) finding(kind Kind, row int64, col int, format string, args ...any) {
@@ -126,60 +136,78 @@ func (a *Accumulator) Conform(rec arrow.RecordBatch) (arrow.RecordBatch, bool) {
 func (a *Accumulator) Add(rec arrow.RecordBatch) error {
 	n := int(rec.NumRows())
 	cols := rec.Columns()
-	encs := make([]encoder, len(cols))
-	for i, col := range cols {
-		enc, err := newEncoder(a.c.Fields[i].Type, col)
-		if err != nil {
-			return fmt.Errorf("column %s: %w", a.c.Fields[i].Name, err)
-		}
-		encs[i] = enc
+	if err := a.rowBuf.fill(a.types, cols, a.allCols, n); err != nil {
+		return err
 	}
 	partOf, err := a.c.Partition.ValueFunc(cols[a.c.Partition.Column])
 	if err != nil {
 		return err
 	}
-	intGrain := a.intGrain(cols)
 	base := a.rows
 	a.checkColumns(cols, base)
 	a.sumColumns(cols, base)
-
+	if err := a.addGrains(cols, n, base); err != nil {
+		return err
+	}
 	for r := range n {
-		rowNo := base + int64(r) + 1
 		if v, ok := partOf(r); !ok || v != a.partition {
 			if !ok {
 				v = "null"
 			}
-			a.finding(KindOutside, rowNo, a.c.Partition.Column, "row belongs to %s, outside the partition %s this run owns", a.c.Partition.Key(v), a.key)
+			a.finding(KindOutside, base+int64(r)+1, a.c.Partition.Column, "row belongs to %s, outside the partition %s this run owns", a.c.Partition.Key(v), a.key)
 		}
-
-		a.gbuf = a.gbuf[:0]
-		grainNull := false
-		if intGrain != nil && !cols[a.c.Grain[0]].IsNull(r) {
-			a.grains.addInt(intGrain(r), rowNo)
-			grainNull = true // recorded; skip the general path below
-		}
-		for gi, c := range a.c.Grain {
-			if grainNull {
-				break
-			}
-			if cols[c].IsNull(r) {
-				a.nullGrain[gi]++
-				grainNull = true
-				a.finding(KindNullGrain, rowNo, c, "grain column is null")
-			}
-			a.gbuf = encs[c](a.gbuf, r)
-		}
-		if !grainNull && len(a.c.Grain) > 0 {
-			a.grains.add(a.gbuf, rowNo)
-		}
-
-		a.buf = a.buf[:0]
-		for _, enc := range encs {
-			a.buf = enc(a.buf, r)
-		}
-		a.addDigest(sha256.Sum256(a.buf))
+		a.addDigest(sha256.Sum256(a.rowBuf.row(r)))
 	}
 	a.rows += int64(n)
+	return nil
+}
+
+// addGrains records each row's grain, and a finding for each null in it. A
+// grain of one integer column is compared by value, with no encoding.
+func (a *Accumulator) addGrains(cols []arrow.Array, n int, base int64) error {
+	if len(a.c.Grain) == 0 {
+		return nil
+	}
+	anyNull := false
+	for gi, c := range a.c.Grain {
+		if cols[c].NullN() == 0 {
+			continue
+		}
+		anyNull = true
+		for r := range n {
+			if cols[c].IsNull(r) {
+				a.nullGrain[gi]++
+				a.finding(KindNullGrain, base+int64(r)+1, c, "grain column is null")
+			}
+		}
+	}
+	hasNull := func(r int) bool {
+		if !anyNull {
+			return false
+		}
+		for _, c := range a.c.Grain {
+			if cols[c].IsNull(r) {
+				return true
+			}
+		}
+		return false
+	}
+	if v := a.intGrain(cols); v != nil {
+		for r := range n {
+			if !hasNull(r) {
+				a.grains.addInt(v(r), base+int64(r)+1)
+			}
+		}
+		return nil
+	}
+	if err := a.grainBuf.fill(a.types, cols, a.c.Grain, n); err != nil {
+		return err
+	}
+	for r := range n {
+		if !hasNull(r) {
+			a.grains.add(a.grainBuf.row(r), base+int64(r)+1)
+		}
+	}
 	return nil
 }
 
@@ -404,13 +432,9 @@ func Combine(parts map[string]Fingerprint) Fingerprint {
 // CanonicalRow returns the canonical encoding of one row of a batch in the
 // contract's schema (docs/fingerprint.md); its SHA-256 is the row's digest.
 func CanonicalRow(c *Contract, rec arrow.RecordBatch, row int) ([]byte, error) {
-	var buf []byte
-	for i, col := range rec.Columns() {
-		enc, err := newEncoder(c.Fields[i].Type, col)
-		if err != nil {
-			return nil, fmt.Errorf("column %s: %w", c.Fields[i].Name, err)
-		}
-		buf = enc(buf, row)
+	a := NewAccumulator(c, "", nil)
+	if err := a.rowBuf.fill(a.types, rec.Columns(), a.allCols, int(rec.NumRows())); err != nil {
+		return nil, err
 	}
-	return buf, nil
+	return append([]byte(nil), a.rowBuf.row(row)...), nil
 }
