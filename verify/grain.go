@@ -5,6 +5,7 @@ import (
 	"hash/maphash"
 	"math/bits"
 	"slices"
+	"sync"
 )
 
 // grainSet finds rows whose grain repeats an earlier row's. It keeps each
@@ -47,9 +48,13 @@ func (g *grainSet) addInt(v int64, row int64) {
 	g.push(grainKey{uint64(v) * 0x9E3779B97F4A7C15, uint64(v), row})
 }
 
+// chunkPool recycles chunks between partitions: a backfill stages many, and
+// fresh chunks cost zeroing and collection.
+var chunkPool = sync.Pool{New: func() any { return make([]grainKey, 0, grainChunk) }}
+
 func (g *grainSet) push(k grainKey) {
 	if n := len(g.chunks); n == 0 || len(g.chunks[n-1]) == cap(g.chunks[n-1]) {
-		g.chunks = append(g.chunks, make([]grainKey, 0, grainChunk))
+		g.chunks = append(g.chunks, chunkPool.Get().([]grainKey)[:0])
 	}
 	last := &g.chunks[len(g.chunks)-1]
 	*last = append(*last, k)
@@ -85,6 +90,10 @@ func (g *grainSet) duplicates() []dup {
 			next[b]++
 		}
 	}
+	for _, c := range g.chunks {
+		chunkPool.Put(c[:0])
+	}
+	g.chunks = nil
 	var out []dup
 	for b := 0; b+1 < len(start); b++ {
 		bucket := keys[start[b]:start[b+1]]
