@@ -167,7 +167,8 @@ func addSizes(size []int, arr arrow.Array, w int) {
 	}
 }
 
-// put writes one column's values at each row's cursor.
+// put writes one column's values at each row's cursor, in a loop per
+// fixed-width type so that no value costs a call.
 func (b *rowBuffer) put(typ iceberg.Type, arr arrow.Array, n int) {
 	nulls := arr.NullN() > 0
 	buf, cur := b.buf, b.cur
@@ -192,10 +193,9 @@ func (b *rowBuffer) put(typ iceberg.Type, arr arrow.Array, n int) {
 			}
 		}
 	case *array.Int32:
-		tag := tagInt
 		for r, v := range a.Int32Values() {
 			if !null(r) {
-				put32(buf, cur, r, tag, uint32(v))
+				put32(buf, cur, r, tagInt, uint32(v))
 			}
 		}
 	case *array.Date32:
@@ -264,28 +264,22 @@ func (b *rowBuffer) put(typ iceberg.Type, arr arrow.Array, n int) {
 			}
 		}
 	case *array.String:
-		for r := range n {
-			if !null(r) {
-				putBytes(buf, cur, r, tagString, a.Value(r))
-			}
-		}
+		putEach(buf, cur, n, tagString, null, a.Value)
 	case *array.LargeString:
-		for r := range n {
-			if !null(r) {
-				putBytes(buf, cur, r, tagString, a.Value(r))
-			}
-		}
+		putEach(buf, cur, n, tagString, null, a.Value)
 	case *array.Binary:
-		for r := range n {
-			if !null(r) {
-				putBytes(buf, cur, r, tagBinary, a.Value(r))
-			}
-		}
+		putEach(buf, cur, n, tagBinary, null, a.Value)
 	case *array.LargeBinary:
-		for r := range n {
-			if !null(r) {
-				putBytes(buf, cur, r, tagBinary, a.Value(r))
-			}
+		putEach(buf, cur, n, tagBinary, null, a.Value)
+	}
+}
+
+// putEach writes the length-prefixed values of a string or binary column;
+// the copy of each value costs more than the call that fetches it.
+func putEach[T string | []byte](buf []byte, cur []int, n int, tag byte, null func(int) bool, value func(int) T) {
+	for r := range n {
+		if !null(r) {
+			putBytes(buf, cur, r, tag, value(r))
 		}
 	}
 }
