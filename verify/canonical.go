@@ -4,10 +4,13 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go"
+
+	"github.com/lakeswap/lakeswap/verify/internal/rowhash"
 )
 
 // Type tags of the canonical row encoding (docs/fingerprint.md). A tag is
@@ -48,16 +51,20 @@ func timestampToMicros(unit arrow.TimeUnit) func(int64) int64 {
 	}
 }
 
-// rowBuffer holds the canonical encodings of a batch's rows back to back:
-// row r is buf[off[r]:off[r+1]]. It is filled column by column, in tight
-// loops per type, so that hashing a row is one call on a slice of it.
+// rowBuffer holds the canonical encodings of a batch's rows: row r is
+// buf[off[r]:cur[r]]. It is filled column by column, in tight loops per
+// type, so that hashing a row is one call on a slice of it. Rows lie back to
+// back, or, when blocks is set and every row of the batch fits, one per
+// padded SHA-256 block (padded), ready for rowhash.Add.
 type rowBuffer struct {
-	buf []byte
-	off []int
-	cur []int
+	buf    []byte
+	off    []int
+	cur    []int
+	blocks bool
+	padded bool
 }
 
-func (b *rowBuffer) row(r int) []byte { return b.buf[b.off[r]:b.off[r+1]] }
+func (b *rowBuffer) row(r int) []byte { return b.buf[b.off[r]:b.cur[r]] }
 
 // fill encodes columns idx of cols (n rows) whose Iceberg types are types.
 func (b *rowBuffer) fill(types []iceberg.Type, cols []arrow.Array, idx []int, n int) error {
@@ -71,11 +78,27 @@ func (b *rowBuffer) fill(types []iceberg.Type, cols []arrow.Array, idx []int, n 
 		}
 		addSizes(b.off[1:], cols[c], w)
 	}
-	for r := 1; r <= n; r++ {
-		b.off[r] += b.off[r-1]
+	b.padded = b.blocks && n > 0 && slices.Max(b.off[1:]) <= rowhash.MaxShort
+	if b.padded {
+		sizes := b.off[1:]
+		for r := range n {
+			b.cur[r] = sizes[r] // keep row r's size while off is rewritten
+		}
+		for r := range n + 1 {
+			b.off[r] = r * rowhash.BlockSize
+		}
+		b.buf = grow(b.buf, n*rowhash.BlockSize)
+		clear(b.buf)
+		for r := range n {
+			rowhash.Pad(b.buf[b.off[r]:b.off[r+1]], b.cur[r])
+		}
+	} else {
+		for r := 1; r <= n; r++ {
+			b.off[r] += b.off[r-1]
+		}
+		b.buf = grow(b.buf, b.off[n])
 	}
 	copy(b.cur, b.off[:n])
-	b.buf = grow(b.buf, b.off[n])
 	for _, c := range idx {
 		b.put(types[c], cols[c], n)
 	}

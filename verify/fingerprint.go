@@ -13,6 +13,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go"
+
+	"github.com/lakeswap/lakeswap/verify/internal/rowhash"
 )
 
 // Version tags the fingerprint algorithm; it is recorded beside every
@@ -75,6 +77,7 @@ func NewAccumulator(c *Contract, partition string, locate func(row int64) string
 	for i, f := range c.Fields {
 		a.types[i], a.allCols[i] = f.Type, i
 	}
+	a.rowBuf.blocks = rowhash.Accelerated
 	return a
 }
 
@@ -156,7 +159,13 @@ func (a *Accumulator) Add(rec arrow.RecordBatch) error {
 			}
 			a.finding(KindOutside, base+int64(r)+1, a.c.Partition.Column, "row belongs to %s, outside the partition %s this run owns", a.c.Partition.Key(v), a.key)
 		}
-		a.addDigest(sha256.Sum256(a.rowBuf.row(r)))
+	}
+	if a.rowBuf.padded {
+		rowhash.Add(&a.acc, a.rowBuf.buf[:n*rowhash.BlockSize])
+	} else {
+		for r := range n {
+			a.addDigest(sha256.Sum256(a.rowBuf.row(r)))
+		}
 	}
 	a.rows += int64(n)
 	return nil

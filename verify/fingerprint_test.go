@@ -271,3 +271,79 @@ func TestIntegerGrainRepeats(t *testing.T) {
 		t.Errorf("duplicate_grain %d, want 2", fp.DuplicateGrain)
 	}
 }
+
+// TestShortAndLongRowsHashAlike: rows short enough to be hashed a padded
+// block at a time (under 56 encoded bytes) give the same hash as when a long
+// row in their batch sends the whole batch through crypto/sha256.
+func TestShortAndLongRowsHashAlike(t *testing.T) {
+	schema := iceberg.NewSchemaWithIdentifiers(0, []int{1},
+		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+		iceberg.NestedField{ID: 2, Name: "day", Type: iceberg.PrimitiveTypes.Date, Required: true},
+		iceberg.NestedField{ID: 3, Name: "name", Type: iceberg.PrimitiveTypes.String},
+	)
+	part, err := verify.NewPartitioner(1, "day", iceberg.PrimitiveTypes.Date, "identity")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := verify.NewContract(schema, []string{"id"}, nil, nil, part)
+	if err != nil {
+		t.Fatal(err)
+	}
+	day := arrow.Date32FromTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	// Encoded, a row is 9 + 5 + 5 + len(name) bytes: names up to 36 bytes
+	// fit one block, 37 and longer do not.
+	name := func(id int) string { return strings.Repeat("x", id%40) }
+	batch := func(ids ...int) arrow.RecordBatch {
+		b := array.NewRecordBuilder(memory.DefaultAllocator, c.Arrow)
+		defer b.Release()
+		for _, id := range ids {
+			b.Field(0).(*array.Int64Builder).Append(int64(id))
+			b.Field(1).(*array.Date32Builder).Append(day)
+			if id%7 == 0 {
+				b.Field(2).AppendNull()
+			} else {
+				b.Field(2).(*array.StringBuilder).Append(name(id))
+			}
+		}
+		return b.NewRecordBatch()
+	}
+	var all, short, long []int
+	for id := 1; id <= 400; id++ {
+		all = append(all, id)
+		if len(name(id)) <= 36 {
+			short = append(short, id)
+		} else {
+			long = append(long, id)
+		}
+	}
+	mixed := batch(all...) // holds long rows: hashed row by row
+	shortOnly, longOnly := batch(short...), batch(long...)
+	defer mixed.Release()
+	defer shortOnly.Release()
+	defer longOnly.Release()
+	want := fingerprint(t, c, mixed)
+	got := fingerprint(t, c, shortOnly, longOnly)
+	if got.Hash != want.Hash || got.Rows != 400 {
+		t.Errorf("short rows apart from long ones hash %s (%d rows), all together %s", got.Hash, got.Rows, want.Hash)
+	}
+	// The digests of the short rows alone, summed independently.
+	var sum [32]byte
+	for r := range int(shortOnly.NumRows()) {
+		enc, err := verify.CanonicalRow(c, shortOnly, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(enc) > 55 {
+			t.Fatalf("row %d encodes in %d bytes; the test needs short rows", r, len(enc))
+		}
+		d := sha256.Sum256(enc)
+		carry := 0
+		for i := 31; i >= 0; i-- {
+			s := int(sum[i]) + int(d[i]) + carry
+			sum[i], carry = byte(s), s>>8
+		}
+	}
+	if got, want := fingerprint(t, c, shortOnly).Hash, verify.ContentHash(int64(shortOnly.NumRows()), sum); got != want {
+		t.Errorf("short rows hash %s, their digests summed give %s", got, want)
+	}
+}
