@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
@@ -225,13 +226,31 @@ func dictionaryPays(col arrow.Array) bool {
 	if n < 16 {
 		return true
 	}
-	switch col.DataType().ID() {
-	case arrow.BOOL:
+	switch a := col.(type) {
+	case *array.Boolean:
 		return true
+	case *array.Int64:
+		return fewDistinct(n, a.Value)
+	case *array.Int32:
+		return fewDistinct(n, a.Value)
+	case *array.Date32:
+		return fewDistinct(n, a.Value)
+	case *array.Timestamp:
+		return fewDistinct(n, a.Value)
+	case *array.String:
+		return fewDistinct(n, a.Value)
+	default:
+		return fewDistinct(n, col.ValueStr)
 	}
-	seen := make(map[string]struct{}, n)
+}
+
+// fewDistinct says whether fewer than half of the first n values are
+// distinct, compared typed: formatting every value as text cost more than
+// the check is worth.
+func fewDistinct[T comparable](n int, value func(int) T) bool {
+	seen := make(map[T]struct{}, n/2+1)
 	for i := range n {
-		seen[col.ValueStr(i)] = struct{}{}
+		seen[value(i)] = struct{}{}
 		if len(seen) > n/2 {
 			return false
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -66,8 +67,25 @@ type rowBuffer struct {
 
 func (b *rowBuffer) row(r int) []byte { return b.buf[b.off[r]:b.cur[r]] }
 
+// rowPool recycles the buffers of finished partitions: a backfill stages
+// many, and fresh buffers of a batch's rows cost zeroing and collection.
+var rowPool sync.Pool // of *rowBuffer
+
+// release hands the buffers to the next partition; b stays usable.
+func (b *rowBuffer) release() {
+	if b.buf != nil {
+		rowPool.Put(&rowBuffer{buf: b.buf, off: b.off, cur: b.cur})
+	}
+	b.buf, b.off, b.cur = nil, nil, nil
+}
+
 // fill encodes columns idx of cols (n rows) whose Iceberg types are types.
 func (b *rowBuffer) fill(types []iceberg.Type, cols []arrow.Array, idx []int, n int) error {
+	if b.buf == nil {
+		if p, ok := rowPool.Get().(*rowBuffer); ok {
+			b.buf, b.off, b.cur = p.buf, p.off, p.cur
+		}
+	}
 	b.off = grow(b.off, n+1)
 	b.cur = grow(b.cur, n)
 	clear(b.off)
@@ -88,7 +106,6 @@ func (b *rowBuffer) fill(types []iceberg.Type, cols []arrow.Array, idx []int, n 
 			b.off[r] = r * rowhash.BlockSize
 		}
 		b.buf = grow(b.buf, n*rowhash.BlockSize)
-		clear(b.buf)
 		for r := range n {
 			rowhash.Pad(b.buf[b.off[r]:b.off[r+1]], b.cur[r])
 		}

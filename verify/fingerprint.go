@@ -227,6 +227,8 @@ func (a *Accumulator) finish() {
 		return
 	}
 	a.finished = true
+	a.rowBuf.release()
+	a.grainBuf.release()
 	for _, d := range a.grains.duplicates() {
 		a.dups++
 		a.finding(KindDuplicateGrain, d.row, -1, "grain repeats row %d", d.first)

@@ -52,6 +52,18 @@ func (g *grainSet) addInt(v int64, row int64) {
 // fresh chunks cost zeroing and collection.
 var chunkPool = sync.Pool{New: func() any { return make([]grainKey, 0, grainChunk) }}
 
+// keyPool and int32Pool recycle the scratch of duplicates, as chunkPool
+// does the chunks.
+var keyPool, int32Pool sync.Pool
+
+// scratch returns a slice from pool, or nil when it is empty.
+func scratch[T any](pool *sync.Pool) []T {
+	if s, ok := pool.Get().(*[]T); ok {
+		return *s
+	}
+	return nil
+}
+
 func (g *grainSet) push(k grainKey) {
 	if n := len(g.chunks); n == 0 || len(g.chunks[n-1]) == cap(g.chunks[n-1]) {
 		g.chunks = append(g.chunks, chunkPool.Get().([]grainKey)[:0])
@@ -72,7 +84,9 @@ func (g *grainSet) duplicates() []dup {
 	}
 	width := bits.Len(uint(g.n - 1)) // 2^width >= n buckets
 	shift := 64 - width
-	start := make([]int32, 1<<width+1)
+	start := grow(scratch[int32](&int32Pool), 1<<width+1)
+	clear(start)
+	defer int32Pool.Put(&start)
 	for _, c := range g.chunks {
 		for _, k := range c {
 			start[k.h1>>shift+1]++
@@ -81,8 +95,11 @@ func (g *grainSet) duplicates() []dup {
 	for i := 1; i < len(start); i++ {
 		start[i] += start[i-1]
 	}
-	keys := make([]grainKey, g.n)
-	next := slices.Clone(start[:len(start)-1])
+	keys := grow(scratch[grainKey](&keyPool), g.n)
+	defer keyPool.Put(&keys)
+	next := grow(scratch[int32](&int32Pool), len(start)-1)
+	defer int32Pool.Put(&next)
+	copy(next, start)
 	for _, c := range g.chunks {
 		for _, k := range c {
 			b := k.h1 >> shift

@@ -18,10 +18,12 @@ const (
 	MaxShort = BlockSize - 9
 )
 
-// Pad completes the block holding a message of n bytes, n <= MaxShort, whose
-// bytes after the message are zero.
+// Pad writes the padding of a message of n bytes, n <= MaxShort, into
+// block[n:]: 0x80, zeros, and the length in bits. It does not touch
+// block[:n], so the message may be written before or after.
 func Pad(block []byte, n int) {
 	block[n] = 0x80
+	clear(block[n+1 : BlockSize-8])
 	binary.BigEndian.PutUint64(block[BlockSize-8:], uint64(n)*8)
 }
 
