@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -157,13 +158,21 @@ func BenchmarkPublish(b *testing.B) {
 	// Totals over every iteration: one iteration of a million rows is noisy
 	// on a shared two-core machine.
 	var stage, publish, serial, fingerprint, plain, appendTime time.Duration
+	var stageGCs int
+	var stageAlloc uint64
 	for i := 0; i < b.N; i++ {
 		// lakeswap staging, one writer per core.
 		tbl := fmt.Sprintf("stage_%d", i)
 		newTable(tbl)
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		gc0, alloc0 := ms.NumGC, ms.TotalAlloc
 		t0 := time.Now()
 		plan, _, err := pub.Stage(ctx, swap.Request{Table: table.Identifier{"bench", tbl}, Partitions: data.days, Source: data})
 		stage += time.Since(t0)
+		runtime.ReadMemStats(&ms)
+		stageGCs += int(ms.NumGC - gc0)
+		stageAlloc += ms.TotalAlloc - alloc0
 		if err != nil || plan.Refused() {
 			b.Fatalf("stage: %v %v", err, plan.Findings)
 		}
@@ -223,6 +232,10 @@ func BenchmarkPublish(b *testing.B) {
 	b.ReportMetric(rate(appendTime), "append-rows/s")
 	b.ReportMetric(100*fingerprint.Seconds()/serial.Seconds(), "fingerprint-%-of-1core-stage")
 	b.ReportMetric(float64(data.rows), "rows")
+	// Allocation drives collections, and a collection empties the pools
+	// that Parquet's compressors and lakeswap's buffers are recycled from.
+	b.ReportMetric(float64(stageAlloc)/float64(b.N)/float64(data.rows), "stage-alloc-B/row")
+	b.ReportMetric(float64(stageGCs)/float64(b.N), "stage-gcs")
 }
 
 func plainWrite(b *testing.B, path string, d *benchData) {
