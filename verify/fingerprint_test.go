@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -269,6 +270,46 @@ func TestIntegerGrainRepeats(t *testing.T) {
 	}
 	if fp := acc.Result(); fp.DuplicateGrain != 2 {
 		t.Errorf("duplicate_grain %d, want 2", fp.DuplicateGrain)
+	}
+}
+
+// TestSortedIntegerGrainRepeats: output sorted by its integer grain skips
+// the search for repeats only while each grain exceeds the one before; a
+// repeat of the previous grain, or one after a step back, is still found.
+func TestSortedIntegerGrainRepeats(t *testing.T) {
+	c := goldenContract(t) // grain: id long
+	for _, tc := range []struct {
+		ids  []int64
+		want []int64 // rows that repeat an earlier grain
+	}{
+		{ids: []int64{1, 2, 3, 10, 11}},
+		{ids: []int64{1, 2, 3, 3}, want: []int64{4}},
+		{ids: []int64{5, 6, 7, 1, 6}, want: []int64{5}},
+	} {
+		rows := make([]goldenRow, len(tc.ids))
+		for i, id := range tc.ids {
+			rows[i] = goldenRows[0]
+			rows[i].id = id
+		}
+		// Two batches: the order is followed across them.
+		half := len(rows) / 2
+		a, b := goldenRecord(t, c, rows[:half]), goldenRecord(t, c, rows[half:])
+		acc := verify.NewAccumulator(c, "2026-01-01", nil)
+		for _, rec := range []arrow.RecordBatch{a, b} {
+			if err := acc.Add(rec); err != nil {
+				t.Fatal(err)
+			}
+			rec.Release()
+		}
+		var got []int64
+		for _, f := range acc.Findings(false).List {
+			if f.Kind == verify.KindDuplicateGrain {
+				got = append(got, f.Row)
+			}
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("ids %v: repeats found at rows %v, want %v", tc.ids, got, tc.want)
+		}
 	}
 }
 

@@ -15,6 +15,11 @@ import (
 type grainSet struct {
 	chunks [][]grainKey
 	n      int
+	// rising: every integer grain so far exceeded the one before, as in
+	// output sorted by its key, so none can repeat and duplicates need not
+	// look.
+	rising bool
+	last   int64
 }
 
 type grainKey struct {
@@ -45,12 +50,22 @@ func (g *grainSet) add(grain []byte, row int64) {
 // the value mixed, to spread the buckets. A set takes add or addInt, never
 // both.
 func (g *grainSet) addInt(v int64, row int64) {
+	g.rising = g.n == 0 || g.rising && v > g.last
+	g.last = v
 	g.push(grainKey{uint64(v) * 0x9E3779B97F4A7C15, uint64(v), row})
 }
 
 // chunkPool recycles chunks between partitions: a backfill stages many, and
 // fresh chunks cost zeroing and collection.
 var chunkPool = sync.Pool{New: func() any { return make([]grainKey, 0, grainChunk) }}
+
+// release returns the set's chunks to the pool.
+func (g *grainSet) release() {
+	for _, c := range g.chunks {
+		chunkPool.Put(c[:0])
+	}
+	g.chunks = nil
+}
 
 // keyPool and int32Pool recycle the scratch of duplicates, as chunkPool
 // does the chunks.
@@ -79,7 +94,8 @@ func (g *grainSet) push(k grainKey) {
 // same bucket can be equal, and buckets hold one or two keys but for real
 // repeats, so a bucket is searched directly, or sorted when large.
 func (g *grainSet) duplicates() []dup {
-	if g.n < 2 {
+	if g.n < 2 || g.rising {
+		g.release()
 		return nil
 	}
 	width := bits.Len(uint(g.n - 1)) // 2^width >= n buckets
@@ -107,10 +123,7 @@ func (g *grainSet) duplicates() []dup {
 			next[b]++
 		}
 	}
-	for _, c := range g.chunks {
-		chunkPool.Put(c[:0])
-	}
-	g.chunks = nil
+	g.release()
 	var out []dup
 	for b := 0; b+1 < len(start); b++ {
 		bucket := keys[start[b]:start[b+1]]
