@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -71,26 +72,41 @@ type benchData struct {
 	rows   int
 }
 
-func newBenchData(b *testing.B, schema *arrow.Schema, rows int) *benchData {
-	return newBenchDataWith(b, schema, rows, func(id int64) string { return []string{"web", "store", "app"}[id%3] })
+func newBenchData(b *testing.B, schema *arrow.Schema, rows int, order rowOrder) *benchData {
+	return newBenchDataWith(b, schema, rows, order, func(id int64) string { return []string{"web", "store", "app"}[id%3] })
 }
 
+// rowOrder is the order of order_id within a partition: sorted, as a query
+// with ORDER BY gives, or shuffled.
+type rowOrder int
+
+const (
+	sorted rowOrder = iota
+	shuffled
+)
+
 // newBenchDataWith generates rows whose channel is channel(order_id).
-func newBenchDataWith(b *testing.B, schema *arrow.Schema, rows int, channel func(int64) string) *benchData {
+func newBenchDataWith(b *testing.B, schema *arrow.Schema, rows int, order rowOrder, channel func(int64) string) *benchData {
 	b.Helper()
+	rng := rand.New(rand.NewPCG(7, 7))
 	d := &benchData{schema: schema, byDay: map[string][]arrow.RecordBatch{}, rows: rows}
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	id := int64(0)
 	perDay := rows / benchPartitions
 	for p := range benchPartitions {
 		day := start.AddDate(0, 0, p)
 		key := day.Format(time.DateOnly)
 		d.days = append(d.days, key)
+		ids := make([]int64, perDay)
+		for i := range ids {
+			ids[i] = int64(p*perDay + i + 1)
+		}
+		if order == shuffled {
+			rng.Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
+		}
 		for left := perDay; left > 0; {
 			n := min(left, benchBatchRows)
 			bld := array.NewRecordBuilder(memory.DefaultAllocator, schema)
-			for range n {
-				id++
+			for _, id := range ids[perDay-left : perDay-left+n] {
 				bld.Field(0).(*array.Int64Builder).Append(id)
 				bld.Field(1).(*array.StringBuilder).Append(channel(id))
 				bld.Field(2).(*array.Date32Builder).Append(arrow.Date32FromTime(day))
@@ -121,7 +137,8 @@ func (d *benchData) all() []arrow.RecordBatch {
 // the same run, rows/s for lakeswap's staging (write, validation and
 // fingerprint), for one plain pqarrow writer of the same batches, and for
 // iceberg-go's own Append of the same rows, plus the fingerprint's share of
-// single-threaded staging time.
+// single-threaded staging time. Staging and Append run on rows sorted by
+// their key and on the same rows shuffled.
 func BenchmarkPublish(b *testing.B) {
 	ctx := context.Background()
 	rows := benchRows(b)
@@ -147,7 +164,8 @@ func BenchmarkPublish(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	data := newBenchData(b, contract.Arrow, rows)
+	data := newBenchData(b, contract.Arrow, rows, sorted)
+	unsorted := newBenchData(b, contract.Arrow, rows, shuffled)
 	pub := &swap.Publisher{Catalog: cat}
 	// Warm up once, unmeasured: the first staging in a process pays for
 	// fresh heap and encoder pools, which a long backfill pays once.
@@ -157,7 +175,7 @@ func BenchmarkPublish(b *testing.B) {
 	}
 	// Totals over every iteration: one iteration of a million rows is noisy
 	// on a shared two-core machine.
-	var stage, publish, serial, fingerprint, plain, appendTime time.Duration
+	var stage, stageUnsorted, publish, serial, fingerprint, plain, appendTime, appendUnsorted time.Duration
 	var stageGCs int
 	var stageAlloc uint64
 	for i := 0; i < b.N; i++ {
@@ -176,6 +194,16 @@ func BenchmarkPublish(b *testing.B) {
 		if err != nil || plan.Refused() {
 			b.Fatalf("stage: %v %v", err, plan.Findings)
 		}
+
+		// The same rows with order_id shuffled in each partition: the
+		// search for repeated grains cannot be skipped.
+		tbl = fmt.Sprintf("unsorted_%d", i)
+		newTable(tbl)
+		t0 = time.Now()
+		if _, _, err := pub.Stage(ctx, swap.Request{Table: table.Identifier{"bench", tbl}, Partitions: unsorted.days, Source: unsorted}); err != nil {
+			b.Fatal(err)
+		}
+		stageUnsorted += time.Since(t0)
 
 		// The whole publish: stage, commit, read back and verify.
 		tbl = fmt.Sprintf("publish_%d", i)
@@ -211,31 +239,38 @@ func BenchmarkPublish(b *testing.B) {
 		plainWrite(b, filepath.Join(home, fmt.Sprintf("plain_%d.parquet", i)), data)
 		plain += time.Since(t0)
 
-		// iceberg-go's own Append of the same rows.
-		appendTbl := newTable(fmt.Sprintf("append_%d", i))
-		rr, err := array.NewRecordReader(data.schema, data.all())
-		if err != nil {
-			b.Fatal(err)
-		}
-		t0 = time.Now()
-		if _, err := appendTbl.Append(ctx, rr, nil); err != nil {
-			b.Fatal(err)
-		}
-		appendTime += time.Since(t0)
-		rr.Release()
+		// iceberg-go's own Append of the same rows, sorted and shuffled.
+		appendTime += appendAll(b, newTable(fmt.Sprintf("append_%d", i)), data)
+		appendUnsorted += appendAll(b, newTable(fmt.Sprintf("append_unsorted_%d", i)), unsorted)
 	}
 	rate := func(d time.Duration) float64 { return float64(data.rows) * float64(b.N) / d.Seconds() }
 	b.ReportMetric(rate(stage), "stage-rows/s")
+	b.ReportMetric(rate(stageUnsorted), "stage-unsorted-rows/s")
 	b.ReportMetric(rate(publish), "publish-rows/s")
 	b.ReportMetric(rate(serial), "stage-1core-rows/s")
 	b.ReportMetric(rate(plain), "pqarrow-rows/s")
 	b.ReportMetric(rate(appendTime), "append-rows/s")
+	b.ReportMetric(rate(appendUnsorted), "append-unsorted-rows/s")
 	b.ReportMetric(100*fingerprint.Seconds()/serial.Seconds(), "fingerprint-%-of-1core-stage")
 	b.ReportMetric(float64(data.rows), "rows")
 	// Allocation drives collections, and a collection empties the pools
 	// that Parquet's compressors and lakeswap's buffers are recycled from.
 	b.ReportMetric(float64(stageAlloc)/float64(b.N)/float64(data.rows), "stage-alloc-B/row")
 	b.ReportMetric(float64(stageGCs)/float64(b.N), "stage-gcs")
+}
+
+// appendAll times iceberg-go's Append of every row of d to tbl.
+func appendAll(b *testing.B, tbl *table.Table, d *benchData) time.Duration {
+	rr, err := array.NewRecordReader(d.schema, d.all())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rr.Release()
+	t0 := time.Now()
+	if _, err := tbl.Append(context.Background(), rr, nil); err != nil {
+		b.Fatal(err)
+	}
+	return time.Since(t0)
 }
 
 func plainWrite(b *testing.B, path string, d *benchData) {
@@ -283,7 +318,7 @@ func BenchmarkStageS3(b *testing.B) {
 	contract, _ := swap.ContractOf(probe.Metadata())
 	// Channels that never repeat keep the files large enough (about 16
 	// bytes a row) for the upload, not the request latency, to dominate.
-	data := newBenchDataWith(b, contract.Arrow, 2*benchRows(b), func(id int64) string {
+	data := newBenchDataWith(b, contract.Arrow, 2*benchRows(b), sorted, func(id int64) string {
 		return strconv.FormatUint(uint64(id)*0x9E3779B97F4A7C15, 36)
 	})
 	pub := &swap.Publisher{Catalog: cat, StagingIO: store.StagingIO()}

@@ -273,10 +273,10 @@ func TestIntegerGrainRepeats(t *testing.T) {
 	}
 }
 
-// TestSortedIntegerGrainRepeats: output sorted by its integer grain skips
-// the search for repeats only while each grain exceeds the one before; a
-// repeat of the previous grain, or one after a step back, is still found.
-func TestSortedIntegerGrainRepeats(t *testing.T) {
+// TestIntegerGrainRanges: integer grains over a dense range are checked
+// with a bitmap, over a sparse one by the general search; both find every
+// repeat, across batches, at the extremes of int64 too.
+func TestIntegerGrainRanges(t *testing.T) {
 	c := goldenContract(t) // grain: id long
 	for _, tc := range []struct {
 		ids  []int64
@@ -285,6 +285,10 @@ func TestSortedIntegerGrainRepeats(t *testing.T) {
 		{ids: []int64{1, 2, 3, 10, 11}},
 		{ids: []int64{1, 2, 3, 3}, want: []int64{4}},
 		{ids: []int64{5, 6, 7, 1, 6}, want: []int64{5}},
+		{ids: []int64{-3, -2, -1, -3, -1}, want: []int64{4, 5}},
+		{ids: []int64{1, 1 << 40, 5, 1 << 40}, want: []int64{4}},
+		{ids: []int64{math.MinInt64, math.MaxInt64, 0, -1}},
+		{ids: []int64{math.MinInt64, math.MaxInt64, 0, math.MaxInt64, math.MinInt64}, want: []int64{4, 5}},
 	} {
 		rows := make([]goldenRow, len(tc.ids))
 		for i, id := range tc.ids {

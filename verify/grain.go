@@ -3,6 +3,7 @@ package verify
 import (
 	"cmp"
 	"hash/maphash"
+	"math"
 	"math/bits"
 	"slices"
 	"sync"
@@ -15,11 +16,7 @@ import (
 type grainSet struct {
 	chunks [][]grainKey
 	n      int
-	// rising: every integer grain so far exceeded the one before, as in
-	// output sorted by its key, so none can repeat and duplicates need not
-	// look.
-	rising bool
-	last   int64
+	ints   bool // keys come from addInt: h2 is the grain's value
 }
 
 type grainKey struct {
@@ -50,14 +47,43 @@ func (g *grainSet) add(grain []byte, row int64) {
 // the value mixed, to spread the buckets. A set takes add or addInt, never
 // both.
 func (g *grainSet) addInt(v int64, row int64) {
-	g.rising = g.n == 0 || g.rising && v > g.last
-	g.last = v
+	g.ints = true
 	g.push(grainKey{uint64(v) * 0x9E3779B97F4A7C15, uint64(v), row})
 }
 
 // chunkPool recycles chunks between partitions: a backfill stages many, and
 // fresh chunks cost zeroing and collection.
 var chunkPool = sync.Pool{New: func() any { return make([]grainKey, 0, grainChunk) }}
+
+// intsDistinct reports whether no integer grain repeats, found by marking
+// each in a bitmap over their range when that range is dense enough (at most
+// 64 values a row, so at most 8 bytes a row), as surrogate and order keys
+// are: the bitmap stays in cache where scattering the keys would not. False
+// means the grains repeat or the range is too sparse to tell this way.
+func (g *grainSet) intsDistinct() bool {
+	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+	for _, c := range g.chunks {
+		for _, k := range c {
+			lo, hi = min(lo, int64(k.h2)), max(hi, int64(k.h2))
+		}
+	}
+	span := uint64(hi) - uint64(lo) // the range, without signed overflow
+	if span/64 >= uint64(g.n) {
+		return false
+	}
+	seen := make([]uint64, span/64+1)
+	for _, c := range g.chunks {
+		for _, k := range c {
+			i := k.h2 - uint64(lo)
+			w, bit := i/64, uint64(1)<<(i%64)
+			if seen[w]&bit != 0 {
+				return false
+			}
+			seen[w] |= bit
+		}
+	}
+	return true
+}
 
 // release returns the set's chunks to the pool.
 func (g *grainSet) release() {
@@ -94,7 +120,7 @@ func (g *grainSet) push(k grainKey) {
 // same bucket can be equal, and buckets hold one or two keys but for real
 // repeats, so a bucket is searched directly, or sorted when large.
 func (g *grainSet) duplicates() []dup {
-	if g.n < 2 || g.rising {
+	if g.n < 2 || g.ints && g.intsDistinct() {
 		g.release()
 		return nil
 	}
