@@ -20,6 +20,10 @@ import (
 const (
 	PropAdditive    = "lakeswap.additive-columns" // comma-separated column names
 	PropCheckPrefix = "lakeswap.check."           // lakeswap.check.<column> = non-negative,...
+	// PropDeltaIntegers = "true" stores near-unique integer, date and time
+	// columns as DELTA_BINARY_PACKED: set it when every reader of the table
+	// decodes that (Iceberg's Java vectorized reader does from 1.10).
+	PropDeltaIntegers = "lakeswap.parquet.delta-integers"
 )
 
 // TableSpec is the small schema file `lakeswap table create` reads.

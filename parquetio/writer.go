@@ -34,6 +34,11 @@ type Options struct {
 	Compression compress.Compression
 	// Uncompressed forces no compression (the zero Compression means zstd).
 	Uncompressed bool
+	// DeltaIntegers stores near-unique integer, date and time columns as
+	// deltas (DELTA_BINARY_PACKED) instead of plain: smaller files and
+	// faster staging, for tables whose every reader decodes it (Iceberg's
+	// Java vectorized reader does only from Iceberg 1.10).
+	DeltaIntegers bool
 }
 
 func (o Options) codec() compress.Compression {
@@ -169,8 +174,17 @@ func (w *Writer) open(first arrow.RecordBatch) error {
 		parquet.WithStats(true),
 	}
 	for i, f := range w.schema.Fields() {
-		if !dictionaryPays(first.Column(i)) {
-			props = append(props, parquet.WithDictionaryFor(f.Name, false))
+		if dictionaryPays(first.Column(i)) {
+			continue
+		}
+		props = append(props, parquet.WithDictionaryFor(f.Name, false))
+		// Keys, amounts and times stored as deltas take a fraction of their
+		// 8 bytes, so the compressor has that much less to do.
+		switch f.Type.ID() {
+		case arrow.INT32, arrow.INT64, arrow.DATE32, arrow.TIMESTAMP, arrow.TIME64:
+			if w.opts.DeltaIntegers {
+				props = append(props, parquet.WithEncodingFor(f.Name, parquet.Encodings.DeltaBinaryPacked))
+			}
 		}
 	}
 	cnt := &countingWriter{w: dst}

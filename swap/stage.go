@@ -17,6 +17,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/parquetio"
 	"github.com/lakeswap/lakeswap/verify"
 )
@@ -145,6 +146,9 @@ func (p *Publisher) Stage(ctx context.Context, req Request) (*Plan, *table.Table
 		}
 	}
 
+	if meta.Properties()[catalog.PropDeltaIntegers] == "true" {
+		req.Writer.DeltaIntegers = true
+	}
 	p.progress().Step("stage")
 	locate := func(string, int64) string { return "" }
 	if l, ok := req.Source.(Locator); ok {

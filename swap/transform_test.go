@@ -4,12 +4,16 @@ import (
 	"context"
 	"errors"
 	"os"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakeswap/lakeswap/catalog"
@@ -95,5 +99,65 @@ func TestMonthPartitionsOfTimestamps(t *testing.T) {
 	_, err = pub.Publish(ctx, swap.Request{Table: ident, Partitions: []string{"2026-01"}, Source: src})
 	if !errors.Is(err, swap.ErrRefused) {
 		t.Errorf("a February event in January: err = %v, want refused", err)
+	}
+}
+
+// TestDeltaIntegersTableProperty: a table that sets
+// lakeswap.parquet.delta-integers gets its near-unique integer and
+// timestamp columns delta-encoded, and the publish's read-back verification
+// decodes them to the same fingerprint.
+func TestDeltaIntegersTableProperty(t *testing.T) {
+	ctx := context.Background()
+	cfg, err := catalog.Resolve(catalog.Settings{Home: t.TempDir(), ConfigFile: os.DevNull, Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := catalog.Open(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cat.Close()
+	ident := table.Identifier{"app", "events"}
+	tbl, err := catalog.CreateTable(ctx, cat, ident, catalog.TableSpec{
+		Columns:    []catalog.ColumnSpec{{Name: "id", Type: "long", Required: true}, {Name: "at", Type: "timestamptz", Required: true}},
+		Identifier: []string{"id"},
+		Partition:  []catalog.PartitionSpec{{Column: "at", Transform: "month"}},
+		Properties: map[string]string{catalog.PropDeltaIntegers: "true"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	contract, err := swap.ContractOf(tbl.Metadata())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var times []time.Time
+	for i := range 1000 {
+		times = append(times, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i)*7*time.Minute+time.Duration(i*i)*time.Microsecond))
+	}
+	src := eventsSource{schema: contract.Arrow, byPart: map[string][]time.Time{"2026-01": times}}
+	res, err := (&swap.Publisher{Catalog: cat}).Publish(ctx, swap.Request{Table: ident, Partitions: []string{"2026-01"}, Source: src})
+	if err != nil {
+		t.Fatalf("publish: %v", err)
+	}
+	if res.Status != "published" || len(res.Mismatches) != 0 {
+		t.Fatalf("publish status %s, mismatches %v", res.Status, res.Mismatches)
+	}
+	for _, f := range res.Plan.Partitions[0].NewFiles {
+		rdr, err := file.OpenParquetFile(strings.TrimPrefix(f.Path, "file://"), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rg := rdr.MetaData().RowGroup(0)
+		for i := range rg.NumColumns() {
+			cc, err := rg.ColumnChunk(i)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Contains(cc.Encodings(), parquet.Encodings.DeltaBinaryPacked) {
+				t.Errorf("%s: column %s has encodings %v, want DELTA_BINARY_PACKED", f.Path, cc.PathInSchema(), cc.Encodings())
+			}
+		}
+		rdr.Close()
 	}
 }
