@@ -89,18 +89,25 @@ func (b *rowBuffer) fill(types []iceberg.Type, cols []arrow.Array, idx []int, n 
 	b.off = grow(b.off, n+1)
 	b.cur = grow(b.cur, n)
 	clear(b.off)
+	// Every row spends fixed bytes on the columns of one width and no
+	// nulls; only the other columns are sized row by row.
+	fixed := 0
 	for _, c := range idx {
 		w, err := width(types[c], cols[c])
 		if err != nil {
 			return fmt.Errorf("column %d: %w", c, err)
 		}
+		if w >= 0 && cols[c].NullN() == 0 {
+			fixed += 1 + w
+			continue
+		}
 		addSizes(b.off[1:], cols[c], w)
 	}
-	b.padded = b.blocks && n > 0 && slices.Max(b.off[1:]) <= rowhash.MaxShort
+	b.padded = b.blocks && n > 0 && fixed+slices.Max(b.off[1:]) <= rowhash.MaxShort
 	if b.padded {
 		sizes := b.off[1:]
 		for r := range n {
-			b.cur[r] = sizes[r] // keep row r's size while off is rewritten
+			b.cur[r] = fixed + sizes[r] // keep row r's size while off is rewritten
 		}
 		for r := range n + 1 {
 			b.off[r] = r * rowhash.BlockSize
@@ -111,7 +118,7 @@ func (b *rowBuffer) fill(types []iceberg.Type, cols []arrow.Array, idx []int, n 
 		}
 	} else {
 		for r := 1; r <= n; r++ {
-			b.off[r] += b.off[r-1]
+			b.off[r] += b.off[r-1] + fixed
 		}
 		b.buf = grow(b.buf, b.off[n])
 	}

@@ -325,6 +325,7 @@ func TestShortAndLongRowsHashAlike(t *testing.T) {
 		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
 		iceberg.NestedField{ID: 2, Name: "day", Type: iceberg.PrimitiveTypes.Date, Required: true},
 		iceberg.NestedField{ID: 3, Name: "name", Type: iceberg.PrimitiveTypes.String},
+		iceberg.NestedField{ID: 4, Name: "qty", Type: iceberg.PrimitiveTypes.Int32},
 	)
 	part, err := verify.NewPartitioner(1, "day", iceberg.PrimitiveTypes.Date, "identity")
 	if err != nil {
@@ -335,8 +336,8 @@ func TestShortAndLongRowsHashAlike(t *testing.T) {
 		t.Fatal(err)
 	}
 	day := arrow.Date32FromTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	// Encoded, a row is 9 + 5 + 5 + len(name) bytes: names up to 36 bytes
-	// fit one block, 37 and longer do not.
+	// Encoded, a row is 9 + 5 + 5 + len(name) + 5 bytes (a null name or qty
+	// takes 1): names up to 31 bytes fit one block, 37 and longer never do.
 	name := func(id int) string { return strings.Repeat("x", id%40) }
 	batch := func(ids ...int) arrow.RecordBatch {
 		b := array.NewRecordBuilder(memory.DefaultAllocator, c.Arrow)
@@ -349,13 +350,18 @@ func TestShortAndLongRowsHashAlike(t *testing.T) {
 			} else {
 				b.Field(2).(*array.StringBuilder).Append(name(id))
 			}
+			if id%5 == 0 {
+				b.Field(3).AppendNull()
+			} else {
+				b.Field(3).(*array.Int32Builder).Append(int32(id))
+			}
 		}
 		return b.NewRecordBatch()
 	}
 	var all, short, long []int
 	for id := 1; id <= 400; id++ {
 		all = append(all, id)
-		if len(name(id)) <= 36 {
+		if len(name(id)) <= 31 {
 			short = append(short, id)
 		} else {
 			long = append(long, id)

@@ -18,13 +18,14 @@ const (
 	MaxShort = BlockSize - 9
 )
 
-// Pad writes the padding of a message of n bytes, n <= MaxShort, into
-// block[n:]: 0x80, zeros, and the length in bits. It does not touch
-// block[:n], so the message may be written before or after.
+// Pad clears block and writes the padding of a message of n bytes, n <=
+// MaxShort: 0x80 after it, zeros, and its length in bits. The message is
+// written into block[:n] afterwards.
 func Pad(block []byte, n int) {
-	block[n] = 0x80
-	clear(block[n+1 : BlockSize-8])
-	binary.BigEndian.PutUint64(block[BlockSize-8:], uint64(n)*8)
+	b := (*[BlockSize]byte)(block)
+	*b = [BlockSize]byte{} // a few wide stores, where clearing the tail was a call
+	b[n] = 0x80
+	binary.BigEndian.PutUint64(b[BlockSize-8:], uint64(n)*8)
 }
 
 // chunk is how many digests are computed before they are added up; the

@@ -12,8 +12,8 @@ import (
 func padded(msgs [][]byte) []byte {
 	blocks := make([]byte, len(msgs)*BlockSize)
 	for i, m := range msgs {
-		copy(blocks[i*BlockSize:], m)
 		Pad(blocks[i*BlockSize:(i+1)*BlockSize], len(m))
+		copy(blocks[i*BlockSize:], m)
 	}
 	return blocks
 }
