@@ -192,6 +192,7 @@ func BenchmarkPublish(b *testing.B) {
 	// on a shared two-core machine.
 	var stage, stageUnsorted, stageDelta, stageDeltaUnsorted, publish, serial, fingerprint, plain, appendTime, appendUnsorted time.Duration
 	var stageGCs int
+	var stagedBytes int64
 	var stageAlloc uint64
 	for i := 0; i < b.N; i++ {
 		// lakeswap staging, one writer per core.
@@ -208,6 +209,11 @@ func BenchmarkPublish(b *testing.B) {
 		stageAlloc += ms.TotalAlloc - alloc0
 		if err != nil || plan.Refused() {
 			b.Fatalf("stage: %v %v", err, plan.Findings)
+		}
+		for _, pp := range plan.Partitions {
+			for _, f := range pp.NewFiles {
+				stagedBytes += f.Bytes
+			}
 		}
 
 		// The same rows with order_id shuffled in each partition; both
@@ -271,6 +277,7 @@ func BenchmarkPublish(b *testing.B) {
 	// that Parquet's compressors and lakeswap's buffers are recycled from.
 	b.ReportMetric(float64(stageAlloc)/float64(b.N)/float64(data.rows), "stage-alloc-B/row")
 	b.ReportMetric(float64(stageGCs)/float64(b.N), "stage-gcs")
+	b.ReportMetric(float64(stagedBytes)/float64(b.N)/float64(data.rows), "staged-B/row")
 }
 
 // appendAll times iceberg-go's Append of every row of d to tbl.
