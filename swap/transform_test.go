@@ -18,6 +18,7 @@ import (
 
 	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/swap"
+	"github.com/lakeswap/lakeswap/verify"
 )
 
 // eventsSource serves events by month; every event of a month is in its
@@ -39,9 +40,10 @@ func (s eventsSource) Open(_ context.Context, partition string) (array.RecordRea
 	return array.NewRecordReader(s.schema, []arrow.RecordBatch{rec})
 }
 
-// TestMonthPartitionsOfTimestamps publishes to a table partitioned by the
-// month of a timestamptz column, and refuses an event a month late.
-func TestMonthPartitionsOfTimestamps(t *testing.T) {
+// eventsTable creates app.events (id long, at timestamptz, partitioned by
+// month) with the given table properties in a fresh embedded catalog.
+func eventsTable(t *testing.T, props map[string]string) (*catalog.Catalog, table.Identifier, *verify.Contract) {
+	t.Helper()
 	ctx := context.Background()
 	cfg, err := catalog.Resolve(catalog.Settings{Home: t.TempDir(), ConfigFile: os.DevNull, Getenv: func(string) string { return "" }})
 	if err != nil {
@@ -51,12 +53,13 @@ func TestMonthPartitionsOfTimestamps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cat.Close()
+	t.Cleanup(func() { cat.Close() })
 	ident := table.Identifier{"app", "events"}
 	tbl, err := catalog.CreateTable(ctx, cat, ident, catalog.TableSpec{
 		Columns:    []catalog.ColumnSpec{{Name: "id", Type: "long", Required: true}, {Name: "at", Type: "timestamptz", Required: true}},
 		Identifier: []string{"id"},
 		Partition:  []catalog.PartitionSpec{{Column: "at", Transform: "month"}},
+		Properties: props,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -65,6 +68,14 @@ func TestMonthPartitionsOfTimestamps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return cat, ident, contract
+}
+
+// TestMonthPartitionsOfTimestamps publishes to a table partitioned by the
+// month of a timestamptz column, and refuses an event a month late.
+func TestMonthPartitionsOfTimestamps(t *testing.T) {
+	ctx := context.Background()
+	cat, ident, contract := eventsTable(t, nil)
 	months, err := contract.Partition.ParseSelector("at=2026-01..2026-02")
 	if err != nil || len(months) != 2 || months[0] != "2026-01" {
 		t.Fatalf("selector gives %v, %v", months, err)
@@ -108,29 +119,7 @@ func TestMonthPartitionsOfTimestamps(t *testing.T) {
 // decodes them to the same fingerprint.
 func TestDeltaIntegersTableProperty(t *testing.T) {
 	ctx := context.Background()
-	cfg, err := catalog.Resolve(catalog.Settings{Home: t.TempDir(), ConfigFile: os.DevNull, Getenv: func(string) string { return "" }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat, err := catalog.Open(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cat.Close()
-	ident := table.Identifier{"app", "events"}
-	tbl, err := catalog.CreateTable(ctx, cat, ident, catalog.TableSpec{
-		Columns:    []catalog.ColumnSpec{{Name: "id", Type: "long", Required: true}, {Name: "at", Type: "timestamptz", Required: true}},
-		Identifier: []string{"id"},
-		Partition:  []catalog.PartitionSpec{{Column: "at", Transform: "month"}},
-		Properties: map[string]string{catalog.PropDeltaIntegers: "true"},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	contract, err := swap.ContractOf(tbl.Metadata())
-	if err != nil {
-		t.Fatal(err)
-	}
+	cat, ident, contract := eventsTable(t, map[string]string{catalog.PropDeltaIntegers: "true"})
 	var times []time.Time
 	for i := range 1000 {
 		times = append(times, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i)*7*time.Minute+time.Duration(i*i)*time.Microsecond))
