@@ -16,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 	icebergio "github.com/apache/iceberg-go/io"
 
 	"github.com/lakeswap/lakeswap/parquetio"
@@ -249,4 +250,168 @@ func testEncodings(t *testing.T, delta bool) {
 	if !slices.Equal(got, ids) {
 		t.Errorf("ids read back differ from the ids written (%d and %d values)", len(got), len(ids))
 	}
+}
+
+// TestWriterRepeatingStrings: a string column of few values, written
+// through lakeswap's own dictionary, reads back value for value and null
+// for null as a plain string column, with a dictionary page and true
+// min/max statistics, when batches are slices, when a value first appears
+// in a later batch, and when the column turns out to hold many values.
+func TestWriterRepeatingStrings(t *testing.T) {
+	channels := func(from, n int, extra string) []*string {
+		out := make([]*string, n)
+		for i := range out {
+			v := []string{"web", "store", "app", extra}[(from+i)%4]
+			if (from+i)%7 != 3 && v != "" { // every 7th a null
+				out[i] = &v
+			}
+		}
+		return out
+	}
+	unique := func(from, n int) []*string {
+		out := make([]*string, n)
+		for i := range out {
+			v := fmt.Sprintf("customer-%07d", from+i)
+			out[i] = &v
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name    string
+		batches [][]*string
+		dict    bool // every data page is dictionary-encoded
+		groups  int  // row groups in the file
+	}{
+		{"few values", [][]*string{channels(0, 3000, ""), channels(3000, 5000, "")}, true, 1},
+		// The dictionary grows: a new row group holds it whole.
+		{"a new value later", [][]*string{channels(0, 3000, ""), channels(3000, 2000, "phone"), channels(5000, 2000, "")}, true, 2},
+		// Past maxDictValues the column is written plain.
+		{"many values later", [][]*string{channels(0, 3000, ""), unique(0, 20_000), unique(20_000, 20_000), channels(0, 100, "")}, false, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := parquetio.NewWriter(icebergio.LocalFS{}, prefix(t), schema, parquetio.Options{})
+			var want []*string
+			id := 0
+			for _, vals := range tc.batches {
+				b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+				// Two rows more on each side, sliced off: the writer
+				// must honour the batch's offset.
+				for _, v := range append(append([]*string{nil, nil}, vals...), nil, nil) {
+					b.Field(0).(*array.Int64Builder).Append(int64(id))
+					if v == nil {
+						b.Field(1).(*array.StringBuilder).AppendNull()
+					} else {
+						b.Field(1).(*array.StringBuilder).Append(*v)
+					}
+					b.Field(2).(*array.Date32Builder).Append(arrow.Date32(20454))
+				}
+				full := b.NewRecordBatch()
+				b.Release()
+				rec := full.NewSlice(2, int64(len(vals)+2))
+				if err := w.Write(rec); err != nil {
+					t.Fatal(err)
+				}
+				rec.Release()
+				full.Release()
+				want = append(want, vals...)
+			}
+			files, err := w.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			rr, err := parquetio.Open(context.Background(), icebergio.LocalFS{}, files[0].Path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rr.Release()
+			if got := rr.Schema().Field(1).Type; !arrow.TypeEqual(got, arrow.BinaryTypes.String) {
+				t.Fatalf("name reads back as %s, want string", got)
+			}
+			var got []*string
+			for rr.Next() {
+				col := rr.RecordBatch().Column(1).(*array.String)
+				for i := range col.Len() {
+					if col.IsNull(i) {
+						got = append(got, nil)
+					} else {
+						v := col.Value(i)
+						got = append(got, &v)
+					}
+				}
+			}
+			if len(got) != len(want) {
+				t.Fatalf("read back %d rows, wrote %d", len(got), len(want))
+			}
+			for i := range want {
+				if (got[i] == nil) != (want[i] == nil) || got[i] != nil && *got[i] != *want[i] {
+					t.Fatalf("row %d reads back as %v, wrote %v", i, deref(got[i]), deref(want[i]))
+				}
+			}
+
+			rdr, err := file.OpenParquetFile(strings.TrimPrefix(files[0].Path, "file://"), false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rdr.Close()
+			lo, hi, nulls := "", "", int64(0)
+			for g := range rdr.NumRowGroups() {
+				cc, err := rdr.MetaData().RowGroup(g).ColumnChunk(1)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, es := range cc.EncodingStats() {
+					if strings.HasPrefix(fmt.Sprint(es.PageType), "DATA_PAGE") && tc.dict && es.Encoding != parquet.Encodings.RLEDict {
+						t.Errorf("row group %d: name has a %s data page, want every page dictionary-encoded", g, es.Encoding)
+					}
+				}
+				st, err := cc.Statistics()
+				if err != nil {
+					t.Fatal(err)
+				}
+				bs := st.(*metadata.ByteArrayStatistics)
+				if bs.HasMinMax() {
+					if l := string(bs.Min()); lo == "" || l < lo {
+						lo = l
+					}
+					hi = max(hi, string(bs.Max()))
+				}
+				nulls += st.NullCount()
+			}
+			wantLo, wantHi := "", ""
+			for _, v := range want {
+				if v != nil {
+					if wantLo == "" || *v < wantLo {
+						wantLo = *v
+					}
+					wantHi = max(wantHi, *v)
+				}
+			}
+			if lo != wantLo || hi != wantHi {
+				t.Errorf("name's statistics say min %q max %q, want %q %q", lo, hi, wantLo, wantHi)
+			}
+			if nulls != int64(countNil(want)) {
+				t.Errorf("name's statistics count %d nulls, wrote %d", nulls, countNil(want))
+			}
+			if g := rdr.NumRowGroups(); g != tc.groups {
+				t.Errorf("%d row groups, want %d", g, tc.groups)
+			}
+		})
+	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return "<null>"
+	}
+	return *s
+}
+
+func countNil(vals []*string) int {
+	n := 0
+	for _, v := range vals {
+		if v == nil {
+			n++
+		}
+	}
+	return n
 }

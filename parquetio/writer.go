@@ -95,6 +95,11 @@ type openFile struct {
 	cnt  *countingWriter
 	fw   *pqarrow.FileWriter
 	rows int64
+	// dicts holds, per column, the dictionary its strings are written
+	// through, or nil for a column written as it comes.
+	dicts    []*stringDict
+	schema   *arrow.Schema // the file writer's: dictionary-typed where dicts are
+	restarts int           // row groups started early for a grown dictionary
 }
 
 // NewWriter writes under prefix (a location the file IO understands, such as
@@ -117,10 +122,25 @@ func (w *Writer) Write(rec arrow.RecordBatch) error {
 		}
 	}
 	fw := w.cur.fw
-	if n, _ := fw.RowGroupNumRows(); n >= rowGroupRows {
-		fw.NewBufferedRowGroup()
+	enc, grew, err := w.encode(rec)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", w.cur.path, err)
 	}
-	if err := fw.WriteBuffered(rec); err != nil {
+	defer enc.Release()
+	// A dictionary that grows within a row group makes the Parquet writer
+	// store the rest of that column plain; a new row group starts it over
+	// with every value, a few times a file.
+	n, _ := fw.RowGroupNumRows()
+	restart := grew && n > 0 && w.cur.restarts < maxDictRestarts
+	if restart || n >= rowGroupRows {
+		if restart {
+			w.cur.restarts++
+		}
+		if err := fw.NewBufferedRowGroupChecked(); err != nil {
+			return fmt.Errorf("write %s: %w", w.cur.path, err)
+		}
+	}
+	if err := fw.WriteBuffered(enc); err != nil {
 		return fmt.Errorf("write %s: %w", w.cur.path, err)
 	}
 	w.cur.rows += rec.NumRows()
@@ -173,8 +193,13 @@ func (w *Writer) open(first arrow.RecordBatch) error {
 		parquet.WithMaxRowGroupLength(rowGroupRows),
 		parquet.WithStats(true),
 	}
+	dicts := make([]*stringDict, len(w.schema.Fields()))
+	anyDict := false
 	for i, f := range w.schema.Fields() {
 		if dictionaryPays(first.Column(i)) {
+			if _, ok := first.Column(i).(*array.String); ok && flat(w.schema) {
+				dicts[i], anyDict = newStringDict(), true
+			}
 			continue
 		}
 		props = append(props, parquet.WithDictionaryFor(f.Name, false))
@@ -187,16 +212,52 @@ func (w *Writer) open(first arrow.RecordBatch) error {
 			}
 		}
 	}
+	schema, arrowProps := w.schema, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema())
+	if anyDict {
+		schema, arrowProps = dictSchema(w.schema, dicts), pqarrow.NewArrowWriterProperties()
+	} else {
+		dicts = nil
+	}
 	cnt := &countingWriter{w: dst}
-	fw, err := pqarrow.NewFileWriter(w.schema, cnt, parquet.NewWriterProperties(props...),
-		pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	fw, err := pqarrow.NewFileWriter(schema, cnt, parquet.NewWriterProperties(props...), arrowProps)
 	if err != nil {
 		_ = dst.Close()
 		return fmt.Errorf("parquet writer for %s: %w", p, err)
 	}
-	w.cur = &openFile{path: p, dst: dst, cnt: cnt, fw: fw}
+	w.cur = &openFile{path: p, dst: dst, cnt: cnt, fw: fw, dicts: dicts, schema: schema}
 	w.index++
 	return nil
+}
+
+// encode returns rec as the file writer takes it, the columns written
+// through a dictionary as dictionary arrays, and whether a dictionary grew;
+// the caller releases the batch.
+func (w *Writer) encode(rec arrow.RecordBatch) (arrow.RecordBatch, bool, error) {
+	f := w.cur
+	if f.dicts == nil {
+		rec.Retain()
+		return rec, false, nil
+	}
+	if !rec.Schema().Equal(w.schema) {
+		return nil, false, fmt.Errorf("record schema %s does not match the writer's %s", rec.Schema(), w.schema)
+	}
+	grew := false
+	cols := make([]arrow.Array, len(f.dicts))
+	for i, d := range f.dicts {
+		if d == nil {
+			cols[i] = rec.Column(i)
+			cols[i].Retain()
+			continue
+		}
+		var g bool
+		cols[i], g = d.encode(rec.Column(i).(*array.String))
+		grew = grew || g
+	}
+	out := array.NewRecordBatch(f.schema, cols, rec.NumRows())
+	for _, c := range cols {
+		c.Release()
+	}
+	return out, grew, nil
 }
 
 // finish closes the open file and checks that the bytes the store holds are
