@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -252,100 +253,115 @@ func testEncodings(t *testing.T, delta bool) {
 	}
 }
 
-// TestWriterRepeatingStrings: a string column of few values, written
-// through lakeswap's own dictionary, reads back value for value and null
-// for null as a plain string column, with a dictionary page and true
-// min/max statistics, when batches are slices, when a value first appears
-// in a later batch, and when the column turns out to hold many values.
-func TestWriterRepeatingStrings(t *testing.T) {
-	channels := func(from, n int, extra string) []*string {
-		out := make([]*string, n)
+// TestWriterRepeatingValues: columns of few values (strings, dates, longs
+// and ints, required and optional), written through lakeswap's own
+// dictionaries or arrow-go's, read back value for value and null for null
+// with the table's types, dictionary-encoded and with true min/max
+// statistics: when batches are slices, when a value first appears in a
+// later batch, and when a column turns out to hold many values.
+func TestWriterRepeatingValues(t *testing.T) {
+	sc := arrow.NewSchema([]arrow.Field{
+		{Name: "name", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "day", Type: arrow.FixedWidthTypes.Date32},
+		{Name: "qty", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "code", Type: arrow.PrimitiveTypes.Int32},
+	}, nil)
+	// Each row is one key, -1 for nulls in the optional columns (key 0 in
+	// the required ones); every column is a rising function of the key,
+	// so the keys' range is each column's.
+	few := func(from, n, values int) []int {
+		out := make([]int, n)
 		for i := range out {
-			v := []string{"web", "store", "app", extra}[(from+i)%4]
-			if (from+i)%7 != 3 && v != "" { // every 7th a null
-				out[i] = &v
+			out[i] = (from + i) % values
+			if (from+i)%7 == 3 {
+				out[i] = -1
 			}
 		}
 		return out
 	}
-	unique := func(from, n int) []*string {
-		out := make([]*string, n)
+	unique := func(from, n int) []int {
+		out := make([]int, n)
 		for i := range out {
-			v := fmt.Sprintf("customer-%07d", from+i)
-			out[i] = &v
+			out[i] = 100 + from + i
 		}
 		return out
 	}
 	for _, tc := range []struct {
 		name    string
-		batches [][]*string
+		batches [][]int
 		dict    bool // every data page is dictionary-encoded
 		groups  int  // row groups in the file
 	}{
-		{"few values", [][]*string{channels(0, 3000, ""), channels(3000, 5000, "")}, true, 1},
+		{"few values", [][]int{few(0, 3000, 3), few(3000, 5000, 3)}, true, 1},
 		// The dictionary grows: a new row group holds it whole.
-		{"a new value later", [][]*string{channels(0, 3000, ""), channels(3000, 2000, "phone"), channels(5000, 2000, "")}, true, 2},
-		// Past maxDictValues the column is written plain.
-		{"many values later", [][]*string{channels(0, 3000, ""), unique(0, 20_000), unique(20_000, 20_000), channels(0, 100, "")}, false, 2},
+		{"a new value later", [][]int{few(0, 3000, 3), few(3000, 2000, 4), few(5000, 2000, 3)}, true, 2},
+		// Past maxDictValues a column is written plain.
+		{"many values later", [][]int{few(0, 3000, 3), unique(0, 20_000), unique(20_000, 20_000), few(0, 100, 3)}, false, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w := parquetio.NewWriter(icebergio.LocalFS{}, prefix(t), schema, parquetio.Options{})
-			var want []*string
-			id := 0
-			for _, vals := range tc.batches {
-				b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+			w := parquetio.NewWriter(icebergio.LocalFS{}, prefix(t), sc, parquetio.Options{})
+			var keys []int
+			for _, ks := range tc.batches {
+				b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
 				// Two rows more on each side, sliced off: the writer
 				// must honour the batch's offset.
-				for _, v := range append(append([]*string{nil, nil}, vals...), nil, nil) {
-					b.Field(0).(*array.Int64Builder).Append(int64(id))
-					if v == nil {
-						b.Field(1).(*array.StringBuilder).AppendNull()
+				for _, k := range append(append([]int{0, 1}, ks...), 2, 0) {
+					if k < 0 {
+						b.Field(0).AppendNull()
+						b.Field(2).AppendNull()
 					} else {
-						b.Field(1).(*array.StringBuilder).Append(*v)
+						b.Field(0).(*array.StringBuilder).Append(fmt.Sprintf("c%06d", k))
+						b.Field(2).(*array.Int64Builder).Append(int64(k)*1000 - 3000)
 					}
-					b.Field(2).(*array.Date32Builder).Append(arrow.Date32(20454))
+					b.Field(1).(*array.Date32Builder).Append(arrow.Date32(20454 + max(k, 0)))
+					b.Field(3).(*array.Int32Builder).Append(int32(max(k, 0)))
 				}
 				full := b.NewRecordBatch()
 				b.Release()
-				rec := full.NewSlice(2, int64(len(vals)+2))
+				rec := full.NewSlice(2, int64(len(ks)+2))
 				if err := w.Write(rec); err != nil {
 					t.Fatal(err)
 				}
 				rec.Release()
 				full.Release()
-				want = append(want, vals...)
+				keys = append(keys, ks...)
 			}
 			files, err := w.Close()
 			if err != nil {
 				t.Fatal(err)
 			}
+
 			rr, err := parquetio.Open(context.Background(), icebergio.LocalFS{}, files[0].Path)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer rr.Release()
-			if got := rr.Schema().Field(1).Type; !arrow.TypeEqual(got, arrow.BinaryTypes.String) {
-				t.Fatalf("name reads back as %s, want string", got)
+			for c, f := range rr.Schema().Fields() {
+				if want := sc.Field(c); f.Name != want.Name || !arrow.TypeEqual(f.Type, want.Type) {
+					t.Fatalf("column %d reads back as %s %s, want %s %s", c, f.Name, f.Type, want.Name, want.Type)
+				}
 			}
-			var got []*string
+			row := 0
 			for rr.Next() {
-				col := rr.RecordBatch().Column(1).(*array.String)
-				for i := range col.Len() {
-					if col.IsNull(i) {
-						got = append(got, nil)
-					} else {
-						v := col.Value(i)
-						got = append(got, &v)
+				rec := rr.RecordBatch()
+				for i := range int(rec.NumRows()) {
+					k, k0 := keys[row], max(keys[row], 0)
+					want := []string{fmt.Sprintf("c%06d", k), arrow.Date32(20454 + k0).FormattedString(),
+						fmt.Sprint(int64(k)*1000 - 3000), fmt.Sprint(k0)}
+					for c := range sc.NumFields() {
+						col := rec.Column(c)
+						switch {
+						case k < 0 && sc.Field(c).Nullable && !col.IsNull(i):
+							t.Fatalf("row %d: %s reads back as %s, wrote null", row, sc.Field(c).Name, col.ValueStr(i))
+						case (k >= 0 || !sc.Field(c).Nullable) && col.ValueStr(i) != want[c]:
+							t.Fatalf("row %d: %s reads back as %s, wrote %s", row, sc.Field(c).Name, col.ValueStr(i), want[c])
+						}
 					}
+					row++
 				}
 			}
-			if len(got) != len(want) {
-				t.Fatalf("read back %d rows, wrote %d", len(got), len(want))
-			}
-			for i := range want {
-				if (got[i] == nil) != (want[i] == nil) || got[i] != nil && *got[i] != *want[i] {
-					t.Fatalf("row %d reads back as %v, wrote %v", i, deref(got[i]), deref(want[i]))
-				}
+			if row != len(keys) {
+				t.Fatalf("read back %d rows, wrote %d", row, len(keys))
 			}
 
 			rdr, err := file.OpenParquetFile(strings.TrimPrefix(files[0].Path, "file://"), false)
@@ -353,65 +369,92 @@ func TestWriterRepeatingStrings(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer rdr.Close()
-			lo, hi, nulls := "", "", int64(0)
-			for g := range rdr.NumRowGroups() {
-				cc, err := rdr.MetaData().RowGroup(g).ColumnChunk(1)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, es := range cc.EncodingStats() {
-					if strings.HasPrefix(fmt.Sprint(es.PageType), "DATA_PAGE") && tc.dict && es.Encoding != parquet.Encodings.RLEDict {
-						t.Errorf("row group %d: name has a %s data page, want every page dictionary-encoded", g, es.Encoding)
-					}
-				}
-				st, err := cc.Statistics()
-				if err != nil {
-					t.Fatal(err)
-				}
-				bs := st.(*metadata.ByteArrayStatistics)
-				if bs.HasMinMax() {
-					if l := string(bs.Min()); lo == "" || l < lo {
-						lo = l
-					}
-					hi = max(hi, string(bs.Max()))
-				}
-				nulls += st.NullCount()
-			}
-			wantLo, wantHi := "", ""
-			for _, v := range want {
-				if v != nil {
-					if wantLo == "" || *v < wantLo {
-						wantLo = *v
-					}
-					wantHi = max(wantHi, *v)
-				}
-			}
-			if lo != wantLo || hi != wantHi {
-				t.Errorf("name's statistics say min %q max %q, want %q %q", lo, hi, wantLo, wantHi)
-			}
-			if nulls != int64(countNil(want)) {
-				t.Errorf("name's statistics count %d nulls, wrote %d", nulls, countNil(want))
-			}
 			if g := rdr.NumRowGroups(); g != tc.groups {
 				t.Errorf("%d row groups, want %d", g, tc.groups)
+			}
+			lo, hi, nulls := slices.Max(keys), -1, 0
+			for _, k := range keys {
+				if k < 0 {
+					nulls++
+				} else {
+					lo = min(lo, k)
+					hi = max(hi, k)
+				}
+			}
+			for c := range sc.NumFields() {
+				name := sc.Field(c).Name
+				var gotLo, gotHi string
+				var gotNulls int64
+				for g := range rdr.NumRowGroups() {
+					cc, err := rdr.MetaData().RowGroup(g).ColumnChunk(c)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, es := range cc.EncodingStats() {
+						if strings.HasPrefix(fmt.Sprint(es.PageType), "DATA_PAGE") && tc.dict && es.Encoding != parquet.Encodings.RLEDict {
+							t.Errorf("row group %d: %s has a %s data page, want every page dictionary-encoded", g, name, es.Encoding)
+						}
+					}
+					st, err := cc.Statistics()
+					if err != nil {
+						t.Fatal(err)
+					}
+					gotNulls += st.NullCount()
+					l, h := statMinMax(st)
+					if gotLo == "" || less(c, l, gotLo) {
+						gotLo = l
+					}
+					if gotHi == "" || less(c, gotHi, h) {
+						gotHi = h
+					}
+				}
+				wantLo, wantNulls := statText(c, lo), nulls
+				if !sc.Field(c).Nullable {
+					wantLo, wantNulls = statText(c, 0), 0
+				}
+				if wantHi := statText(c, hi); gotLo != wantLo || gotHi != wantHi {
+					t.Errorf("%s's statistics say min %s max %s, want %s %s", name, gotLo, gotHi, wantLo, wantHi)
+				}
+				if gotNulls != int64(wantNulls) {
+					t.Errorf("%s's statistics count %d nulls, wrote %d", name, gotNulls, wantNulls)
+				}
 			}
 		})
 	}
 }
 
-func deref(s *string) string {
-	if s == nil {
-		return "<null>"
+// statText is how statMinMax gives column c's value for key k.
+func statText(c, k int) string {
+	switch c {
+	case 0:
+		return fmt.Sprintf("c%06d", k)
+	case 1:
+		return fmt.Sprint(20454 + k)
+	case 2:
+		return fmt.Sprint(int64(k)*1000 - 3000)
 	}
-	return *s
+	return fmt.Sprint(k)
 }
 
-func countNil(vals []*string) int {
-	n := 0
-	for _, v := range vals {
-		if v == nil {
-			n++
-		}
+func statMinMax(st metadata.TypedStatistics) (string, string) {
+	switch s := st.(type) {
+	case *metadata.ByteArrayStatistics:
+		return string(s.Min()), string(s.Max())
+	case *metadata.Int32Statistics:
+		return fmt.Sprint(s.Min()), fmt.Sprint(s.Max())
+	case *metadata.Int64Statistics:
+		return fmt.Sprint(s.Min()), fmt.Sprint(s.Max())
 	}
-	return n
+	return "?", "?"
+}
+
+// less orders column c's statistics texts: strings as text, numbers as
+// numbers.
+func less(c int, a, b string) bool {
+	if c == 0 {
+		return a < b
+	}
+	x, _ := strconv.ParseInt(a, 10, 64)
+	y, _ := strconv.ParseInt(b, 10, 64)
+	return x < y
 }

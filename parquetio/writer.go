@@ -97,7 +97,7 @@ type openFile struct {
 	rows int64
 	// dicts holds, per column, the dictionary its strings are written
 	// through, or nil for a column written as it comes.
-	dicts    []*stringDict
+	dicts    []dictColumn
 	schema   *arrow.Schema // the file writer's: dictionary-typed where dicts are
 	restarts int           // row groups started early for a grown dictionary
 }
@@ -193,12 +193,13 @@ func (w *Writer) open(first arrow.RecordBatch) error {
 		parquet.WithMaxRowGroupLength(rowGroupRows),
 		parquet.WithStats(true),
 	}
-	dicts := make([]*stringDict, len(w.schema.Fields()))
+	dicts := make([]dictColumn, len(w.schema.Fields()))
 	anyDict := false
 	for i, f := range w.schema.Fields() {
 		if dictionaryPays(first.Column(i)) {
-			if _, ok := first.Column(i).(*array.String); ok && flat(w.schema) {
-				dicts[i], anyDict = newStringDict(), true
+			if flat(w.schema) {
+				dicts[i] = newDictColumn(f)
+				anyDict = anyDict || dicts[i] != nil
 			}
 			continue
 		}
@@ -250,7 +251,7 @@ func (w *Writer) encode(rec arrow.RecordBatch) (arrow.RecordBatch, bool, error) 
 			continue
 		}
 		var g bool
-		cols[i], g = d.encode(rec.Column(i).(*array.String))
+		cols[i], g = d.encode(rec.Column(i))
 		grew = grew || g
 	}
 	out := array.NewRecordBatch(f.schema, cols, rec.NumRows())
