@@ -24,6 +24,12 @@ func cpuid(leaf, sub uint32) (eax, ebx, ecx, edx uint32)
 //go:noescape
 func digestsSHANI(out *uint32, blocks []byte)
 
+// digestsSHANI2 hashes blocks two at a time, interleaved: SHA256RNDS2
+// waits on its previous result, and a second block fills that wait.
+//
+//go:noescape
+func digestsSHANI2(out *uint32, blocks []byte)
+
 func digests(out []uint32, blocks []byte) {
 	if !Accelerated {
 		digestsGeneric(out, blocks)
@@ -32,5 +38,11 @@ func digests(out []uint32, blocks []byte) {
 	if len(out) < len(blocks)/BlockSize*8 {
 		panic("rowhash: digest buffer too short")
 	}
-	digestsSHANI(&out[0], blocks)
+	pairs := len(blocks) / (2 * BlockSize) * (2 * BlockSize)
+	if pairs > 0 {
+		digestsSHANI2(&out[0], blocks[:pairs])
+	}
+	if pairs < len(blocks) {
+		digestsSHANI(&out[pairs/BlockSize*8], blocks[pairs:])
+	}
 }

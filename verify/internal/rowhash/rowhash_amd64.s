@@ -3,7 +3,8 @@
 // Authors, BSD-style license in Go's LICENSE file), unchanged. What differs is
 // the loop around them: every 64-byte block is a whole, already padded
 // message, so each starts from the initial hash value and each digest is
-// stored, where Go chains the blocks of one message.
+// stored, where Go chains the blocks of one message. digestsSHANI2 runs the
+// same rounds for two blocks side by side.
 
 //go:build amd64 && !purego
 
@@ -224,6 +225,379 @@ roundLoop:
 
 done:
 	RET
+
+// func digestsSHANI2(out *uint32, blocks []byte)
+// Requires: AVX, SHA, SSE2, SSE4.1, SSSE3
+//
+// Two blocks at a time: the same rounds as digestsSHANI for a block in
+// X1-X6 and for the next in X9-X14, group by group, so that one block's
+// SHA256RNDS2 runs while the other's waits for its result. X0 (the round
+// input SHA256RNDS2 reads implicitly) and X7 are scratch that each group
+// sets before use, so the two blocks share them. blocks holds a multiple of
+// 128 bytes.
+TEXT ·digestsSHANI2(SB), NOSPLIT, $0-32
+	MOVQ    out+0(FP), DI
+	MOVQ    blocks_base+8(FP), SI
+	MOVQ    blocks_len+16(FP), DX
+	SHRQ    $0x07, DX
+	SHLQ    $0x07, DX
+	CMPQ    DX, $0x00
+	JEQ     done2
+	ADDQ    SI, DX
+	VMOVDQA flip_mask<>+0(SB), X8
+	LEAQ    K256<>+0(SB), AX
+
+pairLoop:
+	// both blocks start from the initial hash value, in ABEF/CDGH order
+	VMOVDQU ivABEF<>+0(SB), X1
+	VMOVDQU ivCDGH<>+0(SB), X2
+	VMOVDQA X1, X9
+	VMOVDQA X2, X10
+
+	VMOVDQU     (SI), X0
+	PSHUFB      X8, X0
+	VMOVDQA     X0, X3
+	PADDD       (AX), X0
+	SHA256RNDS2 X0, X1, X2
+	PSHUFD      $0x0e, X0, X0
+	SHA256RNDS2 X0, X2, X1
+	VMOVDQU     64(SI), X0
+	PSHUFB      X8, X0
+	VMOVDQA     X0, X11
+	PADDD       (AX), X0
+	SHA256RNDS2 X0, X9, X10
+	PSHUFD      $0x0e, X0, X0
+	SHA256RNDS2 X0, X10, X9
+	VMOVDQU     16(SI), X0
+	PSHUFB      X8, X0
+	VMOVDQA     X0, X4
+	PADDD       32(AX), X0
+	SHA256RNDS2 X0, X1, X2
+	PSHUFD      $0x0e, X0, X0
+	SHA256RNDS2 X0, X2, X1
+	SHA256MSG1  X4, X3
+	VMOVDQU     80(SI), X0
+	PSHUFB      X8, X0
+	VMOVDQA     X0, X12
+	PADDD       32(AX), X0
+	SHA256RNDS2 X0, X9, X10
+	PSHUFD      $0x0e, X0, X0
+	SHA256RNDS2 X0, X10, X9
+	SHA256MSG1  X12, X11
+	VMOVDQU     32(SI), X0
+	PSHUFB      X8, X0
+	VMOVDQA     X0, X5
+	PADDD       64(AX), X0
+	SHA256RNDS2 X0, X1, X2
+	PSHUFD      $0x0e, X0, X0
+	SHA256RNDS2 X0, X2, X1
+	SHA256MSG1  X5, X4
+	VMOVDQU     96(SI), X0
+	PSHUFB      X8, X0
+	VMOVDQA     X0, X13
+	PADDD       64(AX), X0
+	SHA256RNDS2 X0, X9, X10
+	PSHUFD      $0x0e, X0, X0
+	SHA256RNDS2 X0, X10, X9
+	SHA256MSG1  X13, X12
+	VMOVDQU     48(SI), X0
+	PSHUFB      X8, X0
+	VMOVDQA     X0, X6
+	PADDD       96(AX), X0
+	SHA256RNDS2 X0, X1, X2
+	VMOVDQA     X6, X7
+	PALIGNR     $0x04, X5, X7
+	PADDD       X7, X3
+	SHA256MSG2  X6, X3
+	PSHUFD      $0x0e, X0, X0
+	SHA256RNDS2 X0, X2, X1
+	SHA256MSG1  X6, X5
+	VMOVDQU     112(SI), X0
+	PSHUFB      X8, X0
+	VMOVDQA     X0, X14
+	PADDD       96(AX), X0
+	SHA256RNDS2 X0, X9, X10
+	VMOVDQA     X14, X7
+	PALIGNR     $0x04, X13, X7
+	PADDD       X7, X11
+	SHA256MSG2  X14, X11
+	PSHUFD      $0x0e, X0, X0
+	SHA256RNDS2 X0, X10, X9
+	SHA256MSG1  X14, X13
+	VMOVDQA     X3, X0
+	PADDD       128(AX), X0
+	SHA256RNDS2 X0, X1, X2
+	VMOVDQA     X3, X7
+	PALIGNR     $0x04, X6, X7
+	PADDD       X7, X4
+	SHA256MSG2  X3, X4
+	PSHUFD      $0x0e, X0, X0
+	SHA256RNDS2 X0, X2, X1
+	SHA256MSG1  X3, X6
+	VMOVDQA     X11, X0
+	PADDD       128(AX), X0
+	SHA256RNDS2 X0, X9, X10
+	VMOVDQA     X11, X7
+	PALIGNR     $0x04, X14, X7
+	PADDD       X7, X12
+	SHA256MSG2  X11, X12
+	PSHUFD      $0x0e, X0, X0
+	SHA256RNDS2 X0, X10, X9
+	SHA256MSG1  X11, X14
+	VMOVDQA     X4, X0
+	PADDD       160(AX), X0
+	SHA256RNDS2 X0, X1, X2
+	VMOVDQA     X4, X7
+	PALIGNR     $0x04, X3, X7
+	PADDD       X7, X5
+	SHA256MSG2  X4, X5
+	PSHUFD      $0x0e, X0, X0
+	SHA256RNDS2 X0, X2, X1
+	SHA256MSG1  X4, X3
+	VMOVDQA     X12, X0
+	PADDD       160(AX), X0
+	SHA256RNDS2 X0, X9, X10
+	VMOVDQA     X12, X7
+	PALIGNR     $0x04, X11, X7
+	PADDD       X7, X13
+	SHA256MSG2  X12, X13
+	PSHUFD      $0x0e, X0, X0
+	SHA256RNDS2 X0, X10, X9
+	SHA256MSG1  X12, X11
+	VMOVDQA     X5, X0
+	PADDD       192(AX), X0
+	SHA256RNDS2 X0, X1, X2
+	VMOVDQA     X5, X7
+	PALIGNR     $0x04, X4, X7
+	PADDD       X7, X6
+	SHA256MSG2  X5, X6
+	PSHUFD      $0x0e, X0, X0
+	SHA256RNDS2 X0, X2, X1
+	SHA256MSG1  X5, X4
+	VMOVDQA     X13, X0
+	PADDD       192(AX), X0
+	SHA256RNDS2 X0, X9, X10
+	VMOVDQA     X13, X7
+	PALIGNR     $0x04, X12, X7
+	PADDD       X7, X14
+	SHA256MSG2  X13, X14
+	PSHUFD      $0x0e, X0, X0
+	SHA256RNDS2 X0, X10, X9
+	SHA256MSG1  X13, X12
+	VMOVDQA     X6, X0
+	PADDD       224(AX), X0
+	SHA256RNDS2 X0, X1, X2
+	VMOVDQA     X6, X7
+	PALIGNR     $0x04, X5, X7
+	PADDD       X7, X3
+	SHA256MSG2  X6, X3
+	PSHUFD      $0x0e, X0, X0
+	SHA256RNDS2 X0, X2, X1
+	SHA256MSG1  X6, X5
+	VMOVDQA     X14, X0
+	PADDD       224(AX), X0
+	SHA256RNDS2 X0, X9, X10
+	VMOVDQA     X14, X7
+	PALIGNR     $0x04, X13, X7
+	PADDD       X7, X11
+	SHA256MSG2  X14, X11
+	PSHUFD      $0x0e, X0, X0
+	SHA256RNDS2 X0, X10, X9
+	SHA256MSG1  X14, X13
+	VMOVDQA     X3, X0
+	PADDD       256(AX), X0
+	SHA256RNDS2 X0, X1, X2
+	VMOVDQA     X3, X7
+	PALIGNR     $0x04, X6, X7
+	PADDD       X7, X4
+	SHA256MSG2  X3, X4
+	PSHUFD      $0x0e, X0, X0
+	SHA256RNDS2 X0, X2, X1
+	SHA256MSG1  X3, X6
+	VMOVDQA     X11, X0
+	PADDD       256(AX), X0
+	SHA256RNDS2 X0, X9, X10
+	VMOVDQA     X11, X7
+	PALIGNR     $0x04, X14, X7
+	PADDD       X7, X12
+	SHA256MSG2  X11, X12
+	PSHUFD      $0x0e, X0, X0
+	SHA256RNDS2 X0, X10, X9
+	SHA256MSG1  X11, X14
+	VMOVDQA     X4, X0
+	PADDD       288(AX), X0
+	SHA256RNDS2 X0, X1, X2
+	VMOVDQA     X4, X7
+	PALIGNR     $0x04, X3, X7
+	PADDD       X7, X5
+	SHA256MSG2  X4, X5
+	PSHUFD      $0x0e, X0, X0
+	SHA256RNDS2 X0, X2, X1
+	SHA256MSG1  X4, X3
+	VMOVDQA     X12, X0
+	PADDD       288(AX), X0
+	SHA256RNDS2 X0, X9, X10
+	VMOVDQA     X12, X7
+	PALIGNR     $0x04, X11, X7
+	PADDD       X7, X13
+	SHA256MSG2  X12, X13
+	PSHUFD      $0x0e, X0, X0
+	SHA256RNDS2 X0, X10, X9
+	SHA256MSG1  X12, X11
+	VMOVDQA     X5, X0
+	PADDD       320(AX), X0
+	SHA256RNDS2 X0, X1, X2
+	VMOVDQA     X5, X7
+	PALIGNR     $0x04, X4, X7
+	PADDD       X7, X6
+	SHA256MSG2  X5, X6
+	PSHUFD      $0x0e, X0, X0
+	SHA256RNDS2 X0, X2, X1
+	SHA256MSG1  X5, X4
+	VMOVDQA     X13, X0
+	PADDD       320(AX), X0
+	SHA256RNDS2 X0, X9, X10
+	VMOVDQA     X13, X7
+	PALIGNR     $0x04, X12, X7
+	PADDD       X7, X14
+	SHA256MSG2  X13, X14
+	PSHUFD      $0x0e, X0, X0
+	SHA256RNDS2 X0, X10, X9
+	SHA256MSG1  X13, X12
+	VMOVDQA     X6, X0
+	PADDD       352(AX), X0
+	SHA256RNDS2 X0, X1, X2
+	VMOVDQA     X6, X7
+	PALIGNR     $0x04, X5, X7
+	PADDD       X7, X3
+	SHA256MSG2  X6, X3
+	PSHUFD      $0x0e, X0, X0
+	SHA256RNDS2 X0, X2, X1
+	SHA256MSG1  X6, X5
+	VMOVDQA     X14, X0
+	PADDD       352(AX), X0
+	SHA256RNDS2 X0, X9, X10
+	VMOVDQA     X14, X7
+	PALIGNR     $0x04, X13, X7
+	PADDD       X7, X11
+	SHA256MSG2  X14, X11
+	PSHUFD      $0x0e, X0, X0
+	SHA256RNDS2 X0, X10, X9
+	SHA256MSG1  X14, X13
+	VMOVDQA     X3, X0
+	PADDD       384(AX), X0
+	SHA256RNDS2 X0, X1, X2
+	VMOVDQA     X3, X7
+	PALIGNR     $0x04, X6, X7
+	PADDD       X7, X4
+	SHA256MSG2  X3, X4
+	PSHUFD      $0x0e, X0, X0
+	SHA256RNDS2 X0, X2, X1
+	SHA256MSG1  X3, X6
+	VMOVDQA     X11, X0
+	PADDD       384(AX), X0
+	SHA256RNDS2 X0, X9, X10
+	VMOVDQA     X11, X7
+	PALIGNR     $0x04, X14, X7
+	PADDD       X7, X12
+	SHA256MSG2  X11, X12
+	PSHUFD      $0x0e, X0, X0
+	SHA256RNDS2 X0, X10, X9
+	SHA256MSG1  X11, X14
+	VMOVDQA     X4, X0
+	PADDD       416(AX), X0
+	SHA256RNDS2 X0, X1, X2
+	VMOVDQA     X4, X7
+	PALIGNR     $0x04, X3, X7
+	PADDD       X7, X5
+	SHA256MSG2  X4, X5
+	PSHUFD      $0x0e, X0, X0
+	SHA256RNDS2 X0, X2, X1
+	VMOVDQA     X12, X0
+	PADDD       416(AX), X0
+	SHA256RNDS2 X0, X9, X10
+	VMOVDQA     X12, X7
+	PALIGNR     $0x04, X11, X7
+	PADDD       X7, X13
+	SHA256MSG2  X12, X13
+	PSHUFD      $0x0e, X0, X0
+	SHA256RNDS2 X0, X10, X9
+	VMOVDQA     X5, X0
+	PADDD       448(AX), X0
+	SHA256RNDS2 X0, X1, X2
+	VMOVDQA     X5, X7
+	PALIGNR     $0x04, X4, X7
+	PADDD       X7, X6
+	SHA256MSG2  X5, X6
+	PSHUFD      $0x0e, X0, X0
+	SHA256RNDS2 X0, X2, X1
+	VMOVDQA     X13, X0
+	PADDD       448(AX), X0
+	SHA256RNDS2 X0, X9, X10
+	VMOVDQA     X13, X7
+	PALIGNR     $0x04, X12, X7
+	PADDD       X7, X14
+	SHA256MSG2  X13, X14
+	PSHUFD      $0x0e, X0, X0
+	SHA256RNDS2 X0, X10, X9
+	VMOVDQA     X6, X0
+	PADDD       480(AX), X0
+	SHA256RNDS2 X0, X1, X2
+	PSHUFD      $0x0e, X0, X0
+	SHA256RNDS2 X0, X2, X1
+	VMOVDQA     X14, X0
+	PADDD       480(AX), X0
+	SHA256RNDS2 X0, X9, X10
+	PSHUFD      $0x0e, X0, X0
+	SHA256RNDS2 X0, X10, X9
+
+	// add the initial hash value
+	VMOVDQU ivABEF<>+0(SB), X15
+	PADDD   X15, X1
+	PADDD   X15, X9
+	VMOVDQU ivCDGH<>+0(SB), X15
+	PADDD   X15, X2
+	PADDD   X15, X10
+
+	// store both digests' words in order H0..H7
+	PSHUFD  $0x1b, X1, X1
+	PSHUFD  $0xb1, X2, X2
+	VMOVDQA X1, X7
+	PBLENDW $0xf0, X2, X1
+	PALIGNR $0x08, X7, X2
+	VMOVDQU X1, (DI)
+	VMOVDQU X2, 16(DI)
+	PSHUFD  $0x1b, X9, X9
+	PSHUFD  $0xb1, X10, X10
+	VMOVDQA X9, X7
+	PBLENDW $0xf0, X10, X9
+	PALIGNR $0x08, X7, X10
+	VMOVDQU X9, 32(DI)
+	VMOVDQU X10, 48(DI)
+	ADDQ    $0x40, DI
+
+	// next pair, until the buffer is done
+	ADDQ $0x80, SI
+	CMPQ DX, SI
+	JNE  pairLoop
+
+done2:
+	RET
+
+// The initial hash value as SHA256RNDS2 holds it: words F, E, B, A and H,
+// G, D, C (the rearrangement digestsSHANI does at its start).
+DATA ivABEF<>+0(SB)/4, $0x9b05688c
+DATA ivABEF<>+4(SB)/4, $0x510e527f
+DATA ivABEF<>+8(SB)/4, $0xbb67ae85
+DATA ivABEF<>+12(SB)/4, $0x6a09e667
+GLOBL ivABEF<>(SB), RODATA|NOPTR, $16
+
+DATA ivCDGH<>+0(SB)/4, $0x5be0cd19
+DATA ivCDGH<>+4(SB)/4, $0x1f83d9ab
+DATA ivCDGH<>+8(SB)/4, $0xa54ff53a
+DATA ivCDGH<>+12(SB)/4, $0x3c6ef372
+GLOBL ivCDGH<>(SB), RODATA|NOPTR, $16
+
 
 DATA iv<>+0(SB)/4, $0x6a09e667
 DATA iv<>+4(SB)/4, $0xbb67ae85
