@@ -458,3 +458,53 @@ func less(c int, a, b string) bool {
 	y, _ := strconv.ParseInt(b, 10, 64)
 	return x < y
 }
+
+// TestWriterRecordsTheTableSchema: a file whose columns went through
+// lakeswap's dictionaries records the same Arrow schema, field ids
+// included, as one written as it came, so readers that trust the recorded
+// schema see the table's types.
+func TestWriterRecordsTheTableSchema(t *testing.T) {
+	sc := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64, Metadata: arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{"1"})},
+		{Name: "channel", Type: arrow.BinaryTypes.String, Nullable: true, Metadata: arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{"2"})},
+	}, nil)
+	recorded := func(channel func(int) string) string {
+		b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+		defer b.Release()
+		for i := range 100 {
+			b.Field(0).(*array.Int64Builder).Append(int64(i))
+			b.Field(1).(*array.StringBuilder).Append(channel(i))
+		}
+		rec := b.NewRecordBatch()
+		defer rec.Release()
+		w := parquetio.NewWriter(icebergio.LocalFS{}, prefix(t), sc, parquetio.Options{})
+		if err := w.Write(rec); err != nil {
+			t.Fatal(err)
+		}
+		files, err := w.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		rdr, err := file.OpenParquetFile(strings.TrimPrefix(files[0].Path, "file://"), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rdr.Close()
+		kv := rdr.MetaData().KeyValueMetadata()
+		if s := rdr.MetaData().Schema.Column(1); s.SchemaNode().FieldID() != 2 {
+			t.Errorf("channel has field id %d in the Parquet schema, want 2", s.SchemaNode().FieldID())
+		}
+		if v := kv.FindValue("ARROW:schema"); v != nil {
+			return *v
+		}
+		return ""
+	}
+	repeating := recorded(func(i int) string { return []string{"web", "store"}[i%2] })
+	unique := recorded(func(i int) string { return fmt.Sprint("customer-", i) })
+	if repeating == "" || unique == "" {
+		t.Fatalf("ARROW:schema recorded: %q with a dictionary, %q without", repeating, unique)
+	}
+	if repeating != unique {
+		t.Errorf("a file written through a dictionary records another Arrow schema:\n%s\nthan one written plain:\n%s", repeating, unique)
+	}
+}
