@@ -77,7 +77,9 @@ type File struct {
 // Writer writes record batches of one schema as Parquet files under a prefix,
 // part-00000.parquet, part-00001.parquet, ..., rolling at the target size.
 // Dictionary encoding is chosen per column from the first batch of each file:
-// off for near-unique columns, where it costs time and saves nothing.
+// off for near-unique columns, where it costs time and saves nothing; on for
+// the others, through lakeswap's own dictionaries where it can (see
+// dictcolumn.go).
 type Writer struct {
 	fsys   icebergio.WriteFileIO
 	prefix string
@@ -95,7 +97,7 @@ type openFile struct {
 	cnt  *countingWriter
 	fw   *pqarrow.FileWriter
 	rows int64
-	// dicts holds, per column, the dictionary its strings are written
+	// dicts holds, per column, the dictionary its values are written
 	// through, or nil for a column written as it comes.
 	dicts    []dictColumn
 	schema   *arrow.Schema // the file writer's: dictionary-typed where dicts are
@@ -194,10 +196,10 @@ func (w *Writer) open(first arrow.RecordBatch) error {
 		parquet.WithStats(true),
 	}
 	dicts := make([]dictColumn, len(w.schema.Fields()))
-	anyDict := false
+	anyDict, flat := false, flat(w.schema)
 	for i, f := range w.schema.Fields() {
 		if dictionaryPays(first.Column(i)) {
-			if flat(w.schema) {
+			if flat {
 				dicts[i] = newDictColumn(f)
 				anyDict = anyDict || dicts[i] != nil
 			}
