@@ -272,6 +272,11 @@ func BenchmarkPublish(b *testing.B) {
 	b.ReportMetric(rate(appendTime), "append-rows/s")
 	b.ReportMetric(rate(appendUnsorted), "append-unsorted-rows/s")
 	b.ReportMetric(100*fingerprint.Seconds()/serial.Seconds(), "fingerprint-%-of-1core-stage")
+	// The targets, as ratios of the same run's rates: staging against one
+	// plain pqarrow writer and against Append, on the same rows.
+	b.ReportMetric(plain.Seconds()/stage.Seconds(), "stage/pqarrow-x")
+	b.ReportMetric(appendTime.Seconds()/stage.Seconds(), "stage/append-x")
+	b.ReportMetric(appendUnsorted.Seconds()/stageUnsorted.Seconds(), "stage/append-unsorted-x")
 	b.ReportMetric(float64(data.rows), "rows")
 	// Allocation drives collections, and a collection empties the pools
 	// that Parquet's compressors and lakeswap's buffers are recycled from.
