@@ -2,6 +2,7 @@ package verify
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -181,10 +182,7 @@ func memo(raw func(row int) int64, format func(int64) string) func(row int) stri
 // Range expands a closed range of partition values, both ends included: days
 // for a day or identity-on-date partition, months for a month partition.
 func (p Partitioner) Range(from, to string) ([]string, error) {
-	layout, step := time.DateOnly, func(t time.Time) time.Time { return t.AddDate(0, 0, 1) }
-	if p.Transform == "month" {
-		layout, step = "2006-01", func(t time.Time) time.Time { return t.AddDate(0, 1, 0) }
-	}
+	layout, step := p.calendar()
 	start, err := time.Parse(layout, from)
 	if err != nil {
 		return nil, fmt.Errorf("range start %q is not a %s value (%s)", from, p.Transform, layout)
@@ -204,6 +202,62 @@ func (p Partitioner) Range(from, to string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// calendar returns the layout of a date partition's values and the step
+// from one to the next: days, or months for a month partition.
+func (p Partitioner) calendar() (string, func(time.Time) time.Time) {
+	if p.Transform == "month" {
+		return "2006-01", func(t time.Time) time.Time { return t.AddDate(0, 1, 0) }
+	}
+	return time.DateOnly, func(t time.Time) time.Time { return t.AddDate(0, 0, 1) }
+}
+
+// rawSpan returns the raw values [lo, hi) of a column of type t whose
+// partition value is value: days since the epoch for a date, the column's
+// own unit for a timestamp, the number itself for an integer. ok is false
+// where there is no such span (strings) or value does not parse; ValueFunc
+// is then the only judge.
+func (p Partitioner) rawSpan(t arrow.DataType, value string) (lo, hi int64, ok bool) {
+	switch t.ID() {
+	case arrow.INT32, arrow.INT64:
+		v, err := strconv.ParseInt(value, 10, 64)
+		if p.Transform != "identity" || err != nil || v == math.MaxInt64 {
+			return 0, 0, false
+		}
+		return v, v + 1, true
+	case arrow.DATE32, arrow.TIMESTAMP:
+		layout, step := p.calendar()
+		start, err := time.Parse(layout, value)
+		if err != nil || start.Format(layout) != value {
+			return 0, 0, false
+		}
+		s, e := start.Unix(), step(start).Unix()
+		if t.ID() == arrow.DATE32 {
+			return s / 86400, e / 86400, true
+		}
+		if p.Transform == "identity" {
+			return 0, 0, false
+		}
+		per := map[arrow.TimeUnit]int64{arrow.Second: 1, arrow.Millisecond: 1e3, arrow.Microsecond: 1e6, arrow.Nanosecond: 1e9}[t.(*arrow.TimestampType).Unit]
+		if per == 0 || s < math.MinInt64/per || e > math.MaxInt64/per {
+			return 0, 0, false
+		}
+		return s * per, e * per, true
+	}
+	return 0, 0, false
+}
+
+// outsideSpan appends to stray the rows of col, whose raw values are vals,
+// that are null or fall outside [lo, hi).
+func outsideSpan[T int32 | int64 | arrow.Date32 | arrow.Timestamp](col arrow.Array, vals []T, lo, hi int64, stray []int) []int {
+	nulls := col.NullN() > 0
+	for r, v := range vals {
+		if int64(v) < lo || int64(v) >= hi || nulls && col.IsNull(r) {
+			stray = append(stray, r)
+		}
+	}
+	return stray
 }
 
 // Key is how a partition is named in paths, messages and snapshot summaries:

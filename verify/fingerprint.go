@@ -40,7 +40,12 @@ type Accumulator struct {
 	c         *Contract
 	partition string // the partition value every row must map to
 	key       string // the partition's display key
-	locate    func(row int64) string
+	// The raw values of the partition column that map to partition, when
+	// they form a span: rows are checked against it, and only those
+	// outside are formatted (to name where they belong).
+	spanLo, spanHi int64
+	spanOK         bool
+	locate         func(row int64) string
 
 	rows      int64
 	acc       [4]uint64 // sum mod 2^256 of the row digests, little-endian limbs
@@ -58,6 +63,7 @@ type Accumulator struct {
 	allCols       []int
 	rowBuf        rowBuffer // the batch's rows, canonically encoded
 	grainBuf      rowBuffer // the batch's grains, canonically encoded
+	stray         []int     // scratch: the rows of a batch outside the span
 }
 
 // NewAccumulator starts a partition whose value is partition. locate, when not
@@ -77,6 +83,7 @@ func NewAccumulator(c *Contract, partition string, locate func(row int64) string
 	for i, f := range c.Fields {
 		a.types[i], a.allCols[i] = f.Type, i
 	}
+	a.spanLo, a.spanHi, a.spanOK = c.Partition.rawSpan(c.Arrow.Field(c.Partition.Column).Type, partition)
 	a.rowBuf.blocks = rowhash.Accelerated
 	return a
 }
@@ -142,23 +149,14 @@ func (a *Accumulator) Add(rec arrow.RecordBatch) error {
 	if err := a.rowBuf.fill(a.types, cols, a.allCols, n); err != nil {
 		return err
 	}
-	partOf, err := a.c.Partition.ValueFunc(cols[a.c.Partition.Column])
-	if err != nil {
+	base := a.rows
+	if err := a.checkOwnership(cols[a.c.Partition.Column], n, base); err != nil {
 		return err
 	}
-	base := a.rows
 	a.checkColumns(cols, base)
 	a.sumColumns(cols, base)
 	if err := a.addGrains(cols, n, base); err != nil {
 		return err
-	}
-	for r := range n {
-		if v, ok := partOf(r); !ok || v != a.partition {
-			if !ok {
-				v = "null"
-			}
-			a.finding(KindOutside, base+int64(r)+1, a.c.Partition.Column, "row belongs to %s, outside the partition %s this run owns", a.c.Partition.Key(v), a.key)
-		}
 	}
 	if a.rowBuf.padded {
 		rowhash.Add(&a.acc, a.rowBuf.buf[:n*rowhash.BlockSize])
@@ -168,6 +166,51 @@ func (a *Accumulator) Add(rec arrow.RecordBatch) error {
 		}
 	}
 	a.rows += int64(n)
+	return nil
+}
+
+// checkOwnership records a finding for each row whose partition column puts
+// it outside the partition this run owns.
+func (a *Accumulator) checkOwnership(col arrow.Array, n int, base int64) error {
+	partOf, err := a.c.Partition.ValueFunc(col)
+	if err != nil {
+		return err
+	}
+	// Rows whose raw value is inside the partition's span belong to it;
+	// the others, usually none, are judged by their formatted value.
+	stray, spanned := a.stray[:0], a.spanOK
+	if spanned {
+		switch c := col.(type) {
+		case *array.Date32:
+			stray = outsideSpan(c, c.Date32Values(), a.spanLo, a.spanHi, stray)
+		case *array.Timestamp:
+			stray = outsideSpan(c, c.TimestampValues(), a.spanLo, a.spanHi, stray)
+		case *array.Int32:
+			stray = outsideSpan(c, c.Int32Values(), a.spanLo, a.spanHi, stray)
+		case *array.Int64:
+			stray = outsideSpan(c, c.Int64Values(), a.spanLo, a.spanHi, stray)
+		default:
+			spanned = false
+		}
+	}
+	judge := func(r int) {
+		if v, ok := partOf(r); !ok || v != a.partition {
+			if !ok {
+				v = "null"
+			}
+			a.finding(KindOutside, base+int64(r)+1, a.c.Partition.Column, "row belongs to %s, outside the partition %s this run owns", a.c.Partition.Key(v), a.key)
+		}
+	}
+	if !spanned {
+		for r := range n {
+			judge(r)
+		}
+		return nil
+	}
+	for _, r := range stray {
+		judge(r)
+	}
+	a.stray = stray
 	return nil
 }
 
