@@ -43,6 +43,17 @@ func batch(t *testing.T, from, n int) arrow.RecordBatch {
 
 func prefix(t *testing.T) string { return "file://" + filepath.Join(t.TempDir(), "data", "run-x") }
 
+// openFooter opens a written file's Parquet metadata, closed with the test.
+func openFooter(t *testing.T, f parquetio.File) *file.Reader {
+	t.Helper()
+	rdr, err := file.OpenParquetFile(strings.TrimPrefix(f.Path, "file://"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rdr.Close() })
+	return rdr
+}
+
 func TestWriterRollsAndReadsBack(t *testing.T) {
 	ctx := context.Background()
 	w := parquetio.NewWriter(icebergio.LocalFS{}, prefix(t), schema, parquetio.Options{TargetFileSize: 64 << 10})
@@ -212,11 +223,7 @@ func testEncodings(t *testing.T, delta bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rdr, err := file.OpenParquetFile(strings.TrimPrefix(files[0].Path, "file://"), false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rdr.Close()
+	rdr := openFooter(t, files[0])
 	want := map[string]parquet.Encoding{
 		"id":   parquet.Encodings.Plain,
 		"name": parquet.Encodings.Plain,
@@ -364,11 +371,7 @@ func TestWriterRepeatingValues(t *testing.T) {
 				t.Fatalf("read back %d rows, wrote %d", row, len(keys))
 			}
 
-			rdr, err := file.OpenParquetFile(strings.TrimPrefix(files[0].Path, "file://"), false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer rdr.Close()
+			rdr := openFooter(t, files[0])
 			if g := rdr.NumRowGroups(); g != tc.groups {
 				t.Errorf("%d row groups, want %d", g, tc.groups)
 			}
@@ -485,11 +488,7 @@ func TestWriterRecordsTheTableSchema(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rdr, err := file.OpenParquetFile(strings.TrimPrefix(files[0].Path, "file://"), false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rdr.Close()
+		rdr := openFooter(t, files[0])
 		kv := rdr.MetaData().KeyValueMetadata()
 		if s := rdr.MetaData().Schema.Column(1); s.SchemaNode().FieldID() != 2 {
 			t.Errorf("channel has field id %d in the Parquet schema, want 2", s.SchemaNode().FieldID())
