@@ -239,8 +239,8 @@ func (p Partitioner) rawSpan(t arrow.DataType, value string) (lo, hi int64, ok b
 		if p.Transform == "identity" {
 			return 0, 0, false
 		}
-		per := map[arrow.TimeUnit]int64{arrow.Second: 1, arrow.Millisecond: 1e3, arrow.Microsecond: 1e6, arrow.Nanosecond: 1e9}[t.(*arrow.TimestampType).Unit]
-		if per == 0 || s < math.MinInt64/per || e > math.MaxInt64/per {
+		per := int64(time.Second / t.(*arrow.TimestampType).Unit.Multiplier()) // units a second
+		if s < math.MinInt64/per || e > math.MaxInt64/per {
 			return 0, 0, false
 		}
 		return s * per, e * per, true
