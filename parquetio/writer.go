@@ -89,6 +89,9 @@ type Writer struct {
 	cur   *openFile
 	done  []File
 	index int
+	// created is every path the writer created, finished or not: what a
+	// failed attempt must remove, and nothing more.
+	created []string
 }
 
 type openFile struct {
@@ -181,6 +184,10 @@ func (w *Writer) Abort() {
 // Written returns the files finished so far.
 func (w *Writer) Written() []File { return w.done }
 
+// Created returns every path the writer created, including a file it
+// aborted or failed to finish.
+func (w *Writer) Created() []string { return w.created }
+
 func (w *Writer) open(first arrow.RecordBatch) error {
 	p := strings.TrimSuffix(w.prefix, "/") + fmt.Sprintf("/part-%05d.parquet", w.index)
 	if err := refuseExisting(w.fsys, p); err != nil {
@@ -190,6 +197,7 @@ func (w *Writer) open(first arrow.RecordBatch) error {
 	if err != nil {
 		return fmt.Errorf("create %s: %w", p, err)
 	}
+	w.created = append(w.created, p)
 	props := []parquet.WriterProperty{
 		parquet.WithCompression(w.opts.codec()),
 		parquet.WithMaxRowGroupLength(rowGroupRows),

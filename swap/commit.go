@@ -23,7 +23,11 @@ var Version = "0.1.0-dev"
 const (
 	PropRunID           = "lakeswap.run-id"
 	PropSource          = "lakeswap.source"
-	PropPartitions      = "lakeswap.partitions"
+	PropPartitions      = "lakeswap.partitions" // column=value, comma-separated, for people
+	// PropPartitionValues is the partition values as a JSON array: what
+	// rollback and verify read, since a value may hold a comma.
+	PropPartitionValues = "lakeswap.partition-values"
+	PropPartitionColumn = "lakeswap.partition-column"
 	PropFingerprint     = "lakeswap.fingerprint"
 	PropFPVersion       = "lakeswap.fingerprint-version"
 	PropPartitionHashes = "lakeswap.partition-fingerprints"
@@ -39,15 +43,19 @@ const (
 // back the run from the table alone.
 func (plan *Plan) summary() iceberg.Properties {
 	keys := make([]string, len(plan.Partitions))
+	values := make([]string, len(plan.Partitions))
 	hashes := map[string]string{}
 	for i, pp := range plan.Partitions {
-		keys[i] = pp.Key
+		keys[i], values[i] = pp.Key, pp.Value
 		hashes[pp.Key] = pp.Fingerprint.Hash
 	}
 	hashJSON, _ := json.Marshal(hashes)
+	valuesJSON, _ := json.Marshal(values)
 	props := iceberg.Properties{
 		PropRunID:           plan.RunID,
 		PropPartitions:      strings.Join(keys, ","),
+		PropPartitionValues: string(valuesJSON),
+		PropPartitionColumn: plan.PartitionColumn,
 		PropFingerprint:     plan.Fingerprint.Hash,
 		PropFPVersion:       verify.Version,
 		PropPartitionHashes: string(hashJSON),

@@ -27,19 +27,26 @@ var (
 	// ErrRollbackRefused: rolling back would drop later commits or cannot
 	// find what to restore.
 	ErrRollbackRefused = errors.New("rollback refused")
+	// ErrRunNotFound: no snapshot of the table records the run or snapshot
+	// named.
+	ErrRunNotFound = errors.New("run not found")
 )
 
 // RefusedError lists every finding that stopped a stage.
 type RefusedError struct {
 	Table    string
 	Findings []verify.Finding
-	Dropped  int64 // findings beyond those listed
+	Dropped  int64  // findings beyond those listed
+	Cleanup  string // what became of the staged files
 }
 
 func (e *RefusedError) Error() string {
 	var b strings.Builder
 	n := int64(len(e.Findings)) + e.Dropped
-	fmt.Fprintf(&b, "publish to %s refused: %d finding(s); the table is unchanged", e.Table, n)
+	fmt.Fprintf(&b, "publish to %s refused: %d finding(s); nothing was committed", e.Table, n)
+	if e.Cleanup != "" {
+		b.WriteString("; " + e.Cleanup)
+	}
 	for _, f := range e.Findings {
 		b.WriteString("\n  - ")
 		b.WriteString(f.String())

@@ -2,6 +2,7 @@ package swap
 
 import (
 	"context"
+	"encoding/json"
 	"strconv"
 	"strings"
 	"time"
@@ -63,6 +64,12 @@ func entryOf(s table.Snapshot) Entry {
 		return e
 	}
 	e.Partitions = splitList(props[PropPartitions])
+	if values, ok := recordedValues(props); ok {
+		e.Partitions = e.Partitions[:0]
+		for _, v := range values {
+			e.Partitions = append(e.Partitions, props[PropPartitionColumn]+"="+v)
+		}
+	}
 	e.Rows, _ = strconv.ParseInt(props[PropRows], 10, 64)
 	e.Fingerprint = props[PropFingerprint]
 	e.Source = props[PropSource]
@@ -75,4 +82,21 @@ func entryOf(s table.Snapshot) Entry {
 		}
 	}
 	return e
+}
+
+// recordedValues reads the partition values a run recorded. Runs recorded
+// before lakeswap.partition-values have only the comma-joined keys.
+func recordedValues(props map[string]string) ([]string, bool) {
+	if raw, ok := props[PropPartitionValues]; ok {
+		var values []string
+		if err := json.Unmarshal([]byte(raw), &values); err == nil {
+			return values, true
+		}
+	}
+	var values []string
+	for _, key := range splitList(props[PropPartitions]) {
+		_, v, _ := strings.Cut(key, "=")
+		values = append(values, v)
+	}
+	return values, false
 }

@@ -19,6 +19,7 @@ import (
 // records; it can be printed, stored as JSON and checked again.
 type Plan struct {
 	RunID           string             `json:"run_id"`
+	Attempt         string             `json:"attempt"` // names this attempt's staging folders
 	Table           string             `json:"table"`
 	Source          string             `json:"source,omitempty"`
 	BaseSnapshotID  *int64             `json:"base_snapshot_id"`
@@ -30,6 +31,8 @@ type Plan struct {
 	Findings        []verify.Finding   `json:"findings,omitempty"`
 	DroppedFindings int64              `json:"dropped_findings,omitempty"`
 	Staged          bool               `json:"staged"`
+	// Cleanup says what removing a refused plan's staged files did.
+	Cleanup string `json:"cleanup,omitempty"`
 
 	// oldFiles holds the base's data files of each declared partition, as
 	// iceberg-go needs them to replace them.
@@ -37,6 +40,8 @@ type Plan struct {
 	// otherFiles is every other partition's files at the base, to check after
 	// the commit that nothing outside the run changed.
 	otherFiles map[string][]string
+	// prior is the snapshot that already records this run id, if any.
+	prior *table.Snapshot
 }
 
 // PartitionPlan is one declared partition: the files it holds at the base
@@ -50,7 +55,7 @@ type PartitionPlan struct {
 	NewFiles        []parquetio.File   `json:"new_files"`
 	Fingerprint     verify.Fingerprint `json:"fingerprint"`
 	findings        verify.Findings
-	stagedSomething bool
+	created         []string // every file this attempt created for the partition
 }
 
 // Refused reports whether validation found anything.
@@ -98,17 +103,6 @@ func paths(files []iceberg.DataFile) []string {
 		out[i] = f.FilePath()
 	}
 	return out
-}
-
-// dataPrefix is where a run stages a partition: a fresh folder named after
-// the run, inside the table's data location, so that a staged file never
-// shares a path with a live one and is found again by its run id.
-func dataPrefix(meta table.Metadata, key, runID string) string {
-	base := meta.Properties()["write.data.path"]
-	if base == "" {
-		base = strings.TrimSuffix(meta.Location(), "/") + "/data"
-	}
-	return strings.TrimSuffix(base, "/") + "/" + key + "/run-" + runID
 }
 
 // BaseSnapshotIDValue is the base snapshot id, 0 when the table was empty.

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakeswap/lakeswap/catalog"
+	"github.com/lakeswap/lakeswap/verify"
 )
 
 // Publisher runs the publish protocol against one catalog.
@@ -40,18 +41,20 @@ func (p *Publisher) log() *slog.Logger {
 	return p.Logger
 }
 
-// discard removes a plan's staged files when nothing references them.
-func (p *Publisher) discard(ctx context.Context, tbl *table.Table, plan *Plan) {
+// discard removes a plan's staged files when nothing references them, and
+// says what it did.
+func (p *Publisher) discard(ctx context.Context, tbl *table.Table, plan *Plan) string {
 	fsys, err := tbl.FS(ctx)
 	if err == nil {
 		var wfs icebergio.WriteFileIO
 		if wfs, err = p.stagingIO(ctx, fsys); err == nil {
-			p.removeStaged(wfs, plan)
+			plan.Cleanup = p.removeStaged(wfs, plan)
+			return plan.Cleanup
 		}
 	}
-	if err != nil {
-		p.log().Warn("staged files not removed", "run", plan.RunID, "err", err)
-	}
+	p.log().Warn("staged files not removed", "run", plan.RunID, "err", err)
+	plan.Cleanup = fmt.Sprintf("the files staged by run %s (attempt %s) were left in place: %v", plan.RunID, plan.Attempt, err)
+	return plan.Cleanup
 }
 
 // stagingIO is the file IO staged files are written and removed through.
@@ -96,20 +99,26 @@ func (p *Publisher) Publish(ctx context.Context, req Request) (*Result, error) {
 	if plan.Refused() {
 		res.Status = "refused"
 		p.log().Info("publish refused", "table", name, "run", plan.RunID, "findings", len(plan.Findings)+int(plan.DroppedFindings))
-		return res, &RefusedError{Table: name, Findings: plan.Findings, Dropped: plan.DroppedFindings}
+		return res, &RefusedError{Table: name, Findings: plan.Findings, Dropped: plan.DroppedFindings, Cleanup: plan.Cleanup}
+	}
+	if plan.prior != nil {
+		return p.rerun(ctx, tbl, plan, res)
 	}
 
 	if p.BeforeCommit != nil {
 		if err := p.BeforeCommit(ctx, plan); err != nil {
-			p.discard(ctx, tbl, plan)
 			res.Status = "not-committed"
-			return res, &OpError{Op: "commit", Table: name, RunID: plan.RunID, Err: err, Hint: "nothing was committed and the staged files were removed"}
+			return res, &OpError{Op: "commit", Table: name, RunID: plan.RunID, Err: err, Hint: "nothing was committed; " + p.discard(ctx, tbl, plan)}
 		}
 	}
 	committed, err := p.commit(ctx, tbl, plan)
 	if err != nil {
+		var op *OpError
 		if !errors.Is(err, ErrCommitUnknown) {
-			p.discard(ctx, tbl, plan)
+			cleanup := p.discard(ctx, tbl, plan)
+			if errors.As(err, &op) {
+				op.Hint += "; " + cleanup
+			}
 		}
 		res.Status = "not-committed"
 		return res, err
@@ -144,4 +153,39 @@ func (p *Publisher) Publish(ctx context.Context, req Request) (*Result, error) {
 	}
 	res.Status = "rolled-back"
 	return res, &OpError{Op: "verify", Table: name, RunID: plan.RunID, Err: verr, Hint: "main was rolled back to the base snapshot"}
+}
+
+// rerun settles a publish whose run id the table already records. The id is
+// an idempotency key: the same content, still on main, is reported as
+// published and nothing is committed; anything else is refused, so that the
+// history keeps saying what the run did. The attempt's staging goes either
+// way.
+func (p *Publisher) rerun(ctx context.Context, tbl *table.Table, plan *Plan, res *Result) (*Result, error) {
+	prior := plan.prior
+	recorded := prior.Summary.Properties[PropFingerprint]
+	meta := tbl.Metadata()
+	onMain := false
+	if head := meta.CurrentSnapshot(); head != nil {
+		onMain = table.IsAncestorOf(head.SnapshotID, prior.SnapshotID, func(id int64) *table.Snapshot { return meta.SnapshotByID(id) })
+	}
+	held := plan.BaseFingerprint.Hash == plan.Fingerprint.Hash
+	cleanup := p.discard(ctx, tbl, plan)
+	if recorded == plan.Fingerprint.Hash && onMain && held {
+		res.Status, res.SnapshotID = "already-published", prior.SnapshotID
+		p.log().Info("already published", "table", plan.Table, "run", plan.RunID, "snapshot", prior.SnapshotID)
+		return res, nil
+	}
+	var msg string
+	switch {
+	case recorded != plan.Fingerprint.Hash:
+		msg = fmt.Sprintf("run id %s was already used by snapshot %d for other content (fingerprint %s, partitions %s); this input fingerprints %s; publish it under a new run id",
+			plan.RunID, prior.SnapshotID, short(recorded), prior.Summary.Properties[PropPartitions], short(plan.Fingerprint.Hash))
+	case !onMain:
+		msg = fmt.Sprintf("run %s was published as snapshot %d, which main no longer holds (rolled back?); publish it again under a new run id", plan.RunID, prior.SnapshotID)
+	default:
+		msg = fmt.Sprintf("run %s was published as snapshot %d, but later commits changed its partitions; publish it again under a new run id", plan.RunID, prior.SnapshotID)
+	}
+	res.Status = "refused"
+	plan.Findings = append(plan.Findings, verify.Finding{Kind: verify.KindRunID, Message: msg})
+	return res, &RefusedError{Table: plan.Table, Findings: plan.Findings, Cleanup: cleanup}
 }

@@ -33,20 +33,28 @@ type RollbackResult struct {
 	Verified       bool   `json:"verified"`
 }
 
-// findRun returns the snapshot a run committed.
+// findRun returns the snapshot a run committed, by run id or snapshot id.
 func findRun(meta table.Metadata, runID string, snapshotID int64) (*table.Snapshot, error) {
-	for _, s := range meta.Snapshots() {
-		if snapshotID != 0 && s.SnapshotID == snapshotID {
-			return &s, nil
-		}
-		if runID != "" && s.Summary != nil && s.Summary.Properties[PropRunID] == runID {
-			return &s, nil
-		}
-	}
 	if runID != "" {
-		return nil, fmt.Errorf("%w: no snapshot records run %s; `lakeswap history` lists the runs", ErrRollbackRefused, runID)
+		if s := findRunSnapshot(meta, runID); s != nil {
+			return s, nil
+		}
+		return nil, fmt.Errorf("%w: no snapshot of the table records run %s; `lakeswap history` lists the runs", ErrRunNotFound, runID)
 	}
-	return nil, fmt.Errorf("%w: snapshot %d is not in the table's metadata", ErrRollbackRefused, snapshotID)
+	if s := meta.SnapshotByID(snapshotID); s != nil {
+		return s, nil
+	}
+	return nil, fmt.Errorf("%w: snapshot %d is not in the table's metadata; `lakeswap history` lists the snapshots", ErrRunNotFound, snapshotID)
+}
+
+// findRunSnapshot returns the snapshot that records runID, or nil.
+func findRunSnapshot(meta table.Metadata, runID string) *table.Snapshot {
+	for _, s := range meta.Snapshots() {
+		if s.Summary != nil && s.Summary.Properties[PropRunID] == runID {
+			return &s
+		}
+	}
+	return nil
 }
 
 // Rollback points main back at the snapshot a run replaced, then checks that
@@ -104,7 +112,8 @@ func (p *Publisher) Rollback(ctx context.Context, req RollbackRequest) (*Rollbac
 			Hint: "if main moved meanwhile, check `lakeswap history` and try again"}
 	}
 
-	fp, err := p.fingerprintAt(ctx, req.Table, res.ToSnapshotID, splitList(props[PropPartitions]))
+	values, _ := recordedValues(props)
+	fp, err := p.fingerprintAt(ctx, req.Table, res.ToSnapshotID, values)
 	if err != nil {
 		return nil, &OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: fmt.Errorf("main points at %d, but its fingerprint could not be read: %w", res.ToSnapshotID, err)}
 	}
@@ -117,24 +126,27 @@ func (p *Publisher) Rollback(ctx context.Context, req RollbackRequest) (*Rollbac
 	return res, nil
 }
 
-// fingerprintAt recomputes the run fingerprint of the named partitions (keys
-// as column=value) in a snapshot.
-func (p *Publisher) fingerprintAt(ctx context.Context, ident table.Identifier, snapshotID int64, keys []string) (verify.Fingerprint, error) {
-	parts, err := p.partitionFingerprints(ctx, ident, snapshotID, keys)
+// fingerprintAt recomputes the run fingerprint of the partitions with the
+// given values in a snapshot.
+func (p *Publisher) fingerprintAt(ctx context.Context, ident table.Identifier, snapshotID int64, values []string) (verify.Fingerprint, error) {
+	parts, err := p.partitionFingerprints(ctx, ident, snapshotID, values)
 	if err != nil {
 		return verify.Fingerprint{}, err
 	}
-	return verify.Combine(parts), nil
+	fp, _ := verify.Combine(parts) // only the hash is compared; a sum that does not fit is left out
+	return fp, nil
 }
 
-func (p *Publisher) partitionFingerprints(ctx context.Context, ident table.Identifier, snapshotID int64, keys []string) (map[string]verify.Fingerprint, error) {
+// partitionFingerprints fingerprints partitions of a snapshot, keyed as
+// column=value.
+func (p *Publisher) partitionFingerprints(ctx context.Context, ident table.Identifier, snapshotID int64, values []string) (map[string]verify.Fingerprint, error) {
 	at, err := p.loadSnapshot(ctx, ident, snapshotID)
 	if err != nil {
 		return nil, err
 	}
 	out := map[string]verify.Fingerprint{}
-	for _, key := range keys {
-		_, value, _ := strings.Cut(key, "=")
+	for _, value := range values {
+		key := at.contract.Partition.Key(value)
 		fp, err := fingerprintFiles(ctx, at.fsys, at.contract, value, paths(at.live[value]))
 		if err != nil {
 			return nil, err
@@ -171,11 +183,12 @@ func (p *Publisher) VerifyRun(ctx context.Context, ident table.Identifier, runID
 	if props[PropFingerprint] == "" {
 		return nil, fmt.Errorf("snapshot %d was not committed by lakeswap: it records no fingerprint", run.SnapshotID)
 	}
-	parts, err := p.partitionFingerprints(ctx, ident, run.SnapshotID, splitList(props[PropPartitions]))
+	values, _ := recordedValues(props)
+	parts, err := p.partitionFingerprints(ctx, ident, run.SnapshotID, values)
 	if err != nil {
 		return nil, err
 	}
-	fp := verify.Combine(parts)
+	fp, _ := verify.Combine(parts) // a sum that does not fit is left out of Sums
 	res := &VerifyResult{RunID: props[PropRunID], SnapshotID: run.SnapshotID, Recorded: props[PropFingerprint],
 		Computed: fp.Hash, Rows: fp.Rows, Sums: fp.Sums}
 	var recorded map[string]string

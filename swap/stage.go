@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"regexp"
 	"runtime"
 	"sort"
@@ -115,12 +117,15 @@ func (p *Publisher) Stage(ctx context.Context, req Request) (*Plan, *table.Table
 		return nil, nil, fmt.Errorf("staging IO of %s: %w", name, err)
 	}
 
-	plan := &Plan{RunID: runID, Table: name, Source: req.SourceName, BaseMetadata: tbl.MetadataLocation(),
+	plan := &Plan{RunID: runID, Attempt: newAttempt(), Table: name, Source: req.SourceName, BaseMetadata: tbl.MetadataLocation(),
 		PartitionColumn: contract.Partition.Name, oldFiles: map[string][]iceberg.DataFile{}, otherFiles: map[string][]string{}}
 	base := meta.CurrentSnapshot()
 	if base != nil {
 		id := base.SnapshotID
 		plan.BaseSnapshotID = &id
+	}
+	if prior := findRunSnapshot(meta, runID); prior != nil {
+		plan.prior = prior
 	}
 	all, err := baseFiles(ctx, fsys, base, lay)
 	if err != nil {
@@ -134,9 +139,12 @@ func (p *Publisher) Stage(ctx context.Context, req Request) (*Plan, *table.Table
 			continue
 		}
 		declared[v] = true
+		prefix, err := stagingPrefix(meta, contract.Partition.Name, v, runID, plan.Attempt)
+		if err != nil {
+			return nil, nil, fmt.Errorf("table %s: %w", name, err)
+		}
 		plan.Partitions = append(plan.Partitions, PartitionPlan{
-			Value: v, Key: contract.Partition.Key(v), Prefix: dataPrefix(meta, contract.Partition.Key(v), runID),
-			OldFiles: paths(all[v]),
+			Value: v, Key: contract.Partition.Key(v), Prefix: prefix, OldFiles: paths(all[v]),
 		})
 		plan.oldFiles[v] = all[v]
 	}
@@ -180,20 +188,30 @@ func (p *Publisher) Stage(ctx context.Context, req Request) (*Plan, *table.Table
 		plan.Findings = append(plan.Findings, pp.findings.List...)
 		plan.DroppedFindings += pp.findings.Dropped
 	}
+	if stageErr == nil && !plan.Refused() {
+		newFP, oldFP := map[string]verify.Fingerprint{}, map[string]verify.Fingerprint{}
+		for _, pp := range plan.Partitions {
+			newFP[pp.Key], oldFP[pp.Key] = pp.Fingerprint, pp.OldFingerprint
+		}
+		var sumErr error
+		plan.Fingerprint, sumErr = verify.Combine(newFP)
+		// What the run replaces is only recorded by its hash and rows; a
+		// base sum that does not fit is left out of the plan, not wrapped.
+		plan.BaseFingerprint, _ = verify.Combine(oldFP)
+		if sumErr != nil {
+			plan.Findings = append(plan.Findings, verify.Finding{Kind: verify.KindCheck, Message: "the run's " + sumErr.Error()})
+		}
+	}
 	if stageErr != nil || plan.Refused() {
-		p.removeStaged(wfs, plan)
+		cleanup := p.removeStaged(wfs, plan)
 		if stageErr != nil {
 			return nil, nil, &OpError{Op: "stage", Table: name, RunID: runID, Err: stageErr,
-				Hint: "nothing was committed and the staged files were removed"}
+				Hint: "nothing was committed; " + cleanup}
 		}
+		plan.Cleanup = cleanup
 		return plan, tbl, nil
 	}
 	plan.Staged = true
-	newFP, oldFP := map[string]verify.Fingerprint{}, map[string]verify.Fingerprint{}
-	for _, pp := range plan.Partitions {
-		newFP[pp.Key], oldFP[pp.Key] = pp.Fingerprint, pp.OldFingerprint
-	}
-	plan.Fingerprint, plan.BaseFingerprint = verify.Combine(newFP), verify.Combine(oldFP)
 	return plan, tbl, nil
 }
 
@@ -215,8 +233,7 @@ func (p *Publisher) stagePartition(ctx context.Context, wfs icebergio.WriteFileI
 	defer rr.Release()
 	acc := verify.NewAccumulator(c, pp.Value, func(row int64) string { return locate(pp.Value, row) })
 	w := parquetio.NewWriter(wfs, pp.Prefix, c.Arrow, req.Writer)
-	pp.stagedSomething = true
-	defer func() { pp.NewFiles = w.Written() }()
+	defer func() { pp.NewFiles, pp.created = w.Written(), w.Created() }()
 	for rr.Next() {
 		if err := ctx.Err(); err != nil {
 			w.Abort()
@@ -249,27 +266,35 @@ func (p *Publisher) stagePartition(ctx context.Context, wfs icebergio.WriteFileI
 	return nil
 }
 
-// removeStaged deletes what a run staged. Files are removed one by one (the
-// only way on object stores); a local run folder is removed whole, which also
-// takes a file a failed writer left half-written.
-func (p *Publisher) removeStaged(wfs icebergio.WriteFileIO, plan *Plan) {
+// removeStaged deletes what this attempt staged: exactly the files its
+// writers created, one by one, never a prefix, since a prefix may hold what
+// another attempt wrote. It returns, for the operator, what it removed and
+// what it left.
+func (p *Publisher) removeStaged(wfs icebergio.WriteFileIO, plan *Plan) string {
+	removed := 0
+	var left []string
 	for i := range plan.Partitions {
 		pp := &plan.Partitions[i]
-		if !pp.stagedSomething {
-			continue
-		}
-		if ra, ok := wfs.(interface{ RemoveAll(string) error }); ok {
-			if err := ra.RemoveAll(pp.Prefix); err != nil {
-				p.log().Warn("remove staged prefix", "prefix", pp.Prefix, "err", err)
+		for _, f := range pp.created {
+			if err := wfs.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				p.log().Warn("remove staged file", "path", f, "err", err)
+				left = append(left, f)
+				continue
 			}
-		} else {
-			for _, f := range pp.NewFiles {
-				if err := wfs.Remove(f.Path); err != nil {
-					p.log().Warn("remove staged file", "path", f.Path, "err", err)
-				}
+			removed++
+		}
+		if len(pp.created) > 0 && len(left) == 0 {
+			// A local attempt's folder is its own; remove it once empty
+			// (Remove takes only an empty folder).
+			if _, ok := wfs.(icebergio.LocalFS); ok {
+				_ = wfs.Remove(pp.Prefix)
 			}
 		}
-		pp.NewFiles = nil
+		pp.NewFiles, pp.created = nil, nil
 	}
 	plan.Staged = false
+	if len(left) > 0 {
+		return fmt.Sprintf("removed %d staged file(s) of run %s but could not remove %d: %s", removed, plan.RunID, len(left), strings.Join(left, ", "))
+	}
+	return fmt.Sprintf("removed the %d file(s) run %s staged (attempt %s)", removed, plan.RunID, plan.Attempt)
 }

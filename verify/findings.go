@@ -17,6 +17,7 @@ const (
 	KindEmpty          Kind = "empty-partition"
 	KindCheck          Kind = "check"
 	KindInput          Kind = "input"
+	KindRunID          Kind = "run-id-reused"
 )
 
 // Finding is one reason a stage cannot be published. Row counts from 1 within

@@ -9,6 +9,7 @@ import (
 	"math/bits"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -450,13 +451,17 @@ func contentHash(rows int64, acc [4]uint64) string {
 // Combine gives a run's fingerprint from its partitions' fingerprints, keyed
 // by partition value; partitions are taken in sorted order so the result does
 // not depend on the order they were staged in.
-func Combine(parts map[string]Fingerprint) Fingerprint {
+//
+// A column whose sum over the partitions does not fit 64 bits is left out
+// of Sums, never wrapped, and named in the error.
+func Combine(parts map[string]Fingerprint) (Fingerprint, error) {
 	keys := make([]string, 0, len(parts))
 	for k := range parts {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	out := Fingerprint{Sums: map[string]int64{}}
+	var overflow []string
 	h := sha256.New()
 	h.Write([]byte("lakeswap-run-fingerprint-" + Version + "\x00"))
 	var b [4]byte
@@ -470,7 +475,12 @@ func Combine(parts map[string]Fingerprint) Fingerprint {
 		out.Rows += fp.Rows
 		out.DuplicateGrain += fp.DuplicateGrain
 		for c, s := range fp.Sums {
-			out.Sums[c] += s
+			sum := out.Sums[c] + s
+			// Signed overflow: both operands share a sign the result lacks.
+			if (out.Sums[c] >= 0) == (s >= 0) && (sum >= 0) != (s >= 0) {
+				overflow = append(overflow, c)
+			}
+			out.Sums[c] = sum
 		}
 		for c, n := range fp.NullGrain {
 			if out.NullGrain == nil {
@@ -480,7 +490,15 @@ func Combine(parts map[string]Fingerprint) Fingerprint {
 		}
 	}
 	out.Hash = hex.EncodeToString(h.Sum(nil))
-	return out
+	if len(overflow) == 0 {
+		return out, nil
+	}
+	slices.Sort(overflow)
+	overflow = slices.Compact(overflow)
+	for _, c := range overflow {
+		delete(out.Sums, c)
+	}
+	return out, fmt.Errorf("sum of column(s) %s over its partitions overflows a 64-bit integer", strings.Join(overflow, ", "))
 }
 
 // CanonicalRow returns the canonical encoding of one row of a batch in the
