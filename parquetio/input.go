@@ -9,11 +9,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/big"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -58,87 +61,111 @@ func (e *InputError) Unwrap() error { return e.Err }
 // inputBatchRows is how many rows of a text file go into one batch.
 const inputBatchRows = 64 << 10
 
+// cancelCheckRows is how often a reader looks for a cancelled context.
+const cancelCheckRows = 4096
+
 // ReadInput reads a partition-output file (.csv with a header line, .ndjson
-// or .jsonl, or .parquet) as batches in schema. Every value is cast to its
-// column's type; the first that does not fit is an *InputError.
-func ReadInput(ctx context.Context, path string, schema *arrow.Schema) ([]Batch, error) {
+// or .jsonl, or .parquet) batch by batch in schema, handing each to fn,
+// which must retain a batch it keeps. Every value is cast to its column's
+// type exactly: one that does not fit, or would be changed to fit (rounded,
+// truncated, re-encoded), is an *InputError naming the file, line and
+// column, and so is a column the table lacks or names twice.
+func ReadInput(ctx context.Context, path string, schema *arrow.Schema, fn func(Batch) error) error {
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".csv":
-		return readText(path, schema, newCSVRows)
+		return readText(ctx, path, schema, newCSVRows, fn)
 	case ".ndjson", ".jsonl", ".json":
-		return readText(path, schema, newJSONRows)
+		return readText(ctx, path, schema, newJSONRows, fn)
 	case ".parquet":
-		return readParquetInput(ctx, path, schema)
+		return readParquetInput(ctx, path, schema, fn)
 	}
-	return nil, &InputError{File: path, Err: errors.New("unknown input format; use .csv, .ndjson, .jsonl or .parquet")}
+	return &InputError{File: path, Err: errors.New("unknown input format; use .csv, .ndjson, .jsonl or .parquet")}
 }
 
 // rowSource yields a text file's rows as column name -> raw value.
 type rowSource interface {
 	// next returns the line of the row and its values; io.EOF at the end.
+	// An error may name its column in an *InputError.
 	next() (int64, map[string]any, error)
 }
 
-func readText(path string, schema *arrow.Schema, open func(io.Reader) (rowSource, error)) ([]Batch, error) {
+func readText(ctx context.Context, path string, schema *arrow.Schema, open func(io.Reader) (rowSource, error), fn func(Batch) error) error {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, &InputError{File: path, Err: err}
+		return &InputError{File: path, Err: err}
 	}
 	defer f.Close()
-	src, err := open(bufio.NewReaderSize(f, 1<<20))
+	r := bufio.NewReaderSize(f, 1<<20)
+	// A byte-order mark is how some tools start UTF-8 text; it is not data.
+	if bom, _ := r.Peek(3); string(bom) == "\ufeff" {
+		_, _ = r.Discard(3)
+	}
+	src, err := open(r)
 	if err != nil {
-		return nil, &InputError{File: path, Line: 1, Err: err}
+		return inputError(path, 1, err)
 	}
 
-	var out []Batch
 	rb := array.NewRecordBuilder(memory.DefaultAllocator, schema)
 	defer rb.Release()
 	var lines []int64
-	flush := func() {
+	flush := func() error {
 		if len(lines) == 0 {
-			return
+			return nil
 		}
-		out = append(out, Batch{Rec: rb.NewRecordBatch(), File: path, Line: lines})
+		b := Batch{Rec: rb.NewRecordBatch(), File: path, Line: lines}
 		lines = nil
+		defer b.Rec.Release()
+		return fn(b)
 	}
-	for {
+	for n := 0; ; n++ {
+		if n%cancelCheckRows == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
 		line, row, err := src.next()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			release(out)
-			return nil, &InputError{File: path, Line: line, Err: err}
+			return inputError(path, line, err)
 		}
 		for name := range row {
 			if len(schema.FieldIndices(name)) == 0 {
-				release(out)
-				return nil, &InputError{File: path, Line: line, Column: name, Err: errors.New("column is not in the table schema")}
+				return &InputError{File: path, Line: line, Column: name, Err: errors.New("column is not in the table schema")}
 			}
 		}
 		for i, f := range schema.Fields() {
 			if err := appendValue(rb.Field(i), f, row[f.Name]); err != nil {
-				release(out)
-				return nil, &InputError{File: path, Line: line, Column: f.Name, Err: err}
+				return &InputError{File: path, Line: line, Column: f.Name, Err: err}
 			}
 		}
 		lines = append(lines, line)
 		if len(lines) == inputBatchRows {
-			flush()
+			if err := flush(); err != nil {
+				return err
+			}
 		}
 	}
-	flush()
-	return out, nil
+	return flush()
 }
 
-func release(bs []Batch) {
-	for _, b := range bs {
-		b.Rec.Release()
+// inputError places err at a line of path; an error that already names its
+// column keeps it.
+func inputError(path string, line int64, err error) error {
+	var ie *InputError
+	if errors.As(err, &ie) {
+		ie.File = path
+		if ie.Line == 0 {
+			ie.Line = line
+		}
+		return ie
 	}
+	return &InputError{File: path, Line: line, Err: err}
 }
 
 // appendValue casts one raw value (a CSV string, or a decoded JSON value) to
-// the column's type.
+// the column's type, refusing what the type cannot hold exactly.
 func appendValue(b array.Builder, f arrow.Field, raw any) error {
 	if raw == nil || raw == "" && f.Type.ID() != arrow.STRING {
 		if !f.Nullable {
@@ -152,11 +179,14 @@ func appendValue(b array.Builder, f arrow.Field, raw any) error {
 	if isNum {
 		text = string(num)
 	}
-	wrong := func() error { return fmt.Errorf("value %v does not fit type %s", raw, f.Type) }
+	wrong := func() error { return fmt.Errorf("value %s does not fit type %s", quote(raw), f.Type) }
 	switch b := b.(type) {
 	case *array.StringBuilder:
 		if !isText {
 			return wrong()
+		}
+		if !utf8.ValidString(text) {
+			return fmt.Errorf("value %s is not valid UTF-8; a string column holds text only", quote(raw))
 		}
 		b.Append(text)
 	case *array.BooleanBuilder:
@@ -197,31 +227,124 @@ func appendValue(b array.Builder, f arrow.Field, raw any) error {
 	case *array.Date32Builder:
 		t, err := time.Parse(time.DateOnly, text)
 		if err != nil || !isText {
-			return fmt.Errorf("value %v is not a date (YYYY-MM-DD)", raw)
+			return fmt.Errorf("value %s is not a date (YYYY-MM-DD)", quote(raw))
 		}
 		b.Append(arrow.Date32FromTime(t))
 	case *array.TimestampBuilder:
-		t, err := time.Parse(time.RFC3339Nano, text)
-		if err != nil || !isText {
-			return fmt.Errorf("value %v is not an RFC 3339 timestamp", raw)
+		if !isText {
+			return fmt.Errorf("value %s is not a timestamp", quote(raw))
 		}
-		unit := f.Type.(*arrow.TimestampType).Unit
-		v, err := arrow.TimestampFromTime(t.UTC(), unit)
+		v, err := parseTimestamp(text, f.Type.(*arrow.TimestampType))
 		if err != nil {
 			return err
 		}
 		b.Append(v)
 	case *array.Decimal128Builder:
+		if !(isText || isNum) {
+			return wrong()
+		}
 		dt := f.Type.(*arrow.Decimal128Type)
-		v, err := decimal128.FromString(text, dt.Precision, dt.Scale)
-		if err != nil || !(isText || isNum) {
-			return fmt.Errorf("value %v does not fit %s", raw, f.Type)
+		v, err := parseDecimal(text, dt.Precision, dt.Scale)
+		if err != nil {
+			return err
 		}
 		b.Append(v)
 	default:
 		return fmt.Errorf("type %s is not supported in text input", f.Type)
 	}
 	return nil
+}
+
+// quote shows a raw value in a message, cut short if long.
+func quote(raw any) string {
+	s := fmt.Sprint(raw)
+	if len(s) > 80 {
+		s = s[:80] + "..."
+	}
+	return strconv.Quote(s)
+}
+
+// zoneless is a timestamp without an offset; the date and time may be
+// separated by 'T' or a space.
+const zoneless = "2006-01-02T15:04:05.999999999"
+
+// parseTimestamp reads an ISO 8601 timestamp for a column of type t. A
+// timestamptz column takes instants, so a value needs an offset (Z or
+// +01:00); a zone-less timestamp column takes a date and time as written,
+// so a value with an offset is refused rather than shifted. A value finer
+// than the column's unit is refused rather than truncated.
+func parseTimestamp(text string, t *arrow.TimestampType) (arrow.Timestamp, error) {
+	iso := text
+	if len(iso) > 10 && iso[10] == ' ' {
+		iso = iso[:10] + "T" + iso[11:]
+	}
+	withZone, errZone := time.Parse(time.RFC3339Nano, iso)
+	local, errLocal := time.Parse(zoneless, iso)
+	var v time.Time
+	switch {
+	case t.TimeZone != "" && errZone == nil:
+		v = withZone.UTC()
+	case t.TimeZone != "" && errLocal == nil:
+		return 0, fmt.Errorf("value %q has no offset; the column is a timestamp with time zone: add Z or an offset such as +01:00", text)
+	case t.TimeZone == "" && errLocal == nil:
+		v = local
+	case t.TimeZone == "" && errZone == nil:
+		return 0, fmt.Errorf("value %q has an offset, but the column is a timestamp without time zone: write the date and time to store, without Z or an offset (shifting it to UTC would change it)", text)
+	default:
+		return 0, fmt.Errorf("value %q is not an ISO 8601 timestamp (2026-01-31T23:30:00%s)", text, map[bool]string{true: "Z", false: ""}[t.TimeZone != ""])
+	}
+	if unit := int64(t.Unit.Multiplier()); int64(v.Nanosecond())%unit != 0 {
+		return 0, fmt.Errorf("value %q is finer than the column's unit (%s); it would be truncated", text, t.Unit)
+	}
+	ts, err := arrow.TimestampFromTime(v, t.Unit)
+	if err != nil || ts.ToTime(t.Unit) != v {
+		return 0, fmt.Errorf("value %q is out of the column's range", text)
+	}
+	return ts, nil
+}
+
+var decimalPattern = regexp.MustCompile(`^([+-]?)([0-9]*)(?:\.([0-9]*))?(?:[eE]([+-]?[0-9]{1,6}))?$`)
+
+// parseDecimal reads a decimal exactly: a value with more fractional digits
+// than the scale (other than trailing zeros), or more digits than the
+// precision, is refused, never rounded.
+func parseDecimal(text string, precision, scale int32) (decimal128.Num, error) {
+	m := decimalPattern.FindStringSubmatch(text)
+	if m == nil || m[2] == "" && m[3] == "" {
+		return decimal128.Num{}, fmt.Errorf("value %q is not a decimal number", text)
+	}
+	digits := m[2] + m[3]
+	exp := 0
+	if m[4] != "" {
+		exp, _ = strconv.Atoi(m[4])
+	}
+	shift := exp - len(m[3]) + int(scale) // power of ten the digits are scaled by
+	digits = strings.TrimLeft(digits, "0")
+	if digits == "" {
+		return decimal128.Num{}, nil
+	}
+	if shift < 0 {
+		cut := len(digits) + shift
+		if cut < 0 || strings.Trim(digits[max(cut, 0):], "0") != "" {
+			return decimal128.Num{}, fmt.Errorf("value %q has more fractional digits than the column's scale %d; it would be rounded", text, scale)
+		}
+		digits = digits[:cut]
+	} else if len(digits)+shift <= int(precision) {
+		digits += strings.Repeat("0", shift)
+	} else {
+		digits = "" // too many digits; reported below
+	}
+	if digits == "" || len(digits) > int(precision) {
+		return decimal128.Num{}, fmt.Errorf("value %q needs more than the column's %d digits (precision %d, scale %d)", text, precision, precision, scale)
+	}
+	n, ok := new(big.Int).SetString(digits, 10)
+	if !ok {
+		return decimal128.Num{}, fmt.Errorf("value %q is not a decimal number", text)
+	}
+	if m[1] == "-" {
+		n.Neg(n)
+	}
+	return decimal128.FromBigInt(n), nil
 }
 
 type csvRows struct {
@@ -234,21 +357,28 @@ func newCSVRows(r io.Reader) (rowSource, error) {
 	cr.ReuseRecord = true
 	header, err := cr.Read()
 	if err != nil {
-		return nil, fmt.Errorf("read header: %w", err)
+		return nil, fmt.Errorf("read header: %w", csvError(err))
+	}
+	seen := map[string]bool{}
+	for _, name := range header {
+		if seen[name] {
+			return nil, &InputError{Line: 1, Column: name, Err: errors.New("the header names this column twice")}
+		}
+		seen[name] = true
 	}
 	return &csvRows{r: cr, header: append([]string(nil), header...)}, nil
 }
 
 func (c *csvRows) next() (int64, map[string]any, error) {
 	rec, err := c.r.Read()
-	line, _ := c.r.FieldPos(0)
 	if err != nil {
 		var pe *csv.ParseError
 		if errors.As(err, &pe) {
-			return int64(pe.Line), nil, pe.Err
+			return int64(pe.Line), nil, csvError(err)
 		}
-		return int64(line), nil, err
+		return 0, nil, err
 	}
+	line, _ := c.r.FieldPos(0)
 	row := make(map[string]any, len(rec))
 	for i, v := range rec {
 		row[c.header[i]] = v
@@ -256,14 +386,29 @@ func (c *csvRows) next() (int64, map[string]any, error) {
 	return int64(line), row, nil
 }
 
+// csvError says where on its line a CSV parse error is.
+func csvError(err error) error {
+	var pe *csv.ParseError
+	if !errors.As(err, &pe) {
+		return err
+	}
+	if errors.Is(pe.Err, csv.ErrFieldCount) {
+		return fmt.Errorf("row has a different number of fields than the header")
+	}
+	return fmt.Errorf("character %d: %w", pe.Column, pe.Err)
+}
+
 type jsonRows struct {
 	s    *bufio.Scanner
 	line int64
 }
 
+// maxLine bounds one NDJSON line.
+const maxLine = 64 << 20
+
 func newJSONRows(r io.Reader) (rowSource, error) {
 	s := bufio.NewScanner(r)
-	s.Buffer(make([]byte, 0, 64<<10), 64<<20)
+	s.Buffer(make([]byte, 0, 64<<10), maxLine)
 	return &jsonRows{s: s}, nil
 }
 
@@ -274,60 +419,150 @@ func (j *jsonRows) next() (int64, map[string]any, error) {
 		if len(text) == 0 {
 			continue
 		}
-		dec := json.NewDecoder(bytes.NewReader(text))
-		dec.UseNumber()
-		var row map[string]any
-		if err := dec.Decode(&row); err != nil {
-			return j.line, nil, fmt.Errorf("malformed JSON: %w", err)
-		}
-		if dec.More() {
-			return j.line, nil, errors.New("malformed JSON: more than one value on the line")
-		}
-		return j.line, row, nil
+		row, err := decodeObject(text)
+		return j.line, row, err
 	}
 	if err := j.s.Err(); err != nil {
-		return j.line, nil, err
+		if errors.Is(err, bufio.ErrTooLong) {
+			return j.line + 1, nil, fmt.Errorf("line is longer than %d MiB", maxLine>>20)
+		}
+		return j.line + 1, nil, err
 	}
 	return j.line, nil, io.EOF
 }
 
-func readParquetInput(ctx context.Context, path string, schema *arrow.Schema) ([]Batch, error) {
+// decodeObject reads one NDJSON line as a JSON object, refusing what
+// encoding/json would otherwise change without a word: a key given twice
+// (the last would win), invalid UTF-8 and lone surrogate escapes (both
+// would become U+FFFD).
+func decodeObject(text []byte) (map[string]any, error) {
+	dec := json.NewDecoder(bytes.NewReader(text))
+	dec.UseNumber()
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, errors.New("malformed JSON: a line must hold one object")
+	}
+	row := map[string]any{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, fmt.Errorf("malformed JSON: %v", err)
+		}
+		key, _ := tok.(string)
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, fmt.Errorf("malformed JSON: %v", err)
+		}
+		if _, dup := row[key]; dup {
+			return nil, &InputError{Column: key, Err: errors.New("the object names this column twice")}
+		}
+		if !utf8.Valid(raw) {
+			return nil, &InputError{Column: key, Err: errors.New("value is not valid UTF-8")}
+		}
+		vd := json.NewDecoder(bytes.NewReader(raw))
+		vd.UseNumber()
+		var v any
+		if err := vd.Decode(&v); err != nil {
+			return nil, &InputError{Column: key, Err: fmt.Errorf("malformed JSON: %v", err)}
+		}
+		if s, ok := v.(string); ok && replaced(s, raw) {
+			return nil, &InputError{Column: key, Err: errors.New("value holds a \\u escape that is not a character (a lone surrogate)")}
+		}
+		row[key] = v
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, fmt.Errorf("malformed JSON: %v", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, errors.New("malformed JSON: more than one value on the line")
+	}
+	if !utf8.Valid(text) {
+		return nil, errors.New("a column name is not valid UTF-8")
+	}
+	return row, nil
+}
+
+// replaced reports whether decoding raw put a U+FFFD into s that raw did not
+// spell, as encoding/json does for a lone surrogate escape.
+func replaced(s string, raw []byte) bool {
+	n := strings.Count(s, "\uFFFD")
+	if n == 0 {
+		return false
+	}
+	spelled := bytes.Count(raw, []byte("\uFFFD")) + bytes.Count(bytes.ToLower(raw), []byte(`\ufffd`))
+	return n > spelled
+}
+
+func readParquetInput(ctx context.Context, path string, schema *arrow.Schema, fn func(Batch) error) error {
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return nil, &InputError{File: path, Err: err}
+		return &InputError{File: path, Err: err}
 	}
 	rr, err := Open(ctx, icebergio.LocalFS{}, abs)
 	if err != nil {
-		return nil, &InputError{File: path, Err: err}
+		return &InputError{File: path, Err: err}
 	}
 	defer rr.Release()
-	for _, want := range schema.Fields() {
-		idx := rr.Schema().FieldIndices(want.Name)
-		if len(idx) == 0 {
-			return nil, &InputError{File: path, Column: want.Name, Err: errors.New("column missing")}
+	idx := make([]int, len(schema.Fields()))
+	for i, want := range schema.Fields() {
+		found := rr.Schema().FieldIndices(want.Name)
+		if len(found) == 0 {
+			return &InputError{File: path, Column: want.Name, Err: errors.New("column missing")}
 		}
-		if got := rr.Schema().Field(idx[0]).Type; !arrow.TypeEqual(got, want.Type) {
-			return nil, &InputError{File: path, Column: want.Name, Err: fmt.Errorf("file has type %s, the table wants %s", got, want.Type)}
+		if len(found) > 1 {
+			return &InputError{File: path, Column: want.Name, Err: errors.New("the file has this column twice")}
+		}
+		if got := rr.Schema().Field(found[0]).Type; !arrow.TypeEqual(got, want.Type) {
+			return &InputError{File: path, Column: want.Name, Err: fmt.Errorf("file has type %s, the table wants %s", got, want.Type)}
+		}
+		idx[i] = found[0]
+	}
+	for _, f := range rr.Schema().Fields() {
+		if len(schema.FieldIndices(f.Name)) == 0 {
+			return &InputError{File: path, Column: f.Name, Err: errors.New("column is not in the table schema")}
 		}
 	}
-	var out []Batch
 	var row int64
 	for rr.Next() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		rec := rr.RecordBatch()
 		cols := make([]arrow.Array, len(schema.Fields()))
 		for i, f := range schema.Fields() {
-			cols[i] = rec.Column(rr.Schema().FieldIndices(f.Name)[0])
+			cols[i] = rec.Column(idx[i])
+			if bad := invalidUTF8(cols[i]); bad >= 0 {
+				return &InputError{File: path, Line: row + int64(bad) + 1, Column: f.Name, Err: errors.New("value is not valid UTF-8; a string column holds text only")}
+			}
 		}
 		lines := make([]int64, rec.NumRows())
 		for i := range lines {
 			row++
 			lines[i] = row
 		}
-		out = append(out, Batch{Rec: array.NewRecordBatch(schema, cols, rec.NumRows()), File: path, Line: lines})
+		b := Batch{Rec: array.NewRecordBatch(schema, cols, rec.NumRows()), File: path, Line: lines}
+		err := fn(b)
+		b.Rec.Release()
+		if err != nil {
+			return err
+		}
 	}
 	if err := rr.Err(); err != nil {
-		release(out)
-		return nil, &InputError{File: path, Err: err}
+		return &InputError{File: path, Err: err}
 	}
-	return out, nil
+	return nil
+}
+
+// invalidUTF8 returns the first row of a string column that is not valid
+// UTF-8, or -1.
+func invalidUTF8(col arrow.Array) int {
+	s, ok := col.(*array.String)
+	if !ok {
+		return -1
+	}
+	for i := 0; i < s.Len(); i++ {
+		if s.IsValid(i) && !utf8.ValidString(s.Value(i)) {
+			return i
+		}
+	}
+	return -1
 }

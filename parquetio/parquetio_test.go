@@ -145,7 +145,7 @@ func TestReadInputFormats(t *testing.T) {
 	}
 
 	for _, path := range []string{csvPath, ndjsonPath, strings.TrimPrefix(files[0].Path, "file://")} {
-		batches, err := parquetio.ReadInput(context.Background(), path, schema)
+		batches, err := readAll(path, schema)
 		if err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}
@@ -175,7 +175,7 @@ func TestReadInputNamesTheBadValue(t *testing.T) {
 	for name, content := range cases {
 		path := filepath.Join(dir, name)
 		os.WriteFile(path, []byte(content), 0o644)
-		_, err := parquetio.ReadInput(context.Background(), path, schema)
+		_, err := readAll(path, schema)
 		var ie *parquetio.InputError
 		if !errors.As(err, &ie) || ie.Line != 3-boolInt(name == "in.ndjson") || ie.Column != "day" {
 			t.Errorf("%s: err = %v, want an InputError at the second row, column day", name, err)
@@ -506,4 +506,15 @@ func TestWriterRecordsTheTableSchema(t *testing.T) {
 	if repeating != unique {
 		t.Errorf("a file written through a dictionary records another Arrow schema:\n%s\nthan one written plain:\n%s", repeating, unique)
 	}
+}
+
+// readAll reads an input file into memory, as batches.
+func readAll(path string, schema *arrow.Schema) ([]parquetio.Batch, error) {
+	var out []parquetio.Batch
+	err := parquetio.ReadInput(context.Background(), path, schema, func(b parquetio.Batch) error {
+		b.Rec.Retain()
+		out = append(out, b)
+		return nil
+	})
+	return out, err
 }

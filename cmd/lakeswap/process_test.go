@@ -284,7 +284,7 @@ func TestKilledPublishChangesNothing(t *testing.T) {
 		if strings.HasSuffix(obj.Key, ".parquet") && !strings.Contains(obj.Key, "/run-") {
 			t.Errorf("data file %s has no run in its path", obj.Key)
 		}
-		if strings.Contains(obj.Key, "/run-"+runID+"/") {
+		if strings.Contains(obj.Key, "/run-"+runID+"-") {
 			left++
 		}
 	}
@@ -293,7 +293,7 @@ func TestKilledPublishChangesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, u := range up.Uploads {
-		if !strings.Contains(aws.ToString(u.Key), "/run-"+runID+"/") {
+		if !strings.Contains(aws.ToString(u.Key), "/run-"+runID+"-") {
 			t.Errorf("upload in flight at %s is not named by the killed run", aws.ToString(u.Key))
 		}
 	}
