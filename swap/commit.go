@@ -21,9 +21,9 @@ var Version = "0.1.0-dev"
 
 // Snapshot summary properties that record a run in the table's own history.
 const (
-	PropRunID           = "lakeswap.run-id"
-	PropSource          = "lakeswap.source"
-	PropPartitions      = "lakeswap.partitions" // column=value, comma-separated, for people
+	PropRunID      = "lakeswap.run-id"
+	PropSource     = "lakeswap.source"
+	PropPartitions = "lakeswap.partitions" // column=value, comma-separated, for people
 	// PropPartitionValues is the partition values as a JSON array: what
 	// rollback and verify read, since a value may hold a comma.
 	PropPartitionValues = "lakeswap.partition-values"

@@ -47,15 +47,15 @@ type Plan struct {
 // PartitionPlan is one declared partition: the files it holds at the base
 // and their fingerprint, and the staged files that replace them.
 type PartitionPlan struct {
-	Value           string             `json:"value"`
-	Key             string             `json:"key"`
-	Prefix          string             `json:"prefix"`
-	OldFiles        []string           `json:"old_files"`
-	OldFingerprint  verify.Fingerprint `json:"old_fingerprint"`
-	NewFiles        []parquetio.File   `json:"new_files"`
-	Fingerprint     verify.Fingerprint `json:"fingerprint"`
-	findings        verify.Findings
-	created         []string // every file this attempt created for the partition
+	Value          string             `json:"value"`
+	Key            string             `json:"key"`
+	Prefix         string             `json:"prefix"`
+	OldFiles       []string           `json:"old_files"`
+	OldFingerprint verify.Fingerprint `json:"old_fingerprint"`
+	NewFiles       []parquetio.File   `json:"new_files"`
+	Fingerprint    verify.Fingerprint `json:"fingerprint"`
+	findings       verify.Findings
+	created        []string // every file this attempt created for the partition
 }
 
 // Refused reports whether validation found anything.
