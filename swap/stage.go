@@ -139,6 +139,9 @@ func (p *Publisher) Stage(ctx context.Context, req Request) (*Plan, *table.Table
 			continue
 		}
 		declared[v] = true
+		if err := contract.Partition.ParseValue(v); err != nil {
+			return nil, nil, fmt.Errorf("publish to %s: %w", name, err)
+		}
 		prefix, err := stagingPrefix(meta, contract.Partition.Name, v, runID, plan.Attempt)
 		if err != nil {
 			return nil, nil, fmt.Errorf("table %s: %w", name, err)

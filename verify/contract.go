@@ -5,7 +5,6 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -97,11 +96,12 @@ type Partitioner struct {
 	Column    int    // index of the source column
 	Name      string // the source column's name, used in messages
 	Transform string // identity, day or month
+	Type      iceberg.Type
 }
 
 // NewPartitioner checks that transform can be applied to a column of type typ.
 func NewPartitioner(column int, name string, typ iceberg.Type, transform string) (Partitioner, error) {
-	p := Partitioner{Column: column, Name: name, Transform: transform}
+	p := Partitioner{Column: column, Name: name, Transform: transform, Type: typ}
 	switch transform {
 	case "identity":
 		switch typ.(type) {
@@ -179,31 +179,6 @@ func memo(raw func(row int) int64, format func(int64) string) func(row int) stri
 	}
 }
 
-// Range expands a closed range of partition values, both ends included: days
-// for a day or identity-on-date partition, months for a month partition.
-func (p Partitioner) Range(from, to string) ([]string, error) {
-	layout, step := p.calendar()
-	start, err := time.Parse(layout, from)
-	if err != nil {
-		return nil, fmt.Errorf("range start %q is not a %s value (%s)", from, p.Transform, layout)
-	}
-	end, err := time.Parse(layout, to)
-	if err != nil {
-		return nil, fmt.Errorf("range end %q is not a %s value (%s)", to, p.Transform, layout)
-	}
-	if end.Before(start) {
-		return nil, fmt.Errorf("range %s..%s ends before it starts", from, to)
-	}
-	var out []string
-	for t := start; !t.After(end); t = step(t) {
-		out = append(out, t.Format(layout))
-		if len(out) > 100_000 {
-			return nil, fmt.Errorf("range %s..%s names more than 100000 partitions", from, to)
-		}
-	}
-	return out, nil
-}
-
 // calendar returns the layout of a date partition's values and the step
 // from one to the next: days, or months for a month partition.
 func (p Partitioner) calendar() (string, func(time.Time) time.Time) {
@@ -263,40 +238,3 @@ func outsideSpan[T int32 | int64 | arrow.Date32 | arrow.Timestamp](col arrow.Arr
 // Key is how a partition is named in paths, messages and snapshot summaries:
 // column=value.
 func (p Partitioner) Key(value string) string { return p.Name + "=" + value }
-
-// ParseSelector reads a partition selector as given on the command line:
-// "order_date=2026-01-01..2026-01-31" or "order_date=2026-01-01,2026-01-03".
-// It returns the partition values in order, without repeats.
-func (p Partitioner) ParseSelector(sel string) ([]string, error) {
-	col, spec, ok := strings.Cut(sel, "=")
-	if !ok || spec == "" {
-		return nil, fmt.Errorf("partition selector %q: want %s=FROM..TO or %s=V1,V2", sel, p.Name, p.Name)
-	}
-	if col != p.Name {
-		return nil, fmt.Errorf("partition selector names column %q, but the table is partitioned by %s", col, p.Name)
-	}
-	var values []string
-	for _, part := range strings.Split(spec, ",") {
-		if from, to, isRange := strings.Cut(part, ".."); isRange {
-			r, err := p.Range(from, to)
-			if err != nil {
-				return nil, err
-			}
-			values = append(values, r...)
-			continue
-		}
-		if p.Transform != "identity" || isDateLike(part) {
-			if _, err := p.Range(part, part); err != nil {
-				return nil, err
-			}
-		}
-		values = append(values, part)
-	}
-	slices.Sort(values)
-	return slices.Compact(values), nil
-}
-
-func isDateLike(s string) bool {
-	_, err := time.Parse(time.DateOnly, s)
-	return err == nil
-}

@@ -1,0 +1,220 @@
+package verify
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/apache/iceberg-go"
+)
+
+// maxRange bounds the partitions one range may name.
+const maxRange = 100_000
+
+// ParseValue checks that value is a partition value of this partitioner
+// written as ValueFunc writes it: YYYY-MM-DD for a day, YYYY-MM for a
+// month, a base-10 integer in the column's range without sign or leading
+// zeros it does not need, any UTF-8 text for a string. A value that no row
+// could map to would declare a partition the run can never fill.
+func (p Partitioner) ParseValue(value string) error {
+	if layout, _, ok := p.dated(); ok {
+		t, err := time.Parse(layout, value)
+		if err != nil || t.Format(layout) != value {
+			return p.want(value)
+		}
+		return nil
+	}
+	switch p.Type.(type) {
+	case iceberg.Int32Type, iceberg.Int64Type:
+		bits := 64
+		if _, ok := p.Type.(iceberg.Int32Type); ok {
+			bits = 32
+		}
+		v, err := strconv.ParseInt(value, 10, bits)
+		if err != nil || strconv.FormatInt(v, 10) != value {
+			return p.want(value)
+		}
+		return nil
+	case iceberg.StringType:
+		if !utf8.ValidString(value) {
+			return fmt.Errorf("partition value %q of %s is not valid UTF-8", value, p.Name)
+		}
+		return nil
+	}
+	return fmt.Errorf("partition column %s has type %s, which lakeswap does not partition by", p.Name, p.Type)
+}
+
+// dated reports whether the partition values are calendar values, with
+// their layout and the step from one to the next.
+func (p Partitioner) dated() (string, func(time.Time) time.Time, bool) {
+	switch p.Type.(type) {
+	case iceberg.DateType, iceberg.TimestampType, iceberg.TimestampTzType:
+		layout, step := p.calendar()
+		return layout, step, true
+	}
+	return "", nil, false
+}
+
+// Form describes the values of this partition column, for messages.
+func (p Partitioner) Form() string {
+	if layout, _, ok := p.dated(); ok {
+		if layout == "2006-01" {
+			return fmt.Sprintf("%s is %s partitioned by month: a month as YYYY-MM, e.g. 2026-01, or a range 2026-01..2026-03", p.Name, p.Type)
+		}
+		return fmt.Sprintf("%s is %s partitioned by day: a date as YYYY-MM-DD, e.g. 2026-01-31, or a range 2026-01-01..2026-01-31", p.Name, p.Type)
+	}
+	switch p.Type.(type) {
+	case iceberg.Int32Type, iceberg.Int64Type:
+		return fmt.Sprintf("%s is %s: a whole number in its range, written without a sign or leading zeros it does not need, e.g. 42, or a range 1..12", p.Name, p.Type)
+	}
+	return fmt.Sprintf("%s is %s: any text; separate values with commas and put a value holding a comma, or the empty value, in double quotes (\"a,b\", \"\")", p.Name, p.Type)
+}
+
+func (p Partitioner) want(value string) error {
+	return fmt.Errorf("partition value %q does not fit: %s", value, p.Form())
+}
+
+// Range expands a closed range of partition values, both ends included:
+// days, months or integers.
+func (p Partitioner) Range(from, to string) ([]string, error) {
+	if err := p.ParseValue(from); err != nil {
+		return nil, fmt.Errorf("range start: %w", err)
+	}
+	if err := p.ParseValue(to); err != nil {
+		return nil, fmt.Errorf("range end: %w", err)
+	}
+	var out []string
+	if layout, step, ok := p.dated(); ok {
+		start, _ := time.Parse(layout, from)
+		end, _ := time.Parse(layout, to)
+		if end.Before(start) {
+			return nil, fmt.Errorf("range %s..%s ends before it starts", from, to)
+		}
+		for t := start; !t.After(end); t = step(t) {
+			if len(out) == maxRange {
+				return nil, fmt.Errorf("range %s..%s names more than %d partitions", from, to, maxRange)
+			}
+			out = append(out, t.Format(layout))
+		}
+		return out, nil
+	}
+	lo, err1 := strconv.ParseInt(from, 10, 64)
+	hi, err2 := strconv.ParseInt(to, 10, 64)
+	if err1 != nil || err2 != nil {
+		return nil, fmt.Errorf("range %s..%s: %s is %s, which has no ranges; list its values instead", from, to, p.Name, p.Type)
+	}
+	if hi < lo {
+		return nil, fmt.Errorf("range %s..%s ends before it starts", from, to)
+	}
+	if uint64(hi-lo) >= maxRange {
+		return nil, fmt.Errorf("range %s..%s names more than %d partitions", from, to, maxRange)
+	}
+	for v := lo; ; v++ {
+		out = append(out, strconv.FormatInt(v, 10))
+		if v == hi {
+			return out, nil
+		}
+	}
+}
+
+// ParseSelector reads a partition selector as given on the command line:
+// "order_date=2026-01-01..2026-01-31", "order_date=2026-01-01,2026-01-03",
+// "bucket=1..12", "region=eu,\"a,b\"". Every value is checked against the
+// column's type and transform. It returns the values in order, without
+// repeats.
+func (p Partitioner) ParseSelector(sel string) ([]string, error) {
+	col, spec, ok := strings.Cut(sel, "=")
+	if !ok {
+		return nil, fmt.Errorf("partition selector %q: want %s=VALUE, %s=V1,V2 or %s=FROM..TO; %s", sel, p.Name, p.Name, p.Name, p.Form())
+	}
+	if col != p.Name {
+		return nil, fmt.Errorf("partition selector names column %q, but the table is partitioned by %s", col, p.Name)
+	}
+	items, err := p.splitItems(spec)
+	if err != nil {
+		return nil, fmt.Errorf("partition selector %q: %w", sel, err)
+	}
+	var values []string
+	for _, it := range items {
+		from, to, isRange := strings.Cut(it.text, "..")
+		if isRange && !it.quoted && !p.isString() {
+			r, err := p.Range(from, to)
+			if err != nil {
+				return nil, err
+			}
+			values = append(values, r...)
+			continue
+		}
+		if err := p.ParseValue(it.text); err != nil {
+			return nil, err
+		}
+		values = append(values, it.text)
+	}
+	slices.Sort(values)
+	return slices.Compact(values), nil
+}
+
+func (p Partitioner) isString() bool {
+	_, ok := p.Type.(iceberg.StringType)
+	return ok
+}
+
+type selectorItem struct {
+	text   string
+	quoted bool
+}
+
+// splitItems splits a selector's list at commas. On a string column an
+// item may be double-quoted, as in CSV, to hold commas or be empty; an
+// empty unquoted item is a mistake (a stray comma), never a value.
+func (p Partitioner) splitItems(spec string) ([]selectorItem, error) {
+	var items []selectorItem
+	for rest := spec; ; {
+		var it selectorItem
+		if p.isString() && strings.HasPrefix(rest, `"`) {
+			var b strings.Builder
+			i := 1
+			for {
+				j := strings.IndexByte(rest[i:], '"')
+				if j < 0 {
+					return nil, errors.New("a quoted value is not closed")
+				}
+				b.WriteString(rest[i : i+j])
+				i += j + 1
+				if strings.HasPrefix(rest[i:], `"`) { // "" is a quote
+					b.WriteByte('"')
+					i++
+					continue
+				}
+				break
+			}
+			it = selectorItem{text: b.String(), quoted: true}
+			rest = rest[i:]
+			if rest != "" && rest[0] != ',' {
+				return nil, errors.New("a quoted value must be followed by a comma or the end")
+			}
+		} else {
+			end := strings.IndexByte(rest, ',')
+			if end < 0 {
+				end = len(rest)
+			}
+			it = selectorItem{text: rest[:end]}
+			rest = rest[end:]
+			if it.text == "" {
+				return nil, fmt.Errorf("empty value in the list (a stray comma?); %s", p.Form())
+			}
+		}
+		items = append(items, it)
+		if rest == "" {
+			return items, nil
+		}
+		rest = rest[1:] // the comma
+		if rest == "" {
+			return nil, fmt.Errorf("empty value at the end of the list (a stray comma?); %s", p.Form())
+		}
+	}
+}
