@@ -14,6 +14,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/minio/minio-go/v7"
 	"github.com/spf13/cobra"
+	"gopkg.in/yaml.v3"
 
 	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/parquetio/s3store"
@@ -121,15 +122,40 @@ func runDemo(ctx context.Context, g *globals, o demoOptions) error {
 			return fmt.Errorf("demo step %d: %w", d.step, err)
 		}
 	}
-	if o.s3 && o.s3Endpoint == "" {
+	switch {
+	case o.s3Endpoint != "":
+		// The catalog alone does not say where the warehouse's endpoint is:
+		// a config file beside the home does, credentials aside.
+		conf, err := writeDemoConfig(cfg)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(d.w, "\ndemo ok. Look around (with the same AWS credentials in the environment): lakeswap --config %s history --table retail.daily_orders\n", conf)
+	case o.s3:
 		fmt.Fprintln(d.w, "\ndemo ok. The MinIO server stops with the demo; to keep the warehouse, use --s3-endpoint and --s3-bucket.")
-	} else {
+	default:
 		fmt.Fprintf(d.w, "\ndemo ok. Look around: lakeswap --home %s history --table retail.daily_orders\n", o.dir)
 	}
 	if g.json() {
 		return g.emit(map[string]any{"ok": true, "home": cfg.Home, "steps": d.step, "table": "retail.daily_orders"}, nil)
 	}
 	return nil
+}
+
+// writeDemoConfig writes lakeswap.yaml into the demo's home, naming its
+// catalog with the warehouse's endpoint, and returns its path. The
+// properties hold no credential: lakeswap takes those from the AWS chain.
+func writeDemoConfig(cfg catalog.Config) (string, error) {
+	doc := map[string]any{"default-catalog": "demo", "catalog": map[string]any{"demo": cfg.Props}}
+	raw, err := yaml.Marshal(doc)
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(cfg.Home, "lakeswap.yaml")
+	if err := os.WriteFile(path, raw, 0o644); err != nil {
+		return "", fmt.Errorf("write the demo's catalog config: %w", err)
+	}
+	return path, nil
 }
 
 // demoOnS3 moves the demo's warehouse to S3: one's own endpoint and bucket,

@@ -83,6 +83,12 @@ func runPublish(ctx context.Context, g *globals, o publishOptions) error {
 	if err != nil {
 		return usageError{err}
 	}
+	if o.targetFileMiB < 1 || o.targetFileMiB > 1<<20 {
+		return usagef("--target-file-size-mib %d: want a size from 1 to %d MiB", o.targetFileMiB, 1<<20)
+	}
+	if o.parallelism < 0 || o.parallelism > 1024 {
+		return usagef("--parallelism %d: want 0 (one per core) up to 1024", o.parallelism)
+	}
 	writer.TargetFileSize = o.targetFileMiB << 20
 
 	ctx, pub, err := g.open(ctx)
@@ -95,12 +101,10 @@ func runPublish(ctx context.Context, g *globals, o publishOptions) error {
 	res, err := publishFiles(ctx, pub, swap.Request{
 		Table: ident, RunID: o.runID, AllowEmpty: o.allowEmpty, NoAutoRollback: o.noAutoRollback, Parallelism: o.parallelism, Writer: writer,
 	}, o.partitions, o.files)
-	if res != nil {
-		if perr := g.emit(res, func(w io.Writer) { printResult(w, res) }); perr != nil {
-			return perr
-		}
+	if res == nil {
+		return err
 	}
-	return err
+	return g.report(res, err, func(w io.Writer) { printResult(w, res) })
 }
 
 // publishFiles publishes the rows of input files to the partitions a
@@ -144,6 +148,11 @@ func describeFiles(files []string) string {
 
 func printResult(w io.Writer, res *swap.Result) {
 	p := res.Plan
+	if res.Status == "already-published" {
+		fmt.Fprintf(w, "run %s on %s: already published in snapshot %d with this content (fingerprint %s); nothing was committed\n",
+			p.RunID, p.Table, res.SnapshotID, short(p.Fingerprint.Hash))
+		return
+	}
 	fmt.Fprintf(w, "run %s on %s: %s", p.RunID, p.Table, res.Status)
 	if res.SnapshotID != 0 {
 		fmt.Fprintf(w, " (snapshot %d, base %s)", res.SnapshotID, baseName(p.BaseSnapshotID))

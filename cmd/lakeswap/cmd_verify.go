@@ -42,20 +42,18 @@ func runVerify(ctx context.Context, g *globals, ident []string, runID string, sn
 	}
 	defer pub.Catalog.Close()
 	res, err := pub.VerifyRun(ctx, ident, runID, snapshotID)
-	if res != nil {
-		if perr := g.emit(res, func(w io.Writer) {
-			verdict := "ok"
-			if !res.OK {
-				verdict = "MISMATCH"
-			}
-			fmt.Fprintf(w, "run %s, snapshot %d: %s\n  recorded %s\n  computed %s\n  rows %d, sums %s\n",
-				res.RunID, res.SnapshotID, verdict, res.Recorded, res.Computed, res.Rows, formatSums(res.Sums))
-			for k, h := range res.Differences {
-				fmt.Fprintf(w, "  partition %s now hashes %s\n", k, short(h))
-			}
-		}); perr != nil {
-			return perr
-		}
+	if res == nil {
+		return err
 	}
-	return err
+	return g.report(res, err, func(w io.Writer) {
+		verdict := "ok"
+		if !res.OK {
+			verdict = "MISMATCH"
+		}
+		fmt.Fprintf(w, "run %s, snapshot %d: %s\n  recorded %s\n  computed %s\n  rows %d, sums %s\n",
+			res.RunID, res.SnapshotID, verdict, res.Recorded, res.Computed, res.Rows, formatSums(res.Sums))
+		for k, h := range res.Differences {
+			fmt.Fprintf(w, "  partition %s now hashes %s\n", k, short(h))
+		}
+	})
 }

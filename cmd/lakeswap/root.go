@@ -15,6 +15,7 @@ import (
 	"github.com/lakeswap/lakeswap/parquetio"
 	"github.com/lakeswap/lakeswap/parquetio/s3store"
 	"github.com/lakeswap/lakeswap/swap"
+	"github.com/lakeswap/lakeswap/verify"
 )
 
 // Exit codes, documented in --help and the README.
@@ -75,6 +76,47 @@ func exitCode(err error) int {
 	return exitError
 }
 
+// jsonError is what --output json prints on stdout when a command fails.
+type jsonError struct {
+	Code     int              `json:"code"`
+	Kind     string           `json:"kind"`
+	Message  string           `json:"message"`
+	Hint     string           `json:"hint,omitempty"`
+	Findings []verify.Finding `json:"findings,omitempty"`
+	Result   any              `json:"result,omitempty"`
+}
+
+// errorKinds name the exit codes in JSON.
+var errorKinds = map[int]string{
+	exitError: "error", exitUsage: "usage", exitRefused: "refused", exitConflict: "conflict",
+	exitUnknown: "commit-unknown", exitVerifyFailed: "verify-failed", exitRollbackRefuse: "rollback-refused",
+	exitCancelled: "cancelled",
+}
+
+func errorObject(code int, err error, result any) jsonError {
+	o := jsonError{Code: code, Kind: errorKinds[code], Message: err.Error(), Result: result}
+	if errors.Is(err, swap.ErrRunNotFound) {
+		o.Kind = "not-found"
+	}
+	var op *swap.OpError
+	if errors.As(err, &op) {
+		o.Hint = op.Hint
+	}
+	var refused *swap.RefusedError
+	var input *parquetio.InputError
+	switch {
+	case errors.As(err, &refused):
+		o.Findings = refused.Findings
+	case errors.As(err, &input):
+		f := verify.Finding{Kind: verify.KindInput, Column: input.Column, Message: input.Err.Error(), Where: input.File}
+		if input.Line > 0 {
+			f.Where = fmt.Sprintf("%s:%d", input.File, input.Line)
+		}
+		o.Findings = []verify.Finding{f}
+	}
+	return o
+}
+
 // globals are the flags every command takes.
 type globals struct {
 	home, catalogName, configFile string
@@ -82,6 +124,9 @@ type globals struct {
 	verbose                       bool
 	stdout, stderr                io.Writer
 	getenv                        func(string) string
+	// failed is the result of a command that failed, kept for the JSON
+	// error object instead of printed on its own.
+	failed any
 }
 
 func (g *globals) json() bool { return g.output == "json" }
@@ -122,6 +167,20 @@ func openPublisher(ctx context.Context, cfg catalog.Config, log *slog.Logger) (c
 	}
 	pub.Catalog = cat
 	return ctx, pub, nil
+}
+
+// report prints the result of a command that may have failed: the text
+// form either way, but in JSON only on success, since a failure prints one
+// JSON error object that carries the result.
+func (g *globals) report(v any, err error, text func(io.Writer)) error {
+	if err != nil && g.json() {
+		g.failed = v
+		return err
+	}
+	if perr := g.emit(v, text); perr != nil {
+		return perr
+	}
+	return err
 }
 
 // emit prints a result: JSON when --output json, else the text form.
@@ -186,6 +245,11 @@ func mainWithEnv(ctx context.Context, args []string, stdout, stderr io.Writer, g
 	code := exitCode(err)
 	if code == exitError && isCobraUsage(err) {
 		code = exitUsage
+	}
+	if g.json() {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(errorObject(code, err, g.failed))
 	}
 	fmt.Fprintf(stderr, "lakeswap: %v\n", err)
 	if code == exitUsage {
