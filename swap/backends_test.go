@@ -51,6 +51,17 @@ func openLocal(t *testing.T) *env {
 	e := openEnv(t, context.Background(), cfg)
 	e.home = home
 	e.dataFiles = func() []string { return localParquet(t, filepath.Join(home, "warehouse")) }
+	e.allFiles = func() []string {
+		var out []string
+		_ = filepath.Walk(filepath.Join(home, "warehouse"), func(path string, info os.FileInfo, err error) error {
+			if err == nil && !info.IsDir() {
+				out = append(out, "file://"+path)
+			}
+			return nil
+		})
+		sort.Strings(out)
+		return out
+	}
 	return e
 }
 
@@ -89,17 +100,24 @@ func openS3(t *testing.T, postgres bool) *env {
 	}
 	e := openEnv(t, ctx, catalog.Config{Name: "conformance", Props: props, Source: "test"})
 	e.pub.StagingIO = store.StagingIO()
-	e.dataFiles = func() []string {
+	e.allFiles = func() []string {
 		var out []string
 		for obj := range srv.Client.ListObjects(context.Background(), bucket, minio.ListObjectsOptions{Recursive: true}) {
 			if obj.Err != nil {
 				t.Fatal(obj.Err)
 			}
-			if strings.HasSuffix(obj.Key, ".parquet") {
-				out = append(out, "s3://"+bucket+"/"+obj.Key)
-			}
+			out = append(out, "s3://"+bucket+"/"+obj.Key)
 		}
 		sort.Strings(out)
+		return out
+	}
+	e.dataFiles = func() []string {
+		var out []string
+		for _, f := range e.allFiles() {
+			if strings.HasSuffix(f, ".parquet") {
+				out = append(out, f)
+			}
+		}
 		return out
 	}
 	return e

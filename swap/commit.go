@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"maps"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
@@ -95,7 +98,12 @@ func (p *Publisher) commit(ctx context.Context, tbl *table.Table, plan *Plan) (*
 		removed = append(removed, plan.oldFiles[pp.Value]...)
 	}
 
-	tx := tbl.NewTransaction()
+	// iceberg-go writes the new manifests and manifest list before the
+	// catalog's compare-and-swap; noting them lets a lost swap take them
+	// away again, so that a conflict leaves no file behind.
+	rec := &recordingIO{IO: fsys}
+	tx := table.New(tbl.Identifier(), tbl.Metadata(), tbl.MetadataLocation(),
+		func(context.Context) (icebergio.IO, error) { return rec.io(), nil }, p.Catalog).NewTransaction()
 	if err := tx.AssertRefSnapshotID(table.MainBranch); err != nil {
 		return nil, fmt.Errorf("pin main at the base snapshot: %w", err)
 	}
@@ -108,7 +116,7 @@ func (p *Publisher) commit(ctx context.Context, tbl *table.Table, plan *Plan) (*
 		if errors.Is(err, table.ErrCommitFailed) {
 			return nil, &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID,
 				Err:  fmt.Errorf("%w: main moved since the plan's base snapshot %s: %w", ErrConflict, fmtID(plan.BaseSnapshotID), err),
-				Hint: "nothing was committed and the other commit is intact; run the publish again to plan against the new main"}
+				Hint: "nothing was committed and the other commit is intact; run the publish again to plan against the new main; " + p.removeWritten(rec)}
 		}
 		return nil, &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID,
 			Err:  fmt.Errorf("%w: %w", ErrCommitUnknown, err),
@@ -125,6 +133,11 @@ func dataFiles(ctx context.Context, fsys icebergio.IO, meta table.Metadata, plan
 	if err != nil {
 		return nil, err
 	}
+	// iceberg-go infers a file's partition from its column bounds, which it
+	// truncates to 16 characters for strings by default: the partition
+	// column's bounds are kept whole, as the partition value is.
+	props := maps.Clone(meta.Properties())
+	props["write.metadata.metrics.column."+plan.PartitionColumn] = "full"
 	type job struct {
 		path, value string
 	}
@@ -139,12 +152,19 @@ func dataFiles(ctx context.Context, fsys icebergio.IO, meta table.Metadata, plan
 	g.SetLimit(parallelism(0))
 	for i, j := range jobs {
 		g.Go(func() error {
-			df, err := table.FileToDataFile(ctx, fsys, j.path, meta.CurrentSchema(), meta.PartitionSpec(), 0, meta.Properties())
+			df, err := table.FileToDataFile(ctx, fsys, j.path, meta.CurrentSchema(), meta.PartitionSpec(), 0, props)
 			if err != nil {
 				return fmt.Errorf("describe staged file %s: %w", j.path, err)
 			}
+			if got := lay.partitionValue(df); got != j.value && lay.identityString() {
+				// Bounds cannot say that every value is the empty string;
+				// the partition is known, so it is stated.
+				if df, err = withPartition(df, meta.PartitionSpec(), lay.field.FieldID, j.value); err != nil {
+					return fmt.Errorf("describe staged file %s: %w", j.path, err)
+				}
+			}
 			if got := lay.partitionValue(df); got != j.value {
-				return fmt.Errorf("staged file %s reads as partition %s, not %s", j.path, got, j.value)
+				return fmt.Errorf("staged file %s reads as partition %q, not %q", j.path, got, j.value)
 			}
 			out[i] = df
 			return nil
@@ -153,9 +173,73 @@ func dataFiles(ctx context.Context, fsys icebergio.IO, meta table.Metadata, plan
 	return out, g.Wait()
 }
 
+// withPartition copies a data file's description with the given partition
+// value.
+func withPartition(df iceberg.DataFile, spec iceberg.PartitionSpec, fieldID int, value any) (iceberg.DataFile, error) {
+	b, err := iceberg.NewDataFileBuilder(spec, df.ContentType(), df.FilePath(), df.FileFormat(),
+		map[int]any{fieldID: value}, nil, nil, df.Count(), df.FileSizeBytes())
+	if err != nil {
+		return nil, err
+	}
+	return b.ColumnSizes(df.ColumnSizes()).ValueCounts(df.ValueCounts()).NullValueCounts(df.NullValueCounts()).
+		NaNValueCounts(df.NaNValueCounts()).LowerBoundValues(df.LowerBoundValues()).UpperBoundValues(df.UpperBoundValues()).
+		SplitOffsets(df.SplitOffsets()).Build(), nil
+}
+
 func fmtID(id *int64) string {
 	if id == nil {
 		return "(none: the table was empty)"
 	}
 	return strconv.FormatInt(*id, 10)
+}
+
+// recordingIO notes every file iceberg-go writes through it.
+type recordingIO struct {
+	icebergio.IO
+	mu      sync.Mutex
+	written []string
+}
+
+// io is the recorder where the table's IO can write, else the IO itself.
+func (r *recordingIO) io() icebergio.IO {
+	if _, ok := r.IO.(icebergio.WriteFileIO); ok {
+		return r
+	}
+	return r.IO
+}
+
+func (r *recordingIO) note(name string) {
+	r.mu.Lock()
+	r.written = append(r.written, name)
+	r.mu.Unlock()
+}
+
+// Create notes name before it is written, so that a half-written file is
+// removed too.
+func (r *recordingIO) Create(name string) (icebergio.FileWriter, error) {
+	r.note(name)
+	return r.IO.(icebergio.WriteFileIO).Create(name)
+}
+
+func (r *recordingIO) WriteFile(name string, p []byte) error {
+	r.note(name)
+	return r.IO.(icebergio.WriteFileIO).WriteFile(name, p)
+}
+
+// removeWritten deletes the metadata files of a commit the catalog refused,
+// and says what it did.
+func (p *Publisher) removeWritten(rec *recordingIO) string {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	var left []string
+	for _, f := range rec.written {
+		if err := rec.IO.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			p.log().Warn("remove metadata file of the refused commit", "path", f, "err", err)
+			left = append(left, f)
+		}
+	}
+	if len(left) > 0 {
+		return fmt.Sprintf("could not remove %d metadata file(s) of the refused commit: %s", len(left), strings.Join(left, ", "))
+	}
+	return fmt.Sprintf("removed the %d metadata file(s) of the refused commit", len(rec.written))
 }

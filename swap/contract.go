@@ -24,6 +24,12 @@ func (l layout) partitionValue(df iceberg.DataFile) string {
 	return l.field.Transform.ToHumanStrType(l.srcType, df.Partition()[l.field.FieldID])
 }
 
+// identityString reports whether the partition is a string column as is.
+func (l layout) identityString() bool {
+	_, isString := l.srcType.(iceberg.StringType)
+	return isString && l.field.Transform.String() == "identity"
+}
+
 // ContractOf reads a table's lakeswap contract from its metadata: the grain is
 // the schema's identifier fields, additive columns and checks are table
 // properties. lakeswap publishes tables with exactly one partition field.

@@ -30,6 +30,9 @@ type env struct {
 	ident table.Identifier
 	// dataFiles lists every Parquet file in the warehouse.
 	dataFiles func() []string
+	// allFiles lists every file in the warehouse, metadata included, as
+	// locations (file:///... or s3://...).
+	allFiles func() []string
 	// home is the embedded catalog's folder on the local backend.
 	home string
 }

@@ -19,10 +19,12 @@ import (
 // cut the path short. A segment must therefore mean the same thing read as
 // a URL and read as a plain path. lakeswap keeps the bytes A-Z a-z 0-9 '-'
 // '_' '.' as they are and writes every other byte (of the UTF-8 value) as
-// '~' and two upper-case hex digits: "C#" is "C~23", "a/b" is "a~2Fb", ".."
-// is "..", "" is "". '~' is unreserved in URLs and is itself escaped, so
-// the encoding is one-to-one and decodes back. The '=' between the column
-// and the value keeps a segment from ever being "." or "..".
+// '~' and two upper-case hex digits: "C#" is "C~23", "a/b" is "a~2Fb", ""
+// is "". A '.' that ends a value is escaped too ("a.." is "a.~2E"), since
+// iceberg-go's S3 reader rewrites "../" in a key. '~' is unreserved in URLs
+// and is itself escaped, so the encoding is one-to-one and decodes back.
+// The '=' between the column and the value keeps a segment from ever being
+// "." or "..".
 
 // segmentSafe reports whether b is kept as is in a path segment.
 func segmentSafe(b byte) bool {
@@ -35,7 +37,7 @@ func EscapeSegment(s string) string {
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if segmentSafe(c) {
+		if segmentSafe(c) && !(c == '.' && i == len(s)-1) {
 			b.WriteByte(c)
 			continue
 		}

@@ -1,0 +1,390 @@
+package swap_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakeswap/lakeswap/catalog"
+	"github.com/lakeswap/lakeswap/swap"
+	"github.com/lakeswap/lakeswap/testenv/retail"
+	"github.com/lakeswap/lakeswap/verify"
+)
+
+// oddValues are partition values that break a path built by string
+// concatenation: URL syntax, escapes that decode to "../", separators,
+// white space, unicode, the empty string, and values that differ only by a
+// character a URL parser drops ("C" and "C#").
+var oddValues = []string{
+	"/", "..", ".", "#", "?", "%", "=", "&", "+", "C", "C#", "C?x", "eu", "eu#x", "50%", "%2F%2E%2E",
+	"eu%2F%2E%2E%2F%2E%2E%2Fmetadata#", "a b", "line\nbreak", "München", "東京", "", "~7E", "a/../../b",
+	"a region name longer than sixteen bytes",
+}
+
+var salesIdent = table.Identifier{"geo", "sales"}
+
+// salesTable creates geo.sales (region string, id long, amount long),
+// partitioned by region, in e's catalog.
+func salesTable(t *testing.T, e *env) {
+	t.Helper()
+	_, err := catalog.CreateTable(e.ctx, e.cat, salesIdent, catalog.TableSpec{
+		Columns: []catalog.ColumnSpec{{Name: "region", Type: "string", Required: true},
+			{Name: "id", Type: "long", Required: true}, {Name: "amount", Type: "long", Required: true}},
+		Identifier: []string{"region", "id"},
+		Partition:  []catalog.PartitionSpec{{Column: "region"}},
+		Additive:   []string{"amount"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.ident = salesIdent
+}
+
+// sale is one row of geo.sales.
+type sale struct {
+	id, amount int64
+}
+
+// salesSource serves rows by region.
+type salesSource map[string][]sale
+
+func (s salesSource) Open(_ context.Context, region string) (array.RecordReader, error) {
+	sc := arrow.NewSchema([]arrow.Field{{Name: "region", Type: arrow.BinaryTypes.String},
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64}, {Name: "amount", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+	defer b.Release()
+	for _, r := range s[region] {
+		b.Field(0).(*array.StringBuilder).Append(region)
+		b.Field(1).(*array.Int64Builder).Append(r.id)
+		b.Field(2).(*array.Int64Builder).Append(r.amount)
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	return array.NewRecordReader(sc, []arrow.RecordBatch{rec})
+}
+
+// readSales reads geo.sales back through iceberg-go's scan, as a reader
+// would, by region.
+func readSales(t *testing.T, e *env) salesSource {
+	t.Helper()
+	tbl := e.table()
+	out := salesSource{}
+	if tbl.CurrentSnapshot() == nil {
+		return out
+	}
+	at, err := tbl.Scan().ToArrowTable(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer at.Release()
+	rr := array.NewTableReader(at, 1024)
+	defer rr.Release()
+	for rr.Next() {
+		rec := rr.RecordBatch()
+		reg, id, amt := rec.Column(0).(*array.String), rec.Column(1).(*array.Int64), rec.Column(2).(*array.Int64)
+		for i := range int(rec.NumRows()) {
+			out[reg.Value(i)] = append(out[reg.Value(i)], sale{id.Value(i), amt.Value(i)})
+		}
+	}
+	for _, rows := range out {
+		sort.Slice(rows, func(i, j int) bool { return rows[i].id < rows[j].id })
+	}
+	return out
+}
+
+func sameSales(t *testing.T, what string, got, want salesSource) {
+	t.Helper()
+	for region, rows := range want {
+		if len(rows) > 0 && !slices.Equal(got[region], rows) {
+			t.Errorf("%s: region %q holds %v, want %v", what, region, got[region], rows)
+		}
+	}
+	for region := range got {
+		if len(want[region]) == 0 {
+			t.Errorf("%s: region %q holds %v, want nothing", what, region, got[region])
+		}
+	}
+}
+
+// TestOddPartitionValues publishes, reads back, refuses and rolls back
+// partitions whose values are path syntax, on local files and on MinIO:
+// every file lands inside the table's location, in a folder of its own
+// partition whose name decodes to the value, and a refused or rolled-back
+// run touches no other partition.
+func TestOddPartitionValues(t *testing.T) {
+	for _, b := range backends[:2] {
+		t.Run(b.name, func(t *testing.T) {
+			e := b.open(t)
+			e.t = t
+			salesTable(t, e)
+			tableLoc := strings.TrimSuffix(e.table().Location(), "/") + "/"
+			dataLoc := tableLoc + "data/"
+
+			first := salesSource{}
+			for i, v := range oddValues {
+				first[v] = []sale{{1, int64(i)}, {2, 100}}
+			}
+			res, err := e.pub.Publish(e.ctx, swap.Request{Table: salesIdent, Partitions: oddValues, Source: first, RunID: "odd-1"})
+			if err != nil {
+				t.Fatalf("publish odd values: %v", err)
+			}
+			sameSales(t, "after the first run", readSales(t, e), first)
+			for _, pp := range res.Plan.Partitions {
+				for _, f := range pp.NewFiles {
+					seg, ok := strings.CutPrefix(f.Path, dataLoc)
+					seg, _, _ = strings.Cut(seg, "/")
+					name, value, _ := strings.Cut(seg, "=")
+					got, err := swap.UnescapeSegment(value)
+					if !ok || name != "region" || err != nil || got != pp.Value {
+						t.Errorf("partition %q staged at %s: folder %q decodes to %q (%v)", pp.Value, f.Path, seg, got, err)
+					}
+				}
+			}
+			for _, f := range e.allFiles() {
+				if !strings.HasPrefix(f, tableLoc) {
+					t.Errorf("file %s lies outside the table's location %s", f, tableLoc)
+				}
+			}
+
+			// A refused run on "C#" changes no file, "C" least of all.
+			before, filesBefore := e.table().MetadataLocation(), e.allFiles()
+			bad := salesSource{"C#": {{1, 5}, {1, 6}}}
+			if _, err := e.pub.Publish(e.ctx, swap.Request{Table: salesIdent, Partitions: []string{"C#"}, Source: bad}); !errors.Is(err, swap.ErrRefused) {
+				t.Fatalf("duplicate grain in C#: %v, want a refusal", err)
+			}
+			if after := e.table().MetadataLocation(); after != before {
+				t.Errorf("refused run moved the table from %s to %s", before, after)
+			}
+			if after := e.allFiles(); !slices.Equal(after, filesBefore) {
+				t.Errorf("refused run changed the files:\nbefore %v\nafter  %v", filesBefore, after)
+			}
+
+			// A second run replaces "C#" and "" only; rolling it back
+			// restores them and leaves every other partition as it was.
+			second := salesSource{"C#": {{7, 70}}, "": {{8, 80}}}
+			if _, err := e.pub.Publish(e.ctx, swap.Request{Table: salesIdent, Partitions: []string{"C#", ""}, Source: second, RunID: "odd-2"}); err != nil {
+				t.Fatalf("second run: %v", err)
+			}
+			want := salesSource{}
+			for k, v := range first {
+				want[k] = v
+			}
+			want["C#"], want[""] = second["C#"], second[""]
+			sameSales(t, "after the second run", readSales(t, e), want)
+			rb, err := e.pub.Rollback(e.ctx, swap.RollbackRequest{Table: salesIdent, RunID: "odd-2"})
+			if err != nil || !rb.Verified {
+				t.Fatalf("rollback: %+v, %v", rb, err)
+			}
+			sameSales(t, "after the rollback", readSales(t, e), first)
+			if vr, err := e.pub.VerifyRun(e.ctx, salesIdent, "odd-1", 0); err != nil || !vr.OK {
+				t.Errorf("verify the first run: %+v, %v", vr, err)
+			}
+		})
+	}
+}
+
+func TestEscapeSegment(t *testing.T) {
+	seen := map[string]string{}
+	for _, v := range append(oddValues, "\x00", "\xff", "~", "~7e", "A-z_0.9") {
+		seg := swap.EscapeSegment(v)
+		for _, c := range []byte(seg) {
+			if !strings.ContainsRune("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.~", rune(c)) {
+				t.Errorf("segment %q of %q holds %q", seg, v, c)
+			}
+		}
+		if other, dup := seen[seg]; dup {
+			t.Errorf("%q and %q share the segment %q", v, other, seg)
+		}
+		seen[seg] = v
+		if back, err := swap.UnescapeSegment(seg); err != nil || back != v {
+			t.Errorf("segment %q of %q decodes to %q, %v", seg, v, back, err)
+		}
+	}
+	for _, bad := range []string{"~", "~4", "~zz", "~4a", "a#b", "a/b"} {
+		if _, err := swap.UnescapeSegment(bad); err == nil {
+			t.Errorf("UnescapeSegment(%q) accepted it", bad)
+		}
+	}
+}
+
+// TestRunIDIsAnIdempotencyKey: a run id the history records is published
+// once. The same content again commits nothing and says where it is;
+// other content, or a run main no longer holds, is refused; none of it
+// removes a file of the committed run.
+func TestRunIDIsAnIdempotencyKey(t *testing.T) {
+	for _, b := range backends[:2] {
+		t.Run(b.name, func(t *testing.T) {
+			e := b.open(t)
+			e.t = t
+			if _, err := catalog.CreateTable(e.ctx, e.cat, dailyOrders, retail.Spec()); err != nil {
+				t.Fatal(err)
+			}
+			e.ident = dailyOrders
+			e.mustPublish(fixture(t, retail.AfterBatch1), fixtureRange...)
+			rows := fixture(t, retail.AfterBatch2)
+			publish := func(rows []retail.DailyOrder) (*swap.Result, error) {
+				return e.pub.Publish(e.ctx, swap.Request{Table: e.ident, Partitions: fixtureRange, Source: retail.NewSource(rows), RunID: "job-42"})
+			}
+			first, err := publish(rows)
+			if err != nil {
+				t.Fatal(err)
+			}
+			meta, files := e.table().MetadataLocation(), e.allFiles()
+			unchanged := func(what string) {
+				t.Helper()
+				if got := e.table().MetadataLocation(); got != meta {
+					t.Errorf("%s moved the table from %s to %s", what, meta, got)
+				}
+				if got := e.allFiles(); !slices.Equal(got, files) {
+					t.Errorf("%s changed the files:\nbefore %v\nafter  %v", what, files, got)
+				}
+				if vr, err := e.pub.VerifyRun(e.ctx, e.ident, "job-42", 0); err != nil || !vr.OK {
+					t.Errorf("after %s, run job-42 no longer verifies: %v", what, err)
+				}
+			}
+
+			again, err := publish(rows)
+			if err != nil || again.Status != "already-published" || again.SnapshotID != first.SnapshotID {
+				t.Errorf("same run id, same rows: %+v, %v; want already-published in snapshot %d", again, err, first.SnapshotID)
+			}
+			unchanged("the identical rerun")
+
+			other := append([]retail.DailyOrder(nil), rows...)
+			other[0].AmountCents++
+			_, err = publish(other)
+			var refused *swap.RefusedError
+			if !errors.As(err, &refused) || refused.Findings[0].Kind != verify.KindRunID || !strings.Contains(err.Error(), "already used") {
+				t.Errorf("same run id, other rows: %v, want a run-id refusal", err)
+			}
+			unchanged("the rerun with other content")
+
+			if _, err := publish(retail.Only(rows, "2026-01-01")); !errors.Is(err, swap.ErrRefused) {
+				t.Errorf("same run id, an emptied partition: %v, want a refusal", err)
+			}
+			unchanged("the refused rerun")
+
+			// Once rolled back, the id cannot publish again: the history
+			// would say two things of one run.
+			e.mustPublish(fixture(t, retail.AfterBatch1), fixtureRange...)
+			if _, err := e.pub.Rollback(e.ctx, swap.RollbackRequest{Table: e.ident, RunID: "job-42", Force: true}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := publish(rows); !errors.Is(err, swap.ErrRefused) || !strings.Contains(err.Error(), "no longer holds") {
+				t.Errorf("rerun of a rolled-back run: %v, want a refusal", err)
+			}
+		})
+	}
+}
+
+// TestFailedPublishRemovesOnlyItsFiles: a refusal, a commit that is stopped
+// and a conflict each remove exactly the files their attempt created, and
+// say so; a file that cannot be removed is named.
+func TestFailedPublishRemovesOnlyItsFiles(t *testing.T) {
+	e := newEnv(t)
+	e.mustPublish(fixture(t, retail.AfterBatch1), fixtureRange...)
+	meta, files := e.table().MetadataLocation(), e.allFiles()
+	check := func(what string, err error, wantRemoved string) {
+		t.Helper()
+		if err == nil {
+			t.Fatalf("%s: no error", what)
+		}
+		if !strings.Contains(err.Error(), wantRemoved) {
+			t.Errorf("%s: error does not say %q: %v", what, wantRemoved, err)
+		}
+		if got := e.table().MetadataLocation(); got != meta {
+			t.Errorf("%s moved the table from %s to %s", what, meta, got)
+		}
+		if got := e.allFiles(); !slices.Equal(got, files) {
+			t.Errorf("%s left files:\nbefore %v\nafter  %v", what, files, got)
+		}
+	}
+	rows := fixture(t, retail.AfterBatch2)
+
+	// Validation refuses a negative amount in the second partition, after
+	// the first was staged.
+	bad := append([]retail.DailyOrder(nil), rows...)
+	bad[len(bad)-1].AmountCents = -1
+	_, err := e.pub.Publish(e.ctx, swap.Request{Table: e.ident, Partitions: fixtureRange, Source: retail.NewSource(bad), RunID: "refused-1", Parallelism: 1})
+	// The second partition wrote nothing once its rows were refused.
+	check("a refusal", err, "removed the 1 file(s) run refused-1 staged")
+
+	stop := errors.New("not approved")
+	pub := &swap.Publisher{Catalog: e.cat, BeforeCommit: func(context.Context, *swap.Plan) error { return stop }}
+	_, err = pub.Publish(e.ctx, swap.Request{Table: e.ident, Partitions: fixtureRange, Source: retail.NewSource(rows), RunID: "stopped-1"})
+	check("a stopped commit", err, "removed the 2 file(s) run stopped-1 staged")
+
+	// Another writer commits between the plan and the commit.
+	other := &hookSource{Source: retail.NewSource(rows), before: func() {
+		e.mustPublish(retail.Only(rows, "2026-01-02"), "2026-01-02")
+		meta, files = e.table().MetadataLocation(), e.allFiles()
+	}}
+	_, err = e.pub.Publish(e.ctx, swap.Request{Table: e.ident, Partitions: fixtureRange, Source: other, RunID: "conflict-1", Parallelism: 1})
+	if !errors.Is(err, swap.ErrConflict) {
+		t.Fatalf("conflict: %v", err)
+	}
+	check("a conflict", err, "removed the 2 file(s) run conflict-1 staged")
+	if !strings.Contains(err.Error(), "metadata file(s) of the refused commit") {
+		t.Errorf("conflict: %v, want the refused commit's metadata files accounted for", err)
+	}
+
+	// A store that will not delete: the hint names what was left.
+	stubborn := &swap.Publisher{Catalog: e.cat, StagingIO: func(_ context.Context, fsys icebergio.IO) (icebergio.WriteFileIO, error) {
+		return noRemoveIO{fsys.(icebergio.WriteFileIO)}, nil
+	}}
+	_, err = stubborn.Publish(e.ctx, swap.Request{Table: e.ident, Partitions: fixtureRange, Source: retail.NewSource(bad), RunID: "stubborn-1"})
+	if err == nil || !strings.Contains(err.Error(), "could not remove 1") || !strings.Contains(err.Error(), "run-stubborn-1-") {
+		t.Errorf("refusal whose files could not be removed: %v, want the files named", err)
+	}
+}
+
+type noRemoveIO struct{ icebergio.WriteFileIO }
+
+func (noRemoveIO) Remove(string) error { return errors.New("permission denied") }
+
+// TestRunSumsNeverWrap: two partitions whose sums fit but whose total does
+// not are refused, not recorded wrapped.
+func TestRunSumsNeverWrap(t *testing.T) {
+	e := newEnv(t)
+	const big = 9_000_000_000_000_000_000
+	rows := []retail.DailyOrder{{OrderDate: "2026-01-01", Channel: "web", OrderCount: 1, AmountCents: big},
+		{OrderDate: "2026-01-02", Channel: "web", OrderCount: 1, AmountCents: big}}
+	files := e.allFiles()
+	_, err := e.publish(rows, fixtureRange...)
+	if !errors.Is(err, swap.ErrRefused) || !strings.Contains(err.Error(), "amount_cents") || !strings.Contains(err.Error(), "overflows") {
+		t.Fatalf("publish of two partitions of %d cents: %v, want a refusal naming amount_cents", int64(big), err)
+	}
+	if snaps := snapshots(t, e.table()); snaps != 0 {
+		t.Errorf("%d snapshots after a refusal", snaps)
+	}
+	if got := e.allFiles(); !slices.Equal(got, files) {
+		t.Errorf("refusal left files: %v", got)
+	}
+	if _, err := verify.Combine(map[string]verify.Fingerprint{"a": {Sums: map[string]int64{"x": -big}}, "b": {Sums: map[string]int64{"x": -big}}}); err == nil {
+		t.Error("Combine wrapped a negative sum")
+	}
+}
+
+// TestTypedPartitionValues: the Go API refuses a partition value that no
+// row of the column could have.
+func TestTypedPartitionValues(t *testing.T) {
+	e := newEnv(t)
+	for _, v := range []string{"2026-13-01", "2026/01/01", "", "abc", "2026-1-1"} {
+		_, err := e.publish(nil, v)
+		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("%q", v)) {
+			t.Errorf("partition %q: %v, want a refusal naming it", v, err)
+		}
+	}
+	if files := e.allFiles(); len(files) > 0 && snapshots(t, e.table()) != 0 {
+		t.Errorf("refused values left a snapshot")
+	}
+}
