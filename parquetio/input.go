@@ -95,7 +95,12 @@ func readText(ctx context.Context, path string, schema *arrow.Schema, open func(
 		return &InputError{File: path, Err: err}
 	}
 	defer f.Close()
-	r := bufio.NewReaderSize(f, 1<<20)
+	return readTextFrom(ctx, path, f, schema, open, fn)
+}
+
+// readTextFrom reads text input from r, naming it path in errors.
+func readTextFrom(ctx context.Context, path string, in io.Reader, schema *arrow.Schema, open func(io.Reader) (rowSource, error), fn func(Batch) error) error {
+	r := bufio.NewReaderSize(in, 1<<20)
 	// A byte-order mark is how some tools start UTF-8 text; it is not data.
 	if bom, _ := r.Peek(3); string(bom) == "\ufeff" {
 		_, _ = r.Discard(3)

@@ -1,0 +1,119 @@
+package parquetio
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+)
+
+// TestParseDecimalIsExact: a value the column holds exactly is read
+// exactly, in any spelling; anything it would round or overflow is refused.
+func TestParseDecimalIsExact(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want string // unscaled, or "" for a refusal
+	}{
+		{"1.25", "125"}, {"-1.25", "-125"}, {"+1.25", "125"}, {"1.250000", "125"}, {"1.2", "120"}, {"1", "100"},
+		{".5", "50"}, {"5.", "500"}, {"0", "0"}, {"-0.00", "0"}, {"12345678.99", "1234567899"}, {"1.5e2", "15000"},
+		{"125e-2", "125"}, {"0.00e5", "0"}, {"000001.10", "110"},
+		{"1.005", ""}, {"0.001", ""}, {"123456789.00", ""}, {"1e8", ""}, {"1e999999", ""}, {"1e-999999", ""},
+		{"", ""}, {".", ""}, {"1/3", ""}, {"0x10", ""}, {"1.2.3", ""}, {"NaN", ""}, {"1 ", ""}, {"e5", ""},
+	} {
+		got, err := parseDecimal(tc.in, 10, 2)
+		switch {
+		case tc.want == "" && err == nil:
+			t.Errorf("parseDecimal(%q) = %s, want a refusal", tc.in, got.BigInt())
+		case tc.want != "" && (err != nil || got.BigInt().String() != tc.want):
+			t.Errorf("parseDecimal(%q) = %s, %v; want %s", tc.in, got.BigInt(), err, tc.want)
+		}
+	}
+}
+
+// TestParseTimestamp: a zone-less column takes the date and time as
+// written and refuses an offset; a timestamptz column takes instants and
+// refuses a value without one; nothing finer than the unit is truncated.
+func TestParseTimestamp(t *testing.T) {
+	local := &arrow.TimestampType{Unit: arrow.Microsecond}
+	utc := &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}
+	const jan31 = int64(1769902200) * 1_000_000 // 2026-01-31T23:30:00 as written, or in UTC
+	for _, tc := range []struct {
+		in   string
+		typ  *arrow.TimestampType
+		want int64
+		err  string
+	}{
+		{"2026-01-31T23:30:00", local, jan31, ""},
+		{"2026-01-31 23:30:00", local, jan31, ""},
+		{"2026-01-31T23:30:00.000001", local, jan31 + 1, ""},
+		{"2026-01-31T23:30:00-05:00", local, 0, "has an offset"},
+		{"2026-01-31T23:30:00Z", local, 0, "has an offset"},
+		{"2026-01-31T23:30:00Z", utc, jan31, ""},
+		{"2026-02-01T00:30:00+01:00", utc, jan31, ""},
+		{"2026-01-31T18:30:00-05:00", utc, jan31, ""},
+		{"2026-01-31T23:30:00", utc, 0, "has no offset"},
+		{"2026-01-31T23:30:00.0000001Z", utc, 0, "finer than"},
+		{"2026-01-31T23:30:00.0000001", local, 0, "finer than"},
+		{"2026-01-31", local, 0, "not an ISO 8601"},
+		{"yesterday", utc, 0, "not an ISO 8601"},
+	} {
+		got, err := parseTimestamp(tc.in, tc.typ)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("parseTimestamp(%q, %s) = %d, %v; want an error saying %q", tc.in, tc.typ, got, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || int64(got) != tc.want {
+			t.Errorf("parseTimestamp(%q, %s) = %d, %v; want %d", tc.in, tc.typ, got, err, tc.want)
+		}
+	}
+}
+
+// TestReadInputStopsWhenCancelled: a cancelled context stops a read at the
+// next check, not at the end of the file.
+func TestReadInputStopsWhenCancelled(t *testing.T) {
+	var b bytes.Buffer
+	b.WriteString("day,id\n")
+	const rows = 4 * inputBatchRows
+	for i := range rows {
+		fmt.Fprintf(&b, "2026-01-01,%d\n", i)
+	}
+	path := filepath.Join(t.TempDir(), "big.csv")
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sc := arrow.NewSchema([]arrow.Field{{Name: "day", Type: arrow.FixedWidthTypes.Date32}, {Name: "id", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	read := int64(0)
+	err := ReadInput(ctx, path, sc, func(b Batch) error {
+		read += b.Rec.NumRows()
+		cancel()
+		return nil
+	})
+	if !errors.Is(err, context.Canceled) || read != inputBatchRows {
+		t.Errorf("read %d of %d rows, then %v; want one batch, then context.Canceled", read, rows, err)
+	}
+}
+
+// TestLongNDJSONLine: a line over the limit is reported as itself, not as
+// the line before it.
+func TestLongNDJSONLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "long.ndjson")
+	content := `{"day":"2026-01-01","id":1}` + "\n" + `{"day":"2026-01-01","id":2,"pad":"` + strings.Repeat("x", maxLine) + "\"}\n"
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sc := arrow.NewSchema([]arrow.Field{{Name: "day", Type: arrow.FixedWidthTypes.Date32}, {Name: "id", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	err := ReadInput(context.Background(), path, sc, func(Batch) error { return nil })
+	var ie *InputError
+	if !errors.As(err, &ie) || ie.Line != 2 || !strings.Contains(err.Error(), "longer than 64 MiB") {
+		t.Errorf("err = %v, want line 2 named as longer than 64 MiB", err)
+	}
+}
