@@ -379,7 +379,7 @@ func (c *csvRows) next() (int64, map[string]any, error) {
 	if err != nil {
 		var pe *csv.ParseError
 		if errors.As(err, &pe) {
-			return int64(pe.Line), nil, csvError(err)
+			return int64(max(pe.StartLine, 1)), nil, csvError(err)
 		}
 		return 0, nil, err
 	}
@@ -399,6 +399,9 @@ func csvError(err error) error {
 	}
 	if errors.Is(pe.Err, csv.ErrFieldCount) {
 		return fmt.Errorf("row has a different number of fields than the header")
+	}
+	if pe.Line != pe.StartLine {
+		return fmt.Errorf("%w (the record starts here; the error is on line %d)", pe.Err, pe.Line)
 	}
 	return fmt.Errorf("character %d: %w", pe.Column, pe.Err)
 }

@@ -63,15 +63,15 @@ func (p Partitioner) dated() (string, func(time.Time) time.Time, bool) {
 func (p Partitioner) Form() string {
 	if layout, _, ok := p.dated(); ok {
 		if layout == "2006-01" {
-			return fmt.Sprintf("%s is %s partitioned by month: a month as YYYY-MM, e.g. 2026-01, or a range 2026-01..2026-03", p.Name, p.Type)
+			return fmt.Sprintf("%s is a %s column partitioned by %s: write a month as YYYY-MM, e.g. 2026-01, or a range 2026-01..2026-03", p.Name, p.Type, p.Transform)
 		}
-		return fmt.Sprintf("%s is %s partitioned by day: a date as YYYY-MM-DD, e.g. 2026-01-31, or a range 2026-01-01..2026-01-31", p.Name, p.Type)
+		return fmt.Sprintf("%s is a %s column partitioned by %s: write a date as YYYY-MM-DD, e.g. 2026-01-31, or a range 2026-01-01..2026-01-31", p.Name, p.Type, p.Transform)
 	}
 	switch p.Type.(type) {
 	case iceberg.Int32Type, iceberg.Int64Type:
-		return fmt.Sprintf("%s is %s: a whole number in its range, written without a sign or leading zeros it does not need, e.g. 42, or a range 1..12", p.Name, p.Type)
+		return fmt.Sprintf("%s is an %s column: write a whole number in its range without a sign or leading zeros it does not need, e.g. 42, or a range 1..12", p.Name, p.Type)
 	}
-	return fmt.Sprintf("%s is %s: any text; separate values with commas and put a value holding a comma, or the empty value, in double quotes (\"a,b\", \"\")", p.Name, p.Type)
+	return fmt.Sprintf("%s is a %s column: any text; separate values with commas and put a value holding a comma, or the empty value, in double quotes (\"a,b\", \"\")", p.Name, p.Type)
 }
 
 func (p Partitioner) want(value string) error {
