@@ -146,7 +146,9 @@ func runDemo(ctx context.Context, g *globals, o demoOptions) error {
 // catalog with the warehouse's endpoint, and returns its path. The
 // properties hold no credential: lakeswap takes those from the AWS chain.
 func writeDemoConfig(cfg catalog.Config) (string, error) {
-	doc := map[string]any{"default-catalog": "demo", "catalog": map[string]any{"demo": cfg.Props}}
+	// The SQL catalog keeps tables under the catalog's name: the config
+	// names it as the demo did.
+	doc := map[string]any{"default-catalog": cfg.Name, "catalog": map[string]any{cfg.Name: cfg.Props}}
 	raw, err := yaml.Marshal(doc)
 	if err != nil {
 		return "", err

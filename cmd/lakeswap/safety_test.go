@@ -1,0 +1,337 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/lakeswap/lakeswap/catalog"
+	"github.com/lakeswap/lakeswap/parquetio/s3store"
+	"github.com/lakeswap/lakeswap/swap"
+	"github.com/lakeswap/lakeswap/testenv"
+	"github.com/lakeswap/lakeswap/testenv/retail"
+)
+
+const twoDays = "order_date=2026-01-01..2026-01-02"
+
+// TestReusedRunID is the reported case: a second publish under a run id
+// the table already records used to delete the first run's live files.
+// Now the same input is reported as published, other input is refused,
+// and the first run's files and snapshot stay.
+func TestReusedRunID(t *testing.T) {
+	home := newHome(t)
+	dir := t.TempDir()
+	same := write(t, dir, "r.csv", "order_date,channel,order_count,amount_cents\n2026-01-01,web,1,5\n2026-01-02,web,1,5\n")
+	other := write(t, dir, "o.csv", "order_date,channel,order_count,amount_cents\n2026-01-01,web,1,6\n2026-01-02,web,1,5\n")
+	empty := write(t, dir, "e.csv", "order_date,channel,order_count,amount_cents\n2026-01-01,web,1,5\n")
+	publish := func(in string) (int, string, string) {
+		return cli(t, home, "publish", "--table", "retail.daily_orders", "--partitions", twoDays, "--run-id", "job-42", in)
+	}
+	if code, _, errs := publish(same); code != 0 {
+		t.Fatalf("first publish: exit %d: %s", code, errs)
+	}
+	meta, files := metadataLocation(t, home), warehouseFiles(t, home)
+	for _, tc := range []struct {
+		name, in string
+		code     int
+		say      string
+	}{
+		{"same input", same, exitOK, "already published in snapshot"},
+		{"other input", other, exitRefused, "already used by snapshot"},
+		{"an emptied partition", empty, exitRefused, "empty-partition"},
+		{"same input again", same, exitOK, "already published in snapshot"},
+	} {
+		code, out, errs := publish(tc.in)
+		if code != tc.code || !strings.Contains(out+errs, tc.say) {
+			t.Errorf("%s: exit %d, want %d saying %q:\n%s%s", tc.name, code, tc.code, tc.say, out, errs)
+		}
+		if got := metadataLocation(t, home); got != meta {
+			t.Errorf("%s moved the table from %s to %s", tc.name, meta, got)
+		}
+		if got := warehouseFiles(t, home); !slices.Equal(got, files) {
+			t.Errorf("%s changed the files:\nbefore %v\nafter  %v", tc.name, files, got)
+		}
+		if code, _, errs := cli(t, home, "verify", "--table", "retail.daily_orders", "--run", "job-42"); code != 0 {
+			t.Errorf("after %s, verify job-42: exit %d: %s", tc.name, code, errs)
+		}
+	}
+}
+
+// TestTwoProcessesOneRunID: two processes started at once with one run id
+// (an orchestrator retrying its job) never delete each other's files. In
+// half the rounds both reach the commit together; in the other half they
+// run as they come, so one may find the other's run already published. In
+// every round exactly one snapshot records the run, it verifies, and the
+// table holds its rows.
+func TestTwoProcessesOneRunID(t *testing.T) {
+	s := newShared(t, s3store.MinPartSize)
+	ctx, pub := s.open()
+	const rounds = 20
+	for round := range rounds {
+		runID := fmt.Sprintf("job-%d", round)
+		differ := round%4 >= 2 // the retry brought other rows
+		var env []string
+		if round%2 == 0 {
+			env = []string{envCommitBarrier + "=" + t.TempDir() + ":2"}
+		}
+		type proc struct {
+			cmd      *exec.Cmd
+			out, err *bytes.Buffer
+			cents    int64
+		}
+		var ps []proc
+		for w := range 2 {
+			cents := int64(round*100 + 1)
+			if differ {
+				cents += int64(w)
+			}
+			in := filepath.Join(t.TempDir(), "in.ndjson")
+			if err := retail.WriteNDJSON(in, []retail.DailyOrder{
+				{OrderDate: "2026-01-01", Channel: "web", OrderCount: 1, AmountCents: cents},
+				{OrderDate: "2026-01-02", Channel: "web", OrderCount: 1, AmountCents: cents}}); err != nil {
+				t.Fatal(err)
+			}
+			cmd, out, errb := s.command(env, "publish", "-o", "json", "--run-id", runID, "--table", "retail.daily_orders", "--partitions", twoDays, in)
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			ps = append(ps, proc{cmd, out, errb, cents})
+		}
+		var winner *proc
+		for i := range ps {
+			err := ps[i].cmd.Wait()
+			code := 0
+			if ee, ok := err.(*exec.ExitError); ok {
+				code = ee.ExitCode()
+			}
+			var res swap.Result
+			_ = json.Unmarshal(ps[i].out.Bytes(), &res)
+			switch {
+			case code == exitOK && res.Status == "published":
+				if winner != nil {
+					t.Fatalf("round %d: both processes committed run %s", round, runID)
+				}
+				winner = &ps[i]
+			case code == exitOK && res.Status == "already-published" && !differ,
+				code == exitConflict,
+				code == exitRefused && differ && strings.Contains(ps[i].err.String(), "already used"):
+			default:
+				t.Fatalf("round %d: process %d exit %d (%s): %s", round, i, code, res.Status, ps[i].err)
+			}
+		}
+		if winner == nil {
+			t.Fatalf("round %d: no process committed run %s", round, runID)
+		}
+		if r := s.run("verify", "--table", "retail.daily_orders", "--run", runID); r.code != 0 {
+			t.Fatalf("round %d: verify %s: exit %d: %s", round, runID, r.code, r.stderr)
+		}
+		tbl, err := pub.Catalog.LoadTable(ctx, []string{"retail", "daily_orders"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, snap := range tbl.Metadata().Snapshots() {
+			if snap.Summary != nil && snap.Summary.Properties[swap.PropRunID] == runID {
+				n++
+			}
+		}
+		rows, err := retail.ReadDaily(ctx, tbl)
+		if err != nil {
+			t.Fatalf("round %d: read the table back: %v", round, err)
+		}
+		if n != 1 || len(rows) != 2 || rows[0].AmountCents != winner.cents || rows[1].AmountCents != winner.cents {
+			t.Fatalf("round %d: %d snapshots record %s; table holds %+v, want the winner's %d cents", round, n, runID, rows, winner.cents)
+		}
+	}
+	// Every run ever committed still reads back whole.
+	main, _, err := pub.History(ctx, []string{"retail", "daily_orders"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range main {
+		if r := s.run("verify", "--table", "retail.daily_orders", "--run", e.RunID); r.code != 0 {
+			t.Errorf("verify run %s: exit %d: %s", e.RunID, r.code, r.stderr)
+		}
+	}
+}
+
+// TestCodesAndWords: each failure exits with the code that says what
+// happened, and with -o json prints one error object.
+func TestCodesAndWords(t *testing.T) {
+	home := newHome(t)
+	in := write(t, t.TempDir(), "in.csv", "order_date,channel,order_count,amount_cents\n2026-01-01,web,1,5\n2026-01-02,web,1,5\n")
+	meta, files := metadataLocation(t, home), warehouseFiles(t, home)
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		kind string
+		say  []string
+	}{
+		{"verify an unknown run", []string{"verify", "--table", "retail.daily_orders", "--run", "nope"}, exitError, "not-found", []string{"no snapshot of the table records run nope"}},
+		{"verify an unknown snapshot", []string{"verify", "--table", "retail.daily_orders", "--snapshot", "42"}, exitError, "not-found", []string{"snapshot 42 is not in the table's metadata"}},
+		{"roll back an unknown run", []string{"rollback", "--table", "retail.daily_orders", "--run", "nope"}, exitError, "not-found", []string{"run nope"}},
+		{"negative parallelism", []string{"publish", "--table", "retail.daily_orders", "--partitions", twoDays, "--parallelism", "-1", in}, exitUsage, "usage", []string{"--parallelism -1"}},
+		{"zero file size", []string{"publish", "--table", "retail.daily_orders", "--partitions", twoDays, "--target-file-size-mib", "0", in}, exitUsage, "usage", []string{"--target-file-size-mib 0"}},
+		{"negative file size", []string{"publish", "--table", "retail.daily_orders", "--partitions", twoDays, "--target-file-size-mib", "-5", in}, exitUsage, "usage", []string{"--target-file-size-mib -5"}},
+		{"month that does not exist", []string{"publish", "--table", "retail.daily_orders", "--partitions", "order_date=2026-13-01", in}, exitUsage, "usage", []string{`"2026-13-01"`, "order_date is a date column", "YYYY-MM-DD"}},
+		{"slashes", []string{"publish", "--table", "retail.daily_orders", "--partitions", "order_date=2026/01/01", in}, exitUsage, "usage", []string{`"2026/01/01"`, "YYYY-MM-DD"}},
+		{"empty list item", []string{"publish", "--table", "retail.daily_orders", "--partitions", "order_date=2026-01-01,", in}, exitUsage, "usage", []string{"stray comma"}},
+		{"a word", []string{"publish", "--table", "retail.daily_orders", "--partitions", "order_date=abc", in}, exitUsage, "usage", []string{`"abc"`, "YYYY-MM-DD"}},
+		{"an integer range on a date", []string{"publish", "--table", "retail.daily_orders", "--partitions", "order_date=1..3", in}, exitUsage, "usage", []string{`"1"`, "date column"}},
+		{"a missing input file", []string{"publish", "--table", "retail.daily_orders", "--partitions", twoDays, "/no/such.csv"}, exitRefused, "refused", []string{"/no/such.csv"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errs := cli(t, home, append([]string{"-o", "json"}, tc.args...)...)
+			if code != tc.code {
+				t.Errorf("exit %d, want %d: %s", code, tc.code, errs)
+			}
+			var got jsonError
+			dec := json.NewDecoder(strings.NewReader(out))
+			if err := dec.Decode(&got); err != nil || dec.More() {
+				t.Fatalf("stdout is not one JSON error object (%v):\n%s", err, out)
+			}
+			if got.Code != tc.code || got.Kind != tc.kind {
+				t.Errorf("error object says %d %q, want %d %q", got.Code, got.Kind, tc.code, tc.kind)
+			}
+			for _, s := range tc.say {
+				if !strings.Contains(got.Message, s) || !strings.Contains(errs, s) {
+					t.Errorf("message %q (stderr %q) does not say %q", got.Message, errs, s)
+				}
+			}
+			if got := metadataLocation(t, home); got != meta {
+				t.Errorf("table moved from %s to %s", meta, got)
+			}
+			if got := warehouseFiles(t, home); !slices.Equal(got, files) {
+				t.Errorf("files changed:\nbefore %v\nafter  %v", files, got)
+			}
+		})
+	}
+}
+
+// TestCSVByteOrderMark: a CSV that starts with a byte-order mark, as
+// spreadsheet exports do, is read like one without.
+func TestCSVByteOrderMark(t *testing.T) {
+	home := newHome(t)
+	in := write(t, t.TempDir(), "bom.csv", "\ufefforder_date,channel,order_count,amount_cents\n2026-01-01,web,1,5\n2026-01-02,web,2,7\n")
+	if code, _, errs := cli(t, home, "publish", "--table", "retail.daily_orders", "--partitions", twoDays, in); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	tbl, err := openHome(t, home).LoadTable(context.Background(), []string{"retail", "daily_orders"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := retail.ReadDaily(context.Background(), tbl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 || rows[1].OrderCount != 2 || rows[1].AmountCents != 7 {
+		t.Errorf("table holds %+v", rows)
+	}
+}
+
+// TestAlternatingInputIsGroupedPerBatch: rows that switch partition on every
+// line are regrouped once per input batch, not kept as a slice per run of
+// rows (which took gigabytes for two million rows).
+func TestAlternatingInputIsGroupedPerBatch(t *testing.T) {
+	home := newHome(t)
+	var b strings.Builder
+	b.WriteString("order_date,channel,order_count,amount_cents\n")
+	const rows = 200_000
+	for i := range rows {
+		fmt.Fprintf(&b, "2026-01-0%d,c%d,1,%d\n", 1+i%2, i, i)
+	}
+	in := write(t, t.TempDir(), "alternating.csv", b.String())
+	cat := openHome(t, home)
+	tbl, err := cat.LoadTable(context.Background(), []string{"retail", "daily_orders"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	contract, err := swap.ContractOf(tbl.Metadata())
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := readFiles(context.Background(), contract, []string{"2026-01-01", "2026-01-02"}, []string{in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.release()
+	batches := (rows + 65535) / 65536
+	for _, day := range []string{"2026-01-01", "2026-01-02"} {
+		if n := len(src.parts[day]); n > batches {
+			t.Errorf("partition %s is held as %d slices; want at most one per input batch (%d)", day, n, batches)
+		}
+		rr, err := src.Open(context.Background(), day)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, line := int64(0), src.Locate(day, 2)
+		for rr.Next() {
+			got += rr.RecordBatch().NumRows()
+		}
+		rr.Release()
+		if got != rows/2 {
+			t.Errorf("partition %s reads %d rows, want %d", day, got, rows/2)
+		}
+		if want := map[string]string{"2026-01-01": ":4", "2026-01-02": ":5"}[day]; !strings.HasSuffix(line, want) {
+			t.Errorf("row 2 of %s located at %s, want line %s", day, line, want)
+		}
+	}
+}
+
+// TestDemoOnOwnEndpointLeavesConfig: after a demo on one's own S3 endpoint,
+// the command the demo prints works as printed.
+func TestDemoOnOwnEndpointLeavesConfig(t *testing.T) {
+	srv := testenv.MinIO(t)
+	for _, kv := range srv.Env() {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	bucket := srv.NewBucket(t)
+	dir := filepath.Join(t.TempDir(), "demo")
+	var out, errb bytes.Buffer
+	if code := mainWithEnv(context.Background(), []string{"demo", "--dir", dir, "--s3-endpoint", srv.Endpoint, "--s3-bucket", bucket}, &out, &errb, noEnv); code != 0 {
+		t.Fatalf("demo: exit %d\n%s\n%s", code, out.String(), errb.String())
+	}
+	_, hint, ok := strings.Cut(out.String(), "lakeswap --config ")
+	if !ok {
+		t.Fatalf("demo prints no --config hint:\n%s", out.String())
+	}
+	hint, _, _ = strings.Cut(hint, "\n")
+	args := append([]string{"--config"}, strings.Fields(hint)...)
+	out.Reset()
+	if code := mainWithEnv(context.Background(), append(args, "-o", "json"), &out, &errb, noEnv); code != 0 {
+		t.Fatalf("lakeswap %s: exit %d: %s", strings.Join(args, " "), code, errb.String())
+	}
+	var h struct {
+		Main []swap.Entry `json:"main"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &h); err != nil || len(h.Main) < 3 {
+		t.Errorf("history after the demo: %v, %d entries:\n%s", err, len(h.Main), out.String())
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "lakeswap.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := yaml.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range []string{os.Getenv("AWS_ACCESS_KEY_ID"), os.Getenv("AWS_SECRET_ACCESS_KEY")} {
+		if secret != "" && strings.Contains(string(raw), secret) {
+			t.Error("the demo's config holds a credential")
+		}
+	}
+	if _, err := catalog.Resolve(catalog.Settings{ConfigFile: filepath.Join(dir, "lakeswap.yaml"), Getenv: noEnv}); err != nil {
+		t.Errorf("the demo's config does not resolve: %v", err)
+	}
+}
