@@ -91,7 +91,7 @@ func (p *Publisher) commit(ctx context.Context, tbl *table.Table, plan *Plan) (*
 	added, err := dataFiles(ctx, fsys, tbl.Metadata(), plan)
 	if err != nil {
 		return nil, &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID, Err: err,
-			Hint: "nothing was committed; the staged files remain under the run's prefix"}
+			Hint: "nothing was committed"}
 	}
 	var removed []iceberg.DataFile
 	for _, pp := range plan.Partitions {
@@ -109,7 +109,7 @@ func (p *Publisher) commit(ctx context.Context, tbl *table.Table, plan *Plan) (*
 	}
 	if err := tx.ReplaceDataFilesWithDataFiles(ctx, removed, added, plan.summary()); err != nil {
 		return nil, &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID, Err: err,
-			Hint: "nothing was committed"}
+			Hint: "nothing was committed; " + p.removeWritten(rec)}
 	}
 	committed, err := tx.Commit(ctx)
 	if err != nil {
@@ -120,7 +120,7 @@ func (p *Publisher) commit(ctx context.Context, tbl *table.Table, plan *Plan) (*
 		}
 		return nil, &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID,
 			Err:  fmt.Errorf("%w: %w", ErrCommitUnknown, err),
-			Hint: fmt.Sprintf("the commit may have landed; run `lakeswap history --table %s` and look for run %s before retrying; the staged files were kept", plan.Table, plan.RunID)}
+			Hint: fmt.Sprintf("the commit may have landed; run `lakeswap history --table %s` and look for run %s before retrying; the files staged by attempt %s were kept, since the commit may reference them", plan.Table, plan.RunID, plan.Attempt)}
 	}
 	return committed, nil
 }

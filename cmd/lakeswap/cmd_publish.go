@@ -38,9 +38,13 @@ unique non-null grain, column checks, no empty partition), fingerprints them, an
 that replaces exactly the declared partitions, only if main has not moved since the plan. It then reads
 the commit back and compares fingerprints. Rerunning the same input leaves the same content.
 
-Partitions are a closed range or a list on the partition column:
+Partitions are a closed range or a list on the partition column, each value checked against the
+column's type:
   --partitions order_date=2026-01-01..2026-01-31
   --partitions order_date=2026-01-01,2026-01-03
+  --partitions at=2026-01..2026-03          (month partitions)
+  --partitions bucket=1..12                 (integers)
+  --partitions 'region=eu,"a,b",""'         (strings; quote a value with a comma, or the empty one)
 
 ` + exitCodesHelp,
 		Args: func(_ *cobra.Command, args []string) error {
@@ -62,7 +66,7 @@ Partitions are a closed range or a list on the partition column:
 	f.StringVar(&o.compression, "compression", "zstd", "Parquet compression: zstd, snappy, gzip, none")
 	f.Int64Var(&o.targetFileMiB, "target-file-size-mib", 128, "roll to a new Parquet file at this size")
 	f.IntVar(&o.parallelism, "parallelism", 0, "partitions staged at once (default: one per core)")
-	f.StringVar(&o.runID, "run-id", "", "name the run, e.g. the orchestrator's job id (default: time and random); staged files go under run-<id>")
+	f.StringVar(&o.runID, "run-id", "", "name the run, e.g. the orchestrator's job id (default: time and random): a rerun of a published id commits nothing, other content under it is refused; staged files go under run-<id>-<attempt>")
 	return cmd
 }
 

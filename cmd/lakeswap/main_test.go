@@ -64,7 +64,7 @@ func newHome(t *testing.T) string {
 	return home
 }
 
-func write(t *testing.T, dir, name, content string) string {
+func write(t testing.TB, dir, name, content string) string {
 	t.Helper()
 	p := filepath.Join(dir, name)
 	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
