@@ -32,9 +32,11 @@ dev-down:
 	$(GO) run ./testenv/cmd/devenv down
 
 # BENCH_ROWS sets the rows the publish benchmark generates (default 1M);
-# figures are averages over three runs.
+# BENCH_INPUT_ROWS the rows of the CLI's sorted-versus-alternating input
+# benchmark (default 2M); figures are averages over three runs.
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 3x -timeout 30m ./swap/
+	$(GO) test -run '^$$' -bench BenchmarkInputRowOrder -benchtime 3x -timeout 30m ./cmd/lakeswap/
 
 clean:
 	rm -rf bin $(DEMO_DIR) .lakeswap
