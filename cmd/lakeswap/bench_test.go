@@ -35,15 +35,7 @@ func BenchmarkInputRowOrder(b *testing.B) {
 		b.Run(order, func(b *testing.B) {
 			ctx := context.Background()
 			home := b.TempDir()
-			cfg, err := catalog.Resolve(catalog.Settings{Home: home, ConfigFile: os.DevNull, Getenv: noEnv})
-			if err != nil {
-				b.Fatal(err)
-			}
-			cat, err := catalog.Open(ctx, cfg)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer cat.Close()
+			cat := openHome(b, home)
 			spec, err := catalog.ReadTableSpec(write(b, home, "schema.yaml", schemaYAML))
 			if err != nil {
 				b.Fatal(err)

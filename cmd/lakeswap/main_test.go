@@ -99,7 +99,7 @@ func metadataLocation(t *testing.T, home string) string {
 	return tbl.MetadataLocation()
 }
 
-func openHome(t *testing.T, home string) *catalog.Catalog {
+func openHome(t testing.TB, home string) *catalog.Catalog {
 	t.Helper()
 	cfg, err := catalog.Resolve(catalog.Settings{Home: home, ConfigFile: os.DevNull, Getenv: noEnv})
 	if err != nil {
