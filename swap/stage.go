@@ -124,9 +124,7 @@ func (p *Publisher) Stage(ctx context.Context, req Request) (*Plan, *table.Table
 		id := base.SnapshotID
 		plan.BaseSnapshotID = &id
 	}
-	if prior := findRunSnapshot(meta, runID); prior != nil {
-		plan.prior = prior
-	}
+	plan.prior = findRunSnapshot(meta, runID)
 	all, err := baseFiles(ctx, fsys, base, lay)
 	if err != nil {
 		return nil, nil, fmt.Errorf("table %s: %w", name, err)
