@@ -175,6 +175,22 @@ func TestOddPartitionValues(t *testing.T) {
 			if _, err := e.pub.Publish(e.ctx, swap.Request{Table: salesIdent, Partitions: []string{"C#", ""}, Source: second, RunID: "odd-2"}); err != nil {
 				t.Fatalf("second run: %v", err)
 			}
+			// It only added files: its own data files in the folders of
+			// "C#" and "", and new metadata files.
+			filesAfter := e.allFiles()
+			for _, f := range filesBefore {
+				if !slices.Contains(filesAfter, f) {
+					t.Errorf("the second run removed %s", f)
+				}
+			}
+			for _, f := range filesAfter {
+				if slices.Contains(filesBefore, f) || strings.HasPrefix(f, tableLoc+"metadata/") {
+					continue
+				}
+				if !strings.HasPrefix(f, dataLoc+"region=C~23/run-odd-2-") && !strings.HasPrefix(f, dataLoc+"region=/run-odd-2-") {
+					t.Errorf("the second run wrote %s, outside the folders of its partitions", f)
+				}
+			}
 			want := salesSource{}
 			for k, v := range first {
 				want[k] = v
