@@ -50,8 +50,7 @@ type Accumulator struct {
 
 	rows      int64
 	acc       [4]uint64 // sum mod 2^256 of the row digests, little-endian limbs
-	sums      []int64
-	overflow  []bool
+	sums      []sum128
 	nullGrain []int64
 	dups      int64
 	grains    grainSet // the grain of every row with no null in it
@@ -75,8 +74,7 @@ func NewAccumulator(c *Contract, partition string, locate func(row int64) string
 		partition: partition,
 		key:       c.Partition.Key(partition),
 		locate:    locate,
-		sums:      make([]int64, len(c.Additive)),
-		overflow:  make([]bool, len(c.Additive)),
+		sums:      make([]sum128, len(c.Additive)),
 		nullGrain: make([]int64, len(c.Grain)),
 		types:     make([]iceberg.Type, len(c.Fields)),
 		allCols:   make([]int, len(c.Fields)),
@@ -278,6 +276,11 @@ func (a *Accumulator) finish() {
 		a.finding(KindDuplicateGrain, d.row, -1, "grain repeats row %d", d.first)
 	}
 	a.grains = grainSet{}
+	for i, c := range a.c.Additive {
+		if _, ok := a.sums[i].value(); !ok {
+			a.finding(KindCheck, 0, c, "sum overflows a 64-bit integer")
+		}
+	}
 	slices.SortStableFunc(a.findings.List, func(x, y Finding) int { return cmp.Compare(x.Row, y.Row) })
 }
 
@@ -354,39 +357,45 @@ func (a *Accumulator) checkNonNegative(col arrow.Array, i int, base int64) {
 	}
 }
 
-// sumColumns adds the additive columns exactly; an overflow is recorded and
-// reported by Result, never wrapped.
-func (a *Accumulator) sumColumns(cols []arrow.Array, base int64) {
+// sumColumns adds the additive columns exactly, over 128 bits: whether a
+// sum fits is judged on the total (by finish), so that the order rows
+// arrive in cannot make a fitting total overflow on the way.
+func (a *Accumulator) sumColumns(cols []arrow.Array, _ int64) {
 	for si, c := range a.c.Additive {
-		if a.overflow[si] {
-			continue
-		}
-		add := func(v int64) bool {
-			s := a.sums[si] + v
-			// Signed overflow: both operands share a sign the result lacks.
-			if (a.sums[si] >= 0) == (v >= 0) && (s >= 0) != (v >= 0) {
-				a.overflow[si] = true
-				a.finding(KindCheck, 0, c, "sum overflows a 64-bit integer")
-				return false
-			}
-			a.sums[si] = s
-			return true
-		}
+		sum := &a.sums[si]
 		switch col := cols[c].(type) {
 		case *array.Int64:
 			for r, v := range col.Int64Values() {
-				if col.IsValid(r) && !add(v) {
-					break
+				if col.IsValid(r) {
+					sum.add(v)
 				}
 			}
 		case *array.Int32:
 			for r, v := range col.Int32Values() {
-				if col.IsValid(r) && !add(int64(v)) {
-					break
+				if col.IsValid(r) {
+					sum.add(int64(v))
 				}
 			}
 		}
 	}
+}
+
+// sum128 is an exact sum of int64 values in 128-bit two's complement.
+type sum128 struct {
+	lo uint64
+	hi int64
+}
+
+func (s *sum128) add(v int64) {
+	var carry uint64
+	s.lo, carry = bits.Add64(s.lo, uint64(v), 0)
+	s.hi += int64(carry) + v>>63 // v>>63 extends v's sign to the high word
+}
+
+// value returns the sum and whether it fits 64 bits.
+func (s sum128) value() (int64, bool) {
+	v := int64(s.lo)
+	return v, s.hi == v>>63
 }
 
 // addDigest adds a row digest to the accumulator modulo 2^256.
@@ -421,7 +430,9 @@ func (a *Accumulator) Result() Fingerprint {
 	a.finish()
 	fp := Fingerprint{Rows: a.rows, DuplicateGrain: a.dups, Sums: map[string]int64{}}
 	for i, c := range a.c.Additive {
-		fp.Sums[a.c.Fields[c].Name] = a.sums[i]
+		if v, ok := a.sums[i].value(); ok { // one that does not fit is a finding, never a wrapped sum
+			fp.Sums[a.c.Fields[c].Name] = v
+		}
 	}
 	for i, c := range a.c.Grain {
 		if a.nullGrain[i] > 0 {
@@ -461,7 +472,7 @@ func Combine(parts map[string]Fingerprint) (Fingerprint, error) {
 	}
 	sort.Strings(keys)
 	out := Fingerprint{Sums: map[string]int64{}}
-	var overflow []string
+	sums := map[string]*sum128{}
 	h := sha256.New()
 	h.Write([]byte("lakeswap-run-fingerprint-" + Version + "\x00"))
 	var b [4]byte
@@ -475,12 +486,10 @@ func Combine(parts map[string]Fingerprint) (Fingerprint, error) {
 		out.Rows += fp.Rows
 		out.DuplicateGrain += fp.DuplicateGrain
 		for c, s := range fp.Sums {
-			sum := out.Sums[c] + s
-			// Signed overflow: both operands share a sign the result lacks.
-			if (out.Sums[c] >= 0) == (s >= 0) && (sum >= 0) != (s >= 0) {
-				overflow = append(overflow, c)
+			if sums[c] == nil {
+				sums[c] = &sum128{}
 			}
-			out.Sums[c] = sum
+			sums[c].add(s)
 		}
 		for c, n := range fp.NullGrain {
 			if out.NullGrain == nil {
@@ -490,14 +499,18 @@ func Combine(parts map[string]Fingerprint) (Fingerprint, error) {
 		}
 	}
 	out.Hash = hex.EncodeToString(h.Sum(nil))
+	var overflow []string
+	for c, sum := range sums {
+		if v, ok := sum.value(); ok {
+			out.Sums[c] = v
+		} else {
+			overflow = append(overflow, c)
+		}
+	}
 	if len(overflow) == 0 {
 		return out, nil
 	}
 	slices.Sort(overflow)
-	overflow = slices.Compact(overflow)
-	for _, c := range overflow {
-		delete(out.Sums, c)
-	}
 	return out, fmt.Errorf("sum of column(s) %s over its partitions overflows a 64-bit integer", strings.Join(overflow, ", "))
 }
 

@@ -264,6 +264,36 @@ func TestSumOverflowIsAFinding(t *testing.T) {
 	}
 }
 
+// TestSumsIndependentOfOrder: a total that fits is accepted whatever order
+// its values come in, within a partition and across partitions; one that
+// does not is refused in every order.
+func TestSumsIndependentOfOrder(t *testing.T) {
+	c := goldenContract(t)
+	for _, ids := range [][]int64{{math.MaxInt64, 1, -1}, {-1, 1, math.MaxInt64}, {1, math.MaxInt64, -1}} {
+		rows := []goldenRow{goldenRows[0], goldenRows[1], goldenRows[0]}
+		for i := range rows {
+			rows[i].id = ids[i]
+		}
+		rec := goldenRecord(t, c, rows)
+		acc := verify.NewAccumulator(c, "2026-01-01", nil)
+		if err := acc.Add(rec); err != nil {
+			t.Fatal(err)
+		}
+		rec.Release()
+		if f := acc.Findings(false); f.Len() != 0 || acc.Result().Sums["id"] != math.MaxInt64 {
+			t.Errorf("ids %v: findings %v, sum %d; want none and MaxInt64", ids, f.List, acc.Result().Sums["id"])
+		}
+	}
+	parts := map[string]verify.Fingerprint{"b=1": {Sums: map[string]int64{"x": math.MaxInt64}}, "b=2": {Sums: map[string]int64{"x": 1}}, "b=3": {Sums: map[string]int64{"x": -1}}}
+	if fp, err := verify.Combine(parts); err != nil || fp.Sums["x"] != math.MaxInt64 {
+		t.Errorf("run total of MaxInt64, 1, -1: %v, %v; want MaxInt64", fp.Sums, err)
+	}
+	parts["b=3"] = verify.Fingerprint{Sums: map[string]int64{"x": 1}}
+	if fp, err := verify.Combine(parts); err == nil || len(fp.Sums) != 0 {
+		t.Errorf("run total over MaxInt64: %v, %v; want an error and no sum", fp.Sums, err)
+	}
+}
+
 // TestIntegerGrainRepeats: a grain of one integer column takes the path
 // that compares values without hashing; repeats are still found.
 func TestIntegerGrainRepeats(t *testing.T) {
