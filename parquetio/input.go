@@ -71,15 +71,31 @@ const cancelCheckRows = 4096
 // truncated, re-encoded), is an *InputError naming the file, line and
 // column, and so is a column the table lacks or names twice.
 func ReadInput(ctx context.Context, path string, schema *arrow.Schema, fn func(Batch) error) error {
+	format, err := InputFormat(path)
+	if err != nil {
+		return err
+	}
+	switch format {
+	case "csv":
+		return readText(ctx, path, schema, newCSVRows, fn)
+	case "ndjson":
+		return readText(ctx, path, schema, newJSONRows, fn)
+	}
+	return readParquetInput(ctx, path, schema, fn)
+}
+
+// InputFormat names the format of an input file by its extension: csv,
+// ndjson (.ndjson, .jsonl, .json) or parquet.
+func InputFormat(path string) (string, error) {
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".csv":
-		return readText(ctx, path, schema, newCSVRows, fn)
+		return "csv", nil
 	case ".ndjson", ".jsonl", ".json":
-		return readText(ctx, path, schema, newJSONRows, fn)
+		return "ndjson", nil
 	case ".parquet":
-		return readParquetInput(ctx, path, schema, fn)
+		return "parquet", nil
 	}
-	return &InputError{File: path, Err: errors.New("unknown input format; use .csv, .ndjson, .jsonl or .parquet")}
+	return "", fmt.Errorf("input %s: unknown format; name it .csv, .ndjson, .jsonl or .parquet", path)
 }
 
 // rowSource yields a text file's rows as column name -> raw value.
@@ -89,23 +105,26 @@ type rowSource interface {
 	next() (int64, map[string]any, error)
 }
 
-func readText(ctx context.Context, path string, schema *arrow.Schema, open func(io.Reader) (rowSource, error), fn func(Batch) error) error {
+// opener starts reading rows of a text format in a schema.
+type opener func(io.Reader, *arrow.Schema) (rowSource, error)
+
+func readText(ctx context.Context, path string, schema *arrow.Schema, open opener, fn func(Batch) error) error {
 	f, err := os.Open(path)
 	if err != nil {
-		return &InputError{File: path, Err: err}
+		return fmt.Errorf("open input: %w", err) // the file, not its content: not a refusal
 	}
 	defer f.Close()
 	return readTextFrom(ctx, path, f, schema, open, fn)
 }
 
 // readTextFrom reads text input from r, naming it path in errors.
-func readTextFrom(ctx context.Context, path string, in io.Reader, schema *arrow.Schema, open func(io.Reader) (rowSource, error), fn func(Batch) error) error {
+func readTextFrom(ctx context.Context, path string, in io.Reader, schema *arrow.Schema, open opener, fn func(Batch) error) error {
 	r := bufio.NewReaderSize(in, 1<<20)
 	// A byte-order mark is how some tools start UTF-8 text; it is not data.
 	if bom, _ := r.Peek(3); string(bom) == "\ufeff" {
 		_, _ = r.Discard(3)
 	}
-	src, err := open(r)
+	src, err := open(r, schema)
 	if err != nil {
 		return inputError(path, 1, err)
 	}
@@ -218,13 +237,13 @@ func appendValue(b array.Builder, f arrow.Field, raw any) error {
 		}
 		b.Append(v)
 	case *array.Float32Builder:
-		v, err := strconv.ParseFloat(text, 32)
+		v, err := parseFloat(text, 32)
 		if err != nil || !(isText || isNum) {
 			return wrong()
 		}
 		b.Append(float32(v))
 	case *array.Float64Builder:
-		v, err := strconv.ParseFloat(text, 64)
+		v, err := parseFloat(text, 64)
 		if err != nil || !(isText || isNum) {
 			return wrong()
 		}
@@ -258,6 +277,20 @@ func appendValue(b array.Builder, f arrow.Field, raw any) error {
 		return fmt.Errorf("type %s is not supported in text input", f.Type)
 	}
 	return nil
+}
+
+// parseFloat reads a float, refusing one too large for the type and one so
+// small that it would be stored as zero.
+func parseFloat(text string, bits int) (float64, error) {
+	v, err := strconv.ParseFloat(text, bits)
+	if err != nil {
+		return 0, err
+	}
+	mantissa, _, _ := strings.Cut(strings.ToLower(text), "e")
+	if v == 0 && strings.ContainsAny(mantissa, "123456789") && !strings.Contains(mantissa, "x") {
+		return 0, errors.New("too small: it would be stored as zero")
+	}
+	return v, nil
 }
 
 // quote shows a raw value in a message, cut short if long.
@@ -298,7 +331,7 @@ func parseTimestamp(text string, t *arrow.TimestampType) (arrow.Timestamp, error
 	default:
 		return 0, fmt.Errorf("value %q is not an ISO 8601 timestamp (2026-01-31T23:30:00%s)", text, map[bool]string{true: "Z", false: ""}[t.TimeZone != ""])
 	}
-	if unit := int64(t.Unit.Multiplier()); int64(v.Nanosecond())%unit != 0 {
+	if finer(iso, t.Unit) {
 		return 0, fmt.Errorf("value %q is finer than the column's unit (%s); it would be truncated", text, t.Unit)
 	}
 	ts, err := arrow.TimestampFromTime(v, t.Unit)
@@ -306,6 +339,23 @@ func parseTimestamp(text string, t *arrow.TimestampType) (arrow.Timestamp, error
 		return 0, fmt.Errorf("value %q is out of the column's range", text)
 	}
 	return ts, nil
+}
+
+// finer reports whether an ISO 8601 timestamp has non-zero fractional
+// digits beyond what unit holds. It reads the text, since time.Parse drops
+// digits past the ninth without a word.
+func finer(iso string, unit arrow.TimeUnit) bool {
+	const secondsEnd = len("2006-01-02T15:04:05")
+	if len(iso) <= secondsEnd || iso[secondsEnd] != '.' {
+		return false
+	}
+	end := secondsEnd + 1
+	for end < len(iso) && '0' <= iso[end] && iso[end] <= '9' {
+		end++
+	}
+	keep := map[arrow.TimeUnit]int{arrow.Second: 0, arrow.Millisecond: 3, arrow.Microsecond: 6, arrow.Nanosecond: 9}[unit]
+	frac := iso[secondsEnd+1 : end]
+	return len(frac) > keep && strings.Trim(frac[keep:], "0") != ""
 }
 
 var decimalPattern = regexp.MustCompile(`^([+-]?)([0-9]*)(?:\.([0-9]*))?(?:[eE]([+-]?[0-9]{1,6}))?$`)
@@ -355,10 +405,14 @@ func parseDecimal(text string, precision, scale int32) (decimal128.Num, error) {
 type csvRows struct {
 	r      *csv.Reader
 	header []string
+	cr     *crWatch
 }
 
-func newCSVRows(r io.Reader) (rowSource, error) {
-	cr := csv.NewReader(r)
+// newCSVRows reads the header, which must name every column of the schema
+// once: a column left out would otherwise be read as nulls.
+func newCSVRows(r io.Reader, schema *arrow.Schema) (rowSource, error) {
+	watch := &crWatch{r: r}
+	cr := csv.NewReader(watch)
 	cr.ReuseRecord = true
 	header, err := cr.Read()
 	if err != nil {
@@ -369,9 +423,32 @@ func newCSVRows(r io.Reader) (rowSource, error) {
 		if seen[name] {
 			return nil, &InputError{Line: 1, Column: name, Err: errors.New("the header names this column twice")}
 		}
+		if len(schema.FieldIndices(name)) == 0 {
+			return nil, &InputError{Line: 1, Column: name, Err: errors.New("column is not in the table schema")}
+		}
 		seen[name] = true
 	}
-	return &csvRows{r: cr, header: append([]string(nil), header...)}, nil
+	for _, f := range schema.Fields() {
+		if !seen[f.Name] {
+			return nil, &InputError{Line: 1, Column: f.Name, Err: errors.New("column missing from the header (write it, with empty values for nulls)")}
+		}
+	}
+	return &csvRows{r: cr, header: append([]string(nil), header...), cr: watch}, nil
+}
+
+// crWatch notes whether a carriage return passed: Go's CSV reader turns
+// CRLF into LF even inside a quoted value.
+type crWatch struct {
+	r   io.Reader
+	saw bool
+}
+
+func (w *crWatch) Read(p []byte) (int, error) {
+	n, err := w.r.Read(p)
+	if !w.saw && bytes.IndexByte(p[:n], '\r') >= 0 {
+		w.saw = true
+	}
+	return n, err
 }
 
 func (c *csvRows) next() (int64, map[string]any, error) {
@@ -386,6 +463,9 @@ func (c *csvRows) next() (int64, map[string]any, error) {
 	line, _ := c.r.FieldPos(0)
 	row := make(map[string]any, len(rec))
 	for i, v := range rec {
+		if c.cr.saw && strings.IndexByte(v, '\n') >= 0 {
+			return int64(line), nil, &InputError{Column: c.header[i], Err: errors.New("value holds a line break in a file with carriage returns; the CSV reader would drop a CR inside it: write the file with LF line ends, or as NDJSON")}
+		}
 		row[c.header[i]] = v
 	}
 	return int64(line), row, nil
@@ -414,7 +494,9 @@ type jsonRows struct {
 // maxLine bounds one NDJSON line.
 const maxLine = 64 << 20
 
-func newJSONRows(r io.Reader) (rowSource, error) {
+// newJSONRows reads NDJSON objects; a key an object leaves out is null, as
+// JSON writers commonly omit nulls.
+func newJSONRows(r io.Reader, _ *arrow.Schema) (rowSource, error) {
 	s := bufio.NewScanner(r)
 	s.Buffer(make([]byte, 0, 64<<10), maxLine)
 	return &jsonRows{s: s}, nil
@@ -472,7 +554,7 @@ func decodeObject(text []byte) (map[string]any, error) {
 		if err := vd.Decode(&v); err != nil {
 			return nil, &InputError{Column: key, Err: fmt.Errorf("malformed JSON: %v", err)}
 		}
-		if s, ok := v.(string); ok && replaced(s, raw) {
+		if _, ok := v.(string); ok && loneSurrogate(raw) {
 			return nil, &InputError{Column: key, Err: errors.New("value holds a \\u escape that is not a character (a lone surrogate)")}
 		}
 		row[key] = v
@@ -489,15 +571,45 @@ func decodeObject(text []byte) (map[string]any, error) {
 	return row, nil
 }
 
-// replaced reports whether decoding raw put a U+FFFD into s that raw did not
-// spell, as encoding/json does for a lone surrogate escape.
-func replaced(s string, raw []byte) bool {
-	n := strings.Count(s, "\uFFFD")
-	if n == 0 {
-		return false
+// loneSurrogate reports whether a JSON string holds a \u escape of half a
+// surrogate pair without its other half, which encoding/json would turn
+// into U+FFFD.
+func loneSurrogate(raw []byte) bool {
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '\\' || i+1 >= len(raw) {
+			continue
+		}
+		if raw[i+1] != 'u' {
+			i++ // \\, \" and the like: the escaped byte is not an escape
+			continue
+		}
+		r, ok := hex4(raw[i+2:])
+		switch {
+		case !ok:
+		case 0xD800 <= r && r < 0xDC00:
+			if len(raw) < i+12 || raw[i+6] != '\\' || raw[i+7] != 'u' {
+				return true
+			}
+			if low, ok := hex4(raw[i+8:]); !ok || low < 0xDC00 || low > 0xDFFF {
+				return true
+			}
+			i += 11
+			continue
+		case 0xDC00 <= r && r <= 0xDFFF:
+			return true
+		}
+		i += 5
 	}
-	spelled := bytes.Count(raw, []byte("\uFFFD")) + bytes.Count(bytes.ToLower(raw), []byte(`\ufffd`))
-	return n > spelled
+	return false
+}
+
+// hex4 reads four hex digits.
+func hex4(b []byte) (rune, bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(string(b[:4]), 16, 16)
+	return rune(v), err == nil
 }
 
 func readParquetInput(ctx context.Context, path string, schema *arrow.Schema, fn func(Batch) error) error {
@@ -538,8 +650,8 @@ func readParquetInput(ctx context.Context, path string, schema *arrow.Schema, fn
 		cols := make([]arrow.Array, len(schema.Fields()))
 		for i, f := range schema.Fields() {
 			cols[i] = rec.Column(idx[i])
-			if bad := invalidUTF8(cols[i]); bad >= 0 {
-				return &InputError{File: path, Line: row + int64(bad) + 1, Column: f.Name, Err: errors.New("value is not valid UTF-8; a string column holds text only")}
+			if bad, why := unfit(cols[i]); bad >= 0 {
+				return &InputError{File: path, Line: row + int64(bad) + 1, Column: f.Name, Err: errors.New(why)}
 			}
 		}
 		lines := make([]int64, rec.NumRows())
@@ -560,17 +672,25 @@ func readParquetInput(ctx context.Context, path string, schema *arrow.Schema, fn
 	return nil
 }
 
-// invalidUTF8 returns the first row of a string column that is not valid
-// UTF-8, or -1.
-func invalidUTF8(col arrow.Array) int {
-	s, ok := col.(*array.String)
-	if !ok {
-		return -1
-	}
-	for i := 0; i < s.Len(); i++ {
-		if s.IsValid(i) && !utf8.ValidString(s.Value(i)) {
-			return i
+// unfit returns the first row of a column whose value its type cannot
+// hold as written, and why, or -1: text that is not UTF-8, a decimal with
+// more digits than its precision (Parquet stores the type's width and
+// would cut it).
+func unfit(col arrow.Array) (int, string) {
+	switch c := col.(type) {
+	case *array.String:
+		for i := 0; i < c.Len(); i++ {
+			if c.IsValid(i) && !utf8.ValidString(c.Value(i)) {
+				return i, "value is not valid UTF-8; a string column holds text only"
+			}
+		}
+	case *array.Decimal128:
+		prec := c.DataType().(*arrow.Decimal128Type).Precision
+		for i := 0; i < c.Len(); i++ {
+			if c.IsValid(i) && !c.Value(i).FitsInPrecision(prec) {
+				return i, fmt.Sprintf("value has more digits than the column's precision %d", prec)
+			}
 		}
 	}
-	return -1
+	return -1, ""
 }

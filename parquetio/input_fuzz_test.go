@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io"
 	"testing"
 	"unicode/utf8"
 
@@ -28,7 +27,7 @@ var fuzzSchema = arrow.NewSchema([]arrow.Field{
 // fuzzRead reads text input and checks what every reader promises: no
 // panic, an error that is an *InputError or nothing, batches in the schema
 // with one line number per row, rising.
-func fuzzRead(t *testing.T, data []byte, open func(io.Reader) (rowSource, error)) {
+func fuzzRead(t *testing.T, data []byte, open opener) {
 	var rows int64
 	last := int64(0)
 	err := readTextFrom(context.Background(), "fuzz", bytes.NewReader(data), fuzzSchema, open, func(b Batch) error {

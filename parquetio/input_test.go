@@ -117,3 +117,38 @@ func TestLongNDJSONLine(t *testing.T) {
 		t.Errorf("err = %v, want line 2 named as longer than 64 MiB", err)
 	}
 }
+
+// TestNothingFinerIsDropped: digits past the ninth, which time.Parse drops,
+// and floats that would become zero are refused too.
+func TestNothingFinerIsDropped(t *testing.T) {
+	utc := &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}
+	for _, in := range []string{"2026-01-31T23:30:00.0000000009Z", "2026-01-31T23:30:00.1234560009999Z", "2026-01-31T23:30:00.0000001Z"} {
+		if _, err := parseTimestamp(in, utc); err == nil || !strings.Contains(err.Error(), "finer than") {
+			t.Errorf("parseTimestamp(%q) = %v, want a refusal", in, err)
+		}
+	}
+	if _, err := parseTimestamp("2026-01-31T23:30:00.123456000000Z", utc); err != nil {
+		t.Errorf("trailing zeros past the unit: %v", err)
+	}
+	for _, in := range []string{"1e-400", "0.1e-330"} {
+		if _, err := parseFloat(in, 64); err == nil {
+			t.Errorf("parseFloat(%q) accepted what would be stored as zero", in)
+		}
+	}
+	for _, in := range []string{"0", "0.000", "-0e5", "1e-300"} {
+		if _, err := parseFloat(in, 64); err != nil {
+			t.Errorf("parseFloat(%q): %v", in, err)
+		}
+	}
+}
+
+func TestLoneSurrogate(t *testing.T) {
+	for raw, lone := range map[string]bool{
+		`"\ud800"`: true, `"\udc00"`: true, `"\ud800x"`: true, `"\ud800\u0041"`: true, `"\\ufffd \ud800"`: true,
+		`"\ud83d\ude00"`: false, `"\\ud800"`: false, `"\ufffd"`: false, `"plain"`: false, `"\\\ud800"`: true, `"\u00e9"`: false,
+	} {
+		if got := loneSurrogate([]byte(raw)); got != lone {
+			t.Errorf("loneSurrogate(%s) = %v, want %v", raw, got, lone)
+		}
+	}
+}

@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
@@ -94,6 +97,9 @@ func runPublish(ctx context.Context, g *globals, o publishOptions) error {
 		return usagef("--parallelism %d: want 0 (one per core) up to 1024", o.parallelism)
 	}
 	writer.TargetFileSize = o.targetFileMiB << 20
+	if err := checkInputs(o.files); err != nil {
+		return usageError{err}
+	}
 
 	ctx, pub, err := g.open(ctx)
 	if err != nil {
@@ -109,6 +115,27 @@ func runPublish(ctx context.Context, g *globals, o publishOptions) error {
 		return err
 	}
 	return g.report(res, err, func(w io.Writer) { printResult(w, res) })
+}
+
+// checkInputs checks, before anything is read, that every input file exists
+// and has a format lakeswap reads.
+func checkInputs(files []string) error {
+	for _, f := range files {
+		info, err := os.Stat(f)
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("input %s does not exist", f)
+		}
+		if err != nil {
+			return err
+		}
+		if info.IsDir() {
+			return fmt.Errorf("input %s is a folder; name the files in it", f)
+		}
+		if _, err := parquetio.InputFormat(f); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // publishFiles publishes the rows of input files to the partitions a

@@ -152,6 +152,9 @@ func writeParquetCases(t *testing.T) {
 		{"parquet-extra-column", extra, []string{"a", "b"}, expectation{"input.parquet", "color", "not in the table schema"}},
 		{"parquet-nanosecond-timestamp", nanos, []string{"a", "b"}, expectation{"input.parquet", "at", "timestamp[ns]"}},
 		{"parquet-invalid-utf8", fields, []string{"a", "caf\xe9"}, expectation{"input.parquet:2", "name", "UTF-8"}},
+		// The second row's price, 10^11 cents, has 12 digits: more than
+		// decimal(10,2) holds, though Arrow carries it.
+		{"parquet-decimal-beyond-precision", fields, []string{"a", "wide"}, expectation{"input.parquet:2", "price", "precision 10"}},
 	} {
 		sc := arrow.NewSchema(c.fields, nil)
 		b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
@@ -160,7 +163,11 @@ func writeParquetCases(t *testing.T) {
 			b.Field(1).(*array.Int64Builder).Append(int64(i + 1))
 			b.Field(2).AppendNull()
 			b.Field(3).(*array.StringBuilder).Append(name)
-			b.Field(4).(*array.Decimal128Builder).Append(decimal128.FromI64(125))
+			price := int64(125)
+			if name == "wide" {
+				price = 100_000_000_000
+			}
+			b.Field(4).(*array.Decimal128Builder).Append(decimal128.FromI64(price))
 			b.Field(5).(*array.TimestampBuilder).Append(1)
 			b.Field(6).AppendNull()
 			for f := 7; f < len(c.fields); f++ {

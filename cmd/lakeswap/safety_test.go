@@ -169,6 +169,7 @@ func TestTwoProcessesOneRunID(t *testing.T) {
 func TestCodesAndWords(t *testing.T) {
 	home := newHome(t)
 	in := write(t, t.TempDir(), "in.csv", "order_date,channel,order_count,amount_cents\n2026-01-01,web,1,5\n2026-01-02,web,1,5\n")
+	txt := write(t, t.TempDir(), "in.txt", "order_date,channel,order_count,amount_cents\n")
 	meta, files := metadataLocation(t, home), warehouseFiles(t, home)
 	for _, tc := range []struct {
 		name string
@@ -188,7 +189,9 @@ func TestCodesAndWords(t *testing.T) {
 		{"empty list item", []string{"publish", "--table", "retail.daily_orders", "--partitions", "order_date=2026-01-01,", in}, exitUsage, "usage", []string{"stray comma"}},
 		{"a word", []string{"publish", "--table", "retail.daily_orders", "--partitions", "order_date=abc", in}, exitUsage, "usage", []string{`"abc"`, "YYYY-MM-DD"}},
 		{"an integer range on a date", []string{"publish", "--table", "retail.daily_orders", "--partitions", "order_date=1..3", in}, exitUsage, "usage", []string{`"1"`, "date column"}},
-		{"a missing input file", []string{"publish", "--table", "retail.daily_orders", "--partitions", twoDays, "/no/such.csv"}, exitRefused, "refused", []string{"/no/such.csv"}},
+		{"a missing input file", []string{"publish", "--table", "retail.daily_orders", "--partitions", twoDays, "/no/such.csv"}, exitUsage, "usage", []string{"/no/such.csv does not exist"}},
+		{"an unknown input format", []string{"publish", "--table", "retail.daily_orders", "--partitions", twoDays, txt}, exitUsage, "usage", []string{"in.txt: unknown format"}},
+		{"a folder as input", []string{"publish", "--table", "retail.daily_orders", "--partitions", twoDays, home}, exitUsage, "usage", []string{"is a folder"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, errs := cli(t, home, append([]string{"-o", "json"}, tc.args...)...)
