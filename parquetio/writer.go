@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"slices"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -167,16 +168,21 @@ func (w *Writer) Close() ([]File, error) {
 
 // Abort closes the open file without finishing it and removes it; files
 // already finished stay, for the caller to remove with the rest of the run.
+// A file whose removal is confirmed no longer counts as created.
 func (w *Writer) Abort() {
 	if w.cur == nil {
 		return
 	}
+	var err error
 	// An object store's upload is abandoned, never completed half-written.
 	if ab, ok := w.cur.dst.(interface{ Abort() error }); ok {
-		_ = ab.Abort()
+		err = ab.Abort()
 	} else {
 		_ = w.cur.dst.Close()
-		_ = w.fsys.Remove(w.cur.path)
+		err = w.fsys.Remove(w.cur.path)
+	}
+	if err == nil || errors.Is(err, fs.ErrNotExist) {
+		w.created = slices.DeleteFunc(w.created, func(p string) bool { return p == w.cur.path })
 	}
 	w.cur = nil
 }

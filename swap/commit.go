@@ -109,14 +109,14 @@ func (p *Publisher) commit(ctx context.Context, tbl *table.Table, plan *Plan) (*
 	}
 	if err := tx.ReplaceDataFilesWithDataFiles(ctx, removed, added, plan.summary()); err != nil {
 		return nil, &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID, Err: err,
-			Hint: "nothing was committed; " + p.removeWritten(rec)}
+			Hint: "nothing was committed; " + p.removeWritten(ctx, tbl, rec)}
 	}
 	committed, err := tx.Commit(ctx)
 	if err != nil {
 		if errors.Is(err, table.ErrCommitFailed) {
 			return nil, &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID,
 				Err:  fmt.Errorf("%w: main moved since the plan's base snapshot %s: %w", ErrConflict, fmtID(plan.BaseSnapshotID), err),
-				Hint: "nothing was committed and the other commit is intact; run the publish again to plan against the new main; " + p.removeWritten(rec)}
+				Hint: "nothing was committed and the other commit is intact; run the publish again to plan against the new main; " + p.removeWritten(ctx, tbl, rec)}
 		}
 		return nil, &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID,
 			Err:  fmt.Errorf("%w: %w", ErrCommitUnknown, err),
@@ -227,13 +227,19 @@ func (r *recordingIO) WriteFile(name string, p []byte) error {
 }
 
 // removeWritten deletes the metadata files of a commit the catalog refused,
-// and says what it did.
-func (p *Publisher) removeWritten(rec *recordingIO) string {
+// on a context of its own as removeStaged does, and says what it did.
+func (p *Publisher) removeWritten(ctx context.Context, tbl *table.Table, rec *recordingIO) string {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		fsys = rec.IO
+	}
 	var left []string
 	for _, f := range rec.written {
-		if err := rec.IO.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := fsys.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			p.log().Warn("remove metadata file of the refused commit", "path", f, "err", err)
 			left = append(left, f)
 		}

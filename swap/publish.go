@@ -44,16 +44,13 @@ func (p *Publisher) log() *slog.Logger {
 // discard removes a plan's staged files when nothing references them, and
 // says what it did.
 func (p *Publisher) discard(ctx context.Context, tbl *table.Table, plan *Plan) string {
-	fsys, err := tbl.FS(ctx)
-	if err == nil {
-		var wfs icebergio.WriteFileIO
-		if wfs, err = p.stagingIO(ctx, fsys); err == nil {
-			plan.Cleanup = p.removeStaged(wfs, plan)
-			return plan.Cleanup
-		}
+	fsys, err := tbl.FS(context.WithoutCancel(ctx))
+	if err != nil {
+		p.log().Warn("staged files not removed", "run", plan.RunID, "err", err)
+		plan.Cleanup = fmt.Sprintf("the files staged by run %s (attempt %s) were left in place: %v", plan.RunID, plan.Attempt, err)
+		return plan.Cleanup
 	}
-	p.log().Warn("staged files not removed", "run", plan.RunID, "err", err)
-	plan.Cleanup = fmt.Sprintf("the files staged by run %s (attempt %s) were left in place: %v", plan.RunID, plan.Attempt, err)
+	plan.Cleanup = p.removeStaged(ctx, fsys, plan)
 	return plan.Cleanup
 }
 

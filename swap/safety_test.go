@@ -404,3 +404,49 @@ func TestTypedPartitionValues(t *testing.T) {
 		t.Errorf("refused values left a snapshot")
 	}
 }
+
+// cancelSource cancels the publish when it opens its second partition, as
+// Ctrl-C or an orchestrator's SIGTERM would midway through staging.
+type cancelSource struct {
+	swap.Source
+	cancel context.CancelFunc
+	opened int
+}
+
+func (c *cancelSource) Open(ctx context.Context, partition string) (array.RecordReader, error) {
+	if c.opened++; c.opened == 2 {
+		c.cancel()
+	}
+	return c.Source.Open(ctx, partition)
+}
+
+// TestCancelledPublishRemovesItsFiles: a publish cancelled after it staged
+// one partition still removes that partition's file, on MinIO, where every
+// removal is a request that the cancelled context would stop.
+func TestCancelledPublishRemovesItsFiles(t *testing.T) {
+	for _, b := range backends[:2] {
+		t.Run(b.name, func(t *testing.T) {
+			e := b.open(t)
+			e.t = t
+			if _, err := catalog.CreateTable(e.ctx, e.cat, dailyOrders, retail.Spec()); err != nil {
+				t.Fatal(err)
+			}
+			e.ident = dailyOrders
+			e.mustPublish(fixture(t, retail.AfterBatch1), fixtureRange...)
+			meta, files := e.table().MetadataLocation(), e.allFiles()
+			ctx, cancel := context.WithCancel(e.ctx)
+			defer cancel()
+			src := &cancelSource{Source: retail.NewSource(fixture(t, retail.AfterBatch2)), cancel: cancel}
+			_, err := e.pub.Publish(ctx, swap.Request{Table: e.ident, Partitions: fixtureRange, Source: src, RunID: "cancelled-1", Parallelism: 1})
+			if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "removed the 1 file(s) run cancelled-1 staged") {
+				t.Errorf("cancelled publish: %v; want context.Canceled and the one staged file removed", err)
+			}
+			if got := e.table().MetadataLocation(); got != meta {
+				t.Errorf("cancelled publish moved the table from %s to %s", meta, got)
+			}
+			if got := e.allFiles(); !slices.Equal(got, files) {
+				t.Errorf("cancelled publish left files:\nbefore %v\nafter  %v", files, got)
+			}
+		})
+	}
+}

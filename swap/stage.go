@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path"
 	"regexp"
 	"runtime"
 	"sort"
@@ -204,7 +205,7 @@ func (p *Publisher) Stage(ctx context.Context, req Request) (*Plan, *table.Table
 		}
 	}
 	if stageErr != nil || plan.Refused() {
-		cleanup := p.removeStaged(wfs, plan)
+		cleanup := p.removeStaged(ctx, fsys, plan)
 		if stageErr != nil {
 			return nil, nil, &OpError{Op: "stage", Table: name, RunID: runID, Err: stageErr,
 				Hint: "nothing was committed; " + cleanup}
@@ -267,11 +268,22 @@ func (p *Publisher) stagePartition(ctx context.Context, wfs icebergio.WriteFileI
 	return nil
 }
 
+// cleanupTimeout bounds how long removing an attempt's files may take.
+const cleanupTimeout = time.Minute
+
 // removeStaged deletes what this attempt staged: exactly the files its
 // writers created, one by one, never a prefix, since a prefix may hold what
-// another attempt wrote. It returns, for the operator, what it removed and
-// what it left.
-func (p *Publisher) removeStaged(wfs icebergio.WriteFileIO, plan *Plan) string {
+// another attempt wrote. It runs on a context of its own, so that a
+// publish cancelled by Ctrl-C or SIGTERM still removes what it wrote. It
+// returns, for the operator, what it removed and what it left.
+func (p *Publisher) removeStaged(ctx context.Context, fsys icebergio.IO, plan *Plan) string {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	wfs, err := p.stagingIO(ctx, fsys)
+	if err != nil {
+		p.log().Warn("staged files not removed", "run", plan.RunID, "err", err)
+		return fmt.Sprintf("the files staged by run %s (attempt %s) were left in place: %v", plan.RunID, plan.Attempt, err)
+	}
 	removed := 0
 	var left []string
 	for i := range plan.Partitions {
@@ -285,10 +297,13 @@ func (p *Publisher) removeStaged(wfs icebergio.WriteFileIO, plan *Plan) string {
 			removed++
 		}
 		if len(pp.created) > 0 && len(left) == 0 {
-			// A local attempt's folder is its own; remove it once empty
-			// (Remove takes only an empty folder).
+			// A local attempt's folder is its own; remove it, and the
+			// partition's folder if that is left empty too (Remove takes
+			// only an empty folder, so another writer's files stop it).
 			if _, ok := wfs.(icebergio.LocalFS); ok {
-				_ = wfs.Remove(pp.Prefix)
+				if wfs.Remove(pp.Prefix) == nil {
+					_ = wfs.Remove(path.Dir(pp.Prefix))
+				}
 			}
 		}
 		pp.NewFiles, pp.created = nil, nil
