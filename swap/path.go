@@ -73,9 +73,19 @@ func UnescapeSegment(s string) (string, error) {
 	return b.String(), nil
 }
 
-// partitionSegment is the folder of a partition: column=value, encoded.
-func partitionSegment(column, value string) string {
-	return EscapeSegment(column) + "=" + EscapeSegment(value)
+// maxSegment is the longest folder name local file systems take.
+const maxSegment = 255
+
+// PartitionFolder is the folder of a partition: column=value, encoded. A
+// value whose folder name would be too long for a file system is refused,
+// before anything is read.
+func PartitionFolder(column, value string) (string, error) {
+	seg := EscapeSegment(column) + "=" + EscapeSegment(value)
+	if len(seg) > maxSegment {
+		return "", fmt.Errorf("partition value %q makes a folder name of %d bytes, over the %d a file system takes (bytes other than A-Z a-z 0-9 - _ . take three each)",
+			short(value), len(seg), maxSegment)
+	}
+	return seg, nil
 }
 
 // newAttempt names one attempt at a run: a run id may be given again (an
@@ -102,7 +112,11 @@ func dataLocation(meta table.Metadata) string {
 // a URL, as anything but itself or that leaves the data location.
 func stagingPrefix(meta table.Metadata, column, value, runID, attempt string) (string, error) {
 	base := dataLocation(meta)
-	p := base + "/" + partitionSegment(column, value) + "/run-" + runID + "-" + attempt
+	seg, err := PartitionFolder(column, value)
+	if err != nil {
+		return "", err
+	}
+	p := base + "/" + seg + "/run-" + runID + "-" + attempt
 	if err := checkInside(base, p); err != nil {
 		return "", fmt.Errorf("partition %s=%s: %w", column, value, err)
 	}

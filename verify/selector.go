@@ -69,7 +69,7 @@ func (p Partitioner) Form() string {
 	}
 	switch p.Type.(type) {
 	case iceberg.Int32Type, iceberg.Int64Type:
-		return fmt.Sprintf("%s is an %s column: write a whole number in its range without a sign or leading zeros it does not need, e.g. 42, or a range 1..12", p.Name, p.Type)
+		return fmt.Sprintf("%s is an %s column: write a whole number in its range without a plus sign or leading zeros, e.g. 42, or a range 1..12", p.Name, p.Type)
 	}
 	return fmt.Sprintf("%s is a %s column: any text; separate values with commas and put a value holding a comma, or the empty value, in double quotes (\"a,b\", \"\")", p.Name, p.Type)
 }
@@ -147,12 +147,15 @@ func (p Partitioner) ParseSelector(sel string) ([]string, error) {
 				return nil, err
 			}
 			values = append(values, r...)
-			continue
+		} else {
+			if err := p.ParseValue(it.text); err != nil {
+				return nil, err
+			}
+			values = append(values, it.text)
 		}
-		if err := p.ParseValue(it.text); err != nil {
-			return nil, err
+		if len(values) > maxRange {
+			return nil, fmt.Errorf("partition selector names more than %d partitions; split the backfill into several runs", maxRange)
 		}
-		values = append(values, it.text)
 	}
 	slices.Sort(values)
 	return slices.Compact(values), nil

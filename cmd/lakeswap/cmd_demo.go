@@ -77,6 +77,9 @@ func runDemo(ctx context.Context, g *globals, o demoOptions) error {
 	if err != nil {
 		return err
 	}
+	if o.s3Bucket != "" && o.s3Endpoint == "" {
+		return usagef("--s3-bucket needs --s3-endpoint, the endpoint the bucket is on (--s3 alone starts a MinIO with a bucket of its own)")
+	}
 	if o.s3 || o.s3Endpoint != "" {
 		stop, err := demoOnS3(ctx, g, &cfg, o)
 		if err != nil {

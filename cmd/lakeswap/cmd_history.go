@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -62,7 +65,7 @@ func printHistory(w io.Writer, entries []swap.Entry) {
 			mark = "*"
 		}
 		fmt.Fprintf(tw, "%d%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", e.SnapshotID, mark, e.Time.Format("2006-01-02 15:04:05"),
-			e.Operation, orDash(e.RunID), orDash(strings.Join(e.Partitions, ",")), e.Rows, formatSums(e.Sums), short(e.Fingerprint))
+			e.Operation, orDash(e.RunID), orDash(displayKeys(e.Partitions)), e.Rows, formatSums(e.Sums), short(e.Fingerprint))
 	}
 	_ = tw.Flush()
 }
@@ -81,6 +84,27 @@ func formatSums(sums map[string]int64) string {
 		parts[i] = fmt.Sprintf("%s=%d", k, sums[k])
 	}
 	return strings.Join(parts, " ")
+}
+
+// displayKey shows a partition key (column=value) on one line of text: a
+// value holding a separator, a quote, a control character or an invalid
+// byte is quoted, so that one key cannot read as two, or break the table.
+func displayKey(k string) string {
+	for _, r := range k {
+		if r == ',' || r == '"' || r == utf8.RuneError || !unicode.IsPrint(r) {
+			return strconv.Quote(k)
+		}
+	}
+	return k
+}
+
+// displayKeys lists partition keys on one line.
+func displayKeys(keys []string) string {
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = displayKey(k)
+	}
+	return strings.Join(out, ",")
 }
 
 func orDash(s string) string {

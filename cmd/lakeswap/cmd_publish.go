@@ -154,6 +154,11 @@ func publishFiles(ctx context.Context, pub *swap.Publisher, req swap.Request, se
 	if err != nil {
 		return nil, usageError{err}
 	}
+	for _, v := range values {
+		if _, err := swap.PartitionFolder(contract.Partition.Name, v); err != nil {
+			return nil, usageError{err}
+		}
+	}
 	src, err := readFiles(ctx, contract, values, files)
 	if err != nil {
 		return nil, err
@@ -195,7 +200,7 @@ func printResult(w io.Writer, res *swap.Result) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "PARTITION\tOLD ROWS\tNEW ROWS\tOLD FINGERPRINT\tNEW FINGERPRINT")
 	for _, pp := range p.Partitions {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\n", pp.Key, pp.OldFingerprint.Rows, pp.Fingerprint.Rows, short(pp.OldFingerprint.Hash), short(pp.Fingerprint.Hash))
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\n", displayKey(pp.Key), pp.OldFingerprint.Rows, pp.Fingerprint.Rows, short(pp.OldFingerprint.Hash), short(pp.Fingerprint.Hash))
 	}
 	_ = tw.Flush()
 	fmt.Fprintf(w, "rows %d, sums %s, fingerprint %s\n", p.Fingerprint.Rows, formatSums(p.Fingerprint.Sums), p.Fingerprint.Hash)

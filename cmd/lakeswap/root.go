@@ -246,7 +246,7 @@ func mainWithEnv(ctx context.Context, args []string, stdout, stderr io.Writer, g
 	if code == exitError && isCobraUsage(err) {
 		code = exitUsage
 	}
-	if g.json() {
+	if g.json() || wantsJSON(args) {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		_ = enc.Encode(errorObject(code, err, g.failed))
@@ -256,6 +256,22 @@ func mainWithEnv(ctx context.Context, args []string, stdout, stderr io.Writer, g
 		fmt.Fprintln(stderr, "Run 'lakeswap --help' for usage.")
 	}
 	return code
+}
+
+// wantsJSON reports whether args ask for JSON output, for errors cobra
+// meets before it has parsed --output (an unknown flag or command before it).
+func wantsJSON(args []string) bool {
+	for i, a := range args {
+		switch {
+		case a == "--":
+			return false
+		case a == "-ojson", a == "-o=json", a == "--output=json":
+			return true
+		case (a == "-o" || a == "--output") && i+1 < len(args) && args[i+1] == "json":
+			return true
+		}
+	}
+	return false
 }
 
 // isCobraUsage recognises the usage errors cobra itself returns.

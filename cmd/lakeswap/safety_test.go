@@ -338,3 +338,69 @@ func TestDemoOnOwnEndpointLeavesConfig(t *testing.T) {
 		t.Errorf("the demo's config does not resolve: %v", err)
 	}
 }
+
+const salesYAML = `table: geo.sales
+columns:
+  - {name: region, type: string, required: true}
+  - {name: id, type: long, required: true}
+  - {name: amount, type: long, required: true}
+identifier: [region, id]
+partition: [{column: region}]
+additive: [amount]
+`
+
+// TestStringPartitionsFromTheCLI: string partition values that are path or
+// list syntax are declared with the selector's quotes, published, listed
+// unambiguously, and a value too long for a folder is refused before
+// anything is read.
+func TestStringPartitionsFromTheCLI(t *testing.T) {
+	home := t.TempDir()
+	if code, _, errs := cli(t, home, "table", "create", "--schema", write(t, home, "sales.yaml", salesYAML)); code != 0 {
+		t.Fatalf("table create: exit %d: %s", code, errs)
+	}
+	in := write(t, t.TempDir(), "in.csv", "region,id,amount\nC,1,5\nC#,1,6\n\"a,b\",1,7\n,1,8\n")
+	code, out, errs := cli(t, home, "publish", "--table", "geo.sales", "--partitions", `region=C,C#,"a,b",""`, in)
+	if code != 0 {
+		t.Fatalf("publish: exit %d: %s", code, errs)
+	}
+	if !strings.Contains(out, `"region=a,b"`) {
+		t.Errorf("the result does not quote the value holding a comma:\n%s", out)
+	}
+	code, out, _ = cli(t, home, "history", "--table", "geo.sales")
+	if code != 0 || !strings.Contains(out, `region=,region=C,region=C#,"region=a,b"`) {
+		t.Errorf("history lists the partitions ambiguously:\n%s", out)
+	}
+	cat := openHome(t, home)
+	tbl, err := cat.LoadTable(context.Background(), []string{"geo", "sales"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta, files := tbl.MetadataLocation(), warehouseFiles(t, home)
+	long := strings.Repeat("é", 50)
+	code, _, errs = cli(t, home, "publish", "--table", "geo.sales", "--partitions", "region="+long, in)
+	if code != exitUsage || !strings.Contains(errs, "folder name of 307 bytes") {
+		t.Errorf("a value too long for a folder: exit %d, want %d: %s", code, exitUsage, errs)
+	}
+	code, _, errs = cli(t, home, "publish", "--table", "geo.sales", "--partitions", `region=""`, in)
+	if code != exitRefused || !strings.Contains(errs, "outside the partitions this run declares (region=)") {
+		t.Errorf("rows outside the empty-string partition: exit %d: %s", code, errs)
+	}
+	if tbl, err = cat.LoadTable(context.Background(), []string{"geo", "sales"}); err != nil || tbl.MetadataLocation() != meta {
+		t.Errorf("refusals moved the table: %v", err)
+	}
+	if got := warehouseFiles(t, home); !slices.Equal(got, files) {
+		t.Errorf("refusals changed the files:\nbefore %v\nafter  %v", files, got)
+	}
+}
+
+// TestJSONErrorBeforeOutputFlag: an error cobra meets before it reaches
+// -o json still prints the JSON error object.
+func TestJSONErrorBeforeOutputFlag(t *testing.T) {
+	for _, args := range [][]string{{"publish", "--bogus", "-o", "json"}, {"bogus", "--output=json"}, {"history", "-ojson", "--nope"}} {
+		code, out, _ := cli(t, t.TempDir(), args...)
+		var got jsonError
+		if err := json.Unmarshal([]byte(out), &got); err != nil || code != exitUsage || got.Kind != "usage" {
+			t.Errorf("%v: exit %d, stdout %q (%v); want one usage error object", args, code, out, err)
+		}
+	}
+}

@@ -29,6 +29,8 @@ type fileSource struct {
 	parts  map[string][]slice
 	stray  []verify.Finding
 	nstray int
+	// declared lists the declared partitions for stray-row findings.
+	declared string
 }
 
 // slice is the rows of one partition from one input batch, in input order.
@@ -48,9 +50,12 @@ var (
 func readFiles(ctx context.Context, c *verify.Contract, declared []string, files []string) (*fileSource, error) {
 	src := &fileSource{schema: c.Arrow, parts: map[string][]slice{}}
 	owned := map[string]bool{}
-	for _, d := range declared {
+	keys := make([]string, len(declared))
+	for i, d := range declared {
 		owned[d] = true
+		keys[i] = displayKey(c.Partition.Key(d))
 	}
+	src.declared = describeKeys(keys)
 	for _, f := range files {
 		err := parquetio.ReadInput(ctx, f, c.Arrow, func(b parquetio.Batch) error {
 			return src.split(ctx, c, owned, b)
@@ -79,7 +84,7 @@ func (s *fileSource) split(ctx context.Context, c *verify.Contract, owned map[st
 		v, ok := valueOf(r)
 		if !ok || !owned[v] {
 			group[r] = -1
-			s.addStray(c, owned, v, ok, b.File, b.Line[r])
+			s.addStray(c, v, ok, b.File, b.Line[r])
 			continue
 		}
 		id, seen := ids[v]
@@ -148,7 +153,7 @@ func take(ctx context.Context, rec arrow.RecordBatch, rows []int64) (arrow.Recor
 	return array.NewRecordBatch(rec.Schema(), cols, int64(len(rows))), nil
 }
 
-func (s *fileSource) addStray(c *verify.Contract, owned map[string]bool, v string, ok bool, file string, line int64) {
+func (s *fileSource) addStray(c *verify.Contract, v string, ok bool, file string, line int64) {
 	s.nstray++
 	if len(s.stray) >= verify.MaxFindings {
 		return
@@ -159,7 +164,7 @@ func (s *fileSource) addStray(c *verify.Contract, owned map[string]bool, v strin
 	}
 	s.stray = append(s.stray, verify.Finding{Kind: verify.KindOutside, Partition: key,
 		Where: fmt.Sprintf("%s:%d", file, line), Column: c.Partition.Name,
-		Message: "row is outside the partitions this run declares (" + strings.Join(sortedKeys(owned), ", ") + ")"})
+		Message: "row is outside the partitions this run declares (" + s.declared + ")"})
 }
 
 // openBatchRows is the fewest rows Open hands over at once where the input
@@ -255,14 +260,11 @@ func (s *fileSource) release() {
 	s.parts = nil
 }
 
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
+// describeKeys lists sorted partition keys, a long list by its ends.
+func describeKeys(keys []string) string {
+	slices.Sort(keys)
+	if len(keys) > 6 {
+		keys = append(keys[:3], "...", keys[len(keys)-1])
 	}
-	slices.Sort(out)
-	if len(out) > 6 { // a long range is shown by its ends
-		out = append(out[:3], "...", out[len(out)-1])
-	}
-	return out
+	return strings.Join(keys, ", ")
 }
