@@ -279,15 +279,20 @@ func appendValue(b array.Builder, f arrow.Field, raw any) error {
 	return nil
 }
 
-// parseFloat reads a float, refusing one too large for the type and one so
-// small that it would be stored as zero.
+// parseFloat reads a decimal float, refusing one too large for the type and
+// one so small that it would be stored as zero. Hexadecimal floats, which
+// strconv also reads, are refused: write the number in decimal.
 func parseFloat(text string, bits int) (float64, error) {
+	lower := strings.ToLower(text)
+	if strings.Contains(lower, "x") {
+		return 0, errors.New("hexadecimal floats are not read; write the number in decimal")
+	}
 	v, err := strconv.ParseFloat(text, bits)
 	if err != nil {
 		return 0, err
 	}
-	mantissa, _, _ := strings.Cut(strings.ToLower(text), "e")
-	if v == 0 && strings.ContainsAny(mantissa, "123456789") && !strings.Contains(mantissa, "x") {
+	mantissa, _, _ := strings.Cut(lower, "e")
+	if v == 0 && strings.ContainsAny(mantissa, "123456789") {
 		return 0, errors.New("too small: it would be stored as zero")
 	}
 	return v, nil
@@ -346,7 +351,7 @@ func parseTimestamp(text string, t *arrow.TimestampType) (arrow.Timestamp, error
 // digits past the ninth without a word.
 func finer(iso string, unit arrow.TimeUnit) bool {
 	const secondsEnd = len("2006-01-02T15:04:05")
-	if len(iso) <= secondsEnd || iso[secondsEnd] != '.' {
+	if len(iso) <= secondsEnd || iso[secondsEnd] != '.' && iso[secondsEnd] != ',' { // time.Parse takes both marks
 		return false
 	}
 	end := secondsEnd + 1
@@ -436,22 +441,44 @@ func newCSVRows(r io.Reader, schema *arrow.Schema) (rowSource, error) {
 	return &csvRows{r: cr, header: append([]string(nil), header...), cr: watch}, nil
 }
 
-// crWatch notes whether a carriage return passed: Go's CSV reader turns
-// CRLF into LF even inside a quoted value.
+// crWatch notes where in the stream each CRLF stands: Go's CSV reader
+// turns CRLF into LF even inside a quoted value, so a record that holds one
+// before its own line end would be changed.
 type crWatch struct {
-	r   io.Reader
-	saw bool
+	r      io.Reader
+	offset int64   // bytes passed so far
+	lastCR bool    // the last byte passed was a CR
+	crlf   []int64 // offsets of the CRs of CRLFs not yet judged
 }
 
 func (w *crWatch) Read(p []byte) (int, error) {
 	n, err := w.r.Read(p)
-	if !w.saw && bytes.IndexByte(p[:n], '\r') >= 0 {
-		w.saw = true
+	for i, b := range p[:n] {
+		if b == '\n' && w.lastCR {
+			w.crlf = append(w.crlf, w.offset+int64(i)-1)
+		}
+		w.lastCR = b == '\r'
 	}
+	w.offset += int64(n)
 	return n, err
 }
 
+// inside reports whether a CRLF stands within the record at [start, end),
+// before the line end that closes it; it forgets CRLFs before end.
+func (w *crWatch) inside(start, end int64) bool {
+	found := false
+	k := 0
+	for ; k < len(w.crlf) && w.crlf[k] < end; k++ {
+		if w.crlf[k] >= start && w.crlf[k] < end-2 {
+			found = true
+		}
+	}
+	w.crlf = w.crlf[k:]
+	return found
+}
+
 func (c *csvRows) next() (int64, map[string]any, error) {
+	start := c.r.InputOffset()
 	rec, err := c.r.Read()
 	if err != nil {
 		var pe *csv.ParseError
@@ -461,10 +488,11 @@ func (c *csvRows) next() (int64, map[string]any, error) {
 		return 0, nil, err
 	}
 	line, _ := c.r.FieldPos(0)
+	crlf := c.cr.inside(start, c.r.InputOffset())
 	row := make(map[string]any, len(rec))
 	for i, v := range rec {
-		if c.cr.saw && strings.IndexByte(v, '\n') >= 0 {
-			return int64(line), nil, &InputError{Column: c.header[i], Err: errors.New("value holds a line break in a file with carriage returns; the CSV reader would drop a CR inside it: write the file with LF line ends, or as NDJSON")}
+		if crlf && strings.IndexByte(v, '\n') >= 0 {
+			return int64(line), nil, &InputError{Column: c.header[i], Err: errors.New("value holds a CRLF line break, which the CSV reader would turn into LF: write the value's line breaks as LF, or the file as NDJSON")}
 		}
 		row[c.header[i]] = v
 	}
@@ -686,8 +714,11 @@ func unfit(col arrow.Array) (int, string) {
 		}
 	case *array.Decimal128:
 		prec := c.DataType().(*arrow.Decimal128Type).Precision
+		// Compared as big integers: arrow-go's FitsInPrecision takes an
+		// absolute value, which -2^127 does not have.
+		limit := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(prec)), nil)
 		for i := 0; i < c.Len(); i++ {
-			if c.IsValid(i) && !c.Value(i).FitsInPrecision(prec) {
+			if c.IsValid(i) && c.Value(i).BigInt().CmpAbs(limit) >= 0 {
 				return i, fmt.Sprintf("value has more digits than the column's precision %d", prec)
 			}
 		}

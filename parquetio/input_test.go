@@ -5,12 +5,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
+	"slices"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
 // TestParseDecimalIsExact: a value the column holds exactly is read
@@ -122,7 +127,7 @@ func TestLongNDJSONLine(t *testing.T) {
 // and floats that would become zero are refused too.
 func TestNothingFinerIsDropped(t *testing.T) {
 	utc := &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}
-	for _, in := range []string{"2026-01-31T23:30:00.0000000009Z", "2026-01-31T23:30:00.1234560009999Z", "2026-01-31T23:30:00.0000001Z"} {
+	for _, in := range []string{"2026-01-31T23:30:00.0000000009Z", "2026-01-31T23:30:00.1234560009999Z", "2026-01-31T23:30:00.0000001Z", "2026-01-31T23:30:00,1234560001Z"} {
 		if _, err := parseTimestamp(in, utc); err == nil || !strings.Contains(err.Error(), "finer than") {
 			t.Errorf("parseTimestamp(%q) = %v, want a refusal", in, err)
 		}
@@ -130,7 +135,7 @@ func TestNothingFinerIsDropped(t *testing.T) {
 	if _, err := parseTimestamp("2026-01-31T23:30:00.123456000000Z", utc); err != nil {
 		t.Errorf("trailing zeros past the unit: %v", err)
 	}
-	for _, in := range []string{"1e-400", "0.1e-330"} {
+	for _, in := range []string{"1e-400", "0.1e-330", "0x1p-1100", "0x10"} {
 		if _, err := parseFloat(in, 64); err == nil {
 			t.Errorf("parseFloat(%q) accepted what would be stored as zero", in)
 		}
@@ -150,5 +155,53 @@ func TestLoneSurrogate(t *testing.T) {
 		if got := loneSurrogate([]byte(raw)); got != lone {
 			t.Errorf("loneSurrogate(%s) = %v, want %v", raw, got, lone)
 		}
+	}
+}
+
+// TestCSVLineBreaksInValues: a quoted value's LF line break is read as
+// written, in a file with LF or CRLF line ends; a CRLF inside a value, which
+// the CSV reader would turn into LF, is refused.
+func TestCSVLineBreaksInValues(t *testing.T) {
+	sc := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}, {Name: "s", Type: arrow.BinaryTypes.String, Nullable: true}}, nil)
+	for _, tc := range []struct {
+		name, in string
+		want     []string // nil: refused
+	}{
+		{"LF file", "id,s\n1,\"a\nb\"\n2,c\n", []string{"a\nb", "c"}},
+		{"CRLF file, LF in a value", "id,s\r\n1,\"a\nb\"\r\n2,c\r\n", []string{"a\nb", "c"}},
+		{"lone CR elsewhere", "id,s\n1,\"x\ry\"\n2,\"a\nb\"\n", []string{"x\ry", "a\nb"}},
+		{"CRLF in a value", "id,s\r\n1,c\r\n2,\"a\r\nb\"\r\n", nil},
+		{"CRLF in a value of an LF file", "id,s\n1,\"a\r\nb\"\n", nil},
+		{"CRLF in the last value, no line end", "id,s\n1,\"a\r\nb\"", nil},
+	} {
+		var got []string
+		err := readTextFrom(context.Background(), "in.csv", strings.NewReader(tc.in), sc, newCSVRows, func(b Batch) error {
+			col := b.Rec.Column(1).(*array.String)
+			for i := range col.Len() {
+				got = append(got, col.Value(i))
+			}
+			return nil
+		})
+		switch {
+		case tc.want == nil && (err == nil || !strings.Contains(err.Error(), "CRLF")):
+			t.Errorf("%s: %q, %v; want a refusal", tc.name, got, err)
+		case tc.want != nil && (err != nil || !slices.Equal(got, tc.want)):
+			t.Errorf("%s: %q, %v; want %q", tc.name, got, err, tc.want)
+		}
+	}
+}
+
+// TestUnfitDecimals: a decimal with more digits than its precision is
+// found, -2^127 (which has no absolute value in 128 bits) included.
+func TestUnfitDecimals(t *testing.T) {
+	dt := &arrow.Decimal128Type{Precision: 38, Scale: 0}
+	b := array.NewDecimal128Builder(memory.DefaultAllocator, dt)
+	defer b.Release()
+	max38, _ := decimal128.FromString(strings.Repeat("9", 38), 38, 0)
+	b.AppendValues([]decimal128.Num{max38, max38.Negate(), decimal128.New(math.MinInt64, 0)}, nil)
+	col := b.NewArray()
+	defer col.Release()
+	if row, why := unfit(col); row != 2 || !strings.Contains(why, "precision 38") {
+		t.Errorf("unfit = %d, %q; want row 2 (-2^127)", row, why)
 	}
 }

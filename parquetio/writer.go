@@ -190,9 +190,12 @@ func (w *Writer) Abort() {
 // Written returns the files finished so far.
 func (w *Writer) Written() []File { return w.done }
 
-// Created returns every path the writer created, including a file it
-// aborted or failed to finish.
+// Created returns every path the writer created and did not remove itself,
+// including a file it failed to finish.
 func (w *Writer) Created() []string { return w.created }
+
+// Opened reports whether the writer ever opened a file.
+func (w *Writer) Opened() bool { return w.index > 0 }
 
 func (w *Writer) open(first arrow.RecordBatch) error {
 	p := strings.TrimSuffix(w.prefix, "/") + fmt.Sprintf("/part-%05d.parquet", w.index)

@@ -73,19 +73,45 @@ func UnescapeSegment(s string) (string, error) {
 	return b.String(), nil
 }
 
-// maxSegment is the longest folder name local file systems take.
-const maxSegment = 255
+// The longest folder name local file systems and MinIO take, and the
+// longest key S3 takes. The folder limit holds on every store, so that a
+// backfill tried on local files or MinIO holds on S3 too.
+const (
+	maxSegment = 255
+	maxKey     = 1024
+)
 
-// PartitionFolder is the folder of a partition: column=value, encoded. A
-// value whose folder name would be too long for a file system is refused,
-// before anything is read.
-func PartitionFolder(column, value string) (string, error) {
-	seg := EscapeSegment(column) + "=" + EscapeSegment(value)
-	if len(seg) > maxSegment {
-		return "", fmt.Errorf("partition value %q makes a folder name of %d bytes, over the %d a file system takes (bytes other than A-Z a-z 0-9 - _ . take three each)",
-			short(value), len(seg), maxSegment)
+// PartitionFolder is the folder of a partition: column=value, encoded.
+func PartitionFolder(column, value string) string {
+	return EscapeSegment(column) + "=" + EscapeSegment(value)
+}
+
+// CheckPartitionValue says, before anything is read, whether a partition
+// of the table can be staged: whether its folder, under the longest run
+// id, fits what the table's storage takes.
+func CheckPartitionValue(meta table.Metadata, column, value string) error {
+	_, err := stagingPrefix(meta, column, value, strings.Repeat("x", maxRunID), newAttempt())
+	return err
+}
+
+// checkLength refuses a staging prefix a store cannot hold: a folder name
+// over 255 bytes, or on an object store a key over 1024 bytes (with room
+// for the file name).
+func checkLength(prefix, seg, value string) error {
+	u, err := url.Parse(prefix)
+	if err != nil {
+		return err
 	}
-	return seg, nil
+	const file = "/part-00000.parquet"
+	switch {
+	case len(seg) > maxSegment:
+		return fmt.Errorf("partition value %q makes a folder name of %d bytes, over the %d that file systems and MinIO take (bytes other than A-Z a-z 0-9 - _ . take three each)",
+			short(value), len(seg), maxSegment)
+	case u.Scheme != "" && u.Scheme != "file" && len(strings.TrimPrefix(u.Path, "/"))+len(file) > maxKey:
+		return fmt.Errorf("partition value %q makes an object key of %d bytes, over the %d an object store takes (bytes other than A-Z a-z 0-9 - _ . take three each)",
+			short(value), len(strings.TrimPrefix(u.Path, "/"))+len(file), maxKey)
+	}
+	return nil
 }
 
 // newAttempt names one attempt at a run: a run id may be given again (an
@@ -112,13 +138,13 @@ func dataLocation(meta table.Metadata) string {
 // a URL, as anything but itself or that leaves the data location.
 func stagingPrefix(meta table.Metadata, column, value, runID, attempt string) (string, error) {
 	base := dataLocation(meta)
-	seg, err := PartitionFolder(column, value)
-	if err != nil {
-		return "", err
-	}
+	seg := PartitionFolder(column, value)
 	p := base + "/" + seg + "/run-" + runID + "-" + attempt
 	if err := checkInside(base, p); err != nil {
-		return "", fmt.Errorf("partition %s=%s: %w", column, value, err)
+		return "", fmt.Errorf("partition %s=%q: %w", column, value, err)
+	}
+	if err := checkLength(p, seg, value); err != nil {
+		return "", err
 	}
 	return p, nil
 }

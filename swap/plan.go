@@ -56,6 +56,7 @@ type PartitionPlan struct {
 	Fingerprint    verify.Fingerprint `json:"fingerprint"`
 	findings       verify.Findings
 	created        []string // every file this attempt created for the partition
+	touched        bool     // whether this attempt opened a file for the partition
 }
 
 // Refused reports whether validation found anything.

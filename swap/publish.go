@@ -44,13 +44,7 @@ func (p *Publisher) log() *slog.Logger {
 // discard removes a plan's staged files when nothing references them, and
 // says what it did.
 func (p *Publisher) discard(ctx context.Context, tbl *table.Table, plan *Plan) string {
-	fsys, err := tbl.FS(context.WithoutCancel(ctx))
-	if err != nil {
-		p.log().Warn("staged files not removed", "run", plan.RunID, "err", err)
-		plan.Cleanup = fmt.Sprintf("the files staged by run %s (attempt %s) were left in place: %v", plan.RunID, plan.Attempt, err)
-		return plan.Cleanup
-	}
-	plan.Cleanup = p.removeStaged(ctx, fsys, plan)
+	plan.Cleanup = p.removeStaged(ctx, tbl, plan)
 	return plan.Cleanup
 }
 
@@ -175,8 +169,13 @@ func (p *Publisher) rerun(ctx context.Context, tbl *table.Table, plan *Plan, res
 	var msg string
 	switch {
 	case recorded != plan.Fingerprint.Hash:
+		values, _ := recordedValues(prior.Summary.Properties)
+		keys := make([]string, len(values))
+		for i, v := range values {
+			keys[i] = verify.DisplayKey(plan.PartitionColumn + "=" + v)
+		}
 		msg = fmt.Sprintf("run id %s was already used by snapshot %d for other content (fingerprint %s, partitions %s); this input fingerprints %s; publish it under a new run id",
-			plan.RunID, prior.SnapshotID, short(recorded), prior.Summary.Properties[PropPartitions], short(plan.Fingerprint.Hash))
+			plan.RunID, prior.SnapshotID, short(recorded), strings.Join(keys, ","), short(plan.Fingerprint.Hash))
 	case !onMain:
 		msg = fmt.Sprintf("run %s was published as snapshot %d, which main no longer holds (rolled back?); publish it again under a new run id", plan.RunID, prior.SnapshotID)
 	default:

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -420,33 +422,112 @@ func (c *cancelSource) Open(ctx context.Context, partition string) (array.Record
 	return c.Source.Open(ctx, partition)
 }
 
-// TestCancelledPublishRemovesItsFiles: a publish cancelled after it staged
-// one partition still removes that partition's file, on MinIO, where every
-// removal is a request that the cancelled context would stop.
+// cancelMidPartition cancels the publish after the first batch of its first
+// partition has been written, so that the writer aborts an open file.
+type cancelMidPartition struct {
+	rows   []retail.DailyOrder
+	cancel context.CancelFunc
+}
+
+func (c cancelMidPartition) Open(_ context.Context, partition string) (array.RecordReader, error) {
+	rec := retail.Record(retail.Only(c.rows, partition))
+	defer rec.Release()
+	rr, err := array.NewRecordReader(retail.Schema, []arrow.RecordBatch{rec, rec})
+	return &cancellingReader{RecordReader: rr, cancel: c.cancel}, err
+}
+
+type cancellingReader struct {
+	array.RecordReader
+	cancel context.CancelFunc
+	n      int
+}
+
+func (r *cancellingReader) Next() bool {
+	if r.n++; r.n == 2 {
+		r.cancel()
+	}
+	return r.RecordReader.Next()
+}
+
+// TestCancelledPublishRemovesItsFiles: a publish cancelled midway through
+// staging (Ctrl-C, an orchestrator's SIGTERM) still removes what it wrote:
+// on MinIO, where every removal is a request that the cancelled context
+// would stop, both through lakeswap's S3 store and through iceberg-go's
+// own IO (a Go API caller who sets no StagingIO); and locally, where an
+// aborted file leaves no empty folder.
 func TestCancelledPublishRemovesItsFiles(t *testing.T) {
-	for _, b := range backends[:2] {
-		t.Run(b.name, func(t *testing.T) {
-			e := b.open(t)
+	variants := []struct {
+		name      string
+		backend   backend
+		icebergIO bool
+	}{{"local", backends[0], false}, {"minio", backends[1], false}, {"minio-iceberg-io", backends[1], true}}
+	for _, v := range variants {
+		t.Run(v.name, func(t *testing.T) {
+			e := v.backend.open(t)
 			e.t = t
+			if v.icebergIO {
+				e.pub.StagingIO = nil
+			}
 			if _, err := catalog.CreateTable(e.ctx, e.cat, dailyOrders, retail.Spec()); err != nil {
 				t.Fatal(err)
 			}
 			e.ident = dailyOrders
 			e.mustPublish(fixture(t, retail.AfterBatch1), fixtureRange...)
 			meta, files := e.table().MetadataLocation(), e.allFiles()
-			ctx, cancel := context.WithCancel(e.ctx)
-			defer cancel()
-			src := &cancelSource{Source: retail.NewSource(fixture(t, retail.AfterBatch2)), cancel: cancel}
-			_, err := e.pub.Publish(ctx, swap.Request{Table: e.ident, Partitions: fixtureRange, Source: src, RunID: "cancelled-1", Parallelism: 1})
-			if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "removed the 1 file(s) run cancelled-1 staged") {
-				t.Errorf("cancelled publish: %v; want context.Canceled and the one staged file removed", err)
+			rows := fixture(t, retail.AfterBatch2)
+			for _, tc := range []struct {
+				runID string
+				src   func(context.CancelFunc) swap.Source
+				say   string
+			}{
+				{"cancelled-1", func(c context.CancelFunc) swap.Source { return &cancelSource{Source: retail.NewSource(rows), cancel: c} }, "removed the 1 file(s)"},
+				{"cancelled-2", func(c context.CancelFunc) swap.Source { return cancelMidPartition{rows: rows, cancel: c} }, "file(s)"},
+			} {
+				ctx, cancel := context.WithCancel(e.ctx)
+				_, err := e.pub.Publish(ctx, swap.Request{Table: e.ident, Partitions: fixtureRange, Source: tc.src(cancel), RunID: tc.runID, Parallelism: 1})
+				cancel()
+				if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), tc.say+" run "+tc.runID+" staged") {
+					t.Errorf("%s: %v; want context.Canceled, saying %q", tc.runID, err, tc.say)
+				}
+				if got := e.table().MetadataLocation(); got != meta {
+					t.Errorf("%s moved the table from %s to %s", tc.runID, meta, got)
+				}
+				if got := e.allFiles(); !slices.Equal(got, files) {
+					t.Errorf("%s left files:\nbefore %v\nafter  %v", tc.runID, files, got)
+				}
+				if e.home != "" {
+					_ = filepath.WalkDir(e.home, func(p string, d os.DirEntry, err error) error {
+						if err == nil && d.IsDir() && strings.Contains(d.Name(), "run-"+tc.runID+"-") {
+							t.Errorf("%s left its folder %s", tc.runID, p)
+						}
+						return nil
+					})
+				}
 			}
-			if got := e.table().MetadataLocation(); got != meta {
-				t.Errorf("cancelled publish moved the table from %s to %s", meta, got)
+		})
+	}
+}
+
+// TestLongPartitionValues: a value whose folder name is too long for a file
+// system or MinIO is refused before anything is staged, on every store
+// alike; one just short enough is published.
+func TestLongPartitionValues(t *testing.T) {
+	tooLong := strings.Repeat("é", 60) // a 367-byte folder name
+	long := strings.Repeat("é", 40)    // 247 bytes
+	for _, b := range backends[:2] {
+		t.Run(b.name, func(t *testing.T) {
+			e := b.open(t)
+			e.t = t
+			salesTable(t, e)
+			_, err := e.pub.Publish(e.ctx, swap.Request{Table: salesIdent, Partitions: []string{tooLong}, Source: salesSource{tooLong: {{1, 5}}}})
+			if err == nil || !strings.Contains(err.Error(), "folder name of 367 bytes") || len(e.dataFiles()) != 0 {
+				t.Errorf("%v, %d data files; want a refusal before staging", err, len(e.dataFiles()))
 			}
-			if got := e.allFiles(); !slices.Equal(got, files) {
-				t.Errorf("cancelled publish left files:\nbefore %v\nafter  %v", files, got)
+			src := salesSource{long: {{1, 5}}}
+			if _, err := e.pub.Publish(e.ctx, swap.Request{Table: salesIdent, Partitions: []string{long}, Source: src}); err != nil {
+				t.Fatal(err)
 			}
+			sameSales(t, "a 247-byte folder", readSales(t, e), src)
 		})
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path"
 	"regexp"
 	"runtime"
 	"sort"
@@ -71,6 +70,9 @@ func NewRunID() string {
 	_, _ = rand.Read(b[:])
 	return time.Now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
 }
+
+// maxRunID is the longest run id.
+const maxRunID = 100
 
 var runIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
 
@@ -205,7 +207,7 @@ func (p *Publisher) Stage(ctx context.Context, req Request) (*Plan, *table.Table
 		}
 	}
 	if stageErr != nil || plan.Refused() {
-		cleanup := p.removeStaged(ctx, fsys, plan)
+		cleanup := p.removeStaged(ctx, tbl, plan)
 		if stageErr != nil {
 			return nil, nil, &OpError{Op: "stage", Table: name, RunID: runID, Err: stageErr,
 				Hint: "nothing was committed; " + cleanup}
@@ -235,7 +237,7 @@ func (p *Publisher) stagePartition(ctx context.Context, wfs icebergio.WriteFileI
 	defer rr.Release()
 	acc := verify.NewAccumulator(c, pp.Value, func(row int64) string { return locate(pp.Value, row) })
 	w := parquetio.NewWriter(wfs, pp.Prefix, c.Arrow, req.Writer)
-	defer func() { pp.NewFiles, pp.created = w.Written(), w.Created() }()
+	defer func() { pp.NewFiles, pp.created, pp.touched = w.Written(), w.Created(), w.Opened() }()
 	for rr.Next() {
 		if err := ctx.Err(); err != nil {
 			w.Abort()
@@ -275,11 +277,17 @@ const cleanupTimeout = time.Minute
 // writers created, one by one, never a prefix, since a prefix may hold what
 // another attempt wrote. It runs on a context of its own, so that a
 // publish cancelled by Ctrl-C or SIGTERM still removes what it wrote. It
-// returns, for the operator, what it removed and what it left.
-func (p *Publisher) removeStaged(ctx context.Context, fsys icebergio.IO, plan *Plan) string {
+// returns, for the operator, what it removed and what it left. The file IO
+// is opened afresh on that context, since iceberg-go's object-store IO
+// keeps the context it was opened with.
+func (p *Publisher) removeStaged(ctx context.Context, tbl *table.Table, plan *Plan) string {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	wfs, err := p.stagingIO(ctx, fsys)
+	fsys, err := tbl.FS(ctx)
+	var wfs icebergio.WriteFileIO
+	if err == nil {
+		wfs, err = p.stagingIO(ctx, fsys)
+	}
 	if err != nil {
 		p.log().Warn("staged files not removed", "run", plan.RunID, "err", err)
 		return fmt.Sprintf("the files staged by run %s (attempt %s) were left in place: %v", plan.RunID, plan.Attempt, err)
@@ -296,14 +304,12 @@ func (p *Publisher) removeStaged(ctx context.Context, fsys icebergio.IO, plan *P
 			}
 			removed++
 		}
-		if len(pp.created) > 0 && len(left) == 0 {
-			// A local attempt's folder is its own; remove it, and the
-			// partition's folder if that is left empty too (Remove takes
-			// only an empty folder, so another writer's files stop it).
+		if pp.touched && len(left) == 0 {
+			// A local attempt's folder is its own; remove it once empty
+			// (Remove takes only an empty folder). The partition's folder
+			// stays: another attempt may be creating its own inside it.
 			if _, ok := wfs.(icebergio.LocalFS); ok {
-				if wfs.Remove(pp.Prefix) == nil {
-					_ = wfs.Remove(path.Dir(pp.Prefix))
-				}
+				_ = wfs.Remove(pp.Prefix)
 			}
 		}
 		pp.NewFiles, pp.created = nil, nil

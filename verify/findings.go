@@ -2,7 +2,10 @@ package verify
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Kind classifies a validation finding.
@@ -35,7 +38,7 @@ func (f Finding) String() string {
 	var b strings.Builder
 	b.WriteString(string(f.Kind))
 	if f.Partition != "" {
-		fmt.Fprintf(&b, " partition %s", f.Partition)
+		fmt.Fprintf(&b, " partition %s", DisplayKey(f.Partition))
 	}
 	if f.Row > 0 {
 		fmt.Fprintf(&b, " row %d", f.Row)
@@ -49,6 +52,18 @@ func (f Finding) String() string {
 	b.WriteString(": ")
 	b.WriteString(f.Message)
 	return b.String()
+}
+
+// DisplayKey shows a partition key (column=value) on one line of text: a
+// key holding a comma, a quote, a control character or an invalid byte is
+// quoted, so that one key cannot read as two, or break a line or a table.
+func DisplayKey(k string) string {
+	for _, r := range k {
+		if r == ',' || r == '"' || r == utf8.RuneError || !unicode.IsPrint(r) {
+			return strconv.Quote(k)
+		}
+	}
+	return k
 }
 
 // MaxFindings bounds what one partition reports, so that a wholly wrong input

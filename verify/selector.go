@@ -153,8 +153,11 @@ func (p Partitioner) ParseSelector(sel string) ([]string, error) {
 			}
 			values = append(values, it.text)
 		}
-		if len(values) > maxRange {
-			return nil, fmt.Errorf("partition selector names more than %d partitions; split the backfill into several runs", maxRange)
+		if len(values) > maxRange { // counted without repeats
+			slices.Sort(values)
+			if values = slices.Compact(values); len(values) > maxRange {
+				return nil, fmt.Errorf("partition selector names more than %d partitions; split the backfill into several runs", maxRange)
+			}
 		}
 	}
 	slices.Sort(values)

@@ -84,6 +84,15 @@ func TestParseSelector(t *testing.T) {
 	}
 }
 
+// TestSelectorCountsDistinctValues: the cap on partitions counts each once.
+func TestSelectorCountsDistinctValues(t *testing.T) {
+	p := partitioner(t, iceberg.PrimitiveTypes.Int64, "identity")
+	got, err := p.ParseSelector("col=1..60000,1..60000,5")
+	if err != nil || len(got) != 60000 {
+		t.Errorf("%d values, %v; want 60000", len(got), err)
+	}
+}
+
 // FuzzParseSelector: any selector is refused or gives sorted, distinct
 // values that each parse as values of the column.
 func FuzzParseSelector(f *testing.F) {
@@ -116,4 +125,21 @@ func FuzzParseSelector(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestDisplayKey: a key that could read as two, or break a line, is quoted
+// wherever a finding is printed.
+func TestDisplayKey(t *testing.T) {
+	for key, want := range map[string]string{
+		"order_date=2026-01-01": "order_date=2026-01-01", "region=München": "region=München", "region=": "region=",
+		"region=a,b": `"region=a,b"`, "region=a\nb": `"region=a\nb"`, "region=\xff": `"region=\xff"`, `region=say "hi"`: `"region=say \"hi\""`,
+	} {
+		if got := verify.DisplayKey(key); got != want {
+			t.Errorf("DisplayKey(%q) = %s, want %s", key, got, want)
+		}
+	}
+	f := verify.Finding{Kind: verify.KindDuplicateGrain, Partition: "region=a\nb", Row: 2, Message: "grain repeats row 1"}
+	if s := f.String(); strings.Contains(s, "\n") {
+		t.Errorf("finding prints on two lines: %q", s)
+	}
 }

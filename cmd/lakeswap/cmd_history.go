@@ -5,16 +5,14 @@ import (
 	"fmt"
 	"io"
 	"sort"
-	"strconv"
 	"strings"
 	"text/tabwriter"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
 	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/swap"
+	"github.com/lakeswap/lakeswap/verify"
 )
 
 func newHistoryCmd(g *globals) *cobra.Command {
@@ -86,23 +84,11 @@ func formatSums(sums map[string]int64) string {
 	return strings.Join(parts, " ")
 }
 
-// displayKey shows a partition key (column=value) on one line of text: a
-// value holding a separator, a quote, a control character or an invalid
-// byte is quoted, so that one key cannot read as two, or break the table.
-func displayKey(k string) string {
-	for _, r := range k {
-		if r == ',' || r == '"' || r == utf8.RuneError || !unicode.IsPrint(r) {
-			return strconv.Quote(k)
-		}
-	}
-	return k
-}
-
 // displayKeys lists partition keys on one line.
 func displayKeys(keys []string) string {
 	out := make([]string, len(keys))
 	for i, k := range keys {
-		out[i] = displayKey(k)
+		out[i] = verify.DisplayKey(k)
 	}
 	return strings.Join(out, ",")
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/parquetio"
 	"github.com/lakeswap/lakeswap/swap"
+	"github.com/lakeswap/lakeswap/verify"
 )
 
 type publishOptions struct {
@@ -155,7 +156,7 @@ func publishFiles(ctx context.Context, pub *swap.Publisher, req swap.Request, se
 		return nil, usageError{err}
 	}
 	for _, v := range values {
-		if _, err := swap.PartitionFolder(contract.Partition.Name, v); err != nil {
+		if err := swap.CheckPartitionValue(tbl.Metadata(), contract.Partition.Name, v); err != nil {
 			return nil, usageError{err}
 		}
 	}
@@ -200,7 +201,7 @@ func printResult(w io.Writer, res *swap.Result) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "PARTITION\tOLD ROWS\tNEW ROWS\tOLD FINGERPRINT\tNEW FINGERPRINT")
 	for _, pp := range p.Partitions {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\n", displayKey(pp.Key), pp.OldFingerprint.Rows, pp.Fingerprint.Rows, short(pp.OldFingerprint.Hash), short(pp.Fingerprint.Hash))
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\n", verify.DisplayKey(pp.Key), pp.OldFingerprint.Rows, pp.Fingerprint.Rows, short(pp.OldFingerprint.Hash), short(pp.Fingerprint.Hash))
 	}
 	_ = tw.Flush()
 	fmt.Fprintf(w, "rows %d, sums %s, fingerprint %s\n", p.Fingerprint.Rows, formatSums(p.Fingerprint.Sums), p.Fingerprint.Hash)

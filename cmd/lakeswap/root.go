@@ -261,17 +261,21 @@ func mainWithEnv(ctx context.Context, args []string, stdout, stderr io.Writer, g
 // wantsJSON reports whether args ask for JSON output, for errors cobra
 // meets before it has parsed --output (an unknown flag or command before it).
 func wantsJSON(args []string) bool {
+	output := ""
 	for i, a := range args {
+		if a == "--" {
+			break
+		}
 		switch {
-		case a == "--":
-			return false
-		case a == "-ojson", a == "-o=json", a == "--output=json":
-			return true
-		case (a == "-o" || a == "--output") && i+1 < len(args) && args[i+1] == "json":
-			return true
+		case strings.HasPrefix(a, "--output="):
+			output = strings.TrimPrefix(a, "--output=")
+		case (a == "-o" || a == "--output") && i+1 < len(args):
+			output = args[i+1]
+		case strings.HasPrefix(a, "-o") && !strings.HasPrefix(a, "--"):
+			output = strings.TrimPrefix(strings.TrimPrefix(a, "-o"), "=")
 		}
 	}
-	return false
+	return output == "json" // the last one given wins, as in flag parsing
 }
 
 // isCobraUsage recognises the usage errors cobra itself returns.

@@ -403,4 +403,8 @@ func TestJSONErrorBeforeOutputFlag(t *testing.T) {
 			t.Errorf("%v: exit %d, stdout %q (%v); want one usage error object", args, code, out, err)
 		}
 	}
+	// The last --output given wins, as it does once flags are parsed.
+	if code, out, _ := cli(t, t.TempDir(), "publish", "--bogus", "-o", "json", "--output", "text"); code != exitUsage || out != "" {
+		t.Errorf("--output text after -o json: exit %d, stdout %q; want no JSON", code, out)
+	}
 }

@@ -53,7 +53,7 @@ func readFiles(ctx context.Context, c *verify.Contract, declared []string, files
 	keys := make([]string, len(declared))
 	for i, d := range declared {
 		owned[d] = true
-		keys[i] = displayKey(c.Partition.Key(d))
+		keys[i] = verify.DisplayKey(c.Partition.Key(d))
 	}
 	src.declared = describeKeys(keys)
 	for _, f := range files {
