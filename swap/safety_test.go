@@ -480,7 +480,9 @@ func TestCancelledPublishRemovesItsFiles(t *testing.T) {
 				src   func(context.CancelFunc) swap.Source
 				say   string
 			}{
-				{"cancelled-1", func(c context.CancelFunc) swap.Source { return &cancelSource{Source: retail.NewSource(rows), cancel: c} }, "removed the 1 file(s)"},
+				{"cancelled-1", func(c context.CancelFunc) swap.Source {
+					return &cancelSource{Source: retail.NewSource(rows), cancel: c}
+				}, "removed the 1 file(s)"},
 				{"cancelled-2", func(c context.CancelFunc) swap.Source { return cancelMidPartition{rows: rows, cancel: c} }, "file(s)"},
 			} {
 				ctx, cancel := context.WithCancel(e.ctx)
