@@ -37,11 +37,11 @@ type Config struct {
 // Environment variables lakeswap reads. Credentials are never among them:
 // those come from the AWS chain (AWS_ACCESS_KEY_ID, profiles, ...).
 const (
-	EnvHome     = "LAKESWAP_HOME"
-	EnvCatalog  = "LAKESWAP_CATALOG"
-	EnvConfig   = "LAKESWAP_CONFIG"
-	EnvURI      = "LAKESWAP_CATALOG_URI"
-	EnvWarehose = "LAKESWAP_CATALOG_WAREHOUSE"
+	EnvHome      = "LAKESWAP_HOME"
+	EnvCatalog   = "LAKESWAP_CATALOG"
+	EnvConfig    = "LAKESWAP_CONFIG"
+	EnvURI       = "LAKESWAP_CATALOG_URI"
+	EnvWarehouse = "LAKESWAP_CATALOG_WAREHOUSE"
 )
 
 // Resolve applies flag > environment > config file > default.
@@ -101,7 +101,7 @@ func Resolve(s Settings) (Config, error) {
 	if v := getenv(EnvURI); v != "" {
 		cfg.Props["uri"] = v
 	}
-	if v := getenv(EnvWarehose); v != "" {
+	if v := getenv(EnvWarehouse); v != "" {
 		cfg.Props["warehouse"] = v
 	}
 	if len(cfg.Props) == 0 {

@@ -26,9 +26,9 @@ type Entry struct {
 	Source      string           `json:"source,omitempty"`
 }
 
-// History lists main's snapshots, newest first. Snapshots that main no
-// longer reaches (a rolled-back run) are listed after them, marked by
-// OnMain false in the order the table keeps them.
+// History lists main's snapshots, newest first, and apart from them, in
+// the order the table keeps them, the snapshots main no longer reaches (a
+// rolled-back run).
 func (p *Publisher) History(ctx context.Context, ident table.Identifier) (main []Entry, off []Entry, err error) {
 	tbl, err := p.Catalog.LoadTable(ctx, ident)
 	if err != nil {

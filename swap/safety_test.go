@@ -28,7 +28,7 @@ import (
 // white space, unicode, the empty string, and values that differ only by a
 // character a URL parser drops ("C" and "C#").
 var oddValues = []string{
-	"/", "..", ".", "#", "?", "%", "=", "&", "+", "C", "C#", "C?x", "eu", "eu#x", "50%", "%2F%2E%2E",
+	"/", "..", ".", "#", "?", "%", "=", "&", "+", "C", "C#", "C?x", "eu", "eu#x", "50%", "%2F%2E%2E", "a,b", " x ",
 	"eu%2F%2E%2E%2F%2E%2E%2Fmetadata#", "a b", "line\nbreak", "München", "東京", "", "~7E", "a/../../b",
 	"a region name longer than sixteen bytes",
 }

@@ -422,9 +422,6 @@ func (a *Accumulator) Findings(emptyAllowed bool) Findings {
 // Count is the number of findings so far.
 func (a *Accumulator) Count() int64 { return a.findings.Len() }
 
-// Rows is the number of rows added so far.
-func (a *Accumulator) Rows() int64 { return a.rows }
-
 // Result returns the partition's fingerprint.
 func (a *Accumulator) Result() Fingerprint {
 	a.finish()

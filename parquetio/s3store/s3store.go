@@ -304,9 +304,6 @@ func (u *Upload) composite() string {
 	return base64.StdEncoding.EncodeToString(binary.BigEndian.AppendUint32(nil, sum))
 }
 
-// Sent is the number of bytes uploaded so far.
-func (u *Upload) Sent() int64 { return u.sent }
-
 func isPreconditionFailed(err error) bool {
 	var ae smithy.APIError
 	if errors.As(err, &ae) {
