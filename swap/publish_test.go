@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/lakeswap/lakeswap/swap"
-	"github.com/lakeswap/lakeswap/testenv/retail"
+	"github.com/lakeswap/lakeswap/internal/retail"
 )
 
 var fixtureRange = []string{"2026-01-01", "2026-01-02"}

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/lakeswap/lakeswap/swap"
-	"github.com/lakeswap/lakeswap/testenv/retail"
+	"github.com/lakeswap/lakeswap/internal/retail"
 )
 
 func wrongAmounts(rows []retail.DailyOrder) []retail.DailyOrder {

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/lakeswap/lakeswap/swap"
-	"github.com/lakeswap/lakeswap/testenv/retail"
+	"github.com/lakeswap/lakeswap/internal/retail"
 )
 
 // damage replaces the first committed file of the run with the file of an

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
+
+	"github.com/lakeswap/lakeswap/internal/devserver"
 )
 
 // EnvPostgresDSN points the tests at a PostgreSQL server of one's own: a DSN
@@ -71,7 +73,7 @@ func (p *PG) DSN(db string) string {
 // its DSN.
 func (p *PG) NewDatabase(t testing.TB) string {
 	t.Helper()
-	name := "lakeswap_" + Random(6)
+	name := "lakeswap_" + devserver.Random(6)
 	db, err := sql.Open("pgx", p.adminDSN)
 	if err != nil {
 		t.Fatal(err)
@@ -147,11 +149,11 @@ func startPostgres(ctx context.Context, dataDir string) (*PG, error) {
 	if err != nil {
 		return nil, err
 	}
-	port, err := FreePort()
+	port, err := devserver.FreePort()
 	if err != nil {
 		return nil, err
 	}
-	p := &PG{Host: "127.0.0.1", Port: port, User: "lakeswap", Password: Random(16)}
+	p := &PG{Host: "127.0.0.1", Port: port, User: "lakeswap", Password: devserver.Random(16)}
 	var cred *syscall.Credential
 	if os.Geteuid() == 0 {
 		u, err := user.Lookup("postgres")

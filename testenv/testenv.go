@@ -14,15 +14,16 @@
 package testenv
 
 import (
-	"crypto/rand"
-	"encoding/hex"
-	"fmt"
-	"net"
 	"os"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/lakeswap/lakeswap/internal/devserver"
 )
+
+// Random returns n random bytes as hex, for credentials and names.
+func Random(n int) string { return devserver.Random(n) }
 
 // servers started by this process, stopped by Run.
 var (
@@ -67,32 +68,4 @@ func unavailable(t testing.TB, what string, err error) {
 		t.Fatalf("%s is required in CI: %v", what, err)
 	}
 	t.Skipf("%s unavailable: %v (set CI=true to make this a failure)", what, err)
-}
-
-// FreePort returns a loopback port nobody listens on now.
-func FreePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// Random returns n random bytes as hex, for credentials and names.
-func Random(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
-func cacheDir() (string, error) {
-	if d := os.Getenv("LAKESWAP_CACHE"); d != "" {
-		return d, nil
-	}
-	d, err := os.UserCacheDir()
-	if err != nil {
-		return "", err
-	}
-	return fmt.Sprintf("%s/lakeswap", d), nil
 }

@@ -19,8 +19,8 @@ import (
 	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/parquetio/s3store"
 	"github.com/lakeswap/lakeswap/swap"
-	"github.com/lakeswap/lakeswap/testenv"
-	"github.com/lakeswap/lakeswap/testenv/retail"
+	"github.com/lakeswap/lakeswap/internal/devserver"
+	"github.com/lakeswap/lakeswap/internal/retail"
 )
 
 const demoDefaultDir = "lakeswap-demo"
@@ -170,7 +170,7 @@ func writeDemoConfig(cfg catalog.Config) (string, error) {
 func demoOnS3(ctx context.Context, g *globals, cfg *catalog.Config, o demoOptions) (stop func(), err error) {
 	endpoint, bucket, stop := o.s3Endpoint, o.s3Bucket, func() {}
 	if endpoint == "" {
-		srv, err := testenv.StartS3(ctx, os.Stderr)
+		srv, err := devserver.StartS3(ctx, os.Stderr)
 		if err != nil {
 			return nil, fmt.Errorf("start MinIO for the demo: %w", err)
 		}
@@ -178,7 +178,7 @@ func demoOnS3(ctx context.Context, g *globals, cfg *catalog.Config, o demoOption
 			k, v, _ := strings.Cut(kv, "=")
 			os.Setenv(k, v)
 		}
-		bucket = "lakeswap-demo-" + testenv.Random(4)
+		bucket = "lakeswap-demo-" + devserver.Random(4)
 		if err := srv.Client.MakeBucket(ctx, bucket, minio.MakeBucketOptions{Region: srv.Region}); err != nil {
 			srv.Stop()
 			return nil, fmt.Errorf("create bucket %s: %w", bucket, err)

@@ -16,7 +16,7 @@ import (
 	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/swap"
 	"github.com/lakeswap/lakeswap/testenv"
-	"github.com/lakeswap/lakeswap/testenv/retail"
+	"github.com/lakeswap/lakeswap/internal/retail"
 )
 
 var noEnv = func(string) string { return "" }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/minio/minio-go/v7"
 
+	"github.com/lakeswap/lakeswap/internal/devserver"
 	"github.com/lakeswap/lakeswap/testenv"
 )
 
@@ -27,7 +28,7 @@ func run(ctx context.Context, args []string) error {
 	}
 	switch args[0] {
 	case "minio":
-		bin, err := testenv.MinIOBinary(ctx, os.Stderr)
+		bin, err := devserver.MinIOBinary(ctx, os.Stderr)
 		if err != nil {
 			return err
 		}
@@ -61,7 +62,7 @@ func up(ctx context.Context, dir string) error {
 		return err
 	}
 	defer log.Close()
-	s3, pid, err := testenv.StartMinIODetached(ctx, filepath.Join(abs, "minio"), log)
+	s3, pid, err := devserver.StartMinIODetached(ctx, filepath.Join(abs, "minio"), log)
 	if err != nil {
 		return err
 	}
