@@ -15,8 +15,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakeswap/lakeswap/catalog"
-	"github.com/lakeswap/lakeswap/swap"
 	"github.com/lakeswap/lakeswap/internal/retail"
+	"github.com/lakeswap/lakeswap/swap"
 )
 
 var dailyOrders = table.Identifier{"retail", "daily_orders"}

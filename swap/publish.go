@@ -14,9 +14,19 @@ import (
 	"github.com/lakeswap/lakeswap/verify"
 )
 
+// Catalog is what the protocol needs of a catalog: loading a table and
+// committing to it, iceberg-go's table.CatalogIO. A *catalog.Catalog is
+// one; tests wrap one to count loads or to act around a commit.
+type Catalog interface {
+	LoadTable(context.Context, table.Identifier) (*table.Table, error)
+	CommitTable(context.Context, table.Identifier, []table.Requirement, []table.Update) (table.Metadata, string, error)
+}
+
+var _ Catalog = (*catalog.Catalog)(nil)
+
 // Publisher runs the publish protocol against one catalog.
 type Publisher struct {
-	Catalog  *catalog.Catalog
+	Catalog  Catalog
 	Logger   *slog.Logger // nil: discard
 	Progress Progress     // nil: NoProgress
 	// StagingIO, when set, gives the file IO staged files are written
@@ -28,10 +38,6 @@ type Publisher struct {
 	// commit; an error stops the publish with nothing committed and the
 	// staged files removed. Approval flows and tests hook in here.
 	BeforeCommit func(context.Context, *Plan) error
-
-	// afterCommit, when set, runs between the commit and its verification;
-	// tests use it to damage a committed file.
-	afterCommit func(*Plan)
 }
 
 func (p *Publisher) log() *slog.Logger {
@@ -118,9 +124,6 @@ func (p *Publisher) Publish(ctx context.Context, req Request) (*Result, error) {
 	res.SnapshotID = snap.SnapshotID
 	p.log().Info("committed", "table", name, "run", plan.RunID, "snapshot", snap.SnapshotID)
 
-	if p.afterCommit != nil {
-		p.afterCommit(plan)
-	}
 	mismatches, err := p.checkCommitted(ctx, plan, snap.SnapshotID)
 	if err != nil {
 		res.Status = "verify-failed"

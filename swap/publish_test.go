@@ -4,8 +4,8 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/lakeswap/lakeswap/swap"
 	"github.com/lakeswap/lakeswap/internal/retail"
+	"github.com/lakeswap/lakeswap/swap"
 )
 
 var fixtureRange = []string{"2026-01-01", "2026-01-02"}

@@ -5,8 +5,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/lakeswap/lakeswap/swap"
 	"github.com/lakeswap/lakeswap/internal/retail"
+	"github.com/lakeswap/lakeswap/swap"
 )
 
 func wrongAmounts(rows []retail.DailyOrder) []retail.DailyOrder {

@@ -18,8 +18,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakeswap/lakeswap/catalog"
-	"github.com/lakeswap/lakeswap/swap"
 	"github.com/lakeswap/lakeswap/internal/retail"
+	"github.com/lakeswap/lakeswap/swap"
 	"github.com/lakeswap/lakeswap/verify"
 )
 
@@ -531,5 +531,46 @@ func TestLongPartitionValues(t *testing.T) {
 			}
 			sameSales(t, "a 247-byte folder", readSales(t, e), src)
 		})
+	}
+}
+
+// countingCatalog counts the loads and commits that pass through it.
+type countingCatalog struct {
+	swap.Catalog
+	loads, commits int
+}
+
+func (c *countingCatalog) LoadTable(ctx context.Context, ident table.Identifier) (*table.Table, error) {
+	c.loads++
+	return c.Catalog.LoadTable(ctx, ident)
+}
+
+func (c *countingCatalog) CommitTable(ctx context.Context, ident table.Identifier, reqs []table.Requirement, ups []table.Update) (table.Metadata, string, error) {
+	c.commits++
+	return c.Catalog.CommitTable(ctx, ident, reqs, ups)
+}
+
+// TestPublishLoadsTheTableTwice: a publish loads the table once to stage and
+// once to check the commit, and commits once; a caller that opened the
+// table first to read its contract saves the first load.
+func TestPublishLoadsTheTableTwice(t *testing.T) {
+	e := newEnv(t)
+	counting := &countingCatalog{Catalog: e.cat}
+	e.pub.Catalog = counting
+	e.mustPublish(fixture(t, retail.AfterBatch1), fixtureRange...)
+	if counting.loads != 2 || counting.commits != 1 {
+		t.Errorf("publish: %d loads and %d commits, want 2 and 1", counting.loads, counting.commits)
+	}
+	counting.loads, counting.commits = 0, 0
+	target, err := e.pub.Open(e.ctx, e.ident)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.pub.Publish(e.ctx, swap.Request{Table: e.ident, Partitions: fixtureRange, Target: target,
+		Source: retail.NewSource(fixture(t, retail.AfterBatch2))}); err != nil {
+		t.Fatal(err)
+	}
+	if counting.loads != 2 || counting.commits != 1 {
+		t.Errorf("open, then publish: %d loads and %d commits, want 2 and 1", counting.loads, counting.commits)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -61,6 +62,40 @@ type Request struct {
 	// Parallelism bounds the partitions staged at once; 0 means one per core.
 	Parallelism int
 	Writer      parquetio.Options
+	// Target, when set, is the table as Open loaded it, so that a caller
+	// who read the contract first does not load the table twice.
+	Target *Target
+}
+
+// Target is a table loaded for a publish, with its contract: what a caller
+// needs to check partition values before reading any input.
+type Target struct {
+	table    *table.Table
+	Contract *verify.Contract
+}
+
+// Open loads a table and reads its contract.
+func (p *Publisher) Open(ctx context.Context, ident table.Identifier) (*Target, error) {
+	tbl, err := p.Catalog.LoadTable(ctx, ident)
+	if err != nil {
+		return nil, fmt.Errorf("load table %s: %w", strings.Join(ident, "."), err)
+	}
+	c, _, err := contractOf(tbl.Metadata())
+	if err != nil {
+		return nil, fmt.Errorf("table %s: %w", strings.Join(ident, "."), err)
+	}
+	return &Target{table: tbl, Contract: c}, nil
+}
+
+// Metadata is the table's metadata as loaded.
+func (t *Target) Metadata() table.Metadata { return t.table.Metadata() }
+
+// tableOf returns the loaded table if it is ident, else nil.
+func (t *Target) tableOf(ident table.Identifier) *table.Table {
+	if t == nil || !slices.Equal(t.table.Identifier(), ident) {
+		return nil
+	}
+	return t.table
 }
 
 // NewRunID returns a run id that sorts by start time and is unique: the time
@@ -102,9 +137,12 @@ func (p *Publisher) Stage(ctx context.Context, req Request) (*Plan, *table.Table
 		return nil, nil, err
 	}
 	p.progress().Step("plan")
-	tbl, err := p.Catalog.LoadTable(ctx, req.Table)
-	if err != nil {
-		return nil, nil, fmt.Errorf("load table %s: %w", name, err)
+	tbl := req.Target.tableOf(req.Table)
+	if tbl == nil {
+		var err error
+		if tbl, err = p.Catalog.LoadTable(ctx, req.Table); err != nil {
+			return nil, nil, fmt.Errorf("load table %s: %w", name, err)
+		}
 	}
 	meta := tbl.Metadata()
 	contract, lay, err := contractOf(meta)

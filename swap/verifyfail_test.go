@@ -1,29 +1,41 @@
 package swap_test
 
 import (
+	"context"
 	"errors"
 	"net/url"
 	"os"
 	"testing"
 
-	"github.com/lakeswap/lakeswap/swap"
+	"github.com/apache/iceberg-go/table"
+
 	"github.com/lakeswap/lakeswap/internal/retail"
+	"github.com/lakeswap/lakeswap/swap"
 )
 
-// damage replaces the first committed file of the run with the file of an
-// earlier publish that holds other rows, as storage corruption or a
-// concurrent overwrite would.
-func damage(t *testing.T, with string) func(*swap.Plan) {
-	return func(plan *swap.Plan) {
-		target := localPath(t, plan.Partitions[0].NewFiles[0].Path)
-		raw, err := os.ReadFile(localPath(t, with))
-		if err != nil {
-			t.Fatal(err)
+// damagingCatalog lets a commit land, then replaces the first file the run
+// committed with the file of an earlier publish that holds other rows, as
+// storage corruption or a concurrent overwrite would.
+type damagingCatalog struct {
+	swap.Catalog
+	t    *testing.T
+	with string
+	plan *swap.Plan // the plan being committed, as BeforeCommit saw it
+}
+
+func (d *damagingCatalog) CommitTable(ctx context.Context, ident table.Identifier, reqs []table.Requirement, ups []table.Update) (table.Metadata, string, error) {
+	meta, loc, err := d.Catalog.CommitTable(ctx, ident, reqs, ups)
+	if err == nil && d.plan != nil {
+		raw, rerr := os.ReadFile(localPath(d.t, d.with))
+		if rerr == nil {
+			rerr = os.WriteFile(localPath(d.t, d.plan.Partitions[0].NewFiles[0].Path), raw, 0o644)
 		}
-		if err := os.WriteFile(target, raw, 0o644); err != nil {
-			t.Fatal(err)
+		if rerr != nil {
+			d.t.Fatal(rerr)
 		}
+		d.plan = nil
 	}
+	return meta, loc, err
 }
 
 func localPath(t *testing.T, loc string) string {
@@ -40,7 +52,9 @@ func TestVerifyFailureRollsBack(t *testing.T) {
 		e := newEnv(t)
 		other := e.mustPublish([]retail.DailyOrder{{OrderDate: "2026-01-01", Channel: "web", OrderCount: 9, AmountCents: 9}}, "2026-01-01")
 		base := e.mustPublish(fixture(t, retail.AfterBatch1), fixtureRange...)
-		swap.SetAfterCommit(e.pub, damage(t, other.Plan.Partitions[0].NewFiles[0].Path))
+		damaging := &damagingCatalog{Catalog: e.cat, t: t, with: other.Plan.Partitions[0].NewFiles[0].Path}
+		e.pub.Catalog = damaging
+		e.pub.BeforeCommit = func(_ context.Context, plan *swap.Plan) error { damaging.plan = plan; return nil }
 
 		res, err := e.pub.Publish(e.ctx, swap.Request{Table: e.ident, Partitions: fixtureRange,
 			Source: retail.NewSource(fixture(t, retail.AfterBatch2)), NoAutoRollback: keep})

@@ -17,10 +17,10 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/lakeswap/lakeswap/catalog"
-	"github.com/lakeswap/lakeswap/parquetio/s3store"
-	"github.com/lakeswap/lakeswap/swap"
 	"github.com/lakeswap/lakeswap/internal/devserver"
 	"github.com/lakeswap/lakeswap/internal/retail"
+	"github.com/lakeswap/lakeswap/parquetio/s3store"
+	"github.com/lakeswap/lakeswap/swap"
 )
 
 const demoDefaultDir = "lakeswap-demo"
@@ -61,6 +61,7 @@ credentials from the AWS chain (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or 
 type demo struct {
 	ctx    context.Context
 	w      io.Writer
+	cat    *catalog.Catalog
 	pub    *swap.Publisher
 	inputs string
 	step   int
@@ -87,18 +88,17 @@ func runDemo(ctx context.Context, g *globals, o demoOptions) error {
 		}
 		defer stop()
 	}
-	ctx, pub, err := openPublisher(ctx, cfg, g.logger())
+	ctx, cat, pub, err := openPublisher(ctx, cfg, g.logger())
 	if err != nil {
 		return err
 	}
-	cat := pub.Catalog
 	defer cat.Close()
 	// With --output json the story goes to stderr and stdout gets one result.
 	w := g.stdout
 	if g.json() {
 		w = g.stderr
 	}
-	d := &demo{ctx: ctx, w: w, pub: pub, inputs: filepath.Join(cfg.Home, "inputs")}
+	d := &demo{ctx: ctx, w: w, cat: cat, pub: pub, inputs: filepath.Join(cfg.Home, "inputs")}
 	if err := os.MkdirAll(d.inputs, 0o755); err != nil {
 		return err
 	}
@@ -258,7 +258,7 @@ func (d *demo) show(res *swap.Result, want []retail.DailyOrder) error {
 }
 
 func (d *demo) read(ident table.Identifier) ([]retail.DailyOrder, error) {
-	tbl, err := d.pub.Catalog.LoadTable(d.ctx, ident)
+	tbl, err := d.cat.LoadTable(d.ctx, ident)
 	if err != nil {
 		return nil, err
 	}
@@ -300,7 +300,7 @@ func (d *demo) appendContrast() error {
 		return err
 	}
 	for i, want := range []struct{ n, c int64 }{{4, 38000}, {6, 57000}} {
-		tbl, err := d.pub.Catalog.LoadTable(d.ctx, demoAppend)
+		tbl, err := d.cat.LoadTable(d.ctx, demoAppend)
 		if err != nil {
 			return err
 		}
@@ -329,7 +329,7 @@ func (d *demo) appendContrast() error {
 
 func (d *demo) refuseWipe() error {
 	d.header("publish zero rows for 2026-01-02 (a wipe): refused")
-	tbl, err := d.pub.Catalog.LoadTable(d.ctx, demoTable)
+	tbl, err := d.cat.LoadTable(d.ctx, demoTable)
 	if err != nil {
 		return err
 	}
@@ -346,7 +346,7 @@ func (d *demo) refuseWipe() error {
 	for _, f := range refused.Findings {
 		fmt.Fprintf(d.w, "refused (exit code %d): %s\n", exitCode(err), f)
 	}
-	tbl, err = d.pub.Catalog.LoadTable(d.ctx, demoTable)
+	tbl, err = d.cat.LoadTable(d.ctx, demoTable)
 	if err != nil {
 		return err
 	}
@@ -359,7 +359,7 @@ func (d *demo) refuseWipe() error {
 
 func (d *demo) badPublishRolledBack(batch2 []retail.DailyOrder) error {
 	d.header("a bad publish (amounts off by 10x) commits, then is rolled back")
-	good, err := d.pub.Catalog.LoadTable(d.ctx, demoTable)
+	good, err := d.cat.LoadTable(d.ctx, demoTable)
 	if err != nil {
 		return err
 	}

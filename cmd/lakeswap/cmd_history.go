@@ -32,11 +32,11 @@ func runHistory(ctx context.Context, g *globals, table string) error {
 	if err != nil {
 		return usageError{err}
 	}
-	ctx, pub, err := g.open(ctx)
+	ctx, cat, pub, err := g.open(ctx)
 	if err != nil {
 		return err
 	}
-	defer pub.Catalog.Close()
+	defer cat.Close()
 	main, off, err := pub.History(ctx, ident)
 	if err != nil {
 		return err

@@ -102,11 +102,11 @@ func runPublish(ctx context.Context, g *globals, o publishOptions) error {
 		return usageError{err}
 	}
 
-	ctx, pub, err := g.open(ctx)
+	ctx, cat, pub, err := g.open(ctx)
 	if err != nil {
 		return err
 	}
-	defer pub.Catalog.Close()
+	defer cat.Close()
 	pub.Progress = progressLog{g}
 	pub.BeforeCommit = commitBarrier(g.getenv)
 	res, err := publishFiles(ctx, pub, swap.Request{
@@ -142,21 +142,17 @@ func checkInputs(files []string) error {
 // publishFiles publishes the rows of input files to the partitions a
 // selector names; req carries the table and options.
 func publishFiles(ctx context.Context, pub *swap.Publisher, req swap.Request, selector string, files []string) (*swap.Result, error) {
-	name := strings.Join(req.Table, ".")
-	tbl, err := pub.Catalog.LoadTable(ctx, req.Table)
+	target, err := pub.Open(ctx, req.Table)
 	if err != nil {
-		return nil, fmt.Errorf("load table %s: %w", name, err)
+		return nil, err
 	}
-	contract, err := swap.ContractOf(tbl.Metadata())
-	if err != nil {
-		return nil, fmt.Errorf("table %s: %w", name, err)
-	}
+	contract := target.Contract
 	values, err := contract.Partition.ParseSelector(selector)
 	if err != nil {
 		return nil, usageError{err}
 	}
 	for _, v := range values {
-		if err := swap.CheckPartitionValue(tbl.Metadata(), contract.Partition.Name, v); err != nil {
+		if err := swap.CheckPartitionValue(target.Metadata(), contract.Partition.Name, v); err != nil {
 			return nil, usageError{err}
 		}
 	}
@@ -165,7 +161,7 @@ func publishFiles(ctx context.Context, pub *swap.Publisher, req swap.Request, se
 		return nil, err
 	}
 	defer src.release()
-	req.Partitions, req.Source, req.SourceName = values, src, describeFiles(files)
+	req.Partitions, req.Source, req.SourceName, req.Target = values, src, describeFiles(files), target
 	return pub.Publish(ctx, req)
 }
 

@@ -48,11 +48,11 @@ func runRollback(ctx context.Context, g *globals, o rollbackOptions) error {
 	if (o.runID == "") == (o.snapshotID == 0) {
 		return usagef("name the run to undo with exactly one of --run or --snapshot")
 	}
-	ctx, pub, err := g.open(ctx)
+	ctx, cat, pub, err := g.open(ctx)
 	if err != nil {
 		return err
 	}
-	defer pub.Catalog.Close()
+	defer cat.Close()
 	res, err := pub.Rollback(ctx, swap.RollbackRequest{Table: ident, RunID: o.runID, SnapshotID: o.snapshotID, Force: o.force})
 	if err != nil {
 		return err

@@ -62,12 +62,12 @@ func runTableCreate(ctx context.Context, g *globals, schemaFile, name string) er
 	if _, _, _, err := spec.Build(); err != nil {
 		return usageError{fmt.Errorf("%s: %w", schemaFile, err)}
 	}
-	ctx, pub, err := g.open(ctx)
+	ctx, cat, _, err := g.open(ctx)
 	if err != nil {
 		return err
 	}
-	defer pub.Catalog.Close()
-	tbl, err := catalog.CreateTable(ctx, pub.Catalog, ident, spec)
+	defer cat.Close()
+	tbl, err := catalog.CreateTable(ctx, cat, ident, spec)
 	if err != nil {
 		return err
 	}

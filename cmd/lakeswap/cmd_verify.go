@@ -36,11 +36,11 @@ func newVerifyCmd(g *globals) *cobra.Command {
 }
 
 func runVerify(ctx context.Context, g *globals, ident []string, runID string, snapshotID int64) error {
-	ctx, pub, err := g.open(ctx)
+	ctx, cat, pub, err := g.open(ctx)
 	if err != nil {
 		return err
 	}
-	defer pub.Catalog.Close()
+	defer cat.Close()
 	res, err := pub.VerifyRun(ctx, ident, runID, snapshotID)
 	if res == nil {
 		return err

@@ -14,9 +14,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/lakeswap/lakeswap/catalog"
+	"github.com/lakeswap/lakeswap/internal/retail"
 	"github.com/lakeswap/lakeswap/swap"
 	"github.com/lakeswap/lakeswap/testenv"
-	"github.com/lakeswap/lakeswap/internal/retail"
 )
 
 var noEnv = func(string) string { return "" }

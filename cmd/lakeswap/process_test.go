@@ -23,11 +23,11 @@ import (
 	"github.com/minio/minio-go/v7"
 
 	"github.com/lakeswap/lakeswap/catalog"
+	"github.com/lakeswap/lakeswap/internal/retail"
 	"github.com/lakeswap/lakeswap/parquetio"
 	"github.com/lakeswap/lakeswap/parquetio/s3store"
 	"github.com/lakeswap/lakeswap/swap"
 	"github.com/lakeswap/lakeswap/testenv"
-	"github.com/lakeswap/lakeswap/internal/retail"
 )
 
 var (
@@ -128,11 +128,11 @@ func (s *shared) open() (context.Context, *swap.Publisher) {
 		k, v, _ := strings.Cut(kv, "=")
 		s.t.Setenv(k, v)
 	}
-	ctx, pub, err := openPublisher(context.Background(), catalog.Config{Name: "shared", Props: s.props, Source: "test"}, noLog())
+	ctx, cat, pub, err := openPublisher(context.Background(), catalog.Config{Name: "shared", Props: s.props, Source: "test"}, noLog())
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	s.t.Cleanup(func() { _ = pub.Catalog.Close() })
+	s.t.Cleanup(func() { _ = cat.Close() })
 	return ctx, pub
 }
 

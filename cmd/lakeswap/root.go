@@ -142,31 +142,32 @@ func (g *globals) logger() *slog.Logger {
 // open resolves and opens the catalog, and wires its storage: for tables on
 // S3 the returned context carries the AWS configuration from the standard
 // chain, and the publisher stages through lakeswap's S3 store.
-func (g *globals) open(ctx context.Context) (context.Context, *swap.Publisher, error) {
+func (g *globals) open(ctx context.Context) (context.Context, *catalog.Catalog, *swap.Publisher, error) {
 	cfg, err := catalog.Resolve(catalog.Settings{Home: g.home, Catalog: g.catalogName, ConfigFile: g.configFile, Getenv: g.getenv})
 	if err != nil {
-		return ctx, nil, err
+		return ctx, nil, nil, err
 	}
 	return openPublisher(ctx, cfg, g.logger())
 }
 
-func openPublisher(ctx context.Context, cfg catalog.Config, log *slog.Logger) (context.Context, *swap.Publisher, error) {
+// The caller closes the catalog.
+func openPublisher(ctx context.Context, cfg catalog.Config, log *slog.Logger) (context.Context, *catalog.Catalog, *swap.Publisher, error) {
 	log.Info("catalog", "name", cfg.Name, "source", cfg.Source, "embedded", cfg.Embedded)
 	pub := &swap.Publisher{Logger: log}
 	if s3store.UsesS3(cfg.Props) {
 		var store *s3store.Store
 		var err error
 		if ctx, store, err = s3store.Attach(ctx, cfg.Props); err != nil {
-			return ctx, nil, err
+			return ctx, nil, nil, err
 		}
 		pub.StagingIO = store.StagingIO()
 	}
 	cat, err := catalog.Open(ctx, cfg)
 	if err != nil {
-		return ctx, nil, err
+		return ctx, nil, nil, err
 	}
 	pub.Catalog = cat
-	return ctx, pub, nil
+	return ctx, cat, pub, nil
 }
 
 // report prints the result of a command that may have failed: the text

@@ -12,13 +12,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/iceberg-go/table"
 	"gopkg.in/yaml.v3"
 
 	"github.com/lakeswap/lakeswap/catalog"
+	"github.com/lakeswap/lakeswap/internal/retail"
 	"github.com/lakeswap/lakeswap/parquetio/s3store"
 	"github.com/lakeswap/lakeswap/swap"
 	"github.com/lakeswap/lakeswap/testenv"
-	"github.com/lakeswap/lakeswap/internal/retail"
 )
 
 const twoDays = "order_date=2026-01-01..2026-01-02"
@@ -406,5 +407,32 @@ func TestJSONErrorBeforeOutputFlag(t *testing.T) {
 	// The last --output given wins, as it does once flags are parsed.
 	if code, out, _ := cli(t, t.TempDir(), "publish", "--bogus", "-o", "json", "--output", "text"); code != exitUsage || out != "" {
 		t.Errorf("--output text after -o json: exit %d, stdout %q; want no JSON", code, out)
+	}
+}
+
+// loadCounter counts table loads.
+type loadCounter struct {
+	swap.Catalog
+	loads int
+}
+
+func (c *loadCounter) LoadTable(ctx context.Context, ident table.Identifier) (*table.Table, error) {
+	c.loads++
+	return c.Catalog.LoadTable(ctx, ident)
+}
+
+// TestPublishFilesLoadsTheTableTwice: the CLI's publish reads the contract
+// for the selector from the load that stages, and loads once more to check
+// the commit.
+func TestPublishFilesLoadsTheTableTwice(t *testing.T) {
+	home := newHome(t)
+	in := write(t, t.TempDir(), "in.csv", "order_date,channel,order_count,amount_cents\n2026-01-01,web,1,5\n2026-01-02,web,1,5\n")
+	counter := &loadCounter{Catalog: openHome(t, home)}
+	pub := &swap.Publisher{Catalog: counter}
+	if _, err := publishFiles(context.Background(), pub, swap.Request{Table: []string{"retail", "daily_orders"}}, twoDays, []string{in}); err != nil {
+		t.Fatal(err)
+	}
+	if counter.loads != 2 {
+		t.Errorf("%d loads, want 2", counter.loads)
 	}
 }
