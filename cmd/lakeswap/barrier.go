@@ -1,3 +1,5 @@
+//go:build lakeswaptest
+
 package main
 
 import (
@@ -15,7 +17,8 @@ import (
 // envCommitBarrier, for tests of concurrent writers: "DIR:N" makes a publish
 // that has staged wait, before it commits, until N publishes have reached
 // the same point (each leaves a file in DIR), so that they race for the same
-// base. Nothing else reads it.
+// base. Only binaries built with -tags lakeswaptest, as the process tests
+// build theirs, read it; lakeswap as shipped has no such hook.
 const envCommitBarrier = "LAKESWAP_TEST_COMMIT_BARRIER"
 
 func commitBarrier(getenv func(string) string) func(context.Context, *swap.Plan) error {

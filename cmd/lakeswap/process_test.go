@@ -30,6 +30,10 @@ import (
 	"github.com/lakeswap/lakeswap/testenv"
 )
 
+// testCommitBarrier names the commit barrier of a binary built with -tags
+// lakeswaptest (barrier.go).
+const testCommitBarrier = "LAKESWAP_TEST_COMMIT_BARRIER"
+
 var (
 	binOnce sync.Once
 	binPath string
@@ -47,7 +51,8 @@ func lakeswapBinary(t *testing.T) string {
 			return
 		}
 		binPath = filepath.Join(dir, "lakeswap")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		// The tag builds in the commit barrier (barrier.go) these tests use.
+		out, err := exec.Command("go", "build", "-tags", "lakeswaptest", "-o", binPath, ".").CombinedOutput()
 		if err != nil {
 			binErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}
@@ -163,7 +168,7 @@ func TestTwoWritersOneWins(t *testing.T) {
 			if err := retail.WriteNDJSON(in, rows); err != nil {
 				t.Fatal(err)
 			}
-			cmd, out, errb := s.command([]string{envCommitBarrier + "=" + barrier + ":2"},
+			cmd, out, errb := s.command([]string{testCommitBarrier + "=" + barrier + ":2"},
 				"publish", "-o", "json", "--table", "retail.daily_orders", "--partitions", "order_date=2026-01-01..2026-01-02", in)
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)

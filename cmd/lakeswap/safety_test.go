@@ -82,7 +82,7 @@ func TestTwoProcessesOneRunID(t *testing.T) {
 		differ := round%4 >= 2 // the retry brought other rows
 		var env []string
 		if round%2 == 0 {
-			env = []string{envCommitBarrier + "=" + t.TempDir() + ":2"}
+			env = []string{testCommitBarrier + "=" + t.TempDir() + ":2"}
 		}
 		type proc struct {
 			cmd      *exec.Cmd

@@ -1,0 +1,13 @@
+//go:build !lakeswaptest
+
+package main
+
+import (
+	"context"
+
+	"github.com/lakeswap/lakeswap/swap"
+)
+
+// commitBarrier is a test hook only binaries built with -tags lakeswaptest
+// have (barrier.go); lakeswap as shipped commits without waiting.
+func commitBarrier(func(string) string) func(context.Context, *swap.Plan) error { return nil }
