@@ -1,12 +1,13 @@
 package parquetio
 
 import (
+	"bytes"
 	"encoding/base64"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
@@ -191,7 +192,7 @@ func dictSchema(schema *arrow.Schema, dicts []dictColumn) *arrow.Schema {
 	md := schema.Metadata()
 	keys, vals := append([]string(nil), md.Keys()...), append([]string(nil), md.Values()...)
 	keys = append(keys, "ARROW:schema")
-	vals = append(vals, base64.StdEncoding.EncodeToString(flight.SerializeSchema(schema, memory.DefaultAllocator)))
+	vals = append(vals, base64.StdEncoding.EncodeToString(serializeSchema(schema)))
 	meta := arrow.NewMetadata(keys, vals)
 	return arrow.NewSchema(fields, &meta)
 }
@@ -207,4 +208,14 @@ func flat(schema *arrow.Schema) bool {
 		}
 	}
 	return true
+}
+
+// serializeSchema writes a schema as the Arrow IPC stream of no batches
+// that Parquet's ARROW:schema metadata holds, as arrow-go's own writer does
+// (through arrow/flight, which a schema does not need).
+func serializeSchema(schema *arrow.Schema) []byte {
+	var buf bytes.Buffer
+	w := ipc.NewWriter(&buf, ipc.WithSchema(schema), ipc.WithAllocator(memory.DefaultAllocator))
+	_ = w.Close() // writing to memory cannot fail
+	return buf.Bytes()
 }
