@@ -12,7 +12,7 @@ import (
 	"github.com/minio/minio-go/v7"
 
 	"github.com/lakeswap/lakeswap/catalog"
-	"github.com/lakeswap/lakeswap/parquetio/s3store"
+	"github.com/lakeswap/lakeswap/s3store"
 	"github.com/lakeswap/lakeswap/testenv"
 )
 

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/lakeswap/lakeswap/parquetio"
-	"github.com/lakeswap/lakeswap/parquetio/s3store"
+	"github.com/lakeswap/lakeswap/s3store"
 )
 
 // faultyTransport answers the first `fail` requests whose query matches with

@@ -16,7 +16,7 @@ import (
 	"github.com/minio/minio-go/v7"
 
 	"github.com/lakeswap/lakeswap/parquetio"
-	"github.com/lakeswap/lakeswap/parquetio/s3store"
+	"github.com/lakeswap/lakeswap/s3store"
 	"github.com/lakeswap/lakeswap/testenv"
 )
 
