@@ -2,7 +2,6 @@ package swap
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -16,67 +15,22 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/verify"
 )
 
-// Version is lakeswap's version, recorded in every snapshot it commits.
-var Version = "0.1.0-dev"
-
-// Snapshot summary properties that record a run in the table's own history.
-const (
-	PropRunID      = "lakeswap.run-id"
-	PropSource     = "lakeswap.source"
-	PropPartitions = "lakeswap.partitions" // column=value, comma-separated, for people
-	// PropPartitionValues is the partition values as a JSON array: what
-	// rollback and verify read, since a value may hold a comma.
-	PropPartitionValues = "lakeswap.partition-values"
-	PropPartitionColumn = "lakeswap.partition-column"
-	PropFingerprint     = "lakeswap.fingerprint"
-	PropFPVersion       = "lakeswap.fingerprint-version"
-	PropPartitionHashes = "lakeswap.partition-fingerprints"
-	PropRows            = "lakeswap.rows"
-	PropSumPrefix       = "lakeswap.sum."
-	PropBaseSnapshot    = "lakeswap.base-snapshot-id"
-	PropBaseFingerprint = "lakeswap.base-fingerprint"
-	PropBaseRows        = "lakeswap.base-rows"
-	PropVersion         = "lakeswap.version"
-)
-
-// summary is what the run's snapshot records: enough to list, verify and roll
-// back the run from the table alone.
-func (plan *Plan) summary() iceberg.Properties {
-	keys := make([]string, len(plan.Partitions))
-	values := make([]string, len(plan.Partitions))
-	hashes := map[string]string{}
-	for i, pp := range plan.Partitions {
-		keys[i], values[i] = pp.Key, pp.Value
-		hashes[pp.Key] = pp.Fingerprint.Hash
+// record is what the run's snapshot records: enough to list, verify and
+// roll back the run, and to settle a rerun of its id, from the table alone.
+func (plan *Plan) record() runrecord.Record {
+	r := runrecord.Record{RunID: plan.RunID, Source: plan.Source, PartitionColumn: plan.PartitionColumn,
+		Fingerprint: plan.Fingerprint.Hash, FingerprintVersion: verify.Version, PartitionHashes: map[string]string{},
+		Rows: plan.Fingerprint.Rows, Sums: plan.Fingerprint.Sums, BaseSnapshotID: plan.BaseSnapshotID,
+		BaseFingerprint: plan.BaseFingerprint.Hash, BaseRows: plan.BaseFingerprint.Rows, Version: runrecord.Version}
+	for _, pp := range plan.Partitions {
+		r.Partitions = append(r.Partitions, pp.Value)
+		r.PartitionHashes[pp.Key] = pp.Fingerprint.Hash
 	}
-	hashJSON, _ := json.Marshal(hashes)
-	valuesJSON, _ := json.Marshal(values)
-	props := iceberg.Properties{
-		PropRunID:           plan.RunID,
-		PropPartitions:      strings.Join(keys, ","),
-		PropPartitionValues: string(valuesJSON),
-		PropPartitionColumn: plan.PartitionColumn,
-		PropFingerprint:     plan.Fingerprint.Hash,
-		PropFPVersion:       verify.Version,
-		PropPartitionHashes: string(hashJSON),
-		PropRows:            strconv.FormatInt(plan.Fingerprint.Rows, 10),
-		PropBaseFingerprint: plan.BaseFingerprint.Hash,
-		PropBaseRows:        strconv.FormatInt(plan.BaseFingerprint.Rows, 10),
-		PropVersion:         Version,
-	}
-	if plan.Source != "" {
-		props[PropSource] = plan.Source
-	}
-	if plan.BaseSnapshotID != nil {
-		props[PropBaseSnapshot] = strconv.FormatInt(*plan.BaseSnapshotID, 10)
-	}
-	for col, sum := range plan.Fingerprint.Sums {
-		props[PropSumPrefix+col] = strconv.FormatInt(sum, 10)
-	}
-	return props
+	return r
 }
 
 // commit publishes a staged plan as one snapshot in one catalog commit that
@@ -107,7 +61,7 @@ func (p *Publisher) commit(ctx context.Context, tbl *table.Table, plan *Plan) (*
 	if err := tx.AssertRefSnapshotID(table.MainBranch); err != nil {
 		return nil, fmt.Errorf("pin main at the base snapshot: %w", err)
 	}
-	if err := tx.ReplaceDataFilesWithDataFiles(ctx, removed, added, plan.summary()); err != nil {
+	if err := tx.ReplaceDataFilesWithDataFiles(ctx, removed, added, plan.record().Properties()); err != nil {
 		return nil, &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID, Err: err,
 			Hint: "nothing was committed; " + p.removeWritten(ctx, tbl, rec)}
 	}

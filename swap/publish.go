@@ -11,6 +11,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakeswap/lakeswap/catalog"
+	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/verify"
 )
 
@@ -156,7 +157,8 @@ func (p *Publisher) Publish(ctx context.Context, req Request) (*Result, error) {
 // way.
 func (p *Publisher) rerun(ctx context.Context, tbl *table.Table, plan *Plan, res *Result) (*Result, error) {
 	prior := plan.prior
-	recorded := prior.Summary.Properties[PropFingerprint]
+	rec, _ := runrecord.Read(prior.Summary.Properties)
+	recorded := rec.Fingerprint
 	meta := tbl.Metadata()
 	onMain := false
 	if head := meta.CurrentSnapshot(); head != nil {
@@ -172,10 +174,9 @@ func (p *Publisher) rerun(ctx context.Context, tbl *table.Table, plan *Plan, res
 	var msg string
 	switch {
 	case recorded != plan.Fingerprint.Hash:
-		values, _ := recordedValues(prior.Summary.Properties)
-		keys := make([]string, len(values))
-		for i, v := range values {
-			keys[i] = verify.DisplayKey(plan.PartitionColumn + "=" + v)
+		keys := rec.Keys()
+		for i, k := range keys {
+			keys[i] = verify.DisplayKey(k)
 		}
 		msg = fmt.Sprintf("run id %s was already used by snapshot %d for other content (fingerprint %s, partitions %s); this input fingerprints %s; publish it under a new run id",
 			plan.RunID, prior.SnapshotID, short(recorded), strings.Join(keys, ","), short(plan.Fingerprint.Hash))

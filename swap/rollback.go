@@ -2,7 +2,6 @@ package swap
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/verify"
 )
 
@@ -36,7 +36,7 @@ type RollbackResult struct {
 // findRun returns the snapshot a run committed, by run id or snapshot id.
 func findRun(meta table.Metadata, runID string, snapshotID int64) (*table.Snapshot, error) {
 	if runID != "" {
-		if s := findRunSnapshot(meta, runID); s != nil {
+		if s := runrecord.Find(meta, runID); s != nil {
 			return s, nil
 		}
 		return nil, fmt.Errorf("%w: no snapshot of the table records run %s; `lakeswap history` lists the runs", ErrRunNotFound, runID)
@@ -45,16 +45,6 @@ func findRun(meta table.Metadata, runID string, snapshotID int64) (*table.Snapsh
 		return s, nil
 	}
 	return nil, fmt.Errorf("%w: snapshot %d is not in the table's metadata; `lakeswap history` lists the snapshots", ErrRunNotFound, snapshotID)
-}
-
-// findRunSnapshot returns the snapshot that records runID, or nil.
-func findRunSnapshot(meta table.Metadata, runID string) *table.Snapshot {
-	for _, s := range meta.Snapshots() {
-		if s.Summary != nil && s.Summary.Properties[PropRunID] == runID {
-			return &s
-		}
-	}
-	return nil
 }
 
 // Rollback points main back at the snapshot a run replaced, then checks that
@@ -72,11 +62,11 @@ func (p *Publisher) Rollback(ctx context.Context, req RollbackRequest) (*Rollbac
 	if err != nil {
 		return nil, err
 	}
-	props := map[string]string{}
+	var rec runrecord.Record
 	if run.Summary != nil {
-		props = run.Summary.Properties
+		rec, _ = runrecord.Read(run.Summary.Properties)
 	}
-	res := &RollbackResult{RunID: props[PropRunID], FromSnapshotID: run.SnapshotID}
+	res := &RollbackResult{RunID: rec.RunID, FromSnapshotID: run.SnapshotID}
 	fail := func(format string, args ...any) (*RollbackResult, error) {
 		return nil, &OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: fmt.Errorf("%w: "+format, append([]any{ErrRollbackRefused}, args...)...)}
 	}
@@ -112,17 +102,16 @@ func (p *Publisher) Rollback(ctx context.Context, req RollbackRequest) (*Rollbac
 			Hint: "if main moved meanwhile, check `lakeswap history` and try again"}
 	}
 
-	values, _ := recordedValues(props)
-	fp, err := p.fingerprintAt(ctx, req.Table, res.ToSnapshotID, values)
+	fp, err := p.fingerprintAt(ctx, req.Table, res.ToSnapshotID, rec.Partitions)
 	if err != nil {
 		return nil, &OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: fmt.Errorf("main points at %d, but its fingerprint could not be read: %w", res.ToSnapshotID, err)}
 	}
 	res.Fingerprint = fp.Hash
-	if want := props[PropBaseFingerprint]; want != "" && want != fp.Hash {
+	if want := rec.BaseFingerprint; want != "" && want != fp.Hash {
 		return res, &OpError{Op: "rollback", Table: name, RunID: res.RunID,
 			Err: fmt.Errorf("%w: main points at %d, but its fingerprint %s differs from %s recorded before the run", ErrVerifyFailed, res.ToSnapshotID, short(fp.Hash), short(want))}
 	}
-	res.Verified = props[PropBaseFingerprint] != ""
+	res.Verified = rec.BaseFingerprint != ""
 	return res, nil
 }
 
@@ -179,22 +168,22 @@ func (p *Publisher) VerifyRun(ctx context.Context, ident table.Identifier, runID
 	if err != nil {
 		return nil, err
 	}
-	props := run.Summary.Properties
-	if props[PropFingerprint] == "" {
+	var rec runrecord.Record
+	if run.Summary != nil {
+		rec, _ = runrecord.Read(run.Summary.Properties)
+	}
+	if rec.Fingerprint == "" {
 		return nil, fmt.Errorf("snapshot %d was not committed by lakeswap: it records no fingerprint", run.SnapshotID)
 	}
-	values, _ := recordedValues(props)
-	parts, err := p.partitionFingerprints(ctx, ident, run.SnapshotID, values)
+	parts, err := p.partitionFingerprints(ctx, ident, run.SnapshotID, rec.Partitions)
 	if err != nil {
 		return nil, err
 	}
 	fp, _ := verify.Combine(parts) // a sum that does not fit is left out of Sums
-	res := &VerifyResult{RunID: props[PropRunID], SnapshotID: run.SnapshotID, Recorded: props[PropFingerprint],
+	res := &VerifyResult{RunID: rec.RunID, SnapshotID: run.SnapshotID, Recorded: rec.Fingerprint,
 		Computed: fp.Hash, Rows: fp.Rows, Sums: fp.Sums}
-	var recorded map[string]string
-	_ = json.Unmarshal([]byte(props[PropPartitionHashes]), &recorded)
 	for k, pf := range parts {
-		if recorded[k] != pf.Hash {
+		if rec.PartitionHashes[k] != pf.Hash {
 			if res.Differences == nil {
 				res.Differences = map[string]string{}
 			}

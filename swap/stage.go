@@ -22,6 +22,7 @@ import (
 
 	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/parquetio"
+	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/verify"
 )
 
@@ -165,7 +166,7 @@ func (p *Publisher) Stage(ctx context.Context, req Request) (*Plan, *table.Table
 		id := base.SnapshotID
 		plan.BaseSnapshotID = &id
 	}
-	plan.prior = findRunSnapshot(meta, runID)
+	plan.prior = runrecord.Find(meta, runID)
 	all, err := baseFiles(ctx, fsys, base, lay)
 	if err != nil {
 		return nil, nil, fmt.Errorf("table %s: %w", name, err)

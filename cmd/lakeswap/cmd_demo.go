@@ -19,6 +19,7 @@ import (
 	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/internal/devserver"
 	"github.com/lakeswap/lakeswap/internal/retail"
+	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/s3store"
 	"github.com/lakeswap/lakeswap/swap"
 )
@@ -364,7 +365,7 @@ func (d *demo) badPublishRolledBack(batch2 []retail.DailyOrder) error {
 		return err
 	}
 	goodSnap := good.CurrentSnapshot().SnapshotID
-	goodFP := good.CurrentSnapshot().Summary.Properties[swap.PropFingerprint]
+	goodFP := good.CurrentSnapshot().Summary.Properties[runrecord.PropFingerprint]
 	bad := slices.Clone(batch2)
 	for i := range bad {
 		bad[i].AmountCents *= 10

@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lakeswap/lakeswap/catalog"
-	"github.com/lakeswap/lakeswap/swap"
+	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/verify"
 )
 
@@ -42,8 +42,8 @@ func runHistory(ctx context.Context, g *globals, table string) error {
 		return err
 	}
 	out := struct {
-		Main []swap.Entry `json:"main"`
-		Off  []swap.Entry `json:"off_main,omitempty"`
+		Main []runrecord.Entry `json:"main"`
+		Off  []runrecord.Entry `json:"off_main,omitempty"`
 	}{main, off}
 	return g.emit(out, func(w io.Writer) {
 		printHistory(w, main)
@@ -54,7 +54,7 @@ func runHistory(ctx context.Context, g *globals, table string) error {
 	})
 }
 
-func printHistory(w io.Writer, entries []swap.Entry) {
+func printHistory(w io.Writer, entries []runrecord.Entry) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SNAPSHOT\tTIME\tOPERATION\tRUN\tPARTITIONS\tROWS\tSUMS\tFINGERPRINT")
 	for _, e := range entries {

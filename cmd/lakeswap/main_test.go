@@ -15,6 +15,7 @@ import (
 
 	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/internal/retail"
+	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/swap"
 	"github.com/lakeswap/lakeswap/testenv"
 )
@@ -177,7 +178,7 @@ func TestPublishAndHistoryJSON(t *testing.T) {
 		t.Fatalf("history: exit %d: %s", code, errs)
 	}
 	var h struct {
-		Main []swap.Entry `json:"main"`
+		Main []runrecord.Entry `json:"main"`
 	}
 	if err := json.Unmarshal([]byte(out), &h); err != nil {
 		t.Fatalf("history -o json is not JSON: %v\n%s", err, out)
@@ -233,7 +234,7 @@ func TestExitCodes(t *testing.T) {
 	// Rolling back the first load now would drop the other writer's commit.
 	code, out, _ := cli(t, home, "history", "--table", "retail.daily_orders", "-o", "json")
 	var h struct {
-		Main []swap.Entry `json:"main"`
+		Main []runrecord.Entry `json:"main"`
 	}
 	if err := json.Unmarshal([]byte(out), &h); err != nil || code != 0 {
 		t.Fatalf("history: %v", err)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/internal/retail"
+	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/s3store"
 	"github.com/lakeswap/lakeswap/swap"
 	"github.com/lakeswap/lakeswap/testenv"
@@ -141,7 +142,7 @@ func TestTwoProcessesOneRunID(t *testing.T) {
 		}
 		n := 0
 		for _, snap := range tbl.Metadata().Snapshots() {
-			if snap.Summary != nil && snap.Summary.Properties[swap.PropRunID] == runID {
+			if snap.Summary != nil && snap.Summary.Properties[runrecord.PropRunID] == runID {
 				n++
 			}
 		}
@@ -317,7 +318,7 @@ func TestDemoOnOwnEndpointLeavesConfig(t *testing.T) {
 		t.Fatalf("lakeswap %s: exit %d: %s", strings.Join(args, " "), code, errb.String())
 	}
 	var h struct {
-		Main []swap.Entry `json:"main"`
+		Main []runrecord.Entry `json:"main"`
 	}
 	if err := json.Unmarshal(out.Bytes(), &h); err != nil || len(h.Main) < 3 {
 		t.Errorf("history after the demo: %v, %d entries:\n%s", err, len(h.Main), out.String())

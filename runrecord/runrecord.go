@@ -1,0 +1,176 @@
+// Package runrecord is what lakeswap records of a run in the snapshot the run
+// commits, and how it reads that back: the table's own history is the
+// record of every run (its id, partitions, fingerprints, rows and sums, what
+// it replaced, its source and lakeswap's version), so that history, verify,
+// rollback and a rerun of the same run id need nothing but the table.
+//
+//	props := runrecord.Record{RunID: "job-42", PartitionColumn: "order_date", Partitions: []string{"2026-01-01"}}.Properties()
+//	rec, ok := runrecord.Read(snapshot.Summary.Properties)
+package runrecord
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+)
+
+// Version is lakeswap's version, recorded in every snapshot it commits.
+var Version = "0.1.0-dev"
+
+// Snapshot summary properties that record a run.
+const (
+	PropRunID      = "lakeswap.run-id"
+	PropSource     = "lakeswap.source"
+	PropPartitions = "lakeswap.partitions" // column=value, comma-separated, for people
+	// PropPartitionValues is the partition values as a JSON array: what
+	// lakeswap reads, since a value may hold a comma.
+	PropPartitionValues = "lakeswap.partition-values"
+	PropPartitionColumn = "lakeswap.partition-column"
+	PropFingerprint     = "lakeswap.fingerprint"
+	PropFPVersion       = "lakeswap.fingerprint-version"
+	PropPartitionHashes = "lakeswap.partition-fingerprints"
+	PropRows            = "lakeswap.rows"
+	PropSumPrefix       = "lakeswap.sum."
+	PropBaseSnapshot    = "lakeswap.base-snapshot-id"
+	PropBaseFingerprint = "lakeswap.base-fingerprint"
+	PropBaseRows        = "lakeswap.base-rows"
+	PropVersion         = "lakeswap.version"
+)
+
+// Record is what one run records.
+type Record struct {
+	RunID              string
+	Source             string // the input's description; never a credential
+	PartitionColumn    string
+	Partitions         []string          // the partition values, in order
+	Fingerprint        string            // the run's fingerprint
+	FingerprintVersion string            // the algorithm's version
+	PartitionHashes    map[string]string // each partition's fingerprint, by key (column=value)
+	Rows               int64
+	Sums               map[string]int64
+	BaseSnapshotID     *int64 // the snapshot the run replaced; nil on an empty table
+	BaseFingerprint    string // the fingerprint of what the run replaced
+	BaseRows           int64
+	Version            string // lakeswap's
+}
+
+// Keys names the run's partitions as column=value.
+func (r Record) Keys() []string {
+	keys := make([]string, len(r.Partitions))
+	for i, v := range r.Partitions {
+		keys[i] = r.PartitionColumn + "=" + v
+	}
+	return keys
+}
+
+// Properties is the record as snapshot summary properties.
+func (r Record) Properties() iceberg.Properties {
+	values, _ := json.Marshal(r.Partitions)
+	hashes, _ := json.Marshal(r.PartitionHashes)
+	props := iceberg.Properties{
+		PropRunID:           r.RunID,
+		PropPartitions:      strings.Join(r.Keys(), ","),
+		PropPartitionValues: string(values),
+		PropPartitionColumn: r.PartitionColumn,
+		PropFingerprint:     r.Fingerprint,
+		PropFPVersion:       r.FingerprintVersion,
+		PropPartitionHashes: string(hashes),
+		PropRows:            strconv.FormatInt(r.Rows, 10),
+		PropBaseFingerprint: r.BaseFingerprint,
+		PropBaseRows:        strconv.FormatInt(r.BaseRows, 10),
+		PropVersion:         r.Version,
+	}
+	if r.Source != "" {
+		props[PropSource] = r.Source
+	}
+	if r.BaseSnapshotID != nil {
+		props[PropBaseSnapshot] = strconv.FormatInt(*r.BaseSnapshotID, 10)
+	}
+	for col, sum := range r.Sums {
+		props[PropSumPrefix+col] = strconv.FormatInt(sum, 10)
+	}
+	return props
+}
+
+// Read reads the record a snapshot's summary holds; ok is false for a
+// snapshot lakeswap did not commit. Runs recorded before the values were
+// kept as JSON give their values from the comma-joined keys.
+func Read(props map[string]string) (r Record, ok bool) {
+	r.RunID = props[PropRunID]
+	if r.RunID == "" {
+		return Record{}, false
+	}
+	r.Source, r.PartitionColumn = props[PropSource], props[PropPartitionColumn]
+	r.Fingerprint, r.FingerprintVersion = props[PropFingerprint], props[PropFPVersion]
+	r.BaseFingerprint, r.Version = props[PropBaseFingerprint], props[PropVersion]
+	r.Rows, _ = strconv.ParseInt(props[PropRows], 10, 64)
+	r.BaseRows, _ = strconv.ParseInt(props[PropBaseRows], 10, 64)
+	if v, err := strconv.ParseInt(props[PropBaseSnapshot], 10, 64); err == nil {
+		r.BaseSnapshotID = &v
+	}
+	_ = json.Unmarshal([]byte(props[PropPartitionHashes]), &r.PartitionHashes)
+	if err := json.Unmarshal([]byte(props[PropPartitionValues]), &r.Partitions); err != nil {
+		r.Partitions = nil
+		for _, key := range strings.Split(props[PropPartitions], ",") {
+			if key = strings.TrimSpace(key); key != "" {
+				col, v, _ := strings.Cut(key, "=")
+				r.Partitions, r.PartitionColumn = append(r.Partitions, v), col
+			}
+		}
+	}
+	for k, v := range props {
+		if col, found := strings.CutPrefix(k, PropSumPrefix); found {
+			if r.Sums == nil {
+				r.Sums = map[string]int64{}
+			}
+			r.Sums[col], _ = strconv.ParseInt(v, 10, 64)
+		}
+	}
+	return r, true
+}
+
+// Find returns the snapshot of the table that records runID, or nil. A run
+// id is recorded at most once: it is the run's idempotency key.
+func Find(meta table.Metadata, runID string) *table.Snapshot {
+	for _, s := range meta.Snapshots() {
+		if s.Summary != nil && s.Summary.Properties[PropRunID] == runID {
+			return &s
+		}
+	}
+	return nil
+}
+
+// Entry is one snapshot of a table's history, with the run that made it
+// where lakeswap did.
+type Entry struct {
+	SnapshotID  int64            `json:"snapshot_id"`
+	ParentID    *int64           `json:"parent_id,omitempty"`
+	Time        time.Time        `json:"time"`
+	Operation   string           `json:"operation"`
+	Current     bool             `json:"current"`
+	RunID       string           `json:"run_id,omitempty"`
+	Partitions  []string         `json:"partitions,omitempty"` // column=value
+	Rows        int64            `json:"rows,omitempty"`
+	Sums        map[string]int64 `json:"sums,omitempty"`
+	Fingerprint string           `json:"fingerprint,omitempty"`
+	Source      string           `json:"source,omitempty"`
+}
+
+// EntryOf describes a snapshot for history.
+func EntryOf(s table.Snapshot) Entry {
+	e := Entry{SnapshotID: s.SnapshotID, ParentID: s.ParentSnapshotID, Time: time.UnixMilli(s.TimestampMs).UTC()}
+	if s.Summary == nil {
+		return e
+	}
+	e.Operation = string(s.Summary.Operation)
+	r, ok := Read(s.Summary.Properties)
+	if !ok {
+		return e
+	}
+	e.RunID, e.Partitions, e.Rows, e.Sums, e.Fingerprint, e.Source = r.RunID, r.Keys(), r.Rows, r.Sums, r.Fingerprint, r.Source
+	return e
+}
