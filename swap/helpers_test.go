@@ -16,6 +16,7 @@ import (
 
 	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/internal/retail"
+	"github.com/lakeswap/lakeswap/source"
 	"github.com/lakeswap/lakeswap/swap"
 )
 
@@ -151,7 +152,7 @@ func dayAfter(date string, days int) string {
 // hookSource runs before once, when the publish first opens a partition:
 // after the plan has noted its base, before the commit.
 type hookSource struct {
-	swap.Source
+	source.Source
 	before func()
 	once   sync.Once
 }

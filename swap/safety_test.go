@@ -19,6 +19,7 @@ import (
 
 	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/internal/retail"
+	"github.com/lakeswap/lakeswap/source"
 	"github.com/lakeswap/lakeswap/swap"
 	"github.com/lakeswap/lakeswap/verify"
 )
@@ -410,7 +411,7 @@ func TestTypedPartitionValues(t *testing.T) {
 // cancelSource cancels the publish when it opens its second partition, as
 // Ctrl-C or an orchestrator's SIGTERM would midway through staging.
 type cancelSource struct {
-	swap.Source
+	source.Source
 	cancel context.CancelFunc
 	opened int
 }
@@ -477,13 +478,13 @@ func TestCancelledPublishRemovesItsFiles(t *testing.T) {
 			rows := fixture(t, retail.AfterBatch2)
 			for _, tc := range []struct {
 				runID string
-				src   func(context.CancelFunc) swap.Source
+				src   func(context.CancelFunc) source.Source
 				say   string
 			}{
-				{"cancelled-1", func(c context.CancelFunc) swap.Source {
+				{"cancelled-1", func(c context.CancelFunc) source.Source {
 					return &cancelSource{Source: retail.NewSource(rows), cancel: c}
 				}, "removed the 1 file(s)"},
-				{"cancelled-2", func(c context.CancelFunc) swap.Source { return cancelMidPartition{rows: rows, cancel: c} }, "file(s)"},
+				{"cancelled-2", func(c context.CancelFunc) source.Source { return cancelMidPartition{rows: rows, cancel: c} }, "file(s)"},
 			} {
 				ctx, cancel := context.WithCancel(e.ctx)
 				_, err := e.pub.Publish(ctx, swap.Request{Table: e.ident, Partitions: fixtureRange, Source: tc.src(cancel), RunID: tc.runID, Parallelism: 1})

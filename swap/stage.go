@@ -14,7 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
@@ -23,34 +22,16 @@ import (
 	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/parquetio"
 	"github.com/lakeswap/lakeswap/runrecord"
+	"github.com/lakeswap/lakeswap/source"
 	"github.com/lakeswap/lakeswap/verify"
 )
-
-// Source gives the rows a run publishes for each partition it declares,
-// keyed by partition value (2026-01-01 for a day partition). Open is called
-// once per declared partition, possibly from several goroutines at once.
-type Source interface {
-	Open(ctx context.Context, partition string) (array.RecordReader, error)
-}
-
-// Locator is an optional Source power: naming where a row of a partition came
-// from (file and line), for findings.
-type Locator interface {
-	Locate(partition string, row int64) string
-}
-
-// StrayReporter is an optional Source power: findings about input rows that
-// belong to no declared partition, which no Open call will return.
-type StrayReporter interface {
-	Stray() []verify.Finding
-}
 
 // Request is one publish: which table, which partitions it owns, and where
 // their rows come from.
 type Request struct {
 	Table      table.Identifier
 	Partitions []string // partition values, e.g. 2026-01-01
-	Source     Source
+	Source     source.Source
 	// SourceName describes the input for the record (file names, a job id);
 	// it must not hold credentials.
 	SourceName string
@@ -202,7 +183,7 @@ func (p *Publisher) Stage(ctx context.Context, req Request) (*Plan, *table.Table
 	}
 	p.progress().Step("stage")
 	locate := func(string, int64) string { return "" }
-	if l, ok := req.Source.(Locator); ok {
+	if l, ok := req.Source.(source.Locator); ok {
 		locate = l.Locate
 	}
 	g, gctx := errgroup.WithContext(ctx)
@@ -224,7 +205,7 @@ func (p *Publisher) Stage(ctx context.Context, req Request) (*Plan, *table.Table
 	}
 	stageErr := g.Wait()
 
-	if stray, ok := req.Source.(StrayReporter); ok {
+	if stray, ok := req.Source.(source.StrayReporter); ok {
 		plan.Findings = append(plan.Findings, stray.Stray()...)
 	}
 	for _, pp := range plan.Partitions {

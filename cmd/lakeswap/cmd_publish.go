@@ -2,19 +2,15 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/parquetio"
+	"github.com/lakeswap/lakeswap/source"
 	"github.com/lakeswap/lakeswap/swap"
 	"github.com/lakeswap/lakeswap/verify"
 )
@@ -98,7 +94,7 @@ func runPublish(ctx context.Context, g *globals, o publishOptions) error {
 		return usagef("--parallelism %d: want 0 (one per core) up to 1024", o.parallelism)
 	}
 	writer.TargetFileSize = o.targetFileMiB << 20
-	if err := checkInputs(o.files); err != nil {
+	if err := source.CheckFiles(o.files); err != nil {
 		return usageError{err}
 	}
 
@@ -118,27 +114,6 @@ func runPublish(ctx context.Context, g *globals, o publishOptions) error {
 	return g.report(res, err, func(w io.Writer) { printResult(w, res) })
 }
 
-// checkInputs checks, before anything is read, that every input file exists
-// and has a format lakeswap reads.
-func checkInputs(files []string) error {
-	for _, f := range files {
-		info, err := os.Stat(f)
-		if errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("input %s does not exist", f)
-		}
-		if err != nil {
-			return err
-		}
-		if info.IsDir() {
-			return fmt.Errorf("input %s is a folder; name the files in it", f)
-		}
-		if _, err := parquetio.InputFormat(f); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // publishFiles publishes the rows of input files to the partitions a
 // selector names; req carries the table and options.
 func publishFiles(ctx context.Context, pub *swap.Publisher, req swap.Request, selector string, files []string) (*swap.Result, error) {
@@ -156,27 +131,13 @@ func publishFiles(ctx context.Context, pub *swap.Publisher, req swap.Request, se
 			return nil, usageError{err}
 		}
 	}
-	src, err := readFiles(ctx, contract, values, files)
+	src, err := source.ReadFiles(ctx, contract, values, files)
 	if err != nil {
 		return nil, err
 	}
-	defer src.release()
-	req.Partitions, req.Source, req.SourceName, req.Target = values, src, describeFiles(files), target
+	defer src.Release()
+	req.Partitions, req.Source, req.SourceName, req.Target = values, src, source.Describe(files), target
 	return pub.Publish(ctx, req)
-}
-
-// describeFiles names the inputs for the snapshot record: base names only,
-// so no local path or credential-bearing URL lands in the table's history.
-func describeFiles(files []string) string {
-	names := make([]string, len(files))
-	for i, f := range files {
-		names[i] = filepath.Base(f)
-	}
-	s := strings.Join(names, ",")
-	if len(s) > 500 {
-		s = s[:500] + "..."
-	}
-	return "files:" + s
 }
 
 func printResult(w io.Writer, res *swap.Result) {

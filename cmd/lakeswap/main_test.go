@@ -16,6 +16,7 @@ import (
 	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/internal/retail"
 	"github.com/lakeswap/lakeswap/runrecord"
+	"github.com/lakeswap/lakeswap/source"
 	"github.com/lakeswap/lakeswap/swap"
 	"github.com/lakeswap/lakeswap/testenv"
 )
@@ -194,7 +195,7 @@ func TestPublishAndHistoryJSON(t *testing.T) {
 
 // conflictSource lets another writer commit after the plan noted its base.
 type conflictSource struct {
-	swap.Source
+	source.Source
 	other func()
 	once  sync.Once
 }

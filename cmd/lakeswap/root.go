@@ -12,8 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lakeswap/lakeswap/catalog"
-	"github.com/lakeswap/lakeswap/parquetio"
 	"github.com/lakeswap/lakeswap/s3store"
+	"github.com/lakeswap/lakeswap/source"
 	"github.com/lakeswap/lakeswap/swap"
 	"github.com/lakeswap/lakeswap/verify"
 )
@@ -64,7 +64,7 @@ func exitCode(err error) int {
 		return exitUnknown
 	case errors.Is(err, context.Canceled):
 		return exitCancelled
-	case errors.Is(err, swap.ErrRefused), errors.As(err, new(*parquetio.InputError)):
+	case errors.Is(err, swap.ErrRefused), errors.As(err, new(*source.InputError)):
 		return exitRefused
 	case errors.Is(err, swap.ErrConflict):
 		return exitConflict
@@ -103,7 +103,7 @@ func errorObject(code int, err error, result any) jsonError {
 		o.Hint = op.Hint
 	}
 	var refused *swap.RefusedError
-	var input *parquetio.InputError
+	var input *source.InputError
 	switch {
 	case errors.As(err, &refused):
 		o.Findings = refused.Findings

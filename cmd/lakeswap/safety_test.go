@@ -244,55 +244,6 @@ func TestCSVByteOrderMark(t *testing.T) {
 	}
 }
 
-// TestAlternatingInputIsGroupedPerBatch: rows that switch partition on every
-// line are regrouped once per input batch, not kept as a slice per run of
-// rows (which took gigabytes for two million rows).
-func TestAlternatingInputIsGroupedPerBatch(t *testing.T) {
-	home := newHome(t)
-	var b strings.Builder
-	b.WriteString("order_date,channel,order_count,amount_cents\n")
-	const rows = 200_000
-	for i := range rows {
-		fmt.Fprintf(&b, "2026-01-0%d,c%d,1,%d\n", 1+i%2, i, i)
-	}
-	in := write(t, t.TempDir(), "alternating.csv", b.String())
-	cat := openHome(t, home)
-	tbl, err := cat.LoadTable(context.Background(), []string{"retail", "daily_orders"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	contract, err := swap.ContractOf(tbl.Metadata())
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, err := readFiles(context.Background(), contract, []string{"2026-01-01", "2026-01-02"}, []string{in})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.release()
-	batches := (rows + 65535) / 65536
-	for _, day := range []string{"2026-01-01", "2026-01-02"} {
-		if n := len(src.parts[day]); n > batches {
-			t.Errorf("partition %s is held as %d slices; want at most one per input batch (%d)", day, n, batches)
-		}
-		rr, err := src.Open(context.Background(), day)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, line := int64(0), src.Locate(day, 2)
-		for rr.Next() {
-			got += rr.RecordBatch().NumRows()
-		}
-		rr.Release()
-		if got != rows/2 {
-			t.Errorf("partition %s reads %d rows, want %d", day, got, rows/2)
-		}
-		if want := map[string]string{"2026-01-01": ":4", "2026-01-02": ":5"}[day]; !strings.HasSuffix(line, want) {
-			t.Errorf("row 2 of %s located at %s, want line %s", day, line, want)
-		}
-	}
-}
-
 // TestDemoOnOwnEndpointLeavesConfig: after a demo on one's own S3 endpoint,
 // the command the demo prints works as printed.
 func TestDemoOnOwnEndpointLeavesConfig(t *testing.T) {

@@ -1,4 +1,4 @@
-package parquetio
+package source
 
 import (
 	"bufio"
@@ -23,6 +23,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	icebergio "github.com/apache/iceberg-go/io"
+
+	"github.com/lakeswap/lakeswap/parquetio"
 )
 
 // Batch is rows of an input file in the table's schema. Line[i] is where row
@@ -645,7 +647,7 @@ func readParquetInput(ctx context.Context, path string, schema *arrow.Schema, fn
 	if err != nil {
 		return &InputError{File: path, Err: err}
 	}
-	rr, err := Open(ctx, icebergio.LocalFS{}, abs)
+	rr, err := parquetio.Open(ctx, icebergio.LocalFS{}, abs)
 	if err != nil {
 		return &InputError{File: path, Err: err}
 	}

@@ -1,4 +1,4 @@
-package parquetio
+package source
 
 import (
 	"bytes"

@@ -1,8 +1,12 @@
-package main
+package source
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -11,20 +15,18 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/lakeswap/lakeswap/parquetio"
-	"github.com/lakeswap/lakeswap/swap"
 	"github.com/lakeswap/lakeswap/verify"
 )
 
-// fileSource serves the rows of the input files a user hands to publish, split
-// by partition value. Rows of undeclared partitions are kept as findings.
-// It holds the inputs in memory; a job that produces more than fits should
-// use the Go API's streaming Source.
+// Files serves the rows of input files, split by partition value. Rows of
+// undeclared partitions are kept as findings. It holds the inputs in
+// memory; a job that produces more than fits should stream through a
+// Source of its own.
 //
 // Each input batch is regrouped by partition with one take and then cut
 // into one slice per partition, so that memory and time depend on the rows
 // and the partitions, not on how often the input switches between them.
-type fileSource struct {
+type Files struct {
 	schema *arrow.Schema
 	parts  map[string][]slice
 	stray  []verify.Finding
@@ -41,14 +43,15 @@ type slice struct {
 }
 
 var (
-	_ swap.Source        = (*fileSource)(nil)
-	_ swap.Locator       = (*fileSource)(nil)
-	_ swap.StrayReporter = (*fileSource)(nil)
+	_ Source        = (*Files)(nil)
+	_ Locator       = (*Files)(nil)
+	_ StrayReporter = (*Files)(nil)
 )
 
-// readFiles reads every input file and splits its rows by partition.
-func readFiles(ctx context.Context, c *verify.Contract, declared []string, files []string) (*fileSource, error) {
-	src := &fileSource{schema: c.Arrow, parts: map[string][]slice{}}
+// ReadFiles reads every input file and splits its rows by the declared
+// partitions. The caller releases the Files.
+func ReadFiles(ctx context.Context, c *verify.Contract, declared []string, files []string) (*Files, error) {
+	src := &Files{schema: c.Arrow, parts: map[string][]slice{}}
 	owned := map[string]bool{}
 	keys := make([]string, len(declared))
 	for i, d := range declared {
@@ -57,18 +60,18 @@ func readFiles(ctx context.Context, c *verify.Contract, declared []string, files
 	}
 	src.declared = describeKeys(keys)
 	for _, f := range files {
-		err := parquetio.ReadInput(ctx, f, c.Arrow, func(b parquetio.Batch) error {
+		err := ReadInput(ctx, f, c.Arrow, func(b Batch) error {
 			return src.split(ctx, c, owned, b)
 		})
 		if err != nil {
-			src.release()
+			src.Release()
 			return nil, err
 		}
 	}
 	return src, nil
 }
 
-func (s *fileSource) split(ctx context.Context, c *verify.Contract, owned map[string]bool, b parquetio.Batch) error {
+func (s *Files) split(ctx context.Context, c *verify.Contract, owned map[string]bool, b Batch) error {
 	valueOf, err := c.Partition.ValueFunc(b.Rec.Column(c.Partition.Column))
 	if err != nil {
 		return fmt.Errorf("%s: %w", b.File, err)
@@ -153,7 +156,7 @@ func take(ctx context.Context, rec arrow.RecordBatch, rows []int64) (arrow.Recor
 	return array.NewRecordBatch(rec.Schema(), cols, int64(len(rows))), nil
 }
 
-func (s *fileSource) addStray(c *verify.Contract, v string, ok bool, file string, line int64) {
+func (s *Files) addStray(c *verify.Contract, v string, ok bool, file string, line int64) {
 	s.nstray++
 	if len(s.stray) >= verify.MaxFindings {
 		return
@@ -172,7 +175,7 @@ func (s *fileSource) addStray(c *verify.Contract, v string, ok bool, file string
 const openBatchRows = 64 << 10
 
 // Open returns a partition's rows in input order.
-func (s *fileSource) Open(_ context.Context, partition string) (array.RecordReader, error) {
+func (s *Files) Open(_ context.Context, partition string) (array.RecordReader, error) {
 	var recs []arrow.RecordBatch
 	release := func() {
 		for _, r := range recs {
@@ -232,7 +235,7 @@ func concat(schema *arrow.Schema, pieces []slice) (arrow.RecordBatch, error) {
 }
 
 // Locate names the file and line of a partition's row (counting from 1).
-func (s *fileSource) Locate(partition string, row int64) string {
+func (s *Files) Locate(partition string, row int64) string {
 	for _, sl := range s.parts[partition] {
 		if row <= int64(len(sl.line)) {
 			return fmt.Sprintf("%s:%d", sl.file, sl.line[row-1])
@@ -243,7 +246,7 @@ func (s *fileSource) Locate(partition string, row int64) string {
 }
 
 // Stray returns findings for rows of undeclared partitions.
-func (s *fileSource) Stray() []verify.Finding {
+func (s *Files) Stray() []verify.Finding {
 	if s.nstray > len(s.stray) {
 		return append(s.stray, verify.Finding{Kind: verify.KindOutside,
 			Message: fmt.Sprintf("%d more rows outside the declared partitions", s.nstray-len(s.stray))})
@@ -251,7 +254,8 @@ func (s *fileSource) Stray() []verify.Finding {
 	return s.stray
 }
 
-func (s *fileSource) release() {
+// Release frees the rows held.
+func (s *Files) Release() {
 	for _, sl := range s.parts {
 		for _, x := range sl {
 			x.rec.Release()
@@ -267,4 +271,39 @@ func describeKeys(keys []string) string {
 		keys = append(keys[:3], "...", keys[len(keys)-1])
 	}
 	return strings.Join(keys, ", ")
+}
+
+// CheckFiles checks, before anything is read, that every input file exists
+// and has a format lakeswap reads.
+func CheckFiles(files []string) error {
+	for _, f := range files {
+		info, err := os.Stat(f)
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("input %s does not exist", f)
+		}
+		if err != nil {
+			return err
+		}
+		if info.IsDir() {
+			return fmt.Errorf("input %s is a folder; name the files in it", f)
+		}
+		if _, err := InputFormat(f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Describe names input files for a run's record: base names only,
+// so no local path or credential-bearing URL lands in the table's history.
+func Describe(files []string) string {
+	names := make([]string, len(files))
+	for i, f := range files {
+		names[i] = filepath.Base(f)
+	}
+	s := strings.Join(names, ",")
+	if len(s) > 500 {
+		s = s[:500] + "..."
+	}
+	return "files:" + s
 }

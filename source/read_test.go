@@ -1,0 +1,103 @@
+package source_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	icebergio "github.com/apache/iceberg-go/io"
+
+	"github.com/lakeswap/lakeswap/parquetio"
+	"github.com/lakeswap/lakeswap/source"
+)
+
+var schema = arrow.NewSchema([]arrow.Field{
+	{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "name", Type: arrow.BinaryTypes.String, Nullable: true},
+	{Name: "day", Type: arrow.FixedWidthTypes.Date32},
+}, nil)
+
+func TestReadInputFormats(t *testing.T) {
+	dir := t.TempDir()
+	csvPath := filepath.Join(dir, "in.csv")
+	ndjsonPath := filepath.Join(dir, "in.ndjson")
+	os.WriteFile(csvPath, []byte("id,name,day\n1,a,2026-01-01\n2,,2026-01-01\n"), 0o644)
+	os.WriteFile(ndjsonPath, []byte("{\"id\":1,\"name\":\"a\",\"day\":\"2026-01-01\"}\n\n{\"id\":2,\"name\":null,\"day\":\"2026-01-01\"}\n"), 0o644)
+
+	// The same rows as Parquet, written by the staging writer.
+	w := parquetio.NewWriter(icebergio.LocalFS{}, "file://"+dir, schema, parquetio.Options{})
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	b.Field(0).(*array.Int64Builder).AppendValues([]int64{1, 2}, nil)
+	b.Field(1).(*array.StringBuilder).AppendValues([]string{"a", ""}, []bool{true, false})
+	b.Field(2).(*array.Date32Builder).AppendValues([]arrow.Date32{20454, 20454}, nil)
+	rec := b.NewRecordBatch()
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	files, err := w.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	for _, path := range []string{csvPath, ndjsonPath, strings.TrimPrefix(files[0].Path, "file://")} {
+		batches, err := readAll(path, schema)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		if len(batches) != 1 || batches[0].Rec.NumRows() != 2 {
+			t.Fatalf("%s: %d batches", path, len(batches))
+		}
+		got := batches[0].Rec
+		if got.Column(0).(*array.Int64).Value(1) != 2 || got.Column(2).(*array.Date32).Value(0) != 20454 {
+			t.Errorf("%s: read %v", path, got)
+		}
+		wantNull := !strings.HasSuffix(path, ".csv") // an empty CSV string field is an empty string
+		if got.Column(1).IsNull(1) != wantNull {
+			t.Errorf("%s: second name null = %v, want %v", path, got.Column(1).IsNull(1), wantNull)
+		}
+		if strings.HasSuffix(path, ".ndjson") && batches[0].Line[1] != 3 {
+			t.Errorf("ndjson row 2 is on line %d, want 3 (blank lines count)", batches[0].Line[1])
+		}
+	}
+}
+
+func TestReadInputNamesTheBadValue(t *testing.T) {
+	dir := t.TempDir()
+	cases := map[string]string{
+		"in.csv":    "id,name,day\n1,a,2026-01-01\n2,b,2026-13-01\n",
+		"in.ndjson": "{\"id\":1,\"name\":\"a\",\"day\":\"2026-01-01\"}\n{\"id\":2,\"name\":\"b\",\"day\":\"2026-13-01\"}\n",
+	}
+	for name, content := range cases {
+		path := filepath.Join(dir, name)
+		os.WriteFile(path, []byte(content), 0o644)
+		_, err := readAll(path, schema)
+		var ie *source.InputError
+		if !errors.As(err, &ie) || ie.Line != 3-boolInt(name == "in.ndjson") || ie.Column != "day" {
+			t.Errorf("%s: err = %v, want an InputError at the second row, column day", name, err)
+		}
+	}
+}
+
+func boolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// readAll reads an input file into memory, as batches.
+func readAll(path string, schema *arrow.Schema) ([]source.Batch, error) {
+	var out []source.Batch
+	err := source.ReadInput(context.Background(), path, schema, func(b source.Batch) error {
+		b.Rec.Retain()
+		out = append(out, b)
+		return nil
+	})
+	return out, err
+}
