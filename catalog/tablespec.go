@@ -13,17 +13,8 @@ import (
 	icebergcat "github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 	"gopkg.in/yaml.v3"
-)
 
-// Table properties that hold a table's lakeswap contract beside the grain,
-// which is the schema's identifier fields.
-const (
-	PropAdditive    = "lakeswap.additive-columns" // comma-separated column names
-	PropCheckPrefix = "lakeswap.check."           // lakeswap.check.<column> = non-negative,...
-	// PropDeltaIntegers = "true" stores near-unique integer, date and time
-	// columns as DELTA_BINARY_PACKED: set it when every reader of the table
-	// decodes that (Iceberg's Java vectorized reader does from 1.10).
-	PropDeltaIntegers = "lakeswap.parquet.delta-integers"
+	"github.com/lakeswap/lakeswap/contract"
 )
 
 // TableSpec is the small schema file `lakeswap table create` reads.
@@ -145,13 +136,13 @@ func (s TableSpec) Build() (*iceberg.Schema, *iceberg.PartitionSpec, iceberg.Pro
 		}
 	}
 	if len(s.Additive) > 0 {
-		props[PropAdditive] = strings.Join(s.Additive, ",")
+		props[contract.PropAdditive] = strings.Join(s.Additive, ",")
 	}
 	for col, checks := range s.Checks {
 		if _, err := known("checked", col); err != nil {
 			return nil, nil, nil, err
 		}
-		props[PropCheckPrefix+col] = strings.Join(checks, ",")
+		props[contract.PropCheckPrefix+col] = strings.Join(checks, ",")
 	}
 	return sc, &spec, props, nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/verify"
 )
 
@@ -50,7 +51,7 @@ var (
 
 // ReadFiles reads every input file and splits its rows by the declared
 // partitions. The caller releases the Files.
-func ReadFiles(ctx context.Context, c *verify.Contract, declared []string, files []string) (*Files, error) {
+func ReadFiles(ctx context.Context, c *contract.Contract, declared []string, files []string) (*Files, error) {
 	src := &Files{schema: c.Arrow, parts: map[string][]slice{}}
 	owned := map[string]bool{}
 	keys := make([]string, len(declared))
@@ -71,7 +72,7 @@ func ReadFiles(ctx context.Context, c *verify.Contract, declared []string, files
 	return src, nil
 }
 
-func (s *Files) split(ctx context.Context, c *verify.Contract, owned map[string]bool, b Batch) error {
+func (s *Files) split(ctx context.Context, c *contract.Contract, owned map[string]bool, b Batch) error {
 	valueOf, err := c.Partition.ValueFunc(b.Rec.Column(c.Partition.Column))
 	if err != nil {
 		return fmt.Errorf("%s: %w", b.File, err)
@@ -156,7 +157,7 @@ func take(ctx context.Context, rec arrow.RecordBatch, rows []int64) (arrow.Recor
 	return array.NewRecordBatch(rec.Schema(), cols, int64(len(rows))), nil
 }
 
-func (s *Files) addStray(c *verify.Contract, v string, ok bool, file string, line int64) {
+func (s *Files) addStray(c *contract.Contract, v string, ok bool, file string, line int64) {
 	s.nstray++
 	if len(s.stray) >= verify.MaxFindings {
 		return

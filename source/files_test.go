@@ -10,23 +10,23 @@ import (
 
 	"github.com/apache/iceberg-go"
 
-	"github.com/lakeswap/lakeswap/verify"
+	"github.com/lakeswap/lakeswap/contract"
 )
 
 // ordersContract is retail.daily_orders' contract: identity partitions on
 // order_date, grain (order_date, channel).
-func ordersContract(t *testing.T) *verify.Contract {
+func ordersContract(t *testing.T) *contract.Contract {
 	t.Helper()
 	sc := iceberg.NewSchemaWithIdentifiers(0, []int{1, 2},
 		iceberg.NestedField{ID: 1, Name: "order_date", Type: iceberg.PrimitiveTypes.Date, Required: true},
 		iceberg.NestedField{ID: 2, Name: "channel", Type: iceberg.PrimitiveTypes.String, Required: true},
 		iceberg.NestedField{ID: 3, Name: "order_count", Type: iceberg.PrimitiveTypes.Int64, Required: true},
 		iceberg.NestedField{ID: 4, Name: "amount_cents", Type: iceberg.PrimitiveTypes.Int64, Required: true})
-	part, err := verify.NewPartitioner(0, "order_date", iceberg.PrimitiveTypes.Date, "identity")
+	part, err := contract.NewPartitioner(0, "order_date", iceberg.PrimitiveTypes.Date, "identity")
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := verify.NewContract(sc, []string{"order_date", "channel"}, []string{"order_count", "amount_cents"}, nil, part)
+	c, err := contract.NewContract(sc, []string{"order_date", "channel"}, []string{"order_count", "amount_cents"}, nil, part)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/minio/minio-go/v7"
 
 	"github.com/lakeswap/lakeswap/catalog"
+	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/s3store"
 	"github.com/lakeswap/lakeswap/swap"
 	"github.com/lakeswap/lakeswap/verify"
@@ -161,9 +162,9 @@ func BenchmarkPublish(b *testing.B) {
 		return tbl
 	}
 	deltaSpec := benchSpec
-	deltaSpec.Properties = map[string]string{catalog.PropDeltaIntegers: "true"}
+	deltaSpec.Properties = map[string]string{contract.PropDeltaIntegers: "true"}
 	first := newTable("probe")
-	contract, err := swap.ContractOf(first.Metadata())
+	contract, err := contract.Of(first.Metadata())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -353,7 +354,7 @@ func BenchmarkStageS3(b *testing.B) {
 	}
 	newTable("probe")
 	probe, _ := cat.LoadTable(ctx, table.Identifier{"bench", "probe"})
-	contract, _ := swap.ContractOf(probe.Metadata())
+	contract, _ := contract.Of(probe.Metadata())
 	// Channels that never repeat keep the files large enough (about 16
 	// bytes a row) for the upload, not the request latency, to dominate.
 	data := newBenchDataWith(b, contract.Arrow, 2*benchRows(b), sorted, func(id int64) string {

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakeswap/lakeswap/catalog"
+	"github.com/lakeswap/lakeswap/contract"
 
 	"github.com/lakeswap/lakeswap/parquetio"
 	"github.com/lakeswap/lakeswap/verify"
@@ -19,7 +20,7 @@ import (
 
 // fingerprintFiles reads a partition's files and fingerprints their rows
 // together; the order of files does not matter.
-func fingerprintFiles(ctx context.Context, fsys icebergio.IO, c *verify.Contract, value string, files []string) (verify.Fingerprint, error) {
+func fingerprintFiles(ctx context.Context, fsys icebergio.IO, c *contract.Contract, value string, files []string) (verify.Fingerprint, error) {
 	acc := verify.NewAccumulator(c, value, nil)
 	for _, path := range files {
 		if err := addFile(ctx, fsys, acc, path); err != nil {
@@ -52,7 +53,7 @@ func addFile(ctx context.Context, fsys icebergio.IO, acc *verify.Accumulator, pa
 // snapshotFiles is a snapshot's live data files by partition value, with
 // what is needed to read them.
 type snapshotFiles struct {
-	contract *verify.Contract
+	contract *contract.Contract
 	fsys     icebergio.IO
 	live     map[string][]iceberg.DataFile
 }
@@ -69,7 +70,7 @@ func (p *Publisher) loadSnapshot(ctx context.Context, ident table.Identifier, sn
 	if snap == nil {
 		return nil, fmt.Errorf("snapshot %d is not in the metadata of %s", snapshotID, strings.Join(ident, "."))
 	}
-	contract, lay, err := contractOf(meta)
+	contract, err := contract.Of(meta)
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +78,7 @@ func (p *Publisher) loadSnapshot(ctx context.Context, ident table.Identifier, sn
 	if err != nil {
 		return nil, err
 	}
-	live, err := baseFiles(ctx, fsys, snap, lay)
+	live, err := baseFiles(ctx, fsys, snap, contract)
 	if err != nil {
 		return nil, err
 	}

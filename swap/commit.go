@@ -15,6 +15,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/verify"
 )
@@ -83,7 +84,7 @@ func (p *Publisher) commit(ctx context.Context, tbl *table.Table, plan *Plan) (*
 // for its statistics and partition value, which must be the partition the
 // file was staged for.
 func dataFiles(ctx context.Context, fsys icebergio.IO, meta table.Metadata, plan *Plan) ([]iceberg.DataFile, error) {
-	_, lay, err := contractOf(meta)
+	c, err := contract.Of(meta)
 	if err != nil {
 		return nil, err
 	}
@@ -110,14 +111,14 @@ func dataFiles(ctx context.Context, fsys icebergio.IO, meta table.Metadata, plan
 			if err != nil {
 				return fmt.Errorf("describe staged file %s: %w", j.path, err)
 			}
-			if got := lay.partitionValue(df); got != j.value && lay.identityString() {
+			if got := c.PartitionOf(df); got != j.value && c.IdentityString() {
 				// Bounds cannot say that every value is the empty string;
 				// the partition is known, so it is stated.
-				if df, err = withPartition(df, meta.PartitionSpec(), lay.field.FieldID, j.value); err != nil {
+				if df, err = withPartition(df, meta.PartitionSpec(), c.PartitionField.FieldID, j.value); err != nil {
 					return fmt.Errorf("describe staged file %s: %w", j.path, err)
 				}
 			}
-			if got := lay.partitionValue(df); got != j.value {
+			if got := c.PartitionOf(df); got != j.value {
 				return fmt.Errorf("staged file %s reads as partition %q, not %q", j.path, got, j.value)
 			}
 			out[i] = df

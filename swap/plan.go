@@ -10,6 +10,7 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/parquetio"
 	"github.com/lakeswap/lakeswap/verify"
 )
@@ -66,7 +67,7 @@ func (p *Plan) Refused() bool { return len(p.Findings) > 0 || p.DroppedFindings 
 // value. A partition with delete files is refused: replacing its data files
 // would leave the deletes applying to nothing, and lakeswap does not rewrite
 // them.
-func baseFiles(ctx context.Context, fsys icebergio.IO, snap *table.Snapshot, l layout) (map[string][]iceberg.DataFile, error) {
+func baseFiles(ctx context.Context, fsys icebergio.IO, snap *table.Snapshot, c *contract.Contract) (map[string][]iceberg.DataFile, error) {
 	out := map[string][]iceberg.DataFile{}
 	if snap == nil {
 		return out, nil
@@ -85,7 +86,7 @@ func baseFiles(ctx context.Context, fsys icebergio.IO, snap *table.Snapshot, l l
 		}
 		for _, e := range entries {
 			df := e.DataFile()
-			v := l.partitionValue(df)
+			v := c.PartitionOf(df)
 			if df.ContentType() != iceberg.EntryContentData {
 				return nil, fmt.Errorf("partition %s has delete files (%s); lakeswap replaces only partitions without deletes: compact the table first", v, df.FilePath())
 			}

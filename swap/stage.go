@@ -19,7 +19,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/lakeswap/lakeswap/catalog"
+	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/parquetio"
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/source"
@@ -53,7 +53,7 @@ type Request struct {
 // needs to check partition values before reading any input.
 type Target struct {
 	table    *table.Table
-	Contract *verify.Contract
+	Contract *contract.Contract
 }
 
 // Open loads a table and reads its contract.
@@ -62,7 +62,7 @@ func (p *Publisher) Open(ctx context.Context, ident table.Identifier) (*Target, 
 	if err != nil {
 		return nil, fmt.Errorf("load table %s: %w", strings.Join(ident, "."), err)
 	}
-	c, _, err := contractOf(tbl.Metadata())
+	c, err := contract.Of(tbl.Metadata())
 	if err != nil {
 		return nil, fmt.Errorf("table %s: %w", strings.Join(ident, "."), err)
 	}
@@ -127,7 +127,7 @@ func (p *Publisher) Stage(ctx context.Context, req Request) (*Plan, *table.Table
 		}
 	}
 	meta := tbl.Metadata()
-	contract, lay, err := contractOf(meta)
+	contract, err := contract.Of(meta)
 	if err != nil {
 		return nil, nil, fmt.Errorf("table %s: %w", name, err)
 	}
@@ -148,7 +148,7 @@ func (p *Publisher) Stage(ctx context.Context, req Request) (*Plan, *table.Table
 		plan.BaseSnapshotID = &id
 	}
 	plan.prior = runrecord.Find(meta, runID)
-	all, err := baseFiles(ctx, fsys, base, lay)
+	all, err := baseFiles(ctx, fsys, base, contract)
 	if err != nil {
 		return nil, nil, fmt.Errorf("table %s: %w", name, err)
 	}
@@ -178,7 +178,7 @@ func (p *Publisher) Stage(ctx context.Context, req Request) (*Plan, *table.Table
 		}
 	}
 
-	if meta.Properties()[catalog.PropDeltaIntegers] == "true" {
+	if contract.DeltaIntegers {
 		req.Writer.DeltaIntegers = true
 	}
 	p.progress().Step("stage")
@@ -249,7 +249,7 @@ func parallelism(n int) int {
 // stagePartition streams one partition's rows through validation, the
 // fingerprint and the Parquet writer. After the first finding it stops
 // writing but goes on validating, so that every finding is reported.
-func (p *Publisher) stagePartition(ctx context.Context, wfs icebergio.WriteFileIO, c *verify.Contract, pp *PartitionPlan, req Request, locate func(string, int64) string) error {
+func (p *Publisher) stagePartition(ctx context.Context, wfs icebergio.WriteFileIO, c *contract.Contract, pp *PartitionPlan, req Request, locate func(string, int64) string) error {
 	rr, err := req.Source.Open(ctx, pp.Value)
 	if err != nil {
 		return err

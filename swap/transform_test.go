@@ -17,8 +17,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakeswap/lakeswap/catalog"
+	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/swap"
-	"github.com/lakeswap/lakeswap/verify"
 )
 
 // eventsSource serves events by month; every event of a month is in its
@@ -42,7 +42,7 @@ func (s eventsSource) Open(_ context.Context, partition string) (array.RecordRea
 
 // eventsTable creates app.events (id long, at timestamptz, partitioned by
 // month) with the given table properties in a fresh embedded catalog.
-func eventsTable(t *testing.T, props map[string]string) (*catalog.Catalog, table.Identifier, *verify.Contract) {
+func eventsTable(t *testing.T, props map[string]string) (*catalog.Catalog, table.Identifier, *contract.Contract) {
 	t.Helper()
 	ctx := context.Background()
 	cfg, err := catalog.Resolve(catalog.Settings{Home: t.TempDir(), ConfigFile: os.DevNull, Getenv: func(string) string { return "" }})
@@ -64,7 +64,7 @@ func eventsTable(t *testing.T, props map[string]string) (*catalog.Catalog, table
 	if err != nil {
 		t.Fatal(err)
 	}
-	contract, err := swap.ContractOf(tbl.Metadata())
+	contract, err := contract.Of(tbl.Metadata())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func TestMonthPartitionsOfTimestamps(t *testing.T) {
 // decodes them to the same fingerprint.
 func TestDeltaIntegersTableProperty(t *testing.T) {
 	ctx := context.Background()
-	cat, ident, contract := eventsTable(t, map[string]string{catalog.PropDeltaIntegers: "true"})
+	cat, ident, contract := eventsTable(t, map[string]string{contract.PropDeltaIntegers: "true"})
 	var times []time.Time
 	for i := range 1000 {
 		times = append(times, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i)*7*time.Minute+time.Duration(i*i)*time.Microsecond))

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 
+	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/verify"
 )
 
@@ -24,9 +25,9 @@ func BenchmarkAccumulator(b *testing.B) {
 		iceberg.NestedField{ID: 2, Name: "channel", Type: iceberg.PrimitiveTypes.String, Required: true},
 		iceberg.NestedField{ID: 3, Name: "order_date", Type: iceberg.PrimitiveTypes.Date, Required: true},
 		iceberg.NestedField{ID: 4, Name: "amount_cents", Type: iceberg.PrimitiveTypes.Int64, Required: true})
-	part, _ := verify.NewPartitioner(2, "order_date", iceberg.PrimitiveTypes.Date, "identity")
-	c, err := verify.NewContract(sc, []string{"order_id"}, []string{"amount_cents"},
-		map[string][]verify.Check{"amount_cents": {verify.CheckNonNegative}}, part)
+	part, _ := contract.NewPartitioner(2, "order_date", iceberg.PrimitiveTypes.Date, "identity")
+	c, err := contract.NewContract(sc, []string{"order_id"}, []string{"amount_cents"},
+		map[string][]contract.Check{"amount_cents": {contract.CheckNonNegative}}, part)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -40,7 +41,7 @@ func BenchmarkAccumulator(b *testing.B) {
 	b.Run("shuffled", func(b *testing.B) { benchAccumulator(b, c, ids) })
 }
 
-func benchAccumulator(b *testing.B, c *verify.Contract, ids []int64) {
+func benchAccumulator(b *testing.B, c *contract.Contract, ids []int64) {
 	const batch = 64 << 10
 	rows := len(ids)
 	day := arrow.Date32FromTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))

@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go"
 
+	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/verify/internal/rowhash"
 )
 
@@ -38,7 +39,7 @@ type Fingerprint struct {
 // batch. It keeps the partition's grain keys (16 bytes a row) to find
 // duplicates, and nothing else of the rows.
 type Accumulator struct {
-	c         *Contract
+	c         *contract.Contract
 	partition string // the partition value every row must map to
 	key       string // the partition's display key
 	// The raw values of the partition column that map to partition, when
@@ -68,7 +69,7 @@ type Accumulator struct {
 
 // NewAccumulator starts a partition whose value is partition. locate, when not
 // nil, names where a row came from (file and line) for findings.
-func NewAccumulator(c *Contract, partition string, locate func(row int64) string) *Accumulator {
+func NewAccumulator(c *contract.Contract, partition string, locate func(row int64) string) *Accumulator {
 	a := &Accumulator{
 		c:         c,
 		partition: partition,
@@ -82,7 +83,7 @@ func NewAccumulator(c *Contract, partition string, locate func(row int64) string
 	for i, f := range c.Fields {
 		a.types[i], a.allCols[i] = f.Type, i
 	}
-	a.spanLo, a.spanHi, a.spanOK = c.Partition.rawSpan(c.Arrow.Field(c.Partition.Column).Type, partition)
+	a.spanLo, a.spanHi, a.spanOK = c.Partition.RawSpan(c.Arrow.Field(c.Partition.Column).Type, partition)
 	a.rowBuf.blocks = rowhash.Accelerated
 	return a
 }
@@ -310,7 +311,7 @@ func (a *Accumulator) checkColumns(cols []arrow.Array, base int64) {
 			}
 		}
 		for _, ch := range a.c.Checks[i] {
-			if ch == CheckNonNegative {
+			if ch == contract.CheckNonNegative {
 				a.checkNonNegative(col, i, base)
 			}
 		}
@@ -513,10 +514,22 @@ func Combine(parts map[string]Fingerprint) (Fingerprint, error) {
 
 // CanonicalRow returns the canonical encoding of one row of a batch in the
 // contract's schema (docs/fingerprint.md); its SHA-256 is the row's digest.
-func CanonicalRow(c *Contract, rec arrow.RecordBatch, row int) ([]byte, error) {
+func CanonicalRow(c *contract.Contract, rec arrow.RecordBatch, row int) ([]byte, error) {
 	a := NewAccumulator(c, "", nil)
 	if err := a.rowBuf.fill(a.types, rec.Columns(), a.allCols, int(rec.NumRows())); err != nil {
 		return nil, err
 	}
 	return append([]byte(nil), a.rowBuf.row(row)...), nil
+}
+
+// outsideSpan appends to stray the rows of col, whose raw values are vals,
+// that are null or fall outside [lo, hi).
+func outsideSpan[T int32 | int64 | arrow.Date32 | arrow.Timestamp](col arrow.Array, vals []T, lo, hi int64, stray []int) []int {
+	nulls := col.NullN() > 0
+	for r, v := range vals {
+		if int64(v) < lo || int64(v) >= hi || nulls && col.IsNull(r) {
+			stray = append(stray, r)
+		}
+	}
+	return stray
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 
+	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/verify"
 )
 
@@ -67,20 +68,20 @@ var (
 	goldenHash = "849ebf652c33f49d6a3ef1cb2f0a4aa4c9aec9e3fe1aa33c12acad7e60153546"
 )
 
-func goldenContract(t *testing.T) *verify.Contract {
+func goldenContract(t *testing.T) *contract.Contract {
 	t.Helper()
-	part, err := verify.NewPartitioner(1, "day", iceberg.PrimitiveTypes.Date, "identity")
+	part, err := contract.NewPartitioner(1, "day", iceberg.PrimitiveTypes.Date, "identity")
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := verify.NewContract(goldenSchema, []string{"id"}, []string{"id", "qty"}, nil, part)
+	c, err := contract.NewContract(goldenSchema, []string{"id"}, []string{"id", "qty"}, nil, part)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return c
 }
 
-func goldenRecord(t *testing.T, c *verify.Contract, rows []goldenRow) arrow.RecordBatch {
+func goldenRecord(t *testing.T, c *contract.Contract, rows []goldenRow) arrow.RecordBatch {
 	t.Helper()
 	b := array.NewRecordBuilder(memory.DefaultAllocator, c.Arrow)
 	defer b.Release()
@@ -114,7 +115,7 @@ func goldenRecord(t *testing.T, c *verify.Contract, rows []goldenRow) arrow.Reco
 	return b.NewRecordBatch()
 }
 
-func fingerprint(t *testing.T, c *verify.Contract, batches ...arrow.RecordBatch) verify.Fingerprint {
+func fingerprint(t *testing.T, c *contract.Contract, batches ...arrow.RecordBatch) verify.Fingerprint {
 	t.Helper()
 	acc := verify.NewAccumulator(c, "2026-01-01", nil)
 	for _, rec := range batches {
@@ -225,8 +226,8 @@ func TestHashSeesColumnType(t *testing.T) {
 		sc := iceberg.NewSchemaWithIdentifiers(0, []int{1},
 			iceberg.NestedField{ID: 1, Name: "day", Type: iceberg.PrimitiveTypes.Date, Required: true},
 			iceberg.NestedField{ID: 2, Name: "v", Type: typ, Required: true})
-		part, _ := verify.NewPartitioner(0, "day", iceberg.PrimitiveTypes.Date, "identity")
-		c, err := verify.NewContract(sc, []string{"day"}, nil, nil, part)
+		part, _ := contract.NewPartitioner(0, "day", iceberg.PrimitiveTypes.Date, "identity")
+		c, err := contract.NewContract(sc, []string{"day"}, nil, nil, part)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -370,11 +371,11 @@ func TestShortAndLongRowsHashAlike(t *testing.T) {
 		iceberg.NestedField{ID: 3, Name: "name", Type: iceberg.PrimitiveTypes.String},
 		iceberg.NestedField{ID: 4, Name: "qty", Type: iceberg.PrimitiveTypes.Int32},
 	)
-	part, err := verify.NewPartitioner(1, "day", iceberg.PrimitiveTypes.Date, "identity")
+	part, err := contract.NewPartitioner(1, "day", iceberg.PrimitiveTypes.Date, "identity")
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := verify.NewContract(schema, []string{"id"}, nil, nil, part)
+	c, err := contract.NewContract(schema, []string{"id"}, nil, nil, part)
 	if err != nil {
 		t.Fatal(err)
 	}

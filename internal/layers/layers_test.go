@@ -53,7 +53,7 @@ func under(pkg, root string) bool { return pkg == root || strings.HasPrefix(pkg,
 
 func TestLayers(t *testing.T) {
 	m := imports(t)
-	lower := []string{"verify", "parquetio", "s3store", "runrecord", "source"}
+	lower := []string{"contract", "verify", "parquetio", "s3store", "runrecord", "source"}
 	upper := []string{"swap", "catalog", "cmd", "testenv"}
 	for pkg := range m {
 		if !under(pkg, module) {

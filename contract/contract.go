@@ -1,4 +1,4 @@
-package verify
+package contract
 
 import (
 	"fmt"
@@ -23,7 +23,7 @@ const CheckNonNegative Check = "non-negative"
 // Contract is what a table promises about every partition it holds: the
 // column layout, the grain (unique, never null), the additive columns whose
 // sums are recorded, the column checks, and how a row maps to its partition.
-// It is derived from the table's metadata; see swap.ContractOf.
+// It is read from the table's metadata by Of.
 type Contract struct {
 	Schema    *iceberg.Schema
 	Fields    []iceberg.NestedField
@@ -32,6 +32,11 @@ type Contract struct {
 	Additive  []int         // column indices
 	Checks    map[int][]Check
 	Partition Partitioner
+	// PartitionField is the table's partition field, as Of read it.
+	PartitionField iceberg.PartitionField
+	// DeltaIntegers says whether the table stores near-unique integers as
+	// deltas (PropDeltaIntegers).
+	DeltaIntegers bool
 }
 
 // NewContract builds a Contract over sc. grain, additive and the keys of checks
@@ -188,12 +193,12 @@ func (p Partitioner) calendar() (string, func(time.Time) time.Time) {
 	return time.DateOnly, func(t time.Time) time.Time { return t.AddDate(0, 0, 1) }
 }
 
-// rawSpan returns the raw values [lo, hi) of a column of type t whose
+// RawSpan returns the raw values [lo, hi) of a column of type t whose
 // partition value is value: days since the epoch for a date, the column's
 // own unit for a timestamp, the number itself for an integer. ok is false
 // where there is no such span (strings) or value does not parse; ValueFunc
 // is then the only judge.
-func (p Partitioner) rawSpan(t arrow.DataType, value string) (lo, hi int64, ok bool) {
+func (p Partitioner) RawSpan(t arrow.DataType, value string) (lo, hi int64, ok bool) {
 	switch t.ID() {
 	case arrow.INT32, arrow.INT64:
 		v, err := strconv.ParseInt(value, 10, 64)
@@ -221,18 +226,6 @@ func (p Partitioner) rawSpan(t arrow.DataType, value string) (lo, hi int64, ok b
 		return s * per, e * per, true
 	}
 	return 0, 0, false
-}
-
-// outsideSpan appends to stray the rows of col, whose raw values are vals,
-// that are null or fall outside [lo, hi).
-func outsideSpan[T int32 | int64 | arrow.Date32 | arrow.Timestamp](col arrow.Array, vals []T, lo, hi int64, stray []int) []int {
-	nulls := col.NullN() > 0
-	for r, v := range vals {
-		if int64(v) < lo || int64(v) >= hi || nulls && col.IsNull(r) {
-			stray = append(stray, r)
-		}
-	}
-	return stray
 }
 
 // Key is how a partition is named in paths, messages and snapshot summaries:

@@ -1,4 +1,4 @@
-package verify_test
+package contract_test
 
 import (
 	"slices"
@@ -7,12 +7,12 @@ import (
 
 	"github.com/apache/iceberg-go"
 
-	"github.com/lakeswap/lakeswap/verify"
+	"github.com/lakeswap/lakeswap/contract"
 )
 
-func partitioner(t testing.TB, typ iceberg.Type, transform string) verify.Partitioner {
+func partitioner(t testing.TB, typ iceberg.Type, transform string) contract.Partitioner {
 	t.Helper()
-	p, err := verify.NewPartitioner(0, "col", typ, transform)
+	p, err := contract.NewPartitioner(0, "col", typ, transform)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +31,7 @@ func TestParseSelector(t *testing.T) {
 	integer := partitioner(t, iceberg.PrimitiveTypes.Int32, "identity")
 	str := partitioner(t, iceberg.PrimitiveTypes.String, "identity")
 	for _, tc := range []struct {
-		p    verify.Partitioner
+		p    contract.Partitioner
 		sel  string
 		want []string // nil: refused
 		msg  string   // the refusal names this
@@ -96,7 +96,7 @@ func TestSelectorCountsDistinctValues(t *testing.T) {
 // FuzzParseSelector: any selector is refused or gives sorted, distinct
 // values that each parse as values of the column.
 func FuzzParseSelector(f *testing.F) {
-	ps := []verify.Partitioner{
+	ps := []contract.Partitioner{
 		partitioner(f, iceberg.PrimitiveTypes.Date, "identity"),
 		partitioner(f, iceberg.PrimitiveTypes.TimestampTz, "month"),
 		partitioner(f, iceberg.PrimitiveTypes.Int64, "identity"),
@@ -125,21 +125,4 @@ func FuzzParseSelector(f *testing.F) {
 			}
 		}
 	})
-}
-
-// TestDisplayKey: a key that could read as two, or break a line, is quoted
-// wherever a finding is printed.
-func TestDisplayKey(t *testing.T) {
-	for key, want := range map[string]string{
-		"order_date=2026-01-01": "order_date=2026-01-01", "region=München": "region=München", "region=": "region=",
-		"region=a,b": `"region=a,b"`, "region=a\nb": `"region=a\nb"`, "region=\xff": `"region=\xff"`, `region=say "hi"`: `"region=say \"hi\""`,
-	} {
-		if got := verify.DisplayKey(key); got != want {
-			t.Errorf("DisplayKey(%q) = %s, want %s", key, got, want)
-		}
-	}
-	f := verify.Finding{Kind: verify.KindDuplicateGrain, Partition: "region=a\nb", Row: 2, Message: "grain repeats row 1"}
-	if s := f.String(); strings.Contains(s, "\n") {
-		t.Errorf("finding prints on two lines: %q", s)
-	}
 }

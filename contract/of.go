@@ -1,0 +1,95 @@
+package contract
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+)
+
+// Table properties that hold the parts of the contract the schema cannot.
+const (
+	PropAdditive    = "lakeswap.additive-columns" // comma-separated column names
+	PropCheckPrefix = "lakeswap.check."           // lakeswap.check.<column> = non-negative,...
+	// PropDeltaIntegers = "true" stores near-unique integer, date and time
+	// columns as DELTA_BINARY_PACKED: set it when every reader of the table
+	// decodes that (Iceberg's Java vectorized reader does from 1.10).
+	PropDeltaIntegers = "lakeswap.parquet.delta-integers"
+)
+
+// Of reads a table's contract from its metadata: the grain is the schema's
+// identifier fields, additive columns and checks are table properties, and
+// the partition is the spec's one field. lakeswap publishes tables with
+// exactly one partition field.
+func Of(meta table.Metadata) (*Contract, error) {
+	sc := meta.CurrentSchema()
+	spec := meta.PartitionSpec()
+	if spec.NumFields() != 1 {
+		return nil, fmt.Errorf("table has %d partition fields; lakeswap publishes tables partitioned by exactly one field", spec.NumFields())
+	}
+	pf := spec.Field(0)
+	src, ok := sc.FindFieldByID(pf.SourceID())
+	if !ok {
+		return nil, fmt.Errorf("partition source column %d is not in the schema", pf.SourceID())
+	}
+	col := -1
+	for i, f := range sc.Fields() {
+		if f.ID == src.ID {
+			col = i
+		}
+	}
+	part, err := NewPartitioner(col, src.Name, src.Type, pf.Transform.String())
+	if err != nil {
+		return nil, err
+	}
+
+	var grain []string
+	for _, id := range sc.IdentifierFieldIDs {
+		f, ok := sc.FindFieldByID(id)
+		if !ok {
+			return nil, fmt.Errorf("identifier field %d is not in the schema", id)
+		}
+		grain = append(grain, f.Name)
+	}
+	props := meta.Properties()
+	additive := splitList(props[PropAdditive])
+	checks := map[string][]Check{}
+	for k, v := range props {
+		if col, ok := strings.CutPrefix(k, PropCheckPrefix); ok {
+			for _, c := range splitList(v) {
+				checks[col] = append(checks[col], Check(c))
+			}
+		}
+	}
+	c, err := NewContract(sc, grain, additive, checks, part)
+	if err != nil {
+		return nil, fmt.Errorf("table contract: %w", err)
+	}
+	c.PartitionField = pf
+	c.DeltaIntegers = props[PropDeltaIntegers] == "true"
+	return c, nil
+}
+
+// PartitionOf gives the partition value of a data file, in the form the
+// Partitioner gives for a row.
+func (c *Contract) PartitionOf(df iceberg.DataFile) string {
+	return c.PartitionField.Transform.ToHumanStrType(c.Partition.Type, df.Partition()[c.PartitionField.FieldID])
+}
+
+// IdentityString reports whether the table is partitioned by a string
+// column as it is.
+func (c *Contract) IdentityString() bool {
+	_, isString := c.Partition.Type.(iceberg.StringType)
+	return isString && c.Partition.Transform == "identity"
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
