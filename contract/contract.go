@@ -34,6 +34,8 @@ type Contract struct {
 	Partition Partitioner
 	// PartitionField is the table's partition field, as Of read it.
 	PartitionField iceberg.PartitionField
+	// SpecID is the partition spec's id.
+	SpecID int
 	// DeltaIntegers says whether the table stores near-unique integers as
 	// deltas (PropDeltaIntegers).
 	DeltaIntegers bool

@@ -66,7 +66,7 @@ func Of(meta table.Metadata) (*Contract, error) {
 	if err != nil {
 		return nil, fmt.Errorf("table contract: %w", err)
 	}
-	c.PartitionField = pf
+	c.PartitionField, c.SpecID = pf, spec.ID()
 	c.DeltaIntegers = props[PropDeltaIntegers] == "true"
 	return c, nil
 }
@@ -92,4 +92,35 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// Summary is a contract as a plan records it: enough to check, when the
+// plan is committed, perhaps by another process, that the table still
+// holds the contract the plan was staged under.
+type Summary struct {
+	SchemaID  int                `json:"schema_id"`
+	SpecID    int                `json:"spec_id"`
+	Grain     []string           `json:"grain"`
+	Additive  []string           `json:"additive,omitempty"`
+	Checks    map[string][]Check `json:"checks,omitempty"`
+	Partition string             `json:"partition"` // the source column
+	Transform string             `json:"transform"`
+}
+
+// Summary summarises the contract.
+func (c *Contract) Summary() Summary {
+	s := Summary{SchemaID: c.Schema.ID, SpecID: c.SpecID, Partition: c.Partition.Name, Transform: c.Partition.Transform}
+	for _, i := range c.Grain {
+		s.Grain = append(s.Grain, c.ColumnName(i))
+	}
+	for _, i := range c.Additive {
+		s.Additive = append(s.Additive, c.ColumnName(i))
+	}
+	for i, checks := range c.Checks {
+		if s.Checks == nil {
+			s.Checks = map[string][]Check{}
+		}
+		s.Checks[c.ColumnName(i)] = append([]Check(nil), checks...)
+	}
+	return s
 }

@@ -16,7 +16,12 @@ import (
 	"github.com/lakeswap/lakeswap/testenv"
 )
 
-func TestMain(m *testing.M) { os.Exit(testenv.Run(m)) }
+func TestMain(m *testing.M) {
+	if plan := os.Getenv(envApplyPlan); plan != "" {
+		os.Exit(applyProcess(plan, os.Getenv(envApplyHome)))
+	}
+	os.Exit(testenv.Run(m))
+}
 
 // backend is one place the conformance suite runs: a catalog and a warehouse.
 type backend struct {

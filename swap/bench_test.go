@@ -174,7 +174,7 @@ func BenchmarkPublish(b *testing.B) {
 	// Warm up once, unmeasured: the first staging in a process pays for
 	// fresh heap and encoder pools, which a long backfill pays once.
 	newTable("warmup")
-	if _, _, err := pub.Stage(ctx, swap.Request{Table: table.Identifier{"bench", "warmup"}, Partitions: data.days, Source: data}); err != nil {
+	if _, err := pub.Stage(ctx, swap.Request{Table: table.Identifier{"bench", "warmup"}, Partitions: data.days, Source: data}); err != nil {
 		b.Fatal(err)
 	}
 	stageTime := func(name string, spec catalog.TableSpec, d *benchData) time.Duration {
@@ -183,7 +183,7 @@ func BenchmarkPublish(b *testing.B) {
 		}
 		settle()
 		t0 := time.Now()
-		plan, _, err := pub.Stage(ctx, swap.Request{Table: table.Identifier{"bench", name}, Partitions: d.days, Source: d})
+		plan, err := pub.Stage(ctx, swap.Request{Table: table.Identifier{"bench", name}, Partitions: d.days, Source: d})
 		elapsed := time.Since(t0)
 		if err != nil || plan.Refused() {
 			b.Fatalf("stage %s: %v %v", name, err, plan.Findings)
@@ -205,7 +205,7 @@ func BenchmarkPublish(b *testing.B) {
 		runtime.ReadMemStats(&ms)
 		gc0, alloc0 := ms.NumGC, ms.TotalAlloc
 		t0 := time.Now()
-		plan, _, err := pub.Stage(ctx, swap.Request{Table: table.Identifier{"bench", tbl}, Partitions: data.days, Source: data})
+		plan, err := pub.Stage(ctx, swap.Request{Table: table.Identifier{"bench", tbl}, Partitions: data.days, Source: data})
 		stage += time.Since(t0)
 		runtime.ReadMemStats(&ms)
 		stageGCs += int(ms.NumGC - gc0)
@@ -241,7 +241,7 @@ func BenchmarkPublish(b *testing.B) {
 		newTable(tbl)
 		settle()
 		t0 = time.Now()
-		if _, _, err := pub.Stage(ctx, swap.Request{Table: table.Identifier{"bench", tbl}, Partitions: data.days, Source: data, Parallelism: 1}); err != nil {
+		if _, err := pub.Stage(ctx, swap.Request{Table: table.Identifier{"bench", tbl}, Partitions: data.days, Source: data, Parallelism: 1}); err != nil {
 			b.Fatal(err)
 		}
 		serial += time.Since(t0)
@@ -366,7 +366,7 @@ func BenchmarkStageS3(b *testing.B) {
 		name := fmt.Sprintf("s3_%d", i)
 		newTable(name)
 		t0 := time.Now()
-		plan, _, err := pub.Stage(ctx, swap.Request{Table: table.Identifier{"bench", name}, Partitions: data.days, Source: data})
+		plan, err := pub.Stage(ctx, swap.Request{Table: table.Identifier{"bench", name}, Partitions: data.days, Source: data})
 		stage := time.Since(t0)
 		if err != nil || plan.Refused() {
 			b.Fatalf("stage: %v", err)

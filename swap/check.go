@@ -53,6 +53,7 @@ func addFile(ctx context.Context, fsys icebergio.IO, acc *verify.Accumulator, pa
 // snapshotFiles is a snapshot's live data files by partition value, with
 // what is needed to read them.
 type snapshotFiles struct {
+	meta     table.Metadata
 	contract *contract.Contract
 	fsys     icebergio.IO
 	live     map[string][]iceberg.DataFile
@@ -82,7 +83,7 @@ func (p *Publisher) loadSnapshot(ctx context.Context, ident table.Identifier, sn
 	if err != nil {
 		return nil, err
 	}
-	return &snapshotFiles{contract: contract, fsys: fsys, live: live}, nil
+	return &snapshotFiles{meta: meta, contract: contract, fsys: fsys, live: live}, nil
 }
 
 // Mismatch is one way a committed snapshot differs from its plan.
@@ -129,13 +130,25 @@ func (p *Publisher) checkCommitted(ctx context.Context, plan *Plan, snapshotID i
 				short(fp.Hash), fp.Rows, short(pp.Fingerprint.Hash), pp.Fingerprint.Rows)})
 		}
 	}
+	// Every other partition holds what it held at the base, which the same
+	// metadata still lists.
+	before := map[string][]iceberg.DataFile{}
+	if plan.BaseSnapshotID != nil {
+		base := at.meta.SnapshotByID(*plan.BaseSnapshotID)
+		if base == nil {
+			return nil, fmt.Errorf("the plan's base snapshot %d is no longer in the table's metadata", *plan.BaseSnapshotID)
+		}
+		if before, err = baseFiles(ctx, fsys, base, contract); err != nil {
+			return nil, err
+		}
+	}
 	for v, files := range live {
-		if !declared[v] && !slices.Equal(paths(files), plan.otherFiles[v]) {
+		if !declared[v] && !slices.Equal(paths(files), paths(before[v])) {
 			out = append(out, Mismatch{contract.Partition.Key(v), "partition outside the run changed"})
 		}
 	}
-	for v := range plan.otherFiles {
-		if _, ok := live[v]; !ok {
+	for v := range before {
+		if _, ok := live[v]; !ok && !declared[v] {
 			out = append(out, Mismatch{contract.Partition.Key(v), "partition outside the run lost its files"})
 		}
 	}

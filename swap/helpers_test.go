@@ -81,7 +81,12 @@ func (e *env) mustPublish(rows []retail.DailyOrder, partitions ...string) *swap.
 
 func (e *env) table() *table.Table {
 	e.t.Helper()
-	tbl, err := e.cat.LoadTable(e.ctx, e.ident)
+	return e.tableNamed(e.ident)
+}
+
+func (e *env) tableNamed(ident table.Identifier) *table.Table {
+	e.t.Helper()
+	tbl, err := e.cat.LoadTable(e.ctx, ident)
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -16,8 +16,9 @@ import (
 )
 
 // Plan is a stage described as a value: what a run will replace, with what,
-// against which base. It is what a publish commits and verifies, and what it
-// records; it can be printed, stored as JSON and checked again.
+// against which base, under which contract. It is what a publish commits
+// and verifies, and what it records; it marshals to JSON, and a plan read
+// back, in another process, can be committed by Apply.
 type Plan struct {
 	RunID           string             `json:"run_id"`
 	Attempt         string             `json:"attempt"` // names this attempt's staging folders
@@ -26,6 +27,7 @@ type Plan struct {
 	BaseSnapshotID  *int64             `json:"base_snapshot_id"`
 	BaseMetadata    string             `json:"base_metadata_location"`
 	PartitionColumn string             `json:"partition_column"`
+	Contract        contract.Summary   `json:"contract"` // the contract it was staged under
 	Partitions      []PartitionPlan    `json:"partitions"`
 	Fingerprint     verify.Fingerprint `json:"fingerprint"`
 	BaseFingerprint verify.Fingerprint `json:"base_fingerprint"`
@@ -36,13 +38,13 @@ type Plan struct {
 	Cleanup string `json:"cleanup,omitempty"`
 
 	// oldFiles holds the base's data files of each declared partition, as
-	// iceberg-go needs them to replace them.
+	// iceberg-go needs them to replace them: from the stage, or read again
+	// by Apply.
 	oldFiles map[string][]iceberg.DataFile
-	// otherFiles is every other partition's files at the base, to check after
-	// the commit that nothing outside the run changed.
-	otherFiles map[string][]string
-	// prior is the snapshot that already records this run id, if any.
+	// prior is the snapshot that already records this run id, if any, and
+	// held whether main still holds what the plan staged.
 	prior *table.Snapshot
+	held  bool
 }
 
 // PartitionPlan is one declared partition: the files it holds at the base
@@ -51,7 +53,7 @@ type PartitionPlan struct {
 	Value          string             `json:"value"`
 	Key            string             `json:"key"`
 	Prefix         string             `json:"prefix"`
-	OldFiles       []string           `json:"old_files"`
+	OldFiles       []parquetio.File   `json:"old_files"`
 	OldFingerprint verify.Fingerprint `json:"old_fingerprint"`
 	NewFiles       []parquetio.File   `json:"new_files"`
 	Fingerprint    verify.Fingerprint `json:"fingerprint"`
@@ -97,6 +99,23 @@ func baseFiles(ctx context.Context, fsys icebergio.IO, snap *table.Snapshot, c *
 		slices.SortFunc(files, func(a, b iceberg.DataFile) int { return strings.Compare(a.FilePath(), b.FilePath()) })
 	}
 	return out, nil
+}
+
+// describe gives the path, rows and size of each data file.
+func describe(files []iceberg.DataFile) []parquetio.File {
+	out := make([]parquetio.File, len(files))
+	for i, f := range files {
+		out[i] = parquetio.File{Path: f.FilePath(), Rows: f.Count(), Bytes: f.FileSizeBytes()}
+	}
+	return out
+}
+
+func filePaths(files []parquetio.File) []string {
+	out := make([]string, len(files))
+	for i, f := range files {
+		out[i] = f.Path
+	}
+	return out
 }
 
 func paths(files []iceberg.DataFile) []string {

@@ -88,11 +88,41 @@ type Result struct {
 // ErrCommitUnknown or ErrVerifyFailed by the way it failed; the Result is
 // returned with it where there is one.
 func (p *Publisher) Publish(ctx context.Context, req Request) (*Result, error) {
-	name := strings.Join(req.Table, ".")
-	plan, tbl, err := p.Stage(ctx, req)
+	plan, tbl, err := p.stage(ctx, req)
 	if err != nil {
 		return nil, err
 	}
+	return p.apply(ctx, tbl, plan, req.NoAutoRollback)
+}
+
+// Apply commits a plan staged before, by Stage in this process or in
+// another that wrote the plan as JSON, then reads the commit back and
+// compares, as Publish does. It loads the table and checks that the plan
+// still holds: main at the plan's base, the table's contract the one the
+// plan was staged under, each staged file under the plan's own prefix. A
+// plan that no longer holds is a conflict (nothing committed; its staged
+// files are removed); a plan whose run the table already records settles
+// as a rerun of that run id does.
+func (p *Publisher) Apply(ctx context.Context, plan *Plan, noAutoRollback bool) (*Result, error) {
+	ident, err := catalog.ParseIdent(plan.Table)
+	if err != nil {
+		return nil, err
+	}
+	tbl, err := p.Catalog.LoadTable(ctx, ident)
+	if err != nil {
+		return nil, fmt.Errorf("load table %s: %w", plan.Table, err)
+	}
+	if err := p.bind(ctx, tbl, plan); err != nil {
+		return &Result{Plan: plan, Status: "not-committed"}, err
+	}
+	return p.apply(ctx, tbl, plan, noAutoRollback)
+}
+
+// apply settles a staged plan against the table it was staged on, or
+// bound to: a refusal, a rerun of a recorded run id, or a commit and its
+// check.
+func (p *Publisher) apply(ctx context.Context, tbl *table.Table, plan *Plan, noAutoRollback bool) (*Result, error) {
+	name := plan.Table
 	res := &Result{Plan: plan}
 	if plan.Refused() {
 		res.Status = "refused"
@@ -138,11 +168,11 @@ func (p *Publisher) Publish(ctx context.Context, req Request) (*Result, error) {
 	res.Mismatches = mismatches
 	res.Status = "verify-failed"
 	verr := fmt.Errorf("%w: snapshot %d differs from the staged plan: %v", ErrVerifyFailed, snap.SnapshotID, mismatches)
-	if req.NoAutoRollback {
+	if noAutoRollback {
 		return res, &OpError{Op: "verify", Table: name, RunID: plan.RunID, Err: verr,
 			Hint: fmt.Sprintf("kept as asked (--no-auto-rollback); undo with `lakeswap rollback --table %s --run %s`", name, plan.RunID)}
 	}
-	if _, rerr := p.Rollback(ctx, RollbackRequest{Table: req.Table, SnapshotID: snap.SnapshotID}); rerr != nil {
+	if _, rerr := p.Rollback(ctx, RollbackRequest{Table: tbl.Identifier(), SnapshotID: snap.SnapshotID}); rerr != nil {
 		return res, &OpError{Op: "verify", Table: name, RunID: plan.RunID, Err: errors.Join(verr, rerr),
 			Hint: "the automatic rollback failed too; inspect `lakeswap history` and roll back by hand"}
 	}
@@ -164,7 +194,7 @@ func (p *Publisher) rerun(ctx context.Context, tbl *table.Table, plan *Plan, res
 	if head := meta.CurrentSnapshot(); head != nil {
 		onMain = table.IsAncestorOf(head.SnapshotID, prior.SnapshotID, func(id int64) *table.Snapshot { return meta.SnapshotByID(id) })
 	}
-	held := plan.BaseFingerprint.Hash == plan.Fingerprint.Hash
+	held := plan.held
 	cleanup := p.discard(ctx, tbl, plan)
 	if recorded == plan.Fingerprint.Hash && onMain && held {
 		res.Status, res.SnapshotID = "already-published", prior.SnapshotID

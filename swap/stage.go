@@ -105,8 +105,15 @@ func CheckRunID(id string) error {
 // Stage plans a run and stages its partitions: it notes main's snapshot (the
 // base) and the files each declared partition holds there, then writes,
 // validates and fingerprints every partition's rows under a fresh prefix.
-// It commits nothing. A plan with findings has had its staged files removed.
-func (p *Publisher) Stage(ctx context.Context, req Request) (*Plan, *table.Table, error) {
+// It commits nothing: Apply commits the plan, here or in another process
+// that reads it back as JSON. A plan with findings has had its staged files
+// removed.
+func (p *Publisher) Stage(ctx context.Context, req Request) (*Plan, error) {
+	plan, _, err := p.stage(ctx, req)
+	return plan, err
+}
+
+func (p *Publisher) stage(ctx context.Context, req Request) (*Plan, *table.Table, error) {
 	name := strings.Join(req.Table, ".")
 	if len(req.Partitions) == 0 {
 		return nil, nil, fmt.Errorf("publish to %s declares no partitions", name)
@@ -141,7 +148,7 @@ func (p *Publisher) Stage(ctx context.Context, req Request) (*Plan, *table.Table
 	}
 
 	plan := &Plan{RunID: runID, Attempt: newAttempt(), Table: name, Source: req.SourceName, BaseMetadata: tbl.MetadataLocation(),
-		PartitionColumn: contract.Partition.Name, oldFiles: map[string][]iceberg.DataFile{}, otherFiles: map[string][]string{}}
+		PartitionColumn: contract.Partition.Name, Contract: contract.Summary(), oldFiles: map[string][]iceberg.DataFile{}}
 	base := meta.CurrentSnapshot()
 	if base != nil {
 		id := base.SnapshotID
@@ -168,14 +175,9 @@ func (p *Publisher) Stage(ctx context.Context, req Request) (*Plan, *table.Table
 			return nil, nil, fmt.Errorf("table %s: %w", name, err)
 		}
 		plan.Partitions = append(plan.Partitions, PartitionPlan{
-			Value: v, Key: contract.Partition.Key(v), Prefix: prefix, OldFiles: paths(all[v]),
+			Value: v, Key: contract.Partition.Key(v), Prefix: prefix, OldFiles: describe(all[v]),
 		})
 		plan.oldFiles[v] = all[v]
-	}
-	for v, files := range all {
-		if !declared[v] {
-			plan.otherFiles[v] = paths(files)
-		}
 	}
 
 	if contract.DeltaIntegers {
@@ -194,7 +196,7 @@ func (p *Publisher) Stage(ctx context.Context, req Request) (*Plan, *table.Table
 			if err := p.stagePartition(gctx, wfs, contract, pp, req, locate); err != nil {
 				return fmt.Errorf("stage partition %s: %w", pp.Key, err)
 			}
-			old, err := fingerprintFiles(gctx, fsys, contract, pp.Value, pp.OldFiles)
+			old, err := fingerprintFiles(gctx, fsys, contract, pp.Value, filePaths(pp.OldFiles))
 			if err != nil {
 				return fmt.Errorf("fingerprint partition %s at the base: %w", pp.Key, err)
 			}
@@ -236,6 +238,9 @@ func (p *Publisher) Stage(ctx context.Context, req Request) (*Plan, *table.Table
 		return plan, tbl, nil
 	}
 	plan.Staged = true
+	// A rerun of a recorded run id finds its content still on main when the
+	// declared partitions hold now what the run staged.
+	plan.held = plan.BaseFingerprint.Hash == plan.Fingerprint.Hash
 	return plan, tbl, nil
 }
 

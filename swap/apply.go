@@ -1,0 +1,105 @@
+package swap
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakeswap/lakeswap/contract"
+	"github.com/lakeswap/lakeswap/runrecord"
+)
+
+// bind prepares a plan read back for a commit against the table as loaded:
+// it checks that the plan still holds and restores what a commit needs that
+// JSON does not carry (the base's data files, the run's prior snapshot).
+// The plan is not trusted further than the table: its staged files must lie
+// under its own prefix, the only place cleanup will remove anything, and
+// the files it replaces are read again from the base.
+func (p *Publisher) bind(ctx context.Context, tbl *table.Table, plan *Plan) error {
+	conflict := func(format string, args ...any) error {
+		return &OpError{Op: "apply", Table: plan.Table, RunID: plan.RunID,
+			Err:  fmt.Errorf("%w: "+format, append([]any{ErrConflict}, args...)...),
+			Hint: "nothing was committed; stage the run again against the table as it is now; " + p.discard(ctx, tbl, plan)}
+	}
+	if !plan.Staged || plan.Refused() {
+		return fmt.Errorf("plan of run %s holds no staged files to commit (it was refused, or its files removed); stage it again", plan.RunID)
+	}
+	meta := tbl.Metadata()
+	c, err := contract.Of(meta)
+	if err != nil {
+		return fmt.Errorf("table %s: %w", plan.Table, err)
+	}
+	for i := range plan.Partitions {
+		pp := &plan.Partitions[i]
+		want, err := stagingPrefix(meta, c.Partition.Name, pp.Value, plan.RunID, plan.Attempt)
+		if err != nil || pp.Prefix != want || pp.Key != c.Partition.Key(pp.Value) {
+			return fmt.Errorf("plan of run %s: partition %s is staged at %s, not where the run stages it (%s)", plan.RunID, pp.Key, pp.Prefix, want)
+		}
+		for _, f := range pp.NewFiles {
+			if !strings.HasPrefix(f.Path, pp.Prefix+"/") {
+				return fmt.Errorf("plan of run %s: file %s lies outside the run's prefix %s", plan.RunID, f.Path, pp.Prefix)
+			}
+		}
+		pp.created, pp.touched = filePaths(pp.NewFiles), len(pp.NewFiles) > 0
+	}
+
+	head := meta.CurrentSnapshot()
+	plan.prior = runrecord.Find(meta, plan.RunID)
+	if plan.prior != nil {
+		// Settled as a rerun: main holds the run if the declared
+		// partitions hold now the files the run committed.
+		now, err := filesAt(ctx, tbl, head, c)
+		if err != nil {
+			return err
+		}
+		then, err := filesAt(ctx, tbl, plan.prior, c)
+		if err != nil {
+			return err
+		}
+		plan.held = true
+		for i := range plan.Partitions {
+			pp := &plan.Partitions[i]
+			plan.held = plan.held && slices.Equal(paths(now[pp.Value]), paths(then[pp.Value]))
+			// When this plan is the one that run committed, its files are
+			// the run's: the settling must not remove them.
+			for _, f := range pp.NewFiles {
+				if slices.Contains(paths(then[pp.Value]), f.Path) {
+					pp.created = nil
+				}
+			}
+		}
+		return nil
+	}
+	if got := c.Summary(); !reflect.DeepEqual(got, plan.Contract) {
+		return conflict("the table's contract changed since the plan (%+v, planned under %+v)", got, plan.Contract)
+	}
+	if head == nil && plan.BaseSnapshotID != nil || head != nil && (plan.BaseSnapshotID == nil || *plan.BaseSnapshotID != head.SnapshotID) {
+		return conflict("main moved since the plan's base snapshot %s", fmtID(plan.BaseSnapshotID))
+	}
+	all, err := filesAt(ctx, tbl, head, c)
+	if err != nil {
+		return err
+	}
+	plan.oldFiles = map[string][]iceberg.DataFile{}
+	for _, pp := range plan.Partitions {
+		if !slices.Equal(paths(all[pp.Value]), filePaths(pp.OldFiles)) {
+			return conflict("partition %s holds other files than the plan replaces", pp.Key)
+		}
+		plan.oldFiles[pp.Value] = all[pp.Value]
+	}
+	return nil
+}
+
+// filesAt lists a snapshot's live data files by partition value.
+func filesAt(ctx context.Context, tbl *table.Table, snap *table.Snapshot, c *contract.Contract) (map[string][]iceberg.DataFile, error) {
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return baseFiles(ctx, fsys, snap, c)
+}

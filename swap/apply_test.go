@@ -1,0 +1,181 @@
+package swap_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakeswap/lakeswap/catalog"
+	"github.com/lakeswap/lakeswap/internal/retail"
+	"github.com/lakeswap/lakeswap/runrecord"
+	"github.com/lakeswap/lakeswap/swap"
+)
+
+// The test binary, started with these, applies a plan and exits: the
+// second process of TestApplyInAnotherProcess.
+const (
+	envApplyPlan = "LAKESWAP_TEST_APPLY_PLAN"
+	envApplyHome = "LAKESWAP_TEST_APPLY_HOME"
+)
+
+// applyProcess reads a plan from a JSON file, applies it to the embedded
+// catalog in home, prints the result's status and returns 0, or prints the
+// error and returns 1.
+func applyProcess(planFile, home string) int {
+	fail := func(err error) int { fmt.Println("error:", err); return 1 }
+	raw, err := os.ReadFile(planFile)
+	if err != nil {
+		return fail(err)
+	}
+	var plan swap.Plan
+	if err := json.Unmarshal(raw, &plan); err != nil {
+		return fail(err)
+	}
+	cfg, err := catalog.Resolve(catalog.Settings{Home: home, ConfigFile: os.DevNull, Getenv: func(string) string { return "" }})
+	if err != nil {
+		return fail(err)
+	}
+	cat, err := catalog.Open(context.Background(), cfg)
+	if err != nil {
+		return fail(err)
+	}
+	defer cat.Close()
+	res, err := (&swap.Publisher{Catalog: cat}).Apply(context.Background(), &plan, false)
+	if err != nil {
+		if errors.Is(err, swap.ErrConflict) {
+			fmt.Println("conflict:", err)
+			return 4
+		}
+		return fail(err)
+	}
+	fmt.Printf("%s %d\n", res.Status, res.SnapshotID)
+	return 0
+}
+
+// apply runs applyProcess in a process of its own.
+func apply(t *testing.T, home string, plan *swap.Plan) (int, string) {
+	t.Helper()
+	raw, err := json.Marshal(plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "plan.json")
+	if err := os.WriteFile(file, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), envApplyPlan+"="+file, envApplyHome+"="+home)
+	out, err := cmd.Output()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatal(err)
+	}
+	return cmd.ProcessState.ExitCode(), strings.TrimSpace(string(out))
+}
+
+// TestApplyInAnotherProcess: a plan staged here, written as JSON and
+// committed by another process gives the table a publish gives; applied
+// again it commits nothing; a plan whose base moved is refused as a
+// conflict and its staged files go.
+func TestApplyInAnotherProcess(t *testing.T) {
+	e := newEnv(t)
+	published := table.Identifier{"retail", "published"}
+	if _, err := catalog.CreateTable(e.ctx, e.cat, published, retail.Spec()); err != nil {
+		t.Fatal(err)
+	}
+	batch1, batch2 := fixture(t, retail.AfterBatch1), fixture(t, retail.AfterBatch2)
+	for _, ident := range []table.Identifier{e.ident, published} {
+		if _, err := e.pub.Publish(e.ctx, swap.Request{Table: ident, Partitions: fixtureRange, Source: retail.NewSource(batch1)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	plan, err := e.pub.Stage(e.ctx, swap.Request{Table: e.ident, Partitions: fixtureRange, Source: retail.NewSource(batch2), RunID: "planned-1"})
+	if err != nil || !plan.Staged {
+		t.Fatalf("stage: %v", err)
+	}
+	byPublish, err := e.pub.Publish(e.ctx, swap.Request{Table: published, Partitions: fixtureRange, Source: retail.NewSource(batch2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	code, out := apply(t, e.home, plan)
+	if code != 0 || !strings.HasPrefix(out, "published ") {
+		t.Fatalf("apply in another process: exit %d: %s", code, out)
+	}
+	got, want := e.daily(), readDaily(t, e.ctx, e.tableNamed(published))
+	if !slices.Equal(got, want) {
+		t.Errorf("applied table holds %v, the published one %v", got, want)
+	}
+	head := e.table().CurrentSnapshot()
+	rec, _ := runrecord.Read(head.Summary.Properties)
+	if rec.RunID != "planned-1" || rec.Fingerprint != byPublish.Plan.Fingerprint.Hash {
+		t.Errorf("head records %+v; want run planned-1 with the publish's fingerprint %s", rec, byPublish.Plan.Fingerprint.Hash)
+	}
+	if vr, err := e.pub.VerifyRun(e.ctx, e.ident, "planned-1", 0); err != nil || !vr.OK {
+		t.Errorf("verify the applied run: %v", err)
+	}
+
+	meta, files := e.table().MetadataLocation(), e.allFiles()
+	if code, out := apply(t, e.home, plan); code != 0 || out != fmt.Sprintf("already-published %d", head.SnapshotID) {
+		t.Errorf("the same plan again: exit %d: %s; want already-published %d", code, out, head.SnapshotID)
+	}
+	if e.table().MetadataLocation() != meta || !slices.Equal(e.allFiles(), files) {
+		t.Error("applying the plan again changed the table or its files")
+	}
+
+	stale, err := e.pub.Stage(e.ctx, swap.Request{Table: e.ident, Partitions: fixtureRange, Source: retail.NewSource(batch1), RunID: "planned-2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.mustPublish(retail.Only(batch2, "2026-01-02"), "2026-01-02")
+	meta, files = e.table().MetadataLocation(), e.allFiles()
+	code, out = apply(t, e.home, stale)
+	if code != 4 || !strings.Contains(out, "main moved") {
+		t.Errorf("a plan whose base moved: exit %d: %s; want a conflict", code, out)
+	}
+	filesAfter := e.allFiles()
+	if e.table().MetadataLocation() != meta {
+		t.Error("a conflicting plan moved the table")
+	}
+	for _, f := range filesAfter {
+		if !slices.Contains(files, f) {
+			t.Errorf("a conflicting plan added %s", f)
+		}
+	}
+	for _, f := range files {
+		if !slices.Contains(filesAfter, f) && !strings.Contains(f, "run-planned-2-"+stale.Attempt) {
+			t.Errorf("a conflicting plan removed %s, which it did not stage", f)
+		}
+		if slices.Contains(filesAfter, f) && strings.Contains(f, "run-planned-2-") {
+			t.Errorf("a conflicting plan left its staged file %s", f)
+		}
+	}
+}
+
+// TestApplyRefusesForeignFiles: a plan edited to name files outside its own
+// prefix, which a failed apply would remove, is refused before anything.
+func TestApplyRefusesForeignFiles(t *testing.T) {
+	e := newEnv(t)
+	first := e.mustPublish(fixture(t, retail.AfterBatch1), fixtureRange...)
+	plan, err := e.pub.Stage(e.ctx, swap.Request{Table: e.ident, Partitions: fixtureRange, Source: retail.NewSource(fixture(t, retail.AfterBatch2))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan.Partitions[0].NewFiles[0].Path = first.Plan.Partitions[0].NewFiles[0].Path
+	files := e.allFiles()
+	if _, err := e.pub.Apply(e.ctx, plan, false); err == nil || !strings.Contains(err.Error(), "outside the run's prefix") {
+		t.Errorf("apply of a plan naming a live file: %v, want a refusal", err)
+	}
+	if !slices.Equal(e.allFiles(), files) {
+		t.Error("the refused plan changed the files")
+	}
+}
