@@ -232,4 +232,9 @@ func (p Partitioner) RawSpan(t arrow.DataType, value string) (lo, hi int64, ok b
 
 // Key is how a partition is named in paths, messages and snapshot summaries:
 // column=value.
-func (p Partitioner) Key(value string) string { return p.Name + "=" + value }
+func (p Partitioner) Key(value string) string {
+	if value == NullPartition {
+		return p.Name + " is null"
+	}
+	return p.Name + "=" + value
+}

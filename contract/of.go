@@ -71,10 +71,19 @@ func Of(meta table.Metadata) (*Contract, error) {
 	return c, nil
 }
 
+// NullPartition is what PartitionOf gives for a file of the null partition:
+// not valid UTF-8, so no declared value (which ParseValue checks) can ever
+// match it, as the text "null" would.
+const NullPartition = "\xffnull"
+
 // PartitionOf gives the partition value of a data file, in the form the
-// Partitioner gives for a row.
+// Partitioner gives for a row, or NullPartition.
 func (c *Contract) PartitionOf(df iceberg.DataFile) string {
-	return c.PartitionField.Transform.ToHumanStrType(c.Partition.Type, df.Partition()[c.PartitionField.FieldID])
+	v := df.Partition()[c.PartitionField.FieldID]
+	if v == nil {
+		return NullPartition
+	}
+	return c.PartitionField.Transform.ToHumanStrType(c.Partition.Type, v)
 }
 
 // IdentityString reports whether the table is partitioned by a string

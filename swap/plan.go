@@ -82,6 +82,11 @@ func baseFiles(ctx context.Context, fsys icebergio.IO, snap *table.Snapshot, c *
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		// A file of an earlier partition spec has no value in the current
+		// one; replacing around it would leave its rows beside the new.
+		if int(m.PartitionSpecID()) != c.SpecID {
+			return nil, fmt.Errorf("manifest %s holds files of partition spec %d, but the table is partitioned by spec %d now; lakeswap replaces partitions only when every live file has the current spec: rewrite the table's data files first", m.FilePath(), m.PartitionSpecID(), c.SpecID)
+		}
 		entries, err := m.FetchEntries(fsys, true)
 		if err != nil {
 			return nil, fmt.Errorf("read manifest %s: %w", m.FilePath(), err)

@@ -575,3 +575,76 @@ func TestPublishLoadsTheTableTwice(t *testing.T) {
 		t.Errorf("open, then publish: %d loads and %d commits, want 2 and 1", counting.loads, counting.commits)
 	}
 }
+
+// TestNullPartitionIsNotTheTextNull: a run that declares the string value
+// "null" replaces that partition and leaves the table's null partition,
+// which another writer filled, alone.
+func TestNullPartitionIsNotTheTextNull(t *testing.T) {
+	e := newEnv(t)
+	ident := table.Identifier{"geo", "nullable"}
+	tbl, err := catalog.CreateTable(e.ctx, e.cat, ident, catalog.TableSpec{
+		Columns: []catalog.ColumnSpec{{Name: "region", Type: "string"},
+			{Name: "id", Type: "long", Required: true}, {Name: "amount", Type: "long", Required: true}},
+		Identifier: []string{"id"},
+		Partition:  []catalog.PartitionSpec{{Column: "region"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	target, err := e.pub.Open(e.ctx, ident)
+	if err != nil {
+		t.Fatal(err)
+	}
+	record := func(region *string, id int64) arrow.RecordBatch {
+		b := array.NewRecordBuilder(memory.DefaultAllocator, target.Contract.Arrow)
+		defer b.Release()
+		if region == nil {
+			b.Field(0).AppendNull()
+		} else {
+			b.Field(0).(*array.StringBuilder).Append(*region)
+		}
+		b.Field(1).(*array.Int64Builder).Append(id)
+		b.Field(2).(*array.Int64Builder).Append(5)
+		return b.NewRecordBatch()
+	}
+	// Another writer appends a row whose region is null.
+	nullRow := record(nil, 1)
+	at := array.NewTableFromRecords(target.Contract.Arrow, []arrow.RecordBatch{nullRow})
+	if _, err := tbl.AppendTable(e.ctx, at, 1024, nil); err != nil {
+		t.Fatal(err)
+	}
+	text := "null"
+	src := recordSource{"null": record(&text, 3)}
+	if _, err := e.pub.Publish(e.ctx, swap.Request{Table: ident, Partitions: []string{"null"}, Source: src}); err != nil {
+		t.Fatal(err)
+	}
+	scan, err := e.tableNamed(ident).Scan().ToArrowTable(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer scan.Release()
+	ids := map[int64]string{}
+	rr := array.NewTableReader(scan, 1024)
+	defer rr.Release()
+	for rr.Next() {
+		rec := rr.RecordBatch()
+		for i := range int(rec.NumRows()) {
+			region := "<null>"
+			if rec.Column(0).IsValid(i) {
+				region = rec.Column(0).(*array.String).Value(i)
+			}
+			ids[rec.Column(1).(*array.Int64).Value(i)] = region
+		}
+	}
+	if len(ids) != 2 || ids[1] != "<null>" || ids[3] != "null" {
+		t.Errorf("table holds %v; want id 1 in the null partition kept and id 3 in \"null\"", ids)
+	}
+}
+
+// recordSource serves one batch per partition.
+type recordSource map[string]arrow.RecordBatch
+
+func (s recordSource) Open(_ context.Context, partition string) (array.RecordReader, error) {
+	rec := s[partition]
+	return array.NewRecordReader(rec.Schema(), []arrow.RecordBatch{rec})
+}
