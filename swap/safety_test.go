@@ -10,14 +10,17 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakeswap/lakeswap/catalog"
+	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/internal/retail"
 	"github.com/lakeswap/lakeswap/source"
 	"github.com/lakeswap/lakeswap/swap"
@@ -647,4 +650,50 @@ type recordSource map[string]arrow.RecordBatch
 func (s recordSource) Open(_ context.Context, partition string) (array.RecordReader, error) {
 	rec := s[partition]
 	return array.NewRecordReader(rec.Schema(), []arrow.RecordBatch{rec})
+}
+
+// TestEarlierPartitionSpecIsRefused: after the table moves from month to
+// day partitions, a run cannot replace the old month files (they have no
+// day), so it is refused rather than leaving their rows beside the new.
+func TestEarlierPartitionSpecIsRefused(t *testing.T) {
+	ctx := context.Background()
+	cat, ident, _ := eventsTable(t, nil) // month(at)
+	pub := &swap.Publisher{Catalog: cat}
+	jan := time.Date(2026, 1, 5, 10, 0, 0, 0, time.UTC)
+	if _, err := pub.Publish(ctx, swap.Request{Table: ident, Partitions: []string{"2026-01"}, Source: eventsSource{schemaOf(t, cat, ident), map[string][]time.Time{"2026-01": {jan}}}}); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := cat.LoadTable(ctx, ident)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx := tbl.NewTransaction()
+	if err := tx.UpdateSpec(true).RemoveField("at_month").AddField("at", iceberg.DayTransform{}, "at_day").Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tbl, _ = cat.LoadTable(ctx, ident)
+	before := tbl.MetadataLocation()
+	_, err = pub.Publish(ctx, swap.Request{Table: ident, Partitions: []string{"2026-01-05"}, Source: eventsSource{schemaOf(t, cat, ident), map[string][]time.Time{"2026-01-05": {jan}}}})
+	if err == nil || !strings.Contains(err.Error(), "partition spec") {
+		t.Errorf("publish after a spec change: %v, want a refusal naming the partition spec", err)
+	}
+	if tbl, _ = cat.LoadTable(ctx, ident); tbl.MetadataLocation() != before {
+		t.Error("the refused publish moved the table")
+	}
+}
+
+func schemaOf(t *testing.T, cat *catalog.Catalog, ident table.Identifier) *arrow.Schema {
+	t.Helper()
+	tbl, err := cat.LoadTable(context.Background(), ident)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := contract.Of(tbl.Metadata())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.Arrow
 }
