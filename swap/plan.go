@@ -62,6 +62,16 @@ type PartitionPlan struct {
 	touched        bool     // whether this attempt opened a file for the partition
 }
 
+// empty reports whether the plan neither replaces nor adds a file.
+func (p *Plan) empty() bool {
+	for _, pp := range p.Partitions {
+		if len(pp.OldFiles) > 0 || len(pp.NewFiles) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // Refused reports whether validation found anything.
 func (p *Plan) Refused() bool { return len(p.Findings) > 0 || p.DroppedFindings > 0 }
 

@@ -78,7 +78,7 @@ func (p *Publisher) progress() Progress {
 type Result struct {
 	Plan       *Plan      `json:"plan"`
 	SnapshotID int64      `json:"snapshot_id,omitempty"`
-	Status     string     `json:"status"` // published, refused, rolled-back, verify-failed
+	Status     string     `json:"status"` // published, already-published, unchanged, refused, not-committed, rolled-back, verify-failed
 	Mismatches []Mismatch `json:"mismatches,omitempty"`
 }
 
@@ -133,6 +133,13 @@ func (p *Publisher) apply(ctx context.Context, tbl *table.Table, plan *Plan, noA
 		return p.rerun(ctx, tbl, plan, res)
 	}
 
+	if plan.empty() {
+		// Nothing to replace and nothing staged (--allow-empty on empty
+		// partitions): a commit would make a snapshot that changes nothing.
+		res.Status = "unchanged"
+		p.log().Info("nothing to commit", "table", name, "run", plan.RunID)
+		return res, nil
+	}
 	if p.BeforeCommit != nil {
 		if err := p.BeforeCommit(ctx, plan); err != nil {
 			res.Status = "not-committed"

@@ -142,6 +142,10 @@ func publishFiles(ctx context.Context, pub *swap.Publisher, req swap.Request, se
 
 func printResult(w io.Writer, res *swap.Result) {
 	p := res.Plan
+	if res.Status == "unchanged" {
+		fmt.Fprintf(w, "run %s on %s: unchanged: the declared partitions hold no rows, and the run staged none; nothing was committed\n", p.RunID, p.Table)
+		return
+	}
 	if res.Status == "already-published" {
 		fmt.Fprintf(w, "run %s on %s: already published in snapshot %d with this content (fingerprint %s); nothing was committed\n",
 			p.RunID, p.Table, res.SnapshotID, short(p.Fingerprint.Hash))

@@ -62,14 +62,15 @@ func exitCode(err error) int {
 	// operator must check history before running again.
 	case errors.Is(err, swap.ErrCommitUnknown):
 		return exitUnknown
+	// A verification stopped by Ctrl-C still followed a commit that landed.
+	case errors.Is(err, swap.ErrVerifyFailed):
+		return exitVerifyFailed
 	case errors.Is(err, context.Canceled):
 		return exitCancelled
 	case errors.Is(err, swap.ErrRefused), errors.As(err, new(*source.InputError)):
 		return exitRefused
 	case errors.Is(err, swap.ErrConflict):
 		return exitConflict
-	case errors.Is(err, swap.ErrVerifyFailed):
-		return exitVerifyFailed
 	case errors.Is(err, swap.ErrRollbackRefused):
 		return exitRollbackRefuse
 	}

@@ -388,3 +388,39 @@ func TestPublishFilesLoadsTheTableTwice(t *testing.T) {
 		t.Errorf("%d loads, want 2", counter.loads)
 	}
 }
+
+// TestEmptyRunOnEmptyPartitions: --allow-empty on partitions that hold
+// nothing, in a table with no snapshot yet or with one, commits nothing and
+// says so, instead of failing or reporting an earlier snapshot as its own.
+func TestEmptyRunOnEmptyPartitions(t *testing.T) {
+	home := t.TempDir()
+	if code, _, errs := cli(t, home, "table", "create", "--schema", write(t, home, "daily_orders.yaml", schemaYAML)); code != 0 {
+		t.Fatalf("table create: %s", errs)
+	}
+	empty := write(t, t.TempDir(), "empty.csv", "order_date,channel,order_count,amount_cents\n")
+	for _, days := range []string{"order_date=2026-02-01", "order_date=2026-02-02"} {
+		meta, files := metadataLocation(t, home), warehouseFiles(t, home)
+		code, out, errs := cli(t, home, "publish", "--table", "retail.daily_orders", "--partitions", days, "--allow-empty", empty)
+		if code != 0 || !strings.Contains(out, "unchanged") {
+			t.Errorf("%s: exit %d: %s%s", days, code, out, errs)
+		}
+		if metadataLocation(t, home) != meta || !slices.Equal(warehouseFiles(t, home), files) {
+			t.Errorf("%s: an empty run changed the table", days)
+		}
+		// The second round runs on a table with a snapshot.
+		in := write(t, t.TempDir(), "in.csv", "order_date,channel,order_count,amount_cents\n2026-01-01,web,1,5\n")
+		if code, _, errs := cli(t, home, "publish", "--table", "retail.daily_orders", "--partitions", "order_date=2026-01-01", in); code != 0 {
+			t.Fatalf("publish: %s", errs)
+		}
+	}
+}
+
+// TestCancelledVerificationIsNotACancel: an error that says verification
+// stopped after a commit landed exits as a failed verification, not as a
+// cancelled run that changed nothing.
+func TestCancelledVerificationIsNotACancel(t *testing.T) {
+	err := &swap.OpError{Op: "verify", Err: fmt.Errorf("%w: %w", swap.ErrVerifyFailed, context.Canceled)}
+	if code := exitCode(err); code != exitVerifyFailed {
+		t.Errorf("exit %d, want %d", code, exitVerifyFailed)
+	}
+}
