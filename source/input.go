@@ -190,9 +190,19 @@ func inputError(path string, line int64, err error) error {
 	return &InputError{File: path, Line: line, Err: err}
 }
 
+// jsonEmpty is an NDJSON "": an empty text, never a null as an empty CSV
+// field of a non-string column is.
+type jsonEmpty struct{}
+
 // appendValue casts one raw value (a CSV string, or a decoded JSON value) to
 // the column's type, refusing what the type cannot hold exactly.
 func appendValue(b array.Builder, f arrow.Field, raw any) error {
+	if _, ok := raw.(jsonEmpty); ok {
+		if f.Type.ID() != arrow.STRING {
+			return fmt.Errorf("value \"\" is not a %s; write null for a missing value", f.Type)
+		}
+		raw = ""
+	}
 	if raw == nil || raw == "" && f.Type.ID() != arrow.STRING {
 		if !f.Nullable {
 			return errors.New("value is missing, and the column is required")
@@ -422,6 +432,9 @@ func newCSVRows(r io.Reader, schema *arrow.Schema) (rowSource, error) {
 	cr := csv.NewReader(watch)
 	cr.ReuseRecord = true
 	header, err := cr.Read()
+	if errors.Is(err, io.EOF) {
+		return nil, errors.New("the file is empty; a CSV input starts with a header line")
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read header: %w", csvError(err))
 	}
@@ -437,7 +450,7 @@ func newCSVRows(r io.Reader, schema *arrow.Schema) (rowSource, error) {
 	}
 	for _, f := range schema.Fields() {
 		if !seen[f.Name] {
-			return nil, &InputError{Line: 1, Column: f.Name, Err: errors.New("column missing from the header (write it, with empty values for nulls)")}
+			return nil, &InputError{Line: 1, Column: f.Name, Err: errors.New("column missing from the header (write it; an empty field is a null, or an empty text in a string column)")}
 		}
 	}
 	return &csvRows{r: cr, header: append([]string(nil), header...), cr: watch}, nil
@@ -587,6 +600,9 @@ func decodeObject(text []byte) (map[string]any, error) {
 		if _, ok := v.(string); ok && loneSurrogate(raw) {
 			return nil, &InputError{Column: key, Err: errors.New("value holds a \\u escape that is not a character (a lone surrogate)")}
 		}
+		if v == "" {
+			v = jsonEmpty{} // JSON has null for a missing value; "" is text
+		}
 		row[key] = v
 	}
 	if _, err := dec.Token(); err != nil {
@@ -647,6 +663,12 @@ func readParquetInput(ctx context.Context, path string, schema *arrow.Schema, fn
 	if err != nil {
 		return &InputError{File: path, Err: err}
 	}
+	// A file that cannot be opened is not bad input, as with text files.
+	f, err := os.Open(abs)
+	if err != nil {
+		return fmt.Errorf("open input: %w", err)
+	}
+	_ = f.Close()
 	rr, err := parquetio.Open(ctx, icebergio.LocalFS{}, abs)
 	if err != nil {
 		return &InputError{File: path, Err: err}

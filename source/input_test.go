@@ -205,3 +205,30 @@ func TestUnfitDecimals(t *testing.T) {
 		t.Errorf("unfit = %d, %q; want row 2 (-2^127)", row, why)
 	}
 }
+
+// TestEmptyInputs: an empty CSV says so; an NDJSON "" is an empty text,
+// never a null, so it is refused for a column of another type.
+func TestEmptyInputs(t *testing.T) {
+	sc := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true}, {Name: "s", Type: arrow.BinaryTypes.String, Nullable: true}}, nil)
+	for _, tc := range []struct {
+		name, in, err string
+		open          opener
+	}{
+		{"empty CSV", "", "the file is empty", newCSVRows},
+		{"a byte-order mark alone", "\ufeff", "the file is empty", newCSVRows},
+		{"NDJSON empty text for a number", `{"id":"","s":"x"}`, `value "" is not a int64; write null`, newJSONRows},
+	} {
+		err := readTextFrom(context.Background(), "in", strings.NewReader(tc.in), sc, tc.open, func(Batch) error { return nil })
+		if err == nil || !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("%s: %v, want an error saying %q", tc.name, err, tc.err)
+		}
+	}
+	var got []string
+	err := readTextFrom(context.Background(), "in", strings.NewReader(`{"id":1,"s":""}`), sc, newJSONRows, func(b Batch) error {
+		got = append(got, fmt.Sprintf("%v", b.Rec.Column(1).IsNull(0)))
+		return nil
+	})
+	if err != nil || !slices.Equal(got, []string{"false"}) {
+		t.Errorf("NDJSON \"\" in a string column: null %v, %v; want an empty text", got, err)
+	}
+}

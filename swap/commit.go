@@ -200,7 +200,10 @@ func (p *Publisher) removeWritten(ctx context.Context, tbl *table.Table, rec *re
 		}
 	}
 	if len(left) > 0 {
-		return fmt.Sprintf("could not remove %d metadata file(s) of the refused commit: %s", len(left), strings.Join(left, ", "))
+		return fmt.Sprintf("could not remove %d manifest file(s) of the refused commit: %s", len(left), strings.Join(left, ", "))
 	}
-	return fmt.Sprintf("removed the %d metadata file(s) of the refused commit", len(rec.written))
+	// A metadata file the catalog itself wrote before refusing is the
+	// catalog's: no table version names it, and lakeswap cannot tell it
+	// from another writer's.
+	return fmt.Sprintf("removed the %d manifest file(s) the refused commit wrote", len(rec.written))
 }

@@ -355,7 +355,7 @@ func TestFailedPublishRemovesOnlyItsFiles(t *testing.T) {
 		t.Fatalf("conflict: %v", err)
 	}
 	check("a conflict", err, "removed the 2 file(s) run conflict-1 staged")
-	if !strings.Contains(err.Error(), "metadata file(s) of the refused commit") {
+	if !strings.Contains(err.Error(), "manifest file(s) the refused commit wrote") {
 		t.Errorf("conflict: %v, want the refused commit's metadata files accounted for", err)
 	}
 
