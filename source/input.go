@@ -20,6 +20,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	icebergio "github.com/apache/iceberg-go/io"
@@ -683,7 +684,7 @@ func readParquetInput(ctx context.Context, path string, schema *arrow.Schema, fn
 		if len(found) > 1 {
 			return &InputError{File: path, Column: want.Name, Err: errors.New("the file has this column twice")}
 		}
-		if got := rr.Schema().Field(found[0]).Type; !arrow.TypeEqual(got, want.Type) {
+		if got := rr.Schema().Field(found[0]).Type; !arrow.TypeEqual(got, want.Type) && !sameValues(got, want.Type) {
 			return &InputError{File: path, Column: want.Name, Err: fmt.Errorf("file has type %s, the table wants %s", got, want.Type)}
 		}
 		idx[i] = found[0]
@@ -701,8 +702,14 @@ func readParquetInput(ctx context.Context, path string, schema *arrow.Schema, fn
 		rec := rr.RecordBatch()
 		cols := make([]arrow.Array, len(schema.Fields()))
 		for i, f := range schema.Fields() {
-			cols[i] = rec.Column(idx[i])
-			if bad, why := unfit(cols[i]); bad >= 0 {
+			col, err := asType(ctx, rec.Column(idx[i]), f.Type)
+			if err != nil {
+				releaseAll(cols[:i])
+				return &InputError{File: path, Line: row + 1, Column: f.Name, Err: err}
+			}
+			cols[i] = col
+			if bad, why := unfit(col); bad >= 0 {
+				releaseAll(cols[:i+1])
 				return &InputError{File: path, Line: row + int64(bad) + 1, Column: f.Name, Err: errors.New(why)}
 			}
 		}
@@ -712,6 +719,7 @@ func readParquetInput(ctx context.Context, path string, schema *arrow.Schema, fn
 			lines[i] = row
 		}
 		b := Batch{Rec: array.NewRecordBatch(schema, cols, rec.NumRows()), File: path, Line: lines}
+		releaseAll(cols)
 		err := fn(b)
 		b.Rec.Release()
 		if err != nil {
@@ -722,6 +730,46 @@ func readParquetInput(ctx context.Context, path string, schema *arrow.Schema, fn
 		return &InputError{File: path, Err: err}
 	}
 	return nil
+}
+
+// sameValues reports whether a Parquet column of type got holds values of
+// type want as they are: large strings (as Polars writes them) are strings,
+// and an instant is an instant in any time zone.
+func sameValues(got, want arrow.DataType) bool {
+	switch {
+	case got.ID() == arrow.LARGE_STRING && want.ID() == arrow.STRING:
+		return true
+	case got.ID() == arrow.TIMESTAMP && want.ID() == arrow.TIMESTAMP:
+		g, w := got.(*arrow.TimestampType), want.(*arrow.TimestampType)
+		return g.Unit == w.Unit && g.TimeZone != "" && w.TimeZone != ""
+	}
+	return false
+}
+
+// asType returns col as type want, for a column sameValues accepts: the
+// caller releases it.
+func asType(ctx context.Context, col arrow.Array, want arrow.DataType) (arrow.Array, error) {
+	switch {
+	case arrow.TypeEqual(col.DataType(), want):
+		col.Retain()
+		return col, nil
+	case col.DataType().ID() == arrow.TIMESTAMP:
+		// The same instants, counted from the same epoch: only the zone
+		// to show them in differs.
+		d := col.Data()
+		data := array.NewData(want, d.Len(), d.Buffers(), nil, d.NullN(), d.Offset())
+		defer data.Release()
+		return array.MakeFromData(data), nil
+	}
+	return compute.CastArray(ctx, col, compute.SafeCastOptions(want))
+}
+
+func releaseAll(cols []arrow.Array) {
+	for _, c := range cols {
+		if c != nil {
+			c.Release()
+		}
+	}
 }
 
 // unfit returns the first row of a column whose value its type cannot

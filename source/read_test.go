@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	icebergio "github.com/apache/iceberg-go/io"
 
 	"github.com/lakeswap/lakeswap/parquetio"
@@ -100,4 +101,47 @@ func readAll(path string, schema *arrow.Schema) ([]source.Batch, error) {
 		return nil
 	})
 	return out, err
+}
+
+// TestParquetInputOfEquivalentTypes: large strings, as Polars writes them,
+// and instants in any time zone are read as the table's strings and UTC
+// instants, values unchanged.
+func TestParquetInputOfEquivalentTypes(t *testing.T) {
+	want := arrow.NewSchema([]arrow.Field{
+		{Name: "name", Type: arrow.BinaryTypes.String},
+		{Name: "at", Type: &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}},
+	}, nil)
+	written := arrow.NewSchema([]arrow.Field{
+		{Name: "name", Type: arrow.BinaryTypes.LargeString},
+		{Name: "at", Type: &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "America/New_York"}},
+	}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, written)
+	b.Field(0).(*array.LargeStringBuilder).AppendValues([]string{"a", "München"}, nil)
+	b.Field(1).(*array.TimestampBuilder).AppendValues([]arrow.Timestamp{1769902200000000, 1}, nil)
+	rec := b.NewRecordBatch()
+	path := filepath.Join(t.TempDir(), "polars.parquet")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	props := pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema())
+	if err := pqarrow.WriteTable(array.NewTableFromRecords(written, []arrow.RecordBatch{rec}), f, 1024, nil, props); err != nil {
+		t.Fatal(err)
+	}
+	rr, err := parquetio.Open(context.Background(), icebergio.LocalFS{}, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fileTypes := rr.Schema(); !arrow.TypeEqual(fileTypes.Field(0).Type, written.Field(0).Type) || !arrow.TypeEqual(fileTypes.Field(1).Type, written.Field(1).Type) {
+		t.Fatalf("the file reads as %s, not as written", fileTypes)
+	}
+	rr.Release()
+	batches, err := readAll(path, want)
+	if err != nil || len(batches) != 1 {
+		t.Fatalf("read: %d batches, %v", len(batches), err)
+	}
+	got := batches[0].Rec
+	if !got.Schema().Equal(want) || got.Column(0).(*array.String).Value(1) != "München" || got.Column(1).(*array.Timestamp).Value(0) != 1769902200000000 {
+		t.Errorf("read %v", got)
+	}
 }
