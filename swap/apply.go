@@ -87,6 +87,9 @@ func (p *Publisher) bind(ctx context.Context, tbl *table.Table, plan *Plan) erro
 	}
 	plan.oldFiles = map[string][]iceberg.DataFile{}
 	for _, pp := range plan.Partitions {
+		if err := noDeletes(pp.Key, all[pp.Value]); err != nil {
+			return conflict("%v", err)
+		}
 		if !slices.Equal(paths(all[pp.Value]), filePaths(pp.OldFiles)) {
 			return conflict("partition %s holds other files than the plan replaces", pp.Key)
 		}

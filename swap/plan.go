@@ -75,10 +75,9 @@ func (p *Plan) empty() bool {
 // Refused reports whether validation found anything.
 func (p *Plan) Refused() bool { return len(p.Findings) > 0 || p.DroppedFindings > 0 }
 
-// baseFiles lists the live data files of the base snapshot by partition
-// value. A partition with delete files is refused: replacing its data files
-// would leave the deletes applying to nothing, and lakeswap does not rewrite
-// them.
+// baseFiles lists the live files of a snapshot by partition value, delete
+// files included: a partition with deletes cannot be replaced or
+// fingerprinted (deleteIn finds them), but it can stand beside a run.
 func baseFiles(ctx context.Context, fsys icebergio.IO, snap *table.Snapshot, c *contract.Contract) (map[string][]iceberg.DataFile, error) {
 	out := map[string][]iceberg.DataFile{}
 	if snap == nil {
@@ -104,9 +103,6 @@ func baseFiles(ctx context.Context, fsys icebergio.IO, snap *table.Snapshot, c *
 		for _, e := range entries {
 			df := e.DataFile()
 			v := c.PartitionOf(df)
-			if df.ContentType() != iceberg.EntryContentData {
-				return nil, fmt.Errorf("partition %s has delete files (%s); lakeswap replaces only partitions without deletes: compact the table first", v, df.FilePath())
-			}
 			out[v] = append(out[v], df)
 		}
 	}
@@ -131,6 +127,18 @@ func filePaths(files []parquetio.File) []string {
 		out[i] = f.Path
 	}
 	return out
+}
+
+// noDeletes refuses a partition that holds delete files: replacing its data
+// files would leave the deletes applying to nothing, and lakeswap does not
+// rewrite them.
+func noDeletes(key string, files []iceberg.DataFile) error {
+	for _, f := range files {
+		if f.ContentType() != iceberg.EntryContentData {
+			return fmt.Errorf("partition %s has delete files (%s); lakeswap replaces and reads only partitions without deletes: compact the table first", key, f.FilePath())
+		}
+	}
+	return nil
 }
 
 func paths(files []iceberg.DataFile) []string {

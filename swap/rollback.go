@@ -136,6 +136,9 @@ func (p *Publisher) partitionFingerprints(ctx context.Context, ident table.Ident
 	out := map[string]verify.Fingerprint{}
 	for _, value := range values {
 		key := at.contract.Partition.Key(value)
+		if err := noDeletes(key, at.live[value]); err != nil {
+			return nil, err
+		}
 		fp, err := fingerprintFiles(ctx, at.fsys, at.contract, value, paths(at.live[value]))
 		if err != nil {
 			return nil, err

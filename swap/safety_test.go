@@ -697,3 +697,28 @@ func schemaOf(t *testing.T, cat *catalog.Catalog, ident table.Identifier) *arrow
 	}
 	return c.Arrow
 }
+
+// TestDeletesElsewhereDoNotBlock: a merge-on-read delete in one partition
+// refuses a run that declares that partition, and no other.
+func TestDeletesElsewhereDoNotBlock(t *testing.T) {
+	e := newEnv(t)
+	e.mustPublish(fixture(t, retail.AfterBatch1), fixtureRange...)
+	tx := e.table().NewTransaction()
+	if err := tx.SetProperties(iceberg.Properties{table.WriteDeleteModeKey: table.WriteModeMergeOnRead}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Delete(e.ctx, iceberg.EqualTo(iceberg.Reference("channel"), "app"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Commit(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The fixture's "app" orders are on 2026-01-01 only.
+	rows := fixture(t, retail.AfterBatch2)
+	if _, err := e.publish(retail.Only(rows, "2026-01-02"), "2026-01-02"); err != nil {
+		t.Errorf("publish beside a partition with deletes: %v", err)
+	}
+	if _, err := e.publish(retail.Only(rows, "2026-01-01"), "2026-01-01"); err == nil || !strings.Contains(err.Error(), "has delete files") {
+		t.Errorf("publish to the partition with deletes: %v, want a refusal", err)
+	}
+}

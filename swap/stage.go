@@ -170,6 +170,9 @@ func (p *Publisher) stage(ctx context.Context, req Request) (*Plan, *table.Table
 		if err := contract.Partition.ParseValue(v); err != nil {
 			return nil, nil, fmt.Errorf("publish to %s: %w", name, err)
 		}
+		if err := noDeletes(contract.Partition.Key(v), all[v]); err != nil {
+			return nil, nil, fmt.Errorf("publish to %s: %w", name, err)
+		}
 		prefix, err := stagingPrefix(meta, contract.Partition.Name, v, runID, plan.Attempt)
 		if err != nil {
 			return nil, nil, fmt.Errorf("table %s: %w", name, err)
