@@ -14,24 +14,6 @@ import (
 	"github.com/lakeswap/lakeswap/contract"
 )
 
-func rawColumn(typ arrow.DataType, raws []int64) arrow.Array {
-	b := array.NewBuilder(memory.DefaultAllocator, typ)
-	defer b.Release()
-	for _, v := range raws {
-		switch b := b.(type) {
-		case *array.Date32Builder:
-			b.Append(arrow.Date32(v))
-		case *array.TimestampBuilder:
-			b.Append(arrow.Timestamp(v))
-		case *array.Int32Builder:
-			b.Append(int32(v))
-		case *array.Int64Builder:
-			b.Append(v)
-		}
-	}
-	return b.NewArray()
-}
-
 // TestOwnershipFindsEveryStrayRow: rows outside the owned partition, and a
 // null partition value, are each named by their row number across batches,
 // also when a batch is a slice; rows inside raise nothing.
