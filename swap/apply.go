@@ -18,9 +18,12 @@ import (
 // it checks that the plan still holds and restores what a commit needs that
 // JSON does not carry (the base's data files, the run's prior snapshot).
 // The plan is not trusted further than the table: its staged files must lie
-// under its own prefix, the only place cleanup will remove anything, and
-// the files it replaces are read again from the base.
+// under its own prefix, and the files it replaces are read again from the
+// base. A plan that no longer holds leaves its staged files in place: a
+// plan file can be old, and its files since committed by an apply whose
+// snapshot has expired, so only the operator can tell that none is in use.
 func (p *Publisher) bind(ctx context.Context, tbl *table.Table, plan *Plan) error {
+	plan.bound = true
 	conflict := func(format string, args ...any) error {
 		return &OpError{Op: "apply", Table: plan.Table, RunID: plan.RunID,
 			Err:  fmt.Errorf("%w: "+format, append([]any{ErrConflict}, args...)...),
@@ -45,7 +48,6 @@ func (p *Publisher) bind(ctx context.Context, tbl *table.Table, plan *Plan) erro
 				return fmt.Errorf("plan of run %s: file %s lies outside the run's prefix %s", plan.RunID, f.Path, pp.Prefix)
 			}
 		}
-		pp.created, pp.touched = filePaths(pp.NewFiles), len(pp.NewFiles) > 0
 	}
 
 	head := meta.CurrentSnapshot()
@@ -62,16 +64,8 @@ func (p *Publisher) bind(ctx context.Context, tbl *table.Table, plan *Plan) erro
 			return err
 		}
 		plan.held = true
-		for i := range plan.Partitions {
-			pp := &plan.Partitions[i]
+		for _, pp := range plan.Partitions {
 			plan.held = plan.held && slices.Equal(paths(now[pp.Value]), paths(then[pp.Value]))
-			// When this plan is the one that run committed, its files are
-			// the run's: the settling must not remove them.
-			for _, f := range pp.NewFiles {
-				if slices.Contains(paths(then[pp.Value]), f.Path) {
-					pp.created = nil
-				}
-			}
 		}
 		return nil
 	}

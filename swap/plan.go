@@ -45,6 +45,9 @@ type Plan struct {
 	// held whether main still holds what the plan staged.
 	prior *table.Snapshot
 	held  bool
+	// bound marks a plan Apply read back: its staged files are never
+	// removed, since nothing but the table says they are not in use.
+	bound bool
 }
 
 // PartitionPlan is one declared partition: the files it holds at the base

@@ -51,6 +51,15 @@ func (p *Publisher) log() *slog.Logger {
 // discard removes a plan's staged files when nothing references them, and
 // says what it did.
 func (p *Publisher) discard(ctx context.Context, tbl *table.Table, plan *Plan) string {
+	if plan.bound {
+		var prefixes []string
+		for _, pp := range plan.Partitions {
+			prefixes = append(prefixes, pp.Prefix)
+		}
+		plan.Cleanup = "the plan's staged files were left under " + strings.Join(prefixes, ", ") +
+			" (a plan read back may be old, and its files since committed: remove them once no snapshot references them)"
+		return plan.Cleanup
+	}
 	plan.Cleanup = p.removeStaged(ctx, tbl, plan)
 	return plan.Cleanup
 }
