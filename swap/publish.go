@@ -109,9 +109,10 @@ func (p *Publisher) Publish(ctx context.Context, req Request) (*Result, error) {
 // compares, as Publish does. It loads the table and checks that the plan
 // still holds: main at the plan's base, the table's contract the one the
 // plan was staged under, each staged file under the plan's own prefix. A
-// plan that no longer holds is a conflict (nothing committed; its staged
-// files are removed); a plan whose run the table already records settles
-// as a rerun of that run id does.
+// plan that no longer holds is a conflict: nothing is committed, and its
+// staged files are left, as they are whatever becomes of the plan (a plan
+// read back may be old, its files since committed). A plan whose run the
+// table already records settles as a rerun of that run id does.
 func (p *Publisher) Apply(ctx context.Context, plan *Plan, noAutoRollback bool) (*Result, error) {
 	ident, err := catalog.ParseIdent(plan.Table)
 	if err != nil {
