@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 )
@@ -86,6 +88,13 @@ func Resolve(s Settings) (Config, error) {
 		name = DefaultName
 	}
 	props, found := doc.Catalogs[name]
+	// A lakeswap.yaml, or a file named on purpose, that defines catalogs
+	// but names none to use is a mistake, not a wish for the embedded
+	// catalog: a publish there would land in a local folder unseen.
+	if !found && name == DefaultName && len(doc.Catalogs) > 0 && (explicit || filepath.Base(file) == "lakeswap.yaml") {
+		return Config{}, fmt.Errorf("%s defines the catalogs %s but none is chosen: set default-catalog in it, or pass --catalog (or LAKESWAP_CATALOG)",
+			file, strings.Join(sortedNames(doc.Catalogs), ", "))
+	}
 	cfg := Config{Name: name, Home: absHome, Props: map[string]string{}, Source: file}
 	if found {
 		flatten("", props, cfg.Props)
@@ -145,6 +154,15 @@ func embeddedProps(home string) map[string]string {
 type configFile struct {
 	DefaultCatalog string                    `yaml:"default-catalog"`
 	Catalogs       map[string]map[string]any `yaml:"catalog"`
+}
+
+func sortedNames(m map[string]map[string]any) []string {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
 }
 
 func findConfigFile(getenv func(string) string) string {

@@ -134,3 +134,22 @@ func TestTableSpecRefusesBadSchema(t *testing.T) {
 		t.Errorf("built %v, %v, %v", sc, part, props)
 	}
 }
+
+// TestResolveNeedsAChosenCatalog: a config file that defines catalogs but
+// chooses none is refused, rather than sending a publish to the embedded
+// catalog in a local folder; naming one, or choosing it with --catalog,
+// works.
+func TestResolveNeedsAChosenCatalog(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "lakeswap.yaml")
+	if err := os.WriteFile(file, []byte(strings.TrimPrefix(configYAML, "default-catalog: shared\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := catalog.Resolve(catalog.Settings{ConfigFile: file, Getenv: env(nil)})
+	if err == nil || !strings.Contains(err.Error(), "other, shared but none is chosen") {
+		t.Errorf("err = %v, want a refusal naming the catalogs", err)
+	}
+	cfg, err := catalog.Resolve(catalog.Settings{ConfigFile: file, Catalog: "shared", Getenv: env(nil)})
+	if err != nil || cfg.Embedded || cfg.Name != "shared" {
+		t.Errorf("with --catalog shared: %+v, %v", cfg, err)
+	}
+}

@@ -86,6 +86,7 @@ func up(ctx context.Context, dir string) error {
 	fmt.Printf(`# MinIO at %s (bucket %s), PostgreSQL at %s:%d. To use them:
 set -a; . %s/env; set +a
 # a lakeswap.yaml catalog on them:
+#   default-catalog: dev
 #   catalog:
 #     dev:
 #       type: sql
