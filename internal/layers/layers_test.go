@@ -77,17 +77,33 @@ func TestLayers(t *testing.T) {
 			}
 		}
 	}
-	// The shipped binary: no package of lakeswap's in it imports testing
-	// or arrow/flight itself. (arrow-go's pqarrow links arrow/flight, and
-	// thrift, under Parquet, links testing; neither is lakeswap's to drop.)
-	for _, d := range append(deps(m, module+"/cmd/lakeswap"), module+"/cmd/lakeswap") {
+	// The shipped binary links no test code at all: not testing (thrift
+	// linked it until v0.25.0), not testenv. arrow-go's pqarrow links
+	// arrow/flight, which is not lakeswap's to drop; no package of
+	// lakeswap's imports it.
+	binary := append(deps(m, module+"/cmd/lakeswap"), module+"/cmd/lakeswap")
+	if slices.Contains(binary, "testing") {
+		t.Errorf("the binary links testing, through %v", importersOf(m, binary, "testing"))
+	}
+	for _, d := range binary {
 		if !under(d, module) {
 			continue
 		}
 		for _, i := range m[d] {
-			if i == "testing" || under(i, "github.com/apache/arrow-go/v18/arrow/flight") {
+			if under(i, "github.com/apache/arrow-go/v18/arrow/flight") {
 				t.Errorf("the binary links %s, which imports %s", d, i)
 			}
 		}
 	}
+}
+
+// importersOf lists the packages among pkgs that import target.
+func importersOf(m map[string][]string, pkgs []string, target string) []string {
+	var out []string
+	for _, p := range pkgs {
+		if slices.Contains(m[p], target) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
