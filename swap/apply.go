@@ -37,6 +37,7 @@ func (p *Publisher) bind(ctx context.Context, tbl *table.Table, plan *Plan) erro
 	if err != nil {
 		return fmt.Errorf("table %s: %w", plan.Table, err)
 	}
+	plan.contract = c
 	for i := range plan.Partitions {
 		pp := &plan.Partitions[i]
 		want, err := stagingPrefix(meta, c.Partition.Name, pp.Value, plan.RunID, plan.Attempt)

@@ -15,7 +15,6 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/verify"
 )
@@ -84,10 +83,7 @@ func (p *Publisher) commit(ctx context.Context, tbl *table.Table, plan *Plan) (*
 // for its statistics and partition value, which must be the partition the
 // file was staged for.
 func dataFiles(ctx context.Context, fsys icebergio.IO, meta table.Metadata, plan *Plan) ([]iceberg.DataFile, error) {
-	c, err := contract.Of(meta)
-	if err != nil {
-		return nil, err
-	}
+	c := plan.contract
 	// iceberg-go infers a file's partition from its column bounds, which it
 	// truncates to 16 characters for strings by default: the partition
 	// column's bounds are kept whole, as the partition value is.

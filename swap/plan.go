@@ -45,6 +45,8 @@ type Plan struct {
 	// held whether main still holds what the plan staged.
 	prior *table.Snapshot
 	held  bool
+	// contract is the table's contract as staged, or as Apply read it.
+	contract *contract.Contract
 	// bound marks a plan Apply read back: its staged files are never
 	// removed, since nothing but the table says they are not in use.
 	bound bool

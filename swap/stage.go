@@ -126,18 +126,15 @@ func (p *Publisher) stage(ctx context.Context, req Request) (*Plan, *table.Table
 		return nil, nil, err
 	}
 	p.progress().Step("plan")
-	tbl := req.Target.tableOf(req.Table)
-	if tbl == nil {
+	target := req.Target
+	if target.tableOf(req.Table) == nil {
 		var err error
-		if tbl, err = p.Catalog.LoadTable(ctx, req.Table); err != nil {
-			return nil, nil, fmt.Errorf("load table %s: %w", name, err)
+		if target, err = p.Open(ctx, req.Table); err != nil {
+			return nil, nil, err
 		}
 	}
+	tbl, contract := target.table, target.Contract
 	meta := tbl.Metadata()
-	contract, err := contract.Of(meta)
-	if err != nil {
-		return nil, nil, fmt.Errorf("table %s: %w", name, err)
-	}
 	fsys, err := tbl.FS(ctx)
 	if err != nil {
 		return nil, nil, fmt.Errorf("file IO of %s: %w", name, err)
@@ -148,7 +145,7 @@ func (p *Publisher) stage(ctx context.Context, req Request) (*Plan, *table.Table
 	}
 
 	plan := &Plan{RunID: runID, Attempt: newAttempt(), Table: name, Source: req.SourceName, BaseMetadata: tbl.MetadataLocation(),
-		PartitionColumn: contract.Partition.Name, Contract: contract.Summary(), oldFiles: map[string][]iceberg.DataFile{}}
+		PartitionColumn: contract.Partition.Name, Contract: contract.Summary(), oldFiles: map[string][]iceberg.DataFile{}, contract: contract}
 	base := meta.CurrentSnapshot()
 	if base != nil {
 		id := base.SnapshotID
