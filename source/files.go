@@ -2,13 +2,12 @@ package source
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -20,27 +19,58 @@ import (
 )
 
 // Files serves the rows of input files, split by partition value. Rows of
-// undeclared partitions are kept as findings. It holds the inputs in
-// memory; a job that produces more than fits should stream through a
-// Source of its own.
+// undeclared partitions are kept as findings. Whatever the inputs' size and
+// row order, memory stays bounded: ReadFiles reads every input once and
+// spills each partition's rows to a local file of its own (Options.SpillDir),
+// and Open reads one partition back.
 //
 // Each input batch is regrouped by partition with one take and then cut
-// into one slice per partition, so that memory and time depend on the rows
-// and the partitions, not on how often the input switches between them.
+// into one slice per partition, so that time depends on the rows and the
+// partitions, not on how often the input switches between them.
 type Files struct {
 	schema *arrow.Schema
-	parts  map[string][]slice
-	stray  []verify.Finding
+	spill  *spill
+	dir    string // the spill folder, removed by Release
+	inputs []input
+	stray  []strayRow
 	nstray int
-	// declared lists the declared partitions for stray-row findings.
-	declared string
+	// declared lists the declared partitions for stray-row findings, and
+	// column names the partition column.
+	declared, column string
+
+	mu        sync.Mutex
+	locations map[string]*located // partition -> where its rows came from
 }
 
-// slice is the rows of one partition from one input batch, in input order.
-type slice struct {
-	rec  arrow.RecordBatch
-	file string
-	line []int64
+// input is one file read, and whether its rows are numbered by record
+// (a CSV file read by the engine) rather than by line.
+type input struct {
+	path     string
+	byRecord bool
+	lines    *recordLines
+}
+
+type strayRow struct {
+	key  string // the row's partition key, "null" for none
+	file int32
+	line int64
+}
+
+type located struct {
+	files []int32
+	lines []int64
+	err   error
+}
+
+// Options bound how ReadFiles uses memory and local disk.
+type Options struct {
+	// SpillDir is where partitions' rows wait on local disk between reading
+	// and staging; empty means the system's temporary folder. It needs room
+	// for about the inputs' size, uncompressed.
+	SpillDir string
+	// MemoryLimit is the memory the whole process may use, in bytes, of
+	// which the reader takes its shares; 0 means 512 MiB.
+	MemoryLimit int64
 }
 
 var (
@@ -49,35 +79,75 @@ var (
 	_ StrayReporter = (*Files)(nil)
 )
 
-// ReadFiles reads every input file and splits its rows by the declared
-// partitions. The caller releases the Files.
-func ReadFiles(ctx context.Context, c *contract.Contract, declared []string, files []string) (*Files, error) {
-	src := &Files{schema: c.Arrow, parts: map[string][]slice{}}
+// ReadFiles reads every input file once, checks each value against the
+// table's schema, and splits the rows by the declared partitions. The
+// caller releases the Files, which removes what it spilled.
+func ReadFiles(ctx context.Context, c *contract.Contract, declared []string, files []string, opts Options) (*Files, error) {
+	limit := opts.MemoryLimit
+	if limit <= 0 {
+		limit = 512 << 20
+	}
+	dir, err := os.MkdirTemp(opts.SpillDir, "lakeswap-spill-")
+	if err != nil {
+		return nil, fmt.Errorf("make a spill folder for the inputs' rows: %w", err)
+	}
+	// Of the process's limit, the CSV engine takes a quarter (outside Go's
+	// heap) and rows waiting to be spilled an eighth; the rest is for the
+	// batches in flight and the stager.
+	src := &Files{schema: c.Arrow, dir: dir, spill: newSpill(dir, c.Arrow, max(limit/8, 8<<20)), locations: map[string]*located{}}
 	owned := map[string]bool{}
 	keys := make([]string, len(declared))
 	for i, d := range declared {
 		owned[d] = true
 		keys[i] = verify.DisplayKey(c.Partition.Key(d))
 	}
-	src.declared = describeKeys(keys)
-	for _, f := range files {
-		err := ReadInput(ctx, f, c.Arrow, func(b Batch) error {
-			return src.split(ctx, c, owned, b)
-		})
+	src.declared, src.column = describeKeys(keys), c.Partition.Name
+	eng, err := newEngine(dir, limit/4)
+	if err != nil {
+		src.Release()
+		return nil, err
+	}
+	defer eng.close()
+	for i, f := range files {
+		in := input{path: f}
+		read := func(b Batch) error {
+			in.byRecord = b.ByRecord
+			return src.split(ctx, c, owned, int32(i), b)
+		}
+		format, err := InputFormat(f)
+		if err == nil {
+			if format == "csv" && eng != nil {
+				err = eng.readCSV(ctx, f, c.Arrow, read)
+			} else {
+				err = ReadInput(ctx, f, c.Arrow, read)
+			}
+		}
 		if err != nil {
 			src.Release()
 			return nil, err
 		}
+		if in.byRecord {
+			in.lines = &recordLines{path: f}
+		}
+		src.inputs = append(src.inputs, in)
+	}
+	if err := src.spill.finish(); err != nil {
+		src.Release()
+		return nil, err
 	}
 	return src, nil
 }
 
-func (s *Files) split(ctx context.Context, c *contract.Contract, owned map[string]bool, b Batch) error {
+func (s *Files) split(ctx context.Context, c *contract.Contract, owned map[string]bool, file int32, b Batch) error {
 	valueOf, err := c.Partition.ValueFunc(b.Rec.Column(c.Partition.Column))
 	if err != nil {
 		return fmt.Errorf("%s: %w", b.File, err)
 	}
 	n := int(b.Rec.NumRows())
+	if n == 0 {
+		return nil
+	}
+	rowBytes := max(recordBytes(b.Rec)/int64(n), 1)
 	// Number the batch's partitions in order of first appearance; -1 is a
 	// row no declared partition owns.
 	group := make([]int32, n)
@@ -88,7 +158,7 @@ func (s *Files) split(ctx context.Context, c *contract.Contract, owned map[strin
 		v, ok := valueOf(r)
 		if !ok || !owned[v] {
 			group[r] = -1
-			s.addStray(c, v, ok, b.File, b.Line[r])
+			s.addStray(c, v, ok, file, b.Line[r])
 			continue
 		}
 		id, seen := ids[v]
@@ -102,9 +172,7 @@ func (s *Files) split(ctx context.Context, c *contract.Contract, owned map[strin
 		counts[id]++
 	}
 	if len(values) == 1 && counts[0] == n { // the common case: a sorted input
-		b.Rec.Retain()
-		s.parts[values[0]] = append(s.parts[values[0]], slice{rec: b.Rec, file: b.File, line: b.Line})
-		return nil
+		return s.spill.add(values[0], b.Rec, file, b.Line, rowBytes)
 	}
 	// A stable counting sort of the rows by partition, then one take.
 	start := make([]int, len(values)+1)
@@ -128,9 +196,27 @@ func (s *Files) split(ctx context.Context, c *contract.Contract, owned map[strin
 	defer sorted.Release()
 	for id, v := range values {
 		lo, hi := start[id], start[id+1]
-		s.parts[v] = append(s.parts[v], slice{rec: sorted.NewSlice(int64(lo), int64(hi)), file: b.File, line: lines[lo:hi]})
+		part := sorted.NewSlice(int64(lo), int64(hi))
+		err := s.spill.add(v, part, file, lines[lo:hi], rowBytes)
+		part.Release()
+		if err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// recordBytes is the size of a batch's buffers.
+func recordBytes(rec arrow.RecordBatch) int64 {
+	var n int64
+	for _, c := range rec.Columns() {
+		for _, b := range c.Data().Buffers() {
+			if b != nil {
+				n += int64(b.Len())
+			}
+		}
+	}
+	return n
 }
 
 // take returns the rows of rec at the given indices, in that order.
@@ -157,7 +243,7 @@ func take(ctx context.Context, rec arrow.RecordBatch, rows []int64) (arrow.Recor
 	return array.NewRecordBatch(rec.Schema(), cols, int64(len(rows))), nil
 }
 
-func (s *Files) addStray(c *contract.Contract, v string, ok bool, file string, line int64) {
+func (s *Files) addStray(c *contract.Contract, v string, ok bool, file int32, line int64) {
 	s.nstray++
 	if len(s.stray) >= verify.MaxFindings {
 		return
@@ -166,103 +252,73 @@ func (s *Files) addStray(c *contract.Contract, v string, ok bool, file string, l
 	if ok {
 		key = c.Partition.Key(v)
 	}
-	s.stray = append(s.stray, verify.Finding{Kind: verify.KindOutside, Partition: key,
-		Where: fmt.Sprintf("%s:%d", file, line), Column: c.Partition.Name,
-		Message: "row is outside the partitions this run declares (" + s.declared + ")"})
+	s.stray = append(s.stray, strayRow{key: key, file: file, line: line})
 }
 
-// openBatchRows is the fewest rows Open hands over at once where the input
-// allows: slices of a partition that switched often are joined up to it.
+// openBatchRows is how many rows of a partition wait in memory before they
+// are spilled, and so the fewest Open hands over at once where the input
+// allows.
 const openBatchRows = 64 << 10
 
 // Open returns a partition's rows in input order.
 func (s *Files) Open(_ context.Context, partition string) (array.RecordReader, error) {
-	var recs []arrow.RecordBatch
-	release := func() {
-		for _, r := range recs {
-			r.Release()
-		}
-	}
-	pieces := s.parts[partition]
-	for i := 0; i < len(pieces); {
-		j, rows := i, int64(0)
-		for j < len(pieces) && (j == i || rows+pieces[j].rec.NumRows() <= openBatchRows) {
-			rows += pieces[j].rec.NumRows()
-			j++
-		}
-		rec, err := concat(s.schema, pieces[i:j])
-		if err != nil {
-			release()
-			return nil, err
-		}
-		recs = append(recs, rec)
-		i = j
-	}
-	rr, err := array.NewRecordReader(s.schema, recs)
-	release() // the reader holds its own references
-	return rr, err
-}
-
-// concat joins slices into one batch.
-func concat(schema *arrow.Schema, pieces []slice) (arrow.RecordBatch, error) {
-	if len(pieces) == 1 {
-		pieces[0].rec.Retain()
-		return pieces[0].rec, nil
-	}
-	cols := make([]arrow.Array, schema.NumFields())
-	var rows int64
-	for _, p := range pieces {
-		rows += p.rec.NumRows()
-	}
-	parts := make([]arrow.Array, len(pieces))
-	for i := range cols {
-		for k, p := range pieces {
-			parts[k] = p.rec.Column(i)
-		}
-		c, err := array.Concatenate(parts, memory.DefaultAllocator)
-		if err != nil {
-			for _, done := range cols[:i] {
-				done.Release()
-			}
-			return nil, err
-		}
-		cols[i] = c
-	}
-	rec := array.NewRecordBatch(schema, cols, rows)
-	for _, c := range cols {
-		c.Release()
-	}
-	return rec, nil
+	return s.spill.open(partition)
 }
 
 // Locate names the file and line of a partition's row (counting from 1).
+// It reads where the partition's rows came from on its first call, which
+// only findings make.
 func (s *Files) Locate(partition string, row int64) string {
-	for _, sl := range s.parts[partition] {
-		if row <= int64(len(sl.line)) {
-			return fmt.Sprintf("%s:%d", sl.file, sl.line[row-1])
-		}
-		row -= int64(len(sl.line))
+	s.mu.Lock()
+	loc := s.locations[partition]
+	if loc == nil {
+		loc = &located{}
+		loc.files, loc.lines, loc.err = s.spill.locations(partition)
+		s.locations[partition] = loc
 	}
-	return ""
+	s.mu.Unlock()
+	if loc.err != nil || row < 1 || row > int64(len(loc.lines)) {
+		return ""
+	}
+	return s.where(loc.files[row-1], loc.lines[row-1])
+}
+
+// where names a file and the line of a row read from it.
+func (s *Files) where(file int32, line int64) string {
+	in := s.inputs[file]
+	if in.byRecord {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		l, err := in.lines.line(line)
+		if err != nil {
+			return fmt.Sprintf("%s: record %d", in.path, line)
+		}
+		line = l
+	}
+	return fmt.Sprintf("%s:%d", in.path, line)
 }
 
 // Stray returns findings for rows of undeclared partitions.
 func (s *Files) Stray() []verify.Finding {
+	var out []verify.Finding
+	for _, r := range s.stray {
+		out = append(out, verify.Finding{Kind: verify.KindOutside, Partition: r.key,
+			Where: s.where(r.file, r.line), Column: s.column,
+			Message: "row is outside the partitions this run declares (" + s.declared + ")"})
+	}
 	if s.nstray > len(s.stray) {
-		return append(s.stray, verify.Finding{Kind: verify.KindOutside,
+		out = append(out, verify.Finding{Kind: verify.KindOutside,
 			Message: fmt.Sprintf("%d more rows outside the declared partitions", s.nstray-len(s.stray))})
 	}
-	return s.stray
+	return out
 }
 
-// Release frees the rows held.
+// Release removes the spilled rows.
 func (s *Files) Release() {
-	for _, sl := range s.parts {
-		for _, x := range sl {
-			x.rec.Release()
-		}
+	if s.dir != "" {
+		_ = os.RemoveAll(s.dir)
+		s.dir = ""
 	}
-	s.parts = nil
 }
 
 // describeKeys lists sorted partition keys, a long list by its ends.
@@ -272,27 +328,6 @@ func describeKeys(keys []string) string {
 		keys = append(keys[:3], "...", keys[len(keys)-1])
 	}
 	return strings.Join(keys, ", ")
-}
-
-// CheckFiles checks, before anything is read, that every input file exists
-// and has a format lakeswap reads.
-func CheckFiles(files []string) error {
-	for _, f := range files {
-		info, err := os.Stat(f)
-		if errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("input %s does not exist", f)
-		}
-		if err != nil {
-			return err
-		}
-		if info.IsDir() {
-			return fmt.Errorf("input %s is a folder; name the files in it", f)
-		}
-		if _, err := InputFormat(f); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // Describe names input files for a run's record: base names only,

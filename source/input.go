@@ -30,11 +30,14 @@ import (
 
 // Batch is rows of an input file in the table's schema. Line[i] is where row
 // i stands in File: the line of a CSV or NDJSON file, the row of a Parquet
-// file, counting from 1.
+// file, counting from 1; or, when ByRecord, the CSV record (the first after
+// the header is 1), which a record that spans lines or a blank line sets
+// apart from its line.
 type Batch struct {
-	Rec  arrow.RecordBatch
-	File string
-	Line []int64
+	Rec      arrow.RecordBatch
+	File     string
+	Line     []int64
+	ByRecord bool
 }
 
 // InputError names the file, line and column of a value that does not fit
@@ -87,20 +90,6 @@ func ReadInput(ctx context.Context, path string, schema *arrow.Schema, fn func(B
 	return readParquetInput(ctx, path, schema, fn)
 }
 
-// InputFormat names the format of an input file by its extension: csv,
-// ndjson (.ndjson, .jsonl, .json) or parquet.
-func InputFormat(path string) (string, error) {
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".csv":
-		return "csv", nil
-	case ".ndjson", ".jsonl", ".json":
-		return "ndjson", nil
-	case ".parquet":
-		return "parquet", nil
-	}
-	return "", fmt.Errorf("input %s: unknown format; name it .csv, .ndjson, .jsonl or .parquet", path)
-}
-
 // rowSource yields a text file's rows as column name -> raw value.
 type rowSource interface {
 	// next returns the line of the row and its values; io.EOF at the end.
@@ -112,9 +101,9 @@ type rowSource interface {
 type opener func(io.Reader, *arrow.Schema) (rowSource, error)
 
 func readText(ctx context.Context, path string, schema *arrow.Schema, open opener, fn func(Batch) error) error {
-	f, err := os.Open(path)
+	f, err := openText(path)
 	if err != nil {
-		return fmt.Errorf("open input: %w", err) // the file, not its content: not a refusal
+		return err
 	}
 	defer f.Close()
 	return readTextFrom(ctx, path, f, schema, open, fn)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/lakeswap/lakeswap/catalog"
+	"github.com/lakeswap/lakeswap/source"
 	"github.com/lakeswap/lakeswap/swap"
 )
 
@@ -51,7 +52,7 @@ func BenchmarkInputRowOrder(b *testing.B) {
 				runtime.GC()
 				stop := sampleHeap(&peak)
 				b.StartTimer()
-				_, err := publishFiles(ctx, pub, swap.Request{Table: []string{"retail", "daily_orders"}}, twoDays, []string{in})
+				_, err := publishFiles(ctx, pub, swap.Request{Table: []string{"retail", "daily_orders"}}, twoDays, []string{in}, source.Options{})
 				b.StopTimer()
 				stop()
 				b.StartTimer()

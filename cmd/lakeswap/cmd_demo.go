@@ -21,6 +21,7 @@ import (
 	"github.com/lakeswap/lakeswap/internal/retail"
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/s3store"
+	"github.com/lakeswap/lakeswap/source"
 	"github.com/lakeswap/lakeswap/swap"
 )
 
@@ -232,7 +233,7 @@ func (d *demo) publish(ident table.Identifier, file string, rows []retail.DailyO
 	if err := retail.WriteNDJSON(path, rows); err != nil {
 		return nil, err
 	}
-	return publishFiles(d.ctx, d.pub, swap.Request{Table: ident}, demoRange, []string{path})
+	return publishFiles(d.ctx, d.pub, swap.Request{Table: ident}, demoRange, []string{path}, source.Options{})
 }
 
 func (d *demo) publishStep(title, file string, rows []retail.DailyOrder) error {
@@ -339,7 +340,7 @@ func (d *demo) refuseWipe() error {
 	if err := os.WriteFile(path, nil, 0o644); err != nil {
 		return err
 	}
-	_, err = publishFiles(d.ctx, d.pub, swap.Request{Table: demoTable}, "order_date=2026-01-02", []string{path})
+	_, err = publishFiles(d.ctx, d.pub, swap.Request{Table: demoTable}, "order_date=2026-01-02", []string{path}, source.Options{})
 	var refused *swap.RefusedError
 	if !errors.As(err, &refused) {
 		return fmt.Errorf("a publish of zero rows was not refused: %v", err)

@@ -24,19 +24,26 @@ type publishOptions struct {
 	targetFileMiB  int64
 	parallelism    int
 	runID          string
+	memoryLimit    string
+	spillDir       string
 	files          []string
 }
 
 func newPublishCmd(g *globals) *cobra.Command {
 	var o publishOptions
 	cmd := &cobra.Command{
-		Use:   "publish --table NS.NAME --partitions COL=FROM..TO FILE...",
+		Use:   "publish --table NS.NAME --partitions COL=FROM..TO INPUT...",
 		Short: "Replace the declared partitions with the rows of the input files, as one verified snapshot",
-		Long: `publish stages the input files' rows (CSV with a header, NDJSON, or Parquet) as Parquet under a fresh
-prefix, validates them against the table's contract (schema, every row inside the declared partitions,
+		Long: `publish stages the input files' rows (CSV with a header, NDJSON, or Parquet; text may be .gz or .zst)
+as Parquet under a fresh prefix, validates them against the table's contract (schema, every row inside the declared partitions,
 unique non-null grain, column checks, no empty partition), fingerprints them, and commits one snapshot
 that replaces exactly the declared partitions, only if main has not moved since the plan. It then reads
 the commit back and compares fingerprints. Rerunning the same input leaves the same content.
+
+An INPUT is a file, a glob ('out/*.csv.gz', quoted so that lakeswap lists it) or a folder (every input
+file under it, skipping names that start with '.' or '_'). Inputs of any size and row order are read
+once and their rows wait on local disk (--spill-dir) until their partition is staged, so memory stays
+within --memory-limit.
 
 Partitions are a closed range or a list on the partition column, each value checked against the
 column's type:
@@ -49,7 +56,7 @@ column's type:
 ` + exitCodesHelp,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return usagef("publish needs at least one input file")
+				return usagef("publish needs at least one input: a file, a glob or a folder")
 			}
 			return nil
 		},
@@ -67,6 +74,8 @@ column's type:
 	f.Int64Var(&o.targetFileMiB, "target-file-size-mib", 128, "roll to a new Parquet file at this size")
 	f.IntVar(&o.parallelism, "parallelism", 0, "partitions staged at once (default: one per core)")
 	f.StringVar(&o.runID, "run-id", "", "name the run, e.g. the orchestrator's job id (default: time and random): a rerun of a published id commits nothing, other content under it is refused; staged files go under run-<id>-<attempt>")
+	f.StringVar(&o.memoryLimit, "memory-limit", "", "memory the whole process may use, e.g. 2GiB (default: half of the machine's)")
+	f.StringVar(&o.spillDir, "spill-dir", "", "local folder where rows wait between reading and staging; needs about the inputs' uncompressed size (default: the system's temporary folder)")
 	return cmd
 }
 
@@ -94,7 +103,15 @@ func runPublish(ctx context.Context, g *globals, o publishOptions) error {
 		return usagef("--parallelism %d: want 0 (one per core) up to 1024", o.parallelism)
 	}
 	writer.TargetFileSize = o.targetFileMiB << 20
-	if err := source.CheckFiles(o.files); err != nil {
+	in := source.Options{SpillDir: o.spillDir, MemoryLimit: defaultMemoryLimit()}
+	if o.memoryLimit != "" {
+		if in.MemoryLimit, err = parseSize(o.memoryLimit); err != nil {
+			return usagef("--memory-limit: %v", err)
+		}
+	}
+	defer applyMemoryLimit(in.MemoryLimit)()
+	files, err := source.ListInputs(o.files)
+	if err != nil {
 		return usageError{err}
 	}
 
@@ -107,7 +124,7 @@ func runPublish(ctx context.Context, g *globals, o publishOptions) error {
 	pub.BeforeCommit = commitBarrier(g.getenv)
 	res, err := publishFiles(ctx, pub, swap.Request{
 		Table: ident, RunID: o.runID, AllowEmpty: o.allowEmpty, NoAutoRollback: o.noAutoRollback, Parallelism: o.parallelism, Writer: writer,
-	}, o.partitions, o.files)
+	}, o.partitions, files, in)
 	if res == nil {
 		return err
 	}
@@ -116,7 +133,7 @@ func runPublish(ctx context.Context, g *globals, o publishOptions) error {
 
 // publishFiles publishes the rows of input files to the partitions a
 // selector names; req carries the table and options.
-func publishFiles(ctx context.Context, pub *swap.Publisher, req swap.Request, selector string, files []string) (*swap.Result, error) {
+func publishFiles(ctx context.Context, pub *swap.Publisher, req swap.Request, selector string, files []string, in source.Options) (*swap.Result, error) {
 	target, err := pub.Open(ctx, req.Table)
 	if err != nil {
 		return nil, err
@@ -131,7 +148,7 @@ func publishFiles(ctx context.Context, pub *swap.Publisher, req swap.Request, se
 			return nil, usageError{err}
 		}
 	}
-	src, err := source.ReadFiles(ctx, contract, values, files)
+	src, err := source.ReadFiles(ctx, contract, values, files, in)
 	if err != nil {
 		return nil, err
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/minio/minio-go/v7"
 
+	"github.com/lakeswap/lakeswap/source"
 	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/internal/retail"
 	"github.com/lakeswap/lakeswap/parquetio"
@@ -40,6 +41,15 @@ var (
 	binErr  error
 )
 
+// buildTags are the tags of the binary the process tests run: the commit
+// barrier's, and the CSV engine's when this test binary has it.
+func buildTags() string {
+	if source.Engine == "duckdb" {
+		return "lakeswaptest,duckdb_arrow"
+	}
+	return "lakeswaptest"
+}
+
 // lakeswapBinary builds the command once per test run: these tests need
 // real processes, which a goroutine cannot stand in for.
 func lakeswapBinary(t *testing.T) string {
@@ -52,7 +62,7 @@ func lakeswapBinary(t *testing.T) string {
 		}
 		binPath = filepath.Join(dir, "lakeswap")
 		// The tag builds in the commit barrier (barrier.go) these tests use.
-		out, err := exec.Command("go", "build", "-tags", "lakeswaptest", "-o", binPath, ".").CombinedOutput()
+		out, err := exec.Command("go", "build", "-tags", buildTags(), "-o", binPath, ".").CombinedOutput()
 		if err != nil {
 			binErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}

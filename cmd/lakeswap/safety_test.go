@@ -19,6 +19,7 @@ import (
 	"github.com/lakeswap/lakeswap/internal/retail"
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/s3store"
+	"github.com/lakeswap/lakeswap/source"
 	"github.com/lakeswap/lakeswap/swap"
 	"github.com/lakeswap/lakeswap/testenv"
 )
@@ -193,7 +194,9 @@ func TestCodesAndWords(t *testing.T) {
 		{"an integer range on a date", []string{"publish", "--table", "retail.daily_orders", "--partitions", "order_date=1..3", in}, exitUsage, "usage", []string{`"1"`, "date column"}},
 		{"a missing input file", []string{"publish", "--table", "retail.daily_orders", "--partitions", twoDays, "/no/such.csv"}, exitUsage, "usage", []string{"/no/such.csv does not exist"}},
 		{"an unknown input format", []string{"publish", "--table", "retail.daily_orders", "--partitions", twoDays, txt}, exitUsage, "usage", []string{"in.txt: unknown format"}},
-		{"a folder as input", []string{"publish", "--table", "retail.daily_orders", "--partitions", twoDays, home}, exitUsage, "usage", []string{"is a folder"}},
+		{"a folder of other files", []string{"publish", "--table", "retail.daily_orders", "--partitions", twoDays, home}, exitUsage, "usage", []string{"which lakeswap does not read"}},
+		{"an empty folder", []string{"publish", "--table", "retail.daily_orders", "--partitions", twoDays, t.TempDir()}, exitUsage, "usage", []string{"holds no .csv"}},
+		{"a glob matching nothing", []string{"publish", "--table", "retail.daily_orders", "--partitions", twoDays, filepath.Join(home, "*.csv.gz")}, exitUsage, "usage", []string{"matches no file"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, errs := cli(t, home, append([]string{"-o", "json"}, tc.args...)...)
@@ -381,7 +384,7 @@ func TestPublishFilesLoadsTheTableTwice(t *testing.T) {
 	in := write(t, t.TempDir(), "in.csv", "order_date,channel,order_count,amount_cents\n2026-01-01,web,1,5\n2026-01-02,web,1,5\n")
 	counter := &loadCounter{Catalog: openHome(t, home)}
 	pub := &swap.Publisher{Catalog: counter}
-	if _, err := publishFiles(context.Background(), pub, swap.Request{Table: []string{"retail", "daily_orders"}}, twoDays, []string{in}); err != nil {
+	if _, err := publishFiles(context.Background(), pub, swap.Request{Table: []string{"retail", "daily_orders"}}, twoDays, []string{in}, source.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	if counter.loads != 2 {

@@ -1,0 +1,205 @@
+package main
+
+import (
+	"bufio"
+	"compress/gzip"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// orderLines are n rows of retail.daily_orders over days 1..days of
+// January 2026, in order of channel.
+func orderLines(n, days int) []string {
+	lines := make([]string, n)
+	for i := range n {
+		lines[i] = fmt.Sprintf("2026-01-%02d,c%d,%d,%d", 1+i%days, i, 1+i%3, i%1000)
+	}
+	return lines
+}
+
+const ordersHeader = "order_date,channel,order_count,amount_cents"
+
+func writeCSVLines(t testing.TB, path string, lines []string) string {
+	t.Helper()
+	writeCompressed(t, path, func(w io.Writer) {
+		fmt.Fprintln(w, ordersHeader)
+		for _, l := range lines {
+			fmt.Fprintln(w, l)
+		}
+	})
+	return path
+}
+
+func writeNDJSONLines(t testing.TB, path string, lines []string) string {
+	t.Helper()
+	writeCompressed(t, path, func(w io.Writer) {
+		for _, l := range lines {
+			f := strings.Split(l, ",")
+			fmt.Fprintf(w, `{"order_date":%q,"channel":%q,"order_count":%s,"amount_cents":%s}`+"\n", f[0], f[1], f[2], f[3])
+		}
+	})
+	return path
+}
+
+// writeCompressed writes a file, compressed as its name says.
+func writeCompressed(t testing.TB, path string, fill func(io.Writer)) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w io.WriteCloser = nopCloser{f}
+	switch filepath.Ext(path) {
+	case ".gz":
+		w = gzip.NewWriter(f)
+	case ".zst":
+		if w, err = zstd.NewWriter(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bw := bufio.NewWriter(w)
+	fill(bw)
+	if err := bw.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }
+
+// publishedFingerprint creates retail.daily_orders in a fresh home,
+// publishes the inputs to it and returns the run's fingerprint, checking
+// that the table moved to a new version holding new files.
+func publishedFingerprint(t *testing.T, partitions string, args ...string) string {
+	t.Helper()
+	home := t.TempDir()
+	schema := write(t, home, "daily_orders.yaml", schemaYAML)
+	if code, _, errs := cli(t, home, "table", "create", "--schema", schema); code != 0 {
+		t.Fatalf("table create: exit %d: %s", code, errs)
+	}
+	before := metadataLocation(t, home)
+	spill := t.TempDir()
+	code, out, errs := cli(t, home, append([]string{"-o", "json", "publish", "--table", "retail.daily_orders", "--partitions", partitions, "--spill-dir", spill}, args...)...)
+	if code != 0 {
+		t.Fatalf("publish %v: exit %d: %s%s", args, code, out, errs)
+	}
+	var res struct {
+		Status string `json:"status"`
+		Plan   struct {
+			Fingerprint struct {
+				Rows int64  `json:"rows"`
+				Hash string `json:"hash"`
+			} `json:"fingerprint"`
+		} `json:"plan"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("publish -o json: %v\n%s", err, out)
+	}
+	if res.Status != "published" || metadataLocation(t, home) == before || parquetFiles(t, home) == 0 {
+		t.Fatalf("publish %v: status %q, table moved %v, %d files", args, res.Status, metadataLocation(t, home) != before, parquetFiles(t, home))
+	}
+	if entries, _ := os.ReadDir(spill); len(entries) > 0 {
+		t.Errorf("the spill folder holds %v after the publish", entries)
+	}
+	return fmt.Sprintf("%d rows, %s", res.Plan.Fingerprint.Rows, res.Plan.Fingerprint.Hash)
+}
+
+// TestInputShapes: the same rows as one CSV, a glob over parts, a folder
+// of CSV and NDJSON parts beside an engine's _SUCCESS and hidden files,
+// gzip CSV and zstd NDJSON, all publish the same content.
+func TestInputShapes(t *testing.T) {
+	dir := t.TempDir()
+	lines := orderLines(30_000, 4)
+	const days = "order_date=2026-01-01..2026-01-04"
+	want := publishedFingerprint(t, days, writeCSVLines(t, filepath.Join(dir, "all.csv"), lines))
+
+	parts := filepath.Join(dir, "parts")
+	folder := filepath.Join(dir, "folder")
+	for _, d := range []string{parts, folder} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeCSVLines(t, filepath.Join(parts, "part-0.csv"), lines[:10_000])
+	writeCSVLines(t, filepath.Join(parts, "part-1.csv"), lines[10_000:])
+	writeCSVLines(t, filepath.Join(folder, "part-0.csv"), lines[:10_000])
+	if err := os.Mkdir(filepath.Join(folder, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeNDJSONLines(t, filepath.Join(folder, "sub", "part-1.ndjson"), lines[10_000:])
+	write(t, folder, "_SUCCESS", "")
+	write(t, folder, ".part-0.csv.crc", "not an input")
+
+	for name, args := range map[string][]string{
+		"glob":   {filepath.Join(parts, "part-*.csv")},
+		"folder": {folder},
+		"gzip":   {writeCSVLines(t, filepath.Join(dir, "all.csv.gz"), lines)},
+		"zstd":   {writeNDJSONLines(t, filepath.Join(dir, "all.ndjson.zst"), lines)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if got := publishedFingerprint(t, days, args...); got != want {
+				t.Errorf("fingerprint %s, want %s as from one CSV", got, want)
+			}
+		})
+	}
+}
+
+// TestInputLargerThanMemoryLimit publishes an input larger than the memory
+// limit it sets, rows sorted and the same rows shuffled: both succeed with
+// one fingerprint. (make bench-scale measures the memory itself.)
+func TestInputLargerThanMemoryLimit(t *testing.T) {
+	dir := t.TempDir()
+	lines := orderLines(800_000, 10)
+	sorted := writeCSVLines(t, filepath.Join(dir, "sorted.csv"), lines)
+	rand.New(rand.NewPCG(1, 2)).Shuffle(len(lines), func(i, j int) { lines[i], lines[j] = lines[j], lines[i] })
+	shuffled := writeCSVLines(t, filepath.Join(dir, "shuffled.csv"), lines)
+	info, err := os.Stat(sorted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const limit = 16 << 20
+	if info.Size() <= limit {
+		t.Fatalf("input is %d bytes, not larger than the limit", info.Size())
+	}
+	const days = "order_date=2026-01-01..2026-01-10"
+	a := publishedFingerprint(t, days, "--memory-limit", "16MiB", sorted)
+	b := publishedFingerprint(t, days, "--memory-limit", "16MiB", shuffled)
+	if a != b || !strings.HasPrefix(a, "800000 rows") {
+		t.Errorf("sorted input gives %s, shuffled %s; want one fingerprint of 800000 rows", a, b)
+	}
+}
+
+// TestCSVLinesThroughTheEngine: where a record spans lines or follows a
+// blank line, findings and refusals still name the line it starts on.
+func TestCSVLinesThroughTheEngine(t *testing.T) {
+	home := newHome(t)
+	before, files := metadataLocation(t, home), parquetFiles(t, home)
+	stray := write(t, t.TempDir(), "stray.csv", ordersHeader+"\n2026-01-01,\"two\nlines\",1,5\n\n2026-01-09,c2,1,5\n")
+	code, out, _ := cli(t, home, "-o", "json", "publish", "--table", "retail.daily_orders", "--partitions", twoDays, stray)
+	if code != exitRefused || !strings.Contains(out, `"where": "`+stray+`:5"`) {
+		t.Errorf("stray row: exit %d, want %d and where %s:5:\n%s", code, exitRefused, stray, out)
+	}
+	bad := write(t, t.TempDir(), "bad.csv", ordersHeader+"\n2026-01-01,\"two\nlines\",1,5\n\n2026-01-02,c2,x,5\n")
+	code, out, _ = cli(t, home, "-o", "json", "publish", "--table", "retail.daily_orders", "--partitions", twoDays, bad)
+	if code != exitRefused || !strings.Contains(out, `"where": "`+bad+`:5"`) || !strings.Contains(out, `"column": "order_count"`) {
+		t.Errorf("bad value: exit %d, want %d naming %s:5 and order_count:\n%s", code, exitRefused, bad, out)
+	}
+	if metadataLocation(t, home) != before || parquetFiles(t, home) != files {
+		t.Error("a refused publish changed the table or its files")
+	}
+}

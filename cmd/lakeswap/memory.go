@@ -1,0 +1,47 @@
+package main
+
+import (
+	"fmt"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// parseSize reads a size such as 512MiB, 2GiB, 1.5GB or 1073741824 (bytes).
+func parseSize(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	i := strings.IndexFunc(t, func(r rune) bool { return r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' })
+	num, unit := t, ""
+	if i >= 0 {
+		num, unit = strings.TrimSpace(t[:i]), strings.ToLower(t[i:])
+	}
+	mult, ok := map[string]float64{
+		"": 1, "b": 1,
+		"kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40,
+		"kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12,
+	}[unit]
+	v, err := strconv.ParseFloat(num, 64)
+	if !ok || err != nil || v <= 0 || v*mult >= 1<<62 {
+		return 0, fmt.Errorf("size %q: write bytes or a number with KiB, MiB, GiB, TiB (or KB, MB, GB, TB), for example 2GiB", s)
+	}
+	return int64(v * mult), nil
+}
+
+// defaultMemoryLimit is half of the machine's memory, or 1 GiB where the
+// machine does not say.
+func defaultMemoryLimit() int64 {
+	var info syscall.Sysinfo_t
+	if err := syscall.Sysinfo(&info); err != nil || info.Totalram == 0 {
+		return 1 << 30
+	}
+	return int64(info.Totalram) * int64(info.Unit) / 2
+}
+
+// applyMemoryLimit gives the Go runtime its share of the process's limit,
+// three quarters (the CSV engine's own memory, outside Go's heap, is given
+// a quarter by the source package), and returns how to restore the old one.
+func applyMemoryLimit(limit int64) (restore func()) {
+	old := debug.SetMemoryLimit(limit / 4 * 3)
+	return func() { debug.SetMemoryLimit(old) }
+}

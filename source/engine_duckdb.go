@@ -1,0 +1,277 @@
+//go:build duckdb_arrow
+
+package source
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/duckdb/duckdb-go/v2"
+)
+
+// Engine names the CSV reader this build has.
+const Engine = "duckdb"
+
+// engine reads CSV with embedded DuckDB: it splits and unquotes fields in
+// parallel and decompresses, but every field comes to Go as the text it
+// is, since DuckDB's own casts round decimals, truncate timestamps, drop
+// zones and read "1.5" as the integer 2. lakeswap's casts judge each value.
+type engine struct {
+	connector *duckdb.Connector
+	conn      driver.Conn
+	arrow     *duckdb.Arrow
+}
+
+func newEngine(tmp string, memory int64) (*engine, error) {
+	settings := []string{
+		fmt.Sprintf("SET memory_limit = '%dMiB'", max(memory>>20, 64)),
+		fmt.Sprintf("SET threads = %d", runtime.GOMAXPROCS(0)),
+		"SET temp_directory = " + sqlString(tmp),
+		"SET preserve_insertion_order = true",
+	}
+	c, err := duckdb.NewConnector("", func(ex driver.ExecerContext) error {
+		for _, q := range settings {
+			if _, err := ex.ExecContext(context.Background(), q, nil); err != nil {
+				return fmt.Errorf("%s: %w", q, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("start the CSV reader: %w", err)
+	}
+	conn, err := c.Connect(context.Background())
+	if err != nil {
+		c.Close()
+		return nil, fmt.Errorf("start the CSV reader: %w", err)
+	}
+	a, err := duckdb.NewArrowFromConn(conn)
+	if err != nil {
+		conn.Close()
+		c.Close()
+		return nil, fmt.Errorf("start the CSV reader: %w", err)
+	}
+	return &engine{connector: c, conn: conn, arrow: a}, nil
+}
+
+func (e *engine) close() {
+	if e == nil {
+		return
+	}
+	e.conn.Close()
+	e.connector.Close()
+}
+
+// errUnsure marks a CSV field the engine read but lakeswap's own reader
+// must judge: it holds a CRLF, which that reader would have changed.
+var errUnsure = errors.New("needs lakeswap's reader")
+
+// readCSV reads a CSV file through the engine. Its header is read and
+// checked first by lakeswap's reader; anything the engine or a cast refuses
+// is read again by that reader, so that the refusal names the line and
+// column as it always has.
+func (e *engine) readCSV(ctx context.Context, path string, schema *arrow.Schema, fn func(Batch) error) error {
+	if strings.ContainsAny(path, "*?[{\\'") {
+		return ReadInput(ctx, path, schema, fn) // the engine would take the name as a pattern
+	}
+	header, err := readCSVHeader(path, schema)
+	if err != nil {
+		return err
+	}
+	err = e.scan(ctx, path, schema, header, fn)
+	if err == nil || ctx.Err() != nil {
+		return err
+	}
+	var ie *InputError
+	if errors.As(err, &ie) || errors.Is(err, errUnsure) || isEngineError(err) {
+		// The verdict and its place are the own reader's; a file it takes
+		// whole, where the engine refused, is refused with the engine's words.
+		if own := ReadInput(ctx, path, schema, func(Batch) error { return nil }); own != nil {
+			return own
+		}
+		if ie != nil {
+			if line, err := (&recordLines{path: path}).line(ie.Line); err == nil {
+				ie.Line = line
+			}
+			return ie
+		}
+		return &InputError{File: path, Err: fmt.Errorf("the CSV reader refused the file: %s", firstLines(err.Error(), 3))}
+	}
+	return err
+}
+
+type engineError struct{ err error }
+
+func (e engineError) Error() string { return e.err.Error() }
+func (e engineError) Unwrap() error { return e.err }
+
+func isEngineError(err error) bool {
+	var ee engineError
+	return errors.As(err, &ee)
+}
+
+func (e *engine) scan(ctx context.Context, path string, schema *arrow.Schema, header []string, fn func(Batch) error) error {
+	cols := make([]string, len(header))
+	for i, h := range header {
+		cols[i] = sqlString(h) + ": 'VARCHAR'"
+	}
+	comp := compression(path)
+	if comp == "" {
+		comp = "none"
+	}
+	q := fmt.Sprintf(`SELECT * FROM read_csv(%s, header = true, auto_detect = false, columns = {%s},
+		delim = ',', quote = '"', escape = '"', strict_mode = true, allow_quoted_nulls = false,
+		null_padding = false, ignore_errors = false, compression = '%s')`,
+		sqlString(path), strings.Join(cols, ", "), comp)
+	rr, err := e.arrow.QueryContext(ctx, q)
+	if err != nil {
+		return engineError{err}
+	}
+	defer rr.Release()
+	// Where each table column stands in the file.
+	at := make([]int, schema.NumFields())
+	for i, f := range schema.Fields() {
+		for j, h := range header {
+			if h == f.Name {
+				at[i] = j
+			}
+		}
+	}
+	rb := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer rb.Release()
+	var lines []int64
+	record := int64(0)
+	flush := func() error {
+		if len(lines) == 0 {
+			return nil
+		}
+		b := Batch{Rec: rb.NewRecordBatch(), File: path, Line: lines, ByRecord: true}
+		lines = nil
+		defer b.Rec.Release()
+		return fn(b)
+	}
+	for rr.Next() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rec := rr.RecordBatch()
+		n := int(rec.NumRows())
+		for i, f := range schema.Fields() {
+			col, ok := rec.Column(at[i]).(*array.String)
+			if !ok {
+				return engineError{fmt.Errorf("column %s came as %s, not text", f.Name, rec.Column(at[i]).DataType())}
+			}
+			if r, err := appendTexts(rb.Field(i), f, col); err != nil {
+				return &InputError{File: path, Line: record + int64(r) + 1, Column: f.Name, Err: err}
+			}
+		}
+		for range n {
+			record++
+			lines = append(lines, record)
+		}
+		if len(lines) >= inputBatchRows {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := rr.Err(); err != nil {
+		return engineError{err}
+	}
+	return flush()
+}
+
+// appendTexts casts a column of CSV fields as lakeswap's CSV reader does,
+// where an empty field, quoted or not, is the empty text (a null outside
+// string columns). It returns the row of a value it refuses.
+func appendTexts(b array.Builder, f arrow.Field, col *array.String) (int, error) {
+	n := col.Len()
+	switch sb := b.(type) {
+	case *array.StringBuilder:
+		for r := range n {
+			v := col.Value(r) // a null is an unquoted empty field
+			if strings.Contains(v, "\r\n") {
+				return r, errUnsure
+			}
+			sb.Append(v)
+		}
+		return 0, nil
+	case *array.Int64Builder:
+		for r := range n {
+			v := col.Value(r)
+			if x, ok := parseInt64(v); ok {
+				sb.Append(x)
+				continue
+			}
+			if err := appendValue(b, f, v); err != nil {
+				return r, err
+			}
+		}
+		return 0, nil
+	}
+	for r := range n {
+		if err := appendValue(b, f, col.Value(r)); err != nil {
+			return r, err
+		}
+	}
+	return 0, nil
+}
+
+// parseInt64 reads a plain decimal integer without allocating; anything
+// else (a sign, an empty field, an overflow) goes the general way.
+func parseInt64(s string) (int64, bool) {
+	if len(s) == 0 || len(s) > 18 {
+		return 0, false
+	}
+	var x int64
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		x = x*10 + int64(c-'0')
+	}
+	return x, true
+}
+
+// readCSVHeader reads a CSV file's header with lakeswap's reader, which
+// checks it against the schema.
+func readCSVHeader(path string, schema *arrow.Schema) ([]string, error) {
+	f, err := openText(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var header []string
+	err = readTextFrom(context.Background(), path, f, schema, func(r io.Reader, s *arrow.Schema) (rowSource, error) {
+		src, err := newCSVRows(r, s)
+		if err != nil {
+			return nil, err
+		}
+		header = src.(*csvRows).header
+		return emptyRows{}, nil
+	}, func(Batch) error { return nil })
+	return header, err
+}
+
+type emptyRows struct{}
+
+func (emptyRows) next() (int64, map[string]any, error) { return 0, nil, io.EOF }
+
+func sqlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+func firstLines(s string, n int) string {
+	lines := strings.SplitN(s, "\n", n+1)
+	if len(lines) > n {
+		lines = lines[:n]
+	}
+	return strings.TrimSpace(strings.Join(lines, " "))
+}
