@@ -6,7 +6,7 @@ DEMO_DIR ?= lakeswap-demo
 # without it lakeswap reads CSV with its own, slower reader.
 TAGS ?= duckdb_arrow
 
-.PHONY: build demo demo-minio test bench minio dev-up dev-down clean
+.PHONY: build demo demo-minio test bench bench-scale minio dev-up dev-down clean
 
 build:
 	$(GO) build -tags $(TAGS) -o bin/lakeswap ./cmd/lakeswap
@@ -40,6 +40,13 @@ dev-down:
 bench:
 	$(GO) test -tags $(TAGS) -run '^$$' -bench . -benchtime 3x -timeout 30m ./swap/
 	$(GO) test -tags $(TAGS) -run '^$$' -bench BenchmarkInputRowOrder -benchtime 3x -timeout 30m ./cmd/lakeswap/
+
+# A generated CSV of BENCH_ROWS rows (default 30M, about 1 GB) over 30 days in
+# random order, published by lakeswap and turned into partitioned Parquet by
+# DuckDB's COPY, each timed with its peak memory; BENCH_GB=10 for 10 GB.
+# Needs free disk of about three times the input (BENCH_DIR to choose where).
+bench-scale:
+	$(GO) run -tags duckdb_arrow ./internal/benchscale
 
 clean:
 	rm -rf bin $(DEMO_DIR) .lakeswap

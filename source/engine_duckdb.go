@@ -8,13 +8,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/duckdb/duckdb-go/v2"
+
+	"github.com/lakeswap/lakeswap/parquetio"
 )
 
 // Engine names the CSV reader this build has.
@@ -27,7 +32,8 @@ const Engine = "duckdb"
 type engine struct {
 	connector *duckdb.Connector
 	conn      driver.Conn
-	arrow     *duckdb.Arrow
+	tmp       string // where the engine writes fields for Go to read
+	n         int    // files read so far
 }
 
 func newEngine(tmp string, memory int64) (*engine, error) {
@@ -53,13 +59,7 @@ func newEngine(tmp string, memory int64) (*engine, error) {
 		c.Close()
 		return nil, fmt.Errorf("start the CSV reader: %w", err)
 	}
-	a, err := duckdb.NewArrowFromConn(conn)
-	if err != nil {
-		conn.Close()
-		c.Close()
-		return nil, fmt.Errorf("start the CSV reader: %w", err)
-	}
-	return &engine{connector: c, conn: conn, arrow: a}, nil
+	return &engine{connector: c, conn: conn, tmp: tmp}, nil
 }
 
 func (e *engine) close() {
@@ -127,11 +127,21 @@ func (e *engine) scan(ctx context.Context, path string, schema *arrow.Schema, he
 	if comp == "" {
 		comp = "none"
 	}
-	q := fmt.Sprintf(`SELECT * FROM read_csv(%s, header = true, auto_detect = false, columns = {%s},
+	// The engine hands over a query's result only once it holds all of it,
+	// so the fields go through a Parquet file of text on local disk, which
+	// it writes as it reads, in the file's order, within its memory limit.
+	e.n++
+	fields := filepath.Join(e.tmp, fmt.Sprintf("fields-%d.parquet", e.n))
+	defer os.Remove(fields)
+	q := fmt.Sprintf(`COPY (SELECT * FROM read_csv(%s, header = true, auto_detect = false, columns = {%s},
 		delim = ',', quote = '"', escape = '"', strict_mode = true, allow_quoted_nulls = false,
-		null_padding = false, ignore_errors = false, compression = '%s')`,
-		sqlString(path), strings.Join(cols, ", "), comp)
-	rr, err := e.arrow.QueryContext(ctx, q)
+		null_padding = false, ignore_errors = false, compression = '%s'))
+		TO %s (FORMAT parquet, COMPRESSION uncompressed, ROW_GROUP_SIZE %d)`,
+		sqlString(path), strings.Join(cols, ", "), comp, sqlString(fields), inputBatchRows)
+	if _, err := e.conn.(driver.ExecerContext).ExecContext(ctx, q, nil); err != nil {
+		return engineError{err}
+	}
+	rr, err := parquetio.Open(ctx, icebergio.LocalFS{}, fields)
 	if err != nil {
 		return engineError{err}
 	}

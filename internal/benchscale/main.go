@@ -1,0 +1,173 @@
+//go:build duckdb_arrow
+
+// Command benchscale compares, in one run on one generated input, a
+// lakeswap publish with embedded DuckDB turning the same CSV into
+// partitioned Parquet (COPY ... PARTITION_BY), each as a process of its
+// own so that each one's peak resident memory is its own. make bench-scale
+// runs it; BENCH_ROWS sets the rows (default 30M, about 1 GB of CSV over
+// 30 days in random order) and BENCH_GB a size in gigabytes instead.
+package main
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/duckdb/duckdb-go/v2"
+)
+
+const schemaYAML = `table: bench.orders
+columns:
+  - {name: order_date, type: date, required: true}
+  - {name: channel, type: string, required: true}
+  - {name: order_count, type: long, required: true}
+  - {name: amount_cents, type: long, required: true}
+identifier: [order_date, channel]
+partition: [{column: order_date, transform: identity}]
+additive: [order_count, amount_cents]
+`
+
+func main() {
+	if len(os.Args) == 3 && os.Args[1] == "duckdb-copy" {
+		if err := duckdbCopy(os.Args[2]); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		return
+	}
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "bench-scale:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	rows := int64(30_000_000)
+	if v, err := strconv.ParseInt(os.Getenv("BENCH_ROWS"), 10, 64); err == nil && v > 0 {
+		rows = v
+	}
+	if gb, err := strconv.ParseFloat(os.Getenv("BENCH_GB"), 64); err == nil && gb > 0 {
+		rows = int64(gb * 1e9 / 33) // the generated rows are about 33 bytes
+	}
+	dir, err := os.MkdirTemp(os.Getenv("BENCH_DIR"), "lakeswap-bench-scale-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	in := filepath.Join(dir, "orders.csv")
+	start := time.Now()
+	size, err := generate(in, rows)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("input: %d rows over 30 days in random order, %.2f GB of CSV (generated in %s)\n", rows, float64(size)/1e9, time.Since(start).Round(time.Millisecond))
+
+	bin := filepath.Join(dir, "lakeswap")
+	if out, err := exec.Command("go", "build", "-tags", "duckdb_arrow", "-o", bin, "./cmd/lakeswap").CombinedOutput(); err != nil {
+		return fmt.Errorf("build lakeswap: %v\n%s", err, out)
+	}
+	home := filepath.Join(dir, "home")
+	schema := filepath.Join(dir, "orders.yaml")
+	if err := os.WriteFile(schema, []byte(schemaYAML), 0o644); err != nil {
+		return err
+	}
+	if _, _, err := measure(bin, "--home", home, "table", "create", "--schema", schema); err != nil {
+		return err
+	}
+	memLimit := os.Getenv("BENCH_MEMORY_LIMIT")
+	args := []string{"--home", home, "publish", "--table", "bench.orders", "--partitions", "order_date=2026-01-01..2026-01-30", "--spill-dir", dir}
+	if memLimit != "" {
+		args = append(args, "--memory-limit", memLimit)
+	}
+	lsWall, lsRSS, err := measure(bin, append(args, in)...)
+	if err != nil {
+		return err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	dkWall, dkRSS, err := measure(self, "duckdb-copy", in)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("lakeswap publish (stage, validate, fingerprint, commit, verify): %8.2f s  peak RSS %6.0f MiB  (%.2fM rows/s)\n", lsWall.Seconds(), float64(lsRSS)/(1<<20), float64(rows)/lsWall.Seconds()/1e6)
+	fmt.Printf("duckdb COPY ... (FORMAT parquet, PARTITION_BY (order_date)):     %8.2f s  peak RSS %6.0f MiB  (%.2fM rows/s)\n", dkWall.Seconds(), float64(dkRSS)/(1<<20), float64(rows)/dkWall.Seconds()/1e6)
+	fmt.Printf("lakeswap/duckdb-x %.2f\n", lsWall.Seconds()/dkWall.Seconds())
+	return nil
+}
+
+// measure runs a command and returns its wall time and peak resident memory.
+func measure(name string, args ...string) (time.Duration, int64, error) {
+	cmd := exec.Command(name, args...)
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	start := time.Now()
+	err := cmd.Run()
+	wall := time.Since(start)
+	if err != nil {
+		return 0, 0, fmt.Errorf("%s %s: %v\n%s", filepath.Base(name), strings.Join(args, " "), err, out.String())
+	}
+	ru, _ := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	var rss int64
+	if ru != nil {
+		rss = ru.Maxrss << 10 // kilobytes on Linux
+	}
+	return wall, rss, nil
+}
+
+// generate writes rows of 30 days in random order; every channel is unique,
+// so the grain (order_date, channel) holds.
+func generate(path string, rows int64) (int64, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return 0, err
+	}
+	w := bufio.NewWriterSize(f, 4<<20)
+	w.WriteString("order_date,channel,order_count,amount_cents\n")
+	r := rand.New(rand.NewPCG(7, 11))
+	var buf []byte
+	for i := range rows {
+		buf = append(buf[:0], "2026-01-"...)
+		day := 1 + r.IntN(30)
+		buf = append(buf, byte('0'+day/10), byte('0'+day%10), ',', 'c')
+		buf = strconv.AppendInt(buf, i, 10)
+		buf = append(buf, ',')
+		buf = strconv.AppendInt(buf, 1+i%3, 10)
+		buf = append(buf, ',')
+		buf = strconv.AppendInt(buf, r.Int64N(100000), 10)
+		buf = append(buf, '\n')
+		w.Write(buf)
+	}
+	if err := w.Flush(); err != nil {
+		return 0, err
+	}
+	info, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	return info.Size(), f.Close()
+}
+
+// duckdbCopy is DuckDB's own way from the CSV to partitioned Parquet.
+func duckdbCopy(in string) error {
+	c, err := duckdb.NewConnector("", nil)
+	if err != nil {
+		return err
+	}
+	db := sql.OpenDB(c)
+	defer db.Close()
+	out := filepath.Join(filepath.Dir(in), "duckdb-out")
+	_, err = db.ExecContext(context.Background(), fmt.Sprintf(
+		`COPY (SELECT * FROM read_csv('%s')) TO '%s' (FORMAT parquet, COMPRESSION zstd, PARTITION_BY (order_date))`, in, out))
+	return err
+}
