@@ -174,17 +174,30 @@ func (p Partitioner) ValueFunc(arr arrow.Array) (func(row int) (string, bool), e
 }
 
 // memo formats a row's raw value, reusing the last result while the raw
-// value repeats, as it does for every row of a partition.
+// value repeats, as it does for every row of a partition, and earlier
+// results for rows whose partitions interleave.
 func memo(raw func(row int) int64, format func(int64) string) func(row int) string {
 	last, lastStr, primed := int64(0), "", false
+	seen := map[int64]string{}
 	return func(row int) string {
 		v := raw(row)
-		if !primed || v != last {
-			last, lastStr, primed = v, format(v), true
+		if primed && v == last {
+			return lastStr
 		}
-		return lastStr
+		s, ok := seen[v]
+		if !ok {
+			s = format(v)
+			if len(seen) < memoValues {
+				seen[v] = s
+			}
+		}
+		last, lastStr, primed = v, s, true
+		return s
 	}
 }
+
+// memoValues bounds the formatted values a memo keeps.
+const memoValues = 4096
 
 // calendar returns the layout of a date partition's values and the step
 // from one to the next: days, or months for a month partition.

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -155,6 +156,35 @@ func (e *engine) scan(ctx context.Context, path string, schema *arrow.Schema, he
 			}
 		}
 	}
+	// Casting runs beside the caller's work on the batches before, which
+	// leaves the engine's file to be read while rows are split and spilled.
+	out := make(chan Batch, 2)
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	castErr := make(chan error, 1)
+	go func() {
+		defer close(out)
+		castErr <- castFields(cctx, rr, path, schema, at, out)
+	}()
+	err = nil
+	for b := range out {
+		if err == nil {
+			err = fn(b)
+			if err != nil {
+				cancel()
+			}
+		}
+		b.Rec.Release()
+	}
+	if cerr := <-castErr; err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// castFields casts the text fields of rr into the table's schema and sends
+// them as batches of inputBatchRows; the receiver releases each.
+func castFields(ctx context.Context, rr array.RecordReader, path string, schema *arrow.Schema, at []int, out chan<- Batch) error {
 	rb := array.NewRecordBuilder(memory.DefaultAllocator, schema)
 	defer rb.Release()
 	var lines []int64
@@ -165,8 +195,13 @@ func (e *engine) scan(ctx context.Context, path string, schema *arrow.Schema, he
 		}
 		b := Batch{Rec: rb.NewRecordBatch(), File: path, Line: lines, ByRecord: true}
 		lines = nil
-		defer b.Rec.Release()
-		return fn(b)
+		select {
+		case out <- b:
+			return nil
+		case <-ctx.Done():
+			b.Rec.Release()
+			return ctx.Err()
+		}
 	}
 	for rr.Next() {
 		if err := ctx.Err(); err != nil {
@@ -227,12 +262,54 @@ func appendTexts(b array.Builder, f arrow.Field, col *array.String) (int, error)
 		}
 		return 0, nil
 	}
+	if db, ok := b.(*array.Date32Builder); ok {
+		for r := range n {
+			v := col.Value(r)
+			if d, ok := parseDate(v); ok {
+				db.Append(d)
+				continue
+			}
+			if err := appendValue(b, f, v); err != nil {
+				return r, err
+			}
+		}
+		return 0, nil
+	}
 	for r := range n {
 		if err := appendValue(b, f, col.Value(r)); err != nil {
 			return r, err
 		}
 	}
 	return 0, nil
+}
+
+// parseDate reads a valid YYYY-MM-DD without allocating; anything else
+// goes the general way, which says what is wrong.
+func parseDate(s string) (arrow.Date32, bool) {
+	if len(s) != 10 || s[4] != '-' || s[7] != '-' {
+		return 0, false
+	}
+	num := func(t string) (int, bool) {
+		n := 0
+		for i := 0; i < len(t); i++ {
+			if t[i] < '0' || t[i] > '9' {
+				return 0, false
+			}
+			n = n*10 + int(t[i]-'0')
+		}
+		return n, true
+	}
+	y, ok1 := num(s[:4])
+	m, ok2 := num(s[5:7])
+	d, ok3 := num(s[8:])
+	if !ok1 || !ok2 || !ok3 || m < 1 || m > 12 || d < 1 {
+		return 0, false
+	}
+	t := time.Date(y, time.Month(m), d, 0, 0, 0, 0, time.UTC)
+	if t.Day() != d { // the 31st of a 30-day month, say
+		return 0, false
+	}
+	return arrow.Date32FromTime(t), true
 }
 
 // parseInt64 reads a plain decimal integer without allocating; anything

@@ -1,0 +1,27 @@
+//go:build duckdb_arrow
+
+package source
+
+import (
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+)
+
+// TestParseDate: the engine path's quick date reader takes exactly what
+// time.Parse takes as a date, with the same day, and passes anything else
+// to the general reader.
+func TestParseDate(t *testing.T) {
+	for _, s := range []string{"2026-01-01", "2024-02-29", "2026-02-29", "2026-04-31", "0000-01-01", "9999-12-31",
+		"1969-12-31", "2026-13-01", "2026-00-10", "2026-01-00", "2026-1-01", "+026-01-01", "2026-01-0a", "2026/01/01", "", "2026-01-01 "} {
+		got, ok := parseDate(s)
+		want, err := time.Parse(time.DateOnly, s)
+		if ok && (err != nil || got != arrow.Date32FromTime(want)) {
+			t.Errorf("parseDate(%q) = %v, want time.Parse's %v (err %v)", s, got, want, err)
+		}
+		if !ok && err == nil && len(s) == 10 {
+			t.Errorf("parseDate(%q) refused a date time.Parse takes", s)
+		}
+	}
+}
