@@ -71,37 +71,42 @@ func (e *engine) close() {
 	e.connector.Close()
 }
 
-// errUnsure marks a CSV field the engine read but lakeswap's own reader
-// must judge: it holds a CRLF, which that reader would have changed.
-var errUnsure = errors.New("needs lakeswap's reader")
-
 // readCSV reads a CSV file through the engine. Its header is read and
 // checked first by lakeswap's reader; anything the engine or a cast refuses
 // is read again by that reader, so that the refusal names the line and
 // column as it always has.
 func (e *engine) readCSV(ctx context.Context, path string, schema *arrow.Schema, fn func(Batch) error) error {
-	if strings.ContainsAny(path, "*?[{\\'") {
+	abs, err := filepath.Abs(path) // the engine reads ~/ as the home folder
+	if err != nil || strings.ContainsAny(abs, "*?[{\\'") {
 		return ReadInput(ctx, path, schema, fn) // the engine would take the name as a pattern
+	}
+	// Only a file in the plain form is split by the engine: outside it
+	// (spaces around quotes, a stray CR, extra empty fields...) the engine
+	// bends where lakeswap's reader refuses, and the file goes to that reader.
+	shape, err := checkCSV(path)
+	if err != nil {
+		return err
+	}
+	if !shape.plain {
+		return ReadInput(ctx, path, schema, fn)
 	}
 	header, err := readCSVHeader(path, schema)
 	if err != nil {
 		return err
 	}
-	err = e.scan(ctx, path, schema, header, fn)
+	err = e.scan(ctx, path, abs, schema, header, &shape.lines, fn)
 	if err == nil || ctx.Err() != nil {
 		return err
 	}
 	var ie *InputError
-	if errors.As(err, &ie) || errors.Is(err, errUnsure) || isEngineError(err) {
+	if errors.As(err, &ie) || isEngineError(err) {
 		// The verdict and its place are the own reader's; a file it takes
 		// whole, where the engine refused, is refused with the engine's words.
 		if own := ReadInput(ctx, path, schema, func(Batch) error { return nil }); own != nil {
 			return own
 		}
 		if ie != nil {
-			if line, err := (&recordLines{path: path}).line(ie.Line); err == nil {
-				ie.Line = line
-			}
+			ie.Line = shape.lines.line(ie.Line)
 			return ie
 		}
 		return &InputError{File: path, Err: fmt.Errorf("the CSV reader refused the file: %s", firstLines(err.Error(), 3))}
@@ -119,7 +124,7 @@ func isEngineError(err error) bool {
 	return errors.As(err, &ee)
 }
 
-func (e *engine) scan(ctx context.Context, path string, schema *arrow.Schema, header []string, fn func(Batch) error) error {
+func (e *engine) scan(ctx context.Context, path, abs string, schema *arrow.Schema, header []string, records *recordLines, fn func(Batch) error) error {
 	cols := make([]string, len(header))
 	for i, h := range header {
 		cols[i] = sqlString(h) + ": 'VARCHAR'"
@@ -138,7 +143,7 @@ func (e *engine) scan(ctx context.Context, path string, schema *arrow.Schema, he
 		delim = ',', quote = '"', escape = '"', strict_mode = true, allow_quoted_nulls = false,
 		null_padding = false, ignore_errors = false, compression = '%s'))
 		TO %s (FORMAT parquet, COMPRESSION uncompressed, ROW_GROUP_SIZE %d)`,
-		sqlString(path), strings.Join(cols, ", "), comp, sqlString(fields), inputBatchRows)
+		sqlString(abs), strings.Join(cols, ", "), comp, sqlString(fields), inputBatchRows)
 	if _, err := e.conn.(driver.ExecerContext).ExecContext(ctx, q, nil); err != nil {
 		return engineError{err}
 	}
@@ -164,7 +169,7 @@ func (e *engine) scan(ctx context.Context, path string, schema *arrow.Schema, he
 	castErr := make(chan error, 1)
 	go func() {
 		defer close(out)
-		castErr <- castFields(cctx, rr, path, schema, at, out)
+		castErr <- castFields(cctx, rr, path, schema, at, records, out)
 	}()
 	err = nil
 	for b := range out {
@@ -184,7 +189,7 @@ func (e *engine) scan(ctx context.Context, path string, schema *arrow.Schema, he
 
 // castFields casts the text fields of rr into the table's schema and sends
 // them as batches of inputBatchRows; the receiver releases each.
-func castFields(ctx context.Context, rr array.RecordReader, path string, schema *arrow.Schema, at []int, out chan<- Batch) error {
+func castFields(ctx context.Context, rr array.RecordReader, path string, schema *arrow.Schema, at []int, records *recordLines, out chan<- Batch) error {
 	rb := array.NewRecordBuilder(memory.DefaultAllocator, schema)
 	defer rb.Release()
 	var lines []int64
@@ -193,7 +198,7 @@ func castFields(ctx context.Context, rr array.RecordReader, path string, schema 
 		if len(lines) == 0 {
 			return nil
 		}
-		b := Batch{Rec: rb.NewRecordBatch(), File: path, Line: lines, ByRecord: true}
+		b := Batch{Rec: rb.NewRecordBatch(), File: path, Line: lines, records: records}
 		lines = nil
 		select {
 		case out <- b:
@@ -242,11 +247,7 @@ func appendTexts(b array.Builder, f arrow.Field, col *array.String) (int, error)
 	switch sb := b.(type) {
 	case *array.StringBuilder:
 		for r := range n {
-			v := col.Value(r) // a null is an unquoted empty field
-			if strings.Contains(v, "\r\n") {
-				return r, errUnsure
-			}
-			sb.Append(v)
+			sb.Append(col.Value(r)) // a null is an unquoted empty field
 		}
 		return 0, nil
 	case *array.Int64Builder:

@@ -42,12 +42,11 @@ type Files struct {
 	locations map[string]*located // partition -> where its rows came from
 }
 
-// input is one file read, and whether its rows are numbered by record
-// (a CSV file read by the engine) rather than by line.
+// input is one file read, and where its records start when its rows are
+// numbered by record (a CSV file read by the engine) rather than by line.
 type input struct {
-	path     string
-	byRecord bool
-	lines    *recordLines
+	path    string
+	records *recordLines
 }
 
 type strayRow struct {
@@ -111,7 +110,7 @@ func ReadFiles(ctx context.Context, c *contract.Contract, declared []string, fil
 	for i, f := range files {
 		in := input{path: f}
 		read := func(b Batch) error {
-			in.byRecord = b.ByRecord
+			in.records = b.records
 			return src.split(ctx, c, owned, int32(i), b)
 		}
 		format, err := InputFormat(f)
@@ -125,9 +124,6 @@ func ReadFiles(ctx context.Context, c *contract.Contract, declared []string, fil
 		if err != nil {
 			src.Release()
 			return nil, err
-		}
-		if in.byRecord {
-			in.lines = &recordLines{path: f}
 		}
 		src.inputs = append(src.inputs, in)
 	}
@@ -286,14 +282,8 @@ func (s *Files) Locate(partition string, row int64) string {
 // where names a file and the line of a row read from it.
 func (s *Files) where(file int32, line int64) string {
 	in := s.inputs[file]
-	if in.byRecord {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		l, err := in.lines.line(line)
-		if err != nil {
-			return fmt.Sprintf("%s: record %d", in.path, line)
-		}
-		line = l
+	if in.records != nil {
+		line = in.records.line(line)
 	}
 	return fmt.Sprintf("%s:%d", in.path, line)
 }

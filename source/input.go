@@ -30,14 +30,14 @@ import (
 
 // Batch is rows of an input file in the table's schema. Line[i] is where row
 // i stands in File: the line of a CSV or NDJSON file, the row of a Parquet
-// file, counting from 1; or, when ByRecord, the CSV record (the first after
-// the header is 1), which a record that spans lines or a blank line sets
-// apart from its line.
+// file, counting from 1.
 type Batch struct {
-	Rec      arrow.RecordBatch
-	File     string
-	Line     []int64
-	ByRecord bool
+	Rec  arrow.RecordBatch
+	File string
+	Line []int64
+	// records, when set, says that Line holds CSV records (the first after
+	// the header is 1) and where each starts.
+	records *recordLines
 }
 
 // InputError names the file, line and column of a value that does not fit

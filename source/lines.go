@@ -1,103 +1,237 @@
 package source
 
 import (
+	"errors"
+	"fmt"
 	"io"
 	"sort"
 )
 
 // recordLines finds the line a CSV record starts on, for a file read by
-// record. It reads the file once, on the first question, and keeps only
-// the records after which lines and records part: one that spans lines
-// (a quoted line break) or follows a blank line, which readers skip.
+// record. It keeps only the records after which lines and records part:
+// one that spans lines (a quoted line break) or follows a blank line,
+// which readers skip.
 type recordLines struct {
-	path    string
-	read    bool
-	err     error
 	records []int64 // records from which line = record + shift[i]
 	shift   []int64
 }
 
 // line returns the line of a record, counting data records from 1 (the
 // header is record 0).
-func (r *recordLines) line(record int64) (int64, error) {
-	if !r.read {
-		r.read = true
-		r.err = r.scan()
-	}
-	if r.err != nil {
-		return 0, r.err
-	}
+func (r *recordLines) line(record int64) int64 {
 	i := sort.Search(len(r.records), func(i int) bool { return r.records[i] > record }) - 1
 	shift := int64(1) // the header is line 1, so record n is on line n+1
 	if i >= 0 {
 		shift = r.shift[i]
 	}
-	return record + shift, nil
+	return record + shift
 }
 
-// scan walks the file as a CSV reader does: a field that starts with a
-// quote runs to its closing quote ("" inside stands for one), line breaks
-// included; a line with nothing on it is skipped.
-func (r *recordLines) scan() error {
-	f, err := openText(r.path)
+// csvShape is what one pass over a CSV file's bytes found: whether it keeps
+// to the plain form that the engine and lakeswap's own reader split into
+// the same fields, and where its records start.
+type csvShape struct {
+	plain bool
+	why   string // why the file is not plain
+	lines recordLines
+}
+
+// maxPlainRecord is the longest record read through the engine, whose
+// reader stops at 2 MB a line by default.
+const maxPlainRecord = 1 << 20
+
+// checkCSV reads a CSV file once, decompressing it as its name says (which
+// checks a gzip or zstd checksum). The plain form: line ends all LF or all
+// CRLF, with no other CR outside a quoted value and none inside one; a
+// quote opens a field or closes it (right before a comma or a line end),
+// or is doubled inside a quoted value; no blank line before the header;
+// every record has the header's number of fields and at most
+// maxPlainRecord bytes. Blank lines between records are skipped, as both
+// readers do.
+func checkCSV(path string) (*csvShape, error) {
+	f, err := openText(path)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer f.Close()
 	const (
 		fieldStart = iota
 		unquoted
 		quoted
-		quoteInQuoted
+		quoteInQuoted // a quote inside a quoted value: closing, or the first of two
 	)
-	state, line, record := fieldStart, int64(1), int64(0)
-	lineStart, cr := true, false
-	lastShift := int64(1)
-	buf := make([]byte, 1<<20)
+	shape := &csvShape{plain: true}
+	notPlain := func(why string, line int64) {
+		if shape.plain {
+			shape.plain, shape.why = false, fmt.Sprintf("line %d: %s", line, why)
+		}
+	}
+	var (
+		state             = fieldStart
+		line, record      = int64(1), int64(0)
+		lineStart         = true
+		fields, header    = 0, -1
+		recordBytes       = 0
+		lastShift         = int64(1)
+		sawCRLF, sawLF    bool
+		pendingCR         bool
+		first             = true
+		buf               = make([]byte, 1<<20)
+		endRecord         func()
+		special           [256]bool
+	)
+	special[','], special['"'], special['\r'], special['\n'] = true, true, true, true
+	endRecord = func() {
+		fields++
+		if header < 0 {
+			header = fields
+		} else if fields != header {
+			notPlain(fmt.Sprintf("%d fields, the header has %d", fields, header), line)
+		}
+		fields, recordBytes = 0, 0
+		record++
+		state, lineStart = fieldStart, true
+	}
+	lineEnd := func(crlf bool) {
+		if crlf {
+			sawCRLF = true
+		} else {
+			sawLF = true
+		}
+		if sawCRLF && sawLF {
+			notPlain("the file mixes LF and CRLF line ends", line)
+		}
+	}
 	for {
-		n, err := f.Read(buf)
-		for _, b := range buf[:n] {
-			if lineStart {
-				if b == '\n' { // a blank line
+		n, rerr := f.Read(buf)
+		b := buf[:n]
+		if first && n >= 3 && string(b[:3]) == "\ufeff" {
+			b = b[3:]
+		}
+		if n > 0 {
+			first = false
+		}
+		for i := 0; i < len(b); i++ {
+			c := b[i]
+			if pendingCR {
+				pendingCR = false
+				if c != '\n' {
+					notPlain("a CR that does not end a line", line)
+				} else {
+					lineEnd(true)
+					if lineStart { // a blank line
+						if header < 0 {
+							notPlain("a blank line before the header", line)
+						}
+						line++
+						continue
+					}
 					line++
-					cr = false
+					endRecord()
 					continue
 				}
-				if b == '\r' && !cr {
-					cr = true
+			}
+			if lineStart {
+				if c == '\n' || c == '\r' {
+					if c == '\r' {
+						pendingCR = true
+						continue
+					}
+					lineEnd(false)
+					if header < 0 {
+						notPlain("a blank line before the header", line)
+					}
+					line++
 					continue
 				}
-				cr = false
 				lineStart = false
 				if shift := line - record; shift != lastShift {
-					r.records, r.shift = append(r.records, record), append(r.shift, shift)
+					shape.lines.records = append(shape.lines.records, record)
+					shape.lines.shift = append(shape.lines.shift, shift)
 					lastShift = shift
 				}
 			}
-			switch {
-			case b == '\n' && state != quoted:
-				line++
-				record++
-				state, lineStart = fieldStart, true
-			case b == '\n':
-				line++
-			case state == fieldStart && b == '"':
-				state = quoted
-			case state == quoted && b == '"':
-				state = quoteInQuoted
-			case state == quoteInQuoted && b == '"':
-				state = quoted
-			case b == ',' && state != quoted:
-				state = fieldStart
-			case state == fieldStart || state == quoteInQuoted:
-				state = unquoted
+			if state == unquoted && !special[c] {
+				// The common case: run to the next comma, quote or line end.
+				j := i + 1
+				for j < len(b) && !special[b[j]] {
+					j++
+				}
+				recordBytes += j - i
+				if recordBytes > maxPlainRecord {
+					notPlain("a record longer than 1 MiB", line)
+				}
+				i = j - 1
+				continue
+			}
+			recordBytes++
+			if recordBytes > maxPlainRecord {
+				notPlain("a record longer than 1 MiB", line)
+			}
+			switch state {
+			case fieldStart, unquoted:
+				switch c {
+				case ',':
+					fields++
+					state = fieldStart
+				case '\n':
+					lineEnd(false)
+					line++
+					endRecord()
+				case '\r':
+					pendingCR = true
+				case '"':
+					if state == unquoted {
+						notPlain("a quote inside an unquoted value", line)
+					}
+					state = quoted
+				default:
+					state = unquoted
+				}
+			case quoted:
+				switch c {
+				case '"':
+					state = quoteInQuoted
+				case '\n':
+					line++
+				case '\r':
+					notPlain("a CR inside a quoted value", line)
+				}
+			case quoteInQuoted:
+				switch c {
+				case '"':
+					state = quoted
+				case ',':
+					fields++
+					state = fieldStart
+				case '\n':
+					lineEnd(false)
+					line++
+					endRecord()
+				case '\r':
+					pendingCR = true
+					state = fieldStart
+				default:
+					notPlain("text after a closing quote", line)
+					state = unquoted
+				}
 			}
 		}
-		if err == io.EOF {
-			return nil
+		if errors.Is(rerr, io.EOF) {
+			break
 		}
-		if err != nil {
-			return err
+		if rerr != nil {
+			return nil, &InputError{File: path, Err: rerr}
 		}
 	}
+	if pendingCR {
+		notPlain("a CR that does not end a line", line)
+	}
+	if state == quoted {
+		notPlain("a quoted value that does not end", line)
+	}
+	if !lineStart {
+		endRecord() // the last record has no line end
+	}
+	return shape, nil
 }

@@ -108,6 +108,9 @@ func runPublish(ctx context.Context, g *globals, o publishOptions) error {
 		if in.MemoryLimit, err = parseSize(o.memoryLimit); err != nil {
 			return usagef("--memory-limit: %v", err)
 		}
+		if in.MemoryLimit < minMemoryLimit {
+			return usagef("--memory-limit %s: lakeswap needs at least 16MiB", o.memoryLimit)
+		}
 	}
 	defer applyMemoryLimit(in.MemoryLimit)()
 	files, err := source.ListInputs(o.files)

@@ -28,6 +28,10 @@ func parseSize(s string) (int64, error) {
 	return int64(v * mult), nil
 }
 
+// minMemoryLimit is the least --memory-limit: below it the runtime would
+// spend its time collecting garbage.
+const minMemoryLimit = 16 << 20
+
 // defaultMemoryLimit is half of the machine's memory, or 1 GiB where the
 // machine does not say.
 func defaultMemoryLimit() int64 {
