@@ -67,18 +67,18 @@ func checkCSV(path string) (*csvShape, error) {
 		}
 	}
 	var (
-		state             = fieldStart
-		line, record      = int64(1), int64(0)
-		lineStart         = true
-		fields, header    = 0, -1
-		recordBytes       = 0
-		lastShift         = int64(1)
-		sawCRLF, sawLF    bool
-		pendingCR         bool
-		first             = true
-		buf               = make([]byte, 1<<20)
-		endRecord         func()
-		special           [256]bool
+		state          = fieldStart
+		line, record   = int64(1), int64(0)
+		lineStart      = true
+		fields, header = 0, -1
+		recordBytes    = 0
+		lastShift      = int64(1)
+		sawCRLF, sawLF bool
+		pendingCR      bool
+		first          = true
+		buf            = make([]byte, 1<<20)
+		endRecord      func()
+		special        [256]bool
 	)
 	special[','], special['"'], special['\r'], special['\n'] = true, true, true, true
 	endRecord = func() {
