@@ -4,11 +4,9 @@ package source
 
 import (
 	"context"
-	"database/sql/driver"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -17,10 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	icebergio "github.com/apache/iceberg-go/io"
-	"github.com/duckdb/duckdb-go/v2"
-
-	"github.com/lakeswap/lakeswap/parquetio"
+	bindings "github.com/duckdb/duckdb-go-bindings"
 )
 
 // Engine names the CSV reader this build has.
@@ -30,45 +25,160 @@ const Engine = "duckdb"
 // parallel and decompresses, but every field comes to Go as the text it
 // is, since DuckDB's own casts round decimals, truncate timestamps, drop
 // zones and read "1.5" as the integer 2. lakeswap's casts judge each value.
+//
+// It talks to DuckDB through its C API bindings rather than the database/sql
+// driver, whose results are whole before the first row is handed over: a
+// streaming result keeps the engine's memory bounded whatever the input.
 type engine struct {
-	connector *duckdb.Connector
-	conn      driver.Conn
-	tmp       string // where the engine writes fields for Go to read
-	n         int    // files read so far
+	db   bindings.Database
+	conn bindings.Connection
 }
 
 func newEngine(tmp string, memory int64) (*engine, error) {
-	settings := []string{
-		fmt.Sprintf("SET memory_limit = '%dMiB'", max(memory>>20, 64)),
-		fmt.Sprintf("SET threads = %d", runtime.GOMAXPROCS(0)),
-		"SET temp_directory = " + sqlString(tmp),
-		"SET preserve_insertion_order = true",
+	var cfg bindings.Config
+	if bindings.CreateConfig(&cfg) == bindings.StateError {
+		return nil, errors.New("start the CSV reader: cannot make its configuration")
 	}
-	c, err := duckdb.NewConnector("", func(ex driver.ExecerContext) error {
-		for _, q := range settings {
-			if _, err := ex.ExecContext(context.Background(), q, nil); err != nil {
-				return fmt.Errorf("%s: %w", q, err)
-			}
+	defer bindings.DestroyConfig(&cfg)
+	for _, kv := range [][2]string{
+		{"memory_limit", fmt.Sprintf("%dMiB", max(memory>>20, 64))},
+		{"threads", fmt.Sprint(runtime.GOMAXPROCS(0))},
+		{"temp_directory", tmp},
+		{"preserve_insertion_order", "true"}, // record numbers follow the file
+	} {
+		if bindings.SetConfig(cfg, kv[0], kv[1]) == bindings.StateError {
+			return nil, fmt.Errorf("start the CSV reader: cannot set %s to %s", kv[0], kv[1])
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("start the CSV reader: %w", err)
 	}
-	conn, err := c.Connect(context.Background())
-	if err != nil {
-		c.Close()
-		return nil, fmt.Errorf("start the CSV reader: %w", err)
+	e := &engine{}
+	var msg string
+	if bindings.OpenExt("", &e.db, cfg, &msg) == bindings.StateError {
+		bindings.Close(&e.db)
+		return nil, fmt.Errorf("start the CSV reader: %s", msg)
 	}
-	return &engine{connector: c, conn: conn, tmp: tmp}, nil
+	if bindings.Connect(e.db, &e.conn) == bindings.StateError {
+		bindings.Close(&e.db)
+		return nil, errors.New("start the CSV reader: cannot connect")
+	}
+	return e, nil
 }
 
 func (e *engine) close() {
 	if e == nil {
 		return
 	}
-	e.conn.Close()
-	e.connector.Close()
+	bindings.Disconnect(&e.conn)
+	bindings.Close(&e.db)
+}
+
+// query runs a query and streams its result as Arrow batches; a cancelled
+// context interrupts it.
+func (e *engine) query(ctx context.Context, q string) (*chunkReader, error) {
+	r := &chunkReader{}
+	if bindings.Prepare(e.conn, q, &r.stmt) == bindings.StateError {
+		err := engineError{errors.New(bindings.PrepareError(r.stmt))}
+		bindings.DestroyPrepare(&r.stmt)
+		return nil, err
+	}
+	var pending bindings.PendingResult
+	if bindings.PendingPreparedStreaming(r.stmt, &pending) == bindings.StateError {
+		err := engineError{errors.New(bindings.PendingError(pending))}
+		bindings.DestroyPending(&pending)
+		bindings.DestroyPrepare(&r.stmt)
+		return nil, err
+	}
+	r.stop = context.AfterFunc(ctx, func() { bindings.Interrupt(e.conn) })
+	state := bindings.ExecutePending(pending, &r.res)
+	bindings.DestroyPending(&pending)
+	if state == bindings.StateError {
+		err := engineError{errors.New(bindings.ResultError(&r.res))}
+		r.stop()
+		bindings.DestroyResult(&r.res)
+		bindings.DestroyPrepare(&r.stmt)
+		return nil, err
+	}
+	r.opts = bindings.ResultGetArrowOptions(&r.res)
+	n := bindings.ColumnCount(&r.res)
+	names := make([]string, n)
+	types := make([]bindings.LogicalType, n)
+	for i := range n {
+		names[i] = bindings.ColumnName(&r.res, i)
+		types[i] = bindings.ColumnLogicalType(&r.res, i)
+	}
+	schema, ed := bindings.NewArrowSchema(r.opts, types, names)
+	for i := range types {
+		bindings.DestroyLogicalType(&types[i])
+	}
+	if err := errorData(ed); err != nil {
+		r.Release()
+		return nil, err
+	}
+	r.schema = schema
+	return r, nil
+}
+
+// chunkReader hands a streaming result over one chunk (2,048 rows) at a time.
+type chunkReader struct {
+	stmt   bindings.PreparedStatement
+	res    bindings.Result
+	opts   bindings.ArrowOptions
+	schema *arrow.Schema
+	stop   func() bool
+	cur    arrow.RecordBatch
+	err    error
+	done   bool
+}
+
+func (r *chunkReader) Next() bool {
+	if r.cur != nil {
+		r.cur.Release()
+		r.cur = nil
+	}
+	if r.done {
+		return false
+	}
+	chunk := bindings.FetchChunk(r.res)
+	if chunk.Ptr == nil {
+		r.done = true
+		if msg := bindings.ResultError(&r.res); msg != "" {
+			r.err = engineError{errors.New(msg)}
+		}
+		return false
+	}
+	rec, ed := bindings.DataChunkToArrowArray(r.opts, r.schema, chunk)
+	bindings.DestroyDataChunk(&chunk)
+	if err := errorData(ed); err != nil {
+		r.done, r.err = true, err
+		return false
+	}
+	r.cur = rec
+	return true
+}
+
+func (r *chunkReader) RecordBatch() arrow.RecordBatch { return r.cur }
+func (r *chunkReader) Err() error                     { return r.err }
+
+// Release frees the result.
+func (r *chunkReader) Release() {
+	if r.cur != nil {
+		r.cur.Release()
+		r.cur = nil
+	}
+	if r.stop != nil {
+		r.stop()
+		r.stop = nil
+	}
+	bindings.DestroyArrowOptions(&r.opts)
+	bindings.DestroyResult(&r.res)
+	bindings.DestroyPrepare(&r.stmt)
+}
+
+func errorData(ed bindings.ErrorData) error {
+	defer bindings.DestroyErrorData(&ed)
+	if !bindings.ErrorDataHasError(ed) {
+		return nil
+	}
+	return engineError{errors.New(bindings.ErrorDataMessage(ed))}
 }
 
 // readCSV reads a CSV file through the engine. Its header is read and
@@ -133,23 +243,13 @@ func (e *engine) scan(ctx context.Context, path, abs string, schema *arrow.Schem
 	if comp == "" {
 		comp = "none"
 	}
-	// The engine hands over a query's result only once it holds all of it,
-	// so the fields go through a Parquet file of text on local disk, which
-	// it writes as it reads, in the file's order, within its memory limit.
-	e.n++
-	fields := filepath.Join(e.tmp, fmt.Sprintf("fields-%d.parquet", e.n))
-	defer os.Remove(fields)
-	q := fmt.Sprintf(`COPY (SELECT * FROM read_csv(%s, header = true, auto_detect = false, columns = {%s},
+	q := fmt.Sprintf(`SELECT * FROM read_csv(%s, header = true, auto_detect = false, columns = {%s},
 		delim = ',', quote = '"', escape = '"', strict_mode = true, allow_quoted_nulls = false,
-		null_padding = false, ignore_errors = false, compression = '%s'))
-		TO %s (FORMAT parquet, COMPRESSION uncompressed, ROW_GROUP_SIZE %d)`,
-		sqlString(abs), strings.Join(cols, ", "), comp, sqlString(fields), inputBatchRows)
-	if _, err := e.conn.(driver.ExecerContext).ExecContext(ctx, q, nil); err != nil {
-		return engineError{err}
-	}
-	rr, err := parquetio.Open(ctx, icebergio.LocalFS{}, fields)
+		null_padding = false, ignore_errors = false, compression = '%s')`,
+		sqlString(abs), strings.Join(cols, ", "), comp)
+	rr, err := e.query(ctx, q)
 	if err != nil {
-		return engineError{err}
+		return err
 	}
 	defer rr.Release()
 	// Where each table column stands in the file.
@@ -189,7 +289,7 @@ func (e *engine) scan(ctx context.Context, path, abs string, schema *arrow.Schem
 
 // castFields casts the text fields of rr into the table's schema and sends
 // them as batches of inputBatchRows; the receiver releases each.
-func castFields(ctx context.Context, rr array.RecordReader, path string, schema *arrow.Schema, at []int, records *recordLines, out chan<- Batch) error {
+func castFields(ctx context.Context, rr *chunkReader, path string, schema *arrow.Schema, at []int, records *recordLines, out chan<- Batch) error {
 	rb := array.NewRecordBuilder(memory.DefaultAllocator, schema)
 	defer rb.Release()
 	var lines []int64

@@ -134,3 +134,53 @@ func FuzzEngineCSV(f *testing.F) {
 		engineAgrees(t, e, path, fuzzSchema)
 	})
 }
+
+// TestEngineKeepsFileOrder: a file large enough for the engine to split
+// among its threads still comes back in file order, each row at its line,
+// with quoted line breaks and blank lines along the way.
+func TestEngineKeepsFileOrder(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("day,id,n,name,ok,x,price,at,at_tz\n")
+	line, want := 2, map[int64]int{}
+	const rows = 300_000
+	for i := range rows {
+		want[int64(i)] = line
+		if i%1000 == 0 {
+			fmt.Fprintf(&b, "2026-01-01,%d,,\"two\nlines\",,,,,\n\n", i)
+			line += 3
+			continue
+		}
+		fmt.Fprintf(&b, "2026-01-01,%d,,name %d,,,,,\n", i, i)
+		line++
+	}
+	path := filepath.Join(dir, "big.csv")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e, err := newEngine(dir, 256<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.close()
+	next := int64(0)
+	err = e.readCSV(context.Background(), path, fuzzSchema, func(batch Batch) error {
+		if batch.records == nil {
+			t.Fatal("the file was not read by the engine")
+		}
+		ids := batch.Rec.Column(1).(interface{ Int64Values() []int64 }).Int64Values()
+		for r, id := range ids {
+			if id != next {
+				t.Fatalf("row %d holds id %d, want %d: the engine changed the order", next, id, next)
+			}
+			if got := batch.records.line(batch.Line[r]); got != int64(want[id]) {
+				t.Fatalf("id %d located at line %d, want %d", id, got, want[id])
+			}
+			next++
+		}
+		return nil
+	})
+	if err != nil || next != rows {
+		t.Fatalf("read %d rows, err %v", next, err)
+	}
+}
