@@ -91,9 +91,9 @@ func ReadFiles(ctx context.Context, c *contract.Contract, declared []string, fil
 		return nil, fmt.Errorf("make a spill folder for the inputs' rows: %w", err)
 	}
 	// Of the process's limit, the CSV engine takes a quarter (outside Go's
-	// heap) and rows waiting to be spilled an eighth; the rest is for the
-	// batches in flight and the stager.
-	src := &Files{schema: c.Arrow, dir: dir, spill: newSpill(dir, c.Arrow, max(limit/8, 8<<20)), locations: map[string]*located{}}
+	// heap) and rows held in memory a quarter; the rest is for the batches
+	// in flight and the stager.
+	src := &Files{schema: c.Arrow, dir: dir, spill: newSpill(dir, c.Arrow, max(limit/4, 8<<20)), locations: map[string]*located{}}
 	owned := map[string]bool{}
 	keys := make([]string, len(declared))
 	for i, d := range declared {
@@ -303,8 +303,9 @@ func (s *Files) Stray() []verify.Finding {
 	return out
 }
 
-// Release removes the spilled rows.
+// Release frees the rows held and removes those spilled.
 func (s *Files) Release() {
+	s.spill.release()
 	if s.dir != "" {
 		_ = os.RemoveAll(s.dir)
 		s.dir = ""
