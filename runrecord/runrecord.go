@@ -9,6 +9,8 @@
 package runrecord
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -39,7 +41,33 @@ const (
 	PropBaseFingerprint = "lakeswap.base-fingerprint"
 	PropBaseRows        = "lakeswap.base-rows"
 	PropVersion         = "lakeswap.version"
+	// The objects a run read (s3:// inputs): how many, their bytes, the
+	// SHA-256 of their list (InputsHash) and, for up to MaxListedInputs,
+	// the list itself as JSON.
+	PropInputCount = "lakeswap.input-count"
+	PropInputBytes = "lakeswap.input-bytes"
+	PropInputsHash = "lakeswap.inputs-sha256"
+	PropInputs     = "lakeswap.inputs"
 )
+
+// MaxListedInputs is the most input objects a snapshot lists one by one:
+// every later version of the table's metadata carries the summary.
+const MaxListedInputs = 100
+
+// Input is an object a run read, as it was listed.
+type Input struct {
+	URL  string `json:"url"` // s3://bucket/key
+	Size int64  `json:"size"`
+	ETag string `json:"etag"`
+}
+
+// InputsHash is the SHA-256 of a list of inputs' JSON: one value that says
+// exactly what a run read.
+func InputsHash(in []Input) string {
+	b, _ := json.Marshal(in)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
 
 // Record is what one run records.
 type Record struct {
@@ -55,7 +83,11 @@ type Record struct {
 	BaseSnapshotID     *int64 // the snapshot the run replaced; nil on an empty table
 	BaseFingerprint    string // the fingerprint of what the run replaced
 	BaseRows           int64
-	Version            string // lakeswap's
+	Version            string  // lakeswap's
+	Inputs             []Input // the objects read; only their count, bytes and hash past MaxListedInputs
+	InputCount         int
+	InputBytes         int64
+	InputsHash         string
 }
 
 // Keys names the run's partitions as column=value.
@@ -93,7 +125,28 @@ func (r Record) Properties() iceberg.Properties {
 	for col, sum := range r.Sums {
 		props[PropSumPrefix+col] = strconv.FormatInt(sum, 10)
 	}
+	if r.InputCount > 0 {
+		props[PropInputCount] = strconv.Itoa(r.InputCount)
+		props[PropInputBytes] = strconv.FormatInt(r.InputBytes, 10)
+		props[PropInputsHash] = r.InputsHash
+		if len(r.Inputs) > 0 && len(r.Inputs) <= MaxListedInputs {
+			list, _ := json.Marshal(r.Inputs)
+			props[PropInputs] = string(list)
+		}
+	}
 	return props
+}
+
+// WithInputs records the objects a run read.
+func (r Record) WithInputs(in []Input) Record {
+	if len(in) == 0 {
+		return r
+	}
+	r.Inputs, r.InputCount, r.InputsHash, r.InputBytes = in, len(in), InputsHash(in), 0
+	for _, o := range in {
+		r.InputBytes += o.Size
+	}
+	return r
 }
 
 // Read reads the record a snapshot's summary holds; ok is false for a
@@ -113,6 +166,10 @@ func Read(props map[string]string) (r Record, ok bool) {
 		r.BaseSnapshotID = &v
 	}
 	_ = json.Unmarshal([]byte(props[PropPartitionHashes]), &r.PartitionHashes)
+	r.InputCount, _ = strconv.Atoi(props[PropInputCount])
+	r.InputBytes, _ = strconv.ParseInt(props[PropInputBytes], 10, 64)
+	r.InputsHash = props[PropInputsHash]
+	_ = json.Unmarshal([]byte(props[PropInputs]), &r.Inputs)
 	if err := json.Unmarshal([]byte(props[PropPartitionValues]), &r.Partitions); err != nil {
 		r.Partitions = nil
 		for _, key := range strings.Split(props[PropPartitions], ",") {

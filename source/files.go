@@ -2,6 +2,7 @@ package source
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -28,12 +29,13 @@ import (
 // into one slice per partition, so that time depends on the rows and the
 // partitions, not on how often the input switches between them.
 type Files struct {
-	schema *arrow.Schema
-	spill  *spill
-	dir    string // the spill folder, removed by Release
-	inputs []input
-	stray  []strayRow
-	nstray int
+	schema  *arrow.Schema
+	spill   *spill
+	dir     string // the spill folder, removed by Release
+	inputs  []input
+	objects []Object
+	stray   []strayRow
+	nstray  int
 	// declared lists the declared partitions for stray-row findings, and
 	// column names the partition column.
 	declared, column string
@@ -70,12 +72,18 @@ type Options struct {
 	// MemoryLimit is the memory the whole process may use, in bytes, of
 	// which the reader takes its shares; 0 means 512 MiB.
 	MemoryLimit int64
+	// Store reads the inputs that are objects (s3://), as Objects lists
+	// them by URL: each is copied to the spill folder as it arrives, only
+	// if it is still as listed, read, and removed.
+	Store   ObjectStore
+	Objects map[string]Object
 }
 
 var (
-	_ Source        = (*Files)(nil)
-	_ Locator       = (*Files)(nil)
-	_ StrayReporter = (*Files)(nil)
+	_ Source         = (*Files)(nil)
+	_ Locator        = (*Files)(nil)
+	_ StrayReporter  = (*Files)(nil)
+	_ ObjectReporter = (*Files)(nil)
 )
 
 // ReadFiles reads every input file once, checks each value against the
@@ -110,18 +118,10 @@ func ReadFiles(ctx context.Context, c *contract.Contract, declared []string, fil
 	for i, f := range files {
 		in := input{path: f}
 		read := func(b Batch) error {
-			in.records = b.records
+			in.records, b.File = b.records, f
 			return src.split(ctx, c, owned, int32(i), b)
 		}
-		format, err := InputFormat(f)
-		if err == nil {
-			if format == "csv" && eng != nil {
-				err = eng.readCSV(ctx, f, c.Arrow, read)
-			} else {
-				err = ReadInput(ctx, f, c.Arrow, read)
-			}
-		}
-		if err != nil {
+		if err := src.read(ctx, eng, f, i, c.Arrow, opts, read); err != nil {
 			src.Release()
 			return nil, err
 		}
@@ -133,6 +133,39 @@ func ReadFiles(ctx context.Context, c *contract.Contract, declared []string, fil
 	}
 	return src, nil
 }
+
+// read reads one input, an object by a local copy of it.
+func (s *Files) read(ctx context.Context, eng *engine, f string, n int, schema *arrow.Schema, opts Options, fn func(Batch) error) error {
+	format, err := InputFormat(f)
+	if err != nil {
+		return err
+	}
+	local := f
+	if IsObjectURL(f) {
+		o, ok := opts.Objects[f]
+		if !ok || opts.Store == nil {
+			return fmt.Errorf("input %s was not listed: list it with ListObjects", f)
+		}
+		if local, err = download(ctx, opts.Store, o, s.dir, n); err != nil {
+			return err
+		}
+		defer os.Remove(local)
+		s.objects = append(s.objects, o)
+	}
+	if format == "csv" && eng != nil {
+		err = eng.readCSV(ctx, local, schema, fn)
+	} else {
+		err = ReadInput(ctx, local, schema, fn)
+	}
+	var ie *InputError
+	if errors.As(err, &ie) && ie.File == local {
+		ie.File = f // name the object, not its copy
+	}
+	return err
+}
+
+// Objects lists the input objects read, as listed.
+func (s *Files) Objects() []Object { return s.objects }
 
 func (s *Files) split(ctx context.Context, c *contract.Contract, owned map[string]bool, file int32, b Batch) error {
 	valueOf, err := c.Partition.ValueFunc(b.Rec.Column(c.Partition.Column))
@@ -321,12 +354,16 @@ func describeKeys(keys []string) string {
 	return strings.Join(keys, ", ")
 }
 
-// Describe names input files for a run's record: base names only,
-// so no local path or credential-bearing URL lands in the table's history.
+// Describe names input files for a run's record: base names only, so no
+// local path lands in the table's history; objects by their s3:// URL,
+// which holds no credential.
 func Describe(files []string) string {
 	names := make([]string, len(files))
 	for i, f := range files {
 		names[i] = filepath.Base(f)
+		if IsObjectURL(f) {
+			names[i] = f
+		}
 	}
 	s := strings.Join(names, ",")
 	if len(s) > 500 {

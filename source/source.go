@@ -31,6 +31,12 @@ type Locator interface {
 	Locate(partition string, row int64) string
 }
 
+// ObjectReporter is an optional Source power: the input objects it read, as
+// listed, for the run's record.
+type ObjectReporter interface {
+	Objects() []Object
+}
+
 // StrayReporter is an optional Source power: findings about input rows that
 // belong to no declared partition, which no Open call will return.
 type StrayReporter interface {

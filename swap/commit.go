@@ -30,7 +30,7 @@ func (plan *Plan) record() runrecord.Record {
 		r.Partitions = append(r.Partitions, pp.Value)
 		r.PartitionHashes[pp.Key] = pp.Fingerprint.Hash
 	}
-	return r
+	return r.WithInputs(plan.Inputs)
 }
 
 // commit publishes a staged plan as one snapshot in one catalog commit that

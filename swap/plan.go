@@ -12,6 +12,7 @@ import (
 
 	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/parquetio"
+	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/verify"
 )
 
@@ -24,6 +25,7 @@ type Plan struct {
 	Attempt         string             `json:"attempt"` // names this attempt's staging folders
 	Table           string             `json:"table"`
 	Source          string             `json:"source,omitempty"`
+	Inputs          []runrecord.Input  `json:"inputs,omitempty"` // the objects read, as listed
 	BaseSnapshotID  *int64             `json:"base_snapshot_id"`
 	BaseMetadata    string             `json:"base_metadata_location"`
 	PartitionColumn string             `json:"partition_column"`

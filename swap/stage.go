@@ -207,6 +207,9 @@ func (p *Publisher) stage(ctx context.Context, req Request) (*Plan, *table.Table
 	}
 	stageErr := g.Wait()
 
+	if in, ok := req.Source.(source.ObjectReporter); ok {
+		plan.Inputs = in.Objects()
+	}
 	if stray, ok := req.Source.(source.StrayReporter); ok {
 		plan.Findings = append(plan.Findings, stray.Stray()...)
 	}

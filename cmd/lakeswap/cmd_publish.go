@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/parquetio"
+	"github.com/lakeswap/lakeswap/s3store"
 	"github.com/lakeswap/lakeswap/source"
 	"github.com/lakeswap/lakeswap/swap"
 	"github.com/lakeswap/lakeswap/verify"
@@ -113,7 +115,15 @@ func runPublish(ctx context.Context, g *globals, o publishOptions) error {
 		}
 	}
 	defer applyMemoryLimit(in.MemoryLimit)()
-	files, err := source.ListInputs(o.files)
+	var local, remote []string
+	for _, f := range o.files {
+		if source.IsObjectURL(f) {
+			remote = append(remote, f)
+		} else {
+			local = append(local, f)
+		}
+	}
+	files, err := source.ListInputs(local)
 	if err != nil {
 		return usageError{err}
 	}
@@ -125,6 +135,28 @@ func runPublish(ctx context.Context, g *globals, o publishOptions) error {
 	defer cat.Close()
 	pub.Progress = progressLog{g}
 	pub.BeforeCommit = commitBarrier(g.getenv)
+	if len(remote) > 0 {
+		if in.Store, err = inputStore(ctx, g.props, g.getenv); err != nil {
+			return err
+		}
+		in.Objects = map[string]source.Object{}
+		for _, arg := range remote {
+			objs, err := source.ListObjects(ctx, in.Store, arg)
+			var nm *source.NoMatchError
+			if errors.As(err, &nm) {
+				return usageError{err}
+			}
+			if err != nil {
+				return err
+			}
+			for _, o := range objs {
+				if _, seen := in.Objects[o.URL]; !seen {
+					in.Objects[o.URL] = o
+					files = append(files, o.URL)
+				}
+			}
+		}
+	}
 	res, err := publishFiles(ctx, pub, swap.Request{
 		Table: ident, RunID: o.runID, AllowEmpty: o.allowEmpty, NoAutoRollback: o.noAutoRollback, Parallelism: o.parallelism, Writer: writer,
 	}, o.partitions, files, in)
@@ -158,6 +190,21 @@ func publishFiles(ctx context.Context, pub *swap.Publisher, req swap.Request, se
 	defer src.Release()
 	req.Partitions, req.Source, req.SourceName, req.Target = values, src, source.Describe(files), target
 	return pub.Publish(ctx, req)
+}
+
+// inputStore reads input objects with the catalog's S3 settings, or, for a
+// catalog off S3, the AWS chain's (AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL
+// for a store other than AWS).
+func inputStore(ctx context.Context, props map[string]string, getenv func(string) string) (*s3store.Store, error) {
+	c := s3store.ConfigFromProps(props)
+	if c.Endpoint == "" && (getenv("AWS_ENDPOINT_URL_S3") != "" || getenv("AWS_ENDPOINT_URL") != "") {
+		c.PathStyle = true // S3-compatible stores answer on one address
+	}
+	awsCfg, err := s3store.LoadAWS(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	return s3store.New(awsCfg, c), nil
 }
 
 func printResult(w io.Writer, res *swap.Result) {

@@ -128,6 +128,9 @@ type globals struct {
 	// failed is the result of a command that failed, kept for the JSON
 	// error object instead of printed on its own.
 	failed any
+	// props are the opened catalog's properties, for reading inputs on S3
+	// with the same settings.
+	props map[string]string
 }
 
 func (g *globals) json() bool { return g.output == "json" }
@@ -148,6 +151,7 @@ func (g *globals) open(ctx context.Context) (context.Context, *catalog.Catalog, 
 	if err != nil {
 		return ctx, nil, nil, err
 	}
+	g.props = cfg.Props
 	return openPublisher(ctx, cfg, g.logger())
 }
 
