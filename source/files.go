@@ -77,6 +77,9 @@ type Options struct {
 	// if it is still as listed, read, and removed.
 	Store   ObjectStore
 	Objects map[string]Object
+	// Read, when set, hears how many rows each batch read held, for a
+	// progress display; it is called from one goroutine at a time.
+	Read func(rows int64)
 }
 
 var (
@@ -119,6 +122,9 @@ func ReadFiles(ctx context.Context, c *contract.Contract, declared []string, fil
 		in := input{path: f}
 		read := func(b Batch) error {
 			in.records, b.File = b.records, f
+			if opts.Read != nil {
+				opts.Read(b.Rec.NumRows())
+			}
 			return src.split(ctx, c, owned, int32(i), b)
 		}
 		if err := src.read(ctx, eng, f, i, c.Arrow, opts, read); err != nil {

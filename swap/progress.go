@@ -6,14 +6,15 @@ package swap
 type Progress interface {
 	// Step announces a phase: plan, stage, commit, verify, rollback.
 	Step(name string)
-	// Staged reports a partition whose staging finished.
-	Staged(partition string, rows int64)
+	// Staged reports a partition whose staging finished, with its rows and
+	// the bytes of its staged files.
+	Staged(partition string, rows, bytes int64)
 }
 
 // NoProgress ignores everything.
 type NoProgress struct{}
 
 func (NoProgress) Step(string)          {}
-func (NoProgress) Staged(string, int64) {}
+func (NoProgress) Staged(string, int64, int64) {}
 
 var _ Progress = NoProgress{}

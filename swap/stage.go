@@ -201,7 +201,11 @@ func (p *Publisher) stage(ctx context.Context, req Request) (*Plan, *table.Table
 				return fmt.Errorf("fingerprint partition %s at the base: %w", pp.Key, err)
 			}
 			pp.OldFingerprint = old
-			p.progress().Staged(pp.Key, pp.Fingerprint.Rows)
+			var bytes int64
+			for _, f := range pp.NewFiles {
+				bytes += f.Bytes
+			}
+			p.progress().Staged(pp.Key, pp.Fingerprint.Rows, bytes)
 			return nil
 		})
 	}

@@ -28,6 +28,7 @@ type publishOptions struct {
 	runID          string
 	memoryLimit    string
 	spillDir       string
+	noProgress     bool
 	files          []string
 }
 
@@ -77,6 +78,7 @@ column's type:
 	f.IntVar(&o.parallelism, "parallelism", 0, "partitions staged at once (default: one per core)")
 	f.StringVar(&o.runID, "run-id", "", "name the run, e.g. the orchestrator's job id (default: time and random): a rerun of a published id commits nothing, other content under it is refused; staged files go under run-<id>-<attempt>")
 	f.StringVar(&o.memoryLimit, "memory-limit", "", "memory the whole process may use, e.g. 2GiB (default: half of the machine's)")
+	f.BoolVar(&o.noProgress, "no-progress", false, "no live display of rows read and partitions staged (it shows only on a terminal, never with -o json or -v)")
 	f.StringVar(&o.spillDir, "spill-dir", "", "local folder where rows wait between reading and staging; needs about the inputs' uncompressed size (default: the system's temporary folder)")
 	return cmd
 }
@@ -134,6 +136,11 @@ func runPublish(ctx context.Context, g *globals, o publishOptions) error {
 	}
 	defer cat.Close()
 	pub.Progress = progressLog{g}
+	if !o.noProgress && !g.json() && !g.verbose && isTerminal(g.stderr) {
+		live := newLiveProgress(g.stderr)
+		defer live.Close()
+		pub.Progress, in.Read = live, live.Read
+	}
 	pub.BeforeCommit = commitBarrier(g.getenv)
 	if len(remote) > 0 {
 		if in.Store, err = inputStore(ctx, g.props, g.getenv); err != nil {
@@ -177,6 +184,9 @@ func publishFiles(ctx context.Context, pub *swap.Publisher, req swap.Request, se
 	values, err := contract.Partition.ParseSelector(selector)
 	if err != nil {
 		return nil, usageError{err}
+	}
+	if p, ok := pub.Progress.(interface{ Partitions(int) }); ok {
+		p.Partitions(len(values))
 	}
 	for _, v := range values {
 		if err := swap.CheckPartitionValue(target.Metadata(), contract.Partition.Name, v); err != nil {
@@ -254,7 +264,7 @@ func (p progressLog) Step(name string) {
 	}
 }
 
-func (p progressLog) Staged(partition string, rows int64) {
+func (p progressLog) Staged(partition string, rows, _ int64) {
 	if p.g.verbose {
 		fmt.Fprintf(p.g.stderr, "  staged %s: %d rows\n", partition, rows)
 	}

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/creack/pty"
+)
+
+// onTerminal runs the binary with its stderr on a pseudo-terminal and
+// returns its stdout and what the terminal showed.
+func onTerminal(t *testing.T, args ...string) (code int, stdout, terminal string) {
+	t.Helper()
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ptmx.Close()
+	if err := pty.Setsize(ptmx, &pty.Winsize{Rows: 40, Cols: 120}); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(lakeswapBinary(t), args...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, tty
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	tty.Close()
+	shown := make(chan string)
+	go func() {
+		b, _ := io.ReadAll(ptmx) // ends with EIO once the process is gone
+		shown <- string(b)
+	}()
+	err = cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return code, out.String(), <-shown
+}
+
+// TestProgressOnATerminal: on a terminal, publish shows rows read and
+// partitions staged as it goes; with -o json or --no-progress it shows
+// nothing, and stdout is the one JSON object.
+func TestProgressOnATerminal(t *testing.T) {
+	home := newHome(t)
+	in := writeCSVLines(t, filepath.Join(t.TempDir(), "in.csv"), orderLines(50_000, 2))
+	publish := []string{"--home", home, "publish", "--table", "retail.daily_orders", "--partitions", twoDays}
+	code, _, shown := onTerminal(t, append(publish, "--run-id", "live-1", in)...)
+	if code != 0 || !strings.Contains(shown, "read") || !strings.Contains(shown, "50,000 rows") || !strings.Contains(shown, "2/2 partitions") {
+		t.Errorf("exit %d; the terminal showed no progress:\n%q", code, shown)
+	}
+	for _, extra := range [][]string{{"-o", "json"}, {"--no-progress"}} {
+		args := append(append([]string{}, publish...), extra...)
+		code, out, shown := onTerminal(t, append(args, "--run-id", "live-"+extra[0], in)...)
+		if code != 0 || strings.Contains(shown, "rows/s") || strings.Contains(shown, "partitions") {
+			t.Errorf("%v: exit %d; the terminal showed progress:\n%q", extra, code, shown)
+		}
+		if extra[0] == "-o" {
+			var v map[string]any
+			if err := json.Unmarshal([]byte(out), &v); err != nil {
+				t.Errorf("-o json stdout is not one JSON object: %v\n%s", err, out)
+			}
+		}
+	}
+}
