@@ -2,6 +2,7 @@ package swap
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -60,6 +61,17 @@ func (p *Publisher) commit(ctx context.Context, tbl *table.Table, plan *Plan) (*
 		func(context.Context) (icebergio.IO, error) { return rec.io(), nil }, p.Catalog).NewTransaction()
 	if err := tx.AssertRefSnapshotID(table.MainBranch); err != nil {
 		return nil, fmt.Errorf("pin main at the base snapshot: %w", err)
+	}
+	if _, ok := tbl.Metadata().Properties()[table.DefaultNameMappingKey]; plan.nameMapping && !ok {
+		// Adopted files without field ids are read by column name; the
+		// table's name mapping is how every Iceberg reader knows to.
+		mapping, err := json.Marshal(tbl.Metadata().CurrentSchema().NameMapping())
+		if err == nil {
+			err = tx.SetProperties(iceberg.Properties{table.DefaultNameMappingKey: string(mapping)})
+		}
+		if err != nil {
+			return nil, fmt.Errorf("set the table's name mapping for adopted files: %w", err)
+		}
 	}
 	if err := tx.ReplaceDataFilesWithDataFiles(ctx, removed, added, plan.record().Properties()); err != nil {
 		return nil, &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID, Err: err,

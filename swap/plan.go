@@ -52,6 +52,9 @@ type Plan struct {
 	// bound marks a plan Apply read back: its staged files are never
 	// removed, since nothing but the table says they are not in use.
 	bound bool
+	// nameMapping says the plan adopts files whose columns carry no field
+	// ids, which readers find by name through the table's name mapping.
+	nameMapping bool
 }
 
 // PartitionPlan is one declared partition: the files it holds at the base

@@ -14,7 +14,7 @@ type Progress interface {
 // NoProgress ignores everything.
 type NoProgress struct{}
 
-func (NoProgress) Step(string)          {}
+func (NoProgress) Step(string)                 {}
 func (NoProgress) Staged(string, int64, int64) {}
 
 var _ Progress = NoProgress{}

@@ -47,6 +47,11 @@ type Request struct {
 	// Target, when set, is the table as Open loaded it, so that a caller
 	// who read the contract first does not load the table twice.
 	Target *Target
+	// Adopt, instead of a Source, names Parquet files another engine wrote
+	// under the table's location (full locations, as the table's file IO
+	// reads them): they are validated and fingerprinted where they are and
+	// committed as they are, never rewritten, moved or removed.
+	Adopt []string
 }
 
 // Target is a table loaded for a publish, with its contract: what a caller
@@ -184,32 +189,40 @@ func (p *Publisher) stage(ctx context.Context, req Request) (*Plan, *table.Table
 		req.Writer.DeltaIntegers = true
 	}
 	p.progress().Step("stage")
-	locate := func(string, int64) string { return "" }
-	if l, ok := req.Source.(source.Locator); ok {
-		locate = l.Locate
+	var stageErr error
+	if len(req.Adopt) > 0 {
+		stageErr = p.adopt(ctx, fsys, meta, contract, plan, req.Adopt, req.AllowEmpty)
+		if stageErr == nil {
+			stageErr = fingerprintBase(ctx, fsys, contract, plan)
+		}
+	} else {
+		locate := func(string, int64) string { return "" }
+		if l, ok := req.Source.(source.Locator); ok {
+			locate = l.Locate
+		}
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(parallelism(req.Parallelism))
+		for i := range plan.Partitions {
+			pp := &plan.Partitions[i]
+			g.Go(func() error {
+				if err := p.stagePartition(gctx, wfs, contract, pp, req, locate); err != nil {
+					return fmt.Errorf("stage partition %s: %w", pp.Key, err)
+				}
+				old, err := fingerprintFiles(gctx, fsys, contract, pp.Value, filePaths(pp.OldFiles))
+				if err != nil {
+					return fmt.Errorf("fingerprint partition %s at the base: %w", pp.Key, err)
+				}
+				pp.OldFingerprint = old
+				var bytes int64
+				for _, f := range pp.NewFiles {
+					bytes += f.Bytes
+				}
+				p.progress().Staged(pp.Key, pp.Fingerprint.Rows, bytes)
+				return nil
+			})
+		}
+		stageErr = g.Wait()
 	}
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(parallelism(req.Parallelism))
-	for i := range plan.Partitions {
-		pp := &plan.Partitions[i]
-		g.Go(func() error {
-			if err := p.stagePartition(gctx, wfs, contract, pp, req, locate); err != nil {
-				return fmt.Errorf("stage partition %s: %w", pp.Key, err)
-			}
-			old, err := fingerprintFiles(gctx, fsys, contract, pp.Value, filePaths(pp.OldFiles))
-			if err != nil {
-				return fmt.Errorf("fingerprint partition %s at the base: %w", pp.Key, err)
-			}
-			pp.OldFingerprint = old
-			var bytes int64
-			for _, f := range pp.NewFiles {
-				bytes += f.Bytes
-			}
-			p.progress().Staged(pp.Key, pp.Fingerprint.Rows, bytes)
-			return nil
-		})
-	}
-	stageErr := g.Wait()
 
 	if in, ok := req.Source.(source.ObjectReporter); ok {
 		plan.Inputs = in.Objects()
@@ -256,6 +269,25 @@ func parallelism(n int) int {
 		return n
 	}
 	return runtime.NumCPU()
+}
+
+// fingerprintBase fingerprints what each declared partition holds at the
+// base.
+func fingerprintBase(ctx context.Context, fsys icebergio.IO, c *contract.Contract, plan *Plan) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(parallelism(0))
+	for i := range plan.Partitions {
+		pp := &plan.Partitions[i]
+		g.Go(func() error {
+			old, err := fingerprintFiles(gctx, fsys, c, pp.Value, filePaths(pp.OldFiles))
+			if err != nil {
+				return fmt.Errorf("fingerprint partition %s at the base: %w", pp.Key, err)
+			}
+			pp.OldFingerprint = old
+			return nil
+		})
+	}
+	return g.Wait()
 }
 
 // stagePartition streams one partition's rows through validation, the

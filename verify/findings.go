@@ -21,6 +21,7 @@ const (
 	KindCheck          Kind = "check"
 	KindInput          Kind = "input"
 	KindRunID          Kind = "run-id-reused"
+	KindAdopt          Kind = "adopt" // a file another engine wrote that cannot be adopted
 )
 
 // Finding is one reason a stage cannot be published. Row counts from 1 within

@@ -420,6 +420,9 @@ func (a *Accumulator) Findings(emptyAllowed bool) Findings {
 	return a.findings
 }
 
+// Rows is how many rows were added.
+func (a *Accumulator) Rows() int64 { return a.rows }
+
 // Count is the number of findings so far.
 func (a *Accumulator) Count() int64 { return a.findings.Len() }
 

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -29,6 +31,7 @@ type publishOptions struct {
 	memoryLimit    string
 	spillDir       string
 	noProgress     bool
+	adopt          bool
 	files          []string
 }
 
@@ -78,6 +81,7 @@ column's type:
 	f.IntVar(&o.parallelism, "parallelism", 0, "partitions staged at once (default: one per core)")
 	f.StringVar(&o.runID, "run-id", "", "name the run, e.g. the orchestrator's job id (default: time and random): a rerun of a published id commits nothing, other content under it is refused; staged files go under run-<id>-<attempt>")
 	f.StringVar(&o.memoryLimit, "memory-limit", "", "memory the whole process may use, e.g. 2GiB (default: half of the machine's)")
+	f.BoolVar(&o.adopt, "adopt", false, "publish Parquet files another engine wrote under the table's location as they are: validated and fingerprinted in place, never rewritten")
 	f.BoolVar(&o.noProgress, "no-progress", false, "no live display of rows read and partitions staged (it shows only on a terminal, never with -o json or -v)")
 	f.StringVar(&o.spillDir, "spill-dir", "", "local folder where rows wait between reading and staging; needs about the inputs' uncompressed size (default: the system's temporary folder)")
 	return cmd
@@ -164,9 +168,15 @@ func runPublish(ctx context.Context, g *globals, o publishOptions) error {
 			}
 		}
 	}
-	res, err := publishFiles(ctx, pub, swap.Request{
+	req := swap.Request{
 		Table: ident, RunID: o.runID, AllowEmpty: o.allowEmpty, NoAutoRollback: o.noAutoRollback, Parallelism: o.parallelism, Writer: writer,
-	}, o.partitions, files, in)
+	}
+	var res *swap.Result
+	if o.adopt {
+		res, err = publishAdopted(ctx, pub, req, o.partitions, files)
+	} else {
+		res, err = publishFiles(ctx, pub, req, o.partitions, files, in)
+	}
 	if res == nil {
 		return err
 	}
@@ -215,6 +225,35 @@ func inputStore(ctx context.Context, props map[string]string, getenv func(string
 		return nil, err
 	}
 	return s3store.New(awsCfg, c), nil
+}
+
+// publishAdopted publishes Parquet files another engine wrote under the
+// table's location, as they are.
+func publishAdopted(ctx context.Context, pub *swap.Publisher, req swap.Request, selector string, files []string) (*swap.Result, error) {
+	target, err := pub.Open(ctx, req.Table)
+	if err != nil {
+		return nil, err
+	}
+	values, err := target.Contract.Partition.ParseSelector(selector)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	loc := target.Metadata().Location()
+	for _, f := range files {
+		if format, _ := source.InputFormat(f); format != "parquet" {
+			return nil, usagef("--adopt takes Parquet files; %s is not one", f)
+		}
+		if !source.IsObjectURL(f) && strings.HasPrefix(loc, "file://") {
+			abs, err := filepath.Abs(f)
+			if err != nil {
+				return nil, err
+			}
+			f = "file://" + abs
+		}
+		req.Adopt = append(req.Adopt, f)
+	}
+	req.Partitions, req.SourceName, req.Target = values, "adopted:"+strings.TrimPrefix(source.Describe(files), "files:"), target
+	return pub.Publish(ctx, req)
 }
 
 func printResult(w io.Writer, res *swap.Result) {

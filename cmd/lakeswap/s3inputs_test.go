@@ -27,7 +27,7 @@ import (
 )
 
 // ordersParquet is retail.daily_orders rows as a Parquet file, written by a
-// plain pqarrow writer.
+// plain pqarrow writer: no field ids.
 func ordersParquet(t *testing.T, lines []string) []byte {
 	t.Helper()
 	sc := arrow.NewSchema([]arrow.Field{
@@ -36,21 +36,28 @@ func ordersParquet(t *testing.T, lines []string) []byte {
 		{Name: "order_count", Type: arrow.PrimitiveTypes.Int64},
 		{Name: "amount_cents", Type: arrow.PrimitiveTypes.Int64},
 	}, nil)
+	return parquetOf(t, sc, func(b *array.RecordBuilder) {
+		for _, l := range lines {
+			var day, count, amount int64
+			f := strings.Split(l, ",")
+			fmt.Sscanf(f[0], "2026-01-%d", &day)
+			fmt.Sscan(f[2], &count)
+			fmt.Sscan(f[3], &amount)
+			b.Field(0).(*array.Date32Builder).Append(arrow.Date32(20454 + day - 1)) // 2026-01-01 is day 20454
+			b.Field(1).(*array.StringBuilder).Append(f[1])
+			b.Field(2).(*array.Int64Builder).Append(count)
+			b.Field(3).(*array.Int64Builder).Append(amount)
+		}
+	})
+}
+
+// parquetOf writes the rows fill appends as a Parquet file with a plain
+// pqarrow writer.
+func parquetOf(t *testing.T, sc *arrow.Schema, fill func(*array.RecordBuilder)) []byte {
+	t.Helper()
 	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
 	defer b.Release()
-	for _, l := range lines {
-		var day, count, amount int64
-		var channel string
-		f := strings.Split(l, ",")
-		fmt.Sscanf(f[0], "2026-01-%d", &day)
-		channel = f[1]
-		fmt.Sscan(f[2], &count)
-		fmt.Sscan(f[3], &amount)
-		b.Field(0).(*array.Date32Builder).Append(arrow.Date32(20454 + day - 1)) // 2026-01-01 is day 20454
-		b.Field(1).(*array.StringBuilder).Append(channel)
-		b.Field(2).(*array.Int64Builder).Append(count)
-		b.Field(3).(*array.Int64Builder).Append(amount)
-	}
+	fill(b)
 	rec := b.NewRecordBatch()
 	defer rec.Release()
 	var buf bytes.Buffer

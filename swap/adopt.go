@@ -1,0 +1,248 @@
+package swap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/lakeswap/lakeswap/contract"
+	"github.com/lakeswap/lakeswap/parquetio"
+	"github.com/lakeswap/lakeswap/verify"
+)
+
+// adopted is a file another engine wrote, as the run found it.
+type adopted struct {
+	path      string
+	partition string // the partition of its first row
+	bytes     int64
+	noIDs     bool // its columns carry no Iceberg field ids
+}
+
+// adopt validates and fingerprints files another engine wrote, where they
+// are: each must lie under the table's location outside its metadata, be
+// referenced by no snapshot, have the table's columns (by field id where
+// the file carries them, else by name) and hold rows of one declared
+// partition. It reads them and never writes or removes them: a refused run
+// leaves them for their writer.
+func (p *Publisher) adopt(ctx context.Context, fsys icebergio.IO, meta table.Metadata, c *contract.Contract, plan *Plan, files []string, allowEmpty bool) error {
+	var findings []verify.Finding
+	refuse := func(file, msg string) {
+		findings = append(findings, verify.Finding{Kind: verify.KindAdopt, Where: file, Message: msg})
+	}
+	loc := strings.TrimSuffix(meta.Location(), "/") + "/"
+	referenced, err := referencedFiles(ctx, fsys, meta)
+	if err != nil {
+		return err
+	}
+	declared := map[string]*PartitionPlan{}
+	for i := range plan.Partitions {
+		declared[plan.Partitions[i].Value] = &plan.Partitions[i]
+	}
+	// First, where each file is and which partition it holds.
+	found := make([]adopted, len(files))
+	var mu sync.Mutex
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(parallelism(0))
+	for i, f := range files {
+		switch {
+		case !strings.HasPrefix(f, loc) || strings.Contains(f[len(loc):], "/../") || strings.HasPrefix(f[len(loc):], "../"):
+			refuse(f, "the file is outside the table's location "+loc+": lakeswap adopts only files written under it")
+			continue
+		case strings.HasPrefix(f[len(loc):], "metadata/"):
+			refuse(f, "the file is in the table's metadata folder")
+			continue
+		case referenced[f]:
+			refuse(f, "a snapshot of the table already references the file: adopting it again would count its rows twice")
+			continue
+		}
+		g.Go(func() error {
+			a, msg, err := inspect(gctx, fsys, c, f)
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if msg != "" {
+				refuse(f, msg)
+				return nil
+			}
+			if declared[a.partition] == nil {
+				refuse(f, fmt.Sprintf("the file holds rows of %s, which the run does not declare", verify.DisplayKey(c.Partition.Key(a.partition))))
+				return nil
+			}
+			found[i] = a
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	byPartition := map[string][]adopted{}
+	for _, a := range found {
+		if a.path != "" {
+			byPartition[a.partition] = append(byPartition[a.partition], a)
+			plan.nameMapping = plan.nameMapping || a.noIDs
+		}
+	}
+	// Then every row, partition by partition: the checks and fingerprint of
+	// a staged partition, and each file's rows in its one partition.
+	g, gctx = errgroup.WithContext(ctx)
+	g.SetLimit(parallelism(0))
+	for _, pp := range declared {
+		g.Go(func() error {
+			return adoptPartition(gctx, fsys, c, pp, byPartition[pp.Value], allowEmpty)
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	slices.SortFunc(findings, func(a, b verify.Finding) int { return strings.Compare(a.Where, b.Where) })
+	plan.Findings = append(plan.Findings, findings...)
+	return nil
+}
+
+// inspect reads a file's schema and first row: what it needs to be placed.
+// A message says why the file cannot be adopted.
+func inspect(ctx context.Context, fsys icebergio.IO, c *contract.Contract, path string) (adopted, string, error) {
+	a := adopted{path: path}
+	f, err := fsys.Open(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return a, "the file does not exist", nil
+		}
+		return a, "", fmt.Errorf("open %s: %w", path, err)
+	}
+	info, err := f.Stat()
+	f.Close()
+	if err != nil {
+		return a, "", fmt.Errorf("stat %s: %w", path, err)
+	}
+	a.bytes = info.Size()
+	rr, err := parquetio.Open(ctx, fsys, path)
+	if err != nil {
+		return a, "the file is not Parquet lakeswap can read: " + err.Error(), nil
+	}
+	defer rr.Release()
+	if msg := fieldIDs(rr.Schema(), c, &a); msg != "" {
+		return a, msg, nil
+	}
+	acc := verify.NewAccumulator(c, "", nil)
+	if !acc.CheckSchema(rr.Schema()) {
+		var why []string
+		for _, f := range acc.Findings(true).List {
+			why = append(why, f.Column+": "+f.Message)
+		}
+		return a, "the file does not have the table's columns: " + strings.Join(why, "; "), nil
+	}
+	for rr.Next() {
+		rec := rr.RecordBatch()
+		if rec.NumRows() == 0 {
+			continue
+		}
+		col := rec.Column(rec.Schema().FieldIndices(c.Partition.Name)[0])
+		valueOf, err := c.Partition.ValueFunc(col)
+		if err != nil {
+			return a, err.Error(), nil
+		}
+		v, ok := valueOf(0)
+		if !ok {
+			return a, "the file's first row has no " + c.Partition.Name, nil
+		}
+		a.partition = v
+		return a, "", nil
+	}
+	if err := rr.Err(); err != nil {
+		return a, "read the file: " + err.Error(), nil
+	}
+	return a, "the file holds no rows", nil
+}
+
+// fieldIDs checks the Iceberg field ids a file's columns carry against the
+// table's: a column under its table name with another id is another column.
+// A file with no ids at all is read by name.
+func fieldIDs(sc *arrow.Schema, c *contract.Contract, a *adopted) string {
+	seen := 0
+	for _, f := range sc.Fields() {
+		raw, ok := f.Metadata.GetValue("PARQUET:field_id")
+		if !ok || raw == "-1" { // how arrow-go reads a column without one
+			continue
+		}
+		seen++
+		id, err := strconv.Atoi(raw)
+		want, found := c.Schema.FindFieldByName(f.Name)
+		if err != nil || !found || want.ID != id {
+			return fmt.Sprintf("column %s carries field id %s, which is not the table's column of that name", f.Name, raw)
+		}
+	}
+	a.noIDs = seen == 0
+	return ""
+}
+
+// adoptPartition validates and fingerprints a partition's adopted files as
+// one input, naming each finding's file and row.
+func adoptPartition(ctx context.Context, fsys icebergio.IO, c *contract.Contract, pp *PartitionPlan, files []adopted, allowEmpty bool) error {
+	var ends []int64 // the last row of each file, counting through the partition
+	locate := func(row int64) string {
+		i, _ := slices.BinarySearch(ends, row)
+		if i >= len(files) {
+			return ""
+		}
+		start := int64(0)
+		if i > 0 {
+			start = ends[i-1]
+		}
+		return fmt.Sprintf("%s:%d", files[i].path, row-start)
+	}
+	acc := verify.NewAccumulator(c, pp.Value, locate)
+	pp.NewFiles = nil
+	for _, a := range files {
+		before := acc.Rows()
+		if err := addFile(ctx, fsys, acc, a.path); err != nil {
+			return err
+		}
+		ends = append(ends, acc.Rows())
+		pp.NewFiles = append(pp.NewFiles, parquetio.File{Path: a.path, Rows: acc.Rows() - before, Bytes: a.bytes})
+	}
+	pp.findings = acc.Findings(allowEmpty)
+	pp.Fingerprint = acc.Result()
+	return nil
+}
+
+// referencedFiles lists every data file any snapshot of the table names.
+func referencedFiles(ctx context.Context, fsys icebergio.IO, meta table.Metadata) (map[string]bool, error) {
+	out := map[string]bool{}
+	seen := map[string]bool{}
+	for _, s := range meta.Snapshots() {
+		manifests, err := s.Manifests(fsys)
+		if err != nil {
+			return nil, fmt.Errorf("read manifest list of snapshot %d: %w", s.SnapshotID, err)
+		}
+		for _, m := range manifests {
+			if seen[m.FilePath()] {
+				continue
+			}
+			seen[m.FilePath()] = true
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			entries, err := m.FetchEntries(fsys, false)
+			if err != nil {
+				return nil, fmt.Errorf("read manifest %s: %w", m.FilePath(), err)
+			}
+			for _, e := range entries {
+				out[e.DataFile().FilePath()] = true
+			}
+		}
+	}
+	return out, nil
+}
