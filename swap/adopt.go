@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 	"golang.org/x/sync/errgroup"
@@ -215,7 +216,19 @@ func adoptPartition(ctx context.Context, fsys icebergio.IO, c *contract.Contract
 	}
 	pp.findings = acc.Findings(allowEmpty)
 	pp.Fingerprint = acc.Result()
+	pp.Adopted = true
 	return nil
+}
+
+// relaxed is a schema with every column optional: how an adopted file is
+// described for the commit, since engines write columns as optional that
+// the table requires; the file's rows were checked to hold no null there.
+func relaxed(sc *iceberg.Schema) *iceberg.Schema {
+	fields := sc.Fields()
+	for i := range fields {
+		fields[i].Required = false
+	}
+	return iceberg.NewSchema(sc.ID, fields...)
 }
 
 // referencedFiles lists every data file any snapshot of the table names.

@@ -103,11 +103,16 @@ func dataFiles(ctx context.Context, fsys icebergio.IO, meta table.Metadata, plan
 	props["write.metadata.metrics.column."+plan.PartitionColumn] = "full"
 	type job struct {
 		path, value string
+		schema      *iceberg.Schema
 	}
 	var jobs []job
 	for _, pp := range plan.Partitions {
+		schema := meta.CurrentSchema()
+		if pp.Adopted {
+			schema = relaxed(schema)
+		}
 		for _, f := range pp.NewFiles {
-			jobs = append(jobs, job{f.Path, pp.Value})
+			jobs = append(jobs, job{f.Path, pp.Value, schema})
 		}
 	}
 	out := make([]iceberg.DataFile, len(jobs))
@@ -115,7 +120,7 @@ func dataFiles(ctx context.Context, fsys icebergio.IO, meta table.Metadata, plan
 	g.SetLimit(parallelism(0))
 	for i, j := range jobs {
 		g.Go(func() error {
-			df, err := table.FileToDataFile(ctx, fsys, j.path, meta.CurrentSchema(), meta.PartitionSpec(), 0, props)
+			df, err := table.FileToDataFile(ctx, fsys, j.path, j.schema, meta.PartitionSpec(), 0, props)
 			if err != nil {
 				return fmt.Errorf("describe staged file %s: %w", j.path, err)
 			}

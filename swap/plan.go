@@ -67,6 +67,9 @@ type PartitionPlan struct {
 	OldFingerprint verify.Fingerprint `json:"old_fingerprint"`
 	NewFiles       []parquetio.File   `json:"new_files"`
 	Fingerprint    verify.Fingerprint `json:"fingerprint"`
+	// Adopted says NewFiles are files another engine wrote, committed
+	// where they are.
+	Adopted bool `json:"adopted,omitempty"`
 	findings       verify.Findings
 	created        []string // every file this attempt created for the partition
 	touched        bool     // whether this attempt opened a file for the partition

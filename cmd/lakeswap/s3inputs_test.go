@@ -27,14 +27,15 @@ import (
 )
 
 // ordersParquet is retail.daily_orders rows as a Parquet file, written by a
-// plain pqarrow writer: no field ids.
+// plain pqarrow writer as engines write: no field ids, every column
+// optional, though the table requires them.
 func ordersParquet(t *testing.T, lines []string) []byte {
 	t.Helper()
 	sc := arrow.NewSchema([]arrow.Field{
-		{Name: "order_date", Type: arrow.FixedWidthTypes.Date32},
-		{Name: "channel", Type: arrow.BinaryTypes.String},
-		{Name: "order_count", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "amount_cents", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "order_date", Type: arrow.FixedWidthTypes.Date32, Nullable: true},
+		{Name: "channel", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "order_count", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "amount_cents", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
 	}, nil)
 	return parquetOf(t, sc, func(b *array.RecordBuilder) {
 		for _, l := range lines {
@@ -271,4 +272,45 @@ func ordersContract(t *testing.T) *contract.Contract {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// TestAdoptOnS3 adopts Parquet objects another engine wrote under the
+// table's location on MinIO, named by their prefix, and verifies the run.
+func TestAdoptOnS3(t *testing.T) {
+	srv, _, props := s3Props(t)
+	home := t.TempDir()
+	config := writeCatalogConfig(t, home, props)
+	schema := write(t, home, "daily_orders.yaml", schemaYAML)
+	if code, _, errs := cli(t, home, "--config", config, "--catalog", "s3", "table", "create", "--schema", schema); code != 0 {
+		t.Fatalf("table create: exit %d: %s", code, errs)
+	}
+	loader := openS3Catalog(t, props)
+	tbl, err := loader.LoadTable(context.Background(), []string{"retail", "daily_orders"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bucket, key, _ := strings.Cut(strings.TrimPrefix(tbl.Location(), "s3://"), "/")
+	var days [2][]string // the engine wrote a file a day
+	for i, l := range orderLines(2_000, 2) {
+		days[i%2] = append(days[i%2], l)
+	}
+	putObject(t, srv, bucket, key+"/data/engine-1/part-0.parquet", ordersParquet(t, days[0]))
+	putObject(t, srv, bucket, key+"/data/engine-1/part-1.parquet", ordersParquet(t, days[1]))
+	putObject(t, srv, bucket, key+"/data/engine-1/_SUCCESS", nil)
+	code, out, errs := cli(t, home, "--config", config, "--catalog", "s3", "-o", "json", "publish", "--adopt", "--table", "retail.daily_orders",
+		"--partitions", twoDays, "s3://"+bucket+"/"+key+"/data/engine-1/")
+	if code != 0 {
+		t.Fatalf("adopt: exit %d: %s%s", code, out, errs)
+	}
+	var res struct {
+		Plan struct {
+			RunID string `json:"run_id"`
+		} `json:"plan"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errs := cli(t, home, "--config", config, "--catalog", "s3", "verify", "--table", "retail.daily_orders", "--run", res.Plan.RunID); code != 0 {
+		t.Errorf("verify: exit %d: %s%s", code, out, errs)
+	}
 }
