@@ -69,10 +69,10 @@ type PartitionPlan struct {
 	Fingerprint    verify.Fingerprint `json:"fingerprint"`
 	// Adopted says NewFiles are files another engine wrote, committed
 	// where they are.
-	Adopted bool `json:"adopted,omitempty"`
-	findings       verify.Findings
-	created        []string // every file this attempt created for the partition
-	touched        bool     // whether this attempt opened a file for the partition
+	Adopted  bool `json:"adopted,omitempty"`
+	findings verify.Findings
+	created  []string // every file this attempt created for the partition
+	touched  bool     // whether this attempt opened a file for the partition
 }
 
 // empty reports whether the plan neither replaces nor adds a file.
