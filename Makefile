@@ -41,7 +41,7 @@ bench:
 	$(GO) test -tags $(TAGS) -run '^$$' -bench . -benchtime 3x -timeout 30m ./swap/
 	$(GO) test -tags $(TAGS) -run '^$$' -bench BenchmarkInputRowOrder -benchtime 3x -timeout 30m ./cmd/lakeswap/
 
-# A generated CSV of BENCH_ROWS rows (default 30M, about 1 GB) over 30 days in
+# A generated CSV of BENCH_ROWS rows (default 30M, about 0.9 GB) over 30 days in
 # random order, published by lakeswap and turned into partitioned Parquet by
 # DuckDB's COPY, each timed with its peak memory; BENCH_GB=10 for 10 GB.
 # Needs free disk of about three times the input (BENCH_DIR to choose where).

@@ -170,6 +170,9 @@ func (s *Files) read(ctx context.Context, eng *engine, f string, n int, schema *
 	return err
 }
 
+// Rows is how many rows a partition holds.
+func (s *Files) Rows(partition string) int64 { return s.spill.rows(partition) }
+
 // Objects lists the input objects read, as listed.
 func (s *Files) Objects() []Object { return s.objects }
 

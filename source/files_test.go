@@ -114,8 +114,12 @@ func TestSpilledRowsReadBackAsHeld(t *testing.T) {
 					sb.WriteByte(' ')
 				}
 			}
-			rr.Release()
 			out[day] = sb.String() + src.Locate(day, 1) + src.Locate(day, rows/3)
+			rr.Release()
+			if again, err := src.Open(context.Background(), day); err == nil {
+				again.Release()
+				t.Errorf("partition %s opened again after it was read to the end and its rows freed", day)
+			}
 		}
 		spilled := false
 		for _, p := range src.spill.parts {

@@ -38,6 +38,8 @@ type spill struct {
 
 	parts map[string]*spillPart
 	held  int64 // bytes of rows in memory, over all partitions
+
+	mu sync.Mutex // guards freeing partitions read to the end, in parallel
 }
 
 type spillPart struct {
@@ -48,6 +50,7 @@ type spillPart struct {
 	rows    int64               // rows waiting
 	bytes   int64               // bytes in memory, kept and waiting
 	total   int64               // rows, on disk or in memory
+	freed   bool                // read to the end, its rows in memory freed
 }
 
 // Location columns of the spilled rows.
@@ -174,6 +177,8 @@ func (s *spill) finish() error {
 
 // release frees the rows held in memory.
 func (s *spill) release() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	for _, p := range s.parts {
 		releaseBatches(p.waiting)
 		releaseBatches(p.kept)
@@ -197,13 +202,32 @@ func (s *spill) rows(value string) int64 {
 }
 
 // open reads a partition's rows back in the order they were added, as
-// batches of the table's columns.
+// batches of the table's columns. Once a reader has handed over every row
+// and is released, the partition's rows held in memory are freed, so that
+// staging one partition after another gives memory back as it goes; the
+// partition cannot be opened again.
 func (s *spill) open(value string) (array.RecordReader, error) {
 	p := s.parts[value]
 	if p == nil || p.total == 0 {
 		return array.NewRecordReader(s.data, nil)
 	}
-	return openSpillFile(p, s.data)
+	s.mu.Lock()
+	freed := p.freed
+	s.mu.Unlock()
+	if freed {
+		return nil, fmt.Errorf("partition %q was read already; its rows are gone", value)
+	}
+	r, err := openSpillFile(p, s.data)
+	if err != nil {
+		return nil, err
+	}
+	r.onEnd = func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		releaseBatches(p.kept)
+		p.kept, p.freed = nil, true
+	}
+	return r, nil
 }
 
 // locations reads where each of a partition's rows came from.
@@ -212,7 +236,9 @@ func (s *spill) locations(value string) (files []int32, lines []int64, err error
 	if p == nil || p.total == 0 {
 		return nil, nil, nil
 	}
+	s.mu.Lock()
 	r, err := openSpillFile(p, s.schema)
+	s.mu.Unlock()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -235,10 +261,13 @@ type spillReader struct {
 	br   *bufio.Reader
 	ipc  *ipc.Reader
 	tail []arrow.RecordBatch
-	data *arrow.Schema
-	cur  arrow.RecordBatch
-	err  error
-	once sync.Once
+	// onEnd runs at release if every row was handed over.
+	onEnd func()
+	ended bool
+	data  *arrow.Schema
+	cur   arrow.RecordBatch
+	err   error
+	once  sync.Once
 }
 
 func openSpillFile(p *spillPart, data *arrow.Schema) (*spillReader, error) {
@@ -277,6 +306,7 @@ func (r *spillReader) Next() bool {
 	for r.err == nil {
 		if r.ipc == nil {
 			if len(r.tail) == 0 {
+				r.ended = true
 				return false
 			}
 			r.cur = r.columns(r.tail[0])
@@ -325,6 +355,9 @@ func (r *spillReader) Release() {
 		}
 		if r.f != nil {
 			r.f.Close()
+		}
+		if r.ended && r.err == nil && r.onEnd != nil {
+			r.onEnd()
 		}
 	})
 }

@@ -37,10 +37,12 @@ type adopted struct {
 // leaves them for their writer.
 func (p *Publisher) adopt(ctx context.Context, fsys icebergio.IO, meta table.Metadata, c *contract.Contract, plan *Plan, files []string, allowEmpty bool) error {
 	var findings []verify.Finding
+	var mu sync.Mutex
 	refuse := func(file, msg string) {
+		mu.Lock()
+		defer mu.Unlock()
 		findings = append(findings, verify.Finding{Kind: verify.KindAdopt, Where: file, Message: msg})
 	}
-	loc := strings.TrimSuffix(meta.Location(), "/") + "/"
 	referenced, err := referencedFiles(ctx, fsys, meta)
 	if err != nil {
 		return err
@@ -51,19 +53,16 @@ func (p *Publisher) adopt(ctx context.Context, fsys icebergio.IO, meta table.Met
 	}
 	// First, where each file is and which partition it holds.
 	found := make([]adopted, len(files))
-	var mu sync.Mutex
+	seen := map[string]bool{}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(parallelism(0))
 	for i, f := range files {
-		switch {
-		case !strings.HasPrefix(f, loc) || strings.Contains(f[len(loc):], "/../") || strings.HasPrefix(f[len(loc):], "../"):
-			refuse(f, "the file is outside the table's location "+loc+": lakeswap adopts only files written under it")
+		if seen[f] { // named twice (a folder and a glob, say): adopted once
 			continue
-		case strings.HasPrefix(f[len(loc):], "metadata/"):
-			refuse(f, "the file is in the table's metadata folder")
-			continue
-		case referenced[f]:
-			refuse(f, "a snapshot of the table already references the file: adopting it again would count its rows twice")
+		}
+		seen[f] = true
+		if msg := placeOf(meta, f, referenced); msg != "" {
+			refuse(f, msg)
 			continue
 		}
 		g.Go(func() error {
@@ -71,8 +70,6 @@ func (p *Publisher) adopt(ctx context.Context, fsys icebergio.IO, meta table.Met
 			if err != nil {
 				return err
 			}
-			mu.Lock()
-			defer mu.Unlock()
 			if msg != "" {
 				refuse(f, msg)
 				return nil
@@ -92,7 +89,7 @@ func (p *Publisher) adopt(ctx context.Context, fsys icebergio.IO, meta table.Met
 	for _, a := range found {
 		if a.path != "" {
 			byPartition[a.partition] = append(byPartition[a.partition], a)
-			plan.nameMapping = plan.nameMapping || a.noIDs
+			plan.NameMapping = plan.NameMapping || a.noIDs
 		}
 	}
 	// Then every row, partition by partition: the checks and fingerprint of
@@ -109,6 +106,31 @@ func (p *Publisher) adopt(ctx context.Context, fsys icebergio.IO, meta table.Met
 	}
 	slices.SortFunc(findings, func(a, b verify.Finding) int { return strings.Compare(a.Where, b.Where) })
 	plan.Findings = append(plan.Findings, findings...)
+	return nil
+}
+
+// placeOf says why a file may not be adopted where it lies, or "".
+func placeOf(meta table.Metadata, f string, referenced map[string]bool) string {
+	loc := strings.TrimSuffix(meta.Location(), "/") + "/"
+	switch {
+	case !strings.HasPrefix(f, loc) || strings.Contains(f[len(loc):], "/../") || strings.HasPrefix(f[len(loc):], "../"):
+		return "the file is outside the table's location " + loc + ": lakeswap adopts only files written under it"
+	case strings.HasPrefix(f[len(loc):], "metadata/"):
+		return "the file is in the table's metadata folder"
+	case referenced[f]:
+		return "a snapshot of the table already references the file: adopting it again would count its rows twice"
+	}
+	return ""
+}
+
+// adoptable checks, when a plan read back is applied, that its adopted
+// files still may be: a file committed since by another run is refused.
+func adoptable(meta table.Metadata, files []parquetio.File, referenced map[string]bool) error {
+	for _, f := range files {
+		if msg := placeOf(meta, f.Path, referenced); msg != "" {
+			return fmt.Errorf("adopted file %s: %s", f.Path, msg)
+		}
+	}
 	return nil
 }
 

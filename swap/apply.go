@@ -38,8 +38,24 @@ func (p *Publisher) bind(ctx context.Context, tbl *table.Table, plan *Plan) erro
 		return fmt.Errorf("table %s: %w", plan.Table, err)
 	}
 	plan.contract = c
+	var referenced map[string]bool // by any snapshot, for adopted files
 	for i := range plan.Partitions {
 		pp := &plan.Partitions[i]
+		if pp.Adopted {
+			if referenced == nil {
+				fsys, err := tbl.FS(ctx)
+				if err != nil {
+					return err
+				}
+				if referenced, err = referencedFiles(ctx, fsys, meta); err != nil {
+					return err
+				}
+			}
+			if err := adoptable(meta, pp.NewFiles, referenced); err != nil {
+				return fmt.Errorf("plan of run %s: %w", plan.RunID, err)
+			}
+			continue
+		}
 		want, err := stagingPrefix(meta, c.Partition.Name, pp.Value, plan.RunID, plan.Attempt)
 		if err != nil || pp.Prefix != want || pp.Key != c.Partition.Key(pp.Value) {
 			return fmt.Errorf("plan of run %s: partition %s is staged at %s, not where the run stages it (%s)", plan.RunID, pp.Key, pp.Prefix, want)

@@ -12,10 +12,12 @@ import (
 	"strings"
 	"testing"
 
+	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/internal/retail"
+	"github.com/lakeswap/lakeswap/parquetio"
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/swap"
 )
@@ -168,5 +170,66 @@ func TestApplyRefusesForeignFiles(t *testing.T) {
 	}
 	if !slices.Equal(e.allFiles(), files) {
 		t.Error("the refused plan changed the files")
+	}
+}
+
+// TestApplyAdoptedPlanInAnotherProcess: a plan that adopts files another
+// engine wrote, staged here and applied by another process, commits those
+// files where they are and gives the table a publish of the same rows
+// gives; a plan adopting files a snapshot has since taken is refused.
+func TestApplyAdoptedPlanInAnotherProcess(t *testing.T) {
+	e := newEnv(t)
+	batch2 := fixture(t, retail.AfterBatch2)
+	loc := e.table().Location()
+	var files []string
+	for _, day := range fixtureRange {
+		rr, err := retail.NewSource(batch2).Open(e.ctx, day)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := parquetio.NewWriter(icebergio.LocalFS{}, loc+"/data/engine/"+day, rr.Schema(), parquetio.Options{})
+		for rr.Next() {
+			if err := w.Write(rr.RecordBatch()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		rr.Release()
+		written, err := w.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range written {
+			files = append(files, f.Path)
+		}
+	}
+	plan, err := e.pub.Stage(e.ctx, swap.Request{Table: e.ident, Partitions: fixtureRange, Adopt: files, RunID: "adopted-1"})
+	if err != nil || !plan.Staged {
+		t.Fatalf("stage: %v (%+v)", err, plan)
+	}
+	again, err := e.pub.Stage(e.ctx, swap.Request{Table: e.ident, Partitions: fixtureRange, Adopt: files, RunID: "adopted-2"})
+	if err != nil || !again.Staged {
+		t.Fatalf("stage again: %v", err)
+	}
+	if code, out := apply(t, e.home, plan); code != 0 || !strings.HasPrefix(out, "published ") {
+		t.Fatalf("apply in another process: exit %d: %s", code, out)
+	}
+	if got := e.daily(); !slices.Equal(got, retail.Only(batch2, fixtureRange...)) {
+		t.Errorf("the table holds %v after adopting batch 2", got)
+	}
+	live := map[string]bool{}
+	for _, f := range e.dataFiles() {
+		live[f] = true
+	}
+	for _, f := range files {
+		if !live[strings.TrimPrefix(f, "file://")] {
+			t.Errorf("adopted file %s is gone", f)
+		}
+	}
+	meta := e.table().MetadataLocation()
+	if code, out := apply(t, e.home, again); code == 0 || !strings.Contains(out, "already references") {
+		t.Errorf("a plan adopting files a snapshot has taken: exit %d: %s", code, out)
+	}
+	if e.table().MetadataLocation() != meta {
+		t.Error("the refused plan changed the table")
 	}
 }

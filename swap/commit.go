@@ -62,7 +62,7 @@ func (p *Publisher) commit(ctx context.Context, tbl *table.Table, plan *Plan) (*
 	if err := tx.AssertRefSnapshotID(table.MainBranch); err != nil {
 		return nil, fmt.Errorf("pin main at the base snapshot: %w", err)
 	}
-	if _, ok := tbl.Metadata().Properties()[table.DefaultNameMappingKey]; plan.nameMapping && !ok {
+	if _, ok := tbl.Metadata().Properties()[table.DefaultNameMappingKey]; plan.NameMapping && !ok {
 		// Adopted files without field ids are read by column name; the
 		// table's name mapping is how every Iceberg reader knows to.
 		mapping, err := json.Marshal(tbl.Metadata().CurrentSchema().NameMapping())

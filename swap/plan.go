@@ -21,11 +21,14 @@ import (
 // and verifies, and what it records; it marshals to JSON, and a plan read
 // back, in another process, can be committed by Apply.
 type Plan struct {
-	RunID           string             `json:"run_id"`
-	Attempt         string             `json:"attempt"` // names this attempt's staging folders
-	Table           string             `json:"table"`
-	Source          string             `json:"source,omitempty"`
-	Inputs          []runrecord.Input  `json:"inputs,omitempty"` // the objects read, as listed
+	RunID   string            `json:"run_id"`
+	Attempt string            `json:"attempt"` // names this attempt's staging folders
+	Table   string            `json:"table"`
+	Source  string            `json:"source,omitempty"`
+	Inputs  []runrecord.Input `json:"inputs,omitempty"` // the objects read, as listed
+	// NameMapping says the plan adopts files whose columns carry no field
+	// ids, which readers find by name through the table's name mapping.
+	NameMapping     bool               `json:"name_mapping,omitempty"`
 	BaseSnapshotID  *int64             `json:"base_snapshot_id"`
 	BaseMetadata    string             `json:"base_metadata_location"`
 	PartitionColumn string             `json:"partition_column"`
@@ -52,9 +55,6 @@ type Plan struct {
 	// bound marks a plan Apply read back: its staged files are never
 	// removed, since nothing but the table says they are not in use.
 	bound bool
-	// nameMapping says the plan adopts files whose columns carry no field
-	// ids, which readers find by name through the table's name mapping.
-	nameMapping bool
 }
 
 // PartitionPlan is one declared partition: the files it holds at the base

@@ -208,6 +208,13 @@ func publishFiles(ctx context.Context, pub *swap.Publisher, req swap.Request, se
 		return nil, err
 	}
 	defer src.Release()
+	if req.Parallelism == 0 && in.MemoryLimit > 0 {
+		var most int64
+		for _, v := range values {
+			most = max(most, src.Rows(v))
+		}
+		req.Parallelism = stagingParallelism(in.MemoryLimit, most)
+	}
 	req.Partitions, req.Source, req.SourceName, req.Target = values, src, source.Describe(files), target
 	return pub.Publish(ctx, req)
 }

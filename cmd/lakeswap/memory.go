@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -48,4 +49,19 @@ func defaultMemoryLimit() int64 {
 func applyMemoryLimit(limit int64) (restore func()) {
 	old := debug.SetMemoryLimit(limit / 4 * 3)
 	return func() { debug.SetMemoryLimit(old) }
+}
+
+// Staging a partition holds, besides its Parquet writer's row group, the
+// keys that prove its grain unique: about this many bytes a row, measured
+// on the bench's rows.
+const (
+	stagingBytesPerRow = 48
+	stagingWriterBytes = 64 << 20
+)
+
+// stagingParallelism is how many partitions are staged at once within half
+// of the memory limit: one per core, fewer when partitions are large.
+func stagingParallelism(limit, rowsInLargest int64) int {
+	each := rowsInLargest*stagingBytesPerRow + stagingWriterBytes
+	return int(max(1, min(int64(runtime.NumCPU()), limit/2/each)))
 }

@@ -56,7 +56,7 @@ func run() error {
 		rows = v
 	}
 	if gb, err := strconv.ParseFloat(os.Getenv("BENCH_GB"), 64); err == nil && gb > 0 {
-		rows = int64(gb * 1e9 / 33) // the generated rows are about 33 bytes
+		rows = int64(gb * 1e9 / 29.5) // the generated rows are about 29.5 bytes
 	}
 	dir, err := os.MkdirTemp(os.Getenv("BENCH_DIR"), "lakeswap-bench-scale-")
 	if err != nil {
