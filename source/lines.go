@@ -102,6 +102,12 @@ func checkCSV(path string) (*csvShape, error) {
 			notPlain("the file mixes LF and CRLF line ends", line)
 		}
 	}
+	// recordEnd is an LF outside a quoted value.
+	recordEnd := func() {
+		lineEnd(false)
+		line++
+		endRecord()
+	}
 	for {
 		n, rerr := f.Read(buf)
 		b := buf[:n]
@@ -175,9 +181,7 @@ func checkCSV(path string) (*csvShape, error) {
 					fields++
 					state = fieldStart
 				case '\n':
-					lineEnd(false)
-					line++
-					endRecord()
+					recordEnd()
 				case '\r':
 					pendingCR = true
 				case '"':
@@ -205,9 +209,7 @@ func checkCSV(path string) (*csvShape, error) {
 					fields++
 					state = fieldStart
 				case '\n':
-					lineEnd(false)
-					line++
-					endRecord()
+					recordEnd()
 				case '\r':
 					pendingCR = true
 					state = fieldStart
