@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -376,7 +377,11 @@ func Describe(files []string) string {
 	}
 	s := strings.Join(names, ",")
 	if len(s) > 500 {
-		s = s[:500] + "..."
+		cut := 500
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut-- // never halve a character
+		}
+		s = s[:cut] + "..."
 	}
 	return "files:" + s
 }

@@ -39,7 +39,13 @@ func ListObjects(ctx context.Context, store ObjectStore, arg string) ([]Object, 
 	if bucket == "" {
 		return nil, fmt.Errorf("input %s: name a bucket, s3://BUCKET/KEY", arg)
 	}
+	if strings.Contains(key, "**") {
+		return nil, fmt.Errorf("input %s: '**' is not a pattern lakeswap reads ('*' stays within one '/' segment); name a prefix ending in '/' to read every object under it", arg)
+	}
 	glob := strings.IndexAny(key, "*?[")
+	if _, err := path.Match(key, ""); err != nil {
+		return nil, fmt.Errorf("input %s: %w", arg, err)
+	}
 	prefix := key
 	if glob >= 0 {
 		prefix = key[:glob]

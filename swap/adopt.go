@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -57,6 +60,7 @@ func (p *Publisher) adopt(ctx context.Context, fsys icebergio.IO, meta table.Met
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(parallelism(0))
 	for i, f := range files {
+		f = cleanLocation(f)
 		if seen[f] { // named twice (a folder and a glob, say): adopted once
 			continue
 		}
@@ -98,7 +102,15 @@ func (p *Publisher) adopt(ctx context.Context, fsys icebergio.IO, meta table.Met
 	g.SetLimit(parallelism(0))
 	for _, pp := range declared {
 		g.Go(func() error {
-			return adoptPartition(gctx, fsys, c, pp, byPartition[pp.Value], allowEmpty)
+			if err := adoptPartition(gctx, fsys, c, pp, byPartition[pp.Value], allowEmpty); err != nil {
+				return err
+			}
+			var bytes int64
+			for _, f := range pp.NewFiles {
+				bytes += f.Bytes
+			}
+			p.progress().Staged(pp.Key, pp.Fingerprint.Rows, bytes)
+			return nil
 		})
 	}
 	if err := g.Wait(); err != nil {
@@ -109,49 +121,105 @@ func (p *Publisher) adopt(ctx context.Context, fsys icebergio.IO, meta table.Met
 	return nil
 }
 
+// cleanLocation writes a file location one way: its path cleaned of "//",
+// "/./" and "/../", so that one file named two ways is one file.
+func cleanLocation(f string) string {
+	scheme, rest, ok := strings.Cut(f, "://")
+	if !ok {
+		return path.Clean(f)
+	}
+	host, p, _ := strings.Cut(rest, "/")
+	return scheme + "://" + host + path.Clean("/"+p)
+}
+
+// stagingFolder is a folder lakeswap stages into: run-<run id>-<attempt>.
+var stagingFolder = regexp.MustCompile(`/run-[A-Za-z0-9][A-Za-z0-9._-]{0,99}-[0-9a-f]{8}/`)
+
 // placeOf says why a file may not be adopted where it lies, or "".
 func placeOf(meta table.Metadata, f string, referenced map[string]bool) string {
 	loc := strings.TrimSuffix(meta.Location(), "/") + "/"
 	switch {
-	case !strings.HasPrefix(f, loc) || strings.Contains(f[len(loc):], "/../") || strings.HasPrefix(f[len(loc):], "../"):
+	case !strings.HasPrefix(f, loc) || f != cleanLocation(f):
 		return "the file is outside the table's location " + loc + ": lakeswap adopts only files written under it"
 	case strings.HasPrefix(f[len(loc):], "metadata/"):
 		return "the file is in the table's metadata folder"
 	case referenced[f]:
 		return "a snapshot of the table already references the file: adopting it again would count its rows twice"
+	case stagingFolder.MatchString(f[len(loc)-1:]):
+		// Another publish may be committing these, or removing them.
+		return "the file is in a folder lakeswap stages a run into (run-<run id>-<attempt>): adopt only files another engine wrote"
+	}
+	if local, ok := strings.CutPrefix(f, "file://"); ok {
+		if msg := realPlace(strings.TrimPrefix(loc, "file://"), local); msg != "" {
+			return msg
+		}
+	}
+	return ""
+}
+
+// realPlace refuses a local file reached through a symbolic link: the
+// table would then hold a file that lives elsewhere, or another of its own
+// files under a second name.
+func realPlace(loc, file string) string {
+	realLoc, err1 := filepath.EvalSymlinks(loc)
+	realFile, err2 := filepath.EvalSymlinks(file)
+	if err1 != nil || err2 != nil {
+		return "" // a missing file is named by the read that follows
+	}
+	want, err1 := filepath.Rel(loc, file)
+	got, err2 := filepath.Rel(realLoc, realFile)
+	if err1 != nil || err2 != nil || want != got {
+		return "the file is reached through a symbolic link (it is " + realFile + "): adopt the file itself, under the table's location"
 	}
 	return ""
 }
 
 // adoptable checks, when a plan read back is applied, that its adopted
-// files still may be: a file committed since by another run is refused.
-func adoptable(meta table.Metadata, files []parquetio.File, referenced map[string]bool) error {
+// files still may be and are still as validated: a file committed since by
+// another run, or rewritten to another size, is refused. (A rewrite of the
+// same size is caught by the verification after the commit.)
+func adoptable(fsys icebergio.IO, meta table.Metadata, files []parquetio.File, referenced map[string]bool) error {
 	for _, f := range files {
 		if msg := placeOf(meta, f.Path, referenced); msg != "" {
 			return fmt.Errorf("adopted file %s: %s", f.Path, msg)
+		}
+		size, err := fileSize(fsys, f.Path)
+		if err != nil {
+			return fmt.Errorf("adopted file %s: %w", f.Path, err)
+		}
+		if size != f.Bytes {
+			return fmt.Errorf("adopted file %s is %d bytes, not the %d the plan validated: it changed since; stage the run again", f.Path, size, f.Bytes)
 		}
 	}
 	return nil
 }
 
+func fileSize(fsys icebergio.IO, p string) (int64, error) {
+	f, err := fsys.Open(p)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	return info.Size(), nil
+}
+
 // inspect reads a file's schema and first row: what it needs to be placed.
 // A message says why the file cannot be adopted.
-func inspect(ctx context.Context, fsys icebergio.IO, c *contract.Contract, path string) (adopted, string, error) {
-	a := adopted{path: path}
-	f, err := fsys.Open(path)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return a, "the file does not exist", nil
-		}
-		return a, "", fmt.Errorf("open %s: %w", path, err)
+func inspect(ctx context.Context, fsys icebergio.IO, c *contract.Contract, file string) (adopted, string, error) {
+	a := adopted{path: file}
+	size, err := fileSize(fsys, file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return a, "the file does not exist", nil
 	}
-	info, err := f.Stat()
-	f.Close()
 	if err != nil {
-		return a, "", fmt.Errorf("stat %s: %w", path, err)
+		return a, "", fmt.Errorf("read %s: %w", file, err)
 	}
-	a.bytes = info.Size()
-	rr, err := parquetio.Open(ctx, fsys, path)
+	a.bytes = size
+	rr, err := parquetio.Open(ctx, fsys, file)
 	if err != nil {
 		return a, "the file is not Parquet lakeswap can read: " + err.Error(), nil
 	}
@@ -206,6 +274,11 @@ func fieldIDs(sc *arrow.Schema, c *contract.Contract, a *adopted) string {
 		if err != nil || !found || want.ID != id {
 			return fmt.Sprintf("column %s carries field id %s, which is not the table's column of that name", f.Name, raw)
 		}
+	}
+	if seen > 0 && seen < sc.NumFields() {
+		// Readers apply a name mapping only to files with no ids at all:
+		// the columns without one would read as nulls.
+		return fmt.Sprintf("%d of the file's %d columns carry field ids: a file needs ids on every column or on none", seen, sc.NumFields())
 	}
 	a.noIDs = seen == 0
 	return ""

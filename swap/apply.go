@@ -42,16 +42,16 @@ func (p *Publisher) bind(ctx context.Context, tbl *table.Table, plan *Plan) erro
 	for i := range plan.Partitions {
 		pp := &plan.Partitions[i]
 		if pp.Adopted {
+			fsys, err := tbl.FS(ctx)
+			if err != nil {
+				return err
+			}
 			if referenced == nil {
-				fsys, err := tbl.FS(ctx)
-				if err != nil {
-					return err
-				}
 				if referenced, err = referencedFiles(ctx, fsys, meta); err != nil {
 					return err
 				}
 			}
-			if err := adoptable(meta, pp.NewFiles, referenced); err != nil {
+			if err := adoptable(fsys, meta, pp.NewFiles, referenced); err != nil {
 				return fmt.Errorf("plan of run %s: %w", plan.RunID, err)
 			}
 			continue

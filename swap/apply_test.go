@@ -180,28 +180,7 @@ func TestApplyRefusesForeignFiles(t *testing.T) {
 func TestApplyAdoptedPlanInAnotherProcess(t *testing.T) {
 	e := newEnv(t)
 	batch2 := fixture(t, retail.AfterBatch2)
-	loc := e.table().Location()
-	var files []string
-	for _, day := range fixtureRange {
-		rr, err := retail.NewSource(batch2).Open(e.ctx, day)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w := parquetio.NewWriter(icebergio.LocalFS{}, loc+"/data/engine/"+day, rr.Schema(), parquetio.Options{})
-		for rr.Next() {
-			if err := w.Write(rr.RecordBatch()); err != nil {
-				t.Fatal(err)
-			}
-		}
-		rr.Release()
-		written, err := w.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, f := range written {
-			files = append(files, f.Path)
-		}
-	}
+	files := writeForAdoption(t, e, "engine", batch2)
 	plan, err := e.pub.Stage(e.ctx, swap.Request{Table: e.ident, Partitions: fixtureRange, Adopt: files, RunID: "adopted-1"})
 	if err != nil || !plan.Staged {
 		t.Fatalf("stage: %v (%+v)", err, plan)
@@ -228,6 +207,67 @@ func TestApplyAdoptedPlanInAnotherProcess(t *testing.T) {
 	meta := e.table().MetadataLocation()
 	if code, out := apply(t, e.home, again); code == 0 || !strings.Contains(out, "already references") {
 		t.Errorf("a plan adopting files a snapshot has taken: exit %d: %s", code, out)
+	}
+	if e.table().MetadataLocation() != meta {
+		t.Error("the refused plan changed the table")
+	}
+}
+
+// writeForAdoption writes rows a file a partition under the table's
+// location, in folder, as another engine would, and returns the locations.
+func writeForAdoption(t *testing.T, e *env, folder string, rows []retail.DailyOrder) []string {
+	t.Helper()
+	loc := e.table().Location()
+	var files []string
+	for _, day := range fixtureRange {
+		rr, err := retail.NewSource(rows).Open(e.ctx, day)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := parquetio.NewWriter(icebergio.LocalFS{}, loc+"/data/"+folder+"/"+day, rr.Schema(), parquetio.Options{})
+		for rr.Next() {
+			if err := w.Write(rr.RecordBatch()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		rr.Release()
+		written, err := w.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range written {
+			files = append(files, f.Path)
+		}
+	}
+	return files
+}
+
+// TestApplyRefusesChangedAdoptedFiles: a plan whose adopted file was
+// rewritten after staging is refused, before any commit.
+func TestApplyRefusesChangedAdoptedFiles(t *testing.T) {
+	e := newEnv(t)
+	batch2 := fixture(t, retail.AfterBatch2)
+	files := writeForAdoption(t, e, "engine", batch2)
+	plan, err := e.pub.Stage(e.ctx, swap.Request{Table: e.ident, Partitions: fixtureRange, Adopt: files})
+	if err != nil || !plan.Staged {
+		t.Fatalf("stage: %v", err)
+	}
+	// The engine writes the day again, with other rows.
+	local := strings.TrimPrefix(files[0], "file://")
+	if err := os.Remove(local); err != nil {
+		t.Fatal(err)
+	}
+	rewritten := writeForAdoption(t, e, "engine-again", fixture(t, retail.AfterBatch1))
+	raw, err := os.ReadFile(strings.TrimPrefix(rewritten[0], "file://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(local, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	meta := e.table().MetadataLocation()
+	if code, out := apply(t, e.home, plan); code == 0 || !strings.Contains(out, "changed since") {
+		t.Errorf("apply after the file changed: exit %d: %s", code, out)
 	}
 	if e.table().MetadataLocation() != meta {
 		t.Error("the refused plan changed the table")

@@ -54,7 +54,13 @@ func (p *Publisher) discard(ctx context.Context, tbl *table.Table, plan *Plan) s
 	if plan.bound {
 		var prefixes []string
 		for _, pp := range plan.Partitions {
-			prefixes = append(prefixes, pp.Prefix)
+			if !pp.Adopted { // another engine's files are its own to remove
+				prefixes = append(prefixes, pp.Prefix)
+			}
+		}
+		if len(prefixes) == 0 {
+			plan.Cleanup = "the plan adopts files another engine wrote; they were left as they are"
+			return plan.Cleanup
 		}
 		plan.Cleanup = "the plan's staged files were left under " + strings.Join(prefixes, ", ") +
 			" (a plan read back may be old, and its files since committed: remove them once no snapshot references them)"

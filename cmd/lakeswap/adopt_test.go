@@ -90,6 +90,20 @@ func TestAdopt(t *testing.T) {
 			day2 = append(day2, l)
 		}
 	}
+	// iceberg-go gives a table a name mapping when it creates it; without
+	// one, adopting a file without field ids must add it.
+	cat := openHome(t, home)
+	tbl0, err := cat.LoadTable(context.Background(), []string{"retail", "daily_orders"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx := tbl0.NewTransaction()
+	if err := tx.RemoveProperties([]string{table.DefaultNameMappingKey}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Commit(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	out := filepath.Join(folder, "data", "engine-run-7")
 	plain := writeFile(t, filepath.Join(out, "part-0.parquet"), ordersParquet(t, day1))
 	own := strings.TrimPrefix(writeWithLakeswap(t, ordersContract(t), "file://"+filepath.Join(out, "own"), day2), "file://")
@@ -136,11 +150,28 @@ func TestAdopt(t *testing.T) {
 	mixed := writeFile(t, filepath.Join(folder, "data", "engine-run-8", "mixed.parquet"), ordersParquet(t, lines[:10]))
 	outside := writeFile(t, filepath.Join(other, "outside.parquet"), ordersParquet(t, day1[:10]))
 	wide := writeFile(t, filepath.Join(folder, "data", "engine-run-9", "wide.parquet"), widerParquet(t))
+	staged := writeFile(t, filepath.Join(folder, "data", "order_date=2026-01-01", "run-job-7-0a1b2c3d", "part-00000.parquet"), ordersParquet(t, day1[:10]))
+	partial := writeFile(t, filepath.Join(folder, "data", "engine-run-10", "partial.parquet"), partialIDsParquet(t))
+	link := filepath.Join(folder, "data", "engine-run-11", "link.parquet")
+	alias := filepath.Join(folder, "data", "engine-run-11", "alias.parquet")
+	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(plain, alias); err != nil {
+		t.Fatal(err)
+	}
 	for name, tc := range map[string]struct{ file, says string }{
-		"rows of two partitions": {mixed, "outside"},
-		"outside the location":   {outside, "outside the table's location"},
-		"already referenced":     {plain, "already references"},
-		"another schema":         {wide, "columns"},
+		"rows of two partitions":        {mixed, "outside"},
+		"outside the location":          {outside, "outside the table's location"},
+		"already referenced":            {plain, "already references"},
+		"another schema":                {wide, "columns"},
+		"another run's staging":         {staged, "lakeswap stages a run into"},
+		"ids on some columns":           {partial, "ids on every column or on none"},
+		"a link to a file outside":      {link, "symbolic link"},
+		"a link to a file of the table": {alias, "symbolic link"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			before, files := metadataLocation(t, home), warehouseFiles(t, home)
@@ -156,6 +187,25 @@ func TestAdopt(t *testing.T) {
 			}
 		})
 	}
+}
+
+// partialIDsParquet is a file whose first two columns carry Iceberg field
+// ids and the others none.
+func partialIDsParquet(t *testing.T) []byte {
+	t.Helper()
+	id := func(n string) arrow.Metadata { return arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{n}) }
+	sc := arrow.NewSchema([]arrow.Field{
+		{Name: "order_date", Type: arrow.FixedWidthTypes.Date32, Metadata: id("1")},
+		{Name: "channel", Type: arrow.BinaryTypes.String, Metadata: id("2")},
+		{Name: "order_count", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "amount_cents", Type: arrow.PrimitiveTypes.Int64},
+	}, nil)
+	return parquetOf(t, sc, func(b *array.RecordBuilder) {
+		b.Field(0).(*array.Date32Builder).Append(20454)
+		b.Field(1).(*array.StringBuilder).Append("web")
+		b.Field(2).(*array.Int64Builder).Append(1)
+		b.Field(3).(*array.Int64Builder).Append(100)
+	})
 }
 
 // widerParquet is a file with a column the table lacks.

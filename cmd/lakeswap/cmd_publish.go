@@ -245,6 +245,9 @@ func publishAdopted(ctx context.Context, pub *swap.Publisher, req swap.Request, 
 	if err != nil {
 		return nil, usageError{err}
 	}
+	if p, ok := pub.Progress.(interface{ Partitions(int) }); ok {
+		p.Partitions(len(values))
+	}
 	loc := target.Metadata().Location()
 	for _, f := range files {
 		if format, _ := source.InputFormat(f); format != "parquet" {

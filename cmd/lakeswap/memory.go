@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"runtime"
 	"runtime/debug"
 	"strconv"
@@ -33,14 +34,25 @@ func parseSize(s string) (int64, error) {
 // spend its time collecting garbage.
 const minMemoryLimit = 16 << 20
 
-// defaultMemoryLimit is half of the machine's memory, or 1 GiB where the
-// machine does not say.
+// defaultMemoryLimit is half of the memory lakeswap may use: the machine's,
+// or its container's (a cgroup limit) where that is less; 1 GiB where
+// neither says.
 func defaultMemoryLimit() int64 {
+	var total int64
 	var info syscall.Sysinfo_t
-	if err := syscall.Sysinfo(&info); err != nil || info.Totalram == 0 {
+	if err := syscall.Sysinfo(&info); err == nil {
+		total = int64(info.Totalram) * int64(info.Unit)
+	}
+	for _, f := range []string{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"} {
+		raw, err := os.ReadFile(f)
+		if v, perr := strconv.ParseInt(strings.TrimSpace(string(raw)), 10, 64); err == nil && perr == nil && v > 0 && (total == 0 || v < total) {
+			total = v // "max" or a huge number mean none
+		}
+	}
+	if total == 0 {
 		return 1 << 30
 	}
-	return int64(info.Totalram) * int64(info.Unit) / 2
+	return total / 2
 }
 
 // applyMemoryLimit gives the Go runtime its share of the process's limit,
