@@ -40,16 +40,21 @@ func newPublishCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "publish --table NS.NAME --partitions COL=FROM..TO INPUT...",
 		Short: "Replace the declared partitions with the rows of the input files, as one verified snapshot",
-		Long: `publish stages the input files' rows (CSV with a header, NDJSON, or Parquet; text may be .gz or .zst)
-as Parquet under a fresh prefix, validates them against the table's contract (schema, every row inside the declared partitions,
-unique non-null grain, column checks, no empty partition), fingerprints them, and commits one snapshot
-that replaces exactly the declared partitions, only if main has not moved since the plan. It then reads
-the commit back and compares fingerprints. Rerunning the same input leaves the same content.
+		Long: `publish stages the input files' rows (CSV with a header, NDJSON, or Parquet; text may be .gz
+or .zst) as Parquet under a fresh prefix, validates them against the table's contract (schema, every
+row inside the declared partitions, unique non-null grain, column checks, no empty partition),
+fingerprints them, and commits one snapshot that replaces exactly the declared partitions, only if main
+has not moved since the plan. It then reads the commit back and compares fingerprints. Rerunning the
+same input leaves the same content.
 
 An INPUT is a file, a glob ('out/*.csv.gz', quoted so that lakeswap lists it) or a folder (every input
-file under it, skipping names that start with '.' or '_'). Inputs of any size and row order are read
-once and their rows wait on local disk (--spill-dir) until their partition is staged, so memory stays
-within --memory-limit.
+file under it, skipping names that start with '.' or '_'), locally or on S3 (s3://bucket/prefix/,
+s3://bucket/exports/*.parquet; listed once, and the run records the objects it read). Inputs of any
+size and row order are read once and their rows wait in memory, or past --memory-limit's share on
+local disk (--spill-dir), until their partition is staged.
+
+With --adopt, the INPUTs are Parquet files another engine wrote under the table's location: they are
+validated and fingerprinted where they are and committed as they are, never rewritten or removed.
 
 Partitions are a closed range or a list on the partition column, each value checked against the
 column's type:
