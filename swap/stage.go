@@ -123,6 +123,9 @@ func (p *Publisher) stage(ctx context.Context, req Request) (*Plan, *table.Table
 	if len(req.Partitions) == 0 {
 		return nil, nil, fmt.Errorf("publish to %s declares no partitions", name)
 	}
+	if (len(req.Adopt) > 0) == (req.Source != nil) {
+		return nil, nil, fmt.Errorf("publish to %s: name either a source of rows or files to adopt", name)
+	}
 	runID := req.RunID
 	if runID == "" {
 		runID = NewRunID()
@@ -196,32 +199,7 @@ func (p *Publisher) stage(ctx context.Context, req Request) (*Plan, *table.Table
 			stageErr = fingerprintBase(ctx, fsys, contract, plan)
 		}
 	} else {
-		locate := func(string, int64) string { return "" }
-		if l, ok := req.Source.(source.Locator); ok {
-			locate = l.Locate
-		}
-		g, gctx := errgroup.WithContext(ctx)
-		g.SetLimit(parallelism(req.Parallelism))
-		for i := range plan.Partitions {
-			pp := &plan.Partitions[i]
-			g.Go(func() error {
-				if err := p.stagePartition(gctx, wfs, contract, pp, req, locate); err != nil {
-					return fmt.Errorf("stage partition %s: %w", pp.Key, err)
-				}
-				old, err := fingerprintFiles(gctx, fsys, contract, pp.Value, filePaths(pp.OldFiles))
-				if err != nil {
-					return fmt.Errorf("fingerprint partition %s at the base: %w", pp.Key, err)
-				}
-				pp.OldFingerprint = old
-				var bytes int64
-				for _, f := range pp.NewFiles {
-					bytes += f.Bytes
-				}
-				p.progress().Staged(pp.Key, pp.Fingerprint.Rows, bytes)
-				return nil
-			})
-		}
-		stageErr = g.Wait()
+		stageErr = p.stageRows(ctx, wfs, fsys, contract, plan, req)
 	}
 
 	if in, ok := req.Source.(source.ObjectReporter); ok {
@@ -269,6 +247,37 @@ func parallelism(n int) int {
 		return n
 	}
 	return runtime.NumCPU()
+}
+
+// stageRows stages every declared partition's rows from the request's
+// source, in parallel, and fingerprints what each holds at the base.
+func (p *Publisher) stageRows(ctx context.Context, wfs icebergio.WriteFileIO, fsys icebergio.IO, c *contract.Contract, plan *Plan, req Request) error {
+	locate := func(string, int64) string { return "" }
+	if l, ok := req.Source.(source.Locator); ok {
+		locate = l.Locate
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(parallelism(req.Parallelism))
+	for i := range plan.Partitions {
+		pp := &plan.Partitions[i]
+		g.Go(func() error {
+			if err := p.stagePartition(gctx, wfs, c, pp, req, locate); err != nil {
+				return fmt.Errorf("stage partition %s: %w", pp.Key, err)
+			}
+			old, err := fingerprintFiles(gctx, fsys, c, pp.Value, filePaths(pp.OldFiles))
+			if err != nil {
+				return fmt.Errorf("fingerprint partition %s at the base: %w", pp.Key, err)
+			}
+			pp.OldFingerprint = old
+			var bytes int64
+			for _, f := range pp.NewFiles {
+				bytes += f.Bytes
+			}
+			p.progress().Staged(pp.Key, pp.Fingerprint.Rows, bytes)
+			return nil
+		})
+	}
+	return g.Wait()
 }
 
 // fingerprintBase fingerprints what each declared partition holds at the
