@@ -60,9 +60,18 @@ func (p *Publisher) bind(ctx context.Context, tbl *table.Table, plan *Plan) erro
 		if err != nil || pp.Prefix != want || pp.Key != c.Partition.Key(pp.Value) {
 			return fmt.Errorf("plan of run %s: partition %s is staged at %s, not where the run stages it (%s)", plan.RunID, pp.Key, pp.Prefix, want)
 		}
+		fsys, err := tbl.FS(ctx)
+		if err != nil {
+			return err
+		}
 		for _, f := range pp.NewFiles {
 			if !strings.HasPrefix(f.Path, pp.Prefix+"/") {
 				return fmt.Errorf("plan of run %s: file %s lies outside the run's prefix %s", plan.RunID, f.Path, pp.Prefix)
+			}
+			// A staged file removed or rewritten since the plan is not what
+			// was validated.
+			if size, err := fileSize(fsys, f.Path); err != nil || size != f.Bytes {
+				return conflict("staged file %s is gone or changed since the plan (%d bytes planned): stage the run again", f.Path, f.Bytes)
 			}
 		}
 	}

@@ -76,11 +76,18 @@ column's type:
 			return runPublish(cmd.Context(), g, o)
 		},
 	}
+	addStagingFlags(cmd, &o)
+	f := cmd.Flags()
+	f.BoolVar(&o.noAutoRollback, "no-auto-rollback", false, "keep a commit that fails verification instead of rolling it back")
+	return cmd
+}
+
+// addStagingFlags are the flags of every command that stages a run.
+func addStagingFlags(cmd *cobra.Command, o *publishOptions) {
 	f := cmd.Flags()
 	f.StringVar(&o.table, "table", "", "table to publish to, NAMESPACE.NAME (required)")
 	f.StringVar(&o.partitions, "partitions", "", "partitions this run owns: COL=FROM..TO or COL=V1,V2 (required)")
 	f.BoolVar(&o.allowEmpty, "allow-empty", false, "allow a declared partition to be replaced by no rows")
-	f.BoolVar(&o.noAutoRollback, "no-auto-rollback", false, "keep a commit that fails verification instead of rolling it back")
 	f.StringVar(&o.compression, "compression", "zstd", "Parquet compression: zstd, snappy, gzip, none")
 	f.Int64Var(&o.targetFileMiB, "target-file-size-mib", 128, "roll to a new Parquet file at this size")
 	f.IntVar(&o.parallelism, "parallelism", 0, "partitions staged at once (default: one per core)")
@@ -89,10 +96,23 @@ column's type:
 	f.BoolVar(&o.adopt, "adopt", false, "publish Parquet files another engine wrote under the table's location as they are: validated and fingerprinted in place, never rewritten")
 	f.BoolVar(&o.noProgress, "no-progress", false, "no live display of rows read and partitions staged (it shows only on a terminal, never with -o json or -v)")
 	f.StringVar(&o.spillDir, "spill-dir", "", "local folder where rows wait between reading and staging; needs about the inputs' uncompressed size (default: the system's temporary folder)")
-	return cmd
 }
 
 func runPublish(ctx context.Context, g *globals, o publishOptions) error {
+	return runStaging(ctx, g, o, func(ctx context.Context, pub *swap.Publisher, req swap.Request, files []string, in source.Options) (*swap.Result, error) {
+		if o.adopt {
+			return publishAdopted(ctx, pub, req, o.partitions, files)
+		}
+		return publishFiles(ctx, pub, req, o.partitions, files, in)
+	}, nil, printResult)
+}
+
+// stageFunc stages (and may commit) a run once its inputs are listed.
+type stageFunc func(ctx context.Context, pub *swap.Publisher, req swap.Request, files []string, in source.Options) (*swap.Result, error)
+
+// runStaging checks a publish's flags, lists its inputs, opens the catalog
+// and hands over to act: publish and plan share all of it.
+func runStaging(ctx context.Context, g *globals, o publishOptions, act stageFunc, view func(*swap.Result) any, print func(io.Writer, *swap.Result)) error {
 	ident, err := catalog.ParseIdent(o.table)
 	if err != nil {
 		return usageError{err}
@@ -176,21 +196,26 @@ func runPublish(ctx context.Context, g *globals, o publishOptions) error {
 	req := swap.Request{
 		Table: ident, RunID: o.runID, AllowEmpty: o.allowEmpty, NoAutoRollback: o.noAutoRollback, Parallelism: o.parallelism, Writer: writer,
 	}
-	var res *swap.Result
-	if o.adopt {
-		res, err = publishAdopted(ctx, pub, req, o.partitions, files)
-	} else {
-		res, err = publishFiles(ctx, pub, req, o.partitions, files, in)
-	}
+	res, err := act(ctx, pub, req, files, in)
 	if res == nil {
 		return err
 	}
-	return g.report(res, err, func(w io.Writer) { printResult(w, res) })
+	var v any = res
+	if view != nil {
+		v = view(res)
+	}
+	return g.report(v, err, func(w io.Writer) { print(w, res) })
 }
 
 // publishFiles publishes the rows of input files to the partitions a
 // selector names; req carries the table and options.
 func publishFiles(ctx context.Context, pub *swap.Publisher, req swap.Request, selector string, files []string, in source.Options) (*swap.Result, error) {
+	return stageFiles(ctx, pub, req, selector, files, in, pub.Publish)
+}
+
+// stageFiles reads input files for the partitions a selector names and
+// hands the request to finish: Publish, or a Stage that stops at the plan.
+func stageFiles(ctx context.Context, pub *swap.Publisher, req swap.Request, selector string, files []string, in source.Options, finish func(context.Context, swap.Request) (*swap.Result, error)) (*swap.Result, error) {
 	target, err := pub.Open(ctx, req.Table)
 	if err != nil {
 		return nil, err
@@ -221,7 +246,7 @@ func publishFiles(ctx context.Context, pub *swap.Publisher, req swap.Request, se
 		req.Parallelism = stagingParallelism(in.MemoryLimit, most)
 	}
 	req.Partitions, req.Source, req.SourceName, req.Target = values, src, source.Describe(files), target
-	return pub.Publish(ctx, req)
+	return finish(ctx, req)
 }
 
 // inputStore reads input objects with the catalog's S3 settings, or, for a
@@ -242,6 +267,12 @@ func inputStore(ctx context.Context, props map[string]string, getenv func(string
 // publishAdopted publishes Parquet files another engine wrote under the
 // table's location, as they are.
 func publishAdopted(ctx context.Context, pub *swap.Publisher, req swap.Request, selector string, files []string) (*swap.Result, error) {
+	return stageAdopted(ctx, pub, req, selector, files, pub.Publish)
+}
+
+// stageAdopted names Parquet files another engine wrote for adoption and
+// hands the request to finish.
+func stageAdopted(ctx context.Context, pub *swap.Publisher, req swap.Request, selector string, files []string, finish func(context.Context, swap.Request) (*swap.Result, error)) (*swap.Result, error) {
 	target, err := pub.Open(ctx, req.Table)
 	if err != nil {
 		return nil, err
@@ -268,7 +299,7 @@ func publishAdopted(ctx context.Context, pub *swap.Publisher, req swap.Request, 
 		req.Adopt = append(req.Adopt, f)
 	}
 	req.Partitions, req.SourceName, req.Target = values, "adopted:"+strings.TrimPrefix(source.Describe(files), "files:"), target
-	return pub.Publish(ctx, req)
+	return finish(ctx, req)
 }
 
 func printResult(w io.Writer, res *swap.Result) {

@@ -1,0 +1,237 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lakeswap/lakeswap/source"
+	"github.com/lakeswap/lakeswap/swap"
+	"github.com/lakeswap/lakeswap/verify"
+)
+
+// planFile is what plan writes and apply reads: the plan and its id, the
+// SHA-256 of the plan's JSON, so that a plan edited after approval is
+// another plan.
+type planFile struct {
+	PlanID string     `json:"plan_id"`
+	Plan   *swap.Plan `json:"plan"`
+}
+
+func planID(p *swap.Plan) string {
+	raw, _ := json.Marshal(p)
+	sum := sha256.Sum256(raw)
+	return hex.EncodeToString(sum[:])
+}
+
+func newPlanCmd(g *globals) *cobra.Command {
+	var o publishOptions
+	var out string
+	cmd := &cobra.Command{
+		Use:   "plan --table NS.NAME --partitions COL=FROM..TO INPUT... [--out FILE]",
+		Short: "Stage, validate and fingerprint a run, and write the plan a person approves; commit nothing",
+		Long: `plan does what publish does up to the commit: it stages the inputs' rows (or names the files
+to adopt), validates and fingerprints them against the table as it is now, and writes the plan to a
+file (default plan-<run id>.json) with its id, the SHA-256 of the plan. It prints what the plan would
+change, partition by partition. lakeswap apply commits exactly that plan once its id is approved; until
+then the staged files sit under the plan's own prefixes, where no reader sees them.
+
+` + exitCodesHelp,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usagef("plan needs at least one input: a file, a glob or a folder")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.files = args
+			return runPlan(cmd.Context(), g, o, out)
+		},
+	}
+	addStagingFlags(cmd, &o)
+	cmd.Flags().StringVar(&out, "out", "", "file to write the plan to (default plan-<run id>.json)")
+	return cmd
+}
+
+func runPlan(ctx context.Context, g *globals, o publishOptions, out string) error {
+	var written string
+	stage := func(ctx context.Context, pub *swap.Publisher, req swap.Request, files []string, in source.Options) (*swap.Result, error) {
+		finish := func(ctx context.Context, req swap.Request) (*swap.Result, error) {
+			plan, err := pub.Stage(ctx, req)
+			if err != nil {
+				return nil, err
+			}
+			if plan.Refused() {
+				return &swap.Result{Plan: plan, Status: "refused"}, &swap.RefusedError{Table: plan.Table, Findings: plan.Findings, Dropped: plan.DroppedFindings, Cleanup: plan.Cleanup}
+			}
+			file := out
+			if file == "" {
+				file = "plan-" + plan.RunID + ".json"
+			}
+			pf := planFile{PlanID: planID(plan), Plan: plan}
+			raw, err := json.MarshalIndent(pf, "", "  ")
+			if err == nil {
+				err = os.WriteFile(file, append(raw, '\n'), 0o644)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("write the plan: %w (its staged files are under the plan's prefixes, run %s)", err, plan.RunID)
+			}
+			written = file
+			return &swap.Result{Plan: plan, Status: "planned"}, nil
+		}
+		if o.adopt {
+			return stageAdopted(ctx, pub, req, o.partitions, files, finish)
+		}
+		return stageFiles(ctx, pub, req, o.partitions, files, in, finish)
+	}
+	return runStaging(ctx, g, o, stage, func(res *swap.Result) any {
+		return planView{PlanID: planID(res.Plan), File: written, Result: res}
+	}, func(w io.Writer, res *swap.Result) {
+		printPlan(w, planID(res.Plan), res.Plan)
+		fmt.Fprintf(w, "plan written to %s; apply it with: lakeswap apply %s --approve %s\n", written, written, short(planID(res.Plan)))
+	})
+}
+
+// planView is a plan as -o json prints it: with its id.
+type planView struct {
+	PlanID string `json:"plan_id"`
+	File   string `json:"plan_file,omitempty"`
+	*swap.Result
+}
+
+// printPlan shows what a plan changes, the way a person checks it before
+// approving: partition by partition, rows and sums before and after.
+func printPlan(w io.Writer, id string, p *swap.Plan) {
+	base := "an empty table"
+	if p.BaseSnapshotID != nil {
+		base = fmt.Sprintf("snapshot %d", *p.BaseSnapshotID)
+	}
+	fmt.Fprintf(w, "plan %s: run %s on %s, against %s\n", short(id), p.RunID, p.Table, base)
+	var sums []string
+	for c := range p.Fingerprint.Sums {
+		sums = append(sums, c)
+	}
+	sort.Strings(sums)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	head := "PARTITION\tROWS"
+	for _, c := range sums {
+		head += "\t" + strings.ToUpper(c)
+	}
+	fmt.Fprintln(tw, head+"\tCONTENT")
+	changed := 0
+	rows := make([]string, 0, len(p.Partitions))
+	for _, pp := range p.Partitions {
+		same := pp.OldFingerprint.Hash == pp.Fingerprint.Hash
+		if !same {
+			changed++
+		}
+		line := verify.DisplayKey(pp.Key) + "\t" + change(pp.OldFingerprint.Rows, pp.Fingerprint.Rows)
+		for _, c := range sums {
+			line += "\t" + change(pp.OldFingerprint.Sums[c], pp.Fingerprint.Sums[c])
+		}
+		content := short(pp.OldFingerprint.Hash) + " -> " + short(pp.Fingerprint.Hash)
+		if same {
+			content = "unchanged"
+		}
+		rows = append(rows, line+"\t"+content)
+	}
+	// A long run is shown by its ends.
+	if len(rows) > 12 {
+		rows = append(append(rows[:5:5], fmt.Sprintf("... %d more ...", len(rows)-10)), rows[len(rows)-5:]...)
+	}
+	for _, r := range rows {
+		fmt.Fprintln(tw, r)
+	}
+	_ = tw.Flush()
+	if changed == 0 {
+		fmt.Fprintf(w, "no changes: every partition of %s already holds the planned content\n", p.Table)
+		return
+	}
+	fmt.Fprintf(w, "this will replace %d partitions of %s (%d changed)\n", len(p.Partitions), p.Table, changed)
+}
+
+// change writes before -> after (difference).
+func change(before, after int64) string {
+	if before == after {
+		return fmt.Sprint(after)
+	}
+	return fmt.Sprintf("%d -> %d (%+d)", before, after, after-before)
+}
+
+func newApplyCmd(g *globals) *cobra.Command {
+	var approve string
+	var noAutoRollback bool
+	cmd := &cobra.Command{
+		Use:   "apply PLAN --approve PLAN_ID",
+		Short: "Commit exactly the plan a person approved, if everything it relied on still holds",
+		Long: `apply commits the plan in a file written by lakeswap plan. It needs the plan's id: --approve with
+the id or its first 12 characters, or, at a terminal, typed in after the plan is shown. It refuses a plan
+file whose content no longer has its id (edited by hand), and rechecks what the plan relied on: main at
+the plan's base snapshot, the table's contract, each staged file where the plan put it with the size it
+recorded. Then it commits, reads the commit back and compares, as publish does.
+
+` + exitCodesHelp,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runApply(cmd.Context(), g, args[0], approve, noAutoRollback)
+		},
+	}
+	cmd.Flags().StringVar(&approve, "approve", "", "the plan's id, or its first 12 characters")
+	cmd.Flags().BoolVar(&noAutoRollback, "no-auto-rollback", false, "keep a commit that fails verification instead of rolling it back")
+	return cmd
+}
+
+// errNotApproved is a plan without a matching approval.
+var errNotApproved = errors.New("not approved")
+
+func runApply(ctx context.Context, g *globals, file, approve string, noAutoRollback bool) error {
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		return usagef("read the plan: %v", err)
+	}
+	var pf planFile
+	if err := json.Unmarshal(raw, &pf); err != nil || pf.Plan == nil {
+		return usagef("%s is not a plan lakeswap wrote: %v", file, err)
+	}
+	id := planID(pf.Plan)
+	if id != pf.PlanID {
+		return &swap.RefusedError{Table: pf.Plan.Table, Findings: []verify.Finding{{Kind: verify.KindCheck, Where: file,
+			Message: "the plan's content does not have the id it was written with: it was edited after it was planned; plan again"}}}
+	}
+	if approve == "" {
+		if !isTerminal(g.stdout) || !isTerminal(os.Stdin) {
+			return usagef("apply needs --approve <plan id> (the id lakeswap plan printed; %s)", short(id))
+		}
+		printPlan(g.stdout, id, pf.Plan)
+		fmt.Fprint(g.stdout, "type the plan id (or its first 12 characters) to apply it: ")
+		line, _ := bufio.NewReader(os.Stdin).ReadString('\n')
+		approve = strings.TrimSpace(line)
+	}
+	if len(approve) < 12 || !strings.HasPrefix(id, approve) {
+		return &swap.RefusedError{Table: pf.Plan.Table, Findings: []verify.Finding{{Kind: verify.KindCheck, Where: file,
+			Message: fmt.Sprintf("approval %q is not this plan's id (%s): %v", approve, short(id), errNotApproved)}}}
+	}
+	ctx, cat, pub, err := g.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer cat.Close()
+	pub.Progress = progressLog{g}
+	pub.BeforeCommit = commitBarrier(g.getenv)
+	res, err := pub.Apply(ctx, pf.Plan, noAutoRollback)
+	if res == nil {
+		return err
+	}
+	return g.report(planView{PlanID: id, Result: res}, err, func(w io.Writer) { printResult(w, res) })
+}

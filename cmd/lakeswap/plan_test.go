@@ -1,0 +1,155 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lakeswap/lakeswap/internal/retail"
+)
+
+// batch2Input writes the retail fixture's corrected batch as NDJSON.
+func batch2Input(t *testing.T) string {
+	t.Helper()
+	rows, err := retail.Daily(retail.AfterBatch2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := filepath.Join(t.TempDir(), "batch2.ndjson")
+	if err := retail.WriteNDJSON(in, rows); err != nil {
+		t.Fatal(err)
+	}
+	return in
+}
+
+// TestPlanThenApply: plan commits nothing and writes a plan with its id;
+// apply refuses it without approval, with a wrong id, once edited by hand
+// or once a staged file is gone, each time leaving the table as it was;
+// approved, it gives the table a publish of the same input gives.
+func TestPlanThenApply(t *testing.T) {
+	in := batch2Input(t)
+	twin := newHome(t)
+	code, out, errs := cli(t, twin, "-o", "json", "publish", "--table", "retail.daily_orders", "--partitions", twoDays, in)
+	if code != 0 {
+		t.Fatalf("publish: exit %d: %s", code, errs)
+	}
+	var published struct {
+		Plan struct {
+			Fingerprint struct{ Hash string } `json:"fingerprint"`
+		} `json:"plan"`
+	}
+	if err := json.Unmarshal([]byte(out), &published); err != nil {
+		t.Fatal(err)
+	}
+
+	home := newHome(t)
+	before, files := metadataLocation(t, home), warehouseFiles(t, home)
+	planPath := filepath.Join(t.TempDir(), "plan.json")
+	code, out, errs = cli(t, home, "-o", "json", "plan", "--table", "retail.daily_orders", "--partitions", twoDays, "--out", planPath, in)
+	if code != 0 {
+		t.Fatalf("plan: exit %d: %s%s", code, out, errs)
+	}
+	var planned struct {
+		PlanID string `json:"plan_id"`
+		Status string `json:"status"`
+	}
+	if err := json.Unmarshal([]byte(out), &planned); err != nil || planned.Status != "planned" || len(planned.PlanID) != 64 {
+		t.Fatalf("plan -o json: %v\n%s", err, out)
+	}
+	if metadataLocation(t, home) != before {
+		t.Fatal("plan changed the table")
+	}
+	code, text, _ := cli(t, home, "plan", "--table", "retail.daily_orders", "--partitions", twoDays, "--out", filepath.Join(t.TempDir(), "p2.json"), in)
+	if code != 0 || !strings.Contains(text, "this will replace 2 partitions of retail.daily_orders") || !strings.Contains(text, "->") {
+		t.Errorf("plan summary: exit %d:\n%s", code, text)
+	}
+
+	unchanged := func(what string) {
+		t.Helper()
+		if metadataLocation(t, home) != before {
+			t.Errorf("%s changed the table", what)
+		}
+	}
+	if code, _, errs := cli(t, home, "apply", planPath); code != exitUsage || !strings.Contains(errs, "--approve") {
+		t.Errorf("apply without approval: exit %d: %s", code, errs)
+	}
+	unchanged("apply without approval")
+	if code, _, errs := cli(t, home, "apply", planPath, "--approve", "000000000000"); code != exitRefused {
+		t.Errorf("apply with a wrong id: exit %d: %s", code, errs)
+	}
+	unchanged("apply with a wrong id")
+	raw, err := os.ReadFile(planPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := filepath.Join(t.TempDir(), "edited.json")
+	var pf map[string]any
+	if err := json.Unmarshal(raw, &pf); err != nil {
+		t.Fatal(err)
+	}
+	pf["plan"].(map[string]any)["source"] = "files:something-else.csv"
+	hand, _ := json.Marshal(pf)
+	if err := os.WriteFile(edited, hand, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := cli(t, home, "apply", edited, "--approve", planned.PlanID); code != exitRefused || !strings.Contains(errs, "edited") {
+		t.Errorf("apply of a plan edited by hand: exit %d: %s", code, errs)
+	}
+	unchanged("apply of an edited plan")
+
+	code, out, errs = cli(t, home, "-o", "json", "apply", planPath, "--approve", planned.PlanID[:12])
+	if code != 0 {
+		t.Fatalf("apply: exit %d: %s%s", code, out, errs)
+	}
+	var applied struct {
+		PlanID string `json:"plan_id"`
+		Status string `json:"status"`
+		Plan   struct {
+			Fingerprint struct{ Hash string } `json:"fingerprint"`
+		} `json:"plan"`
+	}
+	if err := json.Unmarshal([]byte(out), &applied); err != nil {
+		t.Fatal(err)
+	}
+	if applied.Status != "published" || applied.PlanID != planned.PlanID || applied.Plan.Fingerprint.Hash != published.Plan.Fingerprint.Hash {
+		t.Errorf("apply gave %+v; want published with the publish's fingerprint %s", applied, published.Plan.Fingerprint.Hash)
+	}
+	if metadataLocation(t, home) == before || len(warehouseFiles(t, home)) <= len(files) {
+		t.Error("apply did not commit")
+	}
+
+	// A plan whose staged file is removed before it is applied.
+	before = metadataLocation(t, home)
+	other := filepath.Join(t.TempDir(), "other.json")
+	if code, _, errs := cli(t, home, "plan", "--table", "retail.daily_orders", "--partitions", twoDays, "--out", other, newHomeInput(t)); code != 0 {
+		t.Fatalf("second plan: exit %d: %s", code, errs)
+	}
+	raw, _ = os.ReadFile(other)
+	var second planFile
+	if err := json.Unmarshal(raw, &second); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(strings.TrimPrefix(second.Plan.Partitions[0].NewFiles[0].Path, "file://")); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := cli(t, home, "apply", other, "--approve", second.PlanID); code == 0 || !strings.Contains(errs, "gone or changed") {
+		t.Errorf("apply with a staged file gone: exit %d: %s", code, errs)
+	}
+	unchanged("apply with a staged file gone")
+}
+
+// newHomeInput is the first load's rows, which differ from batch 2.
+func newHomeInput(t *testing.T) string {
+	t.Helper()
+	rows, err := retail.Daily(retail.AfterBatch1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := filepath.Join(t.TempDir(), "batch1.ndjson")
+	if err := retail.WriteNDJSON(in, rows); err != nil {
+		t.Fatal(err)
+	}
+	return in
+}
