@@ -138,7 +138,7 @@ func TestApplyInAnotherProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.mustPublish(retail.Only(batch2, "2026-01-02"), "2026-01-02")
+	e.mustPublish(retail.Only(batch1, "2026-01-02"), "2026-01-02") // main moves on
 	meta, files = e.table().MetadataLocation(), e.allFiles()
 	code, out = apply(t, e.home, stale)
 	if code != 4 || !strings.Contains(out, "main moved") {

@@ -156,6 +156,14 @@ func (p *Publisher) apply(ctx context.Context, tbl *table.Table, plan *Plan, noA
 		p.log().Info("nothing to commit", "table", name, "run", plan.RunID)
 		return res, nil
 	}
+	if plan.BaseFingerprint.Hash == plan.Fingerprint.Hash && plan.BaseFingerprint.Rows == plan.Fingerprint.Rows {
+		// The declared partitions hold now exactly what the run staged: a
+		// rerun of the same input commits nothing.
+		res.Status = "unchanged"
+		p.log().Info("partitions already hold the planned content", "table", name, "run", plan.RunID)
+		p.discard(ctx, tbl, plan)
+		return res, nil
+	}
 	if p.BeforeCommit != nil {
 		if err := p.BeforeCommit(ctx, plan); err != nil {
 			res.Status = "not-committed"

@@ -20,11 +20,11 @@ func TestRerunConverges(t *testing.T) {
 		snapsAfterFirst := snapshots(t, e.table())
 		second := e.mustPublish(corrected, fixtureRange...)
 
-		if first.Status != "published" || second.Status != "published" {
-			t.Fatalf("statuses %q, %q; want published twice", first.Status, second.Status)
+		if first.Status != "published" || second.Status != "unchanged" {
+			t.Fatalf("statuses %q, %q; want published, then unchanged", first.Status, second.Status)
 		}
-		if got := snapshots(t, e.table()); got != snapsAfterFirst+1 {
-			t.Errorf("main has %d snapshots after the rerun, want %d (one per publish)", got, snapsAfterFirst+1)
+		if got := snapshots(t, e.table()); got != snapsAfterFirst {
+			t.Errorf("main has %d snapshots after the rerun, want %d: an identical rerun commits nothing", got, snapsAfterFirst)
 		}
 		if first.Plan.Fingerprint.Hash != second.Plan.Fingerprint.Hash {
 			t.Errorf("rerun fingerprint %s, first %s: same input must give the same content", second.Plan.Fingerprint.Hash, first.Plan.Fingerprint.Hash)
@@ -83,6 +83,14 @@ func TestOneCommitPerPublish(t *testing.T) {
 			e.mustPublish(rows, dates...)
 			if got := e.cat.Commits() - before; got != 1 {
 				t.Errorf("%d partitions: %d catalog commits, want 1", parts, got)
+			}
+			before = e.cat.Commits()
+			e.mustPublish(rows, dates...) // the same content: nothing to commit
+			if got := e.cat.Commits() - before; got != 0 {
+				t.Errorf("%d partitions, identical rerun: %d catalog commits, want 0", parts, got)
+			}
+			for i := range rows {
+				rows[i].AmountCents = 200
 			}
 			before = e.cat.Commits()
 			e.mustPublish(rows, dates...) // a replace, not an append

@@ -277,7 +277,11 @@ func (d *demo) correct(batch2 []retail.DailyOrder) error {
 		return err
 	}
 
-	d.header("publish the same corrected input again: replace, never append")
+	d.header("publish the same corrected input again: replace, never append; the same content commits nothing")
+	before, err := d.cat.LoadTable(d.ctx, demoTable)
+	if err != nil {
+		return err
+	}
 	again, err := d.publish(demoTable, "batch2.ndjson", batch2)
 	if err != nil {
 		return err
@@ -285,12 +289,17 @@ func (d *demo) correct(batch2 []retail.DailyOrder) error {
 	if err := d.show(again, batch2); err != nil {
 		return err
 	}
+	after, err := d.cat.LoadTable(d.ctx, demoTable)
+	if err != nil {
+		return err
+	}
 	rows, _ := d.read(demoTable)
 	n, c := retail.Group(rows, "2026-01-02", "web")
 	same := again.Plan.Fingerprint.Hash == first.Plan.Fingerprint.Hash
-	fmt.Fprintf(d.w, "fingerprint unchanged: %v; 2026-01-02/web = %d orders, %d cents\n", same, n, c)
-	if !same || n != 2 || c != 19000 {
-		return fmt.Errorf("rerun changed the table: fingerprint same %v, 2026-01-02/web %d/%d (want 2/19000)", same, n, c)
+	kept := after.MetadataLocation() == before.MetadataLocation()
+	fmt.Fprintf(d.w, "%s; fingerprint unchanged: %v; no new snapshot: %v; 2026-01-02/web = %d orders, %d cents\n", again.Status, same, kept, n, c)
+	if !same || !kept || again.Status != "unchanged" || n != 2 || c != 19000 {
+		return fmt.Errorf("rerun changed the table: %s, fingerprint same %v, no new snapshot %v, 2026-01-02/web %d/%d (want 2/19000)", again.Status, same, kept, n, c)
 	}
 	return nil
 }

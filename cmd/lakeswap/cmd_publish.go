@@ -305,7 +305,12 @@ func stageAdopted(ctx context.Context, pub *swap.Publisher, req swap.Request, se
 func printResult(w io.Writer, res *swap.Result) {
 	p := res.Plan
 	if res.Status == "unchanged" {
-		fmt.Fprintf(w, "run %s on %s: unchanged: the declared partitions hold no rows, and the run staged none; nothing was committed\n", p.RunID, p.Table)
+		if p.Fingerprint.Rows == 0 {
+			fmt.Fprintf(w, "run %s on %s: unchanged: the declared partitions hold no rows, and the run staged none; nothing was committed\n", p.RunID, p.Table)
+			return
+		}
+		fmt.Fprintf(w, "run %s on %s: unchanged: the declared partitions already hold exactly this content (fingerprint %s, %d rows); nothing was committed and the staged files were removed\n",
+			p.RunID, p.Table, short(p.Fingerprint.Hash), p.Fingerprint.Rows)
 		return
 	}
 	if res.Status == "already-published" {

@@ -268,7 +268,7 @@ func TestDemo(t *testing.T) {
 	if code := mainWithEnv(context.Background(), []string{"demo", "--dir", dir}, &out, &errb, noEnv); code != 0 {
 		t.Fatalf("demo: exit %d\n%s\n%s", code, out.String(), errb.String())
 	}
-	for _, want := range []string{"fingerprint unchanged: true; 2026-01-02/web = 2 orders, 19000 cents",
+	for _, want := range []string{"unchanged; fingerprint unchanged: true; no new snapshot: true; 2026-01-02/web = 2 orders, 19000 cents",
 		"after append 1: 2026-01-02/web = 4 orders, 38000 cents", "after append 2: 2026-01-02/web = 6 orders, 57000 cents",
 		"refused (exit code 3)", "the one before the bad run: true", "demo ok"} {
 		if !strings.Contains(out.String(), want) {

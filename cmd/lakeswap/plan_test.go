@@ -153,3 +153,18 @@ func newHomeInput(t *testing.T) string {
 	}
 	return in
 }
+
+// TestRepublishIdenticalCommitsNothing: publishing input the partitions
+// already hold, under a new run id, exits 0 saying unchanged, with no new
+// snapshot and no file left behind.
+func TestRepublishIdenticalCommitsNothing(t *testing.T) {
+	home := newHome(t)
+	before, files := metadataLocation(t, home), warehouseFiles(t, home)
+	code, out, errs := cli(t, home, "publish", "--table", "retail.daily_orders", "--partitions", twoDays, newHomeInput(t))
+	if code != 0 || !strings.Contains(out, "unchanged") || !strings.Contains(out, "nothing was committed") {
+		t.Fatalf("identical republish: exit %d: %s%s", code, out, errs)
+	}
+	if metadataLocation(t, home) != before || strings.Join(warehouseFiles(t, home), " ") != strings.Join(files, " ") {
+		t.Error("an identical republish changed the table or left files")
+	}
+}
