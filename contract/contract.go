@@ -39,6 +39,9 @@ type Contract struct {
 	// DeltaIntegers says whether the table stores near-unique integers as
 	// deltas (PropDeltaIntegers).
 	DeltaIntegers bool
+	// Band is how far a run may move a partition's rows and sums
+	// (PropPlausibleBand).
+	Band Band
 }
 
 // NewContract builds a Contract over sc. grain, additive and the keys of checks

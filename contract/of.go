@@ -68,6 +68,12 @@ func Of(meta table.Metadata) (*Contract, error) {
 	}
 	c.PartitionField, c.SpecID = pf, spec.ID()
 	c.DeltaIntegers = props[PropDeltaIntegers] == "true"
+	c.Band = DefaultBand
+	if v, ok := props[PropPlausibleBand]; ok {
+		if c.Band, err = ParseBand(v); err != nil {
+			return nil, fmt.Errorf("table property %s: %w", PropPlausibleBand, err)
+		}
+	}
 	return c, nil
 }
 

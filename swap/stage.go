@@ -47,6 +47,11 @@ type Request struct {
 	// Target, when set, is the table as Open loaded it, so that a caller
 	// who read the contract first does not load the table twice.
 	Target *Target
+	// AllowImplausible lets a partition's rows or additive sums move outside
+	// the plausible band of what it held; Band, when set, replaces the
+	// table's band for this run.
+	AllowImplausible bool
+	Band             *contract.Band
 	// Adopt, instead of a Source, names Parquet files another engine wrote
 	// under the table's location (full locations, as the table's file IO
 	// reads them): they are validated and fingerprinted where they are and
@@ -212,6 +217,13 @@ func (p *Publisher) stage(ctx context.Context, req Request) (*Plan, *table.Table
 		plan.Findings = append(plan.Findings, pp.findings.List...)
 		plan.DroppedFindings += pp.findings.Dropped
 	}
+	if stageErr == nil && !req.AllowImplausible {
+		band := contract.Band
+		if req.Band != nil {
+			band = *req.Band
+		}
+		plan.Findings = append(plan.Findings, implausible(plan, contract, band)...)
+	}
 	if stageErr == nil && !plan.Refused() {
 		newFP, oldFP := map[string]verify.Fingerprint{}, map[string]verify.Fingerprint{}
 		for _, pp := range plan.Partitions {
@@ -247,6 +259,44 @@ func parallelism(n int) int {
 		return n
 	}
 	return runtime.NumCPU()
+}
+
+// minPlausibleRows is the fewest rows a partition must hold for the band
+// to judge it: a handful of rows swings by more than half with one
+// correction, as the retail-orders story's days do.
+const minPlausibleRows = 100
+
+// implausible finds partitions whose new rows or additive sums lie outside
+// the band of what they held: a source that lost most of a day, or doubled
+// it, is an incident to look at before it replaces what people read. An
+// empty partition is the empty-partition finding's.
+func implausible(plan *Plan, c *contract.Contract, band contract.Band) []verify.Finding {
+	var out []verify.Finding
+	for _, pp := range plan.Partitions {
+		if pp.Fingerprint.Rows == 0 || pp.OldFingerprint.Rows < minPlausibleRows {
+			continue
+		}
+		check := func(what string, before, after int64) {
+			if ratio, ok := band.Holds(before, after); !ok {
+				out = append(out, verify.Finding{Kind: verify.KindImplausible, Partition: pp.Key, Column: what,
+					Message: fmt.Sprintf("%s %d -> %d (%.2fx), outside the plausible band %s of what the partition holds; pass --allow-implausible if this is intended, or set the band (--plausible-band, table property %s)",
+						orRows(what), before, after, ratio, band, contract.PropPlausibleBand)})
+			}
+		}
+		check("", pp.OldFingerprint.Rows, pp.Fingerprint.Rows)
+		for _, i := range c.Additive {
+			col := c.Fields[i].Name
+			check(col, pp.OldFingerprint.Sums[col], pp.Fingerprint.Sums[col])
+		}
+	}
+	return out
+}
+
+func orRows(column string) string {
+	if column == "" {
+		return "rows"
+	}
+	return "sum of " + column
 }
 
 // stageRows stages every declared partition's rows from the request's

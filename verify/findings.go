@@ -21,7 +21,8 @@ const (
 	KindCheck          Kind = "check"
 	KindInput          Kind = "input"
 	KindRunID          Kind = "run-id-reused"
-	KindAdopt          Kind = "adopt" // a file another engine wrote that cannot be adopted
+	KindAdopt          Kind = "adopt"       // a file another engine wrote that cannot be adopted
+	KindImplausible    Kind = "implausible" // rows or a sum far outside what the partition held
 )
 
 // Finding is one reason a stage cannot be published. Row counts from 1 within

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lakeswap/lakeswap/catalog"
+	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/parquetio"
 	"github.com/lakeswap/lakeswap/s3store"
 	"github.com/lakeswap/lakeswap/source"
@@ -32,6 +33,8 @@ type publishOptions struct {
 	spillDir       string
 	noProgress     bool
 	adopt          bool
+	implausible    bool
+	band           string
 	files          []string
 }
 
@@ -88,6 +91,8 @@ func addStagingFlags(cmd *cobra.Command, o *publishOptions) {
 	f.StringVar(&o.table, "table", "", "table to publish to, NAMESPACE.NAME (required)")
 	f.StringVar(&o.partitions, "partitions", "", "partitions this run owns: COL=FROM..TO or COL=V1,V2 (required)")
 	f.BoolVar(&o.allowEmpty, "allow-empty", false, "allow a declared partition to be replaced by no rows")
+	f.BoolVar(&o.implausible, "allow-implausible", false, "allow a partition's rows or additive sums to move outside the plausible band of what it holds")
+	f.StringVar(&o.band, "plausible-band", "", "LO:HI ratios of new to old rows and sums a partition may move within (default: the table's lakeswap.plausible-band, else 0.5:2)")
 	f.StringVar(&o.compression, "compression", "zstd", "Parquet compression: zstd, snappy, gzip, none")
 	f.Int64Var(&o.targetFileMiB, "target-file-size-mib", 128, "roll to a new Parquet file at this size")
 	f.IntVar(&o.parallelism, "parallelism", 0, "partitions staged at once (default: one per core)")
@@ -195,6 +200,14 @@ func runStaging(ctx context.Context, g *globals, o publishOptions, act stageFunc
 	}
 	req := swap.Request{
 		Table: ident, RunID: o.runID, AllowEmpty: o.allowEmpty, NoAutoRollback: o.noAutoRollback, Parallelism: o.parallelism, Writer: writer,
+		AllowImplausible: o.implausible,
+	}
+	if o.band != "" {
+		band, err := contract.ParseBand(o.band)
+		if err != nil {
+			return usageError{err}
+		}
+		req.Band = &band
 	}
 	res, err := act(ctx, pub, req, files, in)
 	if res == nil {

@@ -168,3 +168,45 @@ func TestRepublishIdenticalCommitsNothing(t *testing.T) {
 		t.Error("an identical republish changed the table or left files")
 	}
 }
+
+// TestImplausibleShrinkIsRefused: a partition shrunk to 30% of its rows is
+// refused at plan time, naming the partition and the figures, and passes
+// with --allow-implausible; a band set per run moves the line.
+func TestImplausibleShrinkIsRefused(t *testing.T) {
+	home := t.TempDir()
+	schema := write(t, home, "daily_orders.yaml", schemaYAML)
+	if code, _, errs := cli(t, home, "table", "create", "--schema", schema); code != 0 {
+		t.Fatalf("table create: exit %d: %s", code, errs)
+	}
+	full := orderLines(2_000, 2) // 1,000 rows a day
+	dir := t.TempDir()
+	if code, _, errs := cli(t, home, "publish", "--table", "retail.daily_orders", "--partitions", twoDays, writeCSVLines(t, filepath.Join(dir, "full.csv"), full)); code != 0 {
+		t.Fatalf("first load: exit %d: %s", code, errs)
+	}
+	// Day 1 keeps 30% of its rows; day 2 stays whole.
+	var shrunk []string
+	for i, l := range full {
+		if i%2 == 1 || i < 600 {
+			shrunk = append(shrunk, l)
+		}
+	}
+	in := writeCSVLines(t, filepath.Join(dir, "shrunk.csv"), shrunk)
+	before := metadataLocation(t, home)
+	code, _, errs := cli(t, home, "plan", "--table", "retail.daily_orders", "--partitions", twoDays, "--out", filepath.Join(dir, "p.json"), in)
+	if code != exitRefused || !strings.Contains(errs, "implausible partition order_date=2026-01-01: rows 1000 -> 300 (0.30x)") || strings.Contains(errs, "order_date=2026-01-02") {
+		t.Errorf("plan of a shrunk partition: exit %d, want %d naming 2026-01-01 and its figures:\n%s", code, exitRefused, errs)
+	}
+	if metadataLocation(t, home) != before {
+		t.Error("a refused plan changed the table")
+	}
+	if code, _, errs := cli(t, home, "publish", "--table", "retail.daily_orders", "--partitions", twoDays, "--plausible-band", "0.1:4", in); code != 0 {
+		t.Errorf("with a wider band: exit %d: %s", code, errs)
+	}
+	full2 := writeCSVLines(t, filepath.Join(dir, "full2.csv"), full)
+	if code, _, _ := cli(t, home, "publish", "--table", "retail.daily_orders", "--partitions", twoDays, full2); code != exitRefused {
+		t.Errorf("growing 300 rows back to 1,000 (3.3x): exit %d, want %d", code, exitRefused)
+	}
+	if code, _, errs := cli(t, home, "publish", "--table", "retail.daily_orders", "--partitions", twoDays, "--allow-implausible", full2); code != 0 {
+		t.Errorf("with --allow-implausible: exit %d: %s", code, errs)
+	}
+}
