@@ -6,6 +6,7 @@ import (
 
 	"github.com/lakeswap/lakeswap/internal/retail"
 	"github.com/lakeswap/lakeswap/swap"
+	"github.com/lakeswap/lakeswap/verify"
 )
 
 var fixtureRange = []string{"2026-01-01", "2026-01-02"}
@@ -157,4 +158,23 @@ func TestConflictCommitsNothing(t *testing.T) {
 			t.Errorf("the conflicting run left staged files %v", left)
 		}
 	})
+}
+
+// TestBuildTwice: a second build that gives other rows refuses the run,
+// naming the partition, and nothing is committed; the same rows pass.
+func TestBuildTwice(t *testing.T) {
+	e := newEnv(t)
+	batch1, batch2 := fixture(t, retail.AfterBatch1), fixture(t, retail.AfterBatch2)
+	e.mustPublish(batch1, fixtureRange...)
+	meta := e.table().MetadataLocation()
+	res, err := e.pub.Publish(e.ctx, swap.Request{Table: e.ident, Partitions: fixtureRange, Source: retail.NewSource(batch2), SecondBuild: retail.NewSource(batch1)})
+	if !errors.Is(err, swap.ErrRefused) || res == nil || len(res.Plan.Findings) == 0 || res.Plan.Findings[0].Kind != verify.KindNondeterministic {
+		t.Fatalf("a nondeterministic second build: %v (%+v)", err, res)
+	}
+	if e.table().MetadataLocation() != meta {
+		t.Error("a nondeterministic run changed the table")
+	}
+	if res, err := e.pub.Publish(e.ctx, swap.Request{Table: e.ident, Partitions: fixtureRange, Source: retail.NewSource(batch2), SecondBuild: retail.NewSource(batch2)}); err != nil || res.Status != "published" {
+		t.Errorf("a deterministic second build: %v (%+v)", err, res)
+	}
 }

@@ -52,6 +52,11 @@ type Request struct {
 	// table's band for this run.
 	AllowImplausible bool
 	Band             *contract.Band
+	// SecondBuild, when set, is the same input built again (read again,
+	// or its transform run again): each partition's rows from it must
+	// fingerprint as the staged rows do, or the run is refused as
+	// nondeterministic.
+	SecondBuild source.Source
 	// Adopt, instead of a Source, names Parquet files another engine wrote
 	// under the table's location (full locations, as the table's file IO
 	// reads them): they are validated and fingerprinted where they are and
@@ -217,6 +222,11 @@ func (p *Publisher) stage(ctx context.Context, req Request) (*Plan, *table.Table
 		plan.Findings = append(plan.Findings, pp.findings.List...)
 		plan.DroppedFindings += pp.findings.Dropped
 	}
+	if stageErr == nil && req.SecondBuild != nil && !plan.Refused() {
+		var found []verify.Finding
+		found, stageErr = buildsAgree(ctx, plan, contract, req.SecondBuild)
+		plan.Findings = append(plan.Findings, found...)
+	}
 	if stageErr == nil && !req.AllowImplausible {
 		band := contract.Band
 		if req.Band != nil {
@@ -259,6 +269,42 @@ func parallelism(n int) int {
 		return n
 	}
 	return runtime.NumCPU()
+}
+
+// buildsAgree fingerprints every partition's rows from a second build of
+// the input and names each partition whose rows differ from the staged.
+func buildsAgree(ctx context.Context, plan *Plan, c *contract.Contract, second source.Source) ([]verify.Finding, error) {
+	var out []verify.Finding
+	for _, pp := range plan.Partitions {
+		rr, err := second.Open(ctx, pp.Value)
+		if err != nil {
+			return nil, fmt.Errorf("second build of partition %s: %w", pp.Key, err)
+		}
+		acc := verify.NewAccumulator(c, pp.Value, nil)
+		for rr.Next() {
+			rec, ok := acc.Conform(rr.RecordBatch())
+			if !ok {
+				break
+			}
+			err := acc.Add(rec)
+			rec.Release()
+			if err != nil {
+				rr.Release()
+				return nil, err
+			}
+		}
+		err = rr.Err()
+		rr.Release()
+		if err != nil {
+			return nil, fmt.Errorf("second build of partition %s: %w", pp.Key, err)
+		}
+		if got := acc.Result(); got.Hash != pp.Fingerprint.Hash {
+			out = append(out, verify.Finding{Kind: verify.KindNondeterministic, Partition: pp.Key,
+				Message: fmt.Sprintf("a second build of the same input gives %d rows fingerprinting %s, the first %d rows fingerprinting %s: the input or its transform is not deterministic",
+					got.Rows, short(got.Hash), pp.Fingerprint.Rows, short(pp.Fingerprint.Hash))})
+		}
+	}
+	return out, nil
 }
 
 // minPlausibleRows is the fewest rows a partition must hold for the band

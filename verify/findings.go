@@ -12,17 +12,18 @@ import (
 type Kind string
 
 const (
-	KindSchema         Kind = "schema"
-	KindOutside        Kind = "outside-partitions"
-	KindNullGrain      Kind = "null-grain"
-	KindNullRequired   Kind = "null-required"
-	KindDuplicateGrain Kind = "duplicate-grain"
-	KindEmpty          Kind = "empty-partition"
-	KindCheck          Kind = "check"
-	KindInput          Kind = "input"
-	KindRunID          Kind = "run-id-reused"
-	KindAdopt          Kind = "adopt"       // a file another engine wrote that cannot be adopted
-	KindImplausible    Kind = "implausible" // rows or a sum far outside what the partition held
+	KindSchema           Kind = "schema"
+	KindOutside          Kind = "outside-partitions"
+	KindNullGrain        Kind = "null-grain"
+	KindNullRequired     Kind = "null-required"
+	KindDuplicateGrain   Kind = "duplicate-grain"
+	KindEmpty            Kind = "empty-partition"
+	KindCheck            Kind = "check"
+	KindInput            Kind = "input"
+	KindRunID            Kind = "run-id-reused"
+	KindAdopt            Kind = "adopt"            // a file another engine wrote that cannot be adopted
+	KindImplausible      Kind = "implausible"      // rows or a sum far outside what the partition held
+	KindNondeterministic Kind = "nondeterministic" // a second build of the same input gave other rows
 )
 
 // Finding is one reason a stage cannot be published. Row counts from 1 within

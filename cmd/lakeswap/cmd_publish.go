@@ -35,6 +35,7 @@ type publishOptions struct {
 	adopt          bool
 	implausible    bool
 	band           string
+	buildTwice     bool
 	files          []string
 }
 
@@ -92,6 +93,7 @@ func addStagingFlags(cmd *cobra.Command, o *publishOptions) {
 	f.StringVar(&o.partitions, "partitions", "", "partitions this run owns: COL=FROM..TO or COL=V1,V2 (required)")
 	f.BoolVar(&o.allowEmpty, "allow-empty", false, "allow a declared partition to be replaced by no rows")
 	f.BoolVar(&o.implausible, "allow-implausible", false, "allow a partition's rows or additive sums to move outside the plausible band of what it holds")
+	f.BoolVar(&o.buildTwice, "build-twice", false, "read the inputs a second time and refuse the run if any partition's rows fingerprint otherwise (a nondeterministic input)")
 	f.StringVar(&o.band, "plausible-band", "", "LO:HI ratios of new to old rows and sums a partition may move within (default: the table's lakeswap.plausible-band, else 0.5:2)")
 	f.StringVar(&o.compression, "compression", "zstd", "Parquet compression: zstd, snappy, gzip, none")
 	f.Int64Var(&o.targetFileMiB, "target-file-size-mib", 128, "roll to a new Parquet file at this size")
@@ -108,7 +110,7 @@ func runPublish(ctx context.Context, g *globals, o publishOptions) error {
 		if o.adopt {
 			return publishAdopted(ctx, pub, req, o.partitions, files)
 		}
-		return publishFiles(ctx, pub, req, o.partitions, files, in)
+		return stageFiles(ctx, pub, req, o.partitions, files, in, o.buildTwice, pub.Publish)
 	}, nil, printResult)
 }
 
@@ -223,12 +225,13 @@ func runStaging(ctx context.Context, g *globals, o publishOptions, act stageFunc
 // publishFiles publishes the rows of input files to the partitions a
 // selector names; req carries the table and options.
 func publishFiles(ctx context.Context, pub *swap.Publisher, req swap.Request, selector string, files []string, in source.Options) (*swap.Result, error) {
-	return stageFiles(ctx, pub, req, selector, files, in, pub.Publish)
+	return stageFiles(ctx, pub, req, selector, files, in, false, pub.Publish)
 }
 
 // stageFiles reads input files for the partitions a selector names and
 // hands the request to finish: Publish, or a Stage that stops at the plan.
-func stageFiles(ctx context.Context, pub *swap.Publisher, req swap.Request, selector string, files []string, in source.Options, finish func(context.Context, swap.Request) (*swap.Result, error)) (*swap.Result, error) {
+// twice reads them a second time, for the stage to compare.
+func stageFiles(ctx context.Context, pub *swap.Publisher, req swap.Request, selector string, files []string, in source.Options, twice bool, finish func(context.Context, swap.Request) (*swap.Result, error)) (*swap.Result, error) {
 	target, err := pub.Open(ctx, req.Table)
 	if err != nil {
 		return nil, err
@@ -251,6 +254,16 @@ func stageFiles(ctx context.Context, pub *swap.Publisher, req swap.Request, sele
 		return nil, err
 	}
 	defer src.Release()
+	if twice {
+		again := in
+		again.Read = nil
+		second, err := source.ReadFiles(ctx, contract, values, files, again)
+		if err != nil {
+			return nil, fmt.Errorf("read the inputs a second time: %w", err)
+		}
+		defer second.Release()
+		req.SecondBuild = second
+	}
 	if req.Parallelism == 0 && in.MemoryLimit > 0 {
 		var most int64
 		for _, v := range values {

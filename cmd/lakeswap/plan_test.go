@@ -210,3 +210,16 @@ func TestImplausibleShrinkIsRefused(t *testing.T) {
 		t.Errorf("with --allow-implausible: exit %d: %s", code, errs)
 	}
 }
+
+// TestBuildTwiceFromFiles: --build-twice reads the inputs again and, for
+// files that do not change, publishes as without it.
+func TestBuildTwiceFromFiles(t *testing.T) {
+	home := newHome(t)
+	before := metadataLocation(t, home)
+	if code, out, errs := cli(t, home, "publish", "--build-twice", "--table", "retail.daily_orders", "--partitions", twoDays, batch2Input(t)); code != 0 || !strings.Contains(out, "published") {
+		t.Errorf("--build-twice: exit %d: %s%s", code, out, errs)
+	}
+	if metadataLocation(t, home) == before {
+		t.Error("--build-twice committed nothing")
+	}
+}
