@@ -85,10 +85,15 @@ func formatSums(sums map[string]int64) string {
 }
 
 // displayKeys lists partition keys on one line.
+// displayKeys lists a run's partitions on one line; a long run by its
+// ends and its count.
 func displayKeys(keys []string) string {
 	out := make([]string, len(keys))
 	for i, k := range keys {
 		out[i] = verify.DisplayKey(k)
+	}
+	if len(out) > 6 {
+		return fmt.Sprintf("%s,...,%s (%d partitions)", strings.Join(out[:2], ","), strings.Join(out[len(out)-2:], ","), len(out))
 	}
 	return strings.Join(out, ",")
 }

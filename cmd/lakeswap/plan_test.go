@@ -223,3 +223,22 @@ func TestBuildTwiceFromFiles(t *testing.T) {
 		t.Error("--build-twice committed nothing")
 	}
 }
+
+// TestLongRunsShownByTheirEnds: history shows a run of 30 partitions by
+// its first and last two and their count, not one by one.
+func TestLongRunsShownByTheirEnds(t *testing.T) {
+	home := t.TempDir()
+	schema := write(t, home, "daily_orders.yaml", schemaYAML)
+	if code, _, errs := cli(t, home, "table", "create", "--schema", schema); code != 0 {
+		t.Fatalf("table create: exit %d: %s", code, errs)
+	}
+	in := writeCSVLines(t, filepath.Join(t.TempDir(), "month.csv"), orderLines(300, 30))
+	if code, _, errs := cli(t, home, "publish", "--table", "retail.daily_orders", "--partitions", "order_date=2026-01-01..2026-01-30", in); code != 0 {
+		t.Fatalf("publish: exit %d: %s", code, errs)
+	}
+	code, out, _ := cli(t, home, "history", "--table", "retail.daily_orders")
+	want := "order_date=2026-01-01,order_date=2026-01-02,...,order_date=2026-01-29,order_date=2026-01-30 (30 partitions)"
+	if code != 0 || !strings.Contains(out, want) || strings.Contains(out, "order_date=2026-01-15") {
+		t.Errorf("history: exit %d, want %q:\n%s", code, want, out)
+	}
+}
