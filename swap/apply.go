@@ -2,7 +2,9 @@ package swap
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"reflect"
 	"slices"
 	"strings"
@@ -10,6 +12,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/runrecord"
 )
@@ -125,4 +128,58 @@ func filesAt(ctx context.Context, tbl *table.Table, snap *table.Snapshot, c *con
 		return nil, err
 	}
 	return baseFiles(ctx, fsys, snap, c)
+}
+
+// Discard removes the files a plan staged that was never applied: exactly
+// the files it lists, one by one, and only if no snapshot of the table
+// references any of them (an applied plan's files are the table's). Files
+// a plan adopts belong to the engine that wrote them and are left.
+func (p *Publisher) Discard(ctx context.Context, plan *Plan) (string, error) {
+	ident, err := catalog.ParseIdent(plan.Table)
+	if err != nil {
+		return "", err
+	}
+	tbl, err := p.Catalog.LoadTable(ctx, ident)
+	if err != nil {
+		return "", fmt.Errorf("load table %s: %w", plan.Table, err)
+	}
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return "", err
+	}
+	referenced, err := referencedFiles(ctx, fsys, tbl.Metadata())
+	if err != nil {
+		return "", err
+	}
+	var files []string
+	for _, pp := range plan.Partitions {
+		if pp.Adopted {
+			continue
+		}
+		for _, f := range pp.NewFiles {
+			if !strings.HasPrefix(f.Path, pp.Prefix+"/") {
+				return "", fmt.Errorf("plan of run %s lists %s outside its prefix %s; nothing was removed", plan.RunID, f.Path, pp.Prefix)
+			}
+			if referenced[f.Path] {
+				return "", fmt.Errorf("a snapshot of %s references %s: the plan of run %s was applied, and its files are the table's; nothing was removed", plan.Table, f.Path, plan.RunID)
+			}
+			files = append(files, f.Path)
+		}
+	}
+	wfs, err := p.stagingIO(ctx, fsys)
+	if err != nil {
+		return "", err
+	}
+	removed, gone := 0, 0
+	for _, f := range files {
+		switch err := wfs.Remove(f); {
+		case err == nil:
+			removed++
+		case errors.Is(err, fs.ErrNotExist):
+			gone++
+		default:
+			return fmt.Sprintf("removed %d of the plan's %d files", removed, len(files)), fmt.Errorf("remove %s: %w", f, err)
+		}
+	}
+	return fmt.Sprintf("removed the %d file(s) the plan of run %s staged (%d were already gone)", removed, plan.RunID, gone), nil
 }

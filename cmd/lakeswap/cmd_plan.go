@@ -196,13 +196,9 @@ recorded. Then it commits, reads the commit back and compares, as publish does.
 var errNotApproved = errors.New("not approved")
 
 func runApply(ctx context.Context, g *globals, file, approve string, noAutoRollback bool) error {
-	raw, err := os.ReadFile(file)
+	pf, err := readPlanFile(file)
 	if err != nil {
-		return usagef("read the plan: %v", err)
-	}
-	var pf planFile
-	if err := json.Unmarshal(raw, &pf); err != nil || pf.Plan == nil {
-		return usagef("%s is not a plan lakeswap wrote: %v", file, err)
+		return err
 	}
 	id := planID(pf.Plan)
 	if id != pf.PlanID {
@@ -234,4 +230,44 @@ func runApply(ctx context.Context, g *globals, file, approve string, noAutoRollb
 		return err
 	}
 	return g.report(planView{PlanID: id, Result: res}, err, func(w io.Writer) { printResult(w, res) })
+}
+
+func newDiscardCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "discard PLAN",
+		Short: "Remove the files a plan staged that will not be applied",
+		Long: `discard removes exactly the files a plan lists as staged, one by one, never a prefix. It refuses
+a plan that was applied (a snapshot references its files) and never removes files a plan adopts.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			pf, err := readPlanFile(args[0])
+			if err != nil {
+				return err
+			}
+			ctx, cat, pub, err := g.open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer cat.Close()
+			said, err := pub.Discard(ctx, pf.Plan)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(g.stdout, said)
+			return nil
+		},
+	}
+}
+
+// readPlanFile reads a plan lakeswap plan wrote.
+func readPlanFile(file string) (*planFile, error) {
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		return nil, usagef("read the plan: %v", err)
+	}
+	var pf planFile
+	if err := json.Unmarshal(raw, &pf); err != nil || pf.Plan == nil {
+		return nil, usagef("%s is not a plan lakeswap wrote: %v", file, err)
+	}
+	return &pf, nil
 }

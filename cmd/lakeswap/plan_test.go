@@ -242,3 +242,56 @@ func TestLongRunsShownByTheirEnds(t *testing.T) {
 		t.Errorf("history: exit %d, want %q:\n%s", code, want, out)
 	}
 }
+
+// TestDiscard: discarding a plan never applied removes exactly its staged
+// files and leaves the table; a plan that was applied is refused, and its
+// files stay the table's.
+func TestDiscard(t *testing.T) {
+	home := newHome(t)
+	before, files := metadataLocation(t, home), warehouseFiles(t, home)
+	plan := filepath.Join(t.TempDir(), "plan.json")
+	if code, _, errs := cli(t, home, "plan", "--table", "retail.daily_orders", "--partitions", twoDays, "--out", plan, batch2Input(t)); code != 0 {
+		t.Fatalf("plan: exit %d: %s", code, errs)
+	}
+	if len(warehouseFiles(t, home)) <= len(files) {
+		t.Fatal("plan staged no file")
+	}
+	if code, out, errs := cli(t, home, "discard", plan); code != 0 || !strings.Contains(out, "removed the 2 file(s)") {
+		t.Errorf("discard: exit %d: %s%s", code, out, errs)
+	}
+	got := warehouseFiles(t, home)
+	var parquet []string
+	for _, f := range got {
+		if strings.HasSuffix(f, ".parquet") {
+			parquet = append(parquet, f)
+		}
+	}
+	var want []string
+	for _, f := range files {
+		if strings.HasSuffix(f, ".parquet") {
+			want = append(want, f)
+		}
+	}
+	if metadataLocation(t, home) != before || strings.Join(parquet, " ") != strings.Join(want, " ") {
+		t.Errorf("after discard the table or its data files differ:\n%v\nwant\n%v", parquet, want)
+	}
+
+	applied := filepath.Join(t.TempDir(), "applied.json")
+	if code, _, errs := cli(t, home, "plan", "--table", "retail.daily_orders", "--partitions", twoDays, "--out", applied, batch2Input(t)); code != 0 {
+		t.Fatalf("plan: exit %d: %s", code, errs)
+	}
+	pf, err := readPlanFile(applied)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := cli(t, home, "apply", applied, "--approve", pf.PlanID); code != 0 {
+		t.Fatalf("apply: exit %d: %s", code, errs)
+	}
+	kept := warehouseFiles(t, home)
+	if code, _, errs := cli(t, home, "discard", applied); code == 0 || !strings.Contains(errs, "was applied") {
+		t.Errorf("discard of an applied plan: exit %d: %s", code, errs)
+	}
+	if strings.Join(warehouseFiles(t, home), " ") != strings.Join(kept, " ") {
+		t.Error("discard of an applied plan removed files")
+	}
+}

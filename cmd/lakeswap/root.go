@@ -228,7 +228,7 @@ With no catalog configured, lakeswap uses an embedded catalog (SQLite + local fi
 		return nil
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newTableCmd(g), newPublishCmd(g), newPlanCmd(g), newApplyCmd(g), newRollbackCmd(g), newHistoryCmd(g), newVerifyCmd(g), newDemoCmd(g))
+	root.AddCommand(newTableCmd(g), newPublishCmd(g), newPlanCmd(g), newApplyCmd(g), newDiscardCmd(g), newRollbackCmd(g), newHistoryCmd(g), newVerifyCmd(g), newDemoCmd(g))
 	return root
 }
 
