@@ -227,6 +227,11 @@ func (p *Publisher) stage(ctx context.Context, req Request) (*Plan, *table.Table
 		found, stageErr = buildsAgree(ctx, plan, contract, req.SecondBuild)
 		plan.Findings = append(plan.Findings, found...)
 	}
+	if stageErr == nil && !plan.Refused() {
+		var found []verify.Finding
+		found, stageErr = moved(ctx, fsys, contract, plan, all)
+		plan.Findings = append(plan.Findings, found...)
+	}
 	if stageErr == nil && !req.AllowImplausible {
 		band := contract.Band
 		if req.Band != nil {

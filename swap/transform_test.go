@@ -22,7 +22,8 @@ import (
 )
 
 // eventsSource serves events by month; every event of a month is in its
-// partition unless stray says otherwise.
+// partition unless stray says otherwise. An event's id is its time, unique
+// across the table as its grain says.
 type eventsSource struct {
 	schema *arrow.Schema
 	byPart map[string][]time.Time
@@ -31,8 +32,8 @@ type eventsSource struct {
 func (s eventsSource) Open(_ context.Context, partition string) (array.RecordReader, error) {
 	b := array.NewRecordBuilder(memory.DefaultAllocator, s.schema)
 	defer b.Release()
-	for i, ts := range s.byPart[partition] {
-		b.Field(0).(*array.Int64Builder).Append(int64(i + 1))
+	for _, ts := range s.byPart[partition] {
+		b.Field(0).(*array.Int64Builder).Append(ts.UnixMicro())
 		b.Field(1).(*array.TimestampBuilder).Append(arrow.Timestamp(ts.UnixMicro()))
 	}
 	rec := b.NewRecordBatch()

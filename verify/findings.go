@@ -24,6 +24,7 @@ const (
 	KindAdopt            Kind = "adopt"            // a file another engine wrote that cannot be adopted
 	KindImplausible      Kind = "implausible"      // rows or a sum far outside what the partition held
 	KindNondeterministic Kind = "nondeterministic" // a second build of the same input gave other rows
+	KindMoved            Kind = "moved-records"    // staged keys the table holds in an undeclared partition
 )
 
 // Finding is one reason a stage cannot be published. Row counts from 1 within
