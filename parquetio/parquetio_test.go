@@ -439,3 +439,44 @@ func TestWriterRecordsTheTableSchema(t *testing.T) {
 		t.Errorf("a file written through a dictionary records another Arrow schema:\n%s\nthan one written plain:\n%s", repeating, unique)
 	}
 }
+
+// TestOpenColumns reads only the columns asked for, in their order, and
+// refuses a name the file lacks.
+func TestOpenColumns(t *testing.T) {
+	dir := t.TempDir()
+	sc := arrow.NewSchema([]arrow.Field{
+		{Name: "a", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "b", Type: arrow.BinaryTypes.String},
+		{Name: "c", Type: arrow.PrimitiveTypes.Int64},
+	}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+	defer b.Release()
+	b.Field(0).(*array.Int64Builder).Append(1)
+	b.Field(1).(*array.StringBuilder).Append("x")
+	b.Field(2).(*array.Int64Builder).Append(3)
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	w := parquetio.NewWriter(icebergio.LocalFS{}, "file://"+dir, sc, parquetio.Options{})
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	files, err := w.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rr, err := parquetio.OpenColumns(context.Background(), icebergio.LocalFS{}, files[0].Path, []string{"c", "b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rr.Release()
+	if !rr.Next() {
+		t.Fatal(rr.Err())
+	}
+	got := rr.RecordBatch()
+	if got.NumCols() != 2 || got.ColumnName(0) != "c" && got.ColumnName(1) != "c" || got.Schema().HasField("a") {
+		t.Errorf("read columns %v, want b and c only", got.Schema())
+	}
+	if _, err := parquetio.OpenColumns(context.Background(), icebergio.LocalFS{}, files[0].Path, []string{"nope"}); err == nil {
+		t.Error("a missing column was read")
+	}
+}

@@ -17,6 +17,13 @@ const readBatchRows = 64 << 10
 // Open reads a Parquet file as Arrow record batches. The caller releases the
 // reader, which closes the file.
 func Open(ctx context.Context, fsys icebergio.IO, path string) (array.RecordReader, error) {
+	return OpenColumns(ctx, fsys, path, nil)
+}
+
+// OpenColumns reads only the named top-level columns of a Parquet file (all
+// of them for nil), so that a check of a few columns decodes no others. A
+// name the file lacks is an error.
+func OpenColumns(ctx context.Context, fsys icebergio.IO, path string, names []string) (array.RecordReader, error) {
 	f, err := fsys.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
@@ -31,7 +38,23 @@ func Open(ctx context.Context, fsys icebergio.IO, path string) (array.RecordRead
 		_ = pf.Close()
 		return nil, fmt.Errorf("read %s as arrow: %w", path, err)
 	}
-	rr, err := fr.GetRecordReader(ctx, nil, nil)
+	var cols []int
+	if names != nil {
+		sc, err := fr.Schema()
+		if err != nil {
+			_ = pf.Close()
+			return nil, fmt.Errorf("read %s as arrow: %w", path, err)
+		}
+		for _, name := range names {
+			idx := sc.FieldIndices(name)
+			if len(idx) != 1 || !fr.Manifest.Fields[idx[0]].IsLeaf() {
+				_ = pf.Close()
+				return nil, fmt.Errorf("%s: column %s is missing, named twice or not a plain column", path, name)
+			}
+			cols = append(cols, fr.Manifest.Fields[idx[0]].ColIndex)
+		}
+	}
+	rr, err := fr.GetRecordReader(ctx, cols, nil)
 	if err != nil {
 		_ = pf.Close()
 		return nil, fmt.Errorf("read %s as arrow: %w", path, err)

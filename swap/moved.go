@@ -85,15 +85,15 @@ func moved(ctx context.Context, fsys icebergio.IO, c *contract.Contract, plan *P
 
 // eachKey calls fn with the hash and text of every row's grain in a file.
 func eachKey(ctx context.Context, fsys icebergio.IO, c *contract.Contract, path string, seed maphash.Seed, fn func(uint64, string)) error {
-	rr, err := parquetio.Open(ctx, fsys, path)
-	if err != nil {
-		return err
-	}
-	defer rr.Release()
 	names := make([]string, len(c.Grain))
 	for i, g := range c.Grain {
 		names[i] = c.Fields[g].Name
 	}
+	rr, err := parquetio.OpenColumns(ctx, fsys, path, names)
+	if err != nil {
+		return err
+	}
+	defer rr.Release()
 	var b strings.Builder
 	for rr.Next() {
 		rec := rr.RecordBatch()

@@ -14,12 +14,12 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
-	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 	"github.com/minio/minio-go/v7"
 
 	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/contract"
+	"github.com/lakeswap/lakeswap/internal/retail"
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/s3store"
 	"github.com/lakeswap/lakeswap/source"
@@ -258,16 +258,7 @@ func (l *s3Loader) LoadTable(_ context.Context, ident table.Identifier) (*table.
 // ordersContract is retail.daily_orders' contract.
 func ordersContract(t *testing.T) *contract.Contract {
 	t.Helper()
-	sc := iceberg.NewSchemaWithIdentifiers(0, []int{1, 2},
-		iceberg.NestedField{ID: 1, Name: "order_date", Type: iceberg.PrimitiveTypes.Date, Required: true},
-		iceberg.NestedField{ID: 2, Name: "channel", Type: iceberg.PrimitiveTypes.String, Required: true},
-		iceberg.NestedField{ID: 3, Name: "order_count", Type: iceberg.PrimitiveTypes.Int64, Required: true},
-		iceberg.NestedField{ID: 4, Name: "amount_cents", Type: iceberg.PrimitiveTypes.Int64, Required: true})
-	part, err := contract.NewPartitioner(0, "order_date", iceberg.PrimitiveTypes.Date, "identity")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := contract.NewContract(sc, []string{"order_date", "channel"}, []string{"order_count", "amount_cents"}, nil, part)
+	c, err := retail.Contract()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,9 +20,11 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakeswap/lakeswap/catalog"
+	"github.com/lakeswap/lakeswap/contract"
 )
 
 //go:embed fixture/expected.json
@@ -79,6 +81,22 @@ func Spec() catalog.TableSpec {
 		Additive:   []string{"order_count", "amount_cents"},
 		Checks:     map[string][]string{"amount_cents": {"non-negative"}, "order_count": {"non-negative"}},
 	}
+}
+
+// Contract is daily_orders' contract as lakeswap reads it from the table
+// Spec creates, for code that reads inputs without a catalog.
+func Contract() (*contract.Contract, error) {
+	sc := iceberg.NewSchemaWithIdentifiers(0, []int{1, 2},
+		iceberg.NestedField{ID: 1, Name: "order_date", Type: iceberg.PrimitiveTypes.Date, Required: true},
+		iceberg.NestedField{ID: 2, Name: "channel", Type: iceberg.PrimitiveTypes.String, Required: true},
+		iceberg.NestedField{ID: 3, Name: "order_count", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+		iceberg.NestedField{ID: 4, Name: "amount_cents", Type: iceberg.PrimitiveTypes.Int64, Required: true})
+	part, err := contract.NewPartitioner(0, "order_date", iceberg.PrimitiveTypes.Date, "identity")
+	if err != nil {
+		return nil, err
+	}
+	return contract.NewContract(sc, []string{"order_date", "channel"}, []string{"order_count", "amount_cents"},
+		map[string][]contract.Check{"amount_cents": {"non-negative"}, "order_count": {"non-negative"}}, part)
 }
 
 // Schema is the Arrow schema of the daily groups, without field ids, as a
