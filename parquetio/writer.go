@@ -1,8 +1,11 @@
 package parquetio
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"io/fs"
 	"slices"
@@ -73,6 +76,9 @@ type File struct {
 	Path  string
 	Rows  int64
 	Bytes int64
+	// SHA256 is the hex SHA-256 of the bytes written, for a file this
+	// writer wrote: what a plan applied later checks the file against.
+	SHA256 string `json:",omitempty"`
 }
 
 // Writer writes record batches of one schema as Parquet files under a prefix,
@@ -238,7 +244,7 @@ func (w *Writer) open(first arrow.RecordBatch) error {
 	} else {
 		dicts = nil
 	}
-	cnt := &countingWriter{w: dst}
+	cnt := &countingWriter{w: dst, sum: sha256.New()}
 	fw, err := pqarrow.NewFileWriter(schema, cnt, parquet.NewWriterProperties(props...), arrowProps)
 	if err != nil {
 		_ = dst.Close()
@@ -297,7 +303,7 @@ func (w *Writer) finish() error {
 			return fmt.Errorf("store holds %d bytes of %s instead of the %d bytes written", info.Size(), f.path, f.cnt.n)
 		}
 	}
-	w.done = append(w.done, File{Path: f.path, Rows: f.rows, Bytes: f.cnt.n})
+	w.done = append(w.done, File{Path: f.path, Rows: f.rows, Bytes: f.cnt.n, SHA256: hex.EncodeToString(f.cnt.sum.Sum(nil))})
 	return nil
 }
 
@@ -353,14 +359,17 @@ func fewDistinct[T comparable](n int, value func(int) T) bool {
 	return true
 }
 
+// countingWriter counts and hashes the bytes it passes on.
 type countingWriter struct {
-	w io.WriteCloser
-	n int64
+	w   io.WriteCloser
+	n   int64
+	sum hash.Hash
 }
 
 func (c *countingWriter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.n += int64(n)
+	c.sum.Write(p[:n])
 	return n, err
 }
 

@@ -2,18 +2,23 @@ package swap
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"reflect"
 	"slices"
 	"strings"
 
 	"github.com/apache/iceberg-go"
+	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/contract"
+	"github.com/lakeswap/lakeswap/parquetio"
 	"github.com/lakeswap/lakeswap/runrecord"
 )
 
@@ -25,7 +30,7 @@ import (
 // base. A plan that no longer holds leaves its staged files in place: a
 // plan file can be old, and its files since committed by an apply whose
 // snapshot has expired, so only the operator can tell that none is in use.
-func (p *Publisher) bind(ctx context.Context, tbl *table.Table, plan *Plan) error {
+func (p *Publisher) bind(ctx context.Context, tbl *table.Table, plan *Plan, opts ApplyOptions) error {
 	plan.bound = true
 	conflict := func(format string, args ...any) error {
 		return &OpError{Op: "apply", Table: plan.Table, RunID: plan.RunID,
@@ -73,8 +78,24 @@ func (p *Publisher) bind(ctx context.Context, tbl *table.Table, plan *Plan) erro
 			}
 			// A staged file removed or rewritten since the plan is not what
 			// was validated.
-			if size, err := fileSize(fsys, f.Path); err != nil || size != f.Bytes {
-				return conflict("staged file %s is gone or changed since the plan (%d bytes planned): stage the run again", f.Path, f.Bytes)
+			if why := unchanged(ctx, fsys, f); why != "" {
+				return conflict("staged file %s %s: stage the run again", f.Path, why)
+			}
+		}
+	}
+	if opts.Recheck {
+		fsys, err := tbl.FS(ctx)
+		if err != nil {
+			return err
+		}
+		for _, pp := range plan.Partitions {
+			got, err := fingerprintFiles(ctx, fsys, c, pp.Value, filePaths(pp.NewFiles))
+			if err != nil {
+				return conflict("partition %s: reading its staged files again: %v", pp.Key, err)
+			}
+			if got.Hash != pp.Fingerprint.Hash || got.Rows != pp.Fingerprint.Rows {
+				return conflict("partition %s's staged files hold %d rows fingerprinting %s now, the plan %d rows fingerprinting %s",
+					pp.Key, got.Rows, short(got.Hash), pp.Fingerprint.Rows, short(pp.Fingerprint.Hash))
 			}
 		}
 	}
@@ -119,6 +140,44 @@ func (p *Publisher) bind(ctx context.Context, tbl *table.Table, plan *Plan) erro
 		plan.oldFiles[pp.Value] = all[pp.Value]
 	}
 	return nil
+}
+
+// unchanged says how a staged file differs from what the plan recorded, or
+// "" when it holds the same bytes: its size and its SHA-256, read in full.
+func unchanged(ctx context.Context, fsys icebergio.IO, f parquetio.File) string {
+	if f.SHA256 == "" {
+		return "has no checksum in the plan (a plan lakeswap wrote records one)"
+	}
+	r, err := fsys.Open(f.Path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "is gone since the plan"
+	}
+	if err != nil {
+		return fmt.Sprintf("cannot be read: %v", err)
+	}
+	defer r.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, ctxReader{ctx, r})
+	if err != nil {
+		return fmt.Sprintf("cannot be read: %v", err)
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); n != f.Bytes || got != f.SHA256 {
+		return fmt.Sprintf("changed since the plan: %d bytes with SHA-256 %s, the plan recorded %d bytes with SHA-256 %s", n, short(got), f.Bytes, short(f.SHA256))
+	}
+	return ""
+}
+
+// ctxReader stops a long read when its context ends.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
 }
 
 // filesAt lists a snapshot's live data files by partition value.

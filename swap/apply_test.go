@@ -51,7 +51,7 @@ func applyProcess(planFile, home string) int {
 		return fail(err)
 	}
 	defer cat.Close()
-	res, err := (&swap.Publisher{Catalog: cat}).Apply(context.Background(), &plan, false)
+	res, err := (&swap.Publisher{Catalog: cat}).Apply(context.Background(), swap.ApplyOptions{}, &plan)
 	if err != nil {
 		if errors.Is(err, swap.ErrConflict) {
 			fmt.Println("conflict:", err)
@@ -165,7 +165,7 @@ func TestApplyRefusesForeignFiles(t *testing.T) {
 	}
 	plan.Partitions[0].NewFiles[0].Path = first.Plan.Partitions[0].NewFiles[0].Path
 	files := e.allFiles()
-	if _, err := e.pub.Apply(e.ctx, plan, false); err == nil || !strings.Contains(err.Error(), "outside the run's prefix") {
+	if _, err := e.pub.Apply(e.ctx, swap.ApplyOptions{}, plan); err == nil || !strings.Contains(err.Error(), "outside the run's prefix") {
 		t.Errorf("apply of a plan naming a live file: %v, want a refusal", err)
 	}
 	if !slices.Equal(e.allFiles(), files) {

@@ -37,8 +37,11 @@ type Plan struct {
 	Fingerprint     verify.Fingerprint `json:"fingerprint"`
 	BaseFingerprint verify.Fingerprint `json:"base_fingerprint"`
 	Findings        []verify.Finding   `json:"findings,omitempty"`
-	DroppedFindings int64              `json:"dropped_findings,omitempty"`
-	Staged          bool               `json:"staged"`
+	// Warnings are what a guard let through because the run allowed it
+	// (--allow-implausible, --allow-empty): what the approver should see.
+	Warnings        []string `json:"warnings,omitempty"`
+	DroppedFindings int64    `json:"dropped_findings,omitempty"`
+	Staged          bool     `json:"staged"`
 	// Cleanup says what removing a refused plan's staged files did.
 	Cleanup string `json:"cleanup,omitempty"`
 
@@ -69,7 +72,10 @@ type PartitionPlan struct {
 	Fingerprint    verify.Fingerprint `json:"fingerprint"`
 	// Adopted says NewFiles are files another engine wrote, committed
 	// where they are.
-	Adopted  bool `json:"adopted,omitempty"`
+	Adopted bool `json:"adopted,omitempty"`
+	// Changes is what the staged rows change at the grain, when the run
+	// asked to compare (Request.Changes).
+	Changes  *verify.Changes `json:"changes,omitempty"`
 	findings verify.Findings
 	created  []string // every file this attempt created for the partition
 	touched  bool     // whether this attempt opened a file for the partition

@@ -110,28 +110,46 @@ func (p *Publisher) Publish(ctx context.Context, req Request) (*Result, error) {
 	return p.apply(ctx, tbl, plan, req.NoAutoRollback)
 }
 
-// Apply commits a plan staged before, by Stage in this process or in
-// another that wrote the plan as JSON, then reads the commit back and
-// compares, as Publish does. It loads the table and checks that the plan
-// still holds: main at the plan's base, the table's contract the one the
-// plan was staged under, each staged file under the plan's own prefix. A
-// plan that no longer holds is a conflict: nothing is committed, and its
-// staged files are left, as they are whatever becomes of the plan (a plan
-// read back may be old, its files since committed). A plan whose run the
-// table already records settles as a rerun of that run id does.
-func (p *Publisher) Apply(ctx context.Context, plan *Plan, noAutoRollback bool) (*Result, error) {
-	ident, err := catalog.ParseIdent(plan.Table)
+// ApplyOptions are an apply's choices.
+type ApplyOptions struct {
+	// NoAutoRollback keeps a commit that fails verification in place.
+	NoAutoRollback bool
+	// Recheck reads every staged file's rows again and compares their
+	// fingerprint with the plan's, beyond the sizes and checksums an apply
+	// always compares.
+	Recheck bool
+}
+
+// Apply commits plans staged before, by Stage in this process or in others
+// that wrote them as JSON, as one snapshot, then reads the commit back and
+// compares, as Publish does. Several plans are partial plans of one
+// backfill (shards staged on several machines): one table, one run id, one
+// base snapshot, partitions that do not overlap. Apply loads the table and
+// checks that each plan still holds: main at the plan's base, the table's
+// contract the one the plan was staged under, each staged file under the
+// plan's own prefix with the size and checksum it was written with. A plan
+// that no longer holds is a conflict: nothing is committed, and its staged
+// files are left, as they are whatever becomes of the plan (a plan read
+// back may be old, its files since committed). A plan whose run the table
+// already records settles as a rerun of that run id does.
+func (p *Publisher) Apply(ctx context.Context, opts ApplyOptions, plans ...*Plan) (*Result, error) {
+	if err := shards(plans); err != nil {
+		return nil, err
+	}
+	ident, err := catalog.ParseIdent(plans[0].Table)
 	if err != nil {
 		return nil, err
 	}
 	tbl, err := p.Catalog.LoadTable(ctx, ident)
 	if err != nil {
-		return nil, fmt.Errorf("load table %s: %w", plan.Table, err)
+		return nil, fmt.Errorf("load table %s: %w", plans[0].Table, err)
 	}
-	if err := p.bind(ctx, tbl, plan); err != nil {
-		return &Result{Plan: plan, Status: "not-committed"}, err
+	for _, plan := range plans {
+		if err := p.bind(ctx, tbl, plan, opts); err != nil {
+			return &Result{Plan: plan, Status: "not-committed"}, err
+		}
 	}
-	return p.apply(ctx, tbl, plan, noAutoRollback)
+	return p.apply(ctx, tbl, merge(plans), opts.NoAutoRollback)
 }
 
 // apply settles a staged plan against the table it was staged on, or

@@ -62,6 +62,13 @@ type Request struct {
 	// reads them): they are validated and fingerprinted where they are and
 	// committed as they are, never rewritten, moved or removed.
 	Adopt []string
+	// Changes compares each partition's staged rows with what it holds,
+	// at the grain, for a person to read (PartitionPlan.Changes): one more
+	// read of the old and new rows. ChangesMaxRows, when set, leaves out
+	// partitions with more rows at the base, whose keys would not fit in
+	// memory (16 bytes a row and the map's overhead).
+	Changes        bool
+	ChangesMaxRows int64
 }
 
 // Target is a table loaded for a publish, with its contract: what a caller
@@ -232,12 +239,28 @@ func (p *Publisher) stage(ctx context.Context, req Request) (*Plan, *table.Table
 		found, stageErr = moved(ctx, fsys, contract, plan, all)
 		plan.Findings = append(plan.Findings, found...)
 	}
-	if stageErr == nil && !req.AllowImplausible {
+	if stageErr == nil {
 		band := contract.Band
 		if req.Band != nil {
 			band = *req.Band
 		}
-		plan.Findings = append(plan.Findings, implausible(plan, contract, band)...)
+		found := implausible(plan, contract, band)
+		for _, f := range found {
+			if req.AllowImplausible {
+				plan.Warnings = append(plan.Warnings, "allowed (--allow-implausible): "+f.String())
+				continue
+			}
+			f.Message += implausibleAdvice
+			plan.Findings = append(plan.Findings, f)
+		}
+		for _, pp := range plan.Partitions {
+			if req.AllowEmpty && pp.Fingerprint.Rows == 0 && pp.OldFingerprint.Rows > 0 {
+				plan.Warnings = append(plan.Warnings, fmt.Sprintf("allowed (--allow-empty): partition %s goes from %d rows to none", verify.DisplayKey(pp.Key), pp.OldFingerprint.Rows))
+			}
+		}
+	}
+	if stageErr == nil && !plan.Refused() && req.Changes {
+		stageErr = grainChanges(ctx, fsys, contract, plan, req.ChangesMaxRows, parallelism(req.Parallelism))
 	}
 	if stageErr == nil && !plan.Refused() {
 		newFP, oldFP := map[string]verify.Fingerprint{}, map[string]verify.Fingerprint{}
@@ -330,8 +353,8 @@ func implausible(plan *Plan, c *contract.Contract, band contract.Band) []verify.
 		check := func(what string, before, after int64) {
 			if ratio, ok := band.Holds(before, after); !ok {
 				out = append(out, verify.Finding{Kind: verify.KindImplausible, Partition: pp.Key, Column: what,
-					Message: fmt.Sprintf("%s %d -> %d (%.2fx), outside the plausible band %s of what the partition holds; pass --allow-implausible if this is intended, or set the band (--plausible-band, table property %s)",
-						orRows(what), before, after, ratio, band, contract.PropPlausibleBand)})
+					Message: fmt.Sprintf("%s %d -> %d (%.2fx), outside the plausible band %s of what the partition holds",
+						orRows(what), before, after, ratio, band)})
 			}
 		}
 		check("", pp.OldFingerprint.Rows, pp.Fingerprint.Rows)
@@ -342,6 +365,9 @@ func implausible(plan *Plan, c *contract.Contract, band contract.Band) []verify.
 	}
 	return out
 }
+
+// implausibleAdvice ends a refusal by the plausibility guard.
+const implausibleAdvice = "; pass --allow-implausible if this is intended, or set the band (--plausible-band, table property " + contract.PropPlausibleBand + ")"
 
 func orRows(column string) string {
 	if column == "" {

@@ -55,7 +55,7 @@ then the staged files sit under the plan's own prefixes, where no reader sees th
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.files = args
+			o.files, o.changes = args, true
 			return runPlan(cmd.Context(), g, o, out)
 		},
 	}
@@ -105,13 +105,15 @@ func runPlan(ctx context.Context, g *globals, o publishOptions, out string) erro
 
 // planView is a plan as -o json prints it: with its id.
 type planView struct {
-	PlanID string `json:"plan_id"`
-	File   string `json:"plan_file,omitempty"`
+	PlanID  string   `json:"plan_id,omitempty"`
+	PlanIDs []string `json:"plan_ids,omitempty"` // of partial plans applied together
+	File    string   `json:"plan_file,omitempty"`
 	*swap.Result
 }
 
 // printPlan shows what a plan changes, the way a person checks it before
-// approving: partition by partition, rows and sums before and after.
+// approving: partition by partition, rows and sums before and after, what
+// changed at the grain with a few keys, and what the run allowed.
 func printPlan(w io.Writer, id string, p *swap.Plan) {
 	base := "an empty table"
 	if p.BaseSnapshotID != nil {
@@ -123,14 +125,21 @@ func printPlan(w io.Writer, id string, p *swap.Plan) {
 		sums = append(sums, c)
 	}
 	sort.Strings(sums)
+	grain := false
+	for _, pp := range p.Partitions {
+		grain = grain || pp.Changes != nil
+	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	head := "PARTITION\tROWS"
 	for _, c := range sums {
 		head += "\t" + strings.ToUpper(c)
 	}
+	if grain {
+		head += "\tGRAIN (+added -removed ~changed)"
+	}
 	fmt.Fprintln(tw, head+"\tCONTENT")
 	changed := 0
-	rows := make([]string, 0, len(p.Partitions))
+	var rows, keys []string
 	for _, pp := range p.Partitions {
 		same := pp.OldFingerprint.Hash == pp.Fingerprint.Hash
 		if !same {
@@ -140,25 +149,82 @@ func printPlan(w io.Writer, id string, p *swap.Plan) {
 		for _, c := range sums {
 			line += "\t" + change(pp.OldFingerprint.Sums[c], pp.Fingerprint.Sums[c])
 		}
+		if grain {
+			line += "\t" + grainChange(pp.Changes)
+		}
 		content := short(pp.OldFingerprint.Hash) + " -> " + short(pp.Fingerprint.Hash)
 		if same {
 			content = "unchanged"
 		}
 		rows = append(rows, line+"\t"+content)
+		if k := exampleKeys(pp.Changes); k != "" {
+			keys = append(keys, "  "+verify.DisplayKey(pp.Key)+": "+k)
+		}
 	}
-	// A long run is shown by its ends.
-	if len(rows) > 12 {
-		rows = append(append(rows[:5:5], fmt.Sprintf("... %d more ...", len(rows)-10)), rows[len(rows)-5:]...)
-	}
-	for _, r := range rows {
+	for _, r := range byEnds(rows, 12, 5) {
 		fmt.Fprintln(tw, r)
 	}
 	_ = tw.Flush()
+	if len(keys) > 0 {
+		fmt.Fprintln(w, "keys changed at the grain (a few of each):")
+		for _, k := range byEnds(keys, 12, 5) {
+			fmt.Fprintln(w, k)
+		}
+	}
+	for _, warning := range p.Warnings {
+		fmt.Fprintln(w, "warning: "+warning)
+	}
 	if changed == 0 {
 		fmt.Fprintf(w, "no changes: every partition of %s already holds the planned content\n", p.Table)
 		return
 	}
 	fmt.Fprintf(w, "this will replace %d partitions of %s (%d changed)\n", len(p.Partitions), p.Table, changed)
+}
+
+// byEnds shows a long list by its ends: its first and last n lines when it
+// has more than most.
+func byEnds(lines []string, most, n int) []string {
+	if len(lines) <= most {
+		return lines
+	}
+	return append(append(lines[:n:n], fmt.Sprintf("... %d more ...", len(lines)-2*n)), lines[len(lines)-n:]...)
+}
+
+// grainChange is a partition's change at the grain in a few characters.
+func grainChange(ch *verify.Changes) string {
+	switch {
+	case ch == nil:
+		return "-"
+	case ch.Skipped != "":
+		return "not compared"
+	}
+	return fmt.Sprintf("+%d -%d ~%d", ch.Added, ch.Removed, ch.Changed)
+}
+
+// exampleKeys names a few keys of each change.
+func exampleKeys(ch *verify.Changes) string {
+	if ch == nil {
+		return ""
+	}
+	if ch.Skipped != "" {
+		return ch.Skipped
+	}
+	var parts []string
+	for _, k := range []struct {
+		what string
+		n    int64
+		keys []string
+	}{{"added", ch.Added, ch.AddedKeys}, {"removed", ch.Removed, ch.RemovedKeys}, {"changed", ch.Changed, ch.ChangedKeys}} {
+		if len(k.keys) == 0 {
+			continue
+		}
+		part := k.what + " " + strings.Join(k.keys, "; ")
+		if more := k.n - int64(len(k.keys)); more > 0 {
+			part += fmt.Sprintf(" (and %d more)", more)
+		}
+		parts = append(parts, part)
+	}
+	return strings.Join(parts, " | ")
 }
 
 // change writes before -> after (difference).
@@ -170,53 +236,70 @@ func change(before, after int64) string {
 }
 
 func newApplyCmd(g *globals) *cobra.Command {
-	var approve string
-	var noAutoRollback bool
+	var o applyOptions
 	cmd := &cobra.Command{
-		Use:   "apply PLAN --approve PLAN_ID",
-		Short: "Commit exactly the plan a person approved, if everything it relied on still holds",
+		Use:   "apply PLAN... --approve PLAN_ID...",
+		Short: "Commit exactly the plans a person approved, if everything they relied on still holds",
 		Long: `apply commits the plan in a file written by lakeswap plan. It needs the plan's id: --approve with
 the id or its first 12 characters, or, at a terminal, typed in after the plan is shown. It refuses a plan
 file whose content no longer has its id (edited by hand), and rechecks what the plan relied on: main at
-the plan's base snapshot, the table's contract, each staged file where the plan put it with the size it
-recorded. Then it commits, reads the commit back and compares, as publish does.
+the plan's base snapshot, the table's contract, each staged file where the plan put it with the size and
+SHA-256 it was written with (--recheck also reads their rows again and compares fingerprints). Then it
+commits, reads the commit back and compares, as publish does.
+
+Several plans are the partial plans of one backfill, planned on disjoint partitions by several machines
+with one --run-id against one base snapshot: apply checks that, needs each plan's id approved (repeat
+--approve, or separate the ids by commas), and commits them all as one snapshot.
 
 ` + exitCodesHelp,
-		Args: cobra.ExactArgs(1),
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runApply(cmd.Context(), g, args[0], approve, noAutoRollback)
+			return runApply(cmd.Context(), g, args, o)
 		},
 	}
-	cmd.Flags().StringVar(&approve, "approve", "", "the plan's id, or its first 12 characters")
-	cmd.Flags().BoolVar(&noAutoRollback, "no-auto-rollback", false, "keep a commit that fails verification instead of rolling it back")
+	cmd.Flags().StringSliceVar(&o.approve, "approve", nil, "each plan's id, or its first 12 characters")
+	cmd.Flags().BoolVar(&o.NoAutoRollback, "no-auto-rollback", false, "keep a commit that fails verification instead of rolling it back")
+	cmd.Flags().BoolVar(&o.Recheck, "recheck", false, "read the staged files' rows again and compare their fingerprints with the plan's before committing")
 	return cmd
+}
+
+type applyOptions struct {
+	approve []string
+	swap.ApplyOptions
 }
 
 // errNotApproved is a plan without a matching approval.
 var errNotApproved = errors.New("not approved")
 
-func runApply(ctx context.Context, g *globals, file, approve string, noAutoRollback bool) error {
-	pf, err := readPlanFile(file)
-	if err != nil {
-		return err
-	}
-	id := planID(pf.Plan)
-	if id != pf.PlanID {
-		return &swap.RefusedError{Table: pf.Plan.Table, Findings: []verify.Finding{{Kind: verify.KindCheck, Where: file,
-			Message: "the plan's content does not have the id it was written with: it was edited after it was planned; plan again"}}}
-	}
-	if approve == "" {
-		if !isTerminal(g.stdout) || !isTerminal(os.Stdin) {
-			return usagef("apply needs --approve <plan id> (the id lakeswap plan printed; %s)", short(id))
+func runApply(ctx context.Context, g *globals, files []string, o applyOptions) error {
+	plans := make([]*swap.Plan, len(files))
+	ids := make([]string, len(files))
+	for i, file := range files {
+		pf, err := readPlanFile(file)
+		if err != nil {
+			return err
 		}
-		printPlan(g.stdout, id, pf.Plan)
-		fmt.Fprint(g.stdout, "type the plan id (or its first 12 characters) to apply it: ")
-		line, _ := bufio.NewReader(os.Stdin).ReadString('\n')
-		approve = strings.TrimSpace(line)
+		ids[i], plans[i] = planID(pf.Plan), pf.Plan
+		if ids[i] != pf.PlanID {
+			return &swap.RefusedError{Table: pf.Plan.Table, Findings: []verify.Finding{{Kind: verify.KindCheck, Where: file,
+				Message: "the plan's content does not have the id it was written with: it was edited after it was planned; plan again"}}}
+		}
 	}
-	if len(approve) < 12 || !strings.HasPrefix(id, approve) {
-		return &swap.RefusedError{Table: pf.Plan.Table, Findings: []verify.Finding{{Kind: verify.KindCheck, Where: file,
-			Message: fmt.Sprintf("approval %q is not this plan's id (%s): %v", approve, short(id), errNotApproved)}}}
+	approve := o.approve
+	if len(approve) == 0 {
+		if !isTerminal(g.stdout) || !isTerminal(os.Stdin) {
+			return usagef("apply needs --approve <plan id> for each plan (the id lakeswap plan printed: %s)", strings.Join(shortIDs(ids), ", "))
+		}
+		in := bufio.NewReader(os.Stdin)
+		for i, plan := range plans {
+			printPlan(g.stdout, ids[i], plan)
+			fmt.Fprintf(g.stdout, "type the id of %s (or its first 12 characters) to apply it: ", files[i])
+			line, _ := in.ReadString('\n')
+			approve = append(approve, strings.TrimSpace(line))
+		}
+	}
+	if err := approved(files, ids, approve); err != nil {
+		return &swap.RefusedError{Table: plans[0].Table, Findings: []verify.Finding{{Kind: verify.KindCheck, Message: err.Error()}}}
 	}
 	ctx, cat, pub, err := g.open(ctx)
 	if err != nil {
@@ -225,11 +308,46 @@ func runApply(ctx context.Context, g *globals, file, approve string, noAutoRollb
 	defer cat.Close()
 	pub.Progress = progressLog{g}
 	pub.BeforeCommit = commitBarrier(g.getenv)
-	res, err := pub.Apply(ctx, pf.Plan, noAutoRollback)
+	res, err := pub.Apply(ctx, o.ApplyOptions, plans...)
 	if res == nil {
 		return err
 	}
-	return g.report(planView{PlanID: id, Result: res}, err, func(w io.Writer) { printResult(w, res) })
+	view := planView{PlanID: ids[0], Result: res}
+	if len(ids) > 1 {
+		view = planView{PlanIDs: ids, Result: res}
+	}
+	return g.report(view, err, func(w io.Writer) { printResult(w, res) })
+}
+
+// approved checks that every plan's id is approved, by itself or by its
+// first 12 characters or more, and that every approval names a plan.
+func approved(files, ids, approve []string) error {
+	used := make([]bool, len(approve))
+	for i, id := range ids {
+		ok := false
+		for j, a := range approve {
+			if len(a) >= 12 && strings.HasPrefix(id, a) {
+				ok, used[j] = true, true
+			}
+		}
+		if !ok {
+			return fmt.Errorf("%s (plan %s) is %v: no approval given is its id", files[i], short(id), errNotApproved)
+		}
+	}
+	for j, a := range approve {
+		if !used[j] {
+			return fmt.Errorf("approval %q is not the id of any plan given (%s): %v", a, strings.Join(shortIDs(ids), ", "), errNotApproved)
+		}
+	}
+	return nil
+}
+
+func shortIDs(ids []string) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = short(id)
+	}
+	return out
 }
 
 func newDiscardCmd(g *globals) *cobra.Command {

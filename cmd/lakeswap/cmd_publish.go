@@ -36,7 +36,10 @@ type publishOptions struct {
 	implausible    bool
 	band           string
 	buildTwice     bool
-	files          []string
+	// changes compares the staged rows with the table's at the grain, for
+	// the plan's summary.
+	changes bool
+	files   []string
 }
 
 func newPublishCmd(g *globals) *cobra.Command {
@@ -202,7 +205,7 @@ func runStaging(ctx context.Context, g *globals, o publishOptions, act stageFunc
 	}
 	req := swap.Request{
 		Table: ident, RunID: o.runID, AllowEmpty: o.allowEmpty, NoAutoRollback: o.noAutoRollback, Parallelism: o.parallelism, Writer: writer,
-		AllowImplausible: o.implausible,
+		AllowImplausible: o.implausible, Changes: o.changes, ChangesMaxRows: changesMaxRows(in.MemoryLimit, o.parallelism),
 	}
 	if o.band != "" {
 		band, err := contract.ParseBand(o.band)

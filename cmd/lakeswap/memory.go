@@ -77,3 +77,17 @@ func stagingParallelism(limit, rowsInLargest int64) int {
 	each := rowsInLargest*stagingBytesPerRow + stagingWriterBytes
 	return int(max(1, min(int64(runtime.NumCPU()), limit/2/each)))
 }
+
+// changesBytesPerRow is what comparing a partition at the grain holds per
+// row it had: a 16-byte map entry, the map's slack and its growth.
+const changesBytesPerRow = 64
+
+// changesMaxRows is the most rows a partition may hold for the plan to
+// compare it at the grain, the partitions compared at once (par, or one
+// per core) sharing half of the memory limit.
+func changesMaxRows(limit int64, par int) int64 {
+	if par <= 0 {
+		par = runtime.NumCPU()
+	}
+	return max(1, limit/2/changesBytesPerRow/int64(par))
+}

@@ -99,7 +99,7 @@ func TestPlanThenApply(t *testing.T) {
 	}
 	unchanged("apply of an edited plan")
 
-	code, out, errs = cli(t, home, "-o", "json", "apply", planPath, "--approve", planned.PlanID[:12])
+	code, out, errs = cli(t, home, "-o", "json", "apply", planPath, "--approve", planned.PlanID[:12], "--recheck")
 	if code != 0 {
 		t.Fatalf("apply: exit %d: %s%s", code, out, errs)
 	}
@@ -131,10 +131,25 @@ func TestPlanThenApply(t *testing.T) {
 	if err := json.Unmarshal(raw, &second); err != nil {
 		t.Fatal(err)
 	}
+	// One staged file altered in place, its size kept: only its checksum
+	// tells.
+	altered := strings.TrimPrefix(second.Plan.Partitions[1].NewFiles[0].Path, "file://")
+	body, err := os.ReadFile(altered)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body[len(body)/2] ^= 0xff
+	if err := os.WriteFile(altered, body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := cli(t, home, "apply", other, "--approve", second.PlanID); code != exitConflict || !strings.Contains(errs, "changed since the plan") || !strings.Contains(errs, altered) {
+		t.Errorf("apply with a staged file altered: exit %d, want %d naming %s: %s", code, exitConflict, altered, errs)
+	}
+	unchanged("apply with a staged file altered")
 	if err := os.Remove(strings.TrimPrefix(second.Plan.Partitions[0].NewFiles[0].Path, "file://")); err != nil {
 		t.Fatal(err)
 	}
-	if code, _, errs := cli(t, home, "apply", other, "--approve", second.PlanID); code == 0 || !strings.Contains(errs, "gone or changed") {
+	if code, _, errs := cli(t, home, "apply", other, "--approve", second.PlanID); code != exitConflict || !strings.Contains(errs, "is gone since the plan") {
 		t.Errorf("apply with a staged file gone: exit %d: %s", code, errs)
 	}
 	unchanged("apply with a staged file gone")

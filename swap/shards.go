@@ -1,0 +1,93 @@
+package swap
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/apache/iceberg-go"
+
+	"github.com/lakeswap/lakeswap/verify"
+)
+
+// shards checks that plans can be committed together as one snapshot: the
+// partial plans of one backfill, staged apart (by several machines, or an
+// orchestrator's parallel tasks) against the same base. They must name one
+// table, one run id (the snapshot records one run), one base snapshot and
+// one contract, and no partition twice: two stagings of one partition
+// would each replace the same old files, and only one could be right.
+func shards(plans []*Plan) error {
+	if len(plans) == 0 {
+		return errors.New("apply needs a plan")
+	}
+	first := plans[0]
+	owner := map[string]string{} // partition value -> run and attempt that staged it
+	for i, plan := range plans {
+		if plan == nil {
+			return fmt.Errorf("plan %d is empty", i+1)
+		}
+		if i > 0 {
+			switch {
+			case plan.Table != first.Table:
+				return fmt.Errorf("partial plans of one apply are of one table: %s and %s", first.Table, plan.Table)
+			case plan.RunID != first.RunID:
+				return fmt.Errorf("partial plans of one apply share a run id, as the snapshot records one run: %s and %s; plan every shard with the same --run-id", first.RunID, plan.RunID)
+			case fmtID(plan.BaseSnapshotID) != fmtID(first.BaseSnapshotID):
+				return fmt.Errorf("partial plans of one apply were planned against one base snapshot: %s and %s; plan the shards again against the table as it is now", fmtID(first.BaseSnapshotID), fmtID(plan.BaseSnapshotID))
+			case plan.PartitionColumn != first.PartitionColumn || !reflect.DeepEqual(plan.Contract, first.Contract):
+				return fmt.Errorf("partial plans of one apply were planned under one contract of %s; run %s attempt %s was not", first.Table, plan.RunID, plan.Attempt)
+			}
+		}
+		for _, pp := range plan.Partitions {
+			if by, ok := owner[pp.Value]; ok {
+				return fmt.Errorf("partition %s is in two partial plans (attempts %s and %s of run %s): partial plans of one apply must not overlap; discard one and plan the shards on disjoint partitions",
+					verify.DisplayKey(pp.Key), by, plan.Attempt, plan.RunID)
+			}
+			owner[pp.Value] = plan.Attempt
+		}
+	}
+	return nil
+}
+
+// merge joins bound partial plans into the one plan their snapshot commits
+// and records: every partition, in partition order, and the fingerprints
+// of the whole.
+func merge(plans []*Plan) *Plan {
+	if len(plans) == 1 {
+		return plans[0]
+	}
+	m := *plans[0]
+	m.Partitions, m.Inputs, m.Findings, m.Warnings = nil, nil, nil, nil
+	m.oldFiles = map[string][]iceberg.DataFile{}
+	var attempts, sources []string
+	for _, plan := range plans {
+		attempts = append(attempts, plan.Attempt)
+		if plan.Source != "" && !slices.Contains(sources, plan.Source) {
+			sources = append(sources, plan.Source)
+		}
+		m.Partitions = append(m.Partitions, plan.Partitions...)
+		m.Inputs = append(m.Inputs, plan.Inputs...)
+		m.Warnings = append(m.Warnings, plan.Warnings...)
+		m.NameMapping = m.NameMapping || plan.NameMapping
+		m.held = m.held && plan.held
+		for v, files := range plan.oldFiles {
+			m.oldFiles[v] = files
+		}
+	}
+	m.Attempt, m.Source = strings.Join(attempts, ","), strings.Join(sources, "; ")
+	slices.SortFunc(m.Partitions, func(a, b PartitionPlan) int { return strings.Compare(a.Value, b.Value) })
+	newFP, oldFP := map[string]verify.Fingerprint{}, map[string]verify.Fingerprint{}
+	for _, pp := range m.Partitions {
+		newFP[pp.Key], oldFP[pp.Key] = pp.Fingerprint, pp.OldFingerprint
+	}
+	// Each shard's sums fit; only their total can overflow, and a run whose
+	// total does not fit is refused at stage time the same way.
+	var err error
+	if m.Fingerprint, err = verify.Combine(newFP); err != nil {
+		m.Findings = append(m.Findings, verify.Finding{Kind: verify.KindCheck, Message: "the run's " + err.Error()})
+	}
+	m.BaseFingerprint, _ = verify.Combine(oldFP)
+	return &m
+}

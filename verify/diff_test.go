@@ -1,0 +1,74 @@
+package verify_test
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/lakeswap/lakeswap/internal/retail"
+	"github.com/lakeswap/lakeswap/verify"
+)
+
+// diff compares old rows with new ones, each in batches of two rows, the
+// way a plan reads them.
+func diff(t *testing.T, old, new []retail.DailyOrder) verify.Changes {
+	t.Helper()
+	c, err := retail.Contract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := verify.NewDiffer(c)
+	each := func(rows []retail.DailyOrder, fn func(arrow.RecordBatch) (bool, error)) {
+		for i := 0; i < len(rows); i += 2 {
+			rec := retail.Record(rows[i:min(i+2, len(rows))])
+			done, err := fn(rec)
+			rec.Release()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if done {
+				return
+			}
+		}
+	}
+	each(old, func(r arrow.RecordBatch) (bool, error) { return false, d.AddOld(r) })
+	each(new, func(r arrow.RecordBatch) (bool, error) { return false, d.AddNew(r) })
+	if d.NeedsRemovedNames() {
+		each(old, d.NameRemoved)
+	}
+	return d.Changes()
+}
+
+func TestChangesAtTheGrain(t *testing.T) {
+	day := func(channel string, orders, cents int64) retail.DailyOrder {
+		return retail.DailyOrder{OrderDate: "2026-01-01", Channel: channel, OrderCount: orders, AmountCents: cents}
+	}
+	old := []retail.DailyOrder{day("web", 2, 17000), day("app", 1, 3500), day("store", 1, 7000), day("phone", 1, 100)}
+	new := []retail.DailyOrder{day("web", 1, 5000), day("app", 1, 3500), day("kiosk", 3, 900)}
+	got := diff(t, old, new)
+	want := verify.Changes{Added: 1, Removed: 2, Changed: 1,
+		AddedKeys: []string{"channel=kiosk"}, RemovedKeys: []string{"channel=store", "channel=phone"}, ChangedKeys: []string{"channel=web"}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("changes %+v, want %+v", got, want)
+	}
+
+	if got := diff(t, old, old); got.Added+got.Removed+got.Changed != 0 || got.RemovedKeys != nil {
+		t.Errorf("the same rows compare as %+v", got)
+	}
+
+	// Many of each: a few keys are named, every one is counted.
+	var many, moved []retail.DailyOrder
+	for i := range 50 {
+		many = append(many, day(fmt.Sprintf("c%02d", i), 1, int64(i)))
+		moved = append(moved, day(fmt.Sprintf("d%02d", i), 1, int64(i)))
+	}
+	got = diff(t, many, moved)
+	if got.Added != 50 || got.Removed != 50 || got.Changed != 0 || len(got.AddedKeys) != verify.ExampleKeys || len(got.RemovedKeys) != verify.ExampleKeys {
+		t.Errorf("50 keys replaced by 50 others compare as %+v", got)
+	}
+	if !slices.Equal(got.RemovedKeys, []string{"channel=c00", "channel=c01", "channel=c02"}) {
+		t.Errorf("removed keys named %v, want the first three read", got.RemovedKeys)
+	}
+}
