@@ -133,8 +133,11 @@ type ApplyOptions struct {
 // back may be old, its files since committed). A plan whose run the table
 // already records settles as a rerun of that run id does.
 func (p *Publisher) Apply(ctx context.Context, opts ApplyOptions, plans ...*Plan) (*Result, error) {
+	if len(plans) == 0 {
+		return nil, errors.New("apply needs a plan")
+	}
 	if err := shards(plans); err != nil {
-		return nil, err
+		return nil, &RefusedError{Table: plans[0].Table, Findings: []verify.Finding{{Kind: verify.KindPartialPlans, Message: err.Error()}}}
 	}
 	ident, err := catalog.ParseIdent(plans[0].Table)
 	if err != nil {

@@ -2,6 +2,8 @@ package swap_test
 
 import (
 	"errors"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/lakeswap/lakeswap/internal/retail"
@@ -160,21 +162,49 @@ func TestConflictCommitsNothing(t *testing.T) {
 	})
 }
 
-// TestBuildTwice: a second build that gives other rows refuses the run,
-// naming the partition, and nothing is committed; the same rows pass.
+// TestBuildTwice, on every backend: a second build that gives other rows
+// refuses the run, naming the partition, and nothing is committed or left
+// behind; the same rows pass.
 func TestBuildTwice(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b backend) {
+		e := newEnvOn(t, b)
+		batch1, batch2 := fixture(t, retail.AfterBatch1), fixture(t, retail.AfterBatch2)
+		e.mustPublish(batch1, fixtureRange...)
+		meta, files := e.table().MetadataLocation(), e.allFiles()
+		res, err := e.pub.Publish(e.ctx, swap.Request{Table: e.ident, Partitions: fixtureRange, Source: retail.NewSource(batch2), SecondBuild: retail.NewSource(batch1)})
+		if !errors.Is(err, swap.ErrRefused) || res == nil || len(res.Plan.Findings) == 0 || res.Plan.Findings[0].Kind != verify.KindNondeterministic {
+			t.Fatalf("a nondeterministic second build: %v (%+v)", err, res)
+		}
+		if e.table().MetadataLocation() != meta || !slices.Equal(e.allFiles(), files) {
+			t.Error("a nondeterministic run changed the table or left files")
+		}
+		if res, err := e.pub.Publish(e.ctx, swap.Request{Table: e.ident, Partitions: fixtureRange, Source: retail.NewSource(batch2), SecondBuild: retail.NewSource(batch2)}); err != nil || res.Status != "published" {
+			t.Errorf("a deterministic second build: %v (%+v)", err, res)
+		}
+	})
+}
+
+// TestApplyRecheck: --recheck reads the staged rows again; a plan whose
+// recorded fingerprint they do not give is refused as a conflict with the
+// table unchanged, and the same plan as staged applies.
+func TestApplyRecheck(t *testing.T) {
 	e := newEnv(t)
-	batch1, batch2 := fixture(t, retail.AfterBatch1), fixture(t, retail.AfterBatch2)
-	e.mustPublish(batch1, fixtureRange...)
+	e.mustPublish(fixture(t, retail.AfterBatch1), fixtureRange...)
+	plan, err := e.pub.Stage(e.ctx, swap.Request{Table: e.ident, Partitions: fixtureRange, Source: retail.NewSource(fixture(t, retail.AfterBatch2))})
+	if err != nil {
+		t.Fatal(err)
+	}
 	meta := e.table().MetadataLocation()
-	res, err := e.pub.Publish(e.ctx, swap.Request{Table: e.ident, Partitions: fixtureRange, Source: retail.NewSource(batch2), SecondBuild: retail.NewSource(batch1)})
-	if !errors.Is(err, swap.ErrRefused) || res == nil || len(res.Plan.Findings) == 0 || res.Plan.Findings[0].Kind != verify.KindNondeterministic {
-		t.Fatalf("a nondeterministic second build: %v (%+v)", err, res)
+	right := plan.Partitions[1].Fingerprint
+	plan.Partitions[1].Fingerprint.Hash = strings.Repeat("0", 64)
+	if _, err := e.pub.Apply(e.ctx, swap.ApplyOptions{Recheck: true}, plan); !errors.Is(err, swap.ErrConflict) || !strings.Contains(err.Error(), "order_date=2026-01-02's staged files hold") {
+		t.Errorf("apply --recheck of a plan its files do not match: %v", err)
 	}
 	if e.table().MetadataLocation() != meta {
-		t.Error("a nondeterministic run changed the table")
+		t.Error("the refused apply changed the table")
 	}
-	if res, err := e.pub.Publish(e.ctx, swap.Request{Table: e.ident, Partitions: fixtureRange, Source: retail.NewSource(batch2), SecondBuild: retail.NewSource(batch2)}); err != nil || res.Status != "published" {
-		t.Errorf("a deterministic second build: %v (%+v)", err, res)
+	plan.Partitions[1].Fingerprint = right
+	if res, err := e.pub.Apply(e.ctx, swap.ApplyOptions{Recheck: true}, plan); err != nil || res.Status != "published" {
+		t.Errorf("apply --recheck of the plan as staged: %v", err)
 	}
 }

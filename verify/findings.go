@@ -25,6 +25,7 @@ const (
 	KindImplausible      Kind = "implausible"      // rows or a sum far outside what the partition held
 	KindNondeterministic Kind = "nondeterministic" // a second build of the same input gave other rows
 	KindMoved            Kind = "moved-records"    // staged keys the table holds in an undeclared partition
+	KindPartialPlans     Kind = "partial-plans"    // plans applied together that do not make one run
 )
 
 // Finding is one reason a stage cannot be published. Row counts from 1 within

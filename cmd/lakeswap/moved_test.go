@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -50,46 +52,34 @@ func factRows(t *testing.T, stage string) string {
 	return write(t, t.TempDir(), stage+".ndjson", b.String())
 }
 
-// TestMovedRecordNeedsBothPartitions: at the fact grain (one row per
-// order_id, partitioned by order_date), batch 2 moves o100 from 2026-01-01
-// to 2026-01-02; replacing 2026-01-02 alone is refused, naming o100 and
-// 2026-01-01, and replacing both days passes.
+// TestMovedRecordNeedsBothPartitions, on every site: at the fact grain (one
+// row per order_id, partitioned by order_date), batch 2 moves o100 from
+// 2026-01-01 to 2026-01-02; replacing 2026-01-02 alone is refused, naming
+// o100 and 2026-01-01, with the table and its files unchanged, and
+// replacing both days passes.
 func TestMovedRecordNeedsBothPartitions(t *testing.T) {
-	home := t.TempDir()
-	if code, _, errs := cli(t, home, "table", "create", "--schema", write(t, home, "facts.yaml", factsYAML)); code != 0 {
-		t.Fatalf("table create: exit %d: %s", code, errs)
-	}
-	if code, _, errs := cli(t, home, "publish", "--table", "retail.orders_fact", "--partitions", twoDays, factRows(t, "after_batch1")); code != 0 {
-		t.Fatalf("first load: exit %d: %s", code, errs)
-	}
-	before := metadataLocation2(t, home, "orders_fact")
-	batch2 := factRows(t, "after_batch1_and_batch2")
-	// Only 2026-01-02's rows, as a job rebuilding that day alone would give.
-	raw, _ := os.ReadFile(batch2)
-	var day2 []string
-	for _, l := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
-		if strings.Contains(l, `"2026-01-02"`) {
-			day2 = append(day2, l)
+	forEachSite(t, func(t *testing.T, s *site) {
+		s.must("table", "create", "--schema", write(t, s.home, "facts.yaml", factsYAML))
+		s.must("publish", "--table", "retail.orders_fact", "--partitions", twoDays, factRows(t, "after_batch1"))
+		before, files := s.metadata("orders_fact"), s.files()
+		batch2 := factRows(t, "after_batch1_and_batch2")
+		// Only 2026-01-02's rows, as a job rebuilding that day alone would give.
+		var day2 []string
+		for _, l := range strings.Split(strings.TrimSpace(string(mustRead(t, batch2))), "\n") {
+			if strings.Contains(l, `"2026-01-02"`) {
+				day2 = append(day2, l)
+			}
 		}
-	}
-	alone := write(t, t.TempDir(), "day2.ndjson", strings.Join(day2, "\n")+"\n")
-	code, _, errs := cli(t, home, "publish", "--table", "retail.orders_fact", "--partitions", "order_date=2026-01-02", alone)
-	if code != exitRefused || !strings.Contains(errs, "o100") || !strings.Contains(errs, "order_date=2026-01-01") || !strings.Contains(errs, "moved") {
-		t.Errorf("replacing 2026-01-02 alone: exit %d, want %d naming o100 and 2026-01-01:\n%s", code, exitRefused, errs)
-	}
-	if metadataLocation2(t, home, "orders_fact") != before {
-		t.Error("the refused run changed the table")
-	}
-	if code, out, errs := cli(t, home, "publish", "--table", "retail.orders_fact", "--partitions", twoDays, batch2); code != 0 {
-		t.Errorf("replacing both days: exit %d: %s%s", code, out, errs)
-	}
-}
-
-func metadataLocation2(t *testing.T, home, name string) string {
-	t.Helper()
-	tbl, err := openHome(t, home).LoadTable(t.Context(), []string{"retail", name})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tbl.MetadataLocation()
+		alone := write(t, t.TempDir(), "day2.ndjson", strings.Join(day2, "\n")+"\n")
+		code, _, errs := s.cli("plan", "--table", "retail.orders_fact", "--partitions", "order_date=2026-01-02", "--out", filepath.Join(t.TempDir(), "p.json"), alone)
+		if code != exitRefused || !strings.Contains(errs, "o100") || !strings.Contains(errs, "order_date=2026-01-01") || !strings.Contains(errs, "moved") {
+			t.Errorf("replacing 2026-01-02 alone: exit %d, want %d naming o100 and 2026-01-01:\n%s", code, exitRefused, errs)
+		}
+		if s.metadata("orders_fact") != before || !slices.Equal(s.files(), files) {
+			t.Error("the refused run changed the table or left files")
+		}
+		if out := s.must("publish", "--table", "retail.orders_fact", "--partitions", twoDays, batch2); !strings.Contains(out, "published") {
+			t.Errorf("replacing both days: %s", out)
+		}
+	})
 }

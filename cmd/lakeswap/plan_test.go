@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
-	"os"
+	"fmt"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -24,135 +27,149 @@ func batch2Input(t *testing.T) string {
 	return in
 }
 
-// TestPlanThenApply: plan commits nothing and writes a plan with its id;
-// apply refuses it without approval, with a wrong id, once edited by hand
-// or once a staged file is gone, each time leaving the table as it was;
-// approved, it gives the table a publish of the same input gives.
+// TestPlanThenApply, on every site: plan commits nothing and writes a plan
+// with its id and what it changes at the grain; apply refuses it without
+// approval, with a wrong id, once edited by hand, or once a staged file is
+// altered in place or gone, each time leaving the table and its files as
+// they were; approved, it gives the table, fingerprint and history a
+// publish of the same input gives.
 func TestPlanThenApply(t *testing.T) {
-	in := batch2Input(t)
-	twin := newHome(t)
-	code, out, errs := cli(t, twin, "-o", "json", "publish", "--table", "retail.daily_orders", "--partitions", twoDays, in)
-	if code != 0 {
-		t.Fatalf("publish: exit %d: %s", code, errs)
-	}
-	var published struct {
-		Plan struct {
-			Fingerprint struct{ Hash string } `json:"fingerprint"`
-		} `json:"plan"`
-	}
-	if err := json.Unmarshal([]byte(out), &published); err != nil {
-		t.Fatal(err)
-	}
+	forEachSite(t, func(t *testing.T, s *site) {
+		in := batch2Input(t)
+		twin := newSite(t, s.name)
+		twin.createDaily()
+		twin.must("publish", "--table", "retail.daily_orders", "--partitions", twoDays, in)
+		_, published, _ := twin.cli("-o", "json", "history", "--table", "retail.daily_orders")
 
-	home := newHome(t)
-	before, files := metadataLocation(t, home), warehouseFiles(t, home)
-	planPath := filepath.Join(t.TempDir(), "plan.json")
-	code, out, errs = cli(t, home, "-o", "json", "plan", "--table", "retail.daily_orders", "--partitions", twoDays, "--out", planPath, in)
-	if code != 0 {
-		t.Fatalf("plan: exit %d: %s%s", code, out, errs)
-	}
-	var planned struct {
-		PlanID string `json:"plan_id"`
-		Status string `json:"status"`
-	}
-	if err := json.Unmarshal([]byte(out), &planned); err != nil || planned.Status != "planned" || len(planned.PlanID) != 64 {
-		t.Fatalf("plan -o json: %v\n%s", err, out)
-	}
-	if metadataLocation(t, home) != before {
-		t.Fatal("plan changed the table")
-	}
-	code, text, _ := cli(t, home, "plan", "--table", "retail.daily_orders", "--partitions", twoDays, "--out", filepath.Join(t.TempDir(), "p2.json"), in)
-	if code != 0 || !strings.Contains(text, "this will replace 2 partitions of retail.daily_orders") || !strings.Contains(text, "->") {
-		t.Errorf("plan summary: exit %d:\n%s", code, text)
-	}
-
-	unchanged := func(what string) {
-		t.Helper()
-		if metadataLocation(t, home) != before {
-			t.Errorf("%s changed the table", what)
+		s.createDaily()
+		before, files := s.metadata("daily_orders"), s.files()
+		unchanged := func(what string) {
+			t.Helper()
+			if s.metadata("daily_orders") != before || !slices.Equal(s.files(), files) {
+				t.Errorf("%s changed the table or its files", what)
+			}
 		}
-	}
-	if code, _, errs := cli(t, home, "apply", planPath); code != exitUsage || !strings.Contains(errs, "--approve") {
-		t.Errorf("apply without approval: exit %d: %s", code, errs)
-	}
-	unchanged("apply without approval")
-	if code, _, errs := cli(t, home, "apply", planPath, "--approve", "000000000000"); code != exitRefused {
-		t.Errorf("apply with a wrong id: exit %d: %s", code, errs)
-	}
-	unchanged("apply with a wrong id")
-	raw, err := os.ReadFile(planPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	edited := filepath.Join(t.TempDir(), "edited.json")
-	var pf map[string]any
-	if err := json.Unmarshal(raw, &pf); err != nil {
-		t.Fatal(err)
-	}
-	pf["plan"].(map[string]any)["source"] = "files:something-else.csv"
-	hand, _ := json.Marshal(pf)
-	if err := os.WriteFile(edited, hand, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if code, _, errs := cli(t, home, "apply", edited, "--approve", planned.PlanID); code != exitRefused || !strings.Contains(errs, "edited") {
-		t.Errorf("apply of a plan edited by hand: exit %d: %s", code, errs)
-	}
-	unchanged("apply of an edited plan")
+		planPath := filepath.Join(t.TempDir(), "plan.json")
+		code, out, errs := s.cli("-o", "json", "plan", "--table", "retail.daily_orders", "--partitions", twoDays, "--out", planPath, in)
+		if code != 0 {
+			t.Fatalf("plan: exit %d: %s%s", code, out, errs)
+		}
+		var planned struct {
+			PlanID string `json:"plan_id"`
+			Status string `json:"status"`
+		}
+		if err := json.Unmarshal([]byte(out), &planned); err != nil || planned.Status != "planned" || len(planned.PlanID) != 64 {
+			t.Fatalf("plan -o json: %v\n%s", err, out)
+		}
+		if s.metadata("daily_orders") != before {
+			t.Fatal("plan changed the table")
+		}
+		if staged := s.files(); len(staged) <= len(files) {
+			t.Fatal("plan staged no file")
+		}
+		code, text, _ := s.cli("plan", "--table", "retail.daily_orders", "--partitions", twoDays, "--out", filepath.Join(t.TempDir(), "p2.json"), in)
+		for _, want := range []string{"this will replace 2 partitions of retail.daily_orders", "27500 -> 15500 (-12000)",
+			"+0 -0 ~1", "+1 -0 ~1", "order_date=2026-01-02: added channel=store | changed channel=web"} {
+			if code != 0 || !strings.Contains(text, want) {
+				t.Errorf("plan summary: exit %d, want %q:\n%s", code, want, text)
+			}
+		}
+		files = s.files() // with both plans' staged files
 
-	code, out, errs = cli(t, home, "-o", "json", "apply", planPath, "--approve", planned.PlanID[:12], "--recheck")
-	if code != 0 {
-		t.Fatalf("apply: exit %d: %s%s", code, out, errs)
-	}
-	var applied struct {
-		PlanID string `json:"plan_id"`
-		Status string `json:"status"`
-		Plan   struct {
-			Fingerprint struct{ Hash string } `json:"fingerprint"`
-		} `json:"plan"`
-	}
-	if err := json.Unmarshal([]byte(out), &applied); err != nil {
-		t.Fatal(err)
-	}
-	if applied.Status != "published" || applied.PlanID != planned.PlanID || applied.Plan.Fingerprint.Hash != published.Plan.Fingerprint.Hash {
-		t.Errorf("apply gave %+v; want published with the publish's fingerprint %s", applied, published.Plan.Fingerprint.Hash)
-	}
-	if metadataLocation(t, home) == before || len(warehouseFiles(t, home)) <= len(files) {
-		t.Error("apply did not commit")
-	}
+		if code, _, errs := s.cli("apply", planPath); code != exitUsage || !strings.Contains(errs, "--approve") {
+			t.Errorf("apply without approval: exit %d: %s", code, errs)
+		}
+		unchanged("apply without approval")
+		if code, _, errs := s.cli("apply", planPath, "--approve", "000000000000"); code != exitRefused {
+			t.Errorf("apply with a wrong id: exit %d: %s", code, errs)
+		}
+		unchanged("apply with a wrong id")
+		raw := mustRead(t, planPath)
+		var pf map[string]any
+		if err := json.Unmarshal(raw, &pf); err != nil {
+			t.Fatal(err)
+		}
+		pf["plan"].(map[string]any)["source"] = "files:something-else.csv"
+		hand, _ := json.Marshal(pf)
+		edited := write(t, t.TempDir(), "edited.json", string(hand))
+		if code, _, errs := s.cli("apply", edited, "--approve", planned.PlanID); code != exitRefused || !strings.Contains(errs, "edited") {
+			t.Errorf("apply of a plan edited by hand: exit %d: %s", code, errs)
+		}
+		unchanged("apply of an edited plan")
 
-	// A plan whose staged file is removed before it is applied.
-	before = metadataLocation(t, home)
-	other := filepath.Join(t.TempDir(), "other.json")
-	if code, _, errs := cli(t, home, "plan", "--table", "retail.daily_orders", "--partitions", twoDays, "--out", other, newHomeInput(t)); code != 0 {
-		t.Fatalf("second plan: exit %d: %s", code, errs)
+		code, out, errs = s.cli("-o", "json", "apply", planPath, "--approve", planned.PlanID[:12], "--recheck")
+		if code != 0 {
+			t.Fatalf("apply: exit %d: %s%s", code, out, errs)
+		}
+		var applied struct {
+			PlanID string `json:"plan_id"`
+			Status string `json:"status"`
+		}
+		if err := json.Unmarshal([]byte(out), &applied); err != nil {
+			t.Fatal(err)
+		}
+		if applied.Status != "published" || applied.PlanID != planned.PlanID {
+			t.Errorf("apply gave %+v; want published", applied)
+		}
+		if after := s.files(); s.metadata("daily_orders") == before || len(after) <= len(files) {
+			t.Error("apply did not commit")
+		}
+		_, history, _ := s.cli("-o", "json", "history", "--table", "retail.daily_orders")
+		if got, want := runsOf(t, history), runsOf(t, published); !slices.Equal(got, want) {
+			t.Errorf("history after plan and apply:\n%v\nafter publish:\n%v", got, want)
+		}
+
+		// Another plan, whose staged files are tampered with before apply.
+		before = s.metadata("daily_orders")
+		other := filepath.Join(t.TempDir(), "other.json")
+		if code, _, errs := s.cli("plan", "--table", "retail.daily_orders", "--partitions", twoDays, "--out", other, newHomeInput(t)); code != 0 {
+			t.Fatalf("second plan: exit %d: %s", code, errs)
+		}
+		second, err := readPlanFile(other)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// One staged file altered in place, its size kept: only its
+		// checksum tells.
+		altered := second.Plan.Partitions[1].NewFiles[0].Path
+		body := s.read(altered)
+		body[len(body)/2] ^= 0xff
+		s.write(altered, body)
+		files = s.files()
+		if code, _, errs := s.cli("apply", other, "--approve", second.PlanID); code != exitConflict || !strings.Contains(errs, "changed since the plan") || !strings.Contains(errs, altered) {
+			t.Errorf("apply with a staged file altered: exit %d, want %d naming %s: %s", code, exitConflict, altered, errs)
+		}
+		unchanged("apply with a staged file altered")
+		s.remove(second.Plan.Partitions[0].NewFiles[0].Path)
+		files = s.files()
+		if code, _, errs := s.cli("apply", other, "--approve", second.PlanID); code != exitConflict || !strings.Contains(errs, "is gone since the plan") {
+			t.Errorf("apply with a staged file gone: exit %d: %s", code, errs)
+		}
+		unchanged("apply with a staged file gone")
+	})
+}
+
+// runsOf is what a history in JSON says of each run on main: its
+// partitions, rows, sums and fingerprint.
+func runsOf(t *testing.T, history string) []string {
+	t.Helper()
+	var h struct {
+		Main []struct {
+			Operation  string           `json:"operation"`
+			Partitions []string         `json:"partitions"`
+			Rows       int64            `json:"rows"`
+			Sums       map[string]int64 `json:"sums"`
+			Hash       string           `json:"fingerprint"`
+		} `json:"main"`
 	}
-	raw, _ = os.ReadFile(other)
-	var second planFile
-	if err := json.Unmarshal(raw, &second); err != nil {
-		t.Fatal(err)
+	if err := json.Unmarshal([]byte(history), &h); err != nil {
+		t.Fatalf("history: %v\n%s", err, history)
 	}
-	// One staged file altered in place, its size kept: only its checksum
-	// tells.
-	altered := strings.TrimPrefix(second.Plan.Partitions[1].NewFiles[0].Path, "file://")
-	body, err := os.ReadFile(altered)
-	if err != nil {
-		t.Fatal(err)
+	var out []string
+	for _, r := range h.Main {
+		out = append(out, fmt.Sprint(r))
 	}
-	body[len(body)/2] ^= 0xff
-	if err := os.WriteFile(altered, body, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if code, _, errs := cli(t, home, "apply", other, "--approve", second.PlanID); code != exitConflict || !strings.Contains(errs, "changed since the plan") || !strings.Contains(errs, altered) {
-		t.Errorf("apply with a staged file altered: exit %d, want %d naming %s: %s", code, exitConflict, altered, errs)
-	}
-	unchanged("apply with a staged file altered")
-	if err := os.Remove(strings.TrimPrefix(second.Plan.Partitions[0].NewFiles[0].Path, "file://")); err != nil {
-		t.Fatal(err)
-	}
-	if code, _, errs := cli(t, home, "apply", other, "--approve", second.PlanID); code != exitConflict || !strings.Contains(errs, "is gone since the plan") {
-		t.Errorf("apply with a staged file gone: exit %d: %s", code, errs)
-	}
-	unchanged("apply with a staged file gone")
+	return out
 }
 
 // newHomeInput is the first load's rows, which differ from batch 2.
@@ -169,74 +186,76 @@ func newHomeInput(t *testing.T) string {
 	return in
 }
 
-// TestRepublishIdenticalCommitsNothing: publishing input the partitions
-// already hold, under a new run id, exits 0 saying unchanged, with no new
-// snapshot and no file left behind.
+// TestRepublishIdenticalCommitsNothing, on every site: publishing input the
+// partitions already hold, under a new run id, exits 0 saying unchanged,
+// with no new snapshot and no file left behind.
 func TestRepublishIdenticalCommitsNothing(t *testing.T) {
-	home := newHome(t)
-	before, files := metadataLocation(t, home), warehouseFiles(t, home)
-	code, out, errs := cli(t, home, "publish", "--table", "retail.daily_orders", "--partitions", twoDays, newHomeInput(t))
-	if code != 0 || !strings.Contains(out, "unchanged") || !strings.Contains(out, "nothing was committed") {
-		t.Fatalf("identical republish: exit %d: %s%s", code, out, errs)
-	}
-	if metadataLocation(t, home) != before || strings.Join(warehouseFiles(t, home), " ") != strings.Join(files, " ") {
-		t.Error("an identical republish changed the table or left files")
-	}
-}
-
-// TestImplausibleShrinkIsRefused: a partition shrunk to 30% of its rows is
-// refused at plan time, naming the partition and the figures, and passes
-// with --allow-implausible; a band set per run moves the line.
-func TestImplausibleShrinkIsRefused(t *testing.T) {
-	home := t.TempDir()
-	schema := write(t, home, "daily_orders.yaml", schemaYAML)
-	if code, _, errs := cli(t, home, "table", "create", "--schema", schema); code != 0 {
-		t.Fatalf("table create: exit %d: %s", code, errs)
-	}
-	full := orderLines(2_000, 2) // 1,000 rows a day
-	dir := t.TempDir()
-	if code, _, errs := cli(t, home, "publish", "--table", "retail.daily_orders", "--partitions", twoDays, writeCSVLines(t, filepath.Join(dir, "full.csv"), full)); code != 0 {
-		t.Fatalf("first load: exit %d: %s", code, errs)
-	}
-	// Day 1 keeps 30% of its rows; day 2 stays whole.
-	var shrunk []string
-	for i, l := range full {
-		if i%2 == 1 || i < 600 {
-			shrunk = append(shrunk, l)
+	forEachSite(t, func(t *testing.T, s *site) {
+		s.createDaily()
+		before, files := s.metadata("daily_orders"), s.files()
+		code, out, errs := s.cli("publish", "--table", "retail.daily_orders", "--partitions", twoDays, newHomeInput(t))
+		if code != 0 || !strings.Contains(out, "unchanged") || !strings.Contains(out, "nothing was committed") {
+			t.Fatalf("identical republish: exit %d: %s%s", code, out, errs)
 		}
-	}
-	in := writeCSVLines(t, filepath.Join(dir, "shrunk.csv"), shrunk)
-	before := metadataLocation(t, home)
-	code, _, errs := cli(t, home, "plan", "--table", "retail.daily_orders", "--partitions", twoDays, "--out", filepath.Join(dir, "p.json"), in)
-	if code != exitRefused || !strings.Contains(errs, "implausible partition order_date=2026-01-01: rows 1000 -> 300 (0.30x)") || strings.Contains(errs, "order_date=2026-01-02") {
-		t.Errorf("plan of a shrunk partition: exit %d, want %d naming 2026-01-01 and its figures:\n%s", code, exitRefused, errs)
-	}
-	if metadataLocation(t, home) != before {
-		t.Error("a refused plan changed the table")
-	}
-	if code, _, errs := cli(t, home, "publish", "--table", "retail.daily_orders", "--partitions", twoDays, "--plausible-band", "0.1:4", in); code != 0 {
-		t.Errorf("with a wider band: exit %d: %s", code, errs)
-	}
-	full2 := writeCSVLines(t, filepath.Join(dir, "full2.csv"), full)
-	if code, _, _ := cli(t, home, "publish", "--table", "retail.daily_orders", "--partitions", twoDays, full2); code != exitRefused {
-		t.Errorf("growing 300 rows back to 1,000 (3.3x): exit %d, want %d", code, exitRefused)
-	}
-	if code, _, errs := cli(t, home, "publish", "--table", "retail.daily_orders", "--partitions", twoDays, "--allow-implausible", full2); code != 0 {
-		t.Errorf("with --allow-implausible: exit %d: %s", code, errs)
-	}
+		if s.metadata("daily_orders") != before || !slices.Equal(s.files(), files) {
+			t.Error("an identical republish changed the table or left files")
+		}
+	})
 }
 
-// TestBuildTwiceFromFiles: --build-twice reads the inputs again and, for
-// files that do not change, publishes as without it.
+// TestImplausibleShrinkIsRefused, on every site: a partition shrunk to 30%
+// of its rows is refused at plan time, naming the partition and the
+// figures, and passes with --allow-implausible, which the plan shows as a
+// warning; a band set per run moves the line.
+func TestImplausibleShrinkIsRefused(t *testing.T) {
+	forEachSite(t, func(t *testing.T, s *site) {
+		s.must("table", "create", "--schema", write(t, s.home, "daily_orders.yaml", schemaYAML))
+		full := orderLines(2_000, 2) // 1,000 rows a day
+		dir := t.TempDir()
+		s.must("publish", "--table", "retail.daily_orders", "--partitions", twoDays, writeCSVLines(t, filepath.Join(dir, "full.csv"), full))
+		// Day 1 keeps 30% of its rows; day 2 stays whole.
+		var shrunk []string
+		for i, l := range full {
+			if i%2 == 1 || i < 600 {
+				shrunk = append(shrunk, l)
+			}
+		}
+		in := writeCSVLines(t, filepath.Join(dir, "shrunk.csv"), shrunk)
+		before, files := s.metadata("daily_orders"), s.files()
+		code, _, errs := s.cli("plan", "--table", "retail.daily_orders", "--partitions", twoDays, "--out", filepath.Join(dir, "p.json"), in)
+		if code != exitRefused || !strings.Contains(errs, "implausible partition order_date=2026-01-01: rows 1000 -> 300 (0.30x)") || strings.Contains(errs, "order_date=2026-01-02") {
+			t.Errorf("plan of a shrunk partition: exit %d, want %d naming 2026-01-01 and its figures:\n%s", code, exitRefused, errs)
+		}
+		if s.metadata("daily_orders") != before || !slices.Equal(s.files(), files) {
+			t.Error("a refused plan changed the table or left files")
+		}
+		code, out, errs := s.cli("plan", "--table", "retail.daily_orders", "--partitions", twoDays, "--allow-implausible", "--out", filepath.Join(dir, "p.json"), in)
+		if code != 0 || !strings.Contains(out, "warning: allowed (--allow-implausible): implausible partition order_date=2026-01-01: rows 1000 -> 300") {
+			t.Errorf("plan with --allow-implausible: exit %d, want a warning naming the partition: %s%s", code, out, errs)
+		}
+		s.must("discard", filepath.Join(dir, "p.json"))
+		s.must("publish", "--table", "retail.daily_orders", "--partitions", twoDays, "--plausible-band", "0.1:4", in)
+		full2 := writeCSVLines(t, filepath.Join(dir, "full2.csv"), full)
+		if code, _, _ := s.cli("publish", "--table", "retail.daily_orders", "--partitions", twoDays, full2); code != exitRefused {
+			t.Errorf("growing 300 rows back to 1,000 (3.3x): exit %d, want %d", code, exitRefused)
+		}
+		s.must("publish", "--table", "retail.daily_orders", "--partitions", twoDays, "--allow-implausible", full2)
+	})
+}
+
+// TestBuildTwiceFromFiles, on every site: --build-twice reads the inputs
+// again and, for files that do not change, publishes as without it.
 func TestBuildTwiceFromFiles(t *testing.T) {
-	home := newHome(t)
-	before := metadataLocation(t, home)
-	if code, out, errs := cli(t, home, "publish", "--build-twice", "--table", "retail.daily_orders", "--partitions", twoDays, batch2Input(t)); code != 0 || !strings.Contains(out, "published") {
-		t.Errorf("--build-twice: exit %d: %s%s", code, out, errs)
-	}
-	if metadataLocation(t, home) == before {
-		t.Error("--build-twice committed nothing")
-	}
+	forEachSite(t, func(t *testing.T, s *site) {
+		s.createDaily()
+		before := s.metadata("daily_orders")
+		if out := s.must("publish", "--build-twice", "--table", "retail.daily_orders", "--partitions", twoDays, batch2Input(t)); !strings.Contains(out, "published") {
+			t.Errorf("--build-twice: %s", out)
+		}
+		if s.metadata("daily_orders") == before {
+			t.Error("--build-twice committed nothing")
+		}
+	})
 }
 
 // TestLongRunsShownByTheirEnds: history shows a run of 30 partitions by
@@ -258,55 +277,153 @@ func TestLongRunsShownByTheirEnds(t *testing.T) {
 	}
 }
 
-// TestDiscard: discarding a plan never applied removes exactly its staged
-// files and leaves the table; a plan that was applied is refused, and its
-// files stay the table's.
+// TestDiscard, on every site: discarding a plan never applied removes
+// exactly its staged files and leaves the table; a plan that was applied
+// is refused, and its files stay the table's.
 func TestDiscard(t *testing.T) {
-	home := newHome(t)
-	before, files := metadataLocation(t, home), warehouseFiles(t, home)
-	plan := filepath.Join(t.TempDir(), "plan.json")
-	if code, _, errs := cli(t, home, "plan", "--table", "retail.daily_orders", "--partitions", twoDays, "--out", plan, batch2Input(t)); code != 0 {
-		t.Fatalf("plan: exit %d: %s", code, errs)
-	}
-	if len(warehouseFiles(t, home)) <= len(files) {
-		t.Fatal("plan staged no file")
-	}
-	if code, out, errs := cli(t, home, "discard", plan); code != 0 || !strings.Contains(out, "removed the 2 file(s)") {
-		t.Errorf("discard: exit %d: %s%s", code, out, errs)
-	}
-	got := warehouseFiles(t, home)
-	var parquet []string
-	for _, f := range got {
-		if strings.HasSuffix(f, ".parquet") {
-			parquet = append(parquet, f)
+	forEachSite(t, func(t *testing.T, s *site) {
+		s.createDaily()
+		before, files := s.metadata("daily_orders"), s.files()
+		plan := filepath.Join(t.TempDir(), "plan.json")
+		s.must("plan", "--table", "retail.daily_orders", "--partitions", twoDays, "--out", plan, batch2Input(t))
+		if len(s.files()) <= len(files) {
+			t.Fatal("plan staged no file")
 		}
-	}
-	var want []string
-	for _, f := range files {
-		if strings.HasSuffix(f, ".parquet") {
-			want = append(want, f)
+		if out := s.must("discard", plan); !strings.Contains(out, "removed the 2 file(s)") {
+			t.Errorf("discard: %s", out)
 		}
-	}
-	if metadataLocation(t, home) != before || strings.Join(parquet, " ") != strings.Join(want, " ") {
-		t.Errorf("after discard the table or its data files differ:\n%v\nwant\n%v", parquet, want)
-	}
+		if s.metadata("daily_orders") != before || !slices.Equal(s.files(), files) {
+			t.Errorf("after discard the table or its files differ:\n%v\nwant\n%v", s.files(), files)
+		}
 
-	applied := filepath.Join(t.TempDir(), "applied.json")
-	if code, _, errs := cli(t, home, "plan", "--table", "retail.daily_orders", "--partitions", twoDays, "--out", applied, batch2Input(t)); code != 0 {
-		t.Fatalf("plan: exit %d: %s", code, errs)
-	}
-	pf, err := readPlanFile(applied)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if code, _, errs := cli(t, home, "apply", applied, "--approve", pf.PlanID); code != 0 {
-		t.Fatalf("apply: exit %d: %s", code, errs)
-	}
-	kept := warehouseFiles(t, home)
-	if code, _, errs := cli(t, home, "discard", applied); code == 0 || !strings.Contains(errs, "was applied") {
-		t.Errorf("discard of an applied plan: exit %d: %s", code, errs)
-	}
-	if strings.Join(warehouseFiles(t, home), " ") != strings.Join(kept, " ") {
-		t.Error("discard of an applied plan removed files")
-	}
+		applied := filepath.Join(t.TempDir(), "applied.json")
+		s.must("plan", "--table", "retail.daily_orders", "--partitions", twoDays, "--out", applied, batch2Input(t))
+		pf, err := readPlanFile(applied)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.must("apply", applied, "--approve", pf.PlanID)
+		kept := s.files()
+		if code, _, errs := s.cli("discard", applied); code == 0 || !strings.Contains(errs, "was applied") {
+			t.Errorf("discard of an applied plan: exit %d: %s", code, errs)
+		}
+		if !slices.Equal(s.files(), kept) {
+			t.Error("discard of an applied plan removed files")
+		}
+	})
+}
+
+// TestShardsApplyAsOneSnapshot, on every site: three processes plan three
+// disjoint thirds of a backfill under one run id against one base; apply
+// of the three commits one snapshot holding them all, with the table and
+// fingerprint one publish of the whole gives. Overlapping partial plans,
+// and plans of other run ids, are refused with the table unchanged.
+func TestShardsApplyAsOneSnapshot(t *testing.T) {
+	forEachSite(t, func(t *testing.T, s *site) {
+		const days = "order_date=2026-01-01..2026-01-06"
+		s.must("table", "create", "--schema", write(t, s.home, "daily_orders.yaml", schemaYAML))
+		dir := t.TempDir()
+		lines := orderLines(600, 6)
+		s.must("publish", "--table", "retail.daily_orders", "--partitions", days, writeCSVLines(t, filepath.Join(dir, "first.csv"), lines))
+		// Every amount ten times, and so every row changed; each shard's
+		// input holds its own days only, as each task of the backfill
+		// computes them.
+		shardLines := make([][]string, 3)
+		for i := range lines {
+			lines[i] += "0"
+			day := int(lines[i][9] - '1') // 2026-01-0D
+			shardLines[day/2] = append(shardLines[day/2], lines[i])
+		}
+		in := writeCSVLines(t, filepath.Join(dir, "second.csv"), lines)
+		shardIn := make([]string, 3)
+		for i, l := range shardLines {
+			shardIn[i] = writeCSVLines(t, filepath.Join(dir, fmt.Sprintf("second-%d.csv", i)), l)
+		}
+		twin := newSite(t, s.name)
+		twin.must("table", "create", "--schema", write(t, twin.home, "daily_orders.yaml", schemaYAML))
+		twin.must("publish", "--table", "retail.daily_orders", "--partitions", days, writeCSVLines(t, filepath.Join(dir, "first.csv"), orderLines(600, 6)))
+		whole := twin.must("-o", "json", "publish", "--allow-implausible", "--table", "retail.daily_orders", "--partitions", days, in)
+
+		before, files := s.metadata("daily_orders"), s.files()
+		thirds := []string{"order_date=2026-01-01..2026-01-02", "order_date=2026-01-03..2026-01-04", "order_date=2026-01-05..2026-01-06"}
+		plans := make([]string, 3)
+		var cmds []*exec.Cmd
+		var outs []*bytes.Buffer
+		for i, third := range thirds {
+			plans[i] = filepath.Join(dir, fmt.Sprintf("shard-%d.json", i))
+			cmd := s.command("plan", "--run-id", "backfill-jan", "--allow-implausible", "--table", "retail.daily_orders", "--partitions", third, "--out", plans[i], shardIn[i])
+			var out bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &out
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			cmds, outs = append(cmds, cmd), append(outs, &out)
+		}
+		ids := make([]string, 3)
+		for i, cmd := range cmds {
+			if err := cmd.Wait(); err != nil {
+				t.Fatalf("plan of %s: %v: %s", thirds[i], err, outs[i])
+			}
+			pf, err := readPlanFile(plans[i])
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids[i] = pf.PlanID
+		}
+		if s.metadata("daily_orders") != before {
+			t.Fatal("planning changed the table")
+		}
+		staged := s.files()
+
+		// A fourth plan overlapping the second, and one of another run.
+		overlap := filepath.Join(dir, "overlap.json")
+		s.must("plan", "--run-id", "backfill-jan", "--allow-implausible", "--table", "retail.daily_orders", "--partitions", "order_date=2026-01-03..2026-01-04", "--out", overlap, shardIn[1])
+		pf, _ := readPlanFile(overlap)
+		code, _, errs := s.cli("apply", plans[0], plans[1], overlap, "--approve", ids[0]+","+ids[1]+","+pf.PlanID)
+		if code != exitRefused || !strings.Contains(errs, "partition order_date=2026-01-03 is in two partial plans") {
+			t.Errorf("apply of overlapping plans: exit %d: %s", code, errs)
+		}
+		s.must("discard", overlap)
+		stranger := filepath.Join(dir, "stranger.json")
+		s.must("plan", "--run-id", "another", "--allow-implausible", "--table", "retail.daily_orders", "--partitions", "order_date=2026-01-03..2026-01-04", "--out", stranger, shardIn[1])
+		pf, _ = readPlanFile(stranger)
+		if code, _, errs := s.cli("apply", plans[0], stranger, "--approve", ids[0], "--approve", pf.PlanID); code != exitRefused || !strings.Contains(errs, "share a run id") {
+			t.Errorf("apply of plans of two runs: exit %d: %s", code, errs)
+		}
+		s.must("discard", stranger)
+		if code, _, errs := s.cli("apply", plans[0], plans[1], plans[2], "--approve", ids[0]+","+ids[1]); code != exitRefused || !strings.Contains(errs, "shard-2.json") {
+			t.Errorf("apply of three plans with two approved: exit %d: %s", code, errs)
+		}
+		if s.metadata("daily_orders") != before || !slices.Equal(s.files(), staged) {
+			t.Fatal("a refused apply changed the table or its files")
+		}
+
+		out := s.must("-o", "json", "apply", plans[2], plans[0], plans[1], "--approve", ids[0], "--approve", ids[1], "--approve", ids[2])
+		var applied, published struct {
+			PlanIDs []string `json:"plan_ids"`
+			Status  string   `json:"status"`
+			Plan    struct {
+				Partitions  []struct{ Value string } `json:"partitions"`
+				Fingerprint struct{ Hash string }    `json:"fingerprint"`
+			} `json:"plan"`
+		}
+		if err := json.Unmarshal([]byte(out), &applied); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal([]byte(whole), &published); err != nil {
+			t.Fatal(err)
+		}
+		if applied.Status != "published" || len(applied.Plan.Partitions) != 6 || applied.Plan.Fingerprint.Hash != published.Plan.Fingerprint.Hash {
+			t.Errorf("apply of three shards: %s, %d partitions, fingerprint %s; want published, 6, %s",
+				applied.Status, len(applied.Plan.Partitions), applied.Plan.Fingerprint.Hash, published.Plan.Fingerprint.Hash)
+		}
+		_, history, _ := s.cli("-o", "json", "history", "--table", "retail.daily_orders")
+		_, want, _ := twin.cli("-o", "json", "history", "--table", "retail.daily_orders")
+		if got, want := runsOf(t, history), runsOf(t, want); !slices.Equal(got, want) {
+			t.Errorf("history after the shards:\n%v\nafter one publish of the whole:\n%v", got, want)
+		}
+		if len(s.files()) <= len(files) {
+			t.Error("the shards committed nothing")
+		}
+	})
 }

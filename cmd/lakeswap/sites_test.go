@@ -1,0 +1,207 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/minio/minio-go/v7"
+
+	"github.com/lakeswap/lakeswap/catalog"
+	"github.com/lakeswap/lakeswap/s3store"
+	"github.com/lakeswap/lakeswap/testenv"
+)
+
+// site is one conformance environment a CLI test runs on: the embedded
+// catalog on local files, SQLite with MinIO, PostgreSQL with MinIO. Its
+// files are every object under the warehouse, as locations.
+type site struct {
+	t     *testing.T
+	name  string
+	args  []string // global flags that select the catalog
+	env   []string // the AWS environment, for a process of its own
+	props map[string]string
+	home  string
+	srv   *testenv.S3
+	bkt   string
+}
+
+// forEachSite runs a CLI test on every conformance environment.
+func forEachSite(t *testing.T, test func(t *testing.T, s *site)) {
+	for _, name := range []string{"sqlite+local", "sqlite+minio", "postgres+minio"} {
+		t.Run(name, func(t *testing.T) { test(t, newSite(t, name)) })
+	}
+}
+
+func newSite(t *testing.T, name string) *site {
+	t.Helper()
+	s := &site{t: t, name: name, home: t.TempDir()}
+	if name == "sqlite+local" {
+		s.args = []string{"--home", s.home, "--config", os.DevNull}
+		return s
+	}
+	s.srv = testenv.MinIO(t)
+	s.bkt = s.srv.NewBucket(t)
+	for _, kv := range s.srv.Env() {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v) // the in-process CLI reads credentials from the AWS chain
+	}
+	s.env = append(os.Environ(), s.srv.Env()...)
+	s.props = map[string]string{
+		"type": "sql", "sql.driver": "sqlite", "sql.dialect": "sqlite",
+		"uri":       "file:" + filepath.Join(s.home, "catalog.db") + "?_pragma=busy_timeout(10000)",
+		"warehouse": "s3://" + s.bkt + "/warehouse", s3store.PropEndpoint: s.srv.Endpoint, s3store.PropRegion: s.srv.Region,
+		s3store.PropPartSize: fmt.Sprint(s3store.MinPartSize),
+	}
+	if name == "postgres+minio" {
+		s.props["sql.driver"], s.props["sql.dialect"], s.props["uri"] = "pgx", "postgres", testenv.Postgres(t).NewDatabase(t)
+	}
+	var yaml strings.Builder
+	yaml.WriteString("catalog:\n  site:\n")
+	for k, v := range s.props {
+		fmt.Fprintf(&yaml, "    %s: %q\n", k, v)
+	}
+	s.args = []string{"--config", write(t, s.home, "lakeswap.yaml", yaml.String()), "--catalog", "site"}
+	return s
+}
+
+// cli runs lakeswap in this process, as a user would, on the site.
+func (s *site) cli(args ...string) (code int, stdout, stderr string) {
+	s.t.Helper()
+	var out, errb bytes.Buffer
+	code = mainWithEnv(context.Background(), append(slices.Clone(s.args), args...), &out, &errb, noEnv)
+	return code, out.String(), errb.String()
+}
+
+// command is lakeswap in a process of its own on the site.
+func (s *site) command(args ...string) *exec.Cmd {
+	cmd := exec.Command(lakeswapBinary(s.t), append(slices.Clone(s.args), args...)...)
+	cmd.Env = s.env
+	return cmd
+}
+
+// must runs lakeswap and fails the test unless it exits 0.
+func (s *site) must(args ...string) string {
+	s.t.Helper()
+	code, out, errs := s.cli(args...)
+	if code != 0 {
+		s.t.Fatalf("lakeswap %s: exit %d: %s%s", strings.Join(args, " "), code, out, errs)
+	}
+	return out
+}
+
+// createDaily creates retail.daily_orders and publishes the fixture's first
+// load, so that every later refusal has something to leave unchanged.
+func (s *site) createDaily() {
+	s.t.Helper()
+	s.must("table", "create", "--schema", write(s.t, s.home, "daily_orders.yaml", schemaYAML))
+	s.must("publish", "--table", "retail.daily_orders", "--partitions", twoDays, newHomeInput(s.t))
+}
+
+// metadata is a table's metadata location.
+func (s *site) metadata(name string) string {
+	s.t.Helper()
+	ctx := context.Background()
+	cfg := catalog.Config{Name: "site", Props: s.props, Source: "test"}
+	if s.srv == nil {
+		var err error
+		if cfg, err = catalog.Resolve(catalog.Settings{Home: s.home, ConfigFile: os.DevNull, Getenv: noEnv}); err != nil {
+			s.t.Fatal(err)
+		}
+	}
+	ctx, cat, _, err := openPublisher(ctx, cfg, noLog())
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer cat.Close()
+	tbl, err := cat.LoadTable(ctx, []string{"retail", name})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return tbl.MetadataLocation()
+}
+
+// files lists every file under the warehouse, as locations.
+func (s *site) files() []string {
+	s.t.Helper()
+	var out []string
+	if s.srv == nil {
+		err := filepath.WalkDir(filepath.Join(s.home, "warehouse"), func(p string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				out = append(out, "file://"+p)
+			}
+			return err
+		})
+		if err != nil {
+			s.t.Fatal(err)
+		}
+	} else {
+		for obj := range s.srv.Client.ListObjects(context.Background(), s.bkt, minio.ListObjectsOptions{Recursive: true}) {
+			if obj.Err != nil {
+				s.t.Fatal(obj.Err)
+			}
+			out = append(out, "s3://"+s.bkt+"/"+obj.Key)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// read, write and remove reach a file by its location, behind lakeswap's
+// back, as another tool or a person would.
+func (s *site) read(loc string) []byte {
+	s.t.Helper()
+	if s.srv == nil {
+		return mustRead(s.t, strings.TrimPrefix(loc, "file://"))
+	}
+	obj, err := s.srv.Client.GetObject(context.Background(), s.bkt, s.key(loc), minio.GetObjectOptions{})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer obj.Close()
+	var b bytes.Buffer
+	if _, err := b.ReadFrom(obj); err != nil {
+		s.t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func (s *site) write(loc string, body []byte) {
+	s.t.Helper()
+	var err error
+	if s.srv == nil {
+		err = os.WriteFile(strings.TrimPrefix(loc, "file://"), body, 0o644)
+	} else {
+		_, err = s.srv.Client.PutObject(context.Background(), s.bkt, s.key(loc), bytes.NewReader(body), int64(len(body)), minio.PutObjectOptions{})
+	}
+	if err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+func (s *site) remove(loc string) {
+	s.t.Helper()
+	var err error
+	if s.srv == nil {
+		err = os.Remove(strings.TrimPrefix(loc, "file://"))
+	} else {
+		err = s.srv.Client.RemoveObject(context.Background(), s.bkt, s.key(loc), minio.RemoveObjectOptions{})
+	}
+	if err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+func (s *site) key(loc string) string {
+	key, ok := strings.CutPrefix(loc, "s3://"+s.bkt+"/")
+	if !ok {
+		s.t.Fatalf("%s is not in bucket %s", loc, s.bkt)
+	}
+	return key
+}
