@@ -202,6 +202,12 @@ func (p *Publisher) Discard(ctx context.Context, plan *Plan) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("load table %s: %w", plan.Table, err)
 	}
+	return p.discardListed(ctx, tbl, plan)
+}
+
+// discardListed removes the files a plan lists as staged, as Discard does,
+// from the table as loaded.
+func (p *Publisher) discardListed(ctx context.Context, tbl *table.Table, plan *Plan) (string, error) {
 	fsys, err := tbl.FS(ctx)
 	if err != nil {
 		return "", err
@@ -238,6 +244,14 @@ func (p *Publisher) Discard(ctx context.Context, plan *Plan) (string, error) {
 			gone++
 		default:
 			return fmt.Sprintf("removed %d of the plan's %d files", removed, len(files)), fmt.Errorf("remove %s: %w", f, err)
+		}
+	}
+	if _, ok := wfs.(icebergio.LocalFS); ok {
+		// A local attempt's folder, once empty (Remove takes no other).
+		for _, pp := range plan.Partitions {
+			if !pp.Adopted {
+				_ = wfs.Remove(pp.Prefix)
+			}
 		}
 	}
 	return fmt.Sprintf("removed the %d file(s) the plan of run %s staged (%d were already gone)", removed, plan.RunID, gone), nil

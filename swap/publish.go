@@ -182,7 +182,17 @@ func (p *Publisher) apply(ctx context.Context, tbl *table.Table, plan *Plan, noA
 		// rerun of the same input commits nothing.
 		res.Status = "unchanged"
 		p.log().Info("partitions already hold the planned content", "table", name, "run", plan.RunID)
-		p.discard(ctx, tbl, plan)
+		if !plan.bound {
+			p.discard(ctx, tbl, plan)
+			return res, nil
+		}
+		// A plan read back keeps its files unless no snapshot references
+		// them, as discard checks: the plan may be old, and applied.
+		said, err := p.discardListed(ctx, tbl, plan)
+		if err != nil {
+			said = fmt.Sprintf("the plan's staged files were left in place: %v", err)
+		}
+		plan.Cleanup = said
 		return res, nil
 	}
 	if p.BeforeCommit != nil {

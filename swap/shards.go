@@ -36,6 +36,11 @@ func shards(plans []*Plan) error {
 				return fmt.Errorf("partial plans of one apply were planned under one contract of %s; run %s attempt %s was not", first.Table, plan.RunID, plan.Attempt)
 			}
 		}
+		for _, other := range plans[:i] {
+			if other == plan || other.RunID == plan.RunID && other.Attempt == plan.Attempt {
+				return fmt.Errorf("the plan of run %s attempt %s is given twice", plan.RunID, plan.Attempt)
+			}
+		}
 		for _, pp := range plan.Partitions {
 			if by, ok := owner[pp.Value]; ok {
 				return fmt.Errorf("partition %s is in two partial plans (attempts %s and %s of run %s): partial plans of one apply must not overlap; discard one and plan the shards on disjoint partitions",

@@ -338,8 +338,12 @@ func printResult(w io.Writer, res *swap.Result) {
 			fmt.Fprintf(w, "run %s on %s: unchanged: the declared partitions hold no rows, and the run staged none; nothing was committed\n", p.RunID, p.Table)
 			return
 		}
-		fmt.Fprintf(w, "run %s on %s: unchanged: the declared partitions already hold exactly this content (fingerprint %s, %d rows); nothing was committed and the staged files were removed\n",
-			p.RunID, p.Table, short(p.Fingerprint.Hash), p.Fingerprint.Rows)
+		cleanup := "the staged files were removed"
+		if p.Cleanup != "" {
+			cleanup = p.Cleanup
+		}
+		fmt.Fprintf(w, "run %s on %s: unchanged: the declared partitions already hold exactly this content (fingerprint %s, %d rows); nothing was committed; %s\n",
+			p.RunID, p.Table, short(p.Fingerprint.Hash), p.Fingerprint.Rows, cleanup)
 		return
 	}
 	if res.Status == "already-published" {

@@ -200,6 +200,24 @@ func TestRepublishIdenticalCommitsNothing(t *testing.T) {
 		if s.metadata("daily_orders") != before || !slices.Equal(s.files(), files) {
 			t.Error("an identical republish changed the table or left files")
 		}
+
+		// The same as a plan: "no changes", and its apply is a no-op that
+		// says so and removes the plan's staged files, which nothing
+		// references.
+		plan := filepath.Join(t.TempDir(), "plan.json")
+		if out := s.must("plan", "--table", "retail.daily_orders", "--partitions", twoDays, "--out", plan, newHomeInput(t)); !strings.Contains(out, "no changes: every partition of retail.daily_orders already holds the planned content") {
+			t.Errorf("plan of identical input: %s", out)
+		}
+		pf, err := readPlanFile(plan)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out := s.must("apply", plan, "--approve", pf.PlanID); !strings.Contains(out, "unchanged") || !strings.Contains(out, "nothing was committed; removed the 2 file(s)") {
+			t.Errorf("apply of a plan with no changes: %s", out)
+		}
+		if s.metadata("daily_orders") != before || !slices.Equal(s.files(), files) {
+			t.Error("applying a plan with no changes changed the table or left files")
+		}
 	})
 }
 
