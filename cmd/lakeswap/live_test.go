@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/creack/pty"
 )
@@ -69,4 +70,73 @@ func TestProgressOnATerminal(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestApplyAtATerminal: at a terminal, apply shows the plan's summary and
+// asks for its id; a wrong id typed in is refused with the table
+// unchanged, the right one commits.
+func TestApplyAtATerminal(t *testing.T) {
+	home := newHome(t)
+	plan := filepath.Join(t.TempDir(), "plan.json")
+	if code, _, errs := cli(t, home, "plan", "--table", "retail.daily_orders", "--partitions", twoDays, "--out", plan, batch2Input(t)); code != 0 {
+		t.Fatalf("plan: exit %d: %s", code, errs)
+	}
+	pf, err := readPlanFile(plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := metadataLocation(t, home)
+	for i, typed := range []string{"0123456789ab", pf.PlanID[:12]} {
+		code, screen := typeAt(t, typed, "--home", home, "apply", plan)
+		if !strings.Contains(screen, "this will replace 2 partitions of retail.daily_orders") {
+			t.Errorf("apply at a terminal did not show the plan:\n%s", screen)
+		}
+		changed := metadataLocation(t, home) != before
+		if i == 0 && (code != exitRefused || changed) {
+			t.Errorf("a wrong id typed in: exit %d, table changed %v:\n%s", code, changed, screen)
+		}
+		if i == 1 && (code != 0 || !changed) {
+			t.Errorf("the right id typed in: exit %d, table changed %v:\n%s", code, changed, screen)
+		}
+	}
+}
+
+// typeAt runs the binary on a pseudo-terminal and types line once it asks;
+// it returns the exit code and what the terminal showed.
+func typeAt(t *testing.T, line string, args ...string) (int, string) {
+	t.Helper()
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ptmx.Close()
+	cmd := exec.Command(lakeswapBinary(t), args...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	tty.Close()
+	// A prompt that never comes must fail the test, not hang it.
+	stop := time.AfterFunc(2*time.Minute, func() { _ = cmd.Process.Kill() })
+	defer stop.Stop()
+	shown := make(chan string)
+	go func() {
+		var seen bytes.Buffer
+		buf := make([]byte, 4096)
+		typed := false
+		for {
+			n, err := ptmx.Read(buf)
+			seen.Write(buf[:n])
+			if !typed && strings.Contains(seen.String(), "to apply it: ") {
+				_, _ = ptmx.Write([]byte(line + "\n"))
+				typed = true
+			}
+			if err != nil { // EIO once the process is gone
+				shown <- seen.String()
+				return
+			}
+		}
+	}()
+	_ = cmd.Wait()
+	return cmd.ProcessState.ExitCode(), <-shown
 }
