@@ -28,8 +28,7 @@ import (
 type adopted struct {
 	path      string
 	partition string // the partition of its first row
-	bytes     int64
-	noIDs     bool // its columns carry no Iceberg field ids
+	noIDs     bool   // its columns carry no Iceberg field ids
 }
 
 // adopt validates and fingerprints files another engine wrote, where they
@@ -175,9 +174,8 @@ func realPlace(loc, file string) string {
 }
 
 // adoptable checks, when a plan read back is applied, that its adopted
-// files still may be and are still as validated: a file committed since by
-// another run, or rewritten to another size, is refused. (A rewrite of the
-// same size is caught by the verification after the commit.)
+// files still may be: a file committed since by another run, or rewritten
+// to another size, is refused (bind then compares their checksums).
 func adoptable(fsys icebergio.IO, meta table.Metadata, files []parquetio.File, referenced map[string]bool) error {
 	for _, f := range files {
 		if msg := placeOf(meta, f.Path, referenced); msg != "" {
@@ -211,14 +209,13 @@ func fileSize(fsys icebergio.IO, p string) (int64, error) {
 // A message says why the file cannot be adopted.
 func inspect(ctx context.Context, fsys icebergio.IO, c *contract.Contract, file string) (adopted, string, error) {
 	a := adopted{path: file}
-	size, err := fileSize(fsys, file)
+	_, err := fileSize(fsys, file)
 	if errors.Is(err, fs.ErrNotExist) {
 		return a, "the file does not exist", nil
 	}
 	if err != nil {
 		return a, "", fmt.Errorf("read %s: %w", file, err)
 	}
-	a.bytes = size
 	rr, err := parquetio.Open(ctx, fsys, file)
 	if err != nil {
 		return a, "the file is not Parquet lakeswap can read: " + err.Error(), nil
@@ -302,12 +299,18 @@ func adoptPartition(ctx context.Context, fsys icebergio.IO, c *contract.Contract
 	acc := verify.NewAccumulator(c, pp.Value, locate)
 	pp.NewFiles = nil
 	for _, a := range files {
+		// The bytes are hashed before they are validated: a file rewritten
+		// in between no longer has the hash, and apply refuses it.
+		n, sum, err := fileSHA256(ctx, fsys, a.path)
+		if err != nil {
+			return fmt.Errorf("read %s: %w", a.path, err)
+		}
 		before := acc.Rows()
 		if err := addFile(ctx, fsys, acc, a.path); err != nil {
 			return err
 		}
 		ends = append(ends, acc.Rows())
-		pp.NewFiles = append(pp.NewFiles, parquetio.File{Path: a.path, Rows: acc.Rows() - before, Bytes: a.bytes})
+		pp.NewFiles = append(pp.NewFiles, parquetio.File{Path: a.path, Rows: acc.Rows() - before, Bytes: n, SHA256: sum})
 	}
 	pp.findings = acc.Findings(allowEmpty)
 	pp.Fingerprint = acc.Result()

@@ -47,6 +47,9 @@ func (p *Publisher) bind(ctx context.Context, tbl *table.Table, plan *Plan, opts
 	}
 	plan.contract = c
 	var referenced map[string]bool // by any snapshot, for adopted files
+	// A plan whose partitions held its content when planned commits
+	// nothing, and needs no staged file.
+	noop := plan.BaseFingerprint.Hash == plan.Fingerprint.Hash && plan.BaseFingerprint.Rows == plan.Fingerprint.Rows
 	for i := range plan.Partitions {
 		pp := &plan.Partitions[i]
 		if pp.Adopted {
@@ -61,6 +64,14 @@ func (p *Publisher) bind(ctx context.Context, tbl *table.Table, plan *Plan, opts
 			}
 			if err := adoptable(fsys, meta, pp.NewFiles, referenced); err != nil {
 				return fmt.Errorf("plan of run %s: %w", plan.RunID, err)
+			}
+			for _, f := range pp.NewFiles {
+				if why := unchanged(ctx, fsys, f); why != "" && !noop {
+					if err := ctx.Err(); err != nil {
+						return err
+					}
+					return conflict("adopted file %s %s: stage the run again", f.Path, why)
+				}
 			}
 			continue
 		}
@@ -78,12 +89,18 @@ func (p *Publisher) bind(ctx context.Context, tbl *table.Table, plan *Plan, opts
 			}
 			// A staged file removed or rewritten since the plan is not what
 			// was validated.
+			if noop {
+				continue // nothing of it will be committed
+			}
 			if why := unchanged(ctx, fsys, f); why != "" {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
 				return conflict("staged file %s %s: stage the run again", f.Path, why)
 			}
 		}
 	}
-	if opts.Recheck {
+	if opts.Recheck && !noop {
 		fsys, err := tbl.FS(ctx)
 		if err != nil {
 			return err
@@ -148,23 +165,32 @@ func unchanged(ctx context.Context, fsys icebergio.IO, f parquetio.File) string 
 	if f.SHA256 == "" {
 		return "has no checksum in the plan (a plan lakeswap wrote records one)"
 	}
-	r, err := fsys.Open(f.Path)
+	n, sum, err := fileSHA256(ctx, fsys, f.Path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "is gone since the plan"
 	}
 	if err != nil {
 		return fmt.Sprintf("cannot be read: %v", err)
 	}
+	if n != f.Bytes || sum != f.SHA256 {
+		return fmt.Sprintf("changed since the plan: %d bytes with SHA-256 %s, the plan recorded %d bytes with SHA-256 %s", n, short(sum), f.Bytes, short(f.SHA256))
+	}
+	return ""
+}
+
+// fileSHA256 reads a file in full and returns its size and hex SHA-256.
+func fileSHA256(ctx context.Context, fsys icebergio.IO, path string) (int64, string, error) {
+	r, err := fsys.Open(path)
+	if err != nil {
+		return 0, "", err
+	}
 	defer r.Close()
 	h := sha256.New()
 	n, err := io.Copy(h, ctxReader{ctx, r})
 	if err != nil {
-		return fmt.Sprintf("cannot be read: %v", err)
+		return 0, "", err
 	}
-	if got := hex.EncodeToString(h.Sum(nil)); n != f.Bytes || got != f.SHA256 {
-		return fmt.Sprintf("changed since the plan: %d bytes with SHA-256 %s, the plan recorded %d bytes with SHA-256 %s", n, short(got), f.Bytes, short(f.SHA256))
-	}
-	return ""
+	return n, hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // ctxReader stops a long read when its context ends.
@@ -212,7 +238,12 @@ func (p *Publisher) discardListed(ctx context.Context, tbl *table.Table, plan *P
 	if err != nil {
 		return "", err
 	}
-	referenced, err := referencedFiles(ctx, fsys, tbl.Metadata())
+	meta := tbl.Metadata()
+	c, err := contract.Of(meta)
+	if err != nil {
+		return "", fmt.Errorf("table %s: %w", plan.Table, err)
+	}
+	referenced, err := referencedFiles(ctx, fsys, meta)
 	if err != nil {
 		return "", err
 	}
@@ -220,6 +251,13 @@ func (p *Publisher) discardListed(ctx context.Context, tbl *table.Table, plan *P
 	for _, pp := range plan.Partitions {
 		if pp.Adopted {
 			continue
+		}
+		// Only what this run's attempt staged under this table: a plan of
+		// another table, or one edited to name other files, removes
+		// nothing.
+		if want, err := stagingPrefix(meta, c.Partition.Name, pp.Value, plan.RunID, pp.attemptOr(plan.Attempt)); err != nil || pp.Prefix != want {
+			return "", fmt.Errorf("the plan of run %s stages partition %s at %s, which is not where the run stages under %s (%s); is it a plan of this table? nothing was removed",
+				plan.RunID, pp.Key, pp.Prefix, plan.Table, want)
 		}
 		for _, f := range pp.NewFiles {
 			if !strings.HasPrefix(f.Path, pp.Prefix+"/") {

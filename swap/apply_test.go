@@ -242,6 +242,34 @@ func writeForAdoption(t *testing.T, e *env, folder string, rows []retail.DailyOr
 	return files
 }
 
+// TestApplyRefusesAlteredAdoptedFiles: an adopted file altered in place
+// after staging, its size kept, is refused by its checksum before any
+// commit.
+func TestApplyRefusesAlteredAdoptedFiles(t *testing.T) {
+	e := newEnv(t)
+	files := writeForAdoption(t, e, "engine", fixture(t, retail.AfterBatch2))
+	plan, err := e.pub.Stage(e.ctx, swap.Request{Table: e.ident, Partitions: fixtureRange, Adopt: files})
+	if err != nil || !plan.Staged {
+		t.Fatalf("stage: %v", err)
+	}
+	local := strings.TrimPrefix(files[1], "file://")
+	body, err := os.ReadFile(local)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body[len(body)/2] ^= 0xff
+	if err := os.WriteFile(local, body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	meta := e.table().MetadataLocation()
+	if code, out := apply(t, e.home, plan); code != 4 || !strings.Contains(out, "changed since the plan") {
+		t.Errorf("apply after an adopted file was altered: exit %d: %s", code, out)
+	}
+	if e.table().MetadataLocation() != meta {
+		t.Error("the refused plan changed the table")
+	}
+}
+
 // TestApplyRefusesChangedAdoptedFiles: a plan whose adopted file was
 // rewritten after staging is refused, before any commit.
 func TestApplyRefusesChangedAdoptedFiles(t *testing.T) {

@@ -77,8 +77,18 @@ type PartitionPlan struct {
 	// asked to compare (Request.Changes).
 	Changes  *verify.Changes `json:"changes,omitempty"`
 	findings verify.Findings
+	attempt  string   // the attempt that staged it, in a plan merged from shards
 	created  []string // every file this attempt created for the partition
 	touched  bool     // whether this attempt opened a file for the partition
+}
+
+// attemptOr is the attempt that staged the partition: its own in a plan
+// merged from shards, else the plan's.
+func (pp *PartitionPlan) attemptOr(plan string) string {
+	if pp.attempt != "" {
+		return pp.attempt
+	}
+	return plan
 }
 
 // empty reports whether the plan neither replaces nor adds a file.

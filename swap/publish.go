@@ -258,14 +258,22 @@ func (p *Publisher) rerun(ctx context.Context, tbl *table.Table, plan *Plan, res
 	}
 	held := plan.held
 	cleanup := p.discard(ctx, tbl, plan)
-	if recorded == plan.Fingerprint.Hash && onMain && held {
+	same := recorded == plan.Fingerprint.Hash
+	if !same && len(plan.Partitions) > 0 {
+		// One shard of a run applied as a whole holds part of its content.
+		same = true
+		for _, pp := range plan.Partitions {
+			same = same && rec.PartitionHashes[pp.Key] == pp.Fingerprint.Hash
+		}
+	}
+	if same && onMain && held {
 		res.Status, res.SnapshotID = "already-published", prior.SnapshotID
 		p.log().Info("already published", "table", plan.Table, "run", plan.RunID, "snapshot", prior.SnapshotID)
 		return res, nil
 	}
 	var msg string
 	switch {
-	case recorded != plan.Fingerprint.Hash:
+	case !same:
 		keys := rec.Keys()
 		for i, k := range keys {
 			keys[i] = verify.DisplayKey(k)

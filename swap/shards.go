@@ -68,7 +68,10 @@ func merge(plans []*Plan) *Plan {
 		if plan.Source != "" && !slices.Contains(sources, plan.Source) {
 			sources = append(sources, plan.Source)
 		}
-		m.Partitions = append(m.Partitions, plan.Partitions...)
+		for _, pp := range plan.Partitions {
+			pp.attempt = plan.Attempt
+			m.Partitions = append(m.Partitions, pp)
+		}
 		m.Inputs = append(m.Inputs, plan.Inputs...)
 		m.Warnings = append(m.Warnings, plan.Warnings...)
 		m.NameMapping = m.NameMapping || plan.NameMapping

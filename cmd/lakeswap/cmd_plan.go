@@ -66,6 +66,19 @@ then the staged files sit under the plan's own prefixes, where no reader sees th
 
 func runPlan(ctx context.Context, g *globals, o publishOptions, out string) error {
 	var written string
+	if o.runID == "" {
+		o.runID = swap.NewRunID() // to name the plan file before staging
+	} else if err := swap.CheckRunID(o.runID); err != nil {
+		return usageError{err}
+	}
+	if out == "" {
+		out = "plan-" + o.runID + ".json"
+	}
+	// A plan file is the list of what its run staged, for apply and
+	// discard: never overwritten (shards of one run id need one each).
+	if _, err := os.Lstat(out); err == nil {
+		return usagef("%s exists; a plan file is never overwritten: name another with --out, or remove it (discard its plan first if it was never applied)", out)
+	}
 	stage := func(ctx context.Context, pub *swap.Publisher, req swap.Request, files []string, in source.Options) (*swap.Result, error) {
 		finish := func(ctx context.Context, req swap.Request) (*swap.Result, error) {
 			plan, err := pub.Stage(ctx, req)
@@ -75,19 +88,14 @@ func runPlan(ctx context.Context, g *globals, o publishOptions, out string) erro
 			if plan.Refused() {
 				return &swap.Result{Plan: plan, Status: "refused"}, &swap.RefusedError{Table: plan.Table, Findings: plan.Findings, Dropped: plan.DroppedFindings, Cleanup: plan.Cleanup}
 			}
-			file := out
-			if file == "" {
-				file = "plan-" + plan.RunID + ".json"
+			if err := writePlan(out, plan); err != nil {
+				said, derr := pub.Discard(ctx, plan)
+				if derr != nil {
+					said = fmt.Sprintf("its staged files are left under the plan's prefixes, run %s: %v", plan.RunID, derr)
+				}
+				return nil, fmt.Errorf("write the plan: %w; %s", err, said)
 			}
-			pf := planFile{PlanID: planID(plan), Plan: plan}
-			raw, err := json.MarshalIndent(pf, "", "  ")
-			if err == nil {
-				err = os.WriteFile(file, append(raw, '\n'), 0o644)
-			}
-			if err != nil {
-				return nil, fmt.Errorf("write the plan: %w (its staged files are under the plan's prefixes, run %s)", err, plan.RunID)
-			}
-			written = file
+			written = out
 			return &swap.Result{Plan: plan, Status: "planned"}, nil
 		}
 		if o.adopt {
@@ -98,9 +106,29 @@ func runPlan(ctx context.Context, g *globals, o publishOptions, out string) erro
 	return runStaging(ctx, g, o, stage, func(res *swap.Result) any {
 		return planView{PlanID: planID(res.Plan), File: written, Result: res}
 	}, func(w io.Writer, res *swap.Result) {
+		if written == "" {
+			return // refused: the findings are on stderr, and no plan was written
+		}
 		printPlan(w, planID(res.Plan), res.Plan)
 		fmt.Fprintf(w, "plan written to %s; apply it with: lakeswap apply %s --approve %s\n", written, written, short(planID(res.Plan)))
 	})
+}
+
+// writePlan writes a plan file, only where none exists.
+func writePlan(file string, plan *swap.Plan) error {
+	raw, err := json.MarshalIndent(planFile{PlanID: planID(plan), Plan: plan}, "", "  ")
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(append(raw, '\n')); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // planView is a plan as -o json prints it: with its id.
@@ -161,7 +189,18 @@ func printPlan(w io.Writer, id string, p *swap.Plan) {
 			keys = append(keys, "  "+verify.DisplayKey(pp.Key)+": "+k)
 		}
 	}
-	for _, r := range byEnds(rows, 12, 5) {
+	if len(rows) > 12 {
+		// The middle is left out: the total shows what it holds.
+		line := fmt.Sprintf("total of %d\t%s", len(p.Partitions), change(p.BaseFingerprint.Rows, p.Fingerprint.Rows))
+		for _, c := range sums {
+			line += "\t" + change(p.BaseFingerprint.Sums[c], p.Fingerprint.Sums[c])
+		}
+		if grain {
+			line += "\t"
+		}
+		rows = append(byEnds(rows, 12, 5), line+"\t"+fmt.Sprintf("%d changed", changed))
+	}
+	for _, r := range rows {
 		fmt.Fprintln(tw, r)
 	}
 	_ = tw.Flush()
@@ -187,7 +226,10 @@ func byEnds(lines []string, most, n int) []string {
 	if len(lines) <= most {
 		return lines
 	}
-	return append(append(lines[:n:n], fmt.Sprintf("... %d more ...", len(lines)-2*n)), lines[len(lines)-n:]...)
+	more := fmt.Sprintf("... %d more ...", len(lines)-2*n)
+	// Kept in a table's columns: as many cells as the lines around it.
+	more += strings.Repeat("\t", strings.Count(lines[0], "\t"))
+	return append(append(lines[:n:n], more), lines[len(lines)-n:]...)
 }
 
 // grainChange is a partition's change at the grain in a few characters.
@@ -279,11 +321,10 @@ func runApply(ctx context.Context, g *globals, files []string, o applyOptions) e
 		if err != nil {
 			return err
 		}
-		ids[i], plans[i] = planID(pf.Plan), pf.Plan
-		if ids[i] != pf.PlanID {
-			return &swap.RefusedError{Table: pf.Plan.Table, Findings: []verify.Finding{{Kind: verify.KindCheck, Where: file,
-				Message: "the plan's content does not have the id it was written with: it was edited after it was planned; plan again"}}}
+		if err := unedited(file, pf); err != nil {
+			return err
 		}
+		ids[i], plans[i] = pf.PlanID, pf.Plan
 	}
 	approve := o.approve
 	if len(approve) == 0 {
@@ -362,6 +403,9 @@ a plan that was applied (a snapshot references its files) and never removes file
 			if err != nil {
 				return err
 			}
+			if err := unedited(args[0], pf); err != nil {
+				return err
+			}
 			ctx, cat, pub, err := g.open(cmd.Context())
 			if err != nil {
 				return err
@@ -375,6 +419,17 @@ a plan that was applied (a snapshot references its files) and never removes file
 			return nil
 		},
 	}
+}
+
+// unedited refuses a plan whose content no longer has the id it was
+// written with: one edited by hand is another plan, which nobody approved
+// and whose files lakeswap did not stage.
+func unedited(file string, pf *planFile) error {
+	if planID(pf.Plan) == pf.PlanID {
+		return nil
+	}
+	return &swap.RefusedError{Table: pf.Plan.Table, Findings: []verify.Finding{{Kind: verify.KindCheck, Where: file,
+		Message: "the plan's content does not have the id it was written with: it was edited after it was planned; plan again"}}}
 }
 
 // readPlanFile reads a plan lakeswap plan wrote.

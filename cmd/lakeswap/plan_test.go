@@ -67,6 +67,13 @@ func TestPlanThenApply(t *testing.T) {
 		if staged := s.files(); len(staged) <= len(files) {
 			t.Fatal("plan staged no file")
 		}
+		files = s.files()
+		if code, _, errs := s.cli("plan", "--table", "retail.daily_orders", "--partitions", twoDays, "--out", planPath, in); code != exitUsage || !strings.Contains(errs, "never overwritten") {
+			t.Errorf("plan over an existing plan file: exit %d: %s", code, errs)
+		}
+		if !slices.Equal(s.files(), files) {
+			t.Error("a plan refused for its --out staged files")
+		}
 		code, text, _ := s.cli("plan", "--table", "retail.daily_orders", "--partitions", twoDays, "--out", filepath.Join(t.TempDir(), "p2.json"), in)
 		for _, want := range []string{"this will replace 2 partitions of retail.daily_orders", "27500 -> 15500 (-12000)",
 			"+0 -0 ~1", "+1 -0 ~1", "order_date=2026-01-02: added channel=store | changed channel=web"} {
@@ -218,6 +225,9 @@ func TestRepublishIdenticalCommitsNothing(t *testing.T) {
 		if s.metadata("daily_orders") != before || !slices.Equal(s.files(), files) {
 			t.Error("applying a plan with no changes changed the table or left files")
 		}
+		if out := s.must("apply", plan, "--approve", pf.PlanID); !strings.Contains(out, "unchanged") || s.metadata("daily_orders") != before {
+			t.Errorf("apply of a plan with no changes, again: %s", out)
+		}
 	})
 }
 
@@ -240,14 +250,17 @@ func TestImplausibleShrinkIsRefused(t *testing.T) {
 		}
 		in := writeCSVLines(t, filepath.Join(dir, "shrunk.csv"), shrunk)
 		before, files := s.metadata("daily_orders"), s.files()
-		code, _, errs := s.cli("plan", "--table", "retail.daily_orders", "--partitions", twoDays, "--out", filepath.Join(dir, "p.json"), in)
+		code, out, errs := s.cli("plan", "--table", "retail.daily_orders", "--partitions", twoDays, "--out", filepath.Join(dir, "p.json"), in)
+		if out != "" {
+			t.Errorf("a refused plan printed a plan:\n%s", out)
+		}
 		if code != exitRefused || !strings.Contains(errs, "implausible partition order_date=2026-01-01: rows 1000 -> 300 (0.30x)") || strings.Contains(errs, "order_date=2026-01-02") {
 			t.Errorf("plan of a shrunk partition: exit %d, want %d naming 2026-01-01 and its figures:\n%s", code, exitRefused, errs)
 		}
 		if s.metadata("daily_orders") != before || !slices.Equal(s.files(), files) {
 			t.Error("a refused plan changed the table or left files")
 		}
-		code, out, errs := s.cli("plan", "--table", "retail.daily_orders", "--partitions", twoDays, "--allow-implausible", "--out", filepath.Join(dir, "p.json"), in)
+		code, out, errs = s.cli("plan", "--table", "retail.daily_orders", "--partitions", twoDays, "--allow-implausible", "--out", filepath.Join(dir, "p.json"), in)
 		if code != 0 || !strings.Contains(out, "warning: allowed (--allow-implausible): implausible partition order_date=2026-01-01: rows 1000 -> 300") {
 			t.Errorf("plan with --allow-implausible: exit %d, want a warning naming the partition: %s%s", code, out, errs)
 		}
@@ -314,9 +327,39 @@ func TestDiscard(t *testing.T) {
 			t.Errorf("after discard the table or its files differ:\n%v\nwant\n%v", s.files(), files)
 		}
 
+		// A plan edited to name another file, with or without its id made
+		// to match, and a plan of another catalog's table, remove nothing.
+		victim := write(t, t.TempDir(), "notes.txt", "keep me")
+		s.must("plan", "--table", "retail.daily_orders", "--partitions", twoDays, "--out", plan+"2", batch2Input(t))
+		pf, err := readPlanFile(plan + "2")
+		if err != nil {
+			t.Fatal(err)
+		}
+		pf.Plan.Partitions[0].Prefix = "file://" + filepath.Dir(victim)
+		pf.Plan.Partitions[0].NewFiles[0].Path = "file://" + victim
+		for _, fix := range []bool{false, true} {
+			if fix {
+				pf.PlanID = planID(pf.Plan)
+			}
+			raw, _ := json.Marshal(pf)
+			edited := write(t, t.TempDir(), "edited.json", string(raw))
+			if code, _, errs := s.cli("discard", edited); code == 0 {
+				t.Errorf("discard of an edited plan (id made to match: %v): exit 0: %s", fix, errs)
+			}
+			if string(mustRead(t, victim)) != "keep me" {
+				t.Fatal("discard of an edited plan removed a file it never staged")
+			}
+		}
+		elsewhere := newSite(t, "sqlite+local")
+		elsewhere.createDaily()
+		if code, _, errs := elsewhere.cli("discard", plan+"2"); code == 0 || !strings.Contains(errs, "is it a plan of this table?") {
+			t.Errorf("discard in another catalog: exit %d: %s", code, errs)
+		}
+		s.must("discard", plan+"2")
+
 		applied := filepath.Join(t.TempDir(), "applied.json")
 		s.must("plan", "--table", "retail.daily_orders", "--partitions", twoDays, "--out", applied, batch2Input(t))
-		pf, err := readPlanFile(applied)
+		pf, err = readPlanFile(applied)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -442,6 +485,10 @@ func TestShardsApplyAsOneSnapshot(t *testing.T) {
 		}
 		if len(s.files()) <= len(files) {
 			t.Error("the shards committed nothing")
+		}
+		meta := s.metadata("daily_orders")
+		if out := s.must("apply", plans[1], "--approve", ids[1]); !strings.Contains(out, "already published") || s.metadata("daily_orders") != meta {
+			t.Errorf("one shard applied again after the whole: %s", out)
 		}
 	})
 }

@@ -36,7 +36,7 @@ const exitCodesHelp = `Exit codes:
   1    error (catalog, storage, or anything not listed below)
   2    usage: a flag, argument or selector is wrong
   3    refused by validation: nothing was committed, staged files removed
-  4    commit conflict: main moved since the plan; nothing was committed
+  4    commit conflict: main moved since the plan, or a plan's staged files changed; nothing was committed
   5    commit outcome unknown: check 'lakeswap history' before retrying
   6    verification failed after the commit (rolled back unless --no-auto-rollback)
   7    rollback refused (main moved past the run; --force to override)
