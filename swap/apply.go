@@ -66,7 +66,10 @@ func (p *Publisher) bind(ctx context.Context, tbl *table.Table, plan *Plan, opts
 				return fmt.Errorf("plan of run %s: %w", plan.RunID, err)
 			}
 			for _, f := range pp.NewFiles {
-				if why := unchanged(ctx, fsys, f); why != "" && !noop {
+				if noop {
+					break // nothing of them will be committed
+				}
+				if why := unchanged(ctx, fsys, f); why != "" {
 					if err := ctx.Err(); err != nil {
 						return err
 					}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 
 	icebergio "github.com/apache/iceberg-go/io"
@@ -133,8 +134,8 @@ type ApplyOptions struct {
 // back may be old, its files since committed). A plan whose run the table
 // already records settles as a rerun of that run id does.
 func (p *Publisher) Apply(ctx context.Context, opts ApplyOptions, plans ...*Plan) (*Result, error) {
-	if len(plans) == 0 {
-		return nil, errors.New("apply needs a plan")
+	if len(plans) == 0 || slices.Contains(plans, nil) {
+		return nil, errors.New("apply needs plans, and a plan is missing")
 	}
 	if err := shards(plans); err != nil {
 		return nil, &RefusedError{Table: plans[0].Table, Findings: []verify.Finding{{Kind: verify.KindPartialPlans, Message: err.Error()}}}

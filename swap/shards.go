@@ -21,9 +21,6 @@ func shards(plans []*Plan) error {
 	first := plans[0]
 	owner := map[string]string{} // partition value -> run and attempt that staged it
 	for i, plan := range plans {
-		if plan == nil {
-			return fmt.Errorf("plan %d is empty", i+1)
-		}
 		if i > 0 {
 			switch {
 			case plan.Table != first.Table:
