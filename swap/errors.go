@@ -34,6 +34,7 @@ var (
 
 // RefusedError lists every finding that stopped a stage.
 type RefusedError struct {
+	Op       string // what was refused: publish (the default), plan, apply, discard
 	Table    string
 	Findings []verify.Finding
 	Dropped  int64  // findings beyond those listed
@@ -43,7 +44,11 @@ type RefusedError struct {
 func (e *RefusedError) Error() string {
 	var b strings.Builder
 	n := int64(len(e.Findings)) + e.Dropped
-	fmt.Fprintf(&b, "publish to %s refused: %d finding(s); nothing was committed", e.Table, n)
+	op := e.Op
+	if op == "" {
+		op = "publish"
+	}
+	fmt.Fprintf(&b, "%s of %s refused: %d finding(s); nothing was committed", op, e.Table, n)
 	if e.Cleanup != "" {
 		b.WriteString("; " + e.Cleanup)
 	}

@@ -101,6 +101,14 @@ func (p *Plan) empty() bool {
 	return true
 }
 
+// op names what commits the plan: apply for a plan read back, else publish.
+func (p *Plan) op() string {
+	if p.bound {
+		return "apply"
+	}
+	return "publish"
+}
+
 // Refused reports whether validation found anything.
 func (p *Plan) Refused() bool { return len(p.Findings) > 0 || p.DroppedFindings > 0 }
 

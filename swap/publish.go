@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"slices"
 	"strings"
@@ -138,7 +139,7 @@ func (p *Publisher) Apply(ctx context.Context, opts ApplyOptions, plans ...*Plan
 		return nil, errors.New("apply needs plans, and a plan is missing")
 	}
 	if err := shards(plans); err != nil {
-		return nil, &RefusedError{Table: plans[0].Table, Findings: []verify.Finding{{Kind: verify.KindPartialPlans, Message: err.Error()}}}
+		return nil, &RefusedError{Op: "apply", Table: plans[0].Table, Findings: []verify.Finding{{Kind: verify.KindPartialPlans, Message: err.Error()}}}
 	}
 	ident, err := catalog.ParseIdent(plans[0].Table)
 	if err != nil {
@@ -165,7 +166,7 @@ func (p *Publisher) apply(ctx context.Context, tbl *table.Table, plan *Plan, noA
 	if plan.Refused() {
 		res.Status = "refused"
 		p.log().Info("publish refused", "table", name, "run", plan.RunID, "findings", len(plan.Findings)+int(plan.DroppedFindings))
-		return res, &RefusedError{Table: name, Findings: plan.Findings, Dropped: plan.DroppedFindings, Cleanup: plan.Cleanup}
+		return res, &RefusedError{Op: plan.op(), Table: name, Findings: plan.Findings, Dropped: plan.DroppedFindings, Cleanup: plan.Cleanup}
 	}
 	if plan.prior != nil {
 		return p.rerun(ctx, tbl, plan, res)
@@ -219,6 +220,12 @@ func (p *Publisher) apply(ctx context.Context, tbl *table.Table, plan *Plan, noA
 	p.log().Info("committed", "table", name, "run", plan.RunID, "snapshot", snap.SnapshotID)
 
 	mismatches, err := p.checkCommitted(ctx, plan, snap.SnapshotID)
+	if errors.Is(err, fs.ErrNotExist) {
+		// A file the commit references is gone (removed behind the run's
+		// back, by a discard of the same plan, say): the snapshot cannot
+		// be read, which is as wrong as other content.
+		mismatches, err = []Mismatch{{What: "a committed file is missing: " + err.Error()}}, nil
+	}
 	if err != nil {
 		res.Status = "verify-failed"
 		return res, &OpError{Op: "verify", Table: name, RunID: plan.RunID, Err: fmt.Errorf("%w: %w", ErrVerifyFailed, err),
@@ -288,5 +295,5 @@ func (p *Publisher) rerun(ctx context.Context, tbl *table.Table, plan *Plan, res
 	}
 	res.Status = "refused"
 	plan.Findings = append(plan.Findings, verify.Finding{Kind: verify.KindRunID, Message: msg})
-	return res, &RefusedError{Table: plan.Table, Findings: plan.Findings, Cleanup: cleanup}
+	return res, &RefusedError{Op: plan.op(), Table: plan.Table, Findings: plan.Findings, Cleanup: cleanup}
 }

@@ -1,6 +1,7 @@
 package swap_test
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"strings"
@@ -208,3 +209,66 @@ func TestApplyRecheck(t *testing.T) {
 		t.Errorf("apply --recheck of the plan as staged: %v", err)
 	}
 }
+
+// TestMissingCommittedFileRollsBack, on every backend: a staged file removed
+// behind the run's back (a discard of the same plan racing its apply, say)
+// before the commit fails the commit; removed once the commit landed, it
+// leaves a snapshot that cannot be read, which the check after the commit
+// finds, and main goes back to the base.
+func TestMissingCommittedFileRollsBack(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b backend) {
+		e := newEnvOn(t, b)
+		e.mustPublish(fixture(t, retail.AfterBatch1), fixtureRange...)
+		base := e.table().CurrentSnapshot().SnapshotID
+		var staged string
+		remove := func(ctx context.Context) error {
+			fsys, err := e.table().FS(ctx)
+			if err != nil {
+				return err
+			}
+			return fsys.Remove(staged)
+		}
+		e.pub.BeforeCommit = func(ctx context.Context, plan *swap.Plan) error {
+			staged = plan.Partitions[1].NewFiles[0].Path
+			return remove(ctx)
+		}
+		res, err := e.publish(fixture(t, retail.AfterBatch2), fixtureRange...)
+		if err == nil || res == nil || res.Status != "not-committed" || e.table().CurrentSnapshot().SnapshotID != base {
+			t.Fatalf("a staged file removed before the commit: %v (%+v)", err, res)
+		}
+
+		e.pub.BeforeCommit = func(_ context.Context, plan *swap.Plan) error {
+			staged = plan.Partitions[1].NewFiles[0].Path
+			return nil
+		}
+		e.pub.Progress = stepHook{"verify", func() {
+			if err := remove(e.ctx); err != nil {
+				t.Error(err)
+			}
+		}}
+		res, err = e.publish(fixture(t, retail.AfterBatch2), fixtureRange...)
+		if !errors.Is(err, swap.ErrVerifyFailed) || res == nil || res.Status != "rolled-back" {
+			t.Fatalf("a committed file removed: %v (%+v)", err, res)
+		}
+		if got := e.table().CurrentSnapshot().SnapshotID; got != base {
+			t.Errorf("main at %d after the rollback, want the base %d", got, base)
+		}
+		if got := e.daily(); !slices.Equal(got, retail.Only(fixture(t, retail.AfterBatch1), fixtureRange...)) {
+			t.Errorf("the table holds %v after the rollback", got)
+		}
+	})
+}
+
+// stepHook runs fn when a publish reaches the step named.
+type stepHook struct {
+	step string
+	fn   func()
+}
+
+func (h stepHook) Step(s string) {
+	if s == h.step {
+		h.fn()
+	}
+}
+
+func (stepHook) Staged(string, int64, int64) {}

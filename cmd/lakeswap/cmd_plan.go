@@ -86,7 +86,7 @@ func runPlan(ctx context.Context, g *globals, o publishOptions, out string) erro
 				return nil, err
 			}
 			if plan.Refused() {
-				return &swap.Result{Plan: plan, Status: "refused"}, &swap.RefusedError{Table: plan.Table, Findings: plan.Findings, Dropped: plan.DroppedFindings, Cleanup: plan.Cleanup}
+				return &swap.Result{Plan: plan, Status: "refused"}, &swap.RefusedError{Op: "plan", Table: plan.Table, Findings: plan.Findings, Dropped: plan.DroppedFindings, Cleanup: plan.Cleanup}
 			}
 			if err := writePlan(out, plan); err != nil {
 				said, derr := pub.Discard(ctx, plan)
@@ -168,11 +168,13 @@ func printPlan(w io.Writer, id string, p *swap.Plan) {
 	fmt.Fprintln(tw, head+"\tCONTENT")
 	changed := 0
 	var rows, keys []string
+	var moved []bool // which rows change
 	for _, pp := range p.Partitions {
 		same := pp.OldFingerprint.Hash == pp.Fingerprint.Hash
 		if !same {
 			changed++
 		}
+		moved = append(moved, !same)
 		line := verify.DisplayKey(pp.Key) + "\t" + change(pp.OldFingerprint.Rows, pp.Fingerprint.Rows)
 		for _, c := range sums {
 			line += "\t" + change(pp.OldFingerprint.Sums[c], pp.Fingerprint.Sums[c])
@@ -198,7 +200,7 @@ func printPlan(w io.Writer, id string, p *swap.Plan) {
 		if grain {
 			line += "\t"
 		}
-		rows = append(byEnds(rows, 12, 5), line+"\t"+fmt.Sprintf("%d changed", changed))
+		rows = append(ends(rows, moved), line+"\t"+fmt.Sprintf("%d changed", changed))
 	}
 	for _, r := range rows {
 		fmt.Fprintln(tw, r)
@@ -230,6 +232,37 @@ func byEnds(lines []string, most, n int) []string {
 	// Kept in a table's columns: as many cells as the lines around it.
 	more += strings.Repeat("\t", strings.Count(lines[0], "\t"))
 	return append(append(lines[:n:n], more), lines[len(lines)-n:]...)
+}
+
+// ends shows a long table by its first and last five rows and, between
+// them, the first ten rows that change: what an approver must not miss.
+func ends(rows []string, changes []bool) []string {
+	keep := make([]bool, len(rows))
+	middle := 0
+	for i := range rows {
+		switch {
+		case i < 5 || i >= len(rows)-5:
+			keep[i] = true
+		case changes[i] && middle < 10:
+			keep[i], middle = true, middle+1
+		}
+	}
+	var out []string
+	cells := strings.Repeat("\t", strings.Count(rows[0], "\t"))
+	for i := 0; i < len(rows); {
+		if keep[i] {
+			out = append(out, rows[i])
+			i++
+			continue
+		}
+		j := i
+		for j < len(rows) && !keep[j] {
+			j++
+		}
+		out = append(out, fmt.Sprintf("... %d more ...", j-i)+cells)
+		i = j
+	}
+	return out
 }
 
 // grainChange is a partition's change at the grain in a few characters.
@@ -321,7 +354,7 @@ func runApply(ctx context.Context, g *globals, files []string, o applyOptions) e
 		if err != nil {
 			return err
 		}
-		if err := unedited(file, pf); err != nil {
+		if err := unedited("apply", file, pf); err != nil {
 			return err
 		}
 		ids[i], plans[i] = pf.PlanID, pf.Plan
@@ -340,7 +373,7 @@ func runApply(ctx context.Context, g *globals, files []string, o applyOptions) e
 		}
 	}
 	if err := approved(files, ids, approve); err != nil {
-		return &swap.RefusedError{Table: plans[0].Table, Findings: []verify.Finding{{Kind: verify.KindCheck, Message: err.Error()}}}
+		return &swap.RefusedError{Op: "apply", Table: plans[0].Table, Findings: []verify.Finding{{Kind: verify.KindCheck, Message: err.Error()}}}
 	}
 	ctx, cat, pub, err := g.open(ctx)
 	if err != nil {
@@ -403,7 +436,7 @@ a plan that was applied (a snapshot references its files) and never removes file
 			if err != nil {
 				return err
 			}
-			if err := unedited(args[0], pf); err != nil {
+			if err := unedited("discard", args[0], pf); err != nil {
 				return err
 			}
 			ctx, cat, pub, err := g.open(cmd.Context())
@@ -424,11 +457,11 @@ a plan that was applied (a snapshot references its files) and never removes file
 // unedited refuses a plan whose content no longer has the id it was
 // written with: one edited by hand is another plan, which nobody approved
 // and whose files lakeswap did not stage.
-func unedited(file string, pf *planFile) error {
+func unedited(op, file string, pf *planFile) error {
 	if planID(pf.Plan) == pf.PlanID {
 		return nil
 	}
-	return &swap.RefusedError{Table: pf.Plan.Table, Findings: []verify.Finding{{Kind: verify.KindCheck, Where: file,
+	return &swap.RefusedError{Op: op, Table: pf.Plan.Table, Findings: []verify.Finding{{Kind: verify.KindCheck, Where: file,
 		Message: "the plan's content does not have the id it was written with: it was edited after it was planned; plan again"}}}
 }
 

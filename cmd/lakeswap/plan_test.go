@@ -492,3 +492,36 @@ func TestShardsApplyAsOneSnapshot(t *testing.T) {
 		}
 	})
 }
+
+// TestLongPlanShowsWhatChanges: a plan of 30 partitions is shown by its
+// ends, the partitions that change between them, and a total line; the
+// one changed partition in the middle is never left out.
+func TestLongPlanShowsWhatChanges(t *testing.T) {
+	home := t.TempDir()
+	if code, _, errs := cli(t, home, "table", "create", "--schema", write(t, home, "daily_orders.yaml", schemaYAML)); code != 0 {
+		t.Fatalf("table create: exit %d: %s", code, errs)
+	}
+	const month = "order_date=2026-01-01..2026-01-30"
+	lines := orderLines(300, 30)
+	dir := t.TempDir()
+	if code, _, errs := cli(t, home, "publish", "--table", "retail.daily_orders", "--partitions", month, writeCSVLines(t, filepath.Join(dir, "a.csv"), lines)); code != 0 {
+		t.Fatalf("publish: exit %d: %s", code, errs)
+	}
+	for i, l := range lines {
+		if strings.HasPrefix(l, "2026-01-15,") {
+			lines[i] += "1" // that day's amounts change
+		}
+	}
+	code, out, errs := cli(t, home, "plan", "--table", "retail.daily_orders", "--partitions", month, "--out", filepath.Join(dir, "p.json"), writeCSVLines(t, filepath.Join(dir, "b.csv"), lines))
+	if code != 0 {
+		t.Fatalf("plan: exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"order_date=2026-01-01 ", "... 9 more ...", "order_date=2026-01-15 ", "... 10 more ...", "order_date=2026-01-30 ", "total of 30", "1 changed", "this will replace 30 partitions"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("plan summary lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "order_date=2026-01-14 ") {
+		t.Errorf("plan summary shows an unchanged partition of the middle:\n%s", out)
+	}
+}
