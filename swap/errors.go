@@ -22,8 +22,13 @@ var (
 	// Staged files are kept, since the commit may reference them; check
 	// `lakeswap history` before running again.
 	ErrCommitUnknown = errors.New("commit outcome unknown")
-	// ErrVerifyFailed: the commit landed but does not hold what was staged.
+	// ErrVerifyFailed: the commit landed but does not hold what was staged;
+	// it was rolled back, unless the caller asked to keep it.
 	ErrVerifyFailed = errors.New("verification failed")
+	// ErrLandedUnverified: the commit landed and main holds it, but it could
+	// not be read back to check it, or it was found wrong and could not be
+	// rolled back. VerifyRun finishes the check.
+	ErrLandedUnverified = errors.New("commit landed, not verified")
 	// ErrRollbackRefused: rolling back would drop later commits or cannot
 	// find what to restore.
 	ErrRollbackRefused = errors.New("rollback refused")

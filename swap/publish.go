@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"time"
 
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
@@ -95,7 +96,7 @@ func (p *Publisher) progress() Progress {
 type Result struct {
 	Plan       *Plan      `json:"plan"`
 	SnapshotID int64      `json:"snapshot_id,omitempty"`
-	Status     string     `json:"status"` // published, already-published, unchanged, refused, not-committed, rolled-back, verify-failed
+	Status     string     `json:"status"` // published, already-published, unchanged, refused, not-committed, rolled-back, verify-failed (kept as asked), landed-unverified
 	Mismatches []Mismatch `json:"mismatches,omitempty"`
 }
 
@@ -219,17 +220,12 @@ func (p *Publisher) apply(ctx context.Context, tbl *table.Table, plan *Plan, noA
 	res.SnapshotID = snap.SnapshotID
 	p.log().Info("committed", "table", name, "run", plan.RunID, "snapshot", snap.SnapshotID)
 
-	mismatches, err := p.checkCommitted(ctx, plan, snap.SnapshotID)
-	if errors.Is(err, fs.ErrNotExist) {
-		// A file the commit references is gone (removed behind the run's
-		// back, by a discard of the same plan, say): the snapshot cannot
-		// be read, which is as wrong as other content.
-		mismatches, err = []Mismatch{{What: "a committed file is missing: " + err.Error()}}, nil
-	}
+	mismatches, err := p.checkLanded(ctx, plan, snap.SnapshotID)
 	if err != nil {
-		res.Status = "verify-failed"
-		return res, &OpError{Op: "verify", Table: name, RunID: plan.RunID, Err: fmt.Errorf("%w: %w", ErrVerifyFailed, err),
-			Hint: fmt.Sprintf("the commit landed as snapshot %d; run `lakeswap verify --table %s --run %s` again", snap.SnapshotID, name, plan.RunID)}
+		// Exit codes never say "rolled back" of a commit main holds.
+		res.Status = "landed-unverified"
+		return res, &OpError{Op: "verify", Table: name, RunID: plan.RunID, Err: fmt.Errorf("%w: %w", ErrLandedUnverified, err),
+			Hint: fmt.Sprintf("the commit landed as snapshot %d and main holds it, but it could not be read back to check it; finish the check with `lakeswap verify --table %s --run %s` (and roll it back if that fails)", snap.SnapshotID, name, plan.RunID)}
 	}
 	if len(mismatches) == 0 {
 		res.Status = "published"
@@ -243,11 +239,45 @@ func (p *Publisher) apply(ctx context.Context, tbl *table.Table, plan *Plan, noA
 			Hint: fmt.Sprintf("kept as asked (--no-auto-rollback); undo with `lakeswap rollback --table %s --run %s`", name, plan.RunID)}
 	}
 	if _, rerr := p.Rollback(ctx, RollbackRequest{Table: tbl.Identifier(), SnapshotID: snap.SnapshotID}); rerr != nil {
-		return res, &OpError{Op: "verify", Table: name, RunID: plan.RunID, Err: errors.Join(verr, rerr),
-			Hint: "the automatic rollback failed too; inspect `lakeswap history` and roll back by hand"}
+		res.Status = "landed-unverified"
+		return res, &OpError{Op: "verify", Table: name, RunID: plan.RunID, Err: fmt.Errorf("%w: %w", ErrLandedUnverified, errors.Join(verr, rerr)),
+			Hint: fmt.Sprintf("main still holds snapshot %d, which differs from the plan: the automatic rollback failed; roll back by hand with `lakeswap rollback --table %s --run %s`", snap.SnapshotID, name, plan.RunID)}
 	}
 	res.Status = "rolled-back"
 	return res, &OpError{Op: "verify", Table: name, RunID: plan.RunID, Err: verr, Hint: "main was rolled back to the base snapshot"}
+}
+
+// Reading a landed commit back is retried this many times, with backoff
+// from checkBackoff, before its outcome is reported as unverified.
+var (
+	checkAttempts = 4
+	checkBackoff  = time.Second
+)
+
+// checkLanded reads a landed commit back and compares it with the plan,
+// again after a read error (a reset, a truncated body) with backoff: only
+// a check that cannot complete is an error. A file the commit references
+// that is gone (removed behind the run's back, by a discard of the same
+// plan, say) makes the snapshot unreadable, which is as wrong as other
+// content.
+func (p *Publisher) checkLanded(ctx context.Context, plan *Plan, snapshotID int64) ([]Mismatch, error) {
+	wait := checkBackoff
+	for attempt := 1; ; attempt++ {
+		mismatches, err := p.checkCommitted(ctx, plan, snapshotID)
+		if errors.Is(err, fs.ErrNotExist) {
+			return []Mismatch{{What: "a committed file is missing: " + err.Error()}}, nil
+		}
+		if err == nil || attempt >= checkAttempts || ctx.Err() != nil {
+			return mismatches, err
+		}
+		p.log().Warn("reading the commit back failed; trying again", "run", plan.RunID, "attempt", attempt, "err", err)
+		select {
+		case <-ctx.Done():
+			return nil, errors.Join(err, ctx.Err())
+		case <-time.After(wait):
+		}
+		wait *= 2
+	}
 }
 
 // rerun settles a publish whose run id the table already records. The id is

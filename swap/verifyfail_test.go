@@ -5,7 +5,9 @@ import (
 	"errors"
 	"net/url"
 	"os"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/iceberg-go/table"
 
@@ -70,6 +72,59 @@ func TestVerifyFailureRollsBack(t *testing.T) {
 			t.Errorf("after a failed verification main is at %d (status %s), want rolled back to %d", head, res.Status, base.SnapshotID)
 		case keep && (head != res.SnapshotID || res.Status != "verify-failed"):
 			t.Errorf("with NoAutoRollback main is at %d (status %s), want the run's %d", head, res.Status, res.SnapshotID)
+		}
+	}
+}
+
+// TestUnreadableCommitIsLandedUnverified: a landed commit whose file cannot
+// be read back for a moment (a reset, a cut-off body) is read again and
+// verifies; one that stays unreadable is reported as landed, not verified,
+// with main holding it, never as rolled back.
+func TestUnreadableCommitIsLandedUnverified(t *testing.T) {
+	defer swap.SetCheckBackoff(time.Millisecond)()
+	for _, lasting := range []bool{false, true} {
+		e := newEnv(t)
+		e.mustPublish(fixture(t, retail.AfterBatch1), fixtureRange...)
+		var file string
+		var good []byte
+		checks := 0
+		e.pub.BeforeCommit = func(_ context.Context, plan *swap.Plan) error {
+			file = localPath(t, plan.Partitions[0].NewFiles[0].Path)
+			return nil
+		}
+		e.pub.Progress = stepHook{"verify", func() {
+			checks++
+			switch {
+			case checks == 1:
+				var err error
+				if good, err = os.ReadFile(file); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(file, good[:len(good)/2], 0o644); err != nil { // cut off
+					t.Fatal(err)
+				}
+			case !lasting:
+				if err := os.WriteFile(file, good, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}}
+		res, err := e.publish(fixture(t, retail.AfterBatch2), fixtureRange...)
+		head := e.table().CurrentSnapshot().SnapshotID
+		if !lasting {
+			if err != nil || res.Status != "published" || checks != 2 || head != res.SnapshotID {
+				t.Errorf("a commit unreadable once: %v, status %s after %d checks", err, res.Status, checks)
+			}
+			continue
+		}
+		if !errors.Is(err, swap.ErrLandedUnverified) || errors.Is(err, swap.ErrVerifyFailed) || res.Status != "landed-unverified" {
+			t.Errorf("a commit that stays unreadable: %v, status %s", err, res.Status)
+		}
+		if head != res.SnapshotID || checks != 4 {
+			t.Errorf("main at %d after %d checks; the commit %d landed and must stay", head, checks, res.SnapshotID)
+		}
+		if err == nil || !strings.Contains(err.Error(), "lakeswap verify --table") {
+			t.Errorf("the error does not say how to finish the check: %v", err)
 		}
 	}
 }

@@ -28,7 +28,10 @@ const (
 	exitUnknown        = 5
 	exitVerifyFailed   = 6
 	exitRollbackRefuse = 7
-	exitCancelled      = 130
+	// exitLandedUnverified: main holds the new run, unchecked (or found
+	// wrong and not rolled back).
+	exitLandedUnverified = 8
+	exitCancelled        = 130
 )
 
 const exitCodesHelp = `Exit codes:
@@ -38,8 +41,10 @@ const exitCodesHelp = `Exit codes:
   3    refused by validation: nothing was committed, staged files removed
   4    commit conflict: main moved since the plan, or a plan's staged files changed; nothing was committed
   5    commit outcome unknown: check 'lakeswap history' before retrying
-  6    verification failed after the commit (rolled back unless --no-auto-rollback)
+  6    verification failed after the commit and it was rolled back (kept with --no-auto-rollback)
   7    rollback refused (main moved past the run; --force to override)
+  8    landed, not verified: main holds the new run, but it could not be read back to check it (or
+       was found wrong and could not be rolled back); 'lakeswap verify --run ID' finishes the check
   130  cancelled`
 
 // usageError marks an error in how the command was called.
@@ -62,7 +67,10 @@ func exitCode(err error) int {
 	// operator must check history before running again.
 	case errors.Is(err, swap.ErrCommitUnknown):
 		return exitUnknown
-	// A verification stopped by Ctrl-C still followed a commit that landed.
+	// A check of a landed commit stopped by Ctrl-C or a read error, or a
+	// rollback that failed, leaves main holding the run.
+	case errors.Is(err, swap.ErrLandedUnverified):
+		return exitLandedUnverified
 	case errors.Is(err, swap.ErrVerifyFailed):
 		return exitVerifyFailed
 	case errors.Is(err, context.Canceled):
@@ -91,7 +99,7 @@ type jsonError struct {
 var errorKinds = map[int]string{
 	exitError: "error", exitUsage: "usage", exitRefused: "refused", exitConflict: "conflict",
 	exitUnknown: "commit-unknown", exitVerifyFailed: "verify-failed", exitRollbackRefuse: "rollback-refused",
-	exitCancelled: "cancelled",
+	exitCancelled: "cancelled", exitLandedUnverified: "landed-unverified",
 }
 
 func errorObject(code int, err error, result any) jsonError {

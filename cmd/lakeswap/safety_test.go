@@ -421,11 +421,15 @@ func TestEmptyRunOnEmptyPartitions(t *testing.T) {
 }
 
 // TestCancelledVerificationIsNotACancel: an error that says verification
-// stopped after a commit landed exits as a failed verification, not as a
-// cancelled run that changed nothing.
+// stopped after a commit landed exits as landed, not verified, never as a
+// cancelled run that changed nothing or as a rolled-back one.
 func TestCancelledVerificationIsNotACancel(t *testing.T) {
-	err := &swap.OpError{Op: "verify", Err: fmt.Errorf("%w: %w", swap.ErrVerifyFailed, context.Canceled)}
-	if code := exitCode(err); code != exitVerifyFailed {
-		t.Errorf("exit %d, want %d", code, exitVerifyFailed)
+	err := &swap.OpError{Op: "verify", Err: fmt.Errorf("%w: %w", swap.ErrLandedUnverified, context.Canceled)}
+	if code := exitCode(err); code != exitLandedUnverified {
+		t.Errorf("exit %d, want %d", code, exitLandedUnverified)
+	}
+	rollbackFailed := &swap.OpError{Op: "verify", Err: fmt.Errorf("%w: %w", swap.ErrLandedUnverified, fmt.Errorf("%w: differs", swap.ErrVerifyFailed))}
+	if code := exitCode(rollbackFailed); code != exitLandedUnverified {
+		t.Errorf("a failed rollback: exit %d, want %d", code, exitLandedUnverified)
 	}
 }

@@ -1,0 +1,11 @@
+package swap
+
+import "time"
+
+// SetCheckBackoff shortens the wait between reads of a landed commit, for
+// tests; it returns the function that restores it.
+func SetCheckBackoff(d time.Duration) func() {
+	old := checkBackoff
+	checkBackoff = d
+	return func() { checkBackoff = old }
+}
