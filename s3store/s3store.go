@@ -17,8 +17,10 @@ package s3store
 import (
 	"bytes"
 	"context"
+	"crypto/md5"
 	"encoding/base64"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -272,6 +274,14 @@ func (u *Upload) Close() error {
 		IfNoneMatch:     aws.String("*"),
 	})
 	if err != nil {
+		// The SDK retries a completion whose answer was lost; the retry
+		// then finds the object the first attempt made. It is this
+		// upload's if it holds the bytes and parts sent.
+		if mine, herr := u.completedHere(); herr == nil && mine {
+			err = nil
+		}
+	}
+	if err != nil {
 		if isPreconditionFailed(err) {
 			return u.fail(fmt.Errorf("refusing to overwrite s3://%s/%s: the store reports an object at the key (If-None-Match precondition failed): %w",
 				u.bucket, u.key, parquetio.ErrExists))
@@ -295,6 +305,43 @@ func (u *Upload) Close() error {
 		}
 	}
 	return nil
+}
+
+// completedHere reports whether the object at the key is the one this
+// upload completed: its size is the bytes sent and its ETag the multipart
+// ETag of the parts sent (the MD5 of their MD5s), with their composite
+// CRC32C where the store reports one.
+func (u *Upload) completedHere() (bool, error) {
+	head, err := u.store.client.HeadObject(u.ctx, &s3.HeadObjectInput{
+		Bucket: aws.String(u.bucket), Key: aws.String(u.key), ChecksumMode: types.ChecksumModeEnabled,
+	})
+	if err != nil {
+		return false, err
+	}
+	if aws.ToInt64(head.ContentLength) != u.sent {
+		return false, nil
+	}
+	if got := aws.ToString(head.ChecksumCRC32C); got != "" {
+		if base, _, _ := strings.Cut(got, "-"); base != u.composite() {
+			return false, nil
+		}
+	}
+	want, ok := u.multipartETag()
+	return ok && strings.Trim(aws.ToString(head.ETag), `"`) == want, nil
+}
+
+// multipartETag is the ETag S3 gives an object completed from the parts
+// sent: the hex MD5 of their binary MD5s, a dash, and their count.
+func (u *Upload) multipartETag() (string, bool) {
+	h := md5.New()
+	for _, p := range u.parts {
+		sum, err := hex.DecodeString(strings.Trim(aws.ToString(p.ETag), `"`))
+		if err != nil || len(sum) != md5.Size {
+			return "", false
+		}
+		h.Write(sum)
+	}
+	return fmt.Sprintf("%x-%d", h.Sum(nil), len(u.parts)), true
 }
 
 // composite is the multipart checksum S3 reports: the CRC32C of the parts'

@@ -1,0 +1,116 @@
+package s3store_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/minio/minio-go/v7"
+
+	"github.com/lakeswap/lakeswap/parquetio"
+	"github.com/lakeswap/lakeswap/s3store"
+	"github.com/lakeswap/lakeswap/testenv"
+)
+
+// storeThrough connects to the test MinIO through a fault proxy.
+func storeThrough(t *testing.T, seed uint64, rules ...testenv.Rule) (*s3store.Store, *testenv.S3, *testenv.FaultProxy, string) {
+	t.Helper()
+	srv := testenv.MinIO(t)
+	for _, kv := range srv.Env() {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	proxy := testenv.NewFaultProxy(t, srv.Endpoint, seed, rules...)
+	_, store, err := s3store.Attach(context.Background(), map[string]string{
+		s3store.PropEndpoint: proxy.Endpoint, s3store.PropRegion: srv.Region, s3store.PropPartSize: "5242880",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return store, srv, proxy, srv.NewBucket(t)
+}
+
+func put(ctx context.Context, store *s3store.Store, bucket, key string, data []byte) error {
+	up, err := store.Create(ctx, bucket, key)
+	if err != nil {
+		return err
+	}
+	if _, err := up.Write(data); err != nil {
+		return err
+	}
+	return up.Close()
+}
+
+func readBack(t *testing.T, srv *testenv.S3, bucket, key string) []byte {
+	t.Helper()
+	obj, err := srv.Client.GetObject(context.Background(), bucket, key, minio.GetObjectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// TestLostCompletionIsTheUploadsOwn: the store completes the upload but its
+// answer is lost; the SDK's retry finds the object there. It is the
+// upload's own (its size and multipart ETag are what was sent), so the
+// upload succeeds, where it used to be refused as a foreign object and
+// orphaned.
+func TestLostCompletionIsTheUploadsOwn(t *testing.T) {
+	store, srv, proxy, bucket := storeThrough(t, 1, testenv.Rule{Op: testenv.OpComplete, Nth: 1, Fault: testenv.DropResponse})
+	data := make([]byte, s3store.MinPartSize+4321) // two parts
+	_, _ = rand.Read(data)
+	if err := put(context.Background(), store, bucket, "run-x/part-00000.parquet", data); err != nil {
+		t.Fatalf("upload whose completion answer was lost: %v (injected %v)", err, proxy.Injected())
+	}
+	if len(proxy.Injected()) != 1 {
+		t.Fatalf("injected %v, want the one lost completion", proxy.Injected())
+	}
+	if !bytes.Equal(readBack(t, srv, bucket, "run-x/part-00000.parquet"), data) {
+		t.Error("the object differs from what was sent")
+	}
+	assertNoUploads(t, store, bucket)
+
+	// An object of another writer, of the very same size, is still refused.
+	other := bytes.Clone(data)
+	other[7] ^= 1
+	proxy.SetRules()
+	if err := put(context.Background(), store, bucket, "run-x/part-00000.parquet", other); !errors.Is(err, parquetio.ErrExists) {
+		t.Errorf("a second upload of the same size to a taken key: %v, want a refusal", err)
+	}
+	if !bytes.Equal(readBack(t, srv, bucket, "run-x/part-00000.parquet"), data) {
+		t.Error("a refused upload changed the object")
+	}
+	assertNoUploads(t, store, bucket)
+}
+
+// TestUploadThroughResetsAndSlowDowns: resets and 503s at random parts and
+// completions are retried; every object reads back byte for byte.
+func TestUploadThroughResetsAndSlowDowns(t *testing.T) {
+	store, srv, proxy, bucket := storeThrough(t, 7,
+		testenv.Rule{Op: testenv.OpPart, Probability: 0.2, Fault: testenv.Reset},
+		testenv.Rule{Op: testenv.OpPart, Probability: 0.2, Fault: testenv.Unavailable},
+		testenv.Rule{Op: testenv.OpComplete, Probability: 0.3, Fault: testenv.DropResponse})
+	for i := range 4 {
+		data := make([]byte, 2*s3store.MinPartSize+int(i)*1000)
+		_, _ = rand.Read(data)
+		key := "run-y/part-0000" + string(rune('0'+i)) + ".parquet"
+		if err := put(context.Background(), store, bucket, key, data); err != nil {
+			t.Fatalf("upload %d: %v", i, err)
+		}
+		if !bytes.Equal(readBack(t, srv, bucket, key), data) {
+			t.Errorf("object %d differs from what was sent", i)
+		}
+	}
+	if len(proxy.Injected()) == 0 {
+		t.Error("no fault was injected")
+	}
+	assertNoUploads(t, store, bucket)
+}
