@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/minio/minio-go/v7"
 
 	"github.com/lakeswap/lakeswap/parquetio"
@@ -113,4 +115,42 @@ func TestUploadThroughResetsAndSlowDowns(t *testing.T) {
 		t.Error("no fault was injected")
 	}
 	assertNoUploads(t, store, bucket)
+}
+
+// TestTruncatedBodiesAreResumed: a GET body cut off half-way is fetched
+// again and completed; one that is cut off every time fails, never passing
+// for the whole object.
+func TestTruncatedBodiesAreResumed(t *testing.T) {
+	store, _, proxy, bucket := storeThrough(t, 3)
+	data := make([]byte, 3<<20)
+	_, _ = rand.Read(data)
+	if err := put(context.Background(), store, bucket, "obj", data); err != nil {
+		t.Fatal(err)
+	}
+	get := func(rng *string) ([]byte, error) {
+		out, err := store.Client().GetObject(context.Background(), &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String("obj"), Range: rng})
+		if err != nil {
+			return nil, err
+		}
+		defer out.Body.Close()
+		return io.ReadAll(out.Body)
+	}
+	for _, fault := range []testenv.Fault{testenv.Truncate, testenv.Reset} {
+		proxy.SetRules(testenv.Rule{Op: testenv.OpGet, Nth: 1, Fault: testenv.Truncate}, testenv.Rule{Op: testenv.OpGet, Nth: 3, Fault: fault})
+		got, err := get(nil)
+		if err != nil || !bytes.Equal(got, data) {
+			t.Errorf("%v: a body cut off once read back %d bytes (%v), want the %d sent", fault, len(got), err, len(data))
+		}
+		got, err = get(aws.String("bytes=1000-1999999"))
+		if err != nil || !bytes.Equal(got, data[1000:2000000]) {
+			t.Errorf("%v: a range cut off once read back %d bytes (%v)", fault, len(got), err)
+		}
+	}
+	proxy.SetRules(testenv.Rule{Op: testenv.OpGet, Probability: 1, Fault: testenv.Truncate})
+	if got, err := get(nil); err == nil {
+		t.Errorf("a body cut off every time read back %d bytes without an error", len(got))
+	}
+	if err := store.Download(context.Background(), bucket, "obj", `"`+"x"+`"`, int64(len(data)), io.Discard); err == nil {
+		t.Error("a download cut off every time passed")
+	}
 }

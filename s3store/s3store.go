@@ -32,6 +32,7 @@ import (
 	"github.com/apache/iceberg-go/utils"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
@@ -88,7 +89,8 @@ func ConfigFromProps(props map[string]string) Config {
 
 // LoadAWS builds the AWS configuration from the standard chain
 // (environment, shared config and credentials files, profiles, instance
-// roles) with the bounded standard retryer.
+// roles) with the bounded standard retryer, and an HTTP client whose GET
+// bodies survive a broken connection (Resuming).
 func LoadAWS(ctx context.Context, c Config) (aws.Config, error) {
 	opts := []func(*config.LoadOptions) error{config.WithRetryer(Retryer(0))}
 	if c.Region != "" {
@@ -101,6 +103,10 @@ func LoadAWS(ctx context.Context, c Config) (aws.Config, error) {
 	if cfg.Region == "" {
 		cfg.Region = defaultRegionValue
 	}
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = awshttp.NewBuildableClient()
+	}
+	cfg.HTTPClient = Resuming(cfg.HTTPClient)
 	return cfg, nil
 }
 
