@@ -18,6 +18,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/md5"
+	"crypto/rand"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
@@ -151,14 +152,18 @@ func (s *Store) Client() *s3.Client { return s.client }
 // Create starts a multipart upload of bucket/key. Nothing is visible at the
 // key until Close completes it.
 func (s *Store) Create(ctx context.Context, bucket, key string) (*Upload, error) {
+	token := make([]byte, 16)
+	_, _ = rand.Read(token)
+	u := &Upload{ctx: ctx, store: s, bucket: bucket, key: key, token: hex.EncodeToString(token), buf: make([]byte, 0, s.partSize)}
 	out, err := s.client.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{
 		Bucket: aws.String(bucket), Key: aws.String(key), ChecksumAlgorithm: types.ChecksumAlgorithmCrc32c,
+		Metadata: map[string]string{uploadTokenKey: u.token},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start upload of s3://%s/%s: %w", bucket, key, err)
 	}
-	return &Upload{ctx: ctx, store: s, bucket: bucket, key: key, id: aws.ToString(out.UploadId),
-		buf: make([]byte, 0, s.partSize)}, nil
+	u.id = aws.ToString(out.UploadId)
+	return u, nil
 }
 
 // Delete removes bucket/key.
@@ -176,6 +181,7 @@ type Upload struct {
 	store       *Store
 	bucket, key string
 	id          string
+	token       string // in the object's metadata: which upload made it
 	buf         []byte
 	parts       []types.CompletedPart
 	crcs        []byte // the parts' CRC32C, big-endian, for the composite
@@ -313,10 +319,15 @@ func (u *Upload) Close() error {
 	return nil
 }
 
+// uploadTokenKey is the user metadata that names the upload an object
+// came from: an object of the same bytes written by another upload is not
+// this one's.
+const uploadTokenKey = "lakeswap-upload"
+
 // completedHere reports whether the object at the key is the one this
-// upload completed: its size is the bytes sent and its ETag the multipart
-// ETag of the parts sent (the MD5 of their MD5s), with their composite
-// CRC32C where the store reports one.
+// upload completed: it carries the upload's token, its size is the bytes
+// sent and its ETag the multipart ETag of the parts sent (the MD5 of their
+// MD5s), with their composite CRC32C where the store reports one.
 func (u *Upload) completedHere() (bool, error) {
 	head, err := u.store.client.HeadObject(u.ctx, &s3.HeadObjectInput{
 		Bucket: aws.String(u.bucket), Key: aws.String(u.key), ChecksumMode: types.ChecksumModeEnabled,
@@ -324,7 +335,7 @@ func (u *Upload) completedHere() (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if aws.ToInt64(head.ContentLength) != u.sent {
+	if head.Metadata[uploadTokenKey] != u.token || aws.ToInt64(head.ContentLength) != u.sent {
 		return false, nil
 	}
 	if got := aws.ToString(head.ChecksumCRC32C); got != "" {
