@@ -108,6 +108,11 @@ func (b *resumingBody) resume(cause error) error {
 			cause = err
 			continue
 		}
+		if resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests {
+			resp.Body.Close()
+			cause = fmt.Errorf("the store answered %s", resp.Status)
+			continue
+		}
 		if resp.StatusCode != b.status || resp.Header.Get("ETag") != b.etag {
 			resp.Body.Close()
 			return fmt.Errorf("read %s again after %v: the answer changed (status %d, ETag %s, was %d, %s)", b.req.URL.Path, cause, resp.StatusCode, resp.Header.Get("ETag"), b.status, b.etag)

@@ -59,6 +59,7 @@ const (
 	PropPathStyle      = "s3.path-style-access"
 	PropForceVirtual   = "s3.force-virtual-addressing"
 	PropPartSize       = "lakeswap.s3.part-size"
+	PropMaxBackoff     = "lakeswap.s3.max-backoff" // the longest wait between retries, e.g. 2s
 	defaultRegionValue = "us-east-1"
 )
 
@@ -68,6 +69,9 @@ type Config struct {
 	Region    string
 	PathStyle bool // bucket in the path, as MinIO wants
 	PartSize  int64
+	// MaxBackoff caps the wait between retries of a request; 0 keeps the
+	// SDK's 20 s.
+	MaxBackoff time.Duration
 }
 
 // ConfigFromProps reads the S3 settings of a catalog's properties. Path-style
@@ -85,6 +89,9 @@ func ConfigFromProps(props map[string]string) Config {
 	if v, err := strconv.ParseInt(props[PropPartSize], 10, 64); err == nil && v > 0 {
 		c.PartSize = v
 	}
+	if v, err := time.ParseDuration(props[PropMaxBackoff]); err == nil && v > 0 {
+		c.MaxBackoff = v
+	}
 	return c
 }
 
@@ -93,7 +100,7 @@ func ConfigFromProps(props map[string]string) Config {
 // roles) with the bounded standard retryer, and an HTTP client whose GET
 // bodies survive a broken connection (Resuming).
 func LoadAWS(ctx context.Context, c Config) (aws.Config, error) {
-	opts := []func(*config.LoadOptions) error{config.WithRetryer(Retryer(0))}
+	opts := []func(*config.LoadOptions) error{config.WithRetryer(Retryer(c.MaxBackoff))}
 	if c.Region != "" {
 		opts = append(opts, config.WithRegion(c.Region))
 	}

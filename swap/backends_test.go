@@ -33,8 +33,19 @@ type backend struct {
 // embedded default.
 var backends = []backend{
 	{"sqlite+local", openLocal},
-	{"sqlite+minio", func(t *testing.T) *env { return openS3(t, false) }},
-	{"postgres+minio", func(t *testing.T) *env { return openS3(t, true) }},
+	{"sqlite+minio", func(t *testing.T) *env { return openS3(t, false, false) }},
+	{"postgres+minio", func(t *testing.T) *env { return openS3(t, true, false) }},
+	{"postgres+minio+faults", func(t *testing.T) *env { return openS3(t, true, true) }},
+}
+
+// faults are what the faulty backend's network does to its S3 requests:
+// resets, SlowDowns, bodies cut off and answers lost after the store
+// applied the request, each at 2% of requests, from a fixed seed.
+var faults = []testenv.Rule{
+	{Probability: 0.02, Fault: testenv.Reset},
+	{Probability: 0.02, Fault: testenv.Unavailable},
+	{Op: testenv.OpGet, Probability: 0.02, Fault: testenv.Truncate},
+	{Probability: 0.02, Fault: testenv.DropResponse},
 }
 
 // forEachBackend runs a conformance test on every backend.
@@ -91,11 +102,17 @@ func s3Catalog(tb testing.TB) (*testenv.S3, string, map[string]string) {
 }
 
 // openS3 puts the warehouse in a fresh MinIO bucket, with the catalog in
-// SQLite or in a fresh PostgreSQL database. Credentials reach lakeswap and
-// iceberg-go through the standard AWS environment, as in production.
-func openS3(t *testing.T, postgres bool) *env {
+// SQLite or in a fresh PostgreSQL database, and S3 requests through a
+// proxy that injects faults when asked. Credentials reach lakeswap and
+// iceberg-go through the standard AWS environment, as in production; what
+// the bucket holds is read straight from MinIO.
+func openS3(t *testing.T, postgres, faulty bool) *env {
 	srv, bucket, props := s3Catalog(t)
 	props[s3store.PropPartSize] = "5242880"
+	if faulty {
+		props[s3store.PropEndpoint] = testenv.NewFaultProxy(t, srv.Endpoint, 11, faults...).Endpoint
+		props[s3store.PropMaxBackoff] = "100ms" // the production bound of attempts, with short waits
+	}
 	if postgres {
 		props["sql.driver"], props["sql.dialect"], props["uri"] = "pgx", "postgres", testenv.Postgres(t).NewDatabase(t)
 	}
