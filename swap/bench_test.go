@@ -361,11 +361,31 @@ func BenchmarkStageS3(b *testing.B) {
 		return strconv.FormatUint(uint64(id)*0x9E3779B97F4A7C15, 36)
 	})
 	pub := &swap.Publisher{Catalog: cat, StagingIO: store.StagingIO()}
+	// The same rows staged to local files, in the same run, for the ratio.
+	localCfg, err := catalog.Resolve(catalog.Settings{Home: b.TempDir(), ConfigFile: os.DevNull, Getenv: func(string) string { return "" }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	local, err := catalog.Open(context.Background(), localCfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer local.Close()
+	localPub := &swap.Publisher{Catalog: local}
 
 	for i := 0; i < b.N; i++ {
 		name := fmt.Sprintf("s3_%d", i)
-		newTable(name)
+		if _, err := catalog.CreateTable(context.Background(), local, table.Identifier{"bench", name}, benchSpec); err != nil {
+			b.Fatal(err)
+		}
 		t0 := time.Now()
+		if plan, err := localPub.Stage(context.Background(), swap.Request{Table: table.Identifier{"bench", name}, Partitions: data.days, Source: data}); err != nil || plan.Refused() {
+			b.Fatalf("stage locally: %v", err)
+		}
+		localStage := time.Since(t0)
+
+		newTable(name)
+		t0 = time.Now()
 		plan, err := pub.Stage(ctx, swap.Request{Table: table.Identifier{"bench", name}, Partitions: data.days, Source: data})
 		stage := time.Since(t0)
 		if err != nil || plan.Refused() {
@@ -398,6 +418,9 @@ func BenchmarkStageS3(b *testing.B) {
 		b.ReportMetric(mb/stage.Seconds(), "stage-MB/s")
 		b.ReportMetric(mb/plain.Seconds(), "plain-put-MB/s")
 		b.ReportMetric(float64(data.rows)/stage.Seconds(), "stage-rows/s")
+		b.ReportMetric(float64(data.rows)/localStage.Seconds(), "local-stage-rows/s")
+		b.ReportMetric(localStage.Seconds()/stage.Seconds(), "s3/local-x")
+		b.ReportMetric(mb/stage.Seconds()/(mb/plain.Seconds()), "stage/plain-put-x")
 		b.ReportMetric(mb, "MB")
 	}
 }
