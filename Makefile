@@ -6,7 +6,7 @@ DEMO_DIR ?= lakeswap-demo
 # without it lakeswap reads CSV with its own, slower reader.
 TAGS ?= duckdb_arrow
 
-.PHONY: build demo demo-minio test bench bench-scale minio dev-up dev-down clean
+.PHONY: build demo demo-minio test bench bench-scale reliability minio dev-up dev-down clean
 
 build:
 	$(GO) build -tags $(TAGS) -o bin/lakeswap ./cmd/lakeswap
@@ -45,6 +45,13 @@ bench:
 # random order, published by lakeswap and turned into partitioned Parquet by
 # DuckDB's COPY, each timed with its peak memory; BENCH_GB=10 for 10 GB.
 # Needs free disk of about three times the input (BENCH_DIR to choose where).
+# The crash and fault drill: SIGKILL, and each fault of the S3 proxy, from
+# each step of a publish, LAKESWAP_DRILL_TRIALS times a cell on SQLite and on
+# PostgreSQL with MinIO; prints the table of outcomes (make test runs one
+# trial a cell on PostgreSQL).
+reliability:
+	LAKESWAP_DRILL_TRIALS=$${LAKESWAP_DRILL_TRIALS:-10} $(GO) test -tags $(TAGS) -count=1 -timeout 60m -run '^TestReliabilityDrill$$' -v ./cmd/lakeswap/ | grep -v '^SDK'
+
 bench-scale:
 	$(GO) run -tags duckdb_arrow ./internal/benchscale
 

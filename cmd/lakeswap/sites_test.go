@@ -107,15 +107,7 @@ func (s *site) createDaily() {
 // metadata is a table's metadata location.
 func (s *site) metadata(name string) string {
 	s.t.Helper()
-	ctx := context.Background()
-	cfg := catalog.Config{Name: "site", Props: s.props, Source: "test"}
-	if s.srv == nil {
-		var err error
-		if cfg, err = catalog.Resolve(catalog.Settings{Home: s.home, ConfigFile: os.DevNull, Getenv: noEnv}); err != nil {
-			s.t.Fatal(err)
-		}
-	}
-	ctx, cat, _, err := openPublisher(ctx, cfg, noLog())
+	ctx, cat, _, err := openPublisher(context.Background(), siteConfig(s.t, s), noLog())
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -125,6 +117,19 @@ func (s *site) metadata(name string) string {
 		s.t.Fatal(err)
 	}
 	return tbl.MetadataLocation()
+}
+
+// siteConfig is the site's catalog, as lakeswap resolves it.
+func siteConfig(t *testing.T, s *site) catalog.Config {
+	t.Helper()
+	if s.srv != nil {
+		return catalog.Config{Name: "site", Props: s.props, Source: "test"}
+	}
+	cfg, err := catalog.Resolve(catalog.Settings{Home: s.home, ConfigFile: os.DevNull, Getenv: noEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
 }
 
 // files lists every file under the warehouse, as locations.
