@@ -28,6 +28,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/apache/iceberg-go/utils"
@@ -54,13 +55,17 @@ const maxAttempts = 5
 // Catalog properties that configure S3, named as iceberg-go and PyIceberg
 // name them. Credentials are not among them: they come from the AWS chain.
 const (
-	PropEndpoint       = "s3.endpoint"
-	PropRegion         = "s3.region"
-	PropPathStyle      = "s3.path-style-access"
-	PropForceVirtual   = "s3.force-virtual-addressing"
-	PropPartSize       = "lakeswap.s3.part-size"
-	PropMaxBackoff     = "lakeswap.s3.max-backoff" // the longest wait between retries, e.g. 2s
-	defaultRegionValue = "us-east-1"
+	PropEndpoint      = "s3.endpoint"
+	PropRegion        = "s3.region"
+	PropPathStyle     = "s3.path-style-access"
+	PropForceVirtual  = "s3.force-virtual-addressing"
+	PropPartSize      = "lakeswap.s3.part-size"
+	PropMaxBackoff    = "lakeswap.s3.max-backoff" // the longest wait between retries, e.g. 2s
+	PropPartsInFlight = "lakeswap.s3.parts-in-flight"
+
+	// DefaultPartsInFlight: one part is sent while the next is encoded.
+	DefaultPartsInFlight = 1
+	defaultRegionValue   = "us-east-1"
 )
 
 // Config says where the store is and how to talk to it.
@@ -72,13 +77,16 @@ type Config struct {
 	// MaxBackoff caps the wait between retries of a request; 0 keeps the
 	// SDK's 20 s.
 	MaxBackoff time.Duration
+	// PartsInFlight is how many parts of one upload are sent at once while
+	// the next is filled: an upload holds PartsInFlight+1 parts in memory.
+	PartsInFlight int
 }
 
 // ConfigFromProps reads the S3 settings of a catalog's properties. Path-style
 // addressing is on when an endpoint is set, as iceberg-go does, unless the
 // properties say otherwise.
 func ConfigFromProps(props map[string]string) Config {
-	c := Config{Endpoint: props[PropEndpoint], Region: props[PropRegion], PartSize: DefaultPartSize}
+	c := Config{Endpoint: props[PropEndpoint], Region: props[PropRegion], PartSize: DefaultPartSize, PartsInFlight: DefaultPartsInFlight}
 	c.PathStyle = c.Endpoint != ""
 	if v, err := strconv.ParseBool(props[PropPathStyle]); err == nil {
 		c.PathStyle = v
@@ -88,6 +96,9 @@ func ConfigFromProps(props map[string]string) Config {
 	}
 	if v, err := strconv.ParseInt(props[PropPartSize], 10, 64); err == nil && v > 0 {
 		c.PartSize = v
+	}
+	if v, err := strconv.Atoi(props[PropPartsInFlight]); err == nil && v > 0 {
+		c.PartsInFlight = v
 	}
 	if v, err := time.ParseDuration(props[PropMaxBackoff]); err == nil && v > 0 {
 		c.MaxBackoff = v
@@ -134,8 +145,9 @@ func Retryer(maxBackoff time.Duration) func() aws.Retryer {
 
 // Store writes objects.
 type Store struct {
-	client   *s3.Client
-	partSize int64
+	client        *s3.Client
+	partSize      int64
+	partsInFlight int
 }
 
 // New returns a store on the given AWS configuration.
@@ -150,7 +162,7 @@ func New(awsCfg aws.Config, c Config) *Store {
 	if part <= 0 {
 		part = DefaultPartSize
 	}
-	return &Store{client: client, partSize: max(part, MinPartSize)}
+	return &Store{client: client, partSize: max(part, MinPartSize), partsInFlight: max(c.PartsInFlight, 1)}
 }
 
 // Client is the underlying S3 client, for tests and benchmarks.
@@ -161,7 +173,8 @@ func (s *Store) Client() *s3.Client { return s.client }
 func (s *Store) Create(ctx context.Context, bucket, key string) (*Upload, error) {
 	token := make([]byte, 16)
 	_, _ = rand.Read(token)
-	u := &Upload{ctx: ctx, store: s, bucket: bucket, key: key, token: hex.EncodeToString(token), buf: make([]byte, 0, s.partSize)}
+	u := &Upload{ctx: ctx, store: s, bucket: bucket, key: key, token: hex.EncodeToString(token), buf: make([]byte, 0, s.partSize),
+		inflight: make(chan struct{}, s.partsInFlight)}
 	out, err := s.client.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{
 		Bucket: aws.String(bucket), Key: aws.String(key), ChecksumAlgorithm: types.ChecksumAlgorithmCrc32c,
 		Metadata: map[string]string{uploadTokenKey: u.token},
@@ -190,11 +203,20 @@ type Upload struct {
 	id          string
 	token       string // in the object's metadata: which upload made it
 	buf         []byte
-	parts       []types.CompletedPart
-	crcs        []byte // the parts' CRC32C, big-endian, for the composite
 	sent        int64
 	done        bool
 	err         error
+
+	// Parts upload in the background while the next is filled, at most
+	// cap(inflight) at once: the upload holds that many parts and the one
+	// being filled.
+	inflight chan struct{}
+	free     [][]byte // part buffers back from their upload
+	wg       sync.WaitGroup
+	mu       sync.Mutex // guards what part uploads report:
+	parts    []types.CompletedPart
+	sums     []uint32 // the parts' CRC32C, for the composite
+	failed   error    // the first part that could not be uploaded
 }
 
 var _ io.WriteCloser = (*Upload)(nil)
@@ -227,29 +249,62 @@ func (u *Upload) ReadFrom(r io.Reader) (int64, error) {
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
+// flush starts the upload of the buffered part and gives Write a buffer to
+// fill meanwhile; it waits while the upload has as many parts in flight as
+// it may.
 func (u *Upload) flush() error {
-	num := int32(len(u.parts) + 1)
-	sum := crc32.Checksum(u.buf, castagnoli)
-	crc := base64.StdEncoding.EncodeToString(binary.BigEndian.AppendUint32(nil, sum))
-	out, err := u.store.client.UploadPart(u.ctx, &s3.UploadPartInput{
-		Bucket: aws.String(u.bucket), Key: aws.String(u.key), UploadId: aws.String(u.id),
-		PartNumber: aws.Int32(num), Body: bytes.NewReader(u.buf), ContentLength: aws.Int64(int64(len(u.buf))),
-		ChecksumAlgorithm: types.ChecksumAlgorithmCrc32c, ChecksumCRC32C: aws.String(crc),
-	})
-	if err != nil {
-		return u.fail(fmt.Errorf("upload part %d of s3://%s/%s: %w", num, u.bucket, u.key, err))
+	if err := u.partFailed(); err != nil {
+		return u.fail(err)
 	}
-	u.parts = append(u.parts, types.CompletedPart{ETag: out.ETag, PartNumber: aws.Int32(num), ChecksumCRC32C: aws.String(crc)})
-	u.crcs = binary.BigEndian.AppendUint32(u.crcs, sum)
-	u.sent += int64(len(u.buf))
-	u.buf = u.buf[:0]
+	body := u.buf
+	sum := crc32.Checksum(body, castagnoli)
+	u.mu.Lock()
+	u.parts, u.sums = append(u.parts, types.CompletedPart{}), append(u.sums, sum)
+	num := int32(len(u.parts))
+	u.mu.Unlock()
+	u.sent += int64(len(body))
+	u.inflight <- struct{}{}
+	u.wg.Add(1)
+	go func() {
+		defer u.wg.Done()
+		crc := base64.StdEncoding.EncodeToString(binary.BigEndian.AppendUint32(nil, sum))
+		out, err := u.store.client.UploadPart(u.ctx, &s3.UploadPartInput{
+			Bucket: aws.String(u.bucket), Key: aws.String(u.key), UploadId: aws.String(u.id),
+			PartNumber: aws.Int32(num), Body: bytes.NewReader(body), ContentLength: aws.Int64(int64(len(body))),
+			ChecksumAlgorithm: types.ChecksumAlgorithmCrc32c, ChecksumCRC32C: aws.String(crc),
+		})
+		u.mu.Lock()
+		if err != nil && u.failed == nil {
+			u.failed = fmt.Errorf("upload part %d of s3://%s/%s: %w", num, u.bucket, u.key, err)
+		}
+		if err == nil {
+			u.parts[num-1] = types.CompletedPart{ETag: out.ETag, PartNumber: aws.Int32(num), ChecksumCRC32C: aws.String(crc)}
+		}
+		u.free = append(u.free, body[:0])
+		u.mu.Unlock()
+		<-u.inflight
+	}()
+	u.mu.Lock()
+	if n := len(u.free); n > 0 {
+		u.buf, u.free = u.free[n-1], u.free[:n-1]
+	} else {
+		u.buf = make([]byte, 0, cap(body))
+	}
+	u.mu.Unlock()
 	return nil
+}
+
+// partFailed is the first part upload's failure, if one failed.
+func (u *Upload) partFailed() error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.failed
 }
 
 // fail aborts the upload and remembers why.
 func (u *Upload) fail(err error) error {
 	u.err = err
-	u.Abort()
+	_ = u.Abort()
 	return err
 }
 
@@ -260,6 +315,7 @@ func (u *Upload) Abort() error {
 		return nil
 	}
 	u.done = true
+	u.wg.Wait() // no part lands after the abort
 	// The upload's own context may be the reason to abort: use a fresh one.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(u.ctx), 30*time.Second)
 	defer cancel()
@@ -286,6 +342,10 @@ func (u *Upload) Close() error {
 		if err := u.flush(); err != nil {
 			return err
 		}
+	}
+	u.wg.Wait()
+	if err := u.partFailed(); err != nil {
+		return u.fail(err)
 	}
 	_, err := u.store.client.CompleteMultipartUpload(u.ctx, &s3.CompleteMultipartUploadInput{
 		Bucket: aws.String(u.bucket), Key: aws.String(u.key), UploadId: aws.String(u.id),
@@ -371,7 +431,11 @@ func (u *Upload) multipartETag() (string, bool) {
 // composite is the multipart checksum S3 reports: the CRC32C of the parts'
 // CRC32Cs.
 func (u *Upload) composite() string {
-	sum := crc32.Checksum(u.crcs, castagnoli)
+	var crcs []byte
+	for _, sum := range u.sums {
+		crcs = binary.BigEndian.AppendUint32(crcs, sum)
+	}
+	sum := crc32.Checksum(crcs, castagnoli)
 	return base64.StdEncoding.EncodeToString(binary.BigEndian.AppendUint32(nil, sum))
 }
 
