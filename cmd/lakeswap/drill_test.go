@@ -134,7 +134,7 @@ func drillTrial(t *testing.T, s, faulty *site, proxy *testenv.FaultProxy, fault 
 			}
 			started = true
 			if delayed {
-				time.Sleep(time.Duration(round%20) * time.Millisecond) // somewhere inside the commit
+				time.Sleep(time.Duration(round%10) * 25 * time.Millisecond) // somewhere inside the commit
 			}
 			if fault == 0 {
 				_ = cmd.Process.Kill()
