@@ -253,6 +253,9 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // fill meanwhile; it waits while the upload has as many parts in flight as
 // it may.
 func (u *Upload) flush() error {
+	if err := u.ctx.Err(); err != nil {
+		return u.fail(fmt.Errorf("upload of s3://%s/%s: %w", u.bucket, u.key, err))
+	}
 	if err := u.partFailed(); err != nil {
 		return u.fail(err)
 	}
