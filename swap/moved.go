@@ -31,13 +31,25 @@ func moved(ctx context.Context, fsys icebergio.IO, c *contract.Contract, plan *P
 	if len(c.Grain) == 0 || slices.Contains(c.Grain, c.Partition.Column) {
 		return nil, nil
 	}
-	seed := maphash.MakeSeed()
-	staged := map[uint64]bool{}
 	declared := map[string]bool{}
 	for _, pp := range plan.Partitions {
 		declared[pp.Value] = true
+	}
+	var others []string
+	for v, files := range all {
+		if !declared[v] && len(files) > 0 {
+			others = append(others, v)
+		}
+	}
+	if len(others) == 0 {
+		return nil, nil // no record can live anywhere else
+	}
+	sort.Strings(others)
+	seed := maphash.MakeSeed()
+	staged := map[uint64]bool{}
+	for _, pp := range plan.Partitions {
 		for _, f := range pp.NewFiles {
-			err := eachKey(ctx, fsys, c, f.Path, seed, func(h uint64, _ string) { staged[h] = true })
+			err := eachKey(ctx, fsys, c, f.Path, seed, func(h uint64, _ func() string) { staged[h] = true })
 			if err != nil {
 				return nil, fmt.Errorf("read staged file %s: %w", f.Path, err)
 			}
@@ -46,13 +58,6 @@ func moved(ctx context.Context, fsys icebergio.IO, c *contract.Contract, plan *P
 	if len(staged) == 0 {
 		return nil, nil
 	}
-	var others []string
-	for v := range all {
-		if !declared[v] {
-			others = append(others, v)
-		}
-	}
-	sort.Strings(others)
 	var out []verify.Finding
 	for _, v := range others {
 		var keys []string
@@ -61,11 +66,11 @@ func moved(ctx context.Context, fsys icebergio.IO, c *contract.Contract, plan *P
 			if df.ContentType() != iceberg.EntryContentData {
 				continue
 			}
-			err := eachKey(ctx, fsys, c, df.FilePath(), seed, func(h uint64, key string) {
+			err := eachKey(ctx, fsys, c, df.FilePath(), seed, func(h uint64, key func() string) {
 				if staged[h] {
 					n++
 					if len(keys) < movedKeyExamples {
-						keys = append(keys, key)
+						keys = append(keys, key())
 					}
 				}
 			})
@@ -83,8 +88,9 @@ func moved(ctx context.Context, fsys icebergio.IO, c *contract.Contract, plan *P
 	return out, nil
 }
 
-// eachKey calls fn with the hash and text of every row's grain in a file.
-func eachKey(ctx context.Context, fsys icebergio.IO, c *contract.Contract, path string, seed maphash.Seed, fn func(uint64, string)) error {
+// eachKey calls fn with the hash of every row's grain in a file, and a
+// function that writes the grain out as text (only for the few named).
+func eachKey(ctx context.Context, fsys icebergio.IO, c *contract.Contract, path string, seed maphash.Seed, fn func(uint64, func() string)) error {
 	names := make([]string, len(c.Grain))
 	for i, g := range c.Grain {
 		names[i] = c.Fields[g].Name
@@ -94,29 +100,33 @@ func eachKey(ctx context.Context, fsys icebergio.IO, c *contract.Contract, path 
 		return err
 	}
 	defer rr.Release()
-	var b strings.Builder
+	hasher := verify.NewKeyHasher(c, seed)
+	defer hasher.Release()
+	cols := make([]arrow.Array, len(c.Fields))
+	var hashes []uint64
 	for rr.Next() {
 		rec := rr.RecordBatch()
-		cols := make([]arrow.Array, len(names))
 		for i, name := range names {
 			idx := rec.Schema().FieldIndices(name)
 			if len(idx) == 0 {
 				return fmt.Errorf("column %s missing", name)
 			}
-			cols[i] = rec.Column(idx[0])
+			cols[c.Grain[i]] = rec.Column(idx[0])
 		}
-		for r := range int(rec.NumRows()) {
-			b.Reset()
-			for i, col := range cols {
-				if i > 0 {
-					b.WriteString(", ")
+		if hashes, err = hasher.Hashes(hashes[:0], cols, int(rec.NumRows())); err != nil {
+			return err
+		}
+		for r, h := range hashes {
+			fn(h, func() string {
+				var b strings.Builder
+				for i, g := range c.Grain {
+					if i > 0 {
+						b.WriteString(", ")
+					}
+					b.WriteString(names[i] + "=" + cols[g].ValueStr(r))
 				}
-				b.WriteString(names[i])
-				b.WriteByte('=')
-				b.WriteString(col.ValueStr(r))
-			}
-			key := b.String()
-			fn(maphash.String(seed, key), key)
+				return b.String()
+			})
 		}
 	}
 	return rr.Err()

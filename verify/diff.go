@@ -30,6 +30,40 @@ type Changes struct {
 	Skipped string `json:"skipped,omitempty"`
 }
 
+// KeyHasher hashes rows' grains by their canonical encoding, as the
+// fingerprint encodes them, without formatting a value.
+type KeyHasher struct {
+	c     *contract.Contract
+	seed  maphash.Seed
+	types []iceberg.Type
+	buf   rowBuffer
+}
+
+// NewKeyHasher hashes grains of the contract's rows with seed.
+func NewKeyHasher(c *contract.Contract, seed maphash.Seed) *KeyHasher {
+	k := &KeyHasher{c: c, seed: seed, types: make([]iceberg.Type, len(c.Fields))}
+	for i, f := range c.Fields {
+		k.types[i] = f.Type
+	}
+	return k
+}
+
+// Hashes appends to out the grain hash of each of n rows; cols holds the
+// batch's columns by the contract's field index, of which only the
+// grain's are read.
+func (k *KeyHasher) Hashes(out []uint64, cols []arrow.Array, n int) ([]uint64, error) {
+	if err := k.buf.fill(k.types, cols, k.c.Grain, n); err != nil {
+		return out, err
+	}
+	for r := range n {
+		out = append(out, maphash.Bytes(k.seed, k.buf.row(r)))
+	}
+	return out, nil
+}
+
+// Release hands the hasher's buffers on.
+func (k *KeyHasher) Release() { k.buf.release() }
+
 // Differ compares a partition's old rows with its new ones at the grain. It
 // holds 16 bytes a key of the old rows (plus the map's overhead), and
 // reads the rows in three passes: AddOld over the old rows, AddNew over the
