@@ -66,7 +66,7 @@ func TestReliabilityDrill(t *testing.T) {
 					cells = append(cells, cell)
 					for range trials {
 						round++
-						drillTrial(t, s, faulty, proxy, fault, step.line, round, cell)
+						drillTrial(t, s, faulty, proxy, fault, 0.3, step.line, round, cell)
 					}
 				}
 			}
@@ -94,8 +94,9 @@ func drillFaultName(f testenv.Fault) string {
 	return f.String()
 }
 
-// drillTrial runs one publish with a fault from a step on, and judges it.
-func drillTrial(t *testing.T, s, faulty *site, proxy *testenv.FaultProxy, fault testenv.Fault, at string, round int, cell *drillCell) {
+// drillTrial runs one publish with a fault at rate from a step on, judges
+// it, and returns its exit code (-1 when killed).
+func drillTrial(t *testing.T, s, faulty *site, proxy *testenv.FaultProxy, fault testenv.Fault, rate float64, at string, round int, cell *drillCell) int {
 	t.Helper()
 	cell.trials++
 	oldRows := drillRows(t, s)
@@ -140,7 +141,7 @@ func drillTrial(t *testing.T, s, faulty *site, proxy *testenv.FaultProxy, fault 
 				_ = cmd.Process.Kill()
 				continue
 			}
-			proxy.SetRules(testenv.Rule{Probability: 0.3, Fault: fault})
+			proxy.SetRules(testenv.Rule{Probability: rate, Fault: fault})
 		}
 	}()
 	<-done
@@ -192,6 +193,20 @@ func drillTrial(t *testing.T, s, faulty *site, proxy *testenv.FaultProxy, fault 
 	}
 	if got := drillRows(t, s); !slices.Equal(got, retail.Only(newRows, "2026-01-01", "2026-01-02")) {
 		t.Errorf("%s at %s, round %d: after the rerun the table holds %v", drillFaultName(fault), at, round, got)
+	}
+	return code
+}
+
+// TestUnreadableCommitThroughResets: every read after the commit landed
+// is reset (the first fault drill's exit 6 with the commit kept). The run
+// exits 8, landed, not verified, with main holding it; never 6.
+func TestUnreadableCommitThroughResets(t *testing.T) {
+	s := newSite(t, "postgres+minio")
+	s.createDaily()
+	proxy := testenv.NewFaultProxy(t, s.srv.Endpoint, 9)
+	cell := &drillCell{}
+	if code := drillTrial(t, s, s.via(proxy.Endpoint), proxy, testenv.Reset, 1, "verify...", 1, cell); code != exitLandedUnverified || cell.landed != 1 {
+		t.Errorf("exit %d with the table %s, want %d with the run on main", code, map[bool]string{true: "new", false: "old"}[cell.landed == 1], exitLandedUnverified)
 	}
 }
 
