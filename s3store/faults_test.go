@@ -153,3 +153,22 @@ func TestTruncatedBodiesAreResumed(t *testing.T) {
 		t.Error("a download cut off every time passed")
 	}
 }
+
+// TestLostStartLeavesNoUpload: the answer to CreateMultipartUpload is lost
+// after the store started the upload, and the SDK's retry starts another;
+// the first is found at the key and aborted once the upload completes.
+func TestLostStartLeavesNoUpload(t *testing.T) {
+	store, srv, proxy, bucket := storeThrough(t, 5, testenv.Rule{Op: testenv.OpCreate, Nth: 1, Fault: testenv.DropResponse})
+	data := make([]byte, 1000)
+	_, _ = rand.Read(data)
+	if err := put(context.Background(), store, bucket, "run-z/part-00000.parquet", data); err != nil {
+		t.Fatalf("upload whose start answer was lost: %v", err)
+	}
+	if len(proxy.Injected()) != 1 {
+		t.Fatalf("injected %v, want the one lost start", proxy.Injected())
+	}
+	if !bytes.Equal(readBack(t, srv, bucket, "run-z/part-00000.parquet"), data) {
+		t.Error("the object differs from what was sent")
+	}
+	assertNoUploads(t, store, bucket)
+}

@@ -42,7 +42,14 @@ func (c resumingClient) Do(r *http.Request) (*http.Response, error) {
 	if err != nil {
 		want = -1 // unknown: only a read error is retried
 	}
-	resp.Body = &resumingBody{client: c.next, req: r, body: resp.Body, want: want, etag: resp.Header.Get("ETag"), status: resp.StatusCode}
+	// Only an answer with a validator can be fetched again and known to
+	// be the same: a listing has none, and two listings of one length
+	// could be spliced.
+	etag := resp.Header.Get("ETag")
+	if etag == "" {
+		return resp, nil
+	}
+	resp.Body = &resumingBody{client: c.next, req: r, body: resp.Body, want: want, etag: etag, status: resp.StatusCode}
 	return resp, nil
 }
 

@@ -183,6 +183,10 @@ func (s *Store) Create(ctx context.Context, bucket, key string) (*Upload, error)
 		return nil, fmt.Errorf("start upload of s3://%s/%s: %w", bucket, key, err)
 	}
 	u.id = aws.ToString(out.UploadId)
+	// A retried start may have started an upload whose answer was lost.
+	if attempts, ok := retry.GetAttemptResults(out.ResultMetadata); ok && len(attempts.Results) > 1 {
+		u.strays = true
+	}
 	return u, nil
 }
 
@@ -202,6 +206,7 @@ type Upload struct {
 	bucket, key string
 	id          string
 	token       string // in the object's metadata: which upload made it
+	strays      bool   // its start was retried: other uploads may be at the key
 	buf         []byte
 	sent        int64
 	done        bool
@@ -325,10 +330,34 @@ func (u *Upload) Abort() error {
 	_, err := u.store.client.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{
 		Bucket: aws.String(u.bucket), Key: aws.String(u.key), UploadId: aws.String(u.id),
 	})
+	u.abortStrays()
 	if err != nil {
 		return fmt.Errorf("abort upload of s3://%s/%s: %w", u.bucket, u.key, err)
 	}
 	return nil
+}
+
+// abortStrays aborts the other incomplete uploads at the upload's key: a
+// CreateMultipartUpload whose answer was lost and that the SDK retried
+// started one nobody knows the id of. Staging keys are this attempt's
+// alone, so any other upload there is this one's stray.
+func (u *Upload) abortStrays() {
+	if !u.strays {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(u.ctx), 30*time.Second)
+	defer cancel()
+	out, err := u.store.client.ListMultipartUploads(ctx, &s3.ListMultipartUploadsInput{Bucket: aws.String(u.bucket), Prefix: aws.String(u.key)})
+	if err != nil {
+		return // what is left, gc lists by run id
+	}
+	for _, up := range out.Uploads {
+		if aws.ToString(up.Key) == u.key && aws.ToString(up.UploadId) != u.id {
+			_, _ = u.store.client.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{
+				Bucket: aws.String(u.bucket), Key: up.Key, UploadId: up.UploadId,
+			})
+		}
+	}
 }
 
 // Close uploads the last part, completes the upload only if the key is still
@@ -371,6 +400,7 @@ func (u *Upload) Close() error {
 		return u.fail(fmt.Errorf("complete upload of s3://%s/%s: %w", u.bucket, u.key, err))
 	}
 	u.done = true
+	u.abortStrays()
 	head, err := u.store.client.HeadObject(u.ctx, &s3.HeadObjectInput{
 		Bucket: aws.String(u.bucket), Key: aws.String(u.key), ChecksumMode: types.ChecksumModeEnabled,
 	})
@@ -399,9 +429,22 @@ const uploadTokenKey = "lakeswap-upload"
 // sent and its ETag the multipart ETag of the parts sent (the MD5 of their
 // MD5s), with their composite CRC32C where the store reports one.
 func (u *Upload) completedHere() (bool, error) {
-	head, err := u.store.client.HeadObject(u.ctx, &s3.HeadObjectInput{
-		Bucket: aws.String(u.bucket), Key: aws.String(u.key), ChecksumMode: types.ChecksumModeEnabled,
-	})
+	// Even a cancelled upload must learn whether its object landed.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(u.ctx), time.Minute)
+	defer cancel()
+	var head *s3.HeadObjectOutput
+	var err error
+	for attempt := range 3 {
+		if attempt > 0 {
+			time.Sleep(time.Duration(attempt) * time.Second)
+		}
+		head, err = u.store.client.HeadObject(ctx, &s3.HeadObjectInput{
+			Bucket: aws.String(u.bucket), Key: aws.String(u.key), ChecksumMode: types.ChecksumModeEnabled,
+		})
+		if err == nil {
+			break
+		}
+	}
 	if err != nil {
 		return false, err
 	}

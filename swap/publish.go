@@ -239,6 +239,14 @@ func (p *Publisher) apply(ctx context.Context, tbl *table.Table, plan *Plan, noA
 			Hint: fmt.Sprintf("kept as asked (--no-auto-rollback); undo with `lakeswap rollback --table %s --run %s`", name, plan.RunID)}
 	}
 	if _, rerr := p.Rollback(ctx, RollbackRequest{Table: tbl.Identifier(), SnapshotID: snap.SnapshotID}); rerr != nil {
+		// The rollback's own check can fail after its commit moved main
+		// back: what main holds says which happened.
+		if now, lerr := p.Catalog.LoadTable(context.WithoutCancel(ctx), tbl.Identifier()); lerr == nil && now.CurrentSnapshot() != nil &&
+			now.CurrentSnapshot().SnapshotID != snap.SnapshotID {
+			res.Status = "rolled-back"
+			return res, &OpError{Op: "verify", Table: name, RunID: plan.RunID, Err: verr,
+				Hint: fmt.Sprintf("main was rolled back to snapshot %d, but checking it failed: %v; run `lakeswap history --table %s`", now.CurrentSnapshot().SnapshotID, rerr, name)}
+		}
 		res.Status = "landed-unverified"
 		return res, &OpError{Op: "verify", Table: name, RunID: plan.RunID, Err: fmt.Errorf("%w: %w", ErrLandedUnverified, errors.Join(verr, rerr)),
 			Hint: fmt.Sprintf("main still holds snapshot %d, which differs from the plan: the automatic rollback failed; roll back by hand with `lakeswap rollback --table %s --run %s`", snap.SnapshotID, name, plan.RunID)}

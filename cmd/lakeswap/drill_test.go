@@ -178,6 +178,12 @@ func drillTrial(t *testing.T, s, faulty *site, proxy *testenv.FaultProxy, fault 
 			wrong("but the run is on main")
 		}
 	}
+	if code != -1 {
+		if left := s.uploads(); len(left) > 0 {
+			cell.leftover++
+			t.Errorf("%s at %s, round %d: exit %d left incomplete uploads: %v", drillFaultName(fault), at, round, code, left)
+		}
+	}
 	if code != -1 && code != exitOK && code != exitLandedUnverified && code != exitUnknown && isOld {
 		if left := s.files(); !slices.Equal(left, files) {
 			cell.leftover++

@@ -56,9 +56,12 @@ func TestPublishThroughFaults(t *testing.T) {
 				if err := retail.WriteNDJSON(in, rows); err != nil {
 					t.Fatal(err)
 				}
-				meta, files := s.metadata("daily_orders"), s.files()
+				meta, files, old := s.metadata("daily_orders"), s.files(), drillRows(t, s)
 				code, out, errs := faulty.cli("publish", "--table", "retail.daily_orders", "--partitions", twoDays, in)
 				moved := s.metadata("daily_orders") != meta
+				if left := s.uploads(); len(left) > 0 {
+					t.Errorf("round %d: exit %d left incomplete uploads: %v", round, code, left)
+				}
 				switch code {
 				case exitOK, exitLandedUnverified:
 					if !moved {
@@ -69,6 +72,10 @@ func TestPublishThroughFaults(t *testing.T) {
 					}
 				case exitUnknown:
 					// Either way, as the code says; history settles it.
+				case exitVerifyFailed: // rolled back: main moved back to the old rows
+					if got := drillRows(t, s); !slices.Equal(got, old) {
+						t.Errorf("round %d: exit 6 but the table holds %v", round, got)
+					}
 				default:
 					if moved {
 						t.Errorf("round %d: exit %d but the table changed: %s", round, code, errs)

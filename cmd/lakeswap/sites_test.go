@@ -158,6 +158,23 @@ func (s *site) files() []string {
 	return out
 }
 
+// uploads lists the incomplete multipart uploads in the bucket, straight
+// from MinIO.
+func (s *site) uploads() []string {
+	s.t.Helper()
+	if s.srv == nil {
+		return nil
+	}
+	var out []string
+	for up := range s.srv.Client.ListIncompleteUploads(context.Background(), s.bkt, "", true) {
+		if up.Err != nil {
+			s.t.Fatal(up.Err)
+		}
+		out = append(out, up.Key)
+	}
+	return out
+}
+
 // read, write and remove reach a file by its location, behind lakeswap's
 // back, as another tool or a person would.
 func (s *site) read(loc string) []byte {
