@@ -101,7 +101,7 @@ func runPlan(ctx context.Context, g *globals, o publishOptions, out string) erro
 		if o.adopt {
 			return stageAdopted(ctx, pub, req, o.partitions, files, finish)
 		}
-		return stageFiles(ctx, pub, req, o.partitions, files, in, o.buildTwice, finish)
+		return stageFiles(ctx, pub, req, o.partitions, files, in, o.buildTwice, writerBytes(g.props), finish)
 	}
 	return runStaging(ctx, g, o, stage, func(res *swap.Result) any {
 		return planView{PlanID: planID(res.Plan), File: written, Result: res}

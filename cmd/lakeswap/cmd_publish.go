@@ -113,7 +113,7 @@ func runPublish(ctx context.Context, g *globals, o publishOptions) error {
 		if o.adopt {
 			return publishAdopted(ctx, pub, req, o.partitions, files)
 		}
-		return stageFiles(ctx, pub, req, o.partitions, files, in, o.buildTwice, pub.Publish)
+		return stageFiles(ctx, pub, req, o.partitions, files, in, o.buildTwice, writerBytes(g.props), pub.Publish)
 	}, nil, printResult)
 }
 
@@ -228,13 +228,14 @@ func runStaging(ctx context.Context, g *globals, o publishOptions, act stageFunc
 // publishFiles publishes the rows of input files to the partitions a
 // selector names; req carries the table and options.
 func publishFiles(ctx context.Context, pub *swap.Publisher, req swap.Request, selector string, files []string, in source.Options) (*swap.Result, error) {
-	return stageFiles(ctx, pub, req, selector, files, in, false, pub.Publish)
+	return stageFiles(ctx, pub, req, selector, files, in, false, stagingWriterBytes, pub.Publish)
 }
 
 // stageFiles reads input files for the partitions a selector names and
 // hands the request to finish: Publish, or a Stage that stops at the plan.
 // twice reads them a second time, for the stage to compare.
-func stageFiles(ctx context.Context, pub *swap.Publisher, req swap.Request, selector string, files []string, in source.Options, twice bool, finish func(context.Context, swap.Request) (*swap.Result, error)) (*swap.Result, error) {
+// writer is what staging one partition holds besides its grain keys.
+func stageFiles(ctx context.Context, pub *swap.Publisher, req swap.Request, selector string, files []string, in source.Options, twice bool, writer int64, finish func(context.Context, swap.Request) (*swap.Result, error)) (*swap.Result, error) {
 	target, err := pub.Open(ctx, req.Table)
 	if err != nil {
 		return nil, err
@@ -272,7 +273,7 @@ func stageFiles(ctx context.Context, pub *swap.Publisher, req swap.Request, sele
 		for _, v := range values {
 			most = max(most, src.Rows(v))
 		}
-		req.Parallelism = stagingParallelism(in.MemoryLimit, most)
+		req.Parallelism = stagingParallelism(in.MemoryLimit, most, writer)
 	}
 	req.Partitions, req.Source, req.SourceName, req.Target = values, src, source.Describe(files), target
 	return finish(ctx, req)

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/lakeswap/lakeswap/s3store"
 )
 
 // parseSize reads a size such as 512MiB, 2GiB, 1.5GB or 1073741824 (bytes).
@@ -73,9 +75,21 @@ const (
 
 // stagingParallelism is how many partitions are staged at once within half
 // of the memory limit: one per core, fewer when partitions are large.
-func stagingParallelism(limit, rowsInLargest int64) int {
-	each := rowsInLargest*stagingBytesPerRow + stagingWriterBytes
+// writer is what one partition's writer holds (writerBytes).
+func stagingParallelism(limit, rowsInLargest, writer int64) int {
+	each := rowsInLargest*stagingBytesPerRow + writer
 	return int(max(1, min(int64(runtime.NumCPU()), limit/2/each)))
+}
+
+// writerBytes is what staging one partition holds besides its grain keys:
+// the Parquet writer's, and, for a warehouse on S3, the upload's parts (in
+// flight, and the one being filled).
+func writerBytes(props map[string]string) int64 {
+	if !strings.HasPrefix(props["warehouse"], "s3://") {
+		return stagingWriterBytes
+	}
+	c := s3store.ConfigFromProps(props)
+	return stagingWriterBytes + c.PartSize*int64(c.PartsInFlight+1)
 }
 
 // changesBytesPerRow is what comparing a partition at the grain holds per
