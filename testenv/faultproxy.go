@@ -28,7 +28,8 @@ const (
 	// Delay waits Rule.Wait, then forwards.
 	Delay
 	// Truncate forwards, then sends the status, headers and half of the
-	// body, and closes the connection.
+	// body, and closes the connection (an answer with no body is only cut
+	// off after its headers).
 	Truncate
 	// DropResponse forwards, lets the store apply the request, then closes
 	// the connection without answering: the client cannot know it landed.
@@ -54,6 +55,9 @@ const (
 	OpPart     Op = "UploadPart"
 	OpComplete Op = "CompleteMultipartUpload"
 	OpAbort    Op = "AbortMultipartUpload"
+	OpParts    Op = "ListParts"
+	OpUploads  Op = "ListMultipartUploads"
+	OpDeletes  Op = "DeleteObjects"
 )
 
 // opOf names the operation of a path-style S3 request.
@@ -62,8 +66,13 @@ func opOf(r *http.Request) Op {
 	key := strings.Count(strings.Trim(r.URL.Path, "/"), "/") > 0
 	switch r.Method {
 	case http.MethodGet:
-		if !key {
+		switch {
+		case !key && q.Has("uploads"):
+			return OpUploads
+		case !key:
 			return OpList
+		case q.Has("uploadId"):
+			return OpParts
 		}
 		return OpGet
 	case http.MethodHead:
@@ -74,6 +83,9 @@ func opOf(r *http.Request) Op {
 		}
 		return OpPut
 	case http.MethodPost:
+		if q.Has("delete") {
+			return OpDeletes
+		}
 		if q.Has("uploads") {
 			return OpCreate
 		}
