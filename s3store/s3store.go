@@ -441,7 +441,8 @@ func (u *Upload) completedHere() (bool, error) {
 		head, err = u.store.client.HeadObject(ctx, &s3.HeadObjectInput{
 			Bucket: aws.String(u.bucket), Key: aws.String(u.key), ChecksumMode: types.ChecksumModeEnabled,
 		})
-		if err == nil {
+		var missing *types.NotFound
+		if err == nil || errors.As(err, &missing) {
 			break
 		}
 	}
