@@ -128,3 +128,29 @@ func TestUnreadableCommitIsLandedUnverified(t *testing.T) {
 		}
 	}
 }
+
+// TestRollbackThatHappenedIsReported: a wrong commit is rolled back, but
+// reading the base back after the rollback fails; main is at the base, so
+// the publish reports a rollback (exit 6), never "landed, not verified".
+func TestRollbackThatHappenedIsReported(t *testing.T) {
+	e := newEnv(t)
+	other := e.mustPublish([]retail.DailyOrder{{OrderDate: "2026-01-01", Channel: "web", OrderCount: 9, AmountCents: 9}}, "2026-01-01")
+	base := e.mustPublish(fixture(t, retail.AfterBatch1), fixtureRange...)
+	damaging := &damagingCatalog{Catalog: e.cat, t: t, with: other.Plan.Partitions[0].NewFiles[0].Path}
+	e.pub.Catalog = damaging
+	e.pub.BeforeCommit = func(_ context.Context, plan *swap.Plan) error { damaging.plan = plan; return nil }
+	baseFile := localPath(t, base.Plan.Partitions[1].NewFiles[0].Path)
+	e.pub.Progress = stepHook{"rollback", func() {
+		if err := os.WriteFile(baseFile, []byte("not parquet"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}}
+	res, err := e.pub.Publish(e.ctx, swap.Request{Table: e.ident, Partitions: fixtureRange, Source: retail.NewSource(fixture(t, retail.AfterBatch2))})
+	head := e.table().CurrentSnapshot().SnapshotID
+	if head != base.SnapshotID {
+		t.Fatalf("main at %d, want the base %d after the rollback", head, base.SnapshotID)
+	}
+	if errors.Is(err, swap.ErrLandedUnverified) || !errors.Is(err, swap.ErrVerifyFailed) || res.Status != "rolled-back" {
+		t.Errorf("a rollback that happened, then failed its check: %v, status %s", err, res.Status)
+	}
+}
