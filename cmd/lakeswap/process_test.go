@@ -436,3 +436,66 @@ func mustRead(t *testing.T, path string) []byte {
 	}
 	return b
 }
+
+// TestInterruptedPublishLeavesNothing: a publish interrupted (Ctrl-C) while
+// its parts upload in the background exits as cancelled, leaves the table
+// as it was, and removes what it uploaded: no object of its run and no
+// incomplete multipart upload.
+func TestInterruptedPublishLeavesNothing(t *testing.T) {
+	s := newShared(t, s3store.MinPartSize)
+	ctx, pub := s.open()
+	tbl, err := pub.Catalog.LoadTable(ctx, []string{"retail", "daily_orders"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := tbl.MetadataLocation()
+	big := bigInput(t, 1_500_000)
+	const runID = "interrupted-run-1"
+	cmd, _, errb := s.command(nil, "publish", "--run-id", runID, "--table", "retail.daily_orders",
+		"--partitions", "order_date=2026-01-01..2026-01-04", big)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	client := s3.NewFromConfig(mustAWS(t, s), func(o *s3.Options) { o.BaseEndpoint = aws.String(s.srv.Endpoint); o.UsePathStyle = true })
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		up, err := client.ListMultipartUploads(context.Background(), &s3.ListMultipartUploadsInput{Bucket: aws.String(s.bucket)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(up.Uploads) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			t.Fatalf("no upload in flight after two minutes; stderr: %s", errb)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != exitCancelled {
+		t.Errorf("exit %d after Ctrl-C, want %d: %s", code, exitCancelled, errb)
+	}
+	tbl, err = pub.Catalog.LoadTable(ctx, []string{"retail", "daily_orders"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tbl.MetadataLocation() != before {
+		t.Errorf("an interrupted publish moved the metadata location")
+	}
+	for obj := range s.srv.Client.ListObjects(context.Background(), s.bucket, minio.ListObjectsOptions{Recursive: true, Prefix: "warehouse/"}) {
+		if strings.Contains(obj.Key, "/run-"+runID+"-") {
+			t.Errorf("the interrupted run left %s", obj.Key)
+		}
+	}
+	up, err := client.ListMultipartUploads(context.Background(), &s3.ListMultipartUploadsInput{Bucket: aws.String(s.bucket)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range up.Uploads {
+		t.Errorf("the interrupted run left an incomplete upload at %s", aws.ToString(u.Key))
+	}
+}
