@@ -180,6 +180,10 @@ func (s *Store) Create(ctx context.Context, bucket, key string) (*Upload, error)
 		Metadata: map[string]string{uploadTokenKey: u.token},
 	})
 	if err != nil {
+		// A start cut short (Ctrl-C, a lost answer) may have started an
+		// upload all the same; the key is this attempt's alone.
+		u.strays = true
+		u.abortStrays()
 		return nil, fmt.Errorf("start upload of s3://%s/%s: %w", bucket, key, err)
 	}
 	u.id = aws.ToString(out.UploadId)
