@@ -266,22 +266,7 @@ func TestKilledPublishChangesNothing(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	client := s3.NewFromConfig(mustAWS(t, s), func(o *s3.Options) { o.BaseEndpoint = aws.String(s.srv.Endpoint); o.UsePathStyle = true })
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		up, err := client.ListMultipartUploads(context.Background(), &s3.ListMultipartUploadsInput{Bucket: aws.String(s.bucket)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(up.Uploads) > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			_ = cmd.Process.Kill()
-			t.Fatalf("no upload in flight after two minutes; stderr: %s", errb)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+	client := waitForUpload(t, s, cmd, errb)
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -316,6 +301,28 @@ func TestKilledPublishChangesNothing(t *testing.T) {
 		t.Error("found nothing the killed run uploaded; the test did not kill it mid-upload")
 	}
 	t.Logf("killed run left %d objects and %d multipart uploads, all under run-%s", left, len(up.Uploads), runID)
+}
+
+// waitForUpload returns once the publish cmd has a multipart upload in
+// flight, with a client of the shared store.
+func waitForUpload(t *testing.T, s *shared, cmd *exec.Cmd, errb *bytes.Buffer) *s3.Client {
+	t.Helper()
+	client := s3.NewFromConfig(mustAWS(t, s), func(o *s3.Options) { o.BaseEndpoint = aws.String(s.srv.Endpoint); o.UsePathStyle = true })
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		up, err := client.ListMultipartUploads(context.Background(), &s3.ListMultipartUploadsInput{Bucket: aws.String(s.bucket)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(up.Uploads) > 0 {
+			return client
+		}
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			t.Fatalf("no upload in flight after two minutes; stderr: %s", errb)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
 }
 
 func mustAWS(t *testing.T, s *shared) aws.Config {
@@ -456,22 +463,7 @@ func TestInterruptedPublishLeavesNothing(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	client := s3.NewFromConfig(mustAWS(t, s), func(o *s3.Options) { o.BaseEndpoint = aws.String(s.srv.Endpoint); o.UsePathStyle = true })
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		up, err := client.ListMultipartUploads(context.Background(), &s3.ListMultipartUploadsInput{Bucket: aws.String(s.bucket)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(up.Uploads) > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			_ = cmd.Process.Kill()
-			t.Fatalf("no upload in flight after two minutes; stderr: %s", errb)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+	client := waitForUpload(t, s, cmd, errb)
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
