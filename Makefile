@@ -40,6 +40,7 @@ dev-down:
 bench:
 	$(GO) test -tags $(TAGS) -run '^$$' -bench . -benchtime 3x -timeout 30m ./swap/
 	$(GO) test -tags $(TAGS) -run '^$$' -bench BenchmarkInputRowOrder -benchtime 3x -timeout 30m ./cmd/lakeswap/
+	$(GO) test -run '^$$' -bench BenchmarkDifferMemory -benchtime 3x ./verify/
 
 # A generated CSV of BENCH_ROWS rows (default 30M, about 0.9 GB) over 30 days in
 # random order, published by lakeswap and turned into partitioned Parquet by

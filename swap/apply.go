@@ -65,15 +65,9 @@ func (p *Publisher) bind(ctx context.Context, tbl *table.Table, plan *Plan, opts
 			if err := adoptable(fsys, meta, pp.NewFiles, referenced); err != nil {
 				return fmt.Errorf("plan of run %s: %w", plan.RunID, err)
 			}
-			for _, f := range pp.NewFiles {
-				if noop {
-					break // nothing of them will be committed
-				}
-				if why := unchanged(ctx, fsys, f); why != "" {
-					if err := ctx.Err(); err != nil {
-						return err
-					}
-					return conflict("adopted file %s %s: stage the run again", f.Path, why)
+			if !noop { // else nothing of them will be committed
+				if err := sameBytes(ctx, fsys, "adopted file", pp.NewFiles, conflict); err != nil {
+					return err
 				}
 			}
 			continue
@@ -90,16 +84,10 @@ func (p *Publisher) bind(ctx context.Context, tbl *table.Table, plan *Plan, opts
 			if !strings.HasPrefix(f.Path, pp.Prefix+"/") {
 				return fmt.Errorf("plan of run %s: file %s lies outside the run's prefix %s", plan.RunID, f.Path, pp.Prefix)
 			}
-			// A staged file removed or rewritten since the plan is not what
-			// was validated.
-			if noop {
-				continue // nothing of it will be committed
-			}
-			if why := unchanged(ctx, fsys, f); why != "" {
-				if err := ctx.Err(); err != nil {
-					return err
-				}
-				return conflict("staged file %s %s: stage the run again", f.Path, why)
+		}
+		if !noop { // else nothing of them will be committed
+			if err := sameBytes(ctx, fsys, "staged file", pp.NewFiles, conflict); err != nil {
+				return err
 			}
 		}
 	}
@@ -158,6 +146,20 @@ func (p *Publisher) bind(ctx context.Context, tbl *table.Table, plan *Plan, opts
 			return conflict("partition %s holds other files than the plan replaces", pp.Key)
 		}
 		plan.oldFiles[pp.Value] = all[pp.Value]
+	}
+	return nil
+}
+
+// sameBytes refuses, as a conflict, files removed or rewritten since the
+// plan: they are not what was validated. A cancelled read is a cancel.
+func sameBytes(ctx context.Context, fsys icebergio.IO, what string, files []parquetio.File, conflict func(string, ...any) error) error {
+	for _, f := range files {
+		if why := unchanged(ctx, fsys, f); why != "" {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			return conflict("%s %s %s: stage the run again", what, f.Path, why)
+		}
 	}
 	return nil
 }

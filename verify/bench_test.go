@@ -2,6 +2,7 @@ package verify_test
 
 import (
 	"math/rand/v2"
+	"runtime"
 	"testing"
 	"time"
 
@@ -71,4 +72,53 @@ func benchAccumulator(b *testing.B, c *contract.Contract, ids []int64) {
 		}
 	}
 	b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+}
+
+// BenchmarkDifferMemory measures what comparing a partition at the grain
+// holds per old row (the plan's changes summary sizes its bound from it,
+// changesBytesPerRow in the command), and its rows/s over old and new.
+func BenchmarkDifferMemory(b *testing.B) {
+	sc := iceberg.NewSchemaWithIdentifiers(0, []int{1},
+		iceberg.NestedField{ID: 1, Name: "order_id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+		iceberg.NestedField{ID: 2, Name: "order_date", Type: iceberg.PrimitiveTypes.Date, Required: true},
+		iceberg.NestedField{ID: 3, Name: "amount_cents", Type: iceberg.PrimitiveTypes.Int64, Required: true})
+	part, _ := contract.NewPartitioner(2, "order_date", iceberg.PrimitiveTypes.Date, "identity")
+	c, err := contract.NewContract(sc, []string{"order_id"}, []string{"amount_cents"}, nil, part)
+	if err != nil {
+		b.Fatal(err)
+	}
+	const rows, batch = 1_000_000, 64 << 10
+	var recs []arrow.RecordBatch
+	for start := 0; start < rows; start += batch {
+		bld := array.NewRecordBuilder(memory.DefaultAllocator, c.Arrow)
+		for i := start; i < min(start+batch, rows); i++ {
+			bld.Field(0).(*array.Int64Builder).Append(int64(i))
+			bld.Field(1).(*array.Date32Builder).Append(20454)
+			bld.Field(2).(*array.Int64Builder).Append(int64(i % 1000))
+		}
+		recs = append(recs, bld.NewRecordBatch())
+		bld.Release()
+	}
+	for b.Loop() {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		t0 := time.Now()
+		d := verify.NewDiffer(c)
+		for _, r := range recs {
+			if err := d.AddOld(r); err != nil {
+				b.Fatal(err)
+			}
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		for _, r := range recs {
+			if err := d.AddNew(r); err != nil {
+				b.Fatal(err)
+			}
+		}
+		d.Changes()
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/rows, "held-B/row")
+		b.ReportMetric(2*rows/time.Since(t0).Seconds(), "rows/s")
+	}
 }

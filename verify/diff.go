@@ -80,7 +80,7 @@ type Differ struct {
 	out     Changes
 	counted bool
 	rowBuf  rowBuffer
-	keyBuf  rowBuffer
+	keys    *KeyHasher
 }
 
 // NewDiffer starts the comparison of one partition.
@@ -98,6 +98,7 @@ func NewDiffer(c *contract.Contract) *Differ {
 	if len(d.keyCols) == 0 {
 		d.keyCols = c.Grain
 	}
+	d.keys = NewKeyHasher(c, d.seed)
 	return d
 }
 
@@ -115,14 +116,8 @@ func (d *Differ) hashes(rec arrow.RecordBatch) (keys, rows []uint64, err error) 
 	if len(d.c.Grain) == 0 {
 		return rows, rows, nil
 	}
-	if err := d.keyBuf.fill(d.types, cols, d.c.Grain, n); err != nil {
-		return nil, nil, err
-	}
-	keys = make([]uint64, n)
-	for r := range n {
-		keys[r] = maphash.Bytes(d.seed, d.keyBuf.row(r))
-	}
-	return keys, rows, nil
+	keys, err = d.keys.Hashes(make([]uint64, 0, n), cols, n)
+	return keys, rows, err
 }
 
 // AddOld takes a batch of the rows the partition holds now, in the
@@ -224,7 +219,7 @@ func (d *Differ) count() {
 func (d *Differ) Changes() Changes {
 	d.count()
 	d.rowBuf.release()
-	d.keyBuf.release()
+	d.keys.Release()
 	return d.out
 }
 
