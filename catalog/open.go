@@ -91,13 +91,13 @@ func (c *Catalog) adopt(tbl *table.Table) *table.Table {
 
 // CommitTable commits through the catalog. iceberg-go's SQL catalog answers a
 // failed requirement (for example "requirement failed: branch main has
-// changed") with a plain error that iceberg-go then treats as an unknown
+// changed", or "Requirement failed: current schema id has changed") with a plain error that iceberg-go then treats as an unknown
 // outcome; the requirement is checked before anything is written, so it is a
 // definite conflict and is reported as ErrConflict.
 func (c *Catalog) CommitTable(ctx context.Context, ident table.Identifier, reqs []table.Requirement, updates []table.Update) (table.Metadata, string, error) {
 	c.commits.Add(1)
 	meta, loc, err := c.Catalog.CommitTable(ctx, ident, reqs, updates)
-	if err != nil && !errors.Is(err, table.ErrCommitFailed) && strings.HasPrefix(err.Error(), "requirement failed") {
+	if err != nil && !errors.Is(err, table.ErrCommitFailed) && strings.HasPrefix(strings.ToLower(err.Error()), "requirement failed") {
 		err = fmt.Errorf("%w: %w", ErrConflict, err)
 	}
 	return meta, loc, err

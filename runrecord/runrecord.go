@@ -9,9 +9,11 @@
 package runrecord
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -38,6 +40,10 @@ const (
 	PropRows            = "lakeswap.rows"
 	PropSumPrefix       = "lakeswap.sum."
 	PropBaseSnapshot    = "lakeswap.base-snapshot-id"
+	// PropPlannedBase is the snapshot a run was planned against, when it
+	// was committed on a later one (no commit between touched its
+	// partitions).
+	PropPlannedBase     = "lakeswap.planned-base-snapshot-id"
 	PropBaseFingerprint = "lakeswap.base-fingerprint"
 	PropBaseRows        = "lakeswap.base-rows"
 	PropVersion         = "lakeswap.version"
@@ -81,13 +87,16 @@ type Record struct {
 	Rows               int64
 	Sums               map[string]int64
 	BaseSnapshotID     *int64 // the snapshot the run replaced; nil on an empty table
-	BaseFingerprint    string // the fingerprint of what the run replaced
-	BaseRows           int64
-	Version            string  // lakeswap's
-	Inputs             []Input // the objects read; only their count, bytes and hash past MaxListedInputs
-	InputCount         int
-	InputBytes         int64
-	InputsHash         string
+	// PlannedBaseSnapshotID is the snapshot the run was planned against,
+	// when it was committed on a later one.
+	PlannedBaseSnapshotID *int64
+	BaseFingerprint       string // the fingerprint of what the run replaced
+	BaseRows              int64
+	Version               string  // lakeswap's
+	Inputs                []Input // the objects read; only their count, bytes and hash past MaxListedInputs
+	InputCount            int
+	InputBytes            int64
+	InputsHash            string
 }
 
 // Keys names the run's partitions as column=value.
@@ -121,6 +130,9 @@ func (r Record) Properties() iceberg.Properties {
 	}
 	if r.BaseSnapshotID != nil {
 		props[PropBaseSnapshot] = strconv.FormatInt(*r.BaseSnapshotID, 10)
+	}
+	if r.PlannedBaseSnapshotID != nil {
+		props[PropPlannedBase] = strconv.FormatInt(*r.PlannedBaseSnapshotID, 10)
 	}
 	for col, sum := range r.Sums {
 		props[PropSumPrefix+col] = strconv.FormatInt(sum, 10)
@@ -165,6 +177,9 @@ func Read(props map[string]string) (r Record, ok bool) {
 	if v, err := strconv.ParseInt(props[PropBaseSnapshot], 10, 64); err == nil {
 		r.BaseSnapshotID = &v
 	}
+	if v, err := strconv.ParseInt(props[PropPlannedBase], 10, 64); err == nil {
+		r.PlannedBaseSnapshotID = &v
+	}
 	_ = json.Unmarshal([]byte(props[PropPartitionHashes]), &r.PartitionHashes)
 	r.InputCount, _ = strconv.Atoi(props[PropInputCount])
 	r.InputBytes, _ = strconv.ParseInt(props[PropInputBytes], 10, 64)
@@ -199,6 +214,20 @@ func Find(meta table.Metadata, runID string) *table.Snapshot {
 		}
 	}
 	return nil
+}
+
+// FindAll returns every snapshot of the table that records runID, oldest
+// first: one for a run committed whole, one a batch for a run committed in
+// batches.
+func FindAll(meta table.Metadata, runID string) []table.Snapshot {
+	var out []table.Snapshot
+	for _, s := range meta.Snapshots() {
+		if s.Summary != nil && s.Summary.Properties[PropRunID] == runID {
+			out = append(out, s)
+		}
+	}
+	slices.SortFunc(out, func(a, b table.Snapshot) int { return cmp.Compare(a.SequenceNumber, b.SequenceNumber) })
+	return out
 }
 
 // Entry is one snapshot of a table's history, with the run that made it

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"reflect"
 	"slices"
 	"strings"
 
@@ -127,25 +126,19 @@ func (p *Publisher) bind(ctx context.Context, tbl *table.Table, plan *Plan, opts
 		}
 		return nil
 	}
-	if got := c.Summary(); !reflect.DeepEqual(got, plan.Contract) {
-		return conflict("the table's contract changed since the plan (%+v, planned under %+v)", got, plan.Contract)
-	}
-	if head == nil && plan.BaseSnapshotID != nil || head != nil && (plan.BaseSnapshotID == nil || *plan.BaseSnapshotID != head.SnapshotID) {
-		return conflict("main moved since the plan's base snapshot %s", fmtID(plan.BaseSnapshotID))
-	}
-	all, err := filesAt(ctx, tbl, head, c)
+	// Main may have moved since the plan: the plan holds if no commit since
+	// touched its partitions (rebase).
+	why, err := rebase(ctx, tbl, plan)
 	if err != nil {
 		return err
 	}
-	plan.oldFiles = map[string][]iceberg.DataFile{}
+	if why != "" {
+		return conflict("main moved since the plan's base snapshot %s: %s", fmtID(plan.BaseSnapshotID), why)
+	}
 	for _, pp := range plan.Partitions {
-		if err := noDeletes(pp.Key, all[pp.Value]); err != nil {
+		if err := noDeletes(pp.Key, plan.oldFiles[pp.Value]); err != nil {
 			return conflict("%v", err)
 		}
-		if !slices.Equal(paths(all[pp.Value]), filePaths(pp.OldFiles)) {
-			return conflict("partition %s holds other files than the plan replaces", pp.Key)
-		}
-		plan.oldFiles[pp.Value] = all[pp.Value]
 	}
 	return nil
 }

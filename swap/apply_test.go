@@ -152,6 +152,28 @@ func TestApplyInAnotherProcess(t *testing.T) {
 	if e.table().MetadataLocation() != meta || !slices.Equal(e.allFiles(), files) {
 		t.Error("a conflicting plan changed the table or its files")
 	}
+
+	// A commit to another partition since the plan: the plan is applied
+	// on the new main, and both changes hold.
+	later, err := e.pub.Stage(e.ctx, swap.Request{Table: e.ident, Partitions: []string{"2026-01-01"}, Source: retail.NewSource(batch1), RunID: "planned-3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := e.mustPublish([]retail.DailyOrder{{OrderDate: "2026-01-09", Channel: "app", OrderCount: 2, AmountCents: 20}}, "2026-01-09")
+	if code, out := apply(t, e.home, later); code != 0 || !strings.HasPrefix(out, "published ") {
+		t.Fatalf("a plan whose base moved elsewhere: exit %d: %s; want it applied", code, out)
+	}
+	head = e.table().CurrentSnapshot()
+	if *head.ParentSnapshotID != other.SnapshotID {
+		t.Errorf("the plan was committed on %d, want on the other commit %d", *head.ParentSnapshotID, other.SnapshotID)
+	}
+	rows := e.daily()
+	if n, _ := group(rows, "2026-01-09", "app"); n != 2 {
+		t.Errorf("the other commit's partition reads %d orders, want 2", n)
+	}
+	if got, want := retail.Only(rows, "2026-01-01"), retail.Only(batch1, "2026-01-01"); !slices.Equal(got, want) {
+		t.Errorf("2026-01-01 = %v, want %v", got, want)
+	}
 }
 
 // TestApplyRefusesForeignFiles: a plan edited to name files outside its own

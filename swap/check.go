@@ -130,13 +130,14 @@ func (p *Publisher) checkCommitted(ctx context.Context, plan *Plan, snapshotID i
 				short(fp.Hash), fp.Rows, short(pp.Fingerprint.Hash), pp.Fingerprint.Rows)})
 		}
 	}
-	// Every other partition holds what it held at the base, which the same
-	// metadata still lists.
+	// Every other partition holds what it held in the snapshot the commit
+	// replaced (the plan's base, or the head it was rebased on), which the
+	// same metadata still lists.
 	before := map[string][]iceberg.DataFile{}
-	if plan.BaseSnapshotID != nil {
-		base := at.meta.SnapshotByID(*plan.BaseSnapshotID)
+	if parent := at.meta.SnapshotByID(snapshotID).ParentSnapshotID; parent != nil {
+		base := at.meta.SnapshotByID(*parent)
 		if base == nil {
-			return nil, fmt.Errorf("the plan's base snapshot %d is no longer in the table's metadata", *plan.BaseSnapshotID)
+			return nil, fmt.Errorf("the snapshot %d replaced is no longer in the table's metadata", *parent)
 		}
 		if before, err = baseFiles(ctx, fsys, base, contract); err != nil {
 			return nil, err

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -36,31 +37,84 @@ func (plan *Plan) record() runrecord.Record {
 
 // commit publishes a staged plan as one snapshot in one catalog commit that
 // replaces exactly the base files of the declared partitions, on condition
-// that main is still at the plan's base.
-func (p *Publisher) commit(ctx context.Context, tbl *table.Table, plan *Plan) (*table.Table, error) {
+// that main is where it was loaded. When main has moved, and no commit
+// since the plan's base touched a planned partition, the same replace is
+// committed on the new head (rebase); else the conflict is an ErrConflict
+// naming the commit. It returns the snapshot committed.
+func (p *Publisher) commit(ctx context.Context, tbl *table.Table, plan *Plan) (int64, error) {
 	p.progress().Step("commit")
+	for attempt := 1; ; attempt++ {
+		id, err := p.commitOn(ctx, tbl, plan)
+		if err == nil || !errors.Is(err, ErrConflict) || attempt >= rebaseAttempts {
+			return id, err
+		}
+		now, lerr := p.Catalog.LoadTable(ctx, tbl.Identifier())
+		if lerr != nil {
+			return 0, err
+		}
+		why, rerr := rebase(ctx, now, plan)
+		if rerr != nil {
+			return 0, errors.Join(err, rerr)
+		}
+		if why != "" {
+			op := &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID,
+				Err: fmt.Errorf("%w: main moved since the plan's base snapshot %s: %s", ErrConflict, fmtID(plan.BaseSnapshotID), why)}
+			if lost := (*OpError)(nil); errors.As(err, &lost) {
+				op.Hint = lost.Hint
+			}
+			return 0, op
+		}
+		p.log().Info("main moved, but not in the run's partitions; committing on its new head", "table", plan.Table, "run", plan.RunID,
+			"head", now.CurrentSnapshot().SnapshotID, "attempt", attempt+1)
+		tbl = now
+	}
+}
+
+// commitOn makes one attempt at the commit, pinned to main as tbl holds it.
+func (p *Publisher) commitOn(ctx context.Context, tbl *table.Table, plan *Plan) (int64, error) {
 	fsys, err := tbl.FS(ctx)
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
 	added, err := dataFiles(ctx, fsys, tbl.Metadata(), plan)
 	if err != nil {
-		return nil, &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID, Err: err,
+		return 0, &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID, Err: err,
 			Hint: "nothing was committed"}
 	}
 	var removed []iceberg.DataFile
 	for _, pp := range plan.Partitions {
 		removed = append(removed, plan.oldFiles[pp.Value]...)
 	}
+	head := tbl.CurrentSnapshot()
+	rec := plan.record()
+	if head != nil {
+		rec.BaseSnapshotID = &head.SnapshotID
+		if plan.BaseSnapshotID == nil || *plan.BaseSnapshotID != head.SnapshotID {
+			rec.PlannedBaseSnapshotID = plan.BaseSnapshotID
+		}
+	}
 
 	// iceberg-go writes the new manifests and manifest list before the
 	// catalog's compare-and-swap; noting them lets a lost swap take them
-	// away again, so that a conflict leaves no file behind.
-	rec := &recordingIO{IO: fsys}
+	// away again, so that a conflict leaves no file behind. The snapshot
+	// the run replaces is tagged in the same commit, so that snapshot
+	// expiry keeps the run's rollback target.
+	written := &recordingIO{IO: fsys}
+	// Main pinned alone would let a schema change (which moves no branch)
+	// slip in between: files staged under the old schema would then be
+	// committed under the new. The schema and spec are pinned too.
+	meta := tbl.Metadata()
+	cat := &extended{Catalog: p.Catalog, reqs: []table.Requirement{
+		table.AssertCurrentSchemaID(meta.CurrentSchema().ID),
+		table.AssertDefaultSpecID(meta.DefaultPartitionSpec()),
+	}}
+	if head != nil {
+		cat.updates = append(cat.updates, p.rollbackTag(plan.RunID, head))
+	}
 	tx := table.New(tbl.Identifier(), tbl.Metadata(), tbl.MetadataLocation(),
-		func(context.Context) (icebergio.IO, error) { return rec.io(), nil }, p.Catalog).NewTransaction()
+		func(context.Context) (icebergio.IO, error) { return written.io(), nil }, cat).NewTransaction()
 	if err := tx.AssertRefSnapshotID(table.MainBranch); err != nil {
-		return nil, fmt.Errorf("pin main at the base snapshot: %w", err)
+		return 0, fmt.Errorf("pin main at the base snapshot: %w", err)
 	}
 	if _, ok := tbl.Metadata().Properties()[table.DefaultNameMappingKey]; plan.NameMapping && !ok {
 		// Adopted files without field ids are read by column name; the
@@ -70,25 +124,41 @@ func (p *Publisher) commit(ctx context.Context, tbl *table.Table, plan *Plan) (*
 			err = tx.SetProperties(iceberg.Properties{table.DefaultNameMappingKey: string(mapping)})
 		}
 		if err != nil {
-			return nil, fmt.Errorf("set the table's name mapping for adopted files: %w", err)
+			return 0, fmt.Errorf("set the table's name mapping for adopted files: %w", err)
 		}
 	}
-	if err := tx.ReplaceDataFilesWithDataFiles(ctx, removed, added, plan.record().Properties()); err != nil {
-		return nil, &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID, Err: err,
-			Hint: "nothing was committed; " + p.removeWritten(ctx, tbl, rec)}
+	if err := tx.ReplaceDataFilesWithDataFiles(ctx, removed, added, rec.Properties()); err != nil {
+		return 0, &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID, Err: err,
+			Hint: "nothing was committed; " + p.removeWritten(ctx, tbl, written)}
 	}
-	committed, err := tx.Commit(ctx)
+	// The snapshot id is decided before the commit: it is how an
+	// unanswered commit is found, or not, in the table's history.
+	staged, err := tx.StagedTable()
 	if err != nil {
-		if errors.Is(err, table.ErrCommitFailed) {
-			return nil, &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID,
-				Err:  fmt.Errorf("%w: main moved since the plan's base snapshot %s: %w", ErrConflict, fmtID(plan.BaseSnapshotID), err),
-				Hint: "nothing was committed and the other commit is intact; run the publish again to plan against the new main; " + p.removeWritten(ctx, tbl, rec)}
-		}
-		return nil, &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID,
-			Err:  fmt.Errorf("%w: %w", ErrCommitUnknown, err),
-			Hint: fmt.Sprintf("the commit may have landed; run `lakeswap history --table %s` and look for run %s before retrying; the files staged by attempt %s were kept, since the commit may reference them", plan.Table, plan.RunID, plan.Attempt)}
+		return 0, fmt.Errorf("read the commit's snapshot id: %w", err)
 	}
-	return committed, nil
+	id := staged.CurrentSnapshot().SnapshotID
+	if _, err = tx.Commit(ctx); err == nil {
+		return id, nil
+	}
+	if errors.Is(err, table.ErrCommitFailed) {
+		return 0, &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID,
+			Err:  fmt.Errorf("%w: main moved since the plan's base snapshot %s: %w", ErrConflict, fmtID(plan.BaseSnapshotID), err),
+			Hint: "nothing was committed and the other commit is intact; plan the run again against main as it is now; " + p.removeWritten(ctx, tbl, written)}
+	}
+	return p.settle(ctx, tbl, plan, id, err)
+}
+
+// extended is a catalog that adds requirements and updates to every commit
+// made through it, in the same compare-and-swap.
+type extended struct {
+	Catalog
+	reqs    []table.Requirement
+	updates []table.Update
+}
+
+func (c *extended) CommitTable(ctx context.Context, ident table.Identifier, reqs []table.Requirement, updates []table.Update) (table.Metadata, string, error) {
+	return c.Catalog.CommitTable(ctx, ident, append(slices.Clip(reqs), c.reqs...), append(slices.Clip(updates), c.updates...))
 }
 
 // dataFiles describes the staged files for the catalog, reading each footer

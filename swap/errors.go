@@ -18,10 +18,15 @@ var (
 	// ErrConflict: main moved since the plan; nothing was committed. A fresh
 	// run may succeed.
 	ErrConflict = catalog.ErrConflict
-	// ErrCommitUnknown: the catalog did not say whether the commit landed.
-	// Staged files are kept, since the commit may reference them; check
-	// `lakeswap history` before running again.
+	// ErrCommitUnknown: the catalog did not say whether the commit landed,
+	// and the table could not be read back to find out. Staged files are
+	// kept, since the commit may reference them; `lakeswap status` answers
+	// later from the table's history.
 	ErrCommitUnknown = errors.New("commit outcome unknown")
+	// ErrNotLanded: the catalog answered a commit with an error, and the
+	// table read back shows that it did not land. Nothing was committed;
+	// the staged files are kept for gc.
+	ErrNotLanded = errors.New("commit did not land")
 	// ErrVerifyFailed: the commit landed but does not hold what was staged;
 	// it was rolled back, unless the caller asked to keep it.
 	ErrVerifyFailed = errors.New("verification failed")

@@ -33,3 +33,43 @@ func (p *Publisher) History(ctx context.Context, ident table.Identifier) (main [
 	}
 	return main, off, nil
 }
+
+// RunStatus is what the table's history says of a run: whether it landed,
+// as which snapshots, and whether main still holds them.
+type RunStatus struct {
+	RunID  string `json:"run_id"`
+	Landed bool   `json:"landed"`
+	// Snapshots are the run's snapshots, oldest first.
+	Snapshots []runrecord.Entry `json:"snapshots,omitempty"`
+	// OnMain says main holds the run's newest snapshot or descends from it.
+	OnMain bool  `json:"on_main"`
+	Main   int64 `json:"main_snapshot_id,omitempty"`
+	// RollbackTarget is the snapshot the run's tag keeps, if it has one.
+	RollbackTarget *int64 `json:"rollback_target,omitempty"`
+}
+
+// Status answers from the table's history alone whether a run landed: the
+// question a commit whose answer was lost leaves open.
+func (p *Publisher) Status(ctx context.Context, ident table.Identifier, runID string) (*RunStatus, error) {
+	tbl, err := p.Catalog.LoadTable(ctx, ident)
+	if err != nil {
+		return nil, err
+	}
+	meta := tbl.Metadata()
+	st := &RunStatus{RunID: runID}
+	for _, s := range runrecord.FindAll(meta, runID) {
+		st.Snapshots = append(st.Snapshots, runrecord.EntryOf(s))
+	}
+	if s := meta.SnapshotByName(RollbackTag(runID)); s != nil {
+		st.RollbackTarget = &s.SnapshotID
+	}
+	head := meta.CurrentSnapshot()
+	if head != nil {
+		st.Main = head.SnapshotID
+	}
+	if st.Landed = len(st.Snapshots) > 0; st.Landed && head != nil {
+		newest := st.Snapshots[len(st.Snapshots)-1].SnapshotID
+		st.OnMain = table.IsAncestorOf(head.SnapshotID, newest, func(id int64) *table.Snapshot { return meta.SnapshotByID(id) })
+	}
+	return st, nil
+}

@@ -38,6 +38,11 @@ type Publisher struct {
 	// writes through the table's IO.
 	StagingIO func(ctx context.Context, table icebergio.IO) (icebergio.WriteFileIO, error)
 
+	// RollbackRetention is how long the snapshot a publish replaces is kept
+	// from snapshot expiry by its tag (RollbackTag); 0 is
+	// DefaultRollbackRetention.
+	RollbackRetention time.Duration
+
 	// BeforeCommit, when set, sees the staged, validated plan just before the
 	// commit; an error stops the publish with nothing committed and the
 	// staged files removed. Approval flows and tests hook in here.
@@ -204,10 +209,13 @@ func (p *Publisher) apply(ctx context.Context, tbl *table.Table, plan *Plan, noA
 			return res, &OpError{Op: "commit", Table: name, RunID: plan.RunID, Err: err, Hint: "nothing was committed; " + p.discard(ctx, tbl, plan)}
 		}
 	}
-	committed, err := p.commit(ctx, tbl, plan)
+	id, err := p.commit(ctx, tbl, plan)
 	if err != nil {
 		var op *OpError
-		if !errors.Is(err, ErrCommitUnknown) {
+		// A commit whose answer was lost may reference the staged files,
+		// and one found not to have landed keeps them too: a catalog
+		// that answered wrongly once is not trusted to have told the end.
+		if !errors.Is(err, ErrCommitUnknown) && !errors.Is(err, ErrNotLanded) {
 			cleanup := p.discard(ctx, tbl, plan)
 			if errors.As(err, &op) {
 				op.Hint += "; " + cleanup
@@ -216,16 +224,15 @@ func (p *Publisher) apply(ctx context.Context, tbl *table.Table, plan *Plan, noA
 		res.Status = "not-committed"
 		return res, err
 	}
-	snap := committed.Metadata().CurrentSnapshot()
-	res.SnapshotID = snap.SnapshotID
-	p.log().Info("committed", "table", name, "run", plan.RunID, "snapshot", snap.SnapshotID)
+	res.SnapshotID = id
+	p.log().Info("committed", "table", name, "run", plan.RunID, "snapshot", id)
 
-	mismatches, err := p.checkLanded(ctx, plan, snap.SnapshotID)
+	mismatches, err := p.checkLanded(ctx, plan, id)
 	if err != nil {
 		// Exit codes never say "rolled back" of a commit main holds.
 		res.Status = "landed-unverified"
 		return res, &OpError{Op: "verify", Table: name, RunID: plan.RunID, Err: fmt.Errorf("%w: %w", ErrLandedUnverified, err),
-			Hint: fmt.Sprintf("the commit landed as snapshot %d and main holds it, but it could not be read back to check it; finish the check with `lakeswap verify --table %s --run %s` (and roll it back if that fails)", snap.SnapshotID, name, plan.RunID)}
+			Hint: fmt.Sprintf("the commit landed as snapshot %d and main holds it, but it could not be read back to check it; finish the check with `lakeswap verify --table %s --run %s` (and roll it back if that fails)", id, name, plan.RunID)}
 	}
 	if len(mismatches) == 0 {
 		res.Status = "published"
@@ -233,23 +240,23 @@ func (p *Publisher) apply(ctx context.Context, tbl *table.Table, plan *Plan, noA
 	}
 	res.Mismatches = mismatches
 	res.Status = "verify-failed"
-	verr := fmt.Errorf("%w: snapshot %d differs from the staged plan: %v", ErrVerifyFailed, snap.SnapshotID, mismatches)
+	verr := fmt.Errorf("%w: snapshot %d differs from the staged plan: %v", ErrVerifyFailed, id, mismatches)
 	if noAutoRollback {
 		return res, &OpError{Op: "verify", Table: name, RunID: plan.RunID, Err: verr,
 			Hint: fmt.Sprintf("kept as asked (--no-auto-rollback); undo with `lakeswap rollback --table %s --run %s`", name, plan.RunID)}
 	}
-	if _, rerr := p.Rollback(ctx, RollbackRequest{Table: tbl.Identifier(), SnapshotID: snap.SnapshotID}); rerr != nil {
+	if _, rerr := p.Rollback(ctx, RollbackRequest{Table: tbl.Identifier(), SnapshotID: id}); rerr != nil {
 		// The rollback's own check can fail after its commit moved main
 		// back: what main holds says which happened.
 		if now, lerr := p.Catalog.LoadTable(context.WithoutCancel(ctx), tbl.Identifier()); lerr == nil && now.CurrentSnapshot() != nil &&
-			now.CurrentSnapshot().SnapshotID != snap.SnapshotID {
+			now.CurrentSnapshot().SnapshotID != id {
 			res.Status = "rolled-back"
 			return res, &OpError{Op: "verify", Table: name, RunID: plan.RunID, Err: verr,
 				Hint: fmt.Sprintf("main was rolled back to snapshot %d, but checking it failed: %v; run `lakeswap history --table %s`", now.CurrentSnapshot().SnapshotID, rerr, name)}
 		}
 		res.Status = "landed-unverified"
 		return res, &OpError{Op: "verify", Table: name, RunID: plan.RunID, Err: fmt.Errorf("%w: %w", ErrLandedUnverified, errors.Join(verr, rerr)),
-			Hint: fmt.Sprintf("main still holds snapshot %d, which differs from the plan: the automatic rollback failed; roll back by hand with `lakeswap rollback --table %s --run %s`", snap.SnapshotID, name, plan.RunID)}
+			Hint: fmt.Sprintf("main still holds snapshot %d, which differs from the plan: the automatic rollback failed; roll back by hand with `lakeswap rollback --table %s --run %s`", id, name, plan.RunID)}
 	}
 	res.Status = "rolled-back"
 	return res, &OpError{Op: "verify", Table: name, RunID: plan.RunID, Err: verr, Hint: "main was rolled back to the base snapshot"}

@@ -125,23 +125,26 @@ func TestReplaceLeavesOtherPartitions(t *testing.T) {
 	}
 }
 
+// TestConflictCommitsNothing: a commit to a planned partition between the
+// plan and the commit is a conflict that commits nothing and leaves nothing.
 func TestConflictCommitsNothing(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
 		e := newEnvOn(t, b)
 		e.mustPublish(fixture(t, retail.AfterBatch1), fixtureRange...)
 
-		// Another writer commits to main after this publish planned.
+		// Another writer commits to a planned partition after this publish
+		// planned.
 		var other *swap.Result
 		src := &hookSource{Source: retail.NewSource(fixture(t, retail.AfterBatch2)), before: func() {
 			var err error
-			other, err = e.publish([]retail.DailyOrder{{OrderDate: "2026-01-05", Channel: "store", OrderCount: 3, AmountCents: 300}}, "2026-01-05")
+			other, err = e.publish([]retail.DailyOrder{{OrderDate: "2026-01-01", Channel: "store", OrderCount: 3, AmountCents: 300}}, "2026-01-01")
 			if err != nil {
 				t.Errorf("other writer: %v", err)
 			}
 		}}
 		res, err := e.pub.Publish(e.ctx, swap.Request{Table: e.ident, Partitions: fixtureRange, Source: src, Parallelism: 1})
-		if !errors.Is(err, swap.ErrConflict) {
-			t.Fatalf("publish after a concurrent commit: err = %v, want ErrConflict", err)
+		if !errors.Is(err, swap.ErrConflict) || !strings.Contains(err.Error(), "in partition order_date=2026-01-01") {
+			t.Fatalf("publish after a concurrent commit: err = %v, want ErrConflict naming order_date=2026-01-01", err)
 		}
 		if errors.Is(err, swap.ErrCommitUnknown) {
 			t.Errorf("a lost compare-and-swap is classified as unknown: %v", err)
@@ -151,7 +154,7 @@ func TestConflictCommitsNothing(t *testing.T) {
 			t.Fatalf("main is at %d, want the other writer's snapshot", head.SnapshotID)
 		}
 		rows := e.daily()
-		if n, _ := group(rows, "2026-01-05", "store"); n != 3 {
+		if n, _ := group(rows, "2026-01-01", "store"); n != 3 {
 			t.Errorf("the other writer's partition reads %d orders, want 3", n)
 		}
 		if n, c := group(rows, "2026-01-02", "web"); n != 1 || c != 9000 {

@@ -4,12 +4,16 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
+
+	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakeswap/lakeswap/swap"
 )
@@ -54,4 +58,52 @@ func commitBarrier(getenv func(string) string) func(context.Context, *swap.Plan)
 			}
 		}
 	}
+}
+
+// envCatalogFault, for tests of lost commit answers: "after-commit" makes
+// the first commit land and then answers it with an error, "before-commit"
+// answers it with an error without committing, and "unreachable" lands it
+// and then fails every later call, as a catalog gone away would.
+const envCatalogFault = "LAKESWAP_TEST_CATALOG_FAULT"
+
+func catalogFault(cat swap.Catalog, getenv func(string) string) swap.Catalog {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	switch mode := getenv(envCatalogFault); mode {
+	case "after-commit", "before-commit", "unreachable":
+		return &faultyCatalog{Catalog: cat, mode: mode}
+	}
+	return cat
+}
+
+type faultyCatalog struct {
+	swap.Catalog
+	mode      string
+	committed atomic.Bool
+}
+
+var errGatewayTimeout = errors.New("504 Gateway Timeout (injected by " + envCatalogFault + ")")
+
+func (c *faultyCatalog) CommitTable(ctx context.Context, ident table.Identifier, reqs []table.Requirement, updates []table.Update) (table.Metadata, string, error) {
+	if c.committed.Load() {
+		if c.mode == "unreachable" {
+			return nil, "", errGatewayTimeout
+		}
+		return c.Catalog.CommitTable(ctx, ident, reqs, updates)
+	}
+	c.committed.Store(true)
+	if c.mode != "before-commit" {
+		if _, _, err := c.Catalog.CommitTable(ctx, ident, reqs, updates); err != nil {
+			return nil, "", err
+		}
+	}
+	return nil, "", errGatewayTimeout
+}
+
+func (c *faultyCatalog) LoadTable(ctx context.Context, ident table.Identifier) (*table.Table, error) {
+	if c.mode == "unreachable" && c.committed.Load() {
+		return nil, errGatewayTimeout
+	}
+	return c.Catalog.LoadTable(ctx, ident)
 }

@@ -11,3 +11,7 @@ import (
 // commitBarrier is a test hook only binaries built with -tags lakeswaptest
 // have (barrier.go); lakeswap as shipped commits without waiting.
 func commitBarrier(func(string) string) func(context.Context, *swap.Plan) error { return nil }
+
+// catalogFault is a test hook only binaries built with -tags lakeswaptest
+// have (barrier.go).
+func catalogFault(cat swap.Catalog, _ func(string) string) swap.Catalog { return cat }

@@ -217,13 +217,14 @@ func TestExitCodes(t *testing.T) {
 		t.Errorf("selector on the wrong column: exit %d, want %d", code, exitUsage)
 	}
 
-	// A commit by someone else between staging and commit.
+	// A commit by someone else to a planned partition between staging and
+	// commit.
 	cat := openHome(t, home)
 	pub := &swap.Publisher{Catalog: cat}
 	rows, _ := retail.Daily(retail.AfterBatch2)
-	other := retail.NewSource([]retail.DailyOrder{{OrderDate: "2026-01-07", Channel: "app", OrderCount: 1, AmountCents: 1}})
+	other := retail.NewSource([]retail.DailyOrder{{OrderDate: "2026-01-02", Channel: "app", OrderCount: 1, AmountCents: 1}})
 	src := &conflictSource{Source: retail.NewSource(rows), other: func() {
-		if _, err := pub.Publish(context.Background(), swap.Request{Table: []string{"retail", "daily_orders"}, Partitions: []string{"2026-01-07"}, Source: other}); err != nil {
+		if _, err := pub.Publish(context.Background(), swap.Request{Table: []string{"retail", "daily_orders"}, Partitions: []string{"2026-01-02"}, Source: other}); err != nil {
 			t.Errorf("other writer: %v", err)
 		}
 	}}

@@ -35,6 +35,10 @@ import (
 // lakeswaptest (barrier.go).
 const testCommitBarrier = "LAKESWAP_TEST_COMMIT_BARRIER"
 
+// testCatalogFault names the lost-answer catalog of a binary built with
+// -tags lakeswaptest (barrier.go).
+const testCatalogFault = "LAKESWAP_TEST_CATALOG_FAULT"
+
 var (
 	binOnce sync.Once
 	binPath string

@@ -160,7 +160,11 @@ func (g *globals) open(ctx context.Context) (context.Context, *catalog.Catalog, 
 		return ctx, nil, nil, err
 	}
 	g.props = cfg.Props
-	return openPublisher(ctx, cfg, g.logger())
+	ctx, cat, pub, err := openPublisher(ctx, cfg, g.logger())
+	if pub != nil {
+		pub.Catalog = catalogFault(pub.Catalog, g.getenv)
+	}
+	return ctx, cat, pub, err
 }
 
 // The caller closes the catalog.
@@ -236,7 +240,7 @@ With no catalog configured, lakeswap uses an embedded catalog (SQLite + local fi
 		return nil
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newTableCmd(g), newPublishCmd(g), newPlanCmd(g), newApplyCmd(g), newDiscardCmd(g), newRollbackCmd(g), newHistoryCmd(g), newVerifyCmd(g), newDemoCmd(g))
+	root.AddCommand(newTableCmd(g), newPublishCmd(g), newPlanCmd(g), newApplyCmd(g), newDiscardCmd(g), newRollbackCmd(g), newHistoryCmd(g), newStatusCmd(g), newVerifyCmd(g), newDemoCmd(g))
 	return root
 }
 

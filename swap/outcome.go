@@ -1,0 +1,95 @@
+package swap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/apache/iceberg-go/table"
+)
+
+// Whether a commit the catalog answered with an error (a timeout, a 5xx)
+// landed is read from the table, never guessed: the table is loaded again
+// up to settleAttempts times, with backoff from settleBackoff.
+var (
+	settleAttempts = 5
+	settleBackoff  = 500 * time.Millisecond
+)
+
+// settle finds out whether commit id, sent on tbl's main and answered with
+// cause, landed. Found in the table's metadata, it did. Absent, it did not
+// if main has moved past the attempt (the commit was pinned to the old
+// head, so it can never land now), or if two reloads a backoff apart both
+// lack it. A table that cannot be read leaves the outcome unknown.
+func (p *Publisher) settle(ctx context.Context, tbl *table.Table, plan *Plan, id int64, cause error) (int64, error) {
+	unknown := func(why error) (int64, error) {
+		return 0, &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID, Err: fmt.Errorf("%w: %w", ErrCommitUnknown, why),
+			Hint: fmt.Sprintf("the commit would be snapshot %d; `lakeswap status --table %s --run %s` answers from the table's history whether it landed; the files staged by attempt %s were kept, since the commit may reference them",
+				id, plan.Table, plan.RunID, plan.Attempt)}
+	}
+	cancelled := ctx.Err() != nil
+	// An interrupted commit is still worth one look at the table.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	sent := tbl.CurrentSnapshot()
+	wait, absent, last := settleBackoff, 0, cause
+	for attempt := 1; attempt <= settleAttempts; attempt++ {
+		if attempt > 1 {
+			if cancelled {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return unknown(errors.Join(cause, ctx.Err()))
+			case <-time.After(wait):
+			}
+			wait *= 2
+		}
+		now, err := p.Catalog.LoadTable(ctx, tbl.Identifier())
+		if err != nil {
+			last = err
+			p.log().Warn("the commit's outcome is unknown and the table cannot be read; trying again", "run", plan.RunID, "snapshot", id, "err", err)
+			continue
+		}
+		if now.Metadata().SnapshotByID(id) != nil {
+			p.log().Warn("the catalog answered the commit with an error, but the commit landed", "run", plan.RunID, "snapshot", id, "answer", cause)
+			return id, nil
+		}
+		head := now.CurrentSnapshot()
+		moved := (head == nil) != (sent == nil) || head != nil && head.SnapshotID != sent.SnapshotID
+		if absent++; moved || absent >= 2 {
+			return 0, &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID,
+				Err:  fmt.Errorf("%w: the catalog answered %v, and the table read back shows its snapshot %d is not there", ErrNotLanded, cause, id),
+				Hint: fmt.Sprintf("nothing was committed; run the publish again; the files staged by attempt %s were kept, and `lakeswap gc --table %s` removes them once past its grace period", plan.Attempt, plan.Table)}
+		}
+	}
+	if last == cause {
+		return unknown(fmt.Errorf("%w (interrupted before the table showed whether it landed)", cause))
+	}
+	return unknown(fmt.Errorf("%w; reading the table back to find out failed: %w", cause, last))
+}
+
+// RollbackTagPrefix starts the name of the tag each publish puts on the
+// snapshot it replaces: lakeswap-before-<run id>.
+const RollbackTagPrefix = "lakeswap-before-"
+
+// DefaultRollbackRetention is how long a rollback target is kept from
+// snapshot expiry when the publisher does not say.
+const DefaultRollbackRetention = 30 * 24 * time.Hour
+
+// RollbackTag names the tag that keeps run's rollback target.
+func RollbackTag(runID string) string { return RollbackTagPrefix + runID }
+
+// rollbackTag tags the snapshot a run replaces so that snapshot expiry, by
+// any engine, keeps it for the retention. Iceberg measures a tag's age from
+// its snapshot's time, so the tag of an old snapshot is given that age now
+// plus the retention.
+func (p *Publisher) rollbackTag(runID string, base *table.Snapshot) table.Update {
+	keep := p.RollbackRetention
+	if keep <= 0 {
+		keep = DefaultRollbackRetention
+	}
+	age := max(time.Since(time.UnixMilli(base.TimestampMs)), 0)
+	return table.NewSetSnapshotRefUpdate(RollbackTag(runID), base.SnapshotID, table.TagRef, (age + keep).Milliseconds(), 0, 0)
+}

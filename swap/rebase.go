@@ -1,0 +1,161 @@
+package swap
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"slices"
+	"time"
+
+	"github.com/apache/iceberg-go"
+	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakeswap/lakeswap/contract"
+)
+
+// A backfill of a year runs beside the table's daily jobs, so main moving
+// since the plan is the rule, not the exception. As Iceberg's own
+// ReplacePartitions validation does, lakeswap judges a moved main by
+// partition: when no commit since the plan's base added or removed a data
+// or delete file in a planned partition, and the table's schema, partition
+// spec and contract are the plan's, the plan's replace means exactly what it
+// meant at the base, and it is committed on the new head instead, still as
+// one compare-and-swap on that head. iceberg-go's own validation of a file
+// replace is table-wide (any concurrent append fails it), hence this one.
+
+// rebaseAttempts bounds how often a commit is tried again on a main that
+// keeps moving under it.
+const rebaseAttempts = 10
+
+// movedSince says why a plan whose base is base cannot be committed on the
+// table's current main, or "" when no commit since the base touched a
+// planned partition (values maps each planned value to its key). Main
+// must still descend from the base: a rollback of main since the plan is a
+// conflict, since the plan's fingerprints describe a base main dropped.
+func movedSince(ctx context.Context, fsys icebergio.IO, meta table.Metadata, base *int64, c *contract.Contract, values map[string]string) (string, error) {
+	head := meta.CurrentSnapshot()
+	if head == nil {
+		if base != nil {
+			return fmt.Sprintf("main holds no snapshot now, the plan's base was snapshot %d", *base), nil
+		}
+		return "", nil
+	}
+	lookup := func(id int64) *table.Snapshot { return meta.SnapshotByID(id) }
+	var since []table.Snapshot
+	found := base == nil
+	for _, s := range table.AncestorsOf(head.SnapshotID, lookup) {
+		if base != nil && s.SnapshotID == *base {
+			found = true
+			break
+		}
+		since = append(since, s)
+	}
+	if !found {
+		return fmt.Sprintf("main (at snapshot %d) no longer descends from the plan's base snapshot %d: it was rolled back or replaced since the plan", head.SnapshotID, *base), nil
+	}
+	// Oldest first: the conflict named is the first that happened.
+	for _, s := range slices.Backward(since) {
+		why, err := touched(ctx, fsys, &s, c, values)
+		if why != "" || err != nil {
+			return why, err
+		}
+	}
+	return "", nil
+}
+
+// touched says how snapshot s changed one of the planned partitions, or "".
+// Only manifests s wrote can hold its changes; in them, the entries it
+// added or deleted are its changes (a rewritten manifest carries earlier
+// files as existing).
+func touched(ctx context.Context, fsys icebergio.IO, s *table.Snapshot, c *contract.Contract, values map[string]string) (string, error) {
+	manifests, err := s.Manifests(fsys)
+	if err != nil {
+		return "", fmt.Errorf("read manifest list of snapshot %d: %w", s.SnapshotID, err)
+	}
+	op := "unknown operation"
+	if s.Summary != nil {
+		op = string(s.Summary.Operation)
+	}
+	at := time.UnixMilli(s.TimestampMs).UTC().Format(time.RFC3339)
+	for _, m := range manifests {
+		if m.SnapshotID() != s.SnapshotID {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return "", err
+		}
+		if int(m.PartitionSpecID()) != c.SpecID {
+			return fmt.Sprintf("snapshot %d (%s, %s) wrote files of partition spec %d, not the table's %d", s.SnapshotID, op, at, m.PartitionSpecID(), c.SpecID), nil
+		}
+		entries, err := m.FetchEntries(fsys, false)
+		if err != nil {
+			return "", fmt.Errorf("read manifest %s: %w", m.FilePath(), err)
+		}
+		for _, e := range entries {
+			if e.Status() == iceberg.EntryStatusEXISTING || e.SnapshotID() != s.SnapshotID {
+				continue
+			}
+			df := e.DataFile()
+			key, ok := values[c.PartitionOf(df)]
+			if !ok {
+				continue
+			}
+			verb, kind := "added", "data file"
+			if e.Status() == iceberg.EntryStatusDELETED {
+				verb = "removed"
+			}
+			if df.ContentType() != iceberg.EntryContentData {
+				kind = "delete file"
+			}
+			return fmt.Sprintf("snapshot %d (%s, %s) %s %s %s in partition %s", s.SnapshotID, op, at, verb, kind, df.FilePath(), key), nil
+		}
+	}
+	return "", nil
+}
+
+// plannedValues maps a plan's partition values to their keys.
+func plannedValues(plan *Plan) map[string]string {
+	out := make(map[string]string, len(plan.Partitions))
+	for _, pp := range plan.Partitions {
+		out[pp.Value] = pp.Key
+	}
+	return out
+}
+
+// rebase checks that plan can be committed on tbl's main as it is now,
+// which has moved since the plan's base, and points the plan's replace at
+// the files main holds there: the same files, since no commit touched
+// them. It says why not, or "".
+func rebase(ctx context.Context, tbl *table.Table, plan *Plan) (string, error) {
+	meta := tbl.Metadata()
+	c, err := contract.Of(meta)
+	if err != nil {
+		return "", fmt.Errorf("table %s: %w", plan.Table, err)
+	}
+	if got := c.Summary(); !reflect.DeepEqual(got, plan.Contract) {
+		return fmt.Sprintf("the table's schema, partition spec or contract changed since the plan (%+v, planned under %+v)", got, plan.Contract), nil
+	}
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return "", err
+	}
+	if why, err := movedSince(ctx, fsys, meta, plan.BaseSnapshotID, c, plannedValues(plan)); why != "" || err != nil {
+		return why, err
+	}
+	all, err := baseFiles(ctx, fsys, meta.CurrentSnapshot(), c)
+	if err != nil {
+		return "", err
+	}
+	old := map[string][]iceberg.DataFile{}
+	for _, pp := range plan.Partitions {
+		if !slices.Equal(paths(all[pp.Value]), filePaths(pp.OldFiles)) {
+			// No commit since the base touched it, so this cannot be; say
+			// so rather than replace what the plan did not see.
+			return fmt.Sprintf("partition %s holds other files than the plan replaces", pp.Key), nil
+		}
+		old[pp.Value] = all[pp.Value]
+	}
+	plan.oldFiles, plan.contract = old, c
+	return "", nil
+}
