@@ -97,8 +97,8 @@ func (p *Publisher) commitOn(ctx context.Context, tbl *table.Table, plan *Plan) 
 	// iceberg-go writes the new manifests and manifest list before the
 	// catalog's compare-and-swap; noting them lets a lost swap take them
 	// away again, so that a conflict leaves no file behind. The snapshot
-	// the run replaces is tagged in the same commit, so that snapshot
-	// expiry keeps the run's rollback target.
+	// the run replaces and the run's own are tagged in the same commit, so
+	// that snapshot expiry keeps the run's rollback target and its record.
 	written := &recordingIO{IO: fsys}
 	// Main pinned alone would let a schema change (which moves no branch)
 	// slip in between: files staged under the old schema would then be
@@ -138,6 +138,7 @@ func (p *Publisher) commitOn(ctx context.Context, tbl *table.Table, plan *Plan) 
 		return 0, fmt.Errorf("read the commit's snapshot id: %w", err)
 	}
 	id := staged.CurrentSnapshot().SnapshotID
+	cat.updates = append(cat.updates, p.runTag(plan.RunID, id))
 	if _, err = tx.Commit(ctx); err == nil {
 		return id, nil
 	}

@@ -70,26 +70,42 @@ func (p *Publisher) settle(ctx context.Context, tbl *table.Table, plan *Plan, id
 	return unknown(fmt.Errorf("%w; reading the table back to find out failed: %w", cause, last))
 }
 
-// RollbackTagPrefix starts the name of the tag each publish puts on the
-// snapshot it replaces: lakeswap-before-<run id>.
-const RollbackTagPrefix = "lakeswap-before-"
+// Each publish tags, in its commit, the snapshot it replaces
+// (lakeswap-before-<run id>: the run's rollback target) and the snapshot it
+// makes (lakeswap-run-<run id>: the run's record), so that snapshot expiry
+// by any engine keeps both for the retention, and a rollback of the run
+// stays possible while main moves on.
+const (
+	RollbackTagPrefix = "lakeswap-before-"
+	RunTagPrefix      = "lakeswap-run-"
+)
 
-// DefaultRollbackRetention is how long a rollback target is kept from
-// snapshot expiry when the publisher does not say.
+// DefaultRollbackRetention is how long a run's tags keep its snapshots
+// from expiry when the publisher does not say.
 const DefaultRollbackRetention = 30 * 24 * time.Hour
 
 // RollbackTag names the tag that keeps run's rollback target.
 func RollbackTag(runID string) string { return RollbackTagPrefix + runID }
 
-// rollbackTag tags the snapshot a run replaces so that snapshot expiry, by
-// any engine, keeps it for the retention. Iceberg measures a tag's age from
-// its snapshot's time, so the tag of an old snapshot is given that age now
-// plus the retention.
+// RunTag names the tag that keeps run's own snapshot.
+func RunTag(runID string) string { return RunTagPrefix + runID }
+
+// rollbackTag tags the snapshot a run replaces. Iceberg measures a tag's
+// age from its snapshot's time, so the tag of an old snapshot is given
+// that age now plus the retention.
 func (p *Publisher) rollbackTag(runID string, base *table.Snapshot) table.Update {
-	keep := p.RollbackRetention
-	if keep <= 0 {
-		keep = DefaultRollbackRetention
-	}
 	age := max(time.Since(time.UnixMilli(base.TimestampMs)), 0)
-	return table.NewSetSnapshotRefUpdate(RollbackTag(runID), base.SnapshotID, table.TagRef, (age + keep).Milliseconds(), 0, 0)
+	return table.NewSetSnapshotRefUpdate(RollbackTag(runID), base.SnapshotID, table.TagRef, (age + p.retention()).Milliseconds(), 0, 0)
+}
+
+// runTag tags the snapshot a run makes.
+func (p *Publisher) runTag(runID string, id int64) table.Update {
+	return table.NewSetSnapshotRefUpdate(RunTag(runID), id, table.TagRef, p.retention().Milliseconds(), 0, 0)
+}
+
+func (p *Publisher) retention() time.Duration {
+	if p.RollbackRetention <= 0 {
+		return DefaultRollbackRetention
+	}
+	return p.RollbackRetention
 }

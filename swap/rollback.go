@@ -22,6 +22,10 @@ type RollbackRequest struct {
 	// Force rolls back even when main has moved past the run's snapshot,
 	// which drops the later commits from main.
 	Force bool
+	// Scoped undoes only the run's partitions, as a new snapshot on main
+	// that puts back the files the run replaced: later commits to other
+	// partitions stay.
+	Scoped bool
 }
 
 // RollbackResult is what a rollback did.
@@ -31,6 +35,9 @@ type RollbackResult struct {
 	ToSnapshotID   int64  `json:"to_snapshot_id"`
 	Fingerprint    string `json:"fingerprint"`
 	Verified       bool   `json:"verified"`
+	// Scoped says the rollback was committed as a new snapshot
+	// (ToSnapshotID) that restores only the run's partitions.
+	Scoped bool `json:"scoped,omitempty"`
 }
 
 // findRun returns the snapshot a run committed, by run id or snapshot id.
@@ -76,20 +83,32 @@ func (p *Publisher) Rollback(ctx context.Context, req RollbackRequest) (*Rollbac
 	res.ToSnapshotID = *run.ParentSnapshotID
 
 	head := meta.CurrentSnapshot()
-	lookup := func(id int64) *table.Snapshot { return meta.SnapshotByID(id) }
-	switch {
-	case head == nil || !table.IsAncestorOf(head.SnapshotID, run.SnapshotID, lookup):
-		return fail("snapshot %d of run %s is not on main (already rolled back?)", run.SnapshotID, res.RunID)
-	case head.SnapshotID != run.SnapshotID && !req.Force:
-		var later []string
-		for _, s := range table.AncestorsOf(head.SnapshotID, lookup) {
+	// Main's history back to the run, if it reaches the run: snapshot
+	// expiry may have cut it short, and then whether main holds the run
+	// is not known from ancestry.
+	var later []string
+	onMain, cut := false, false
+	if head != nil {
+		for _, s := range table.AncestorsOf(head.SnapshotID, func(id int64) *table.Snapshot { return meta.SnapshotByID(id) }) {
 			if s.SnapshotID == run.SnapshotID {
+				onMain = true
 				break
 			}
 			later = append(later, strconv.FormatInt(s.SnapshotID, 10))
+			cut = s.ParentSnapshotID != nil && meta.SnapshotByID(*s.ParentSnapshotID) == nil
 		}
+	}
+	switch {
+	case req.Scoped:
+		// Judged by the run's partitions' files, which expiry leaves.
+		return p.scopedRollback(ctx, tbl, run, rec, res)
+	case cut:
+		return fail("main's history back to snapshot %d of run %s was expired, so whether main still holds the run is not known; pass --scoped to undo only the run's partitions, which is judged by their files", run.SnapshotID, res.RunID)
+	case !onMain:
+		return fail("snapshot %d of run %s is not on main (already rolled back?)", run.SnapshotID, res.RunID)
+	case head.SnapshotID != run.SnapshotID && !req.Force:
 		slices.Reverse(later)
-		return fail("main has moved past snapshot %d to %d; rolling back would drop the later commits %s from main (pass --force to do it anyway)",
+		return fail("main has moved past snapshot %d to %d; rolling back would drop the later commits %s from main (pass --scoped to undo only the run's partitions and keep them, or --force to drop them)",
 			run.SnapshotID, head.SnapshotID, strings.Join(later, ", "))
 	}
 

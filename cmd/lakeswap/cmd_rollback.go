@@ -16,6 +16,7 @@ type rollbackOptions struct {
 	runID      string
 	snapshotID int64
 	force      bool
+	scoped     bool
 }
 
 func newRollbackCmd(g *globals) *cobra.Command {
@@ -28,6 +29,11 @@ the fingerprint of the run's partitions there and compares it with the one recor
 It refuses when main has moved past the run's snapshot, since the later commits would drop out of
 main; --force does it anyway.
 
+--scoped undoes only the run's partitions instead: it commits a new snapshot that takes the run's
+files out and puts back the files it replaced (kept from snapshot expiry by the tag
+lakeswap-before-<run id>), and keeps every later commit. It is refused when a later commit touched
+one of the run's partitions. The rollback is recorded as run rollback-<run id>.
+
 ` + exitCodesHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runRollback(cmd.Context(), g, o) },
@@ -37,6 +43,7 @@ main; --force does it anyway.
 	f.StringVar(&o.runID, "run", "", "run id to undo")
 	f.Int64Var(&o.snapshotID, "snapshot", 0, "snapshot id to undo (instead of --run)")
 	f.BoolVar(&o.force, "force", false, "roll back even when later commits would drop out of main")
+	f.BoolVar(&o.scoped, "scoped", false, "undo only the run's partitions, as a new snapshot that keeps later commits")
 	return cmd
 }
 
@@ -48,16 +55,24 @@ func runRollback(ctx context.Context, g *globals, o rollbackOptions) error {
 	if (o.runID == "") == (o.snapshotID == 0) {
 		return usagef("name the run to undo with exactly one of --run or --snapshot")
 	}
+	if o.force && o.scoped {
+		return usagef("--force drops later commits and --scoped keeps them: pass one")
+	}
 	ctx, cat, pub, err := g.open(ctx)
 	if err != nil {
 		return err
 	}
 	defer cat.Close()
-	res, err := pub.Rollback(ctx, swap.RollbackRequest{Table: ident, RunID: o.runID, SnapshotID: o.snapshotID, Force: o.force})
+	res, err := pub.Rollback(ctx, swap.RollbackRequest{Table: ident, RunID: o.runID, SnapshotID: o.snapshotID, Force: o.force, Scoped: o.scoped})
 	if err != nil {
 		return err
 	}
 	return g.emit(res, func(w io.Writer) {
+		if res.Scoped {
+			fmt.Fprintf(w, "rolled back run %s's partitions as snapshot %d on %d (run rollback-%s), fingerprint %s (matches the one recorded before the run: %v)\n",
+				res.RunID, res.ToSnapshotID, res.FromSnapshotID, res.RunID, short(res.Fingerprint), res.Verified)
+			return
+		}
 		fmt.Fprintf(w, "rolled back run %s: main %d -> %d, fingerprint %s (matches the one recorded before the run: %v)\n",
 			res.RunID, res.FromSnapshotID, res.ToSnapshotID, short(res.Fingerprint), res.Verified)
 	})

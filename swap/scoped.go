@@ -1,0 +1,164 @@
+package swap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/apache/iceberg-go"
+	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakeswap/lakeswap/contract"
+	"github.com/lakeswap/lakeswap/runrecord"
+	"github.com/lakeswap/lakeswap/verify"
+)
+
+// scopedRollback undoes a run whose snapshot main has moved past without
+// dropping the later commits: one new snapshot, a replace of exactly the
+// run's partitions that takes its files out and puts back the files it
+// replaced, pinned to main's head like a publish. It is refused when a
+// later commit touched one of those partitions, since undoing the run there
+// would undo that commit too. The rollback is itself recorded as a run,
+// rollback-<run id>, whose fingerprint is the one recorded before the run.
+func (p *Publisher) scopedRollback(ctx context.Context, tbl *table.Table, run *table.Snapshot, rec runrecord.Record, res *RollbackResult) (*RollbackResult, error) {
+	name := strings.Join(tbl.Identifier(), ".")
+	fail := func(format string, args ...any) (*RollbackResult, error) {
+		return nil, &OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: fmt.Errorf("%w: "+format, append([]any{ErrRollbackRefused}, args...)...)}
+	}
+	if rec.RunID == "" {
+		return fail("snapshot %d was not committed by lakeswap: it records no run and its partitions", run.SnapshotID)
+	}
+	res.Scoped = true
+	for attempt := 1; ; attempt++ {
+		meta := tbl.Metadata()
+		c, err := contract.Of(meta)
+		if err != nil {
+			return nil, fmt.Errorf("table %s: %w", name, err)
+		}
+		if rec.PartitionColumn != c.Partition.Name {
+			return fail("run %s partitioned by %s, the table by %s now", rec.RunID, rec.PartitionColumn, c.Partition.Name)
+		}
+		fsys, err := tbl.FS(ctx)
+		if err != nil {
+			return nil, err
+		}
+		then, err := baseFiles(ctx, fsys, meta.SnapshotByID(run.SnapshotID), c)
+		if err != nil {
+			return nil, err
+		}
+		head := meta.CurrentSnapshot()
+		now, err := baseFiles(ctx, fsys, head, c)
+		if err != nil {
+			return nil, err
+		}
+		before, err := baseFiles(ctx, fsys, meta.SnapshotByID(res.ToSnapshotID), c)
+		if err != nil {
+			return nil, err
+		}
+		values := map[string]string{}
+		var out, back []iceberg.DataFile
+		for _, v := range rec.Partitions {
+			key := c.Partition.Key(v)
+			values[v] = key
+			// The run's partitions hold the run's files, or a later commit
+			// changed them.
+			if !slices.Equal(paths(now[v]), paths(then[v])) {
+				why, _ := movedSince(ctx, fsys, meta, &run.SnapshotID, c, map[string]string{v: key})
+				if why == "" {
+					why = "its files differ from the run's"
+				}
+				return fail("a later commit touched partition %s of run %s: %s; undoing the run there would undo that commit too", key, rec.RunID, why)
+			}
+			if err := noDeletes(key, before[v]); err != nil {
+				return fail("%v", err)
+			}
+			out, back = append(out, now[v]...), append(back, before[v]...)
+		}
+		if len(out) == 0 && len(back) == 0 {
+			return fail("run %s's partitions hold no files, and held none before it: there is nothing to undo", rec.RunID)
+		}
+		parts, err := partitionFingerprintsOf(ctx, fsys, c, before, values)
+		if err != nil {
+			return nil, err
+		}
+		fp, _ := verify.Combine(parts)
+		if rec.BaseFingerprint != "" && fp.Hash != rec.BaseFingerprint {
+			return fail("the files run %s replaced fingerprint %s, not %s as recorded before the run", rec.RunID, short(fp.Hash), short(rec.BaseFingerprint))
+		}
+		undo := runrecord.Record{RunID: "rollback-" + rec.RunID, Source: "scoped rollback of run " + rec.RunID, PartitionColumn: rec.PartitionColumn,
+			Partitions: rec.Partitions, Fingerprint: fp.Hash, FingerprintVersion: verify.Version, PartitionHashes: map[string]string{},
+			Rows: fp.Rows, Sums: fp.Sums, BaseSnapshotID: &head.SnapshotID, BaseFingerprint: rec.Fingerprint, BaseRows: rec.Rows, Version: runrecord.Version}
+		for k, pf := range parts {
+			undo.PartitionHashes[k] = pf.Hash
+		}
+		id, err := p.commitUndo(ctx, tbl, fsys, out, back, undo)
+		if errors.Is(err, table.ErrCommitFailed) && attempt < rebaseAttempts {
+			if tbl, err = p.Catalog.LoadTable(ctx, tbl.Identifier()); err != nil {
+				return nil, fmt.Errorf("reload %s: %w", name, err)
+			}
+			continue
+		}
+		if err != nil {
+			return nil, &OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: err}
+		}
+		res.FromSnapshotID, res.ToSnapshotID = head.SnapshotID, id
+		got, err := p.partitionFingerprints(ctx, tbl.Identifier(), id, rec.Partitions)
+		if err != nil {
+			return res, &OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: fmt.Errorf("%w: the rollback landed as snapshot %d, but reading it back failed: %w", ErrLandedUnverified, id, err)}
+		}
+		now2, _ := verify.Combine(got)
+		res.Fingerprint = now2.Hash
+		if now2.Hash != fp.Hash {
+			return res, &OpError{Op: "rollback", Table: name, RunID: res.RunID,
+				Err: fmt.Errorf("%w: snapshot %d fingerprints %s, the files put back %s", ErrVerifyFailed, id, short(now2.Hash), short(fp.Hash))}
+		}
+		res.Verified = rec.BaseFingerprint != ""
+		return res, nil
+	}
+}
+
+// commitUndo commits the replace of a scoped rollback on main as tbl holds
+// it, and returns its snapshot.
+func (p *Publisher) commitUndo(ctx context.Context, tbl *table.Table, fsys icebergio.IO, out, back []iceberg.DataFile, undo runrecord.Record) (int64, error) {
+	written := &recordingIO{IO: fsys}
+	head := tbl.CurrentSnapshot()
+	cat := &extended{Catalog: p.Catalog, updates: []table.Update{p.rollbackTag(undo.RunID, head)}}
+	tx := table.New(tbl.Identifier(), tbl.Metadata(), tbl.MetadataLocation(),
+		func(context.Context) (icebergio.IO, error) { return written.io(), nil }, cat).NewTransaction()
+	if err := tx.AssertRefSnapshotID(table.MainBranch); err != nil {
+		return 0, err
+	}
+	if err := tx.ReplaceDataFilesWithDataFiles(ctx, out, back, undo.Properties()); err != nil {
+		return 0, err
+	}
+	staged, err := tx.StagedTable()
+	if err != nil {
+		return 0, err
+	}
+	id := staged.CurrentSnapshot().SnapshotID
+	cat.updates = append(cat.updates, p.runTag(undo.RunID, id))
+	if _, err := tx.Commit(ctx); err != nil {
+		if errors.Is(err, table.ErrCommitFailed) {
+			p.removeWritten(ctx, tbl, written)
+		}
+		return 0, err
+	}
+	return id, nil
+}
+
+// partitionFingerprintsOf fingerprints the given partitions' files, keyed
+// as column=value.
+func partitionFingerprintsOf(ctx context.Context, fsys icebergio.IO, c *contract.Contract, files map[string][]iceberg.DataFile, values map[string]string) (map[string]verify.Fingerprint, error) {
+	out := map[string]verify.Fingerprint{}
+	for v, key := range values {
+		fp, err := fingerprintFiles(ctx, fsys, c, v, paths(files[v]))
+		if err != nil {
+			return nil, err
+		}
+		out[key] = fp
+	}
+	return out, nil
+}

@@ -1,0 +1,101 @@
+package swap_test
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakeswap/lakeswap/internal/retail"
+	"github.com/lakeswap/lakeswap/runrecord"
+	"github.com/lakeswap/lakeswap/swap"
+)
+
+// TestScopedRollbackAfterExpiry, on every backend: snapshot expiry of
+// everything older than now keeps a run's tagged rollback target and its
+// own snapshot; a scoped rollback of that run after unrelated commits
+// restores its partitions and keeps the other commits; one whose
+// partitions a later commit touched is refused and changes nothing.
+func TestScopedRollbackAfterExpiry(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b backend) {
+		e := newEnvOn(t, b)
+		batch1, batch2 := fixture(t, retail.AfterBatch1), fixture(t, retail.AfterBatch2)
+		first := e.mustPublish(batch1, fixtureRange...)
+		mustPublishAs(e, "backfill-b", batch2, fixtureRange...)
+		e.appendRows([]retail.DailyOrder{{OrderDate: "2026-01-05", Channel: "app", OrderCount: 5, AmountCents: 50}})
+		appended := e.table().CurrentSnapshot().SnapshotID
+		e.appendRows([]retail.DailyOrder{{OrderDate: "2026-01-06", Channel: "app", OrderCount: 6, AmountCents: 60}})
+		daily7 := []retail.DailyOrder{{OrderDate: "2026-01-07", Channel: "web", OrderCount: 7, AmountCents: 70}}
+		mustPublishAs(e, "daily-7", daily7, "2026-01-07")
+
+		tx := e.table().NewTransaction()
+		if err := tx.ExpireSnapshots(table.WithOlderThan(0), table.WithRetainLast(1)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Commit(e.ctx); err != nil {
+			t.Fatal(err)
+		}
+		meta := e.table().Metadata()
+		if meta.SnapshotByID(appended) != nil {
+			t.Fatalf("expiry kept the untagged snapshot %d: the test expires nothing", appended)
+		}
+		if meta.SnapshotByID(first.SnapshotID) == nil || meta.SnapshotByName(swap.RollbackTag("backfill-b")) == nil || runrecord.Find(meta, "backfill-b") == nil {
+			t.Fatal("expiry removed run backfill-b's rollback target or its snapshot, which its tags keep")
+		}
+
+		metaBefore, filesBefore := e.table().MetadataLocation(), e.allFiles()
+		if _, err := e.pub.Rollback(e.ctx, swap.RollbackRequest{Table: e.ident, RunID: "backfill-b"}); !errors.Is(err, swap.ErrRollbackRefused) || !strings.Contains(err.Error(), "--scoped") {
+			t.Fatalf("a plain rollback behind later commits: %v, want refused, pointing at --scoped", err)
+		}
+		res, err := e.pub.Rollback(e.ctx, swap.RollbackRequest{Table: e.ident, RunID: "backfill-b", Scoped: true})
+		if err != nil || !res.Verified || !res.Scoped {
+			t.Fatalf("scoped rollback: %+v, %v", res, err)
+		}
+		rows := e.daily()
+		for _, day := range fixtureRange {
+			if got, want := retail.Only(rows, day), retail.Only(batch1, day); !slices.Equal(got, want) {
+				t.Errorf("%s after the scoped rollback = %v, want the first load %v", day, got, want)
+			}
+		}
+		for day, n := range map[string]int64{"2026-01-05": 5, "2026-01-06": 6, "2026-01-07": 7} {
+			if got := retail.Only(rows, day); len(got) != 1 || got[0].OrderCount != n {
+				t.Errorf("%s after the scoped rollback = %v, want the later commit's row kept", day, got)
+			}
+		}
+		head := e.table().CurrentSnapshot()
+		if rec, _ := runrecord.Read(head.Summary.Properties); head.SnapshotID != res.ToSnapshotID || rec.RunID != "rollback-backfill-b" {
+			t.Errorf("main at %d recording %q, want the rollback's snapshot %d recording rollback-backfill-b", head.SnapshotID, rec.RunID, res.ToSnapshotID)
+		}
+		if _, err := e.pub.VerifyRun(e.ctx, e.ident, "rollback-backfill-b", 0); err != nil {
+			t.Errorf("verify the rollback: %v", err)
+		}
+		if got := e.allFiles(); len(got) <= len(filesBefore) || e.table().MetadataLocation() == metaBefore {
+			t.Errorf("the rollback wrote no metadata")
+		}
+
+		// Run daily-7's partition is touched by a later publish: a scoped
+		// rollback of it would undo that one too.
+		mustPublishAs(e, "daily-7-again", []retail.DailyOrder{{OrderDate: "2026-01-07", Channel: "web", OrderCount: 8, AmountCents: 80}}, "2026-01-07")
+		metaBefore, filesBefore = e.table().MetadataLocation(), e.allFiles()
+		for _, run := range []string{"daily-7", "backfill-b"} {
+			_, err = e.pub.Rollback(e.ctx, swap.RollbackRequest{Table: e.ident, RunID: run, Scoped: true})
+			if !errors.Is(err, swap.ErrRollbackRefused) || !strings.Contains(err.Error(), "a later commit touched partition order_date=") {
+				t.Errorf("scoped rollback of %s under a later commit: %v, want refused naming the partition", run, err)
+			}
+		}
+		if e.table().MetadataLocation() != metaBefore || !slices.Equal(e.allFiles(), filesBefore) {
+			t.Error("a refused scoped rollback changed the table or its files")
+		}
+	})
+}
+
+func mustPublishAs(e *env, runID string, rows []retail.DailyOrder, partitions ...string) *swap.Result {
+	e.t.Helper()
+	res, err := e.pub.Publish(e.ctx, swap.Request{Table: e.ident, Partitions: partitions, Source: retail.NewSource(rows), RunID: runID})
+	if err != nil {
+		e.t.Fatalf("publish %s: %v", runID, err)
+	}
+	return res
+}
