@@ -47,6 +47,8 @@ const (
 	PropBaseFingerprint = "lakeswap.base-fingerprint"
 	PropBaseRows        = "lakeswap.base-rows"
 	PropVersion         = "lakeswap.version"
+	// PropBatch is a batch's place in a run committed in batches: "2/6".
+	PropBatch = "lakeswap.batch"
 	// The objects a run read (s3:// inputs): how many, their bytes, the
 	// SHA-256 of their list (InputsHash) and, for up to MaxListedInputs,
 	// the list itself as JSON.
@@ -93,6 +95,7 @@ type Record struct {
 	BaseFingerprint       string // the fingerprint of what the run replaced
 	BaseRows              int64
 	Version               string  // lakeswap's
+	Batch                 string  // "2/6" for a run committed in batches
 	Inputs                []Input // the objects read; only their count, bytes and hash past MaxListedInputs
 	InputCount            int
 	InputBytes            int64
@@ -130,6 +133,9 @@ func (r Record) Properties() iceberg.Properties {
 	}
 	if r.BaseSnapshotID != nil {
 		props[PropBaseSnapshot] = strconv.FormatInt(*r.BaseSnapshotID, 10)
+	}
+	if r.Batch != "" {
+		props[PropBatch] = r.Batch
 	}
 	if r.PlannedBaseSnapshotID != nil {
 		props[PropPlannedBase] = strconv.FormatInt(*r.PlannedBaseSnapshotID, 10)
@@ -171,7 +177,7 @@ func Read(props map[string]string) (r Record, ok bool) {
 	}
 	r.Source, r.PartitionColumn = props[PropSource], props[PropPartitionColumn]
 	r.Fingerprint, r.FingerprintVersion = props[PropFingerprint], props[PropFPVersion]
-	r.BaseFingerprint, r.Version = props[PropBaseFingerprint], props[PropVersion]
+	r.BaseFingerprint, r.Version, r.Batch = props[PropBaseFingerprint], props[PropVersion], props[PropBatch]
 	r.Rows, _ = strconv.ParseInt(props[PropRows], 10, 64)
 	r.BaseRows, _ = strconv.ParseInt(props[PropBaseRows], 10, 64)
 	if v, err := strconv.ParseInt(props[PropBaseSnapshot], 10, 64); err == nil {

@@ -290,5 +290,6 @@ func (p *Publisher) discardListed(ctx context.Context, tbl *table.Table, plan *P
 			}
 		}
 	}
+	p.release(ctx, tbl, plan)
 	return fmt.Sprintf("removed the %d file(s) the plan of run %s staged (%d were already gone)", removed, plan.RunID, gone), nil
 }

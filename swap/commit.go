@@ -32,6 +32,7 @@ func (plan *Plan) record() runrecord.Record {
 		r.Partitions = append(r.Partitions, pp.Value)
 		r.PartitionHashes[pp.Key] = pp.Fingerprint.Hash
 	}
+	r.Batch = plan.BatchOf
 	return r.WithInputs(plan.Inputs)
 }
 
@@ -43,6 +44,7 @@ func (plan *Plan) record() runrecord.Record {
 // naming the commit. It returns the snapshot committed.
 func (p *Publisher) commit(ctx context.Context, tbl *table.Table, plan *Plan) (int64, error) {
 	p.progress().Step("commit")
+	ours := len(runrecord.FindAll(tbl.Metadata(), plan.RunID))
 	for attempt := 1; ; attempt++ {
 		id, err := p.commitOn(ctx, tbl, plan)
 		if err == nil || !errors.Is(err, ErrConflict) || attempt >= rebaseAttempts {
@@ -53,6 +55,11 @@ func (p *Publisher) commit(ctx context.Context, tbl *table.Table, plan *Plan) (i
 			return 0, err
 		}
 		why, rerr := rebase(ctx, now, plan)
+		if all := runrecord.FindAll(now.Metadata(), plan.RunID); len(all) > ours && rerr == nil {
+			// A run id is recorded once (a batch once): another attempt
+			// of this run committed meanwhile.
+			why = fmt.Sprintf("another attempt of run %s committed snapshot %d meanwhile; run it again to settle it (the same content reports already published)", plan.RunID, all[len(all)-1].SnapshotID)
+		}
 		if rerr != nil {
 			return 0, errors.Join(err, rerr)
 		}
@@ -108,7 +115,8 @@ func (p *Publisher) commitOn(ctx context.Context, tbl *table.Table, plan *Plan) 
 		table.AssertCurrentSchemaID(meta.CurrentSchema().ID),
 		table.AssertDefaultSpecID(meta.DefaultPartitionSpec()),
 	}}
-	if head != nil {
+	// A run committed in batches keeps the target of its first batch.
+	if head != nil && tbl.Metadata().SnapshotByName(RollbackTag(plan.RunID)) == nil {
 		cat.updates = append(cat.updates, p.rollbackTag(plan.RunID, head))
 	}
 	tx := table.New(tbl.Identifier(), tbl.Metadata(), tbl.MetadataLocation(),

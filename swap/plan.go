@@ -42,6 +42,11 @@ type Plan struct {
 	Warnings        []string `json:"warnings,omitempty"`
 	DroppedFindings int64    `json:"dropped_findings,omitempty"`
 	Staged          bool     `json:"staged"`
+	// Batch, when set, commits the plan in batches of this many
+	// partitions, in partition order, one snapshot each (applyBatches).
+	Batch int `json:"batch,omitempty"`
+	// BatchOf is a batch's place in its run, "2/6".
+	BatchOf string `json:"batch_of,omitempty"`
 	// Cleanup says what removing a refused plan's staged files did.
 	Cleanup string `json:"cleanup,omitempty"`
 

@@ -103,6 +103,8 @@ type Result struct {
 	SnapshotID int64      `json:"snapshot_id,omitempty"`
 	Status     string     `json:"status"` // published, already-published, unchanged, refused, not-committed, rolled-back, verify-failed (kept as asked), landed-unverified
 	Mismatches []Mismatch `json:"mismatches,omitempty"`
+	// Batches is what became of each batch of a run committed in batches.
+	Batches []BatchResult `json:"batches,omitempty"`
 }
 
 // Publish stages, validates and fingerprints the request's partitions,
@@ -160,7 +162,15 @@ func (p *Publisher) Apply(ctx context.Context, opts ApplyOptions, plans ...*Plan
 			return &Result{Plan: plan, Status: "not-committed"}, err
 		}
 	}
-	return p.apply(ctx, tbl, merge(plans), opts.NoAutoRollback)
+	res, err := p.apply(ctx, tbl, merge(plans), opts.NoAutoRollback)
+	if res != nil && res.Status != "not-committed" && res.Status != "refused" {
+		// Settled one way or the other: the plans wait for nothing now,
+		// and whatever of their files the table references is the table's.
+		for _, plan := range plans {
+			p.release(ctx, tbl, plan)
+		}
+	}
+	return res, err
 }
 
 // apply settles a staged plan against the table it was staged on, or
@@ -173,6 +183,9 @@ func (p *Publisher) apply(ctx context.Context, tbl *table.Table, plan *Plan, noA
 		res.Status = "refused"
 		p.log().Info("publish refused", "table", name, "run", plan.RunID, "findings", len(plan.Findings)+int(plan.DroppedFindings))
 		return res, &RefusedError{Op: plan.op(), Table: name, Findings: plan.Findings, Dropped: plan.DroppedFindings, Cleanup: plan.Cleanup}
+	}
+	if plan.Batch > 0 && len(plan.Partitions) > plan.Batch {
+		return p.applyBatches(ctx, tbl, plan, noAutoRollback)
 	}
 	if plan.prior != nil {
 		return p.rerun(ctx, tbl, plan, res)

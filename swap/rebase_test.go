@@ -27,6 +27,7 @@ func TestConcurrentCommits(t *testing.T) {
 	}{
 		{"publish to another partition", func(e *env) { e.mustPublish(elsewhere, "2026-01-05") }, ""},
 		{"append to another partition", func(e *env) { e.appendRows(elsewhere) }, ""},
+		{"publish of the same run id to another partition", func(e *env) { mustPublishAs(e, "backfill-1", elsewhere, "2026-01-05") }, "another attempt of run backfill-1"},
 		{"publish to a planned partition", func(e *env) {
 			e.mustPublish([]retail.DailyOrder{{OrderDate: "2026-01-02", Channel: "web", OrderCount: 5, AmountCents: 5}}, "2026-01-02")
 		}, "added data file"},

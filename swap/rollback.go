@@ -2,6 +2,7 @@ package swap
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -77,10 +78,28 @@ func (p *Publisher) Rollback(ctx context.Context, req RollbackRequest) (*Rollbac
 	fail := func(format string, args ...any) (*RollbackResult, error) {
 		return nil, &OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: fmt.Errorf("%w: "+format, append([]any{ErrRollbackRefused}, args...)...)}
 	}
-	if run.ParentSnapshotID == nil {
-		return fail("snapshot %d is the table's first; there is no earlier snapshot to point main at", run.SnapshotID)
+	// A run committed in batches, named by its id, is undone whole: main
+	// goes back to before its first batch, which needs its batches to
+	// follow each other. Named by a snapshot, that batch alone is undone.
+	first, recs := run, []runrecord.Record{rec}
+	if all := runrecord.FindAll(meta, req.RunID); req.RunID != "" && len(all) > 1 {
+		if req.Scoped {
+			return fail("run %s was committed in %d batches; --scoped undoes a run committed as one snapshot: roll it back whole, without --scoped", rec.RunID, len(all))
+		}
+		first, run, recs = &all[0], &all[len(all)-1], nil
+		res.FromSnapshotID = run.SnapshotID
+		for i, s := range all {
+			r, _ := runrecord.Read(s.Summary.Properties)
+			recs = append(recs, r)
+			if i > 0 && (s.ParentSnapshotID == nil || *s.ParentSnapshotID != all[i-1].SnapshotID) && !req.Force {
+				return fail("another commit landed between batches %s and %s of run %s; rolling back to before the run would drop it (pass --force to do it anyway)", recs[i-1].Batch, r.Batch, rec.RunID)
+			}
+		}
 	}
-	res.ToSnapshotID = *run.ParentSnapshotID
+	if first.ParentSnapshotID == nil {
+		return fail("snapshot %d is the table's first; there is no earlier snapshot to point main at", first.SnapshotID)
+	}
+	res.ToSnapshotID = *first.ParentSnapshotID
 
 	head := meta.CurrentSnapshot()
 	// Main's history back to the run, if it reaches the run: snapshot
@@ -121,16 +140,19 @@ func (p *Publisher) Rollback(ctx context.Context, req RollbackRequest) (*Rollbac
 			Hint: "if main moved meanwhile, check `lakeswap history` and try again"}
 	}
 
-	fp, err := p.fingerprintAt(ctx, req.Table, res.ToSnapshotID, rec.Partitions)
-	if err != nil {
-		return nil, &OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: fmt.Errorf("main points at %d, but its fingerprint could not be read: %w", res.ToSnapshotID, err)}
+	res.Verified = true
+	for _, rec := range recs {
+		fp, err := p.fingerprintAt(ctx, req.Table, res.ToSnapshotID, rec.Partitions)
+		if err != nil {
+			return nil, &OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: fmt.Errorf("main points at %d, but its fingerprint could not be read: %w", res.ToSnapshotID, err)}
+		}
+		res.Fingerprint = fp.Hash
+		if want := rec.BaseFingerprint; want != "" && want != fp.Hash {
+			return res, &OpError{Op: "rollback", Table: name, RunID: res.RunID,
+				Err: fmt.Errorf("%w: main points at %d, but its fingerprint %s differs from %s recorded before the run", ErrVerifyFailed, res.ToSnapshotID, short(fp.Hash), short(want))}
+		}
+		res.Verified = res.Verified && rec.BaseFingerprint != ""
 	}
-	res.Fingerprint = fp.Hash
-	if want := rec.BaseFingerprint; want != "" && want != fp.Hash {
-		return res, &OpError{Op: "rollback", Table: name, RunID: res.RunID,
-			Err: fmt.Errorf("%w: main points at %d, but its fingerprint %s differs from %s recorded before the run", ErrVerifyFailed, res.ToSnapshotID, short(fp.Hash), short(want))}
-	}
-	res.Verified = rec.BaseFingerprint != ""
 	return res, nil
 }
 
@@ -177,19 +199,46 @@ type VerifyResult struct {
 	Sums        map[string]int64  `json:"sums"`
 	Differences map[string]string `json:"differences,omitempty"` // partition -> recomputed hash, where it differs
 	OK          bool              `json:"ok"`
+	// Batches are the results of each batch of a run committed in batches,
+	// oldest first; the fields above are the newest batch's.
+	Batches []VerifyResult `json:"batches,omitempty"`
 }
 
 // VerifyRun recomputes the fingerprint of the partitions a run wrote, in the
-// snapshot it committed, and compares it with the one the run recorded.
+// snapshot it committed, and compares it with the one the run recorded. A
+// run committed in batches is verified batch by batch, each in its own
+// snapshot (Batches); it is OK when every batch is.
 func (p *Publisher) VerifyRun(ctx context.Context, ident table.Identifier, runID string, snapshotID int64) (*VerifyResult, error) {
 	tbl, err := p.Catalog.LoadTable(ctx, ident)
 	if err != nil {
 		return nil, err
 	}
+	if runID != "" {
+		if all := runrecord.FindAll(tbl.Metadata(), runID); len(all) > 1 {
+			var res *VerifyResult
+			var errs []error
+			var batches []VerifyResult
+			for _, s := range all {
+				r, err := p.verifySnapshot(ctx, ident, &s)
+				if r == nil {
+					return nil, err
+				}
+				errs, batches, res = append(errs, err), append(batches, *r), r
+			}
+			out := *res
+			out.Batches, out.OK = batches, errors.Join(errs...) == nil
+			return &out, errors.Join(errs...)
+		}
+	}
 	run, err := findRun(tbl.Metadata(), runID, snapshotID)
 	if err != nil {
 		return nil, err
 	}
+	return p.verifySnapshot(ctx, ident, run)
+}
+
+// verifySnapshot verifies the run one snapshot records.
+func (p *Publisher) verifySnapshot(ctx context.Context, ident table.Identifier, run *table.Snapshot) (*VerifyResult, error) {
 	var rec runrecord.Record
 	if run.Summary != nil {
 		rec, _ = runrecord.Read(run.Summary.Properties)

@@ -69,6 +69,9 @@ type Request struct {
 	// memory (16 bytes a row and the map's overhead).
 	Changes        bool
 	ChangesMaxRows int64
+	// Batch, when set, commits the run in batches of this many partitions,
+	// in partition order, one snapshot each (Plan.Batch).
+	Batch int
 }
 
 // Target is a table loaded for a publish, with its contract: what a caller
@@ -170,7 +173,7 @@ func (p *Publisher) stage(ctx context.Context, req Request) (*Plan, *table.Table
 	}
 
 	plan := &Plan{RunID: runID, Attempt: newAttempt(), Table: name, Source: req.SourceName, BaseMetadata: tbl.MetadataLocation(),
-		PartitionColumn: contract.Partition.Name, Contract: contract.Summary(), oldFiles: map[string][]iceberg.DataFile{}, contract: contract}
+		PartitionColumn: contract.Partition.Name, Contract: contract.Summary(), Batch: req.Batch, oldFiles: map[string][]iceberg.DataFile{}, contract: contract}
 	base := meta.CurrentSnapshot()
 	if base != nil {
 		id := base.SnapshotID

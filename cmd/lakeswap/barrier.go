@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/apache/iceberg-go/table"
@@ -25,9 +26,23 @@ import (
 // build theirs, read it; lakeswap as shipped has no such hook.
 const envCommitBarrier = "LAKESWAP_TEST_COMMIT_BARRIER"
 
+// envKillAtCommit, for tests of resumable runs: "N" makes the process
+// SIGKILL itself as it is about to make its Nth commit (a batch's).
+const envKillAtCommit = "LAKESWAP_TEST_KILL_AT_COMMIT"
+
 func commitBarrier(getenv func(string) string) func(context.Context, *swap.Plan) error {
 	if getenv == nil {
 		getenv = os.Getenv
+	}
+	if at, err := strconv.Atoi(getenv(envKillAtCommit)); err == nil && at > 0 {
+		var commits atomic.Int64
+		return func(context.Context, *swap.Plan) error {
+			if commits.Add(1) == int64(at) {
+				_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+				select {} // the signal is on its way
+			}
+			return nil
+		}
 	}
 	spec := getenv(envCommitBarrier)
 	dir, nStr, ok := strings.Cut(spec, ":")
@@ -106,4 +121,19 @@ func (c *faultyCatalog) LoadTable(ctx context.Context, ident table.Identifier) (
 		return nil, errGatewayTimeout
 	}
 	return c.Catalog.LoadTable(ctx, ident)
+}
+
+// envClock, for tests of gc: a duration ("48h") that gc adds to the time
+// it measures ages from, as if it ran that much later.
+const envClock = "LAKESWAP_TEST_CLOCK"
+
+func testClock(getenv func(string) string) time.Time {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	d, err := time.ParseDuration(getenv(envClock))
+	if err != nil {
+		return time.Time{}
+	}
+	return time.Now().Add(d)
 }

@@ -24,6 +24,8 @@ type publishOptions struct {
 	table          string
 	partitions     string
 	allowEmpty     bool
+	batch          int
+	perPartition   bool
 	noAutoRollback bool
 	compression    string
 	targetFileMiB  int64
@@ -105,6 +107,8 @@ func addStagingFlags(cmd *cobra.Command, o *publishOptions) {
 	f.StringVar(&o.memoryLimit, "memory-limit", "", "memory the whole process may use, e.g. 2GiB (default: half of the machine's)")
 	f.BoolVar(&o.adopt, "adopt", false, "publish Parquet files another engine wrote under the table's location as they are: validated and fingerprinted in place, never rewritten")
 	f.BoolVar(&o.noProgress, "no-progress", false, "no live display of rows read and partitions staged (it shows only on a terminal, never with -o json or -v)")
+	f.IntVar(&o.batch, "batch", 0, "commit in batches of this many partitions, in partition order, one snapshot each; a rerun of the run id resumes after the batches that landed (default: one snapshot for the whole run)")
+	f.BoolVar(&o.perPartition, "commit-per-partition", false, "commit each partition as a snapshot of its own, as --batch 1")
 	f.StringVar(&o.spillDir, "spill-dir", "", "local folder where rows wait between reading and staging; needs about the inputs' uncompressed size (default: the system's temporary folder)")
 }
 
@@ -144,6 +148,15 @@ func runStaging(ctx context.Context, g *globals, o publishOptions, act stageFunc
 	}
 	if o.parallelism < 0 || o.parallelism > 1024 {
 		return usagef("--parallelism %d: want 0 (one per core) up to 1024", o.parallelism)
+	}
+	if o.perPartition {
+		if o.batch > 1 {
+			return usagef("--commit-per-partition is --batch 1; pass one of them")
+		}
+		o.batch = 1
+	}
+	if o.batch < 0 {
+		return usagef("--batch %d: want a number of partitions per commit", o.batch)
 	}
 	writer.TargetFileSize = o.targetFileMiB << 20
 	in := source.Options{SpillDir: o.spillDir, MemoryLimit: defaultMemoryLimit()}
@@ -205,7 +218,7 @@ func runStaging(ctx context.Context, g *globals, o publishOptions, act stageFunc
 	}
 	req := swap.Request{
 		Table: ident, RunID: o.runID, AllowEmpty: o.allowEmpty, NoAutoRollback: o.noAutoRollback, Parallelism: o.parallelism, Writer: writer,
-		AllowImplausible: o.implausible, Changes: o.changes, ChangesMaxRows: changesMaxRows(in.MemoryLimit, o.parallelism),
+		AllowImplausible: o.implausible, Changes: o.changes, Batch: o.batch, ChangesMaxRows: changesMaxRows(in.MemoryLimit, o.parallelism),
 	}
 	if o.band != "" {
 		band, err := contract.ParseBand(o.band)
@@ -345,6 +358,14 @@ func printResult(w io.Writer, res *swap.Result) {
 		}
 		fmt.Fprintf(w, "run %s on %s: unchanged: the declared partitions already hold exactly this content (fingerprint %s, %d rows); nothing was committed; %s\n",
 			p.RunID, p.Table, short(p.Fingerprint.Hash), p.Fingerprint.Rows, cleanup)
+		return
+	}
+	if len(res.Batches) > 0 {
+		fmt.Fprintf(w, "run %s on %s: %s in %d batch(es)\n", p.RunID, p.Table, res.Status, len(res.Batches))
+		for _, b := range res.Batches {
+			fmt.Fprintf(w, "  batch %s %s: %s, snapshot %d\n", b.Batch, strings.Join(b.Partitions, ","), b.Status, b.SnapshotID)
+		}
+		fmt.Fprintf(w, "rows %d, sums %s, fingerprint %s\n", p.Fingerprint.Rows, formatSums(p.Fingerprint.Sums), p.Fingerprint.Hash)
 		return
 	}
 	if res.Status == "already-published" {

@@ -36,13 +36,15 @@ const (
 
 const exitCodesHelp = `Exit codes:
   0    success
-  1    error (catalog, storage, or anything not listed below)
+  1    error (catalog, storage, a commit the table shows did not land, or anything not listed below)
   2    usage: a flag, argument or selector is wrong
   3    refused by validation: nothing was committed, staged files removed
-  4    commit conflict: main moved since the plan, or a plan's staged files changed; nothing was committed
-  5    commit outcome unknown: check 'lakeswap history' before retrying
+  4    commit conflict: a commit since the plan touched a planned partition (or rolled main back, or
+       changed the schema), or a plan's staged files changed; nothing was committed
+  5    commit outcome unknown: 'lakeswap status --table T --run ID' answers later whether it landed
   6    verification failed after the commit and it was rolled back (kept with --no-auto-rollback)
-  7    rollback refused (main moved past the run; --force to override)
+  7    rollback refused (main moved past the run: --scoped undoes only its partitions, --force drops
+       the later commits; or a later commit touched a --scoped rollback's partitions)
   8    landed, not verified: main holds the new run, but it could not be read back to check it (or
        was found wrong and could not be rolled back); 'lakeswap verify --run ID' finishes the check
   130  cancelled`
@@ -240,7 +242,7 @@ With no catalog configured, lakeswap uses an embedded catalog (SQLite + local fi
 		return nil
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newTableCmd(g), newPublishCmd(g), newPlanCmd(g), newApplyCmd(g), newDiscardCmd(g), newRollbackCmd(g), newHistoryCmd(g), newStatusCmd(g), newVerifyCmd(g), newDemoCmd(g))
+	root.AddCommand(newTableCmd(g), newPublishCmd(g), newPlanCmd(g), newApplyCmd(g), newDiscardCmd(g), newRollbackCmd(g), newHistoryCmd(g), newStatusCmd(g), newVerifyCmd(g), newGCCmd(g), newDemoCmd(g))
 	return root
 }
 

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lakeswap/lakeswap/catalog"
+	"github.com/lakeswap/lakeswap/swap"
+)
+
+type gcOptions struct {
+	table         string
+	grace         time.Duration
+	planRetention time.Duration
+	yes           bool
+}
+
+func newGCCmd(g *globals) *cobra.Command {
+	var o gcOptions
+	cmd := &cobra.Command{
+		Use:   "gc --table NS.NAME [--yes]",
+		Short: "Remove what attempts that never committed left: staged files, incomplete uploads, expired plans and tags",
+		Long: `gc lists, and with --yes removes, what runs that never committed left behind in a table's storage:
+  - files an attempt staged (found by lakeswap's staging layout, <column>=<value>/run-<run id>-<attempt>/,
+    never by prefix alone) that no snapshot of the table references;
+  - incomplete multipart uploads of such files;
+  - plans held for approval longer than --plan-retention (a held plan keeps its files until then;
+    applying or discarding a plan releases it);
+  - lakeswap's tags (lakeswap-before-<run id>, lakeswap-run-<run id>) past their retention.
+Nothing younger than --grace is touched, since a run may still be staging it. Without --yes, gc
+removes nothing and prints what it would remove.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ident, err := catalog.ParseIdent(o.table)
+			if err != nil {
+				return usageError{err}
+			}
+			if o.grace < time.Minute {
+				return usagef("--grace %s: want at least a minute, so that no running attempt loses its files", o.grace)
+			}
+			return runGC(cmd.Context(), g, ident, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.table, "table", "", "table, NAMESPACE.NAME (required)")
+	f.DurationVar(&o.grace, "grace", 24*time.Hour, "leave files and uploads younger than this")
+	f.DurationVar(&o.planRetention, "plan-retention", 7*24*time.Hour, "a plan held for approval keeps its files this long")
+	f.BoolVar(&o.yes, "yes", false, "remove what is listed (without it, gc is a dry run)")
+	return cmd
+}
+
+func runGC(ctx context.Context, g *globals, ident []string, o gcOptions) error {
+	ctx, cat, pub, err := g.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer cat.Close()
+	res, err := pub.GC(ctx, swap.GCRequest{Table: ident, Grace: o.grace, PlanRetention: o.planRetention, Yes: o.yes, Now: testClock(g.getenv)})
+	if res == nil {
+		return err
+	}
+	return g.report(res, err, func(w io.Writer) {
+		if len(res.Items) > 0 {
+			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "KIND\tRUN\tSIZE\tSINCE\tLOCATION")
+			for _, it := range res.Items {
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", it.Kind, it.RunID, it.Bytes, it.Time.UTC().Format(time.RFC3339), it.Location)
+			}
+			_ = tw.Flush()
+		}
+		verb := "would remove"
+		if res.Removed {
+			verb = "removed"
+		}
+		fmt.Fprintf(w, "%s %d item(s), %d bytes; kept %d staged file(s) of live plans and %d within the grace period\n", verb, len(res.Items), res.Bytes, res.Kept, res.Young)
+		if !res.Removed && len(res.Items) > 0 {
+			fmt.Fprintln(w, "dry run: nothing was removed; pass --yes to remove these")
+		}
+	})
+}
