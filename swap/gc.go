@@ -85,6 +85,11 @@ func (p *Publisher) release(ctx context.Context, tbl *table.Table, plan *Plan) {
 			p.log().Warn("remove the plan's hold", "run", plan.RunID, "attempt", a, "err", err)
 		}
 	}
+	if _, ok := wfs.(icebergio.LocalFS); ok {
+		// The holds' folders, once empty (Remove takes no other).
+		_ = wfs.Remove(holdsLocation(tbl.Metadata()))
+		_ = wfs.Remove(strings.TrimSuffix(holdsLocation(tbl.Metadata()), "/plans"))
+	}
 }
 
 func (p *Publisher) openStorage(ctx context.Context, name string) (*table.Table, icebergio.WriteFileIO, error) {
@@ -137,7 +142,7 @@ type GCResult struct {
 	Items   []GCItem `json:"items"`
 	Bytes   int64    `json:"bytes"`
 	Kept    int      `json:"kept_by_plans"` // staged files a live plan keeps
-	Young   int      `json:"young"`         // staged files within the grace period
+	Young   int      `json:"young"`         // files and uploads of attempts active within the grace period
 }
 
 // stagedPath matches a file an attempt staged, below the data location:
@@ -149,7 +154,7 @@ var stagedPath = regexp.MustCompile(`^[^/]*=[^/]*/run-([A-Za-z0-9][A-Za-z0-9._-]
 // their incomplete multipart uploads, plans held past their retention,
 // and the run tags past their retention. It never removes a file that a
 // snapshot of the table references, nor one under a live plan's prefixes,
-// nor anything younger than the grace period.
+// nor anything of an attempt that wrote something within the grace period.
 func (p *Publisher) GC(ctx context.Context, req GCRequest) (*GCResult, error) {
 	if req.Grace <= 0 {
 		req.Grace = 24 * time.Hour
@@ -207,37 +212,66 @@ func (p *Publisher) GC(ctx context.Context, req GCRequest) (*GCResult, error) {
 		return nil, err
 	}
 	data := dataLocation(meta) + "/"
-	emptied := map[string]bool{}
-	err = ls.ListFiles(ctx, data, func(loc string, size int64, modified time.Time) error {
+	// An attempt is judged as a whole, by its newest file or upload: a
+	// backfill staging for longer than the grace period writes something
+	// newer all along, and keeps its older files with it.
+	type attempt struct {
+		newest time.Time
+		items  []GCItem
+	}
+	attempts := map[string]*attempt{}
+	note := func(loc string, it GCItem) {
 		m := stagedPath.FindStringSubmatch(strings.TrimPrefix(loc, data))
-		if m == nil || referenced[loc] {
+		if m == nil {
+			return
+		}
+		key := m[1] + "-" + m[2]
+		a := attempts[key]
+		if a == nil {
+			a = &attempt{}
+			attempts[key] = a
+		}
+		if it.Time.After(a.newest) {
+			a.newest = it.Time
+		}
+		it.RunID = m[1]
+		a.items = append(a.items, it)
+	}
+	err = ls.ListFiles(ctx, data, func(loc string, size int64, modified time.Time) error {
+		if referenced[loc] || !stagedPath.MatchString(strings.TrimPrefix(loc, data)) {
 			return nil
 		}
-		prefix := loc[:strings.LastIndex(loc, "/")]
-		switch {
-		case live[prefix]:
+		if live[loc[:strings.LastIndex(loc, "/")]] {
 			res.Kept++
-		case req.Now.Sub(modified) < req.Grace:
-			res.Young++
-		default:
-			res.Items = append(res.Items, GCItem{Kind: "file", Location: loc, Bytes: size, Time: modified, RunID: m[1]})
-			emptied[prefix] = true
+			return nil
 		}
+		note(loc, GCItem{Kind: "file", Location: loc, Bytes: size, Time: modified})
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	err = ls.ListUploads(ctx, data, func(loc, id string, initiated time.Time) error {
-		m := stagedPath.FindStringSubmatch(strings.TrimPrefix(loc, data))
-		if m == nil || live[loc[:strings.LastIndex(loc, "/")]] || req.Now.Sub(initiated) < req.Grace {
-			return nil
+		if !live[loc[:strings.LastIndex(loc, "/")]] {
+			note(loc, GCItem{Kind: "upload", Location: loc + "#" + id, Time: initiated})
 		}
-		res.Items = append(res.Items, GCItem{Kind: "upload", Location: loc + "#" + id, Time: initiated, RunID: m[1]})
 		return nil
 	})
 	if err != nil {
 		return nil, err
+	}
+	emptied := map[string]bool{}
+	for _, a := range attempts {
+		if req.Now.Sub(a.newest) < req.Grace {
+			res.Young += len(a.items)
+			continue
+		}
+		for _, it := range a.items {
+			res.Items = append(res.Items, it)
+			if it.Kind == "file" {
+				emptied[it.Location[:strings.LastIndex(it.Location, "/")]] = true
+			}
+		}
 	}
 	var expired []table.Update
 	var pins []table.Requirement

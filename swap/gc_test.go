@@ -1,9 +1,14 @@
 package swap_test
 
 import (
+	"context"
+	"errors"
+	"os"
 	"strings"
 	"testing"
 	"time"
+
+	icebergio "github.com/apache/iceberg-go/io"
 
 	"github.com/lakeswap/lakeswap/internal/retail"
 	"github.com/lakeswap/lakeswap/swap"
@@ -45,5 +50,46 @@ func TestGCExpiresRunTags(t *testing.T) {
 	}
 	if rows := e.daily(); len(rows) != len(fixture(t, retail.AfterBatch2)) {
 		t.Errorf("gc changed the table's rows: %d", len(rows))
+	}
+}
+
+// TestGCJudgesAttemptsWhole: an attempt that wrote a file within the grace
+// period keeps its older files too (a backfill staging for longer than the
+// grace period), and goes whole once all of it is older.
+func TestGCJudgesAttemptsWhole(t *testing.T) {
+	e := newEnv(t)
+	e.mustPublish(fixture(t, retail.AfterBatch1), fixtureRange...)
+	// A publish whose staged files could not be removed leaves them, as a
+	// killed one would.
+	stubborn := &swap.Publisher{Catalog: e.cat, StagingIO: func(_ context.Context, fsys icebergio.IO) (icebergio.WriteFileIO, error) {
+		return noRemoveIO{fsys.(icebergio.WriteFileIO)}, nil
+	}}
+	stop := errors.New("stopped before the commit")
+	stubborn.BeforeCommit = func(context.Context, *swap.Plan) error { return stop }
+	if _, err := stubborn.Publish(e.ctx, swap.Request{Table: e.ident, Partitions: fixtureRange, Source: retail.NewSource(fixture(t, retail.AfterBatch2)), RunID: "left-1"}); !errors.Is(err, stop) {
+		t.Fatalf("publish: %v", err)
+	}
+	left := e.runFiles("left-1")
+	if len(left) != 2 {
+		t.Fatalf("left files: %v, want one a partition", left)
+	}
+	age := func(path string, d time.Duration) {
+		if err := os.Chtimes(path, time.Now().Add(-d), time.Now().Add(-d)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	age(left[0], 48*time.Hour)
+	age(left[1], time.Hour)
+	res, err := e.pub.GC(e.ctx, swap.GCRequest{Table: e.ident, Yes: true})
+	if err != nil || len(res.Items) != 0 || res.Young != 2 {
+		t.Fatalf("gc of an attempt active an hour ago: %+v, %v; want both files kept", res, err)
+	}
+	age(left[1], 25*time.Hour)
+	res, err = e.pub.GC(e.ctx, swap.GCRequest{Table: e.ident, Yes: true})
+	if err != nil || len(res.Items) != 2 || len(e.runFiles("left-1")) != 0 {
+		t.Fatalf("gc of an attempt idle for a day: %+v, %v; left %v; want both files removed", res, err, e.runFiles("left-1"))
+	}
+	if got := len(e.daily()); got != len(fixture(t, retail.AfterBatch1)) {
+		t.Errorf("the table reads %d rows after gc", got)
 	}
 }

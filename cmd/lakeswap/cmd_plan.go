@@ -225,7 +225,11 @@ func printPlan(w io.Writer, id string, p *swap.Plan) {
 		fmt.Fprintf(w, "no changes: every partition of %s already holds the planned content\n", p.Table)
 		return
 	}
-	fmt.Fprintf(w, "this will replace %d partitions of %s (%d changed)\n", len(p.Partitions), p.Table, changed)
+	fmt.Fprintf(w, "this will replace %d partitions of %s (%d changed)", len(p.Partitions), p.Table, changed)
+	if p.Batch > 0 && len(p.Partitions) > p.Batch {
+		fmt.Fprintf(w, ", in %d batches of up to %d partitions, one snapshot each", (len(p.Partitions)+p.Batch-1)/p.Batch, p.Batch)
+	}
+	fmt.Fprintln(w)
 }
 
 // byEnds shows a long list by its ends: its first and last n lines when it

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lakeswap/lakeswap/catalog"
+	"github.com/lakeswap/lakeswap/swap"
 )
 
 func newVerifyCmd(g *globals) *cobra.Command {
@@ -46,14 +47,25 @@ func runVerify(ctx context.Context, g *globals, ident []string, runID string, sn
 		return err
 	}
 	return g.report(res, err, func(w io.Writer) {
-		verdict := "ok"
-		if !res.OK {
-			verdict = "MISMATCH"
+		if len(res.Batches) > 0 {
+			fmt.Fprintf(w, "run %s, committed in %d batches:\n", res.RunID, len(res.Batches))
+			for _, b := range res.Batches {
+				printVerify(w, &b)
+			}
+			return
 		}
-		fmt.Fprintf(w, "run %s, snapshot %d: %s\n  recorded %s\n  computed %s\n  rows %d, sums %s\n",
-			res.RunID, res.SnapshotID, verdict, res.Recorded, res.Computed, res.Rows, formatSums(res.Sums))
-		for k, h := range res.Differences {
-			fmt.Fprintf(w, "  partition %s now hashes %s\n", k, short(h))
-		}
+		printVerify(w, res)
 	})
+}
+
+func printVerify(w io.Writer, res *swap.VerifyResult) {
+	verdict := "ok"
+	if !res.OK {
+		verdict = "MISMATCH"
+	}
+	fmt.Fprintf(w, "run %s, snapshot %d: %s\n  recorded %s\n  computed %s\n  rows %d, sums %s\n",
+		res.RunID, res.SnapshotID, verdict, res.Recorded, res.Computed, res.Rows, formatSums(res.Sums))
+	for k, h := range res.Differences {
+		fmt.Fprintf(w, "  partition %s now hashes %s\n", k, short(h))
+	}
 }
