@@ -29,6 +29,8 @@ func shards(plans []*Plan) error {
 				return fmt.Errorf("partial plans of one apply share a run id, as the snapshot records one run: %s and %s; plan every shard with the same --run-id", first.RunID, plan.RunID)
 			case fmtID(plan.BaseSnapshotID) != fmtID(first.BaseSnapshotID):
 				return fmt.Errorf("partial plans of one apply were planned against one base snapshot: %s and %s; plan the shards again against the table as it is now", fmtID(first.BaseSnapshotID), fmtID(plan.BaseSnapshotID))
+			case plan.Batch != first.Batch:
+				return fmt.Errorf("partial plans of one apply are committed one way: run %s attempt %s commits in batches of %d, attempt %s of %d (0: one snapshot)", plan.RunID, first.Attempt, first.Batch, plan.Attempt, plan.Batch)
 			case plan.PartitionColumn != first.PartitionColumn || !reflect.DeepEqual(plan.Contract, first.Contract):
 				return fmt.Errorf("partial plans of one apply were planned under one contract of %s; run %s attempt %s was not", first.Table, plan.RunID, plan.Attempt)
 			}
