@@ -250,6 +250,7 @@ type Entry struct {
 	Sums        map[string]int64 `json:"sums,omitempty"`
 	Fingerprint string           `json:"fingerprint,omitempty"`
 	Source      string           `json:"source,omitempty"`
+	Batch       string           `json:"batch,omitempty"` // "2/6" for a run committed in batches
 }
 
 // EntryOf describes a snapshot for history.
@@ -263,6 +264,6 @@ func EntryOf(s table.Snapshot) Entry {
 	if !ok {
 		return e
 	}
-	e.RunID, e.Partitions, e.Rows, e.Sums, e.Fingerprint, e.Source = r.RunID, r.Keys(), r.Rows, r.Sums, r.Fingerprint, r.Source
+	e.RunID, e.Partitions, e.Rows, e.Sums, e.Fingerprint, e.Source, e.Batch = r.RunID, r.Keys(), r.Rows, r.Sums, r.Fingerprint, r.Source, r.Batch
 	return e
 }

@@ -25,7 +25,7 @@ func (i *IO) ListFiles(ctx context.Context, location string, fn func(location st
 			return fmt.Errorf("list %s: %w", location, err)
 		}
 		for _, o := range page.Contents {
-			if err := fn("s3://"+bucket+"/"+aws.ToString(o.Key), aws.ToInt64(o.Size), aws.ToTime(o.LastModified)); err != nil {
+			if err := fn(schemeOf(location)+bucket+"/"+aws.ToString(o.Key), aws.ToInt64(o.Size), aws.ToTime(o.LastModified)); err != nil {
 				return err
 			}
 		}
@@ -52,7 +52,7 @@ func (i *IO) ListUploads(ctx context.Context, location string, fn func(location,
 			if !strings.HasPrefix(aws.ToString(u.Key), prefix) {
 				continue
 			}
-			if err := fn("s3://"+bucket+"/"+aws.ToString(u.Key), aws.ToString(u.UploadId), aws.ToTime(u.Initiated)); err != nil {
+			if err := fn(schemeOf(location)+bucket+"/"+aws.ToString(u.Key), aws.ToString(u.UploadId), aws.ToTime(u.Initiated)); err != nil {
 				return err
 			}
 		}
@@ -71,4 +71,11 @@ func (i *IO) AbortUpload(ctx context.Context, location, uploadID string) error {
 	}
 	_, err = i.store.client.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{Bucket: aws.String(bucket), Key: aws.String(key), UploadId: aws.String(uploadID)})
 	return err
+}
+
+// schemeOf is a location's scheme with its "://" (s3://, s3a://), so that
+// what is listed is named as the table names it.
+func schemeOf(location string) string {
+	scheme, _, _ := strings.Cut(location, "://")
+	return scheme + "://"
 }

@@ -3,11 +3,13 @@ package swap
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/verify"
 )
@@ -42,44 +44,72 @@ func (plan *Plan) batches() []*Plan {
 	return out
 }
 
-// landedAs says whether a batch already landed under the run's id, as
-// snapshot id, going by the partitions and fingerprints the run's
-// snapshots record; a batch the history records with other content, or in
-// part, is refused.
-func landedAs(meta table.Metadata, b *Plan) (int64, string) {
-	type at struct {
-		hash string
-		id   int64
+// landedBatches reads from the table's history which batches of a run
+// already landed and main still holds, by their place ("2/6"), as
+// snapshot ids. The run id is the run's idempotency key: a recorded
+// snapshot of the run that is not one of these batches with this content
+// (other partitions, another cut, another fingerprint, a run committed
+// whole), or one main no longer holds (rolled back), refuses the run.
+func landedBatches(ctx context.Context, tbl *table.Table, plan *Plan, batches []*Plan) (map[string]int64, string, error) {
+	meta := tbl.Metadata()
+	recorded := runrecord.FindAll(meta, plan.RunID)
+	if len(recorded) == 0 {
+		return nil, "", nil
 	}
-	recorded := map[string]at{}
-	for _, s := range runrecord.FindAll(meta, b.RunID) {
+	byPlace := map[string]*Plan{}
+	for _, b := range batches {
+		byPlace[b.BatchOf] = b
+	}
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	head, err := baseFiles(ctx, fsys, meta.CurrentSnapshot(), plan.contract)
+	if err != nil {
+		return nil, "", err
+	}
+	again := "publish it under a new run id"
+	landed := map[string]int64{}
+	for _, s := range recorded {
 		rec, _ := runrecord.Read(s.Summary.Properties)
-		for k, h := range rec.PartitionHashes {
-			recorded[k] = at{h, s.SnapshotID}
+		b := byPlace[rec.Batch]
+		switch {
+		case rec.Batch == "":
+			return nil, fmt.Sprintf("run id %s was committed as one snapshot (%d), not in batches; %s", plan.RunID, s.SnapshotID, again), nil
+		case b == nil:
+			return nil, fmt.Sprintf("run id %s committed batch %s (snapshot %d), which this run, in %d batches, does not have; %s", plan.RunID, rec.Batch, s.SnapshotID, len(batches), again), nil
+		case !slices.Equal(rec.Partitions, valuesOf(b)):
+			return nil, fmt.Sprintf("run id %s committed batch %s (snapshot %d) for partitions %s, this run's batch %s holds %s; %s",
+				plan.RunID, rec.Batch, s.SnapshotID, strings.Join(rec.Keys(), ","), b.BatchOf, strings.Join(keysOf(b), ","), again), nil
 		}
-	}
-	var id int64
-	found, differ := 0, []string{}
-	for _, pp := range b.Partitions {
-		r, ok := recorded[pp.Key]
-		if !ok {
-			continue
+		for _, pp := range b.Partitions {
+			if rec.PartitionHashes[pp.Key] != pp.Fingerprint.Hash {
+				return nil, fmt.Sprintf("run id %s committed partition %s (snapshot %d) with other content than this input stages; %s", plan.RunID, verify.DisplayKey(pp.Key), s.SnapshotID, again), nil
+			}
 		}
-		found++
-		id = r.id
-		if r.hash != pp.Fingerprint.Hash {
-			differ = append(differ, verify.DisplayKey(pp.Key))
+		// Main holds the batch if its partitions hold now the files it
+		// committed (paths are unique to an attempt).
+		then, err := baseFiles(ctx, fsys, &s, plan.contract)
+		if err != nil {
+			return nil, "", err
 		}
+		for _, pp := range b.Partitions {
+			if !slices.Equal(paths(head[pp.Value]), paths(then[pp.Value])) {
+				return nil, fmt.Sprintf("batch %s of run %s was committed as snapshot %d, which main no longer holds in partition %s (rolled back, or replaced since); %s for what remains",
+					rec.Batch, plan.RunID, s.SnapshotID, verify.DisplayKey(pp.Key), again), nil
+			}
+		}
+		landed[rec.Batch] = s.SnapshotID
 	}
-	switch {
-	case found == 0:
-		return 0, ""
-	case len(differ) > 0:
-		return 0, fmt.Sprintf("run id %s already committed partition(s) %s with other content than this input stages; publish it under a new run id", b.RunID, strings.Join(differ, ","))
-	case found < len(b.Partitions):
-		return 0, fmt.Sprintf("run id %s committed some partitions of batch %s but not all (batches were cut differently?); publish it under a new run id", b.RunID, b.BatchOf)
+	return landed, "", nil
+}
+
+func valuesOf(plan *Plan) []string {
+	out := make([]string, len(plan.Partitions))
+	for i, pp := range plan.Partitions {
+		out[i] = pp.Value
 	}
-	return id, ""
+	return out
 }
 
 // applyBatches commits a plan batch by batch, skipping the batches the
@@ -95,19 +125,31 @@ func (p *Publisher) applyBatches(ctx context.Context, tbl *table.Table, plan *Pl
 		}
 		return strings.Join(said, "; ")
 	}
-	for i, b := range batches {
-		now, err := p.Catalog.LoadTable(ctx, tbl.Identifier())
+	if plan.contract == nil {
+		c, err := contract.Of(tbl.Metadata())
 		if err != nil {
-			return res, fmt.Errorf("load table %s: %w", plan.Table, err)
+			return res, fmt.Errorf("table %s: %w", plan.Table, err)
 		}
-		tbl = now
-		id, why := landedAs(tbl.Metadata(), b)
-		if why != "" {
-			res.Status = "refused"
-			f := verify.Finding{Kind: verify.KindRunID, Message: why}
-			return res, &RefusedError{Op: plan.op(), Table: plan.Table, Findings: []verify.Finding{f}, Cleanup: rest(i)}
+		plan.contract = c
+	}
+	landed, why, err := landedBatches(ctx, tbl, plan, batches)
+	if err != nil {
+		return res, err
+	}
+	if why != "" {
+		res.Status = "refused"
+		f := verify.Finding{Kind: verify.KindRunID, Message: why}
+		return res, &RefusedError{Op: plan.op(), Table: plan.Table, Findings: []verify.Finding{f}, Cleanup: rest(0)}
+	}
+	for i, b := range batches {
+		if i > 0 {
+			now, err := p.Catalog.LoadTable(ctx, tbl.Identifier())
+			if err != nil {
+				return res, fmt.Errorf("load table %s: %w", plan.Table, err)
+			}
+			tbl = now
 		}
-		if id != 0 {
+		if id := landed[b.BatchOf]; id != 0 {
 			p.discard(ctx, tbl, b)
 			res.Batches = append(res.Batches, BatchResult{Batch: b.BatchOf, Partitions: keysOf(b), SnapshotID: id, Status: "already-published"})
 			res.SnapshotID = id
@@ -121,7 +163,7 @@ func (p *Publisher) applyBatches(ctx context.Context, tbl *table.Table, plan *Pl
 				}
 				res.Status = "not-committed"
 				return res, &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID, Err: fmt.Errorf("batch %s: %w", b.BatchOf, err),
-					Hint: fmt.Sprintf("%d batch(es) before it landed; %s", i, rest(i))}
+					Hint: fmt.Sprintf("%d batch(es) before it landed and stay; this batch's and the later batches' files: %s", i, rest(i))}
 			}
 		}
 		r, err := p.apply(ctx, tbl, b, noAutoRollback)
@@ -134,8 +176,11 @@ func (p *Publisher) applyBatches(ctx context.Context, tbl *table.Table, plan *Pl
 			if r != nil {
 				res.Status = r.Status
 			}
-			return res, fmt.Errorf("batch %s (%s) of run %s: %w\nhint: %d batch(es) before it landed and stay; run the same run id again to resume after them; %s",
-				b.BatchOf, strings.Join(keysOf(b), ","), plan.RunID, err, i, rest(i+1))
+			hint := fmt.Sprintf("%d batch(es) before it landed and stay; run the same run id again to resume after them", i)
+			if later := rest(i + 1); later != "" {
+				hint += "; the later batches' files: " + later
+			}
+			return res, fmt.Errorf("batch %s (%s) of run %s: %w\nhint: %s", b.BatchOf, strings.Join(keysOf(b), ","), plan.RunID, err, hint)
 		}
 		if r.SnapshotID != 0 {
 			res.SnapshotID = r.SnapshotID

@@ -9,3 +9,11 @@ func SetCheckBackoff(d time.Duration) func() {
 	checkBackoff = d
 	return func() { checkBackoff = old }
 }
+
+// SetHoldRefresh sets how often a running publish refreshes its hold, for
+// tests; it returns the function that restores it.
+func SetHoldRefresh(d time.Duration) func() {
+	old := holdRefresh
+	holdRefresh = d
+	return func() { holdRefresh = old }
+}

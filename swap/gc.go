@@ -16,58 +16,98 @@ import (
 
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
-
-	"github.com/lakeswap/lakeswap/catalog"
 )
 
-// A plan staged for approval is held: a small file under the table's
-// location, <location>/lakeswap/plans/<run id>-<attempt>.json, says which
-// prefixes it staged and when, so that gc, which removes the files of
-// attempts that never committed, keeps a plan's files while it waits for
-// approval. Applying or discarding the plan releases it.
+// An attempt holds its files while it may still need them: a small file
+// under the table's location, <location>/lakeswap/holds/<run id>-<attempt>.json,
+// names the attempt, so that gc, which removes the files of attempts that
+// never committed, leaves them. A publish holds its attempt while it runs
+// (kind run) and refreshes the hold every holdRefresh, so that gc tells a
+// live publish, however long, from a killed one; a staged plan (kind plan)
+// is held until it is applied or discarded, or for gc's plan retention.
 
-// planHold is what a held plan records.
+// planHold is what a hold records.
 type planHold struct {
-	RunID    string    `json:"run_id"`
-	Attempt  string    `json:"attempt"`
-	Created  time.Time `json:"created"`
-	Prefixes []string  `json:"prefixes"`
+	RunID     string    `json:"run_id"`
+	Attempt   string    `json:"attempt"`
+	Kind      string    `json:"kind"` // run or plan
+	Created   time.Time `json:"created"`
+	Refreshed time.Time `json:"refreshed"`
 }
+
+// holdRefresh is how often a running publish refreshes its hold; gc's
+// grace period must be longer.
+var holdRefresh = 10 * time.Minute
+
+// holdName matches a hold's file name: <run id>-<attempt>.json.
+var holdName = regexp.MustCompile(`^([A-Za-z0-9][A-Za-z0-9._-]{0,99})-([0-9a-f]{8})\.json$`)
 
 func holdsLocation(meta table.Metadata) string {
-	return strings.TrimSuffix(meta.Location(), "/") + "/lakeswap/plans"
-}
-
-// Hold records a staged plan in the table's storage as live, so that gc
-// keeps its files until it is applied, discarded, or older than gc's plan
-// retention.
-func (p *Publisher) Hold(ctx context.Context, plan *Plan) error {
-	tbl, wfs, err := p.openStorage(ctx, plan.Table)
-	if err != nil {
-		return err
-	}
-	h := planHold{RunID: plan.RunID, Attempt: plan.Attempt, Created: time.Now().UTC()}
-	for _, pp := range plan.Partitions {
-		if !pp.Adopted {
-			h.Prefixes = append(h.Prefixes, pp.Prefix)
-		}
-	}
-	if len(h.Prefixes) == 0 {
-		return nil
-	}
-	b, err := json.Marshal(h)
-	if err != nil {
-		return err
-	}
-	return wfs.WriteFile(holdLocation(tbl.Metadata(), plan.RunID, plan.Attempt), b)
+	return strings.TrimSuffix(meta.Location(), "/") + "/lakeswap/holds"
 }
 
 func holdLocation(meta table.Metadata, runID, attempt string) string {
 	return holdsLocation(meta) + "/" + runID + "-" + attempt + ".json"
 }
 
-// release removes a plan's hold, if it has one.
+// writeHold writes an attempt's hold, or rewrites it (refresh).
+func (p *Publisher) writeHold(ctx context.Context, tbl *table.Table, plan *Plan, kind string, created time.Time, refresh bool) error {
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return err
+	}
+	wfs, err := p.stagingIO(ctx, fsys)
+	if err != nil {
+		return err
+	}
+	b, err := json.Marshal(planHold{RunID: plan.RunID, Attempt: plan.Attempt, Kind: kind, Created: created.UTC(), Refreshed: time.Now().UTC()})
+	if err != nil {
+		return err
+	}
+	loc := holdLocation(tbl.Metadata(), plan.RunID, plan.Attempt)
+	// A store may refuse to overwrite (lakeswap's S3 uploads do): the
+	// old hold goes first.
+	if err := wfs.Remove(loc); refresh && err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("refresh the hold of run %s: %w", plan.RunID, err)
+	}
+	if err := wfs.WriteFile(loc, b); err != nil {
+		return fmt.Errorf("hold the files of run %s (attempt %s): %w", plan.RunID, plan.Attempt, err)
+	}
+	return nil
+}
+
+// holdWhileRunning holds a publish's attempt and refreshes the hold until
+// the returned stop is called.
+func (p *Publisher) holdWhileRunning(ctx context.Context, tbl *table.Table, plan *Plan) (stop func(), err error) {
+	created := time.Now()
+	if err := p.writeHold(ctx, tbl, plan, "run", created, false); err != nil {
+		return nil, err
+	}
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(holdRefresh)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				if err := p.writeHold(context.WithoutCancel(ctx), tbl, plan, "run", created, true); err != nil {
+					p.log().Warn("refresh the run's hold", "run", plan.RunID, "err", err)
+				}
+			}
+		}
+	}()
+	return func() { close(done); <-finished }, nil
+}
+
+// release removes a plan's holds, if it has any, on a context of its own
+// as removeStaged does: a cancelled publish releases its hold too.
 func (p *Publisher) release(ctx context.Context, tbl *table.Table, plan *Plan) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
 	fsys, err := tbl.FS(ctx)
 	if err != nil {
 		return
@@ -88,28 +128,8 @@ func (p *Publisher) release(ctx context.Context, tbl *table.Table, plan *Plan) {
 	if _, ok := wfs.(icebergio.LocalFS); ok {
 		// The holds' folders, once empty (Remove takes no other).
 		_ = wfs.Remove(holdsLocation(tbl.Metadata()))
-		_ = wfs.Remove(strings.TrimSuffix(holdsLocation(tbl.Metadata()), "/plans"))
+		_ = wfs.Remove(strings.TrimSuffix(holdsLocation(tbl.Metadata()), "/holds"))
 	}
-}
-
-func (p *Publisher) openStorage(ctx context.Context, name string) (*table.Table, icebergio.WriteFileIO, error) {
-	ident, err := catalog.ParseIdent(name)
-	if err != nil {
-		return nil, nil, err
-	}
-	tbl, err := p.Catalog.LoadTable(ctx, ident)
-	if err != nil {
-		return nil, nil, fmt.Errorf("load table %s: %w", name, err)
-	}
-	fsys, err := tbl.FS(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	wfs, err := p.stagingIO(ctx, fsys)
-	if err != nil {
-		return nil, nil, err
-	}
-	return tbl, wfs, nil
 }
 
 // GCRequest says what gc may remove.
@@ -129,7 +149,7 @@ type GCRequest struct {
 
 // GCItem is one thing gc removed, or would.
 type GCItem struct {
-	Kind     string    `json:"kind"` // file, upload, plan, tag
+	Kind     string    `json:"kind"` // file, upload, hold, tag
 	Location string    `json:"location"`
 	Bytes    int64     `json:"bytes,omitempty"`
 	Time     time.Time `json:"time"`
@@ -141,7 +161,7 @@ type GCResult struct {
 	Removed bool     `json:"removed"` // false: a dry run
 	Items   []GCItem `json:"items"`
 	Bytes   int64    `json:"bytes"`
-	Kept    int      `json:"kept_by_plans"` // staged files a live plan keeps
+	Kept    int      `json:"kept_by_holds"` // staged files a live publish or plan holds
 	Young   int      `json:"young"`         // files and uploads of attempts active within the grace period
 }
 
@@ -151,10 +171,11 @@ var stagedPath = regexp.MustCompile(`^[^/]*=[^/]*/run-([A-Za-z0-9][A-Za-z0-9._-]
 
 // GC removes what attempts that never committed left behind: the files
 // they staged (found by lakeswap's staging layout, never by prefix alone),
-// their incomplete multipart uploads, plans held past their retention,
-// and the run tags past their retention. It never removes a file that a
-// snapshot of the table references, nor one under a live plan's prefixes,
-// nor anything of an attempt that wrote something within the grace period.
+// their incomplete multipart uploads, holds past their time, and the run
+// tags past their retention. It never removes a file that a snapshot of
+// the table references, nor one of an attempt a live publish or plan
+// holds, nor anything of an attempt that wrote something within the grace
+// period.
 func (p *Publisher) GC(ctx context.Context, req GCRequest) (*GCResult, error) {
 	if req.Grace <= 0 {
 		req.Grace = 24 * time.Hour
@@ -184,23 +205,38 @@ func (p *Publisher) GC(ctx context.Context, req GCRequest) (*GCResult, error) {
 		return nil, fmt.Errorf("gc of %s: %w", name, err)
 	}
 	res := &GCResult{Removed: req.Yes}
+	// A data path outside the table's location may be another table's
+	// too, and what this table's snapshots do not reference may be that
+	// table's.
+	if loc := strings.TrimSuffix(meta.Location(), "/") + "/"; !strings.HasPrefix(dataLocation(meta)+"/", loc) {
+		return nil, fmt.Errorf("gc of %s: its data files are written to %s (write.data.path), outside the table's location %s; other tables may share that path and gc cannot tell their files apart, so it removes nothing there", name, dataLocation(meta), loc)
+	}
 
-	// Held plans: live ones keep their prefixes; expired ones go.
-	live := map[string]bool{}
+	// Holds: an attempt held by a running publish refreshed within the
+	// grace period, or by a plan younger than the plan retention, is live;
+	// a hold past that goes, and its attempt's files are judged as any.
+	live := map[string]bool{} // run id-attempt
 	err = ls.ListFiles(ctx, holdsLocation(meta)+"/", func(loc string, size int64, modified time.Time) error {
+		m := holdName.FindStringSubmatch(loc[strings.LastIndex(loc, "/")+1:])
+		if m == nil {
+			return nil // not lakeswap's
+		}
+		key := m[1] + "-" + m[2]
 		h, err := readHold(fsys, loc)
 		if err != nil {
-			p.log().Warn("unreadable plan hold; its plan's files are kept", "location", loc, "err", err)
-			live["*"+loc] = true
+			// Kept, as if live: a hold that cannot be read says nothing
+			// of its attempt.
+			p.log().Warn("unreadable hold; its attempt's files are kept", "location", loc, "err", err)
+			live[key] = true
 			return nil
 		}
-		if req.Now.Sub(h.Created) <= req.PlanRetention {
-			for _, pre := range h.Prefixes {
-				live[pre] = true
-			}
-			return nil
+		switch {
+		case h.Kind == "plan" && req.Now.Sub(h.Created) <= req.PlanRetention,
+			h.Kind != "plan" && req.Now.Sub(h.Refreshed) < req.Grace:
+			live[key] = true
+		default:
+			res.Items = append(res.Items, GCItem{Kind: "hold", Location: loc, Bytes: size, Time: h.Refreshed, RunID: h.RunID})
 		}
-		res.Items = append(res.Items, GCItem{Kind: "plan", Location: loc, Bytes: size, Time: h.Created, RunID: h.RunID})
 		return nil
 	})
 	if err != nil {
@@ -238,10 +274,11 @@ func (p *Publisher) GC(ctx context.Context, req GCRequest) (*GCResult, error) {
 		a.items = append(a.items, it)
 	}
 	err = ls.ListFiles(ctx, data, func(loc string, size int64, modified time.Time) error {
-		if referenced[loc] || !stagedPath.MatchString(strings.TrimPrefix(loc, data)) {
+		m := stagedPath.FindStringSubmatch(strings.TrimPrefix(loc, data))
+		if referenced[loc] || m == nil {
 			return nil
 		}
-		if live[loc[:strings.LastIndex(loc, "/")]] {
+		if live[m[1]+"-"+m[2]] {
 			res.Kept++
 			return nil
 		}
@@ -252,7 +289,7 @@ func (p *Publisher) GC(ctx context.Context, req GCRequest) (*GCResult, error) {
 		return nil, err
 	}
 	err = ls.ListUploads(ctx, data, func(loc, id string, initiated time.Time) error {
-		if !live[loc[:strings.LastIndex(loc, "/")]] {
+		if m := stagedPath.FindStringSubmatch(strings.TrimPrefix(loc, data)); m != nil && !live[m[1]+"-"+m[2]] {
 			note(loc, GCItem{Kind: "upload", Location: loc + "#" + id, Time: initiated})
 		}
 		return nil
@@ -298,7 +335,7 @@ func (p *Publisher) GC(ctx context.Context, req GCRequest) (*GCResult, error) {
 	for _, it := range res.Items {
 		var err error
 		switch it.Kind {
-		case "file", "plan":
+		case "file", "hold":
 			err = wfs.Remove(it.Location)
 			if errors.Is(err, fs.ErrNotExist) {
 				err = nil

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -73,23 +75,71 @@ func TestGCJudgesAttemptsWhole(t *testing.T) {
 	if len(left) != 2 {
 		t.Fatalf("left files: %v, want one a partition", left)
 	}
+	// A day later, as gc sees it: the attempt's hold (it could not be
+	// removed either) was last refreshed a day ago.
+	now := time.Now().Add(25 * time.Hour)
 	age := func(path string, d time.Duration) {
-		if err := os.Chtimes(path, time.Now().Add(-d), time.Now().Add(-d)); err != nil {
+		if err := os.Chtimes(path, now.Add(-d), now.Add(-d)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	age(left[0], 48*time.Hour)
 	age(left[1], time.Hour)
-	res, err := e.pub.GC(e.ctx, swap.GCRequest{Table: e.ident, Yes: true})
-	if err != nil || len(res.Items) != 0 || res.Young != 2 {
-		t.Fatalf("gc of an attempt active an hour ago: %+v, %v; want both files kept", res, err)
+	res, err := e.pub.GC(e.ctx, swap.GCRequest{Table: e.ident, Yes: true, Now: now})
+	if err != nil || len(res.Items) != 1 || res.Items[0].Kind != "hold" || res.Young != 2 {
+		t.Fatalf("gc of an attempt active an hour ago: %+v, %v; want both files kept, and only the stale hold removed", res, err)
 	}
 	age(left[1], 25*time.Hour)
-	res, err = e.pub.GC(e.ctx, swap.GCRequest{Table: e.ident, Yes: true})
+	res, err = e.pub.GC(e.ctx, swap.GCRequest{Table: e.ident, Yes: true, Now: now})
 	if err != nil || len(res.Items) != 2 || len(e.runFiles("left-1")) != 0 {
 		t.Fatalf("gc of an attempt idle for a day: %+v, %v; left %v; want both files removed", res, err, e.runFiles("left-1"))
 	}
 	if got := len(e.daily()); got != len(fixture(t, retail.AfterBatch1)) {
 		t.Errorf("the table reads %d rows after gc", got)
+	}
+}
+
+// TestGCKeepsARunningPublish: gc with a grace period shorter than a
+// publish has been running leaves the publish's files, because the publish
+// refreshes its hold while it runs; the publish then commits.
+func TestGCKeepsARunningPublish(t *testing.T) {
+	defer swap.SetHoldRefresh(10 * time.Millisecond)()
+	e := newEnv(t)
+	e.mustPublish(fixture(t, retail.AfterBatch1), fixtureRange...)
+	var during *swap.GCResult
+	e.pub.BeforeCommit = func(ctx context.Context, plan *swap.Plan) error {
+		time.Sleep(300 * time.Millisecond) // the staged files are older than the grace now
+		var err error
+		during, err = e.pub.GC(ctx, swap.GCRequest{Table: e.ident, Grace: 100 * time.Millisecond, Yes: true})
+		return err
+	}
+	res, err := e.pub.Publish(e.ctx, swap.Request{Table: e.ident, Partitions: fixtureRange, Source: retail.NewSource(fixture(t, retail.AfterBatch2)), RunID: "long-1"})
+	if err != nil || res.Status != "published" {
+		t.Fatalf("publish with gc running beside it: %v (gc: %+v)", err, during)
+	}
+	if during == nil || len(during.Items) != 0 || during.Kept != 2 {
+		t.Errorf("gc during the publish: %+v, want its two files kept by its hold", during)
+	}
+	if got := withoutHolds(e.allFiles()); !slices.Equal(got, e.allFiles()) {
+		t.Errorf("the publish left its hold: %v", e.allFiles())
+	}
+}
+
+// TestGCRefusesASharedDataPath: a table whose data files are written
+// outside its location (write.data.path) may share that path with other
+// tables, whose files this table's snapshots do not reference: gc refuses
+// it rather than take their files for strays.
+func TestGCRefusesASharedDataPath(t *testing.T) {
+	e := newEnv(t)
+	tx := e.table().NewTransaction()
+	if err := tx.SetProperties(map[string]string{"write.data.path": "file://" + filepath.Join(e.home, "shared-data")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Commit(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	e.mustPublish(fixture(t, retail.AfterBatch1), fixtureRange...)
+	if _, err := e.pub.GC(e.ctx, swap.GCRequest{Table: e.ident, Yes: true, Now: time.Now().Add(48 * time.Hour)}); err == nil || !strings.Contains(err.Error(), "outside the table's location") {
+		t.Errorf("gc of a table with a shared data path: %v, want refused", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -176,4 +177,11 @@ func (e *env) runFiles(runID string) []string {
 		}
 	}
 	return out
+}
+
+// withoutHolds leaves out the holds of attempts (lakeswap/holds/), for a
+// list of files taken while a publish runs and holds its attempt: compared
+// with the files after, it also says that the hold was released.
+func withoutHolds(files []string) []string {
+	return slices.DeleteFunc(files, func(f string) bool { return strings.Contains(f, "/lakeswap/holds/") })
 }

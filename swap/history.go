@@ -2,6 +2,8 @@ package swap
 
 import (
 	"context"
+	"strconv"
+	"strings"
 
 	"github.com/apache/iceberg-go/table"
 
@@ -46,6 +48,12 @@ type RunStatus struct {
 	Main   int64 `json:"main_snapshot_id,omitempty"`
 	// RollbackTarget is the snapshot the run's tag keeps, if it has one.
 	RollbackTarget *int64 `json:"rollback_target,omitempty"`
+	// Batches, for a run committed in batches, is how many it has, and
+	// OnMainBatches how many of them main holds: the run is complete when
+	// they are equal.
+	Batches       int  `json:"batches,omitempty"`
+	OnMainBatches int  `json:"on_main_batches,omitempty"`
+	Complete      bool `json:"complete"`
 }
 
 // Status answers from the table's history alone whether a run landed: the
@@ -67,9 +75,20 @@ func (p *Publisher) Status(ctx context.Context, ident table.Identifier, runID st
 	if head != nil {
 		st.Main = head.SnapshotID
 	}
-	if st.Landed = len(st.Snapshots) > 0; st.Landed && head != nil {
-		newest := st.Snapshots[len(st.Snapshots)-1].SnapshotID
-		st.OnMain = table.IsAncestorOf(head.SnapshotID, newest, func(id int64) *table.Snapshot { return meta.SnapshotByID(id) })
+	st.Landed = len(st.Snapshots) > 0
+	places := map[string]bool{}
+	st.OnMain = st.Landed && head != nil
+	for _, e := range st.Snapshots {
+		on := head != nil && table.IsAncestorOf(head.SnapshotID, e.SnapshotID, func(id int64) *table.Snapshot { return meta.SnapshotByID(id) })
+		st.OnMain = st.OnMain && on
+		if _, of, ok := strings.Cut(e.Batch, "/"); ok {
+			st.Batches, _ = strconv.Atoi(of)
+			if on {
+				places[e.Batch] = true
+			}
+		}
 	}
+	st.OnMainBatches = len(places)
+	st.Complete = st.Landed && (st.Batches == 0 || st.OnMainBatches == st.Batches)
 	return st, nil
 }

@@ -17,17 +17,30 @@ var (
 	settleBackoff  = 500 * time.Millisecond
 )
 
-// settle finds out whether commit id, sent on tbl's main and answered with
-// cause, landed. Found in the table's metadata, it did. Absent, it did not
-// if main has moved past the attempt (the commit was pinned to the old
-// head, so it can never land now), or if two reloads a backoff apart both
-// lack it. A table that cannot be read leaves the outcome unknown.
+// settle finds out whether a publish's commit id, answered with cause,
+// landed (lookFor), and says what to do if it did not or if that is not
+// known.
 func (p *Publisher) settle(ctx context.Context, tbl *table.Table, plan *Plan, id int64, cause error) (int64, error) {
-	unknown := func(why error) (int64, error) {
-		return 0, &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID, Err: fmt.Errorf("%w: %w", ErrCommitUnknown, why),
-			Hint: fmt.Sprintf("the commit would be snapshot %d; `lakeswap status --table %s --run %s` answers from the table's history whether it landed; the files staged by attempt %s were kept, since the commit may reference them",
-				id, plan.Table, plan.RunID, plan.Attempt)}
+	err := p.lookFor(ctx, tbl, plan.RunID, id, cause)
+	switch {
+	case err == nil:
+		return id, nil
+	case errors.Is(err, ErrNotLanded):
+		return 0, &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID, Err: err,
+			Hint: fmt.Sprintf("nothing was committed as far as the table shows; run the publish again with the same run id (should the commit land late after all, the rerun finds it and reports it); the files staged by attempt %s were kept, and `lakeswap gc --table %s` removes them once past its grace period", plan.Attempt, plan.Table)}
 	}
+	return 0, &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID, Err: err,
+		Hint: fmt.Sprintf("the commit would be snapshot %d; `lakeswap status --table %s --run %s` answers from the table's history whether it landed; the files staged by attempt %s were kept, since the commit may reference them",
+			id, plan.Table, plan.RunID, plan.Attempt)}
+}
+
+// lookFor finds out whether commit id, sent on tbl's main and answered
+// with cause, landed: nil if it did, an error matching ErrNotLanded if it
+// did not, or ErrCommitUnknown if the table cannot tell. Found in the
+// table's metadata, it landed. Absent, it did not if main has moved past
+// the attempt (the commit was pinned to the old head, so it can never land
+// now), or if two reloads a backoff apart both lack it.
+func (p *Publisher) lookFor(ctx context.Context, tbl *table.Table, runID string, id int64, cause error) error {
 	cancelled := ctx.Err() != nil
 	// An interrupted commit is still worth one look at the table.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
@@ -41,7 +54,7 @@ func (p *Publisher) settle(ctx context.Context, tbl *table.Table, plan *Plan, id
 			}
 			select {
 			case <-ctx.Done():
-				return unknown(errors.Join(cause, ctx.Err()))
+				return fmt.Errorf("%w: %w", ErrCommitUnknown, errors.Join(cause, ctx.Err()))
 			case <-time.After(wait):
 			}
 			wait *= 2
@@ -49,25 +62,26 @@ func (p *Publisher) settle(ctx context.Context, tbl *table.Table, plan *Plan, id
 		now, err := p.Catalog.LoadTable(ctx, tbl.Identifier())
 		if err != nil {
 			last = err
-			p.log().Warn("the commit's outcome is unknown and the table cannot be read; trying again", "run", plan.RunID, "snapshot", id, "err", err)
+			p.log().Warn("the commit's outcome is unknown and the table cannot be read; trying again", "run", runID, "snapshot", id, "err", err)
 			continue
 		}
 		if now.Metadata().SnapshotByID(id) != nil {
-			p.log().Warn("the catalog answered the commit with an error, but the commit landed", "run", plan.RunID, "snapshot", id, "answer", cause)
-			return id, nil
+			p.log().Warn("the catalog answered the commit with an error, but the commit landed", "run", runID, "snapshot", id, "answer", cause)
+			return nil
 		}
 		head := now.CurrentSnapshot()
 		moved := (head == nil) != (sent == nil) || head != nil && head.SnapshotID != sent.SnapshotID
-		if absent++; moved || absent >= 2 {
-			return 0, &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID,
-				Err:  fmt.Errorf("%w: the catalog answered %v, and the table read back shows its snapshot %d is not there", ErrNotLanded, cause, id),
-				Hint: fmt.Sprintf("nothing was committed; run the publish again; the files staged by attempt %s were kept, and `lakeswap gc --table %s` removes them once past its grace period", plan.Attempt, plan.Table)}
+		if absent++; moved {
+			return fmt.Errorf("%w: the catalog answered %v, and main has moved past the snapshot the commit was pinned to without it (snapshot %d)", ErrNotLanded, cause, id)
+		}
+		if absent >= 2 {
+			return fmt.Errorf("%w: the catalog answered %v, and the table, read back twice %s apart, does not hold its snapshot %d", ErrNotLanded, cause, wait/2, id)
 		}
 	}
 	if last == cause {
-		return unknown(fmt.Errorf("%w (interrupted before the table showed whether it landed)", cause))
+		return fmt.Errorf("%w: %w (interrupted before the table showed whether it landed)", ErrCommitUnknown, cause)
 	}
-	return unknown(fmt.Errorf("%w; reading the table back to find out failed: %w", cause, last))
+	return fmt.Errorf("%w: %w; reading the table back to find out failed: %w", ErrCommitUnknown, cause, last)
 }
 
 // Each publish tags, in its commit, the snapshot it replaces

@@ -63,6 +63,22 @@ type Plan struct {
 	// bound marks a plan Apply read back: its staged files are never
 	// removed, since nothing but the table says they are not in use.
 	bound bool
+	// stopHold stops refreshing a running publish's hold.
+	stopHold func()
+}
+
+// unhold stops refreshing the plan's hold and removes it.
+func (plan *Plan) unhold(ctx context.Context, p *Publisher, tbl *table.Table) {
+	plan.stopRefresh()
+	p.release(ctx, tbl, plan)
+}
+
+// stopRefresh stops refreshing a running publish's hold, which stays.
+func (plan *Plan) stopRefresh() {
+	if plan.stopHold != nil {
+		plan.stopHold()
+		plan.stopHold = nil
+	}
 }
 
 // PartitionPlan is one declared partition: the files it holds at the base

@@ -113,11 +113,18 @@ type Result struct {
 // ErrCommitUnknown or ErrVerifyFailed by the way it failed; the Result is
 // returned with it where there is one.
 func (p *Publisher) Publish(ctx context.Context, req Request) (*Result, error) {
-	plan, tbl, err := p.stage(ctx, req)
+	plan, tbl, err := p.stage(ctx, req, "run")
 	if err != nil {
 		return nil, err
 	}
-	return p.apply(ctx, tbl, plan, req.NoAutoRollback)
+	res, err := p.apply(ctx, tbl, plan, req.NoAutoRollback)
+	plan.stopRefresh()
+	// Settled: the files are the table's, or removed. An outcome still
+	// open keeps its hold, which gc judges by its last refresh.
+	if !errors.Is(err, ErrCommitUnknown) && !errors.Is(err, ErrNotLanded) {
+		p.release(ctx, tbl, plan)
+	}
+	return res, err
 }
 
 // ApplyOptions are an apply's choices.
@@ -272,7 +279,7 @@ func (p *Publisher) apply(ctx context.Context, tbl *table.Table, plan *Plan, noA
 			Hint: fmt.Sprintf("main still holds snapshot %d, which differs from the plan: the automatic rollback failed; roll back by hand with `lakeswap rollback --table %s --run %s`", id, name, plan.RunID)}
 	}
 	res.Status = "rolled-back"
-	return res, &OpError{Op: "verify", Table: name, RunID: plan.RunID, Err: verr, Hint: "main was rolled back to the base snapshot"}
+	return res, &OpError{Op: "verify", Table: name, RunID: plan.RunID, Err: verr, Hint: "main was rolled back to the snapshot the commit replaced"}
 }
 
 // Reading a landed commit back is retried this many times, with backoff

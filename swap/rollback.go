@@ -82,7 +82,20 @@ func (p *Publisher) Rollback(ctx context.Context, req RollbackRequest) (*Rollbac
 	// goes back to before its first batch, which needs its batches to
 	// follow each other. Named by a snapshot, that batch alone is undone.
 	first, recs := run, []runrecord.Record{rec}
-	if all := runrecord.FindAll(meta, req.RunID); req.RunID != "" && len(all) > 1 {
+	all := runrecord.FindAll(meta, req.RunID)
+	if head := meta.CurrentSnapshot(); req.RunID != "" && len(all) > 1 && head != nil {
+		// Only the batches main holds are undone: one rolled back on its
+		// own (after its check failed) is off main already.
+		all = slices.DeleteFunc(all, func(s table.Snapshot) bool {
+			return !table.IsAncestorOf(head.SnapshotID, s.SnapshotID, func(id int64) *table.Snapshot { return meta.SnapshotByID(id) })
+		})
+		if len(all) == 1 {
+			run, first = &all[0], &all[0]
+			rec, _ = runrecord.Read(run.Summary.Properties)
+			recs, res.FromSnapshotID = []runrecord.Record{rec}, run.SnapshotID
+		}
+	}
+	if req.RunID != "" && len(all) > 1 {
 		if req.Scoped {
 			return fail("run %s was committed in %d batches; --scoped undoes a run committed as one snapshot: roll it back whole, without --scoped", rec.RunID, len(all))
 		}
@@ -96,10 +109,12 @@ func (p *Publisher) Rollback(ctx context.Context, req RollbackRequest) (*Rollbac
 			}
 		}
 	}
-	if first.ParentSnapshotID == nil {
-		return fail("snapshot %d is the table's first; there is no earlier snapshot to point main at", first.SnapshotID)
+	if first.ParentSnapshotID == nil && !req.Scoped {
+		return fail("snapshot %d is the table's first; there is no earlier snapshot to point main at (--scoped takes the run's files out as a new snapshot)", first.SnapshotID)
 	}
-	res.ToSnapshotID = *first.ParentSnapshotID
+	if first.ParentSnapshotID != nil {
+		res.ToSnapshotID = *first.ParentSnapshotID
+	}
 
 	head := meta.CurrentSnapshot()
 	// Main's history back to the run, if it reaches the run: snapshot

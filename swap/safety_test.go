@@ -348,7 +348,7 @@ func TestFailedPublishRemovesOnlyItsFiles(t *testing.T) {
 	// Another writer commits between the plan and the commit.
 	other := &hookSource{Source: retail.NewSource(rows), before: func() {
 		e.mustPublish(retail.Only(rows, "2026-01-02"), "2026-01-02")
-		meta, files = e.table().MetadataLocation(), e.allFiles()
+		meta, files = e.table().MetadataLocation(), withoutHolds(e.allFiles())
 	}}
 	_, err = e.pub.Publish(e.ctx, swap.Request{Table: e.ident, Partitions: fixtureRange, Source: other, RunID: "conflict-1", Parallelism: 1})
 	if !errors.Is(err, swap.ErrConflict) {

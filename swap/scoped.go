@@ -31,6 +31,9 @@ func (p *Publisher) scopedRollback(ctx context.Context, tbl *table.Table, run *t
 	if rec.RunID == "" {
 		return fail("snapshot %d was not committed by lakeswap: it records no run and its partitions", run.SnapshotID)
 	}
+	if s := runrecord.Find(tbl.Metadata(), "rollback-"+rec.RunID); s != nil {
+		return fail("run rollback-%s is recorded already (snapshot %d): run %s was rolled back scoped before, or another run took that id", rec.RunID, s.SnapshotID, rec.RunID)
+	}
 	res.Scoped = true
 	for attempt := 1; ; attempt++ {
 		meta := tbl.Metadata()
@@ -54,7 +57,11 @@ func (p *Publisher) scopedRollback(ctx context.Context, tbl *table.Table, run *t
 		if err != nil {
 			return nil, err
 		}
-		before, err := baseFiles(ctx, fsys, meta.SnapshotByID(res.ToSnapshotID), c)
+		var target *table.Snapshot // nil: the run was the table's first
+		if run.ParentSnapshotID != nil {
+			target = meta.SnapshotByID(*run.ParentSnapshotID)
+		}
+		before, err := baseFiles(ctx, fsys, target, c)
 		if err != nil {
 			return nil, err
 		}
@@ -143,8 +150,12 @@ func (p *Publisher) commitUndo(ctx context.Context, tbl *table.Table, fsys icebe
 	if _, err := tx.Commit(ctx); err != nil {
 		if errors.Is(err, table.ErrCommitFailed) {
 			p.removeWritten(ctx, tbl, written)
+			return 0, err
 		}
-		return 0, err
+		// Answered with an error: the table says whether it landed.
+		if err := p.lookFor(ctx, tbl, undo.RunID, id, err); err != nil {
+			return 0, fmt.Errorf("%w (`lakeswap status --run %s` answers later whether the rollback landed)", err, undo.RunID)
+		}
 	}
 	return id, nil
 }

@@ -79,10 +79,13 @@ func TestScopedRollbackAfterExpiry(t *testing.T) {
 		// rollback of it would undo that one too.
 		mustPublishAs(e, "daily-7-again", []retail.DailyOrder{{OrderDate: "2026-01-07", Channel: "web", OrderCount: 8, AmountCents: 80}}, "2026-01-07")
 		metaBefore, filesBefore = e.table().MetadataLocation(), e.allFiles()
-		for _, run := range []string{"daily-7", "backfill-b"} {
+		for run, says := range map[string]string{
+			"daily-7":    "a later commit touched partition order_date=2026-01-07",
+			"backfill-b": "rollback-backfill-b is recorded already", // and its own rollback touched its partitions
+		} {
 			_, err = e.pub.Rollback(e.ctx, swap.RollbackRequest{Table: e.ident, RunID: run, Scoped: true})
-			if !errors.Is(err, swap.ErrRollbackRefused) || !strings.Contains(err.Error(), "a later commit touched partition order_date=") {
-				t.Errorf("scoped rollback of %s under a later commit: %v, want refused naming the partition", run, err)
+			if !errors.Is(err, swap.ErrRollbackRefused) || !strings.Contains(err.Error(), says) {
+				t.Errorf("scoped rollback of %s under a later commit: %v, want refused saying %q", run, err, says)
 			}
 		}
 		if e.table().MetadataLocation() != metaBefore || !slices.Equal(e.allFiles(), filesBefore) {
@@ -98,4 +101,29 @@ func mustPublishAs(e *env, runID string, rows []retail.DailyOrder, partitions ..
 		e.t.Fatalf("publish %s: %v", runID, err)
 	}
 	return res
+}
+
+// TestScopedRollbackOfTheFirstRun: a scoped rollback of the run that made
+// the table's first snapshot takes its files out, leaving its partitions
+// empty and later commits in place; a second one is refused, since its
+// record, rollback-<run id>, is taken.
+func TestScopedRollbackOfTheFirstRun(t *testing.T) {
+	e := newEnv(t)
+	mustPublishAs(e, "first", fixture(t, retail.AfterBatch1), fixtureRange...)
+	later := []retail.DailyOrder{{OrderDate: "2026-01-05", Channel: "app", OrderCount: 5, AmountCents: 50}}
+	mustPublishAs(e, "later", later, "2026-01-05")
+	res, err := e.pub.Rollback(e.ctx, swap.RollbackRequest{Table: e.ident, RunID: "first", Scoped: true})
+	if err != nil || !res.Verified {
+		t.Fatalf("scoped rollback of the first run: %+v, %v", res, err)
+	}
+	if got := e.daily(); !slices.Equal(got, later) {
+		t.Errorf("table after the scoped rollback of the first run: %v, want the later run's rows alone", got)
+	}
+	meta := e.table().MetadataLocation()
+	if _, err := e.pub.Rollback(e.ctx, swap.RollbackRequest{Table: e.ident, RunID: "first", Scoped: true}); !errors.Is(err, swap.ErrRollbackRefused) || !strings.Contains(err.Error(), "rollback-first is recorded already") {
+		t.Errorf("a second scoped rollback: %v, want refused", err)
+	}
+	if e.table().MetadataLocation() != meta {
+		t.Error("the refused rollback changed the table")
+	}
 }

@@ -134,11 +134,13 @@ func CheckRunID(id string) error {
 // that reads it back as JSON. A plan with findings has had its staged files
 // removed.
 func (p *Publisher) Stage(ctx context.Context, req Request) (*Plan, error) {
-	plan, _, err := p.stage(ctx, req)
+	plan, _, err := p.stage(ctx, req, "plan")
 	return plan, err
 }
 
-func (p *Publisher) stage(ctx context.Context, req Request) (*Plan, *table.Table, error) {
+// stage stages a run, holding its attempt as kind ("run": refreshed while
+// the publish runs; "plan": until applied or discarded).
+func (p *Publisher) stage(ctx context.Context, req Request, kind string) (*Plan, *table.Table, error) {
 	name := strings.Join(req.Table, ".")
 	if len(req.Partitions) == 0 {
 		return nil, nil, fmt.Errorf("publish to %s declares no partitions", name)
@@ -208,6 +210,19 @@ func (p *Publisher) stage(ctx context.Context, req Request) (*Plan, *table.Table
 		plan.oldFiles[v] = all[v]
 	}
 
+	if len(req.Adopt) == 0 {
+		// Held before the first file is written, so that gc never takes
+		// a file of this attempt for a killed one's.
+		var err error
+		if kind == "run" {
+			plan.stopHold, err = p.holdWhileRunning(ctx, tbl, plan)
+		} else {
+			err = p.writeHold(ctx, tbl, plan, kind, time.Now(), false)
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+	}
 	if contract.DeltaIntegers {
 		req.Writer.DeltaIntegers = true
 	}
@@ -281,6 +296,7 @@ func (p *Publisher) stage(ctx context.Context, req Request) (*Plan, *table.Table
 	}
 	if stageErr != nil || plan.Refused() {
 		cleanup := p.removeStaged(ctx, tbl, plan)
+		plan.unhold(ctx, p, tbl)
 		if stageErr != nil {
 			return nil, nil, &OpError{Op: "stage", Table: name, RunID: runID, Err: stageErr,
 				Hint: "nothing was committed; " + cleanup}

@@ -29,10 +29,11 @@ func newGCCmd(g *globals) *cobra.Command {
   - files an attempt staged (found by lakeswap's staging layout, <column>=<value>/run-<run id>-<attempt>/,
     never by prefix alone) that no snapshot of the table references;
   - incomplete multipart uploads of such files;
-  - plans held for approval longer than --plan-retention (a held plan keeps its files until then;
-    applying or discarding a plan releases it);
+  - holds past their time: a publish holds its attempt while it runs (refreshed every 10 minutes,
+    so gc tells a live publish from a killed one), and a plan holds its files until it is applied or
+    discarded, or for --plan-retention;
   - lakeswap's tags (lakeswap-before-<run id>, lakeswap-run-<run id>) past their retention.
-Nothing younger than --grace is touched, since a run may still be staging it. Without --yes, gc
+An attempt that is held, or that wrote anything within --grace, is left whole. Without --yes, gc
 removes nothing and prints what it would remove.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -40,15 +41,15 @@ removes nothing and prints what it would remove.`,
 			if err != nil {
 				return usageError{err}
 			}
-			if o.grace < time.Minute {
-				return usagef("--grace %s: want at least a minute, so that no running attempt loses its files", o.grace)
+			if o.grace < time.Hour {
+				return usagef("--grace %s: want at least an hour: a running publish refreshes its hold every 10 minutes, and gc must see it", o.grace)
 			}
 			return runGC(cmd.Context(), g, ident, o)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.table, "table", "", "table, NAMESPACE.NAME (required)")
-	f.DurationVar(&o.grace, "grace", 24*time.Hour, "leave files and uploads younger than this")
+	f.DurationVar(&o.grace, "grace", 24*time.Hour, "leave attempts that wrote anything, or refreshed their hold, within this (at least 1h)")
 	f.DurationVar(&o.planRetention, "plan-retention", 7*24*time.Hour, "a plan held for approval keeps its files this long")
 	f.BoolVar(&o.yes, "yes", false, "remove what is listed (without it, gc is a dry run)")
 	return cmd
@@ -77,7 +78,7 @@ func runGC(ctx context.Context, g *globals, ident []string, o gcOptions) error {
 		if res.Removed {
 			verb = "removed"
 		}
-		fmt.Fprintf(w, "%s %d item(s), %d bytes; kept %d staged file(s) of live plans and %d within the grace period\n", verb, len(res.Items), res.Bytes, res.Kept, res.Young)
+		fmt.Fprintf(w, "%s %d item(s), %d bytes; kept %d staged file(s) of held attempts (a running publish, a plan) and %d of attempts active within the grace period\n", verb, len(res.Items), res.Bytes, res.Kept, res.Young)
 		if !res.Removed && len(res.Items) > 0 {
 			fmt.Fprintln(w, "dry run: nothing was removed; pass --yes to remove these")
 		}

@@ -88,13 +88,9 @@ func runPlan(ctx context.Context, g *globals, o publishOptions, out string) erro
 			if plan.Refused() {
 				return &swap.Result{Plan: plan, Status: "refused"}, &swap.RefusedError{Op: "plan", Table: plan.Table, Findings: plan.Findings, Dropped: plan.DroppedFindings, Cleanup: plan.Cleanup}
 			}
-			// Held in the table's storage, so that gc keeps the plan's
-			// files while it waits for approval.
-			err = pub.Hold(ctx, plan)
-			if err == nil {
-				err = writePlan(out, plan)
-			}
-			if err != nil {
+			// Stage held the plan's attempt in the table's storage, so
+			// that gc keeps its files while it waits for approval.
+			if err := writePlan(out, plan); err != nil {
 				said, derr := pub.Discard(ctx, plan)
 				if derr != nil {
 					said = fmt.Sprintf("its staged files are left under the plan's prefixes, run %s: %v", plan.RunID, derr)

@@ -19,7 +19,8 @@ func newStatusCmd(g *globals) *cobra.Command {
 		Short: "Say from the table's history whether a run landed",
 		Long: "status answers from the table's own history whether a run landed, as which snapshot(s), and whether\n" +
 			"main still holds it: what a publish that exited 5 (outcome unknown) leaves to find out.\n\n" +
-			"It exits 0 when the run landed and 1 when no snapshot of the table records it.",
+			"It exits 0 when the run landed (all of its batches, for a run committed in batches) and 1 when no\n" +
+			"snapshot of the table records it, or main holds only some of its batches.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ident, err := catalog.ParseIdent(table)
@@ -48,18 +49,27 @@ func runStatus(ctx context.Context, g *globals, ident []string, runID string) er
 		return err
 	}
 	name := strings.Join(ident, ".")
-	if !st.Landed {
+	switch {
+	case !st.Landed:
 		err = fmt.Errorf("%w: run %s did not land: no snapshot of %s records it (main is at %s)", swap.ErrRunNotFound, runID, name, orNone(st.Main))
+	case !st.Complete:
+		err = fmt.Errorf("run %s landed in part: main holds %d of its %d batches; run it again with the same run id to commit the rest", runID, st.OnMainBatches, st.Batches)
 	}
 	return g.report(st, err, func(w io.Writer) {
 		if !st.Landed {
 			return
 		}
 		for _, e := range st.Snapshots {
-			fmt.Fprintf(w, "run %s landed as snapshot %d at %s: %s, %d rows, fingerprint %s\n",
-				runID, e.SnapshotID, e.Time.Format("2006-01-02 15:04:05Z"), strings.Join(e.Partitions, ","), e.Rows, short(e.Fingerprint))
+			batch := ""
+			if e.Batch != "" {
+				batch = " (batch " + e.Batch + ")"
+			}
+			fmt.Fprintf(w, "run %s landed as snapshot %d%s at %s: %s, %d rows, fingerprint %s\n",
+				runID, e.SnapshotID, batch, e.Time.Format("2006-01-02 15:04:05Z"), strings.Join(e.Partitions, ","), e.Rows, short(e.Fingerprint))
 		}
 		switch newest := st.Snapshots[len(st.Snapshots)-1].SnapshotID; {
+		case st.Batches > 0 && !st.Complete:
+			fmt.Fprintf(w, "main holds %d of its %d batches\n", st.OnMainBatches, st.Batches)
 		case st.OnMain && st.Main == newest:
 			fmt.Fprintln(w, "main holds it")
 		case st.OnMain:

@@ -51,6 +51,15 @@ func TestGC(t *testing.T) {
 		if len(abandoned) == 0 {
 			t.Fatal("the killed publish left no staged file: the test kills nothing")
 		}
+		// and its hold, which it no longer refreshes
+		for _, f := range s.files() {
+			if strings.Contains(f, "/lakeswap/holds/abandoned-") {
+				abandoned = append(abandoned, f)
+			}
+		}
+		if len(abandoned) != 3 {
+			t.Fatalf("the killed publish left %v, want its two files and its hold", abandoned)
+		}
 
 		// What is not lakeswap's: a file beside the partitions, and (on
 		// S3) an upload outside the staging layout.
@@ -127,7 +136,7 @@ func TestGC(t *testing.T) {
 		// The waiting plan's files are whole: it applies.
 		s.must("apply", planFile, "--approve", planned.PlanID)
 		for _, f := range s.files() {
-			if strings.Contains(f, "/lakeswap/plans/") {
+			if strings.Contains(f, "/lakeswap/holds/") {
 				t.Errorf("the applied plan is still held: %s", f)
 			}
 		}

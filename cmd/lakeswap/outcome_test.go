@@ -75,3 +75,23 @@ func TestLostCommitAnswers(t *testing.T) {
 		}
 	})
 }
+
+// TestLostAnswerToAScopedRollback: a scoped rollback whose commit the
+// catalog answers with an error after applying it is found in the table
+// and reported as done, not as a failure that a retry would then refuse.
+func TestLostAnswerToAScopedRollback(t *testing.T) {
+	s := newSite(t, "sqlite+local")
+	s.createDaily()
+	s.must("publish", "--run-id", "b2", "--table", "retail.daily_orders", "--partitions", twoDays, batch2Input(t))
+	other := write(t, t.TempDir(), "other.ndjson", "{\"order_date\":\"2026-01-05\",\"channel\":\"web\",\"order_count\":1,\"amount_cents\":5}\n")
+	s.must("publish", "--table", "retail.daily_orders", "--partitions", "order_date=2026-01-05", other)
+	cmd := s.command("rollback", "--scoped", "--run", "b2", "--table", "retail.daily_orders")
+	cmd.Env = append(os.Environ(), testCatalogFault+"=after-commit")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "rolled back run b2's partitions") {
+		t.Fatalf("scoped rollback with its answer lost: %v: %s", err, out)
+	}
+	if st := s.must("status", "--table", "retail.daily_orders", "--run", "rollback-b2"); !strings.Contains(st, "main holds it") {
+		t.Errorf("status of the rollback: %s", st)
+	}
+}

@@ -1,0 +1,94 @@
+package swap_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/lakeswap/lakeswap/internal/retail"
+	"github.com/lakeswap/lakeswap/swap"
+)
+
+var fourDays = []string{"2026-01-01", "2026-01-02", "2026-01-03", "2026-01-04"}
+
+// daysOf is two rows a day, scaled by mult.
+func daysOf(mult int64, days ...string) []retail.DailyOrder {
+	var out []retail.DailyOrder
+	for i, d := range days {
+		n := int64(i + 1)
+		out = append(out, retail.DailyOrder{OrderDate: d, Channel: "web", OrderCount: mult * n, AmountCents: mult * 100 * n},
+			retail.DailyOrder{OrderDate: d, Channel: "app", OrderCount: mult * (n + 1), AmountCents: mult * 100 * (n + 1)})
+	}
+	return out
+}
+
+func (e *env) publishBatched(runID string, batch int, rows []retail.DailyOrder, days ...string) (*swap.Result, error) {
+	return e.pub.Publish(e.ctx, swap.Request{Table: e.ident, Partitions: days, Source: retail.NewSource(rows), RunID: runID, Batch: batch})
+}
+
+// TestBatchedRunIDIsAnIdempotencyKey: a batched run's id says what the run
+// committed, as an unbatched one's does. Run again after it was rolled
+// back, whole or one batch, it is refused with the table unchanged, never
+// reported as published; the same id for other partitions is refused; and
+// status and rollback count only the batches main holds.
+func TestBatchedRunIDIsAnIdempotencyKey(t *testing.T) {
+	refused := func(t *testing.T, e *env, res *swap.Result, err error, says string) {
+		t.Helper()
+		if !errors.Is(err, swap.ErrRefused) || !strings.Contains(err.Error(), says) {
+			t.Fatalf("status %v, err %v; want refused saying %q", res.Status, err, says)
+		}
+	}
+	t.Run("rolled back whole", func(t *testing.T) {
+		e := newEnv(t)
+		e.mustPublish(daysOf(1, fourDays...), fourDays...)
+		if _, err := e.publishBatched("bf", 2, daysOf(10, fourDays...), fourDays...); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.pub.Rollback(e.ctx, swap.RollbackRequest{Table: e.ident, RunID: "bf"}); err != nil {
+			t.Fatal(err)
+		}
+		meta := e.table().MetadataLocation()
+		res, err := e.publishBatched("bf", 2, daysOf(10, fourDays...), fourDays...)
+		refused(t, e, res, err, "which main no longer holds")
+		if e.table().MetadataLocation() != meta {
+			t.Error("the refused rerun changed the table")
+		}
+	})
+	t.Run("last batch rolled back", func(t *testing.T) {
+		e := newEnv(t)
+		e.mustPublish(daysOf(1, fourDays...), fourDays...)
+		res, err := e.publishBatched("bf", 2, daysOf(10, fourDays...), fourDays...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.pub.Rollback(e.ctx, swap.RollbackRequest{Table: e.ident, SnapshotID: res.Batches[1].SnapshotID}); err != nil {
+			t.Fatal(err)
+		}
+		st, err := e.pub.Status(e.ctx, e.ident, "bf")
+		if err != nil || st.Complete || st.OnMainBatches != 1 || st.Batches != 2 {
+			t.Errorf("status after the last batch was rolled back: %+v, %v; want 1 of 2 batches on main, incomplete", st, err)
+		}
+		meta := e.table().MetadataLocation()
+		again, err := e.publishBatched("bf", 2, daysOf(10, fourDays...), fourDays...)
+		refused(t, e, again, err, "batch 2/2 of run bf was committed as snapshot")
+		if e.table().MetadataLocation() != meta {
+			t.Error("the refused resume changed the table")
+		}
+		// Rolling the run back undoes the batch main still holds.
+		rb, err := e.pub.Rollback(e.ctx, swap.RollbackRequest{Table: e.ident, RunID: "bf"})
+		if err != nil || rb.FromSnapshotID != res.Batches[0].SnapshotID || !rb.Verified {
+			t.Fatalf("rollback of the run: %+v, %v; want batch 1 undone", rb, err)
+		}
+		if got := e.daily(); len(got) != len(daysOf(1, fourDays...)) || got[0].AmountCents > 1000 {
+			t.Errorf("table after the rollback: %v, want the first load", got)
+		}
+	})
+	t.Run("other partitions", func(t *testing.T) {
+		e := newEnv(t)
+		if _, err := e.publishBatched("bf", 1, daysOf(10, fourDays[:2]...), fourDays[:2]...); err != nil {
+			t.Fatal(err)
+		}
+		res, err := e.publishBatched("bf", 1, daysOf(20, fourDays[2:]...), fourDays[2:]...)
+		refused(t, e, res, err, "committed batch 1/2")
+	})
+}
