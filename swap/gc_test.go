@@ -143,3 +143,29 @@ func TestGCRefusesASharedDataPath(t *testing.T) {
 		t.Errorf("gc of a table with a shared data path: %v, want refused", err)
 	}
 }
+
+// TestGCKeepsAnUnreadableHold: a hold that cannot be read (cut short, or a
+// read that failed) says nothing of its attempt, whose files are kept.
+func TestGCKeepsAnUnreadableHold(t *testing.T) {
+	e := newEnv(t)
+	e.mustPublish(fixture(t, retail.AfterBatch1), fixtureRange...)
+	plan, err := e.pub.Stage(e.ctx, swap.Request{Table: e.ident, Partitions: fixtureRange, Source: retail.NewSource(fixture(t, retail.AfterBatch2)), RunID: "held-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	holds, _ := filepath.Glob(filepath.Join(e.home, "warehouse", "*", "*", "lakeswap", "holds", "held-1-*.json"))
+	if len(holds) != 1 {
+		t.Fatalf("holds of the plan: %v", holds)
+	}
+	if err := os.WriteFile(holds[0], []byte(`{"run_id":"hel`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Past the plan retention, a readable hold would go with its files.
+	res, err := e.pub.GC(e.ctx, swap.GCRequest{Table: e.ident, Yes: true, Now: time.Now().Add(10 * 24 * time.Hour)})
+	if err != nil || len(res.Items) != 0 || res.Kept != 2 {
+		t.Fatalf("gc with an unreadable hold: %+v, %v; want the plan's two files kept", res, err)
+	}
+	if _, err := e.pub.Apply(e.ctx, swap.ApplyOptions{}, plan); err != nil {
+		t.Errorf("apply the plan after gc: %v", err)
+	}
+}
