@@ -72,13 +72,29 @@ func (e *engine) close() {
 }
 
 // query runs a query and streams its result as Arrow batches; a cancelled
-// context interrupts it.
-func (e *engine) query(ctx context.Context, q string) (*chunkReader, error) {
+// context interrupts it. params binds the query's named parameters ($from)
+// as text: a value is never spliced into the SQL.
+func (e *engine) query(ctx context.Context, q string, params ...map[string]string) (*chunkReader, error) {
 	r := &chunkReader{}
 	if bindings.Prepare(e.conn, q, &r.stmt) == bindings.StateError {
 		err := engineError{errors.New(bindings.PrepareError(r.stmt))}
 		bindings.DestroyPrepare(&r.stmt)
 		return nil, err
+	}
+	for _, ps := range params {
+		for name, value := range ps {
+			var idx bindings.IdxT
+			if bindings.BindParameterIndex(r.stmt, &idx, name) == bindings.StateError {
+				continue // the query does not read it
+			}
+			v := bindings.CreateVarchar(value)
+			state := bindings.BindValue(r.stmt, idx, v)
+			bindings.DestroyValue(&v)
+			if state == bindings.StateError {
+				bindings.DestroyPrepare(&r.stmt)
+				return nil, fmt.Errorf("bind $%s: %s", name, bindings.PrepareError(r.stmt))
+			}
+		}
 	}
 	var pending bindings.PendingResult
 	if bindings.PendingPreparedStreaming(r.stmt, &pending) == bindings.StateError {
@@ -125,18 +141,32 @@ type chunkReader struct {
 	schema *arrow.Schema
 	stop   func() bool
 	cur    arrow.RecordBatch
+	chunk  bindings.DataChunk
 	err    error
 	done   bool
 }
 
 func (r *chunkReader) Next() bool {
+	r.drop()
+	if r.done {
+		return false
+	}
+	return r.fetch()
+}
+
+// drop releases the current batch and the chunk it was made from.
+func (r *chunkReader) drop() {
 	if r.cur != nil {
 		r.cur.Release()
 		r.cur = nil
 	}
-	if r.done {
-		return false
+	if r.chunk.Ptr != nil {
+		bindings.DestroyDataChunk(&r.chunk)
+		r.chunk = bindings.DataChunk{}
 	}
+}
+
+func (r *chunkReader) fetch() bool {
 	chunk := bindings.FetchChunk(r.res)
 	if chunk.Ptr == nil {
 		r.done = true
@@ -146,12 +176,14 @@ func (r *chunkReader) Next() bool {
 		return false
 	}
 	rec, ed := bindings.DataChunkToArrowArray(r.opts, r.schema, chunk)
-	bindings.DestroyDataChunk(&chunk)
 	if err := errorData(ed); err != nil {
+		bindings.DestroyDataChunk(&chunk)
 		r.done, r.err = true, err
 		return false
 	}
-	r.cur = rec
+	// The batch's strings may point into the chunk: it lives as long as
+	// the batch is current.
+	r.cur, r.chunk = rec, chunk
 	return true
 }
 
@@ -160,10 +192,7 @@ func (r *chunkReader) Err() error                     { return r.err }
 
 // Release frees the result.
 func (r *chunkReader) Release() {
-	if r.cur != nil {
-		r.cur.Release()
-		r.cur = nil
-	}
+	r.drop()
 	if r.stop != nil {
 		r.stop()
 		r.stop = nil
@@ -463,3 +492,52 @@ func firstLines(s string, n int) string {
 	}
 	return strings.TrimSpace(strings.Join(lines, " "))
 }
+
+// SQLEngine is embedded DuckDB for SQL jobs: views over listed files, and
+// queries whose results stream as Arrow.
+type SQLEngine struct{ e *engine }
+
+// OpenSQLEngine starts an engine that spills to tmp and uses at most memory
+// bytes.
+func OpenSQLEngine(tmp string, memory int64) (*SQLEngine, error) {
+	e, err := newEngine(tmp, memory)
+	if err != nil {
+		return nil, err
+	}
+	return &SQLEngine{e}, nil
+}
+
+// Close stops the engine.
+func (e *SQLEngine) Close() { e.e.close() }
+
+// Exec runs a statement and drops its result.
+func (e *SQLEngine) Exec(ctx context.Context, q string) error {
+	r, err := e.e.query(ctx, q)
+	if err != nil {
+		return err
+	}
+	defer r.Release()
+	for r.Next() {
+	}
+	return r.Err()
+}
+
+// Query runs a query with its named parameters bound as text, and streams
+// its result.
+func (e *SQLEngine) Query(ctx context.Context, q string, params map[string]string) (array.RecordReader, error) {
+	r, err := e.e.query(ctx, q, params)
+	if err != nil {
+		return nil, err
+	}
+	return &recordReader{r}, nil
+}
+
+// recordReader is a chunkReader as Arrow's RecordReader, released once.
+type recordReader struct{ *chunkReader }
+
+func (r *recordReader) Retain()                   {}
+func (r *recordReader) Schema() *arrow.Schema     { return r.schema }
+func (r *recordReader) Record() arrow.RecordBatch { return r.cur }
+
+// SQLString quotes s as an SQL string literal.
+func SQLString(s string) string { return sqlString(s) }

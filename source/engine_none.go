@@ -4,8 +4,11 @@ package source
 
 import (
 	"context"
+	"errors"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 )
 
 // engine is absent from a build without the duckdb_arrow tag: CSV is read
@@ -22,3 +25,20 @@ func (*engine) close() {}
 func (*engine) readCSV(ctx context.Context, path string, schema *arrow.Schema, fn func(Batch) error) error {
 	return ReadInput(ctx, path, schema, fn)
 }
+
+// SQLEngine is embedded DuckDB, which this build leaves out.
+type SQLEngine struct{}
+
+// OpenSQLEngine says that SQL jobs need the duckdb_arrow build.
+func OpenSQLEngine(string, int64) (*SQLEngine, error) {
+	return nil, errors.New("SQL jobs run on embedded DuckDB: build lakeswap with -tags duckdb_arrow (make build does)")
+}
+
+func (*SQLEngine) Close()                             {}
+func (*SQLEngine) Exec(context.Context, string) error { return errors.ErrUnsupported }
+func (*SQLEngine) Query(context.Context, string, map[string]string) (array.RecordReader, error) {
+	return nil, errors.ErrUnsupported
+}
+
+// SQLString quotes s as an SQL string literal.
+func SQLString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }

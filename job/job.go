@@ -1,0 +1,199 @@
+// Package job is a backfill written as SQL: a job file names the table it
+// recomputes, the sources the SQL reads (each bound to a name), the SQL
+// that computes a closed range of partitions (the range bound as
+// parameters, never spliced into the text), the rules that reject source
+// rows with a reason, an optional lookback, and an optional reconciliation
+// query. The job's transform version is the SHA-256 of the job file and
+// its SQL, computed, never typed, so that a rerun is provably the same
+// computation; what the sources held is a listing of their files with
+// sizes and checksums, recorded as the hash of that list.
+//
+//	table: retail.orders_fact
+//	sources:
+//	  events: {path: raw/*.ndjson}
+//	sql_file: orders_fact.sql   # or sql: | ...; reads $from and $to
+//	rejects:
+//	  - {reason: order_id is null, when: order_id is null}
+//	lookback: 48h
+package job
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Job is a job file, read and checked.
+type Job struct {
+	// Table is the table the job recomputes, NAMESPACE.NAME.
+	Table string `yaml:"table"`
+	// Sources are what the SQL reads, by the name it reads them as.
+	Sources map[string]Source `yaml:"sources"`
+	// SQL computes the rows of the partitions from $from to $to, both
+	// included, as the partition column's values.
+	SQL     string `yaml:"sql"`
+	SQLFile string `yaml:"sql_file"`
+	// Rejects name source rows the job refuses, with why: rows matching a
+	// rule's condition (SQL over the source's columns) are counted by
+	// reason and written beside the run, never dropped silently.
+	Rejects []Reject `yaml:"rejects"`
+	// Lookback is how late a source row may arrive and still be counted
+	// in its partition; rows later than that are reported.
+	Lookback Duration `yaml:"lookback"`
+	// Reconcile is a query on the sources giving, per partition, the
+	// figures the staged rows must match (count and sums at the source's
+	// own grain).
+	Reconcile string `yaml:"reconcile"`
+
+	// Dir is the folder the job file is in: relative paths are read from
+	// there.
+	Dir string `yaml:"-"`
+	// Version is the SHA-256 of the job file and its SQL.
+	Version string `yaml:"-"`
+}
+
+// Source is one input of the job, bound to a name the SQL reads.
+type Source struct {
+	// Path is a local file, glob or folder, or an s3:// prefix or glob.
+	Path string `yaml:"path"`
+	// Format is csv, ndjson or parquet; empty takes it from the files'
+	// extension.
+	Format string `yaml:"format"`
+}
+
+// Reject is a rule that refuses source rows, with its reason.
+type Reject struct {
+	// Source is the source whose rows it judges; it may be left out in a
+	// job of one source.
+	Source string `yaml:"source"`
+	Reason string `yaml:"reason"`
+	// When is an SQL condition on the source's columns; a row it holds
+	// true for is refused (null counts as false).
+	When string `yaml:"when"`
+}
+
+// Duration is a time.Duration written as "48h" or "2d".
+type Duration time.Duration
+
+// UnmarshalYAML reads "48h", "90m" or a number of days, "2d".
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	s := strings.TrimSpace(n.Value)
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		var v int
+		if _, err := fmt.Sscanf(days, "%d", &v); err != nil || v < 0 || fmt.Sprint(v) != days {
+			return fmt.Errorf("lookback %q: want a duration such as 48h, or a whole number of days such as 2d", s)
+		}
+		*d = Duration(time.Duration(v) * 24 * time.Hour)
+		return nil
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil || v < 0 {
+		return fmt.Errorf("lookback %q: want a duration such as 48h, or a whole number of days such as 2d", s)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// sourceName is what the SQL can read a source as: a plain identifier.
+var sourceName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
+
+// Load reads and checks a job file.
+func Load(path string) (*Job, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read job %s: %w", path, err)
+	}
+	var j Job
+	dec := yaml.NewDecoder(strings.NewReader(string(raw)))
+	dec.KnownFields(true)
+	if err := dec.Decode(&j); err != nil {
+		return nil, fmt.Errorf("job %s: %w", path, err)
+	}
+	j.Dir = filepath.Dir(path)
+	sql := []byte(j.SQL)
+	if j.SQLFile != "" {
+		if j.SQL != "" {
+			return nil, fmt.Errorf("job %s: give the SQL as sql or as sql_file, not both", path)
+		}
+		if sql, err = os.ReadFile(j.resolve(j.SQLFile)); err != nil {
+			return nil, fmt.Errorf("job %s: read its SQL: %w", path, err)
+		}
+		j.SQL = string(sql)
+	}
+	if err := j.check(); err != nil {
+		return nil, fmt.Errorf("job %s: %w", path, err)
+	}
+	// The version covers what the job computes: the file (sources,
+	// rejects, lookback, reconciliation) and the SQL it runs, each
+	// length-prefixed so that no two jobs hash alike.
+	h := sha256.New()
+	fmt.Fprintf(h, "lakeswap-job-v1\n%d\n", len(raw))
+	h.Write(raw)
+	fmt.Fprintf(h, "\n%d\n", len(sql))
+	h.Write(sql)
+	j.Version = hex.EncodeToString(h.Sum(nil))
+	return &j, nil
+}
+
+func (j *Job) check() error {
+	var errs []error
+	if j.Table == "" {
+		errs = append(errs, errors.New("name the table it recomputes (table: NAMESPACE.NAME)"))
+	}
+	if len(j.Sources) == 0 {
+		errs = append(errs, errors.New("name at least one source (sources: {NAME: {path: ...}})"))
+	}
+	for _, name := range j.SourceNames() {
+		s := j.Sources[name]
+		switch {
+		case !sourceName.MatchString(name):
+			errs = append(errs, fmt.Errorf("source %q: a name the SQL reads must be a plain identifier (letters, digits, _)", name))
+		case s.Path == "":
+			errs = append(errs, fmt.Errorf("source %s: give its path", name))
+		}
+		switch s.Format {
+		case "", "csv", "ndjson", "parquet":
+		default:
+			errs = append(errs, fmt.Errorf("source %s: format %q: want csv, ndjson or parquet", name, s.Format))
+		}
+	}
+	if strings.TrimSpace(j.SQL) == "" {
+		errs = append(errs, errors.New("give the SQL that computes the partitions (sql or sql_file)"))
+	}
+	for i, r := range j.Rejects {
+		if strings.TrimSpace(r.Reason) == "" || strings.TrimSpace(r.When) == "" {
+			errs = append(errs, fmt.Errorf("reject rule %d: give its reason and its condition (when)", i+1))
+		}
+		if _, ok := j.Sources[r.Source]; r.Source != "" && !ok || r.Source == "" && len(j.Sources) > 1 {
+			errs = append(errs, fmt.Errorf("reject rule %d (%s): name the source it judges (source: NAME, one of %s)", i+1, r.Reason, strings.Join(j.SourceNames(), ", ")))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// SourceNames lists the sources' names in order.
+func (j *Job) SourceNames() []string {
+	names := make([]string, 0, len(j.Sources))
+	for name := range j.Sources {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// resolve reads a relative path from the job file's folder.
+func (j *Job) resolve(p string) string {
+	if filepath.IsAbs(p) || strings.Contains(p, "://") {
+		return p
+	}
+	return filepath.Join(j.Dir, p)
+}

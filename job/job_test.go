@@ -1,0 +1,200 @@
+//go:build duckdb_arrow
+
+package job_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/lakeswap/lakeswap/job"
+	"github.com/lakeswap/lakeswap/source"
+)
+
+// retailJob puts the shipped orders_fact job beside raw batches in a
+// folder of its own.
+func retailJob(t *testing.T, batches ...string) *job.Job {
+	t.Helper()
+	dir := t.TempDir()
+	for _, f := range []string{"orders_fact.yaml", "orders_fact.sql"} {
+		copyFile(t, filepath.Join("..", "examples", "retail", f), filepath.Join(dir, f))
+	}
+	if err := os.Mkdir(filepath.Join(dir, "raw"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range batches {
+		copyFile(t, filepath.Join("..", "internal", "retail", "fixture", b), filepath.Join(dir, "raw", b))
+	}
+	j, err := job.Load(filepath.Join(dir, "orders_fact.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type fact struct {
+	OrderID       string `json:"order_id"`
+	OrderDate     string `json:"order_date"`
+	Channel       string `json:"channel"`
+	AmountCents   int64  `json:"amount_cents"`
+	SourceVersion int64  `json:"source_version"`
+	EventID       string `json:"event_id"`
+}
+
+// expectedFacts reads the fixture's expected facts at a stage.
+func expectedFacts(t *testing.T, stage string) []fact {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "internal", "retail", "fixture", "expected.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var at struct {
+		Facts []fact `json:"orders_fact"`
+	}
+	if err := json.Unmarshal(doc[stage], &at); err != nil {
+		t.Fatal(err)
+	}
+	return at.Facts
+}
+
+// run prepares the job and runs it for from..to, returning its facts
+// ordered by order_id, and what it rejected.
+func run(t *testing.T, j *job.Job, from, to string) ([]fact, *job.Rejected, string) {
+	t.Helper()
+	ctx := context.Background()
+	l, err := j.List(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := source.OpenSQLEngine(t.TempDir(), 256<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	var rejects bytes.Buffer
+	rej, err := j.Prepare(ctx, eng, l, &rejects)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rr, err := j.Query(ctx, eng, from, to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rr.Release()
+	var out []fact
+	for rr.Next() {
+		rec := rr.RecordBatch()
+		col := func(name string) int { return rec.Schema().FieldIndices(name)[0] }
+		// Cloned: a value aliases the batch's memory, which the next
+		// batch frees.
+		str := func(name string, i int) string { return strings.Clone(rec.Column(col(name)).(*array.String).Value(i)) }
+		for i := range int(rec.NumRows()) {
+			out = append(out, fact{
+				OrderID:       str("order_id", i),
+				OrderDate:     rec.Column(col("order_date")).(*array.Date32).Value(i).FormattedString(),
+				Channel:       str("channel", i),
+				AmountCents:   rec.Column(col("amount_cents")).(*array.Int64).Value(i),
+				SourceVersion: rec.Column(col("source_version")).(*array.Int64).Value(i),
+				EventID:       str("event_id", i),
+			})
+		}
+	}
+	if err := rr.Err(); err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(out, func(a, b fact) int { return strings.Compare(a.OrderID, b.OrderID) })
+	return out, rej, rejects.String()
+}
+
+// TestRetailOrdersFact: the shipped orders_fact job, run from the raw
+// fixture, gives exactly the expected facts after batch 1 and after both
+// batches, and rejects e6, e7 and e8 with their reasons.
+func TestRetailOrdersFact(t *testing.T) {
+	for stage, batches := range map[string][]string{
+		"after_batch1":            {"batch1.ndjson"},
+		"after_batch1_and_batch2": {"batch1.ndjson", "batch2.ndjson"},
+	} {
+		t.Run(stage, func(t *testing.T) {
+			got, rej, lines := run(t, retailJob(t, batches...), "2026-01-01", "2026-01-02")
+			if want := expectedFacts(t, stage); !slices.Equal(got, want) {
+				t.Errorf("facts:\n got %v\nwant %v", got, want)
+			}
+			if rej.Rows != 3 {
+				t.Errorf("rejected %d rows (%v), want e6, e7, e8", rej.Rows, rej.ByReason)
+			}
+			for _, want := range []string{`"reason":"order_id is null"`, `"reason":"amount_cents \u003c 0"`, `order_ts is not a timestamp; channel is not valid`, `"event_id":"e8"`} {
+				if !strings.Contains(lines, want) {
+					t.Errorf("rejects file lacks %s:\n%s", want, lines)
+				}
+			}
+		})
+	}
+}
+
+// TestRangeIsAParameter: the range is bound as parameters, never spliced
+// into the SQL: a value that would break the SQL if it were reaches the
+// SQL as the text it is, and nothing of it runs.
+func TestRangeIsAParameter(t *testing.T) {
+	dir := t.TempDir()
+	copyFile(t, filepath.Join("..", "internal", "retail", "fixture", "batch1.ndjson"), filepath.Join(dir, "events.ndjson"))
+	jobFile := filepath.Join(dir, "echo.yaml")
+	if err := os.WriteFile(jobFile, []byte("table: retail.x\nsources:\n  events: {path: events.ndjson}\nsql: SELECT $from AS f, $to AS t, (SELECT count(*) FROM events) AS n\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	j, err := job.Load(jobFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	l, err := j.List(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := source.OpenSQLEngine(t.TempDir(), 256<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	if _, err := j.Prepare(ctx, eng, l, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, hostile := range []string{"2026-01-01'; DROP VIEW events; --", `2026-01-01" OR 1=1 --`, "$to"} {
+		rr, err := j.Query(ctx, eng, hostile, "x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !rr.Next() {
+			t.Fatal(rr.Err())
+		}
+		rec := rr.RecordBatch()
+		if got := rec.Column(0).(*array.String).Value(0); got != hostile || rec.Column(1).(*array.String).Value(0) != "x" {
+			t.Errorf("the SQL read $from as %q, want %q", got, hostile)
+		}
+		rr.Release()
+		if err := eng.Exec(ctx, "SELECT count(*) FROM events"); err != nil {
+			t.Errorf("after range %q, the source is gone: %v", hostile, err)
+		}
+	}
+}

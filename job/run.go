@@ -1,0 +1,158 @@
+package job
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/lakeswap/lakeswap/source"
+)
+
+// Rejected is what a job's reject rules refused: the rows, counted by
+// reason (a row several rules refuse counts once, under all their
+// reasons joined).
+type Rejected struct {
+	Rows     int64            `json:"rows"`
+	ByReason map[string]int64 `json:"by_reason,omitempty"`
+}
+
+// Reasons lists the reasons, most rows first.
+func (r *Rejected) Reasons() []string {
+	out := make([]string, 0, len(r.ByReason))
+	for k := range r.ByReason {
+		out = append(out, k)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if r.ByReason[out[i]] != r.ByReason[out[j]] {
+			return r.ByReason[out[i]] > r.ByReason[out[j]]
+		}
+		return out[i] < out[j]
+	})
+	return out
+}
+
+// Prepare makes the job's sources readable by its SQL on eng: each source
+// is a view of exactly the listed files, without the rows its reject
+// rules refuse. It writes each refused row to rejects as one JSON line
+// (its source, its reasons, the row as read) and counts them.
+func (j *Job) Prepare(ctx context.Context, eng *source.SQLEngine, l *Listing, rejects io.Writer) (*Rejected, error) {
+	out := &Rejected{ByReason: map[string]int64{}}
+	for _, name := range j.SourceNames() {
+		files := l.Sources[name]
+		if len(files) == 0 {
+			return nil, fmt.Errorf("source %s: its path names no file", name)
+		}
+		var list []string
+		format := j.Sources[name].Format
+		for _, f := range files {
+			if source.IsObjectURL(f.URL) {
+				return nil, fmt.Errorf("source %s: %s is on S3; this build of lakeswap reads a job's sources from local files only", name, f.URL)
+			}
+			if format == "" {
+				ff, err := source.InputFormat(f.URL)
+				if err != nil {
+					return nil, fmt.Errorf("source %s: %w", name, err)
+				}
+				format = ff
+			}
+			list = append(list, source.SQLString(f.URL))
+		}
+		fileList := "[" + strings.Join(list, ", ") + "]"
+		var read string
+		switch format {
+		case "ndjson":
+			read = "read_json(" + fileList + ", format = 'newline_delimited', union_by_name = true)"
+		case "csv":
+			read = "read_csv(" + fileList + ", header = true, union_by_name = true)"
+		case "parquet":
+			read = "read_parquet(" + fileList + ", union_by_name = true)"
+		default:
+			return nil, fmt.Errorf("source %s: format %q", name, format)
+		}
+		raw := ident(name + "__raw")
+		if err := eng.Exec(ctx, "CREATE OR REPLACE TEMP VIEW "+raw+" AS SELECT * FROM "+read); err != nil {
+			return nil, fmt.Errorf("source %s: %w", name, err)
+		}
+		rules := j.rulesOf(name)
+		keep := "true"
+		if len(rules) > 0 {
+			var conds, reasons []string
+			for _, r := range rules {
+				cond := "coalesce((" + r.When + "), false)"
+				conds = append(conds, cond)
+				reasons = append(reasons, "CASE WHEN "+cond+" THEN "+source.SQLString(r.Reason)+" END")
+			}
+			refused := strings.Join(conds, " OR ")
+			keep = "NOT (" + refused + ")"
+			q := "SELECT concat_ws('; ', " + strings.Join(reasons, ", ") + ") AS reason, to_json(r)::VARCHAR AS row FROM " + raw + " AS r WHERE " + refused
+			if err := collect(ctx, eng, q, name, rejects, out); err != nil {
+				return nil, fmt.Errorf("source %s: its reject rules: %w", name, err)
+			}
+		}
+		if err := eng.Exec(ctx, "CREATE OR REPLACE TEMP VIEW "+ident(name)+" AS SELECT * FROM "+raw+" WHERE "+keep); err != nil {
+			return nil, fmt.Errorf("source %s: its reject rules: %w", name, err)
+		}
+	}
+	return out, nil
+}
+
+// collect writes and counts the rows a reject query returns.
+func collect(ctx context.Context, eng *source.SQLEngine, q, name string, w io.Writer, out *Rejected) error {
+	rr, err := eng.Query(ctx, q, nil)
+	if err != nil {
+		return err
+	}
+	defer rr.Release()
+	enc := json.NewEncoder(w)
+	for rr.Next() {
+		rec := rr.RecordBatch()
+		reasons, rows := rec.Column(0).(*array.String), rec.Column(1).(*array.String)
+		for i := range int(rec.NumRows()) {
+			reason := strings.Clone(reasons.Value(i)) // a map key outlives the batch
+			out.Rows++
+			out.ByReason[reason]++
+			if w != nil {
+				line := struct {
+					Source string          `json:"source"`
+					Reason string          `json:"reason"`
+					Row    json.RawMessage `json:"row"`
+				}{name, reason, json.RawMessage(rows.Value(i))}
+				if err := enc.Encode(line); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return rr.Err()
+}
+
+// rulesOf lists the reject rules of a source: those naming it, and, for a
+// job of one source, those naming none.
+func (j *Job) rulesOf(name string) []Reject {
+	var out []Reject
+	for _, r := range j.Rejects {
+		if r.Source == name || r.Source == "" && len(j.Sources) == 1 {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Query runs the job's SQL for the partitions from..to, both included,
+// bound as the parameters $from and $to (text; the SQL casts them):
+// never spliced into the SQL, so a value is only ever a value.
+func (j *Job) Query(ctx context.Context, eng *source.SQLEngine, from, to string) (array.RecordReader, error) {
+	rr, err := eng.Query(ctx, j.SQL, map[string]string{"from": from, "to": to})
+	if err != nil {
+		return nil, fmt.Errorf("job's SQL: %w", err)
+	}
+	return rr, nil
+}
+
+// ident quotes an SQL identifier.
+func ident(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }

@@ -1,0 +1,90 @@
+package job
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/lakeswap/lakeswap/runrecord"
+	"github.com/lakeswap/lakeswap/source"
+)
+
+// Listing is what a job's sources held when a run started: each source's
+// files with their sizes and checksums. A run reads these files and no
+// others, so a file landing mid-run changes nothing, and the listing's
+// hash, recorded in the plan and the run, says exactly what was read.
+type Listing struct {
+	Sources map[string][]runrecord.Input `json:"sources"`
+	Hash    string                       `json:"hash"`
+}
+
+// List lists the job's local sources: every file a source's path names
+// (a file, a glob, a folder), with its size and SHA-256, read in full.
+// S3 sources are listed by their object store (ListObjects), with ETags.
+func (j *Job) List(ctx context.Context, store source.ObjectStore) (*Listing, error) {
+	l := &Listing{Sources: map[string][]runrecord.Input{}}
+	var all []runrecord.Input
+	for _, name := range j.SourceNames() {
+		path := j.resolve(j.Sources[name].Path)
+		var inputs []runrecord.Input
+		if source.IsObjectURL(path) {
+			if store == nil {
+				return nil, fmt.Errorf("source %s: %s is on S3, and no S3 store is configured", name, path)
+			}
+			objs, err := source.ListObjects(ctx, store, path)
+			if err != nil {
+				return nil, fmt.Errorf("source %s: %w", name, err)
+			}
+			for _, o := range objs {
+				inputs = append(inputs, runrecord.Input{URL: o.URL, Size: o.Size, ETag: o.ETag})
+			}
+		} else {
+			files, err := source.ListInputs([]string{path})
+			if err != nil {
+				return nil, fmt.Errorf("source %s: %w", name, err)
+			}
+			for _, f := range files {
+				size, sum, err := fileSHA256(ctx, f)
+				if err != nil {
+					return nil, fmt.Errorf("source %s: %w", name, err)
+				}
+				inputs = append(inputs, runrecord.Input{URL: f, Size: size, ETag: "sha256:" + sum})
+			}
+		}
+		l.Sources[name] = inputs
+		all = append(all, inputs...)
+	}
+	l.Hash = runrecord.InputsHash(all)
+	return l, nil
+}
+
+// fileSHA256 reads a file in full and returns its size and hex SHA-256.
+func fileSHA256(ctx context.Context, path string) (int64, string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, ctxReader{ctx, f})
+	if err != nil {
+		return 0, "", fmt.Errorf("read %s: %w", path, err)
+	}
+	return n, hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// ctxReader stops a long read when its context ends.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
