@@ -54,9 +54,10 @@ type Job struct {
 	// own grain).
 	Reconcile string `yaml:"reconcile"`
 
-	// Dir is the folder the job file is in: relative paths are read from
-	// there.
-	Dir string `yaml:"-"`
+	// File is the job file, and Dir the folder it is in: relative paths
+	// are read from there.
+	File string `yaml:"-"`
+	Dir  string `yaml:"-"`
 	// Version is the SHA-256 of the job file and its SQL.
 	Version string `yaml:"-"`
 }
@@ -118,7 +119,7 @@ func Load(path string) (*Job, error) {
 	if err := dec.Decode(&j); err != nil {
 		return nil, fmt.Errorf("job %s: %w", path, err)
 	}
-	j.Dir = filepath.Dir(path)
+	j.File, j.Dir = path, filepath.Dir(path)
 	sql := []byte(j.SQL)
 	if j.SQLFile != "" {
 		if j.SQL != "" {

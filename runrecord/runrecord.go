@@ -49,6 +49,12 @@ const (
 	PropVersion         = "lakeswap.version"
 	// PropBatch is a batch's place in a run committed in batches: "2/6".
 	PropBatch = "lakeswap.batch"
+	// A run computed by a SQL job: the job's version (the SHA-256 of its
+	// file and SQL), the SHA-256 of the listing of its sources, and the
+	// source rows its rules rejected, by reason (JSON).
+	PropJobVersion  = "lakeswap.job-version"
+	PropSourcesHash = "lakeswap.sources-sha256"
+	PropRejected    = "lakeswap.rejected"
 	// The objects a run read (s3:// inputs): how many, their bytes, the
 	// SHA-256 of their list (InputsHash) and, for up to MaxListedInputs,
 	// the list itself as JSON.
@@ -94,9 +100,12 @@ type Record struct {
 	PlannedBaseSnapshotID *int64
 	BaseFingerprint       string // the fingerprint of what the run replaced
 	BaseRows              int64
-	Version               string  // lakeswap's
-	Batch                 string  // "2/6" for a run committed in batches
-	Inputs                []Input // the objects read; only their count, bytes and hash past MaxListedInputs
+	Version               string           // lakeswap's
+	Batch                 string           // "2/6" for a run committed in batches
+	JobVersion            string           // a SQL job's version
+	SourcesHash           string           // the SHA-256 of the job's sources' listing
+	Rejected              map[string]int64 // source rows a job's rules rejected, by reason
+	Inputs                []Input          // the objects read; only their count, bytes and hash past MaxListedInputs
 	InputCount            int
 	InputBytes            int64
 	InputsHash            string
@@ -136,6 +145,11 @@ func (r Record) Properties() iceberg.Properties {
 	}
 	if r.Batch != "" {
 		props[PropBatch] = r.Batch
+	}
+	if r.JobVersion != "" {
+		props[PropJobVersion], props[PropSourcesHash] = r.JobVersion, r.SourcesHash
+		rejected, _ := json.Marshal(r.Rejected)
+		props[PropRejected] = string(rejected)
 	}
 	if r.PlannedBaseSnapshotID != nil {
 		props[PropPlannedBase] = strconv.FormatInt(*r.PlannedBaseSnapshotID, 10)
@@ -178,6 +192,8 @@ func Read(props map[string]string) (r Record, ok bool) {
 	r.Source, r.PartitionColumn = props[PropSource], props[PropPartitionColumn]
 	r.Fingerprint, r.FingerprintVersion = props[PropFingerprint], props[PropFPVersion]
 	r.BaseFingerprint, r.Version, r.Batch = props[PropBaseFingerprint], props[PropVersion], props[PropBatch]
+	r.JobVersion, r.SourcesHash = props[PropJobVersion], props[PropSourcesHash]
+	_ = json.Unmarshal([]byte(props[PropRejected]), &r.Rejected)
 	r.Rows, _ = strconv.ParseInt(props[PropRows], 10, 64)
 	r.BaseRows, _ = strconv.ParseInt(props[PropBaseRows], 10, 64)
 	if v, err := strconv.ParseInt(props[PropBaseSnapshot], 10, 64); err == nil {

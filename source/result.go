@@ -64,8 +64,13 @@ func ReadResult(ctx context.Context, c *contract.Contract, declared []string, na
 				src.Release()
 				return nil, fmt.Errorf("%s: %w", name, err)
 			}
-			cols[i] = col
 			f := c.Arrow.Field(i)
+			if !arrow.TypeEqual(col.DataType(), f.Type) { // an instant labelled with another zone
+				retyped := array.MakeFromData(array.NewData(f.Type, col.Len(), col.Data().Buffers(), nil, col.NullN(), col.Data().Offset()))
+				col.Release()
+				col = retyped
+			}
+			cols[i] = col
 			if !f.Nullable && cols[i].NullN() > 0 {
 				for r := range cols[i].Len() {
 					if cols[i].IsNull(r) {
@@ -115,7 +120,7 @@ func resultColumns(got, want *arrow.Schema, name string) ([]int, error) {
 			return nil, fmt.Errorf("%s: its result has no column %s (it has %s); select every column of the table, by name", name, f.Name, fieldNames(got))
 		case len(idx) > 1:
 			return nil, fmt.Errorf("%s: its result has column %s twice", name, f.Name)
-		case !arrow.TypeEqual(got.Field(idx[0]).Type, f.Type):
+		case !arrow.TypeEqual(got.Field(idx[0]).Type, f.Type) && !sameInstants(got.Field(idx[0]).Type, f.Type):
 			return nil, fmt.Errorf("%s: its result column %s is %s, the table's is %s: cast it in the SQL (lakeswap does not cast a job's values)", name, f.Name, got.Field(idx[0]).Type, f.Type)
 		}
 		at[i] = idx[0]
@@ -135,4 +140,14 @@ func fieldNames(s *arrow.Schema) string {
 		out += f.Name
 	}
 	return out
+}
+
+// sameInstants says whether two timestamp types hold the same values: both
+// instants (with a zone, which labels them and does not change them) of
+// the same unit. The engine labels its instants with the machine's zone
+// name ("Etc/UTC").
+func sameInstants(a, b arrow.DataType) bool {
+	ta, ok1 := a.(*arrow.TimestampType)
+	tb, ok2 := b.(*arrow.TimestampType)
+	return ok1 && ok2 && ta.Unit == tb.Unit && ta.TimeZone != "" && tb.TimeZone != ""
 }

@@ -33,6 +33,9 @@ func (plan *Plan) record() runrecord.Record {
 		r.PartitionHashes[pp.Key] = pp.Fingerprint.Hash
 	}
 	r.Batch = plan.BatchOf
+	if j := plan.Job; j != nil {
+		r.JobVersion, r.SourcesHash, r.Rejected = j.Version, j.SourcesHash, j.Rejected
+	}
 	return r.WithInputs(plan.Inputs)
 }
 

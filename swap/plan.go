@@ -47,6 +47,8 @@ type Plan struct {
 	Batch int `json:"batch,omitempty"`
 	// BatchOf is a batch's place in its run, "2/6".
 	BatchOf string `json:"batch_of,omitempty"`
+	// Job says how a SQL job computed the rows, when one did.
+	Job *JobInfo `json:"job,omitempty"`
 	// Cleanup says what removing a refused plan's staged files did.
 	Cleanup string `json:"cleanup,omitempty"`
 
@@ -79,6 +81,19 @@ func (plan *Plan) stopRefresh() {
 		plan.stopHold()
 		plan.stopHold = nil
 	}
+}
+
+// JobInfo is what a run computed by a SQL job records of it: the job's
+// version (the SHA-256 of its file and SQL), the SHA-256 of its sources'
+// listing, and the source rows its rules rejected, by reason, with where
+// they were written.
+type JobInfo struct {
+	File         string           `json:"file"`
+	Version      string           `json:"version"`
+	SourcesHash  string           `json:"sources_sha256"`
+	RejectedRows int64            `json:"rejected_rows"`
+	Rejected     map[string]int64 `json:"rejected,omitempty"`
+	RejectsFile  string           `json:"rejects_file,omitempty"`
 }
 
 // PartitionPlan is one declared partition: the files it holds at the base

@@ -72,6 +72,8 @@ type Request struct {
 	// Batch, when set, commits the run in batches of this many partitions,
 	// in partition order, one snapshot each (Plan.Batch).
 	Batch int
+	// Job, when a SQL job computed the rows, is what the run records of it.
+	Job *JobInfo
 }
 
 // Target is a table loaded for a publish, with its contract: what a caller
@@ -175,7 +177,7 @@ func (p *Publisher) stage(ctx context.Context, req Request, kind string) (*Plan,
 	}
 
 	plan := &Plan{RunID: runID, Attempt: newAttempt(), Table: name, Source: req.SourceName, BaseMetadata: tbl.MetadataLocation(),
-		PartitionColumn: contract.Partition.Name, Contract: contract.Summary(), Batch: req.Batch, oldFiles: map[string][]iceberg.DataFile{}, contract: contract}
+		PartitionColumn: contract.Partition.Name, Contract: contract.Summary(), Batch: req.Batch, Job: req.Job, oldFiles: map[string][]iceberg.DataFile{}, contract: contract}
 	base := meta.CurrentSnapshot()
 	if base != nil {
 		id := base.SnapshotID

@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lakeswap/lakeswap/job"
 	"github.com/lakeswap/lakeswap/source"
 	"github.com/lakeswap/lakeswap/swap"
 	"github.com/lakeswap/lakeswap/verify"
@@ -48,9 +49,9 @@ change, partition by partition. lakeswap apply commits exactly that plan once it
 then the staged files sit under the plan's own prefixes, where no reader sees them.
 
 ` + exitCodesHelp,
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return usagef("plan needs at least one input: a file, a glob or a folder")
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 && !cmd.Flags().Changed("job") {
+				return usagef("plan needs at least one input: a file, a glob or a folder (or --job)")
 			}
 			return nil
 		},
@@ -79,7 +80,7 @@ func runPlan(ctx context.Context, g *globals, o publishOptions, out string) erro
 	if _, err := os.Lstat(out); err == nil {
 		return usagef("%s exists; a plan file is never overwritten: name another with --out, or remove it (discard its plan first if it was never applied)", out)
 	}
-	stage := func(ctx context.Context, pub *swap.Publisher, req swap.Request, files []string, in source.Options) (*swap.Result, error) {
+	stage := func(ctx context.Context, pub *swap.Publisher, req swap.Request, files []string, j *job.Job, in source.Options) (*swap.Result, error) {
 		finish := func(ctx context.Context, req swap.Request) (*swap.Result, error) {
 			plan, err := pub.Stage(ctx, req)
 			if err != nil {
@@ -100,7 +101,10 @@ func runPlan(ctx context.Context, g *globals, o publishOptions, out string) erro
 			written = out
 			return &swap.Result{Plan: plan, Status: "planned"}, nil
 		}
-		if o.adopt {
+		switch {
+		case j != nil:
+			return stageJob(ctx, pub, req, o.partitions, j, o.rejects, in, finish)
+		case o.adopt:
 			return stageAdopted(ctx, pub, req, o.partitions, files, finish)
 		}
 		return stageFiles(ctx, pub, req, o.partitions, files, in, o.buildTwice, writerBytes(g.props), finish)
@@ -221,6 +225,7 @@ func printPlan(w io.Writer, id string, p *swap.Plan) {
 		fmt.Fprintf(w, "no changes: every partition of %s already holds the planned content\n", p.Table)
 		return
 	}
+	printJob(w, p)
 	fmt.Fprintf(w, "this will replace %d partitions of %s (%d changed)", len(p.Partitions), p.Table, changed)
 	if p.Batch > 0 && len(p.Partitions) > p.Batch {
 		fmt.Fprintf(w, ", in %d batches of up to %d partitions, one snapshot each", (len(p.Partitions)+p.Batch-1)/p.Batch, p.Batch)

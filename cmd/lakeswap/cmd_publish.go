@@ -13,6 +13,7 @@ import (
 
 	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/contract"
+	"github.com/lakeswap/lakeswap/job"
 	"github.com/lakeswap/lakeswap/parquetio"
 	"github.com/lakeswap/lakeswap/s3store"
 	"github.com/lakeswap/lakeswap/source"
@@ -21,6 +22,8 @@ import (
 )
 
 type publishOptions struct {
+	job            string // a SQL job file, instead of inputs
+	rejects        string // where a job's rejected rows go
 	table          string
 	partitions     string
 	allowEmpty     bool
@@ -74,9 +77,9 @@ column's type:
   --partitions 'region=eu,"a,b",""'         (strings; quote a value with a comma, or the empty one)
 
 ` + exitCodesHelp,
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return usagef("publish needs at least one input: a file, a glob or a folder")
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 && !cmd.Flags().Changed("job") {
+				return usagef("publish needs at least one input: a file, a glob or a folder (or --job)")
 			}
 			return nil
 		},
@@ -94,7 +97,9 @@ column's type:
 // addStagingFlags are the flags of every command that stages a run.
 func addStagingFlags(cmd *cobra.Command, o *publishOptions) {
 	f := cmd.Flags()
-	f.StringVar(&o.table, "table", "", "table to publish to, NAMESPACE.NAME (required)")
+	f.StringVar(&o.job, "job", "", "compute the rows with a SQL job file (its sources, SQL and reject rules) instead of reading inputs")
+	f.StringVar(&o.rejects, "rejects", "", "with --job: file the source rows its rules reject are written to, as JSON lines (default rejects-<run id>.ndjson; never overwritten)")
+	f.StringVar(&o.table, "table", "", "table to publish to, NAMESPACE.NAME (required; a job names its own)")
 	f.StringVar(&o.partitions, "partitions", "", "partitions this run owns: COL=FROM..TO or COL=V1,V2 (required)")
 	f.BoolVar(&o.allowEmpty, "allow-empty", false, "allow a declared partition to be replaced by no rows")
 	f.BoolVar(&o.implausible, "allow-implausible", false, "allow a partition's rows or additive sums to move outside the plausible band of what it holds")
@@ -113,20 +118,42 @@ func addStagingFlags(cmd *cobra.Command, o *publishOptions) {
 }
 
 func runPublish(ctx context.Context, g *globals, o publishOptions) error {
-	return runStaging(ctx, g, o, func(ctx context.Context, pub *swap.Publisher, req swap.Request, files []string, in source.Options) (*swap.Result, error) {
-		if o.adopt {
+	return runStaging(ctx, g, o, func(ctx context.Context, pub *swap.Publisher, req swap.Request, files []string, j *job.Job, in source.Options) (*swap.Result, error) {
+		switch {
+		case j != nil:
+			return stageJob(ctx, pub, req, o.partitions, j, o.rejects, in, pub.Publish)
+		case o.adopt:
 			return publishAdopted(ctx, pub, req, o.partitions, files)
 		}
 		return stageFiles(ctx, pub, req, o.partitions, files, in, o.buildTwice, writerBytes(g.props), pub.Publish)
 	}, nil, printResult)
 }
 
-// stageFunc stages (and may commit) a run once its inputs are listed.
-type stageFunc func(ctx context.Context, pub *swap.Publisher, req swap.Request, files []string, in source.Options) (*swap.Result, error)
+// stageFunc stages (and may commit) a run once its inputs are listed, or
+// its job loaded.
+type stageFunc func(ctx context.Context, pub *swap.Publisher, req swap.Request, files []string, j *job.Job, in source.Options) (*swap.Result, error)
 
 // runStaging checks a publish's flags, lists its inputs, opens the catalog
 // and hands over to act: publish and plan share all of it.
 func runStaging(ctx context.Context, g *globals, o publishOptions, act stageFunc, view func(*swap.Result) any, print func(io.Writer, *swap.Result)) error {
+	var j *job.Job
+	if o.job != "" {
+		if len(o.files) > 0 {
+			return usagef("a job reads its own sources: give --job or inputs, not both")
+		}
+		var err error
+		if j, err = job.Load(o.job); err != nil {
+			return usageError{err}
+		}
+		if o.table == "" {
+			o.table = j.Table
+		} else if o.table != j.Table {
+			return usagef("--table %s, but job %s computes %s", o.table, o.job, j.Table)
+		}
+		if o.adopt || o.buildTwice {
+			return usagef("--job computes rows with SQL: --adopt and --build-twice do not apply")
+		}
+	}
 	ident, err := catalog.ParseIdent(o.table)
 	if err != nil {
 		return usageError{err}
@@ -177,9 +204,11 @@ func runStaging(ctx context.Context, g *globals, o publishOptions, act stageFunc
 			local = append(local, f)
 		}
 	}
-	files, err := source.ListInputs(local)
-	if err != nil {
-		return usageError{err}
+	var files []string
+	if j == nil {
+		if files, err = source.ListInputs(local); err != nil {
+			return usageError{err}
+		}
 	}
 
 	ctx, cat, pub, err := g.open(ctx)
@@ -227,7 +256,7 @@ func runStaging(ctx context.Context, g *globals, o publishOptions, act stageFunc
 		}
 		req.Band = &band
 	}
-	res, err := act(ctx, pub, req, files, in)
+	res, err := act(ctx, pub, req, files, j, in)
 	if res == nil {
 		return err
 	}
@@ -378,6 +407,7 @@ func printResult(w io.Writer, res *swap.Result) {
 		fmt.Fprintf(w, " (snapshot %d, base %s)", res.SnapshotID, baseName(p.BaseSnapshotID))
 	}
 	fmt.Fprintln(w)
+	printJob(w, p)
 	if len(p.Findings) > 0 {
 		return // the error lists the findings
 	}

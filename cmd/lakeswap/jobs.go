@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/lakeswap/lakeswap/job"
+	"github.com/lakeswap/lakeswap/source"
+	"github.com/lakeswap/lakeswap/swap"
+)
+
+// stageJob computes a run's rows with a SQL job: it lists the job's
+// sources (the run reads those files and no others), makes each a view of
+// them without the rows the job's rules reject (written to the rejects
+// file), runs the SQL for the declared range, and stages its result as any
+// input's.
+func stageJob(ctx context.Context, pub *swap.Publisher, req swap.Request, selector string, j *job.Job, rejectsFile string, in source.Options, finish func(context.Context, swap.Request) (*swap.Result, error)) (*swap.Result, error) {
+	target, err := pub.Open(ctx, req.Table)
+	if err != nil {
+		return nil, err
+	}
+	c := target.Contract
+	values, err := c.Partition.ParseSelector(selector)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	for _, v := range values {
+		if err := swap.CheckPartitionValue(target.Metadata(), c.Partition.Name, v); err != nil {
+			return nil, usageError{err}
+		}
+	}
+	if req.RunID == "" {
+		req.RunID = swap.NewRunID() // to name the rejects file
+	}
+	if rejectsFile == "" {
+		rejectsFile = "rejects-" + req.RunID + ".ndjson"
+	}
+	listing, err := j.List(ctx, in.Store)
+	if err != nil {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp(in.SpillDir, "lakeswap-job-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	limit := in.MemoryLimit
+	if limit <= 0 {
+		limit = 512 << 20
+	}
+	eng, err := source.OpenSQLEngine(tmp, limit/4)
+	if err != nil {
+		return nil, err
+	}
+	defer eng.Close()
+	// Rejected rows go to a file of their own, never overwritten; it is
+	// kept only if some were.
+	w, err := os.OpenFile(rejectsFile, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, usagef("rejects file: %v (a rejects file is never overwritten: name another with --rejects)", err)
+	}
+	rejected, err := j.Prepare(ctx, eng, listing, w)
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil || rejected.Rows == 0 {
+		_ = os.Remove(rejectsFile)
+	}
+	if err != nil {
+		return nil, err
+	}
+	sorted := slices.Sorted(slices.Values(values))
+	rr, err := j.Query(ctx, eng, sorted[0], sorted[len(sorted)-1])
+	if err != nil {
+		return nil, err
+	}
+	name := "job " + filepath.Base(j.File)
+	src, err := source.ReadResult(ctx, c, values, name, rr, in)
+	rr.Release()
+	if err != nil {
+		return nil, err
+	}
+	defer src.Release()
+	info := &swap.JobInfo{File: j.File, Version: j.Version, SourcesHash: listing.Hash, RejectedRows: rejected.Rows, Rejected: rejected.ByReason}
+	if rejected.Rows > 0 {
+		info.RejectsFile = rejectsFile
+	}
+	req.Partitions, req.Source, req.Target, req.Job = values, src, target, info
+	req.SourceName = fmt.Sprintf("%s (version %s, sources %s)", name, short(j.Version), short(listing.Hash))
+	return finish(ctx, req)
+}
+
+// printJob says how a job computed a run: its version, its sources'
+// listing, and what its rules rejected.
+func printJob(w io.Writer, p *swap.Plan) {
+	j := p.Job
+	if j == nil {
+		return
+	}
+	fmt.Fprintf(w, "computed by job %s, version %s, from sources listed as %s\n", j.File, short(j.Version), short(j.SourcesHash))
+	if j.RejectedRows == 0 {
+		fmt.Fprintln(w, "rejected no source rows")
+		return
+	}
+	var reasons []string
+	for _, r := range slices.Sorted(maps.Keys(j.Rejected)) {
+		reasons = append(reasons, fmt.Sprintf("%s: %d", r, j.Rejected[r]))
+	}
+	fmt.Fprintf(w, "rejected %d source row(s), written to %s: %s\n", j.RejectedRows, j.RejectsFile, strings.Join(reasons, "; "))
+}

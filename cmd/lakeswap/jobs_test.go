@@ -1,0 +1,104 @@
+//go:build duckdb_arrow
+
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lakeswap/lakeswap/swap"
+)
+
+// TestRetailJob, on every site: the shipped orders_fact job, run from the
+// raw retail-orders batches, publishes the expected facts after batch 1;
+// once batch 2 arrives, a backfill of 2026-01-02 alone is refused because
+// o100 moved, the backfill of both days publishes the expected facts, and
+// a rerun commits nothing. Each run records the job's version, its
+// sources' listing and what its rules rejected, e6, e7 and e8, written to
+// the rejects file.
+func TestRetailJob(t *testing.T) {
+	forEachSite(t, func(t *testing.T, s *site) {
+		s.must("table", "create", "--schema", filepath.Join("..", "..", "examples", "retail", "orders_fact.table.yaml"))
+		dir := t.TempDir()
+		for _, f := range []string{"orders_fact.yaml", "orders_fact.sql"} {
+			copyInto(t, filepath.Join("..", "..", "examples", "retail", f), filepath.Join(dir, f))
+		}
+		raw := filepath.Join(dir, "raw")
+		copyInto(t, filepath.Join("..", "..", "internal", "retail", "fixture", "batch1.ndjson"), filepath.Join(raw, "batch1.ndjson"))
+		jobFile := filepath.Join(dir, "orders_fact.yaml")
+		publish := func(run, days string) (int, swap.Result, string) {
+			t.Helper()
+			rejects := filepath.Join(t.TempDir(), "rejects.ndjson")
+			code, out, errs := s.cli("publish", "-o", "json", "--job", jobFile, "--run-id", run, "--rejects", rejects, "--partitions", days)
+			var res swap.Result
+			if code == 0 {
+				if err := json.Unmarshal([]byte(out), &res); err != nil {
+					t.Fatalf("%s: %v: %s", run, err, out)
+				}
+				b, _ := os.ReadFile(rejects)
+				for _, e := range []string{`"event_id":"e6"`, `"event_id":"e7"`, `"event_id":"e8"`, `"reason":"order_id is null"`} {
+					if !strings.Contains(string(b), e) {
+						t.Errorf("%s: the rejects file lacks %s:\n%s", run, e, b)
+					}
+				}
+			}
+			return code, res, errs
+		}
+		check := func(res swap.Result, rows, cents int64) {
+			t.Helper()
+			fp := res.Plan.Fingerprint
+			if fp.Rows != rows || fp.Sums["amount_cents"] != cents {
+				t.Errorf("run %s: %d facts, %d cents; want %d and %d", res.Plan.RunID, fp.Rows, fp.Sums["amount_cents"], rows, cents)
+			}
+			j := res.Plan.Job
+			if j == nil || j.RejectedRows != 3 || len(j.Version) != 64 || len(j.SourcesHash) != 64 {
+				t.Errorf("run %s records the job as %+v", res.Plan.RunID, j)
+			}
+		}
+
+		code, res, errs := publish("batch-1", "order_date=2026-01-01..2026-01-02")
+		if code != 0 {
+			t.Fatalf("batch 1: exit %d: %s", code, errs)
+		}
+		check(res, 5, 36500)
+		first := res.Plan.Job
+
+		copyInto(t, filepath.Join("..", "..", "internal", "retail", "fixture", "batch2.ndjson"), filepath.Join(raw, "batch2.ndjson"))
+		meta := s.metadata("orders_fact")
+		if code, _, errs := publish("alone", "order_date=2026-01-02"); code != exitRefused || !strings.Contains(errs, "o100") {
+			t.Errorf("a backfill of 2026-01-02 alone: exit %d: %s; want refused naming o100", code, errs)
+		}
+		if s.metadata("orders_fact") != meta {
+			t.Error("the refused backfill changed the table")
+		}
+		code, res, errs = publish("backfill", "order_date=2026-01-01..2026-01-02")
+		if code != 0 || res.Status != "published" {
+			t.Fatalf("the backfill: exit %d %s: %s", code, res.Status, errs)
+		}
+		check(res, 6, 39000)
+		if res.Plan.Job.SourcesHash == first.SourcesHash || res.Plan.Job.Version != first.Version {
+			t.Errorf("job %+v after batch 2, %+v before: want the same version over other sources", res.Plan.Job, first)
+		}
+		meta = s.metadata("orders_fact")
+		if code, res, errs := publish("rerun", "order_date=2026-01-01..2026-01-02"); code != 0 || res.Status != "unchanged" || s.metadata("orders_fact") != meta {
+			t.Errorf("a rerun: exit %d %s: %s; want unchanged, nothing committed", code, res.Status, errs)
+		}
+	})
+}
+
+func copyInto(t *testing.T, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
