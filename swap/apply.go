@@ -245,7 +245,7 @@ func (p *Publisher) discardListed(ctx context.Context, tbl *table.Table, plan *P
 	if err != nil {
 		return "", err
 	}
-	var files []string
+	var files, applied []string
 	for _, pp := range plan.Partitions {
 		if pp.Adopted {
 			continue
@@ -262,10 +262,17 @@ func (p *Publisher) discardListed(ctx context.Context, tbl *table.Table, plan *P
 				return "", fmt.Errorf("plan of run %s lists %s outside its prefix %s; nothing was removed", plan.RunID, f.Path, pp.Prefix)
 			}
 			if referenced[f.Path] {
-				return "", fmt.Errorf("a snapshot of %s references %s: the plan of run %s was applied, and its files are the table's; nothing was removed", plan.Table, f.Path, plan.RunID)
+				applied = append(applied, f.Path)
+				continue
 			}
 			files = append(files, f.Path)
 		}
+	}
+	// A plan applied is the table's: nothing of it goes. A plan applied in
+	// part (batches, the later ones stopped) keeps what was committed and
+	// loses the rest.
+	if len(applied) > 0 && len(files) == 0 {
+		return "", fmt.Errorf("a snapshot of %s references %s: the plan of run %s was applied, and its files are the table's; nothing was removed", plan.Table, applied[0], plan.RunID)
 	}
 	wfs, err := p.stagingIO(ctx, fsys)
 	if err != nil {
@@ -291,5 +298,9 @@ func (p *Publisher) discardListed(ctx context.Context, tbl *table.Table, plan *P
 		}
 	}
 	p.release(ctx, tbl, plan)
-	return fmt.Sprintf("removed the %d file(s) the plan of run %s staged (%d were already gone)", removed, plan.RunID, gone), nil
+	said := fmt.Sprintf("removed the %d file(s) the plan of run %s staged (%d were already gone)", removed, plan.RunID, gone)
+	if len(applied) > 0 {
+		said += fmt.Sprintf("; its %d file(s) a snapshot references (batches that were applied) are the table's and stay", len(applied))
+	}
+	return said, nil
 }

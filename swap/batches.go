@@ -177,6 +177,12 @@ func (p *Publisher) applyBatches(ctx context.Context, tbl *table.Table, plan *Pl
 				res.Status = r.Status
 			}
 			hint := fmt.Sprintf("%d batch(es) before it landed and stay; run the same run id again to resume after them", i)
+			if r != nil && (r.Status == "rolled-back" || r.Status == "verify-failed") {
+				// The run id records this batch now, and a resume cannot
+				// go over a batch main does not hold.
+				hint = fmt.Sprintf("%d batch(es) before it landed and stay; this batch was committed and %s, so run id %s cannot resume over it: publish the remaining partitions under a new run id",
+					i, map[string]string{"rolled-back": "rolled back", "verify-failed": "kept as asked"}[r.Status], plan.RunID)
+			}
 			if later := rest(i + 1); later != "" {
 				hint += "; the later batches' files: " + later
 			}

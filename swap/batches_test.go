@@ -1,6 +1,7 @@
 package swap_test
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -65,8 +66,8 @@ func TestBatchedRunIDIsAnIdempotencyKey(t *testing.T) {
 			t.Fatal(err)
 		}
 		st, err := e.pub.Status(e.ctx, e.ident, "bf")
-		if err != nil || st.Complete || st.OnMainBatches != 1 || st.Batches != 2 {
-			t.Errorf("status after the last batch was rolled back: %+v, %v; want 1 of 2 batches on main, incomplete", st, err)
+		if err != nil || !st.Complete || st.OnMain || st.OnMainBatches != 1 || st.Batches != 2 {
+			t.Errorf("status after the last batch was rolled back: %+v, %v; want both batches committed, 1 of 2 on main", st, err)
 		}
 		meta := e.table().MetadataLocation()
 		again, err := e.publishBatched("bf", 2, daysOf(10, fourDays...), fourDays...)
@@ -91,4 +92,44 @@ func TestBatchedRunIDIsAnIdempotencyKey(t *testing.T) {
 		res, err := e.publishBatched("bf", 1, daysOf(20, fourDays[2:]...), fourDays[2:]...)
 		refused(t, e, res, err, "committed batch 1/2")
 	})
+}
+
+// TestDiscardAPlanAppliedInPart: a plan applied in batches whose second
+// batch met a conflict is discarded: the files of the batch that was not
+// committed go, the committed batch's stay, and the plan's hold goes.
+func TestDiscardAPlanAppliedInPart(t *testing.T) {
+	e := newEnv(t)
+	e.mustPublish(daysOf(1, fourDays...), fourDays...)
+	plan, err := e.pub.Stage(e.ctx, swap.Request{Table: e.ident, Partitions: fourDays, Source: retail.NewSource(daysOf(10, fourDays...)), RunID: "partly", Batch: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	commits := 0
+	e.pub.BeforeCommit = func(context.Context, *swap.Plan) error {
+		if commits++; commits == 2 { // another writer takes a day of batch 2
+			other := &swap.Publisher{Catalog: e.cat}
+			if _, err := other.Publish(e.ctx, swap.Request{Table: e.ident, Partitions: []string{"2026-01-03"}, Source: retail.NewSource(daysOf(5, fourDays...))}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return nil
+	}
+	if _, err := e.pub.Apply(e.ctx, swap.ApplyOptions{}, plan); !errors.Is(err, swap.ErrConflict) {
+		t.Fatalf("apply: %v, want batch 2 in conflict", err)
+	}
+	e.pub.BeforeCommit = nil
+	staged := e.runFiles("partly")
+	said, err := e.pub.Discard(e.ctx, plan)
+	if err != nil || !strings.Contains(said, "removed the 2 file(s)") || !strings.Contains(said, "2 file(s) a snapshot references") {
+		t.Fatalf("discard: %q, %v", said, err)
+	}
+	if left := e.runFiles("partly"); len(left) != 2 || len(staged) != 4 {
+		t.Errorf("files of run partly: %v before the discard, %v after; want batch 1's two kept", staged, left)
+	}
+	if holds := len(e.allFiles()) - len(withoutHolds(e.allFiles())); holds != 0 {
+		t.Errorf("%d hold(s) left after the discard", holds)
+	}
+	if rows := e.daily(); len(rows) != 8 {
+		t.Errorf("the table reads %d rows", len(rows))
+	}
 }

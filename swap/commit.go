@@ -149,7 +149,7 @@ func (p *Publisher) commitOn(ctx context.Context, tbl *table.Table, plan *Plan) 
 		return 0, fmt.Errorf("read the commit's snapshot id: %w", err)
 	}
 	id := staged.CurrentSnapshot().SnapshotID
-	cat.updates = append(cat.updates, p.runTag(plan.RunID, id))
+	cat.updates = append(cat.updates, p.runTag(runTagName(plan), id))
 	if _, err = tx.Commit(ctx); err == nil {
 		return id, nil
 	}

@@ -39,8 +39,11 @@ type planHold struct {
 // grace period must be longer.
 var holdRefresh = 10 * time.Minute
 
-// holdName matches a hold's file name: <run id>-<attempt>.json.
-var holdName = regexp.MustCompile(`^([A-Za-z0-9][A-Za-z0-9._-]{0,99})-([0-9a-f]{8})\.json$`)
+// holdName matches a hold's file name: <run id>-<attempt>.json (a
+// publish's, or a plan's), <run id>-<attempt>.a.json (an apply's of a
+// plan), each also with .r before .json, the name a refresh alternates
+// with.
+var holdName = regexp.MustCompile(`^([A-Za-z0-9][A-Za-z0-9._-]{0,99})-([0-9a-f]{8})(\.a)?(\.r)?\.json$`)
 
 func holdsLocation(meta table.Metadata) string {
 	return strings.TrimSuffix(meta.Location(), "/") + "/lakeswap/holds"
@@ -50,8 +53,23 @@ func holdLocation(meta table.Metadata, runID, attempt string) string {
 	return holdsLocation(meta) + "/" + runID + "-" + attempt + ".json"
 }
 
-// writeHold writes an attempt's hold, or rewrites it (refresh).
-func (p *Publisher) writeHold(ctx context.Context, tbl *table.Table, plan *Plan, kind string, created time.Time, refresh bool) error {
+// otherHold is the name a refresh writes before it removes the current
+// one, so that the attempt is held throughout.
+func otherHold(loc string) string {
+	if base, ok := strings.CutSuffix(loc, ".r.json"); ok {
+		return base + ".json"
+	}
+	return strings.TrimSuffix(loc, ".json") + ".r.json"
+}
+
+// applyHold is where an apply holds a plan's attempt while it commits,
+// beside the plan's own hold.
+func applyHold(meta table.Metadata, runID, attempt string) string {
+	return strings.TrimSuffix(holdLocation(meta, runID, attempt), ".json") + ".a.json"
+}
+
+// writeHold writes an attempt's hold at loc.
+func (p *Publisher) writeHold(ctx context.Context, tbl *table.Table, plan *Plan, kind string, created time.Time, loc string) error {
 	fsys, err := tbl.FS(ctx)
 	if err != nil {
 		return err
@@ -64,12 +82,6 @@ func (p *Publisher) writeHold(ctx context.Context, tbl *table.Table, plan *Plan,
 	if err != nil {
 		return err
 	}
-	loc := holdLocation(tbl.Metadata(), plan.RunID, plan.Attempt)
-	// A store may refuse to overwrite (lakeswap's S3 uploads do): the
-	// old hold goes first.
-	if err := wfs.Remove(loc); refresh && err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("refresh the hold of run %s: %w", plan.RunID, err)
-	}
 	if err := wfs.WriteFile(loc, b); err != nil {
 		return fmt.Errorf("hold the files of run %s (attempt %s): %w", plan.RunID, plan.Attempt, err)
 	}
@@ -77,10 +89,12 @@ func (p *Publisher) writeHold(ctx context.Context, tbl *table.Table, plan *Plan,
 }
 
 // holdWhileRunning holds a publish's attempt and refreshes the hold until
-// the returned stop is called.
-func (p *Publisher) holdWhileRunning(ctx context.Context, tbl *table.Table, plan *Plan) (stop func(), err error) {
+// the returned stop is called. A refresh writes the hold under its other
+// name before it removes the current one (a store may refuse to
+// overwrite), so the attempt is held throughout.
+func (p *Publisher) holdWhileRunning(ctx context.Context, tbl *table.Table, plan *Plan, cur string) (stop func(), err error) {
 	created := time.Now()
-	if err := p.writeHold(ctx, tbl, plan, "run", created, false); err != nil {
+	if err := p.writeHold(ctx, tbl, plan, "run", created, cur); err != nil {
 		return nil, err
 	}
 	done := make(chan struct{})
@@ -94,13 +108,36 @@ func (p *Publisher) holdWhileRunning(ctx context.Context, tbl *table.Table, plan
 			case <-done:
 				return
 			case <-t.C:
-				if err := p.writeHold(context.WithoutCancel(ctx), tbl, plan, "run", created, true); err != nil {
+				ctx := context.WithoutCancel(ctx)
+				next := otherHold(cur)
+				if err := p.writeHold(ctx, tbl, plan, "run", created, next); err != nil {
 					p.log().Warn("refresh the run's hold", "run", plan.RunID, "err", err)
+					continue
 				}
+				p.removeHold(ctx, tbl, plan.RunID, cur)
+				cur = next
 			}
 		}
 	}()
 	return func() { close(done); <-finished }, nil
+}
+
+// removeHold removes one hold file, if it is there, on a context of its
+// own, as release does.
+func (p *Publisher) removeHold(ctx context.Context, tbl *table.Table, runID, loc string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return
+	}
+	wfs, err := p.stagingIO(ctx, fsys)
+	if err != nil {
+		return
+	}
+	if err := wfs.Remove(loc); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		p.log().Warn("remove a hold", "run", runID, "location", loc, "err", err)
+	}
 }
 
 // release removes a plan's holds, if it has any, on a context of its own
@@ -121,8 +158,11 @@ func (p *Publisher) release(ctx context.Context, tbl *table.Table, plan *Plan) {
 		attempts[plan.Partitions[i].attemptOr(plan.Attempt)] = true
 	}
 	for a := range attempts {
-		if err := wfs.Remove(holdLocation(tbl.Metadata(), plan.RunID, a)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			p.log().Warn("remove the plan's hold", "run", plan.RunID, "attempt", a, "err", err)
+		loc, apply := holdLocation(tbl.Metadata(), plan.RunID, a), applyHold(tbl.Metadata(), plan.RunID, a)
+		for _, l := range []string{loc, otherHold(loc), apply, otherHold(apply)} {
+			if err := wfs.Remove(l); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				p.log().Warn("remove the plan's hold", "run", plan.RunID, "attempt", a, "err", err)
+			}
 		}
 	}
 	if _, ok := wfs.(icebergio.LocalFS); ok {
@@ -243,6 +283,13 @@ func (p *Publisher) GC(ctx context.Context, req GCRequest) (*GCResult, error) {
 		return nil, err
 	}
 
+	// The table is loaded again once the holds are listed: a commit comes
+	// before its attempt's hold is released, so a file whose hold was gone
+	// when listed is referenced by the table as loaded now.
+	if tbl, err = p.Catalog.LoadTable(ctx, req.Table); err != nil {
+		return nil, fmt.Errorf("load table %s: %w", name, err)
+	}
+	meta = tbl.Metadata()
 	referenced, err := referencedFiles(ctx, fsys, meta)
 	if err != nil {
 		return nil, err
@@ -330,6 +377,20 @@ func (p *Publisher) GC(ctx context.Context, req GCRequest) (*GCResult, error) {
 	}
 	if !req.Yes {
 		return res, nil
+	}
+	// And once more before anything goes, for a commit since.
+	if now, err := p.Catalog.LoadTable(ctx, req.Table); err != nil {
+		return nil, fmt.Errorf("load table %s: %w", name, err)
+	} else if now.MetadataLocation() != tbl.MetadataLocation() {
+		again, err := referencedFiles(ctx, fsys, now.Metadata())
+		if err != nil {
+			return nil, err
+		}
+		res.Items = slices.DeleteFunc(res.Items, func(it GCItem) bool { return again[it.Location] })
+		res.Bytes = 0
+		for _, it := range res.Items {
+			res.Bytes += it.Bytes
+		}
 	}
 
 	for _, it := range res.Items {

@@ -7,10 +7,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakeswap/lakeswap/internal/retail"
 	"github.com/lakeswap/lakeswap/swap"
@@ -167,5 +169,48 @@ func TestGCKeepsAnUnreadableHold(t *testing.T) {
 	}
 	if _, err := e.pub.Apply(e.ctx, swap.ApplyOptions{}, plan); err != nil {
 		t.Errorf("apply the plan after gc: %v", err)
+	}
+}
+
+// onFirstLoad runs once, as the catalog answers its first load.
+type onFirstLoad struct {
+	swap.Catalog
+	once sync.Once
+	fn   func()
+}
+
+func (c *onFirstLoad) LoadTable(ctx context.Context, ident table.Identifier) (*table.Table, error) {
+	tbl, err := c.Catalog.LoadTable(ctx, ident)
+	c.once.Do(c.fn)
+	return tbl, err
+}
+
+// TestGCBesideAnApply: a plan whose files are days old is applied while gc
+// runs, between gc's first look at the table and its look at the holds:
+// gc removes nothing of it, and the table reads.
+func TestGCBesideAnApply(t *testing.T) {
+	e := newEnv(t)
+	e.mustPublish(fixture(t, retail.AfterBatch1), fixtureRange...)
+	plan, err := e.pub.Stage(e.ctx, swap.Request{Table: e.ident, Partitions: fixtureRange, Source: retail.NewSource(fixture(t, retail.AfterBatch2)), RunID: "approved-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-48 * time.Hour)
+	for _, f := range e.runFiles("approved-1") {
+		if err := os.Chtimes(localPath(t, f), old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gc := &swap.Publisher{Catalog: &onFirstLoad{Catalog: e.cat, fn: func() {
+		if _, err := e.pub.Apply(e.ctx, swap.ApplyOptions{}, plan); err != nil {
+			t.Errorf("apply: %v", err)
+		}
+	}}}
+	res, err := gc.GC(e.ctx, swap.GCRequest{Table: e.ident, Yes: true})
+	if err != nil || len(res.Items) != 0 {
+		t.Errorf("gc beside an apply: %+v, %v; want nothing removed", res, err)
+	}
+	if got, want := e.daily(), fixture(t, retail.AfterBatch2); len(got) != len(want) {
+		t.Errorf("the table after gc: %v", got)
 	}
 }

@@ -2,11 +2,13 @@ package swap
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/runrecord"
 )
 
@@ -43,17 +45,22 @@ type RunStatus struct {
 	Landed bool   `json:"landed"`
 	// Snapshots are the run's snapshots, oldest first.
 	Snapshots []runrecord.Entry `json:"snapshots,omitempty"`
-	// OnMain says main holds the run's newest snapshot or descends from it.
+	// OnMain says main holds what the run committed: its partitions hold
+	// now the files it committed (a rollback, whole or scoped, or a later
+	// commit to them, ends that).
 	OnMain bool  `json:"on_main"`
 	Main   int64 `json:"main_snapshot_id,omitempty"`
 	// RollbackTarget is the snapshot the run's tag keeps, if it has one.
 	RollbackTarget *int64 `json:"rollback_target,omitempty"`
-	// Batches, for a run committed in batches, is how many it has, and
-	// OnMainBatches how many of them main holds: the run is complete when
-	// they are equal.
-	Batches       int  `json:"batches,omitempty"`
-	OnMainBatches int  `json:"on_main_batches,omitempty"`
-	Complete      bool `json:"complete"`
+	// Batches, for a run committed in batches, is how many it has,
+	// CommittedBatches how many of them it committed, and OnMainBatches
+	// how many of those main holds.
+	Batches          int `json:"batches,omitempty"`
+	CommittedBatches int `json:"committed_batches,omitempty"`
+	OnMainBatches    int `json:"on_main_batches,omitempty"`
+	// Complete says the run committed all it has to: its one snapshot,
+	// or every batch.
+	Complete bool `json:"complete"`
 }
 
 // Status answers from the table's history alone whether a run landed: the
@@ -65,7 +72,8 @@ func (p *Publisher) Status(ctx context.Context, ident table.Identifier, runID st
 	}
 	meta := tbl.Metadata()
 	st := &RunStatus{RunID: runID}
-	for _, s := range runrecord.FindAll(meta, runID) {
+	snaps := runrecord.FindAll(meta, runID)
+	for _, s := range snaps {
 		st.Snapshots = append(st.Snapshots, runrecord.EntryOf(s))
 	}
 	if s := meta.SnapshotByName(RollbackTag(runID)); s != nil {
@@ -75,20 +83,48 @@ func (p *Publisher) Status(ctx context.Context, ident table.Identifier, runID st
 	if head != nil {
 		st.Main = head.SnapshotID
 	}
-	st.Landed = len(st.Snapshots) > 0
-	places := map[string]bool{}
-	st.OnMain = st.Landed && head != nil
-	for _, e := range st.Snapshots {
-		on := head != nil && table.IsAncestorOf(head.SnapshotID, e.SnapshotID, func(id int64) *table.Snapshot { return meta.SnapshotByID(id) })
-		st.OnMain = st.OnMain && on
-		if _, of, ok := strings.Cut(e.Batch, "/"); ok {
+	st.Landed = len(snaps) > 0
+	if !st.Landed {
+		return st, nil
+	}
+	c, err := contract.Of(meta)
+	if err != nil {
+		return nil, err
+	}
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, err
+	}
+	now, err := baseFiles(ctx, fsys, head, c)
+	if err != nil {
+		return nil, err
+	}
+	committed, held := map[string]bool{}, map[string]bool{}
+	st.OnMain = true
+	for i := range snaps {
+		s := &snaps[i]
+		rec, _ := runrecord.Read(s.Summary.Properties)
+		then, err := baseFiles(ctx, fsys, s, c)
+		if err != nil {
+			return nil, err
+		}
+		holds := true
+		for _, v := range rec.Partitions {
+			holds = holds && slices.Equal(paths(now[v]), paths(then[v]))
+		}
+		st.OnMain = st.OnMain && holds
+		if _, of, ok := strings.Cut(rec.Batch, "/"); ok {
 			st.Batches, _ = strconv.Atoi(of)
-			if on {
-				places[e.Batch] = true
-			}
+			committed[rec.Batch] = true
+			held[rec.Batch] = held[rec.Batch] || holds
 		}
 	}
-	st.OnMainBatches = len(places)
-	st.Complete = st.Landed && (st.Batches == 0 || st.OnMainBatches == st.Batches)
+	st.CommittedBatches = len(committed)
+	for _, h := range held {
+		if h {
+			st.OnMainBatches++
+		}
+	}
+	st.Complete = st.Batches == 0 || st.CommittedBatches == st.Batches
 	return st, nil
 }

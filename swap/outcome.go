@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/apache/iceberg-go/table"
@@ -21,7 +22,7 @@ var (
 // landed (lookFor), and says what to do if it did not or if that is not
 // known.
 func (p *Publisher) settle(ctx context.Context, tbl *table.Table, plan *Plan, id int64, cause error) (int64, error) {
-	err := p.lookFor(ctx, tbl, plan.RunID, id, cause)
+	err := p.lookFor(ctx, tbl, plan.RunID, id, cause, func(m table.Metadata) bool { return m.SnapshotByID(id) != nil })
 	switch {
 	case err == nil:
 		return id, nil
@@ -34,13 +35,14 @@ func (p *Publisher) settle(ctx context.Context, tbl *table.Table, plan *Plan, id
 			id, plan.Table, plan.RunID, plan.Attempt)}
 }
 
-// lookFor finds out whether commit id, sent on tbl's main and answered
-// with cause, landed: nil if it did, an error matching ErrNotLanded if it
+// lookFor finds out whether a commit (of snapshot id, or moving main to
+// it), sent on tbl's main and answered with cause, landed, as landed reads
+// it in the table: nil if it did, an error matching ErrNotLanded if it
 // did not, or ErrCommitUnknown if the table cannot tell. Found in the
 // table's metadata, it landed. Absent, it did not if main has moved past
 // the attempt (the commit was pinned to the old head, so it can never land
 // now), or if two reloads a backoff apart both lack it.
-func (p *Publisher) lookFor(ctx context.Context, tbl *table.Table, runID string, id int64, cause error) error {
+func (p *Publisher) lookFor(ctx context.Context, tbl *table.Table, runID string, id int64, cause error, landed func(table.Metadata) bool) error {
 	cancelled := ctx.Err() != nil
 	// An interrupted commit is still worth one look at the table.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
@@ -65,7 +67,7 @@ func (p *Publisher) lookFor(ctx context.Context, tbl *table.Table, runID string,
 			p.log().Warn("the commit's outcome is unknown and the table cannot be read; trying again", "run", runID, "snapshot", id, "err", err)
 			continue
 		}
-		if now.Metadata().SnapshotByID(id) != nil {
+		if landed(now.Metadata()) {
 			p.log().Warn("the catalog answered the commit with an error, but the commit landed", "run", runID, "snapshot", id, "answer", cause)
 			return nil
 		}
@@ -112,9 +114,19 @@ func (p *Publisher) rollbackTag(runID string, base *table.Snapshot) table.Update
 	return table.NewSetSnapshotRefUpdate(RollbackTag(runID), base.SnapshotID, table.TagRef, (age + p.retention()).Milliseconds(), 0, 0)
 }
 
-// runTag tags the snapshot a run makes.
-func (p *Publisher) runTag(runID string, id int64) table.Update {
-	return table.NewSetSnapshotRefUpdate(RunTag(runID), id, table.TagRef, p.retention().Milliseconds(), 0, 0)
+// runTag tags the snapshot a run makes, with the tag name.
+func (p *Publisher) runTag(name string, id int64) table.Update {
+	return table.NewSetSnapshotRefUpdate(name, id, table.TagRef, p.retention().Milliseconds(), 0, 0)
+}
+
+// runTagName names the tag of a run's snapshot: one for each batch of a
+// run committed in batches (lakeswap-run-<run id>-batch-<k>), so that
+// expiry keeps every batch, and with them the run's way back.
+func runTagName(plan *Plan) string {
+	if k, _, ok := strings.Cut(plan.BatchOf, "/"); ok {
+		return RunTag(plan.RunID) + "-batch-" + k
+	}
+	return RunTag(plan.RunID)
 }
 
 func (p *Publisher) retention() time.Duration {

@@ -164,6 +164,22 @@ func (p *Publisher) Apply(ctx context.Context, opts ApplyOptions, plans ...*Plan
 	if err != nil {
 		return nil, fmt.Errorf("load table %s: %w", plans[0].Table, err)
 	}
+	// Each plan's attempt is held while the apply runs, refreshed as a
+	// publish's is: a plan near its retention, or a long apply in
+	// batches, keeps its files from gc. The plan's own hold stays until
+	// the apply settles.
+	for _, plan := range plans {
+		loc := applyHold(tbl.Metadata(), plan.RunID, plan.Attempt)
+		stop, err := p.holdWhileRunning(ctx, tbl, plan, loc)
+		if err != nil {
+			return &Result{Plan: plan, Status: "not-committed"}, err
+		}
+		defer func() {
+			stop()
+			p.removeHold(ctx, tbl, plan.RunID, loc)
+			p.removeHold(ctx, tbl, plan.RunID, otherHold(loc))
+		}()
+	}
 	for _, plan := range plans {
 		if err := p.bind(ctx, tbl, plan, opts); err != nil {
 			return &Result{Plan: plan, Status: "not-committed"}, err

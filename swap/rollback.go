@@ -109,7 +109,10 @@ func (p *Publisher) Rollback(ctx context.Context, req RollbackRequest) (*Rollbac
 			}
 		}
 	}
-	if first.ParentSnapshotID == nil && !req.Scoped {
+	switch {
+	case first.ParentSnapshotID == nil && len(recs) > 1:
+		return fail("run %s's first batch is the table's first snapshot: there is no earlier snapshot to point main at, and --scoped undoes runs committed as one snapshot; publish what its partitions should hold instead", res.RunID)
+	case first.ParentSnapshotID == nil && !req.Scoped:
 		return fail("snapshot %d is the table's first; there is no earlier snapshot to point main at (--scoped takes the run's files out as a new snapshot)", first.SnapshotID)
 	}
 	if first.ParentSnapshotID != nil {
@@ -146,13 +149,24 @@ func (p *Publisher) Rollback(ctx context.Context, req RollbackRequest) (*Rollbac
 			run.SnapshotID, head.SnapshotID, strings.Join(later, ", "))
 	}
 
-	tx := tbl.NewTransaction()
+	// Through the publisher's catalog, as every commit of lakeswap's.
+	tx := table.New(tbl.Identifier(), meta, tbl.MetadataLocation(), tbl.FS, p.Catalog).NewTransaction()
 	if err := tx.RollbackToSnapshot(res.ToSnapshotID); err != nil {
 		return nil, &OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: err}
 	}
 	if _, err := tx.Commit(ctx); err != nil {
-		return nil, &OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: err,
-			Hint: "if main moved meanwhile, check `lakeswap history` and try again"}
+		if errors.Is(err, table.ErrCommitFailed) {
+			return nil, &OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: err,
+				Hint: "main moved meanwhile; check `lakeswap history` and try again"}
+		}
+		// Answered with an error: the table says whether main moved back.
+		to := res.ToSnapshotID
+		if err := p.lookFor(ctx, tbl, res.RunID, to, err, func(m table.Metadata) bool {
+			return m.CurrentSnapshot() != nil && m.CurrentSnapshot().SnapshotID == to
+		}); err != nil {
+			return nil, &OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: err,
+				Hint: "`lakeswap history` shows where main is once the table can be read"}
+		}
 	}
 
 	res.Verified = true

@@ -146,14 +146,14 @@ func (p *Publisher) commitUndo(ctx context.Context, tbl *table.Table, fsys icebe
 		return 0, err
 	}
 	id := staged.CurrentSnapshot().SnapshotID
-	cat.updates = append(cat.updates, p.runTag(undo.RunID, id))
+	cat.updates = append(cat.updates, p.runTag(RunTag(undo.RunID), id))
 	if _, err := tx.Commit(ctx); err != nil {
 		if errors.Is(err, table.ErrCommitFailed) {
 			p.removeWritten(ctx, tbl, written)
 			return 0, err
 		}
 		// Answered with an error: the table says whether it landed.
-		if err := p.lookFor(ctx, tbl, undo.RunID, id, err); err != nil {
+		if err := p.lookFor(ctx, tbl, undo.RunID, id, err, func(m table.Metadata) bool { return m.SnapshotByID(id) != nil }); err != nil {
 			return 0, fmt.Errorf("%w (`lakeswap status --run %s` answers later whether the rollback landed)", err, undo.RunID)
 		}
 	}

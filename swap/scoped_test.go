@@ -71,6 +71,9 @@ func TestScopedRollbackAfterExpiry(t *testing.T) {
 		if _, err := e.pub.VerifyRun(e.ctx, e.ident, "rollback-backfill-b", 0); err != nil {
 			t.Errorf("verify the rollback: %v", err)
 		}
+		if st, err := e.pub.Status(e.ctx, e.ident, "backfill-b"); err != nil || !st.Landed || st.OnMain {
+			t.Errorf("status of the run rolled back scoped: %+v, %v; want landed, and main no longer holding it", st, err)
+		}
 		if got := e.allFiles(); len(got) <= len(filesBefore) || e.table().MetadataLocation() == metaBefore {
 			t.Errorf("the rollback wrote no metadata")
 		}

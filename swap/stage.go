@@ -217,9 +217,9 @@ func (p *Publisher) stage(ctx context.Context, req Request, kind string) (*Plan,
 		// a file of this attempt for a killed one's.
 		var err error
 		if kind == "run" {
-			plan.stopHold, err = p.holdWhileRunning(ctx, tbl, plan)
+			plan.stopHold, err = p.holdWhileRunning(ctx, tbl, plan, holdLocation(meta, plan.RunID, plan.Attempt))
 		} else {
-			err = p.writeHold(ctx, tbl, plan, kind, time.Now(), false)
+			err = p.writeHold(ctx, tbl, plan, kind, time.Now(), holdLocation(meta, plan.RunID, plan.Attempt))
 		}
 		if err != nil {
 			return nil, nil, err

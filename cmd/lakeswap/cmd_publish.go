@@ -185,6 +185,9 @@ func runStaging(ctx context.Context, g *globals, o publishOptions, act stageFunc
 	if o.batch < 0 {
 		return usagef("--batch %d: want a number of partitions per commit", o.batch)
 	}
+	if o.batch > 0 && o.adopt {
+		return usagef("--adopt commits another engine's files as they are, in one snapshot: --batch and --commit-per-partition do not apply")
+	}
 	writer.TargetFileSize = o.targetFileMiB << 20
 	in := source.Options{SpillDir: o.spillDir, MemoryLimit: defaultMemoryLimit()}
 	if o.memoryLimit != "" {

@@ -19,8 +19,9 @@ func newStatusCmd(g *globals) *cobra.Command {
 		Short: "Say from the table's history whether a run landed",
 		Long: "status answers from the table's own history whether a run landed, as which snapshot(s), and whether\n" +
 			"main still holds it: what a publish that exited 5 (outcome unknown) leaves to find out.\n\n" +
-			"It exits 0 when the run landed (all of its batches, for a run committed in batches) and 1 when no\n" +
-			"snapshot of the table records it, or main holds only some of its batches.",
+			"It exits 0 when the run landed (all of its batches, for a run committed in batches; whether main still\n" +
+			"holds it is printed), 1 when no snapshot of the table records it or only some of its batches landed,\n" +
+			"and 5 when the table cannot be read.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ident, err := catalog.ParseIdent(table)
@@ -46,14 +47,17 @@ func runStatus(ctx context.Context, g *globals, ident []string, runID string) er
 	defer cat.Close()
 	st, err := pub.Status(ctx, ident, runID)
 	if err != nil {
-		return err
+		// The question stays open: the exit code an unknown outcome has.
+		return fmt.Errorf("%w: the table's history cannot be read: %w", swap.ErrCommitUnknown, err)
 	}
 	name := strings.Join(ident, ".")
 	switch {
 	case !st.Landed:
 		err = fmt.Errorf("%w: run %s did not land: no snapshot of %s records it (main is at %s)", swap.ErrRunNotFound, runID, name, orNone(st.Main))
+	case !st.Complete && st.OnMainBatches < st.CommittedBatches:
+		err = fmt.Errorf("run %s landed in part: it committed %d of its %d batches, and main no longer holds some of them (rolled back); publish the rest under a new run id", runID, st.CommittedBatches, st.Batches)
 	case !st.Complete:
-		err = fmt.Errorf("run %s landed in part: main holds %d of its %d batches; run it again with the same run id to commit the rest", runID, st.OnMainBatches, st.Batches)
+		err = fmt.Errorf("run %s landed in part: it committed %d of its %d batches; run it again with the same run id to commit the rest", runID, st.CommittedBatches, st.Batches)
 	}
 	return g.report(st, err, func(w io.Writer) {
 		if !st.Landed {
@@ -68,14 +72,14 @@ func runStatus(ctx context.Context, g *globals, ident []string, runID string) er
 				runID, e.SnapshotID, batch, e.Time.Format("2006-01-02 15:04:05Z"), strings.Join(e.Partitions, ","), e.Rows, short(e.Fingerprint))
 		}
 		switch newest := st.Snapshots[len(st.Snapshots)-1].SnapshotID; {
-		case st.Batches > 0 && !st.Complete:
-			fmt.Fprintf(w, "main holds %d of its %d batches\n", st.OnMainBatches, st.Batches)
+		case st.Batches > 0 && !st.OnMain:
+			fmt.Fprintf(w, "main holds %d of its %d batches (main is at %s)\n", st.OnMainBatches, st.Batches, orNone(st.Main))
 		case st.OnMain && st.Main == newest:
 			fmt.Fprintln(w, "main holds it")
 		case st.OnMain:
 			fmt.Fprintf(w, "main holds it, with later commits on top (main is at %d)\n", st.Main)
 		default:
-			fmt.Fprintf(w, "main no longer holds it (rolled back, or replaced): main is at %s\n", orNone(st.Main))
+			fmt.Fprintf(w, "main no longer holds it (rolled back, or its partitions replaced since): main is at %s\n", orNone(st.Main))
 		}
 		if st.RollbackTarget != nil {
 			fmt.Fprintf(w, "rollback target: snapshot %d, kept by tag %s\n", *st.RollbackTarget, swap.RollbackTag(runID))

@@ -95,3 +95,21 @@ func TestLostAnswerToAScopedRollback(t *testing.T) {
 		t.Errorf("status of the rollback: %s", st)
 	}
 }
+
+// TestLostAnswerToARollback: a rollback whose commit the catalog answers
+// with an error after applying it is found in the table (main moved back)
+// and reported as done, its fingerprint checked.
+func TestLostAnswerToARollback(t *testing.T) {
+	s := newSite(t, "sqlite+local")
+	s.createDaily()
+	s.must("publish", "--run-id", "b2", "--table", "retail.daily_orders", "--partitions", twoDays, batch2Input(t))
+	cmd := s.command("rollback", "--run", "b2", "--table", "retail.daily_orders")
+	cmd.Env = append(os.Environ(), testCatalogFault+"=after-commit")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "rolled back run b2") || !strings.Contains(string(out), "matches the one recorded before the run: true") {
+		t.Fatalf("rollback with its answer lost: %v: %s", err, out)
+	}
+	if code, out, _ := s.cli("status", "--table", "retail.daily_orders", "--run", "b2"); code != 0 || !strings.Contains(out, "main no longer holds it") {
+		t.Errorf("status of the rolled-back run: exit %d: %s", code, out)
+	}
+}
