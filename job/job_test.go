@@ -198,3 +198,38 @@ func TestRangeIsAParameter(t *testing.T) {
 		}
 	}
 }
+
+// TestListingIsWhatIsRead: a source file that lands after the run listed
+// its sources is not read by that run.
+func TestListingIsWhatIsRead(t *testing.T) {
+	j := retailJob(t, "batch1.ndjson")
+	ctx := context.Background()
+	l, err := j.List(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copyFile(t, filepath.Join("..", "internal", "retail", "fixture", "batch2.ndjson"), filepath.Join(j.Dir, "raw", "batch2.ndjson"))
+	eng, err := source.OpenSQLEngine(t.TempDir(), 256<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	if _, err := j.Prepare(ctx, eng, l, nil); err != nil {
+		t.Fatal(err)
+	}
+	rr, err := eng.Query(ctx, "SELECT count(*) AS n FROM raw_events__raw", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rr.Release()
+	if !rr.Next() {
+		t.Fatal(rr.Err())
+	}
+	if n := rr.RecordBatch().Column(0).(*array.Int64).Value(0); n != 11 {
+		t.Errorf("the run read %d source rows, want batch 1's 11: the file that landed after the listing was read", n)
+	}
+	again, err := j.List(ctx, nil)
+	if err != nil || again.Hash == l.Hash {
+		t.Errorf("listing again: %v; want another hash once a file landed", err)
+	}
+}

@@ -393,6 +393,11 @@ func runApply(ctx context.Context, g *globals, files []string, o applyOptions) e
 	defer cat.Close()
 	pub.Progress = progressLog{g}
 	pub.BeforeCommit = commitBarrier(g.getenv)
+	for _, plan := range plans {
+		if err := sameSources(ctx, g, plan); err != nil {
+			return err
+		}
+	}
 	res, err := pub.Apply(ctx, o.ApplyOptions, plans...)
 	if res == nil {
 		return err

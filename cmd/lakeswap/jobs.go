@@ -87,7 +87,11 @@ func stageJob(ctx context.Context, pub *swap.Publisher, req swap.Request, select
 		return nil, err
 	}
 	defer src.Release()
-	info := &swap.JobInfo{File: j.File, Version: j.Version, SourcesHash: listing.Hash, RejectedRows: rejected.Rows, Rejected: rejected.ByReason}
+	file, err := filepath.Abs(j.File)
+	if err != nil {
+		return nil, err
+	}
+	info := &swap.JobInfo{File: file, Version: j.Version, SourcesHash: listing.Hash, RejectedRows: rejected.Rows, Rejected: rejected.ByReason}
 	if rejected.Rows > 0 {
 		info.RejectsFile = rejectsFile
 	}
@@ -113,4 +117,44 @@ func printJob(w io.Writer, p *swap.Plan) {
 		reasons = append(reasons, fmt.Sprintf("%s: %d", r, j.Rejected[r]))
 	}
 	fmt.Fprintf(w, "rejected %d source row(s), written to %s: %s\n", j.RejectedRows, j.RejectsFile, strings.Join(reasons, "; "))
+}
+
+// sameSources refuses, as a conflict, to apply a plan a job computed once
+// the job or its sources changed: the plan's rows are what that job made
+// of those files, and no longer what it would make.
+func sameSources(ctx context.Context, g *globals, plan *swap.Plan) error {
+	info := plan.Job
+	if info == nil {
+		return nil
+	}
+	conflict := func(format string, args ...any) error {
+		return &swap.OpError{Op: "apply", Table: plan.Table, RunID: plan.RunID,
+			Err:  fmt.Errorf("%w: "+format, append([]any{swap.ErrConflict}, args...)...),
+			Hint: "nothing was committed; plan the job again"}
+	}
+	j, err := job.Load(info.File)
+	if err != nil {
+		return conflict("the plan's job cannot be read again: %v", err)
+	}
+	if j.Version != info.Version {
+		return conflict("job %s changed since the plan (version %s, planned as %s)", info.File, short(j.Version), short(info.Version))
+	}
+	var store source.ObjectStore
+	for _, name := range j.SourceNames() {
+		if source.IsObjectURL(j.Sources[name].Path) && store == nil {
+			s3, err := inputStore(ctx, g.props, g.getenv)
+			if err != nil {
+				return err
+			}
+			store = s3
+		}
+	}
+	l, err := j.List(ctx, store)
+	if err != nil {
+		return conflict("the job's sources cannot be listed again: %v", err)
+	}
+	if l.Hash != info.SourcesHash {
+		return conflict("the sources of job %s changed since the plan (listed as %s, planned from %s): a file was added, removed or rewritten", info.File, short(l.Hash), short(info.SourcesHash))
+	}
+	return nil
 }

@@ -86,6 +86,30 @@ func TestRetailJob(t *testing.T) {
 		if code, res, errs := publish("rerun", "order_date=2026-01-01..2026-01-02"); code != 0 || res.Status != "unchanged" || s.metadata("orders_fact") != meta {
 			t.Errorf("a rerun: exit %d %s: %s; want unchanged, nothing committed", code, res.Status, errs)
 		}
+
+		// A plan of the job, whose source changes before it is applied.
+		batch3 := filepath.Join(raw, "batch3.ndjson")
+		line := `{"event_id":"e20","order_id":"o200","channel":"app","order_ts":"2026-01-02T20:00:00Z","updated_at":"2026-01-02T20:00:00Z","source_version":1,"amount_cents":100,"ingested_at":"2026-01-02T20:01:00Z"}` + "\n"
+		if err := os.WriteFile(batch3, []byte(line), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		planFile := filepath.Join(t.TempDir(), "plan.json")
+		var planned struct {
+			PlanID string `json:"plan_id"`
+		}
+		out := s.must("plan", "-o", "json", "--job", jobFile, "--run-id", "planned", "--out", planFile, "--rejects", filepath.Join(t.TempDir(), "r.ndjson"), "--partitions", "order_date=2026-01-01..2026-01-02")
+		if err := json.Unmarshal([]byte(out), &planned); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(batch3, []byte(strings.Replace(line, `"amount_cents":100`, `"amount_cents":900`, 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if code, _, errs := s.cli("apply", planFile, "--approve", planned.PlanID); code != exitConflict || !strings.Contains(errs, "sources of job") {
+			t.Errorf("apply after a source file changed: exit %d: %s; want a conflict", code, errs)
+		}
+		if s.metadata("orders_fact") != meta {
+			t.Error("the refused apply changed the table")
+		}
 	})
 }
 
