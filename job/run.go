@@ -8,8 +8,10 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
+	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/source"
 )
 
@@ -156,3 +158,77 @@ func (j *Job) Query(ctx context.Context, eng *source.SQLEngine, from, to string)
 
 // ident quotes an SQL identifier.
 func ident(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+
+// Figures are what a job's reconciliation query says a partition holds.
+type Figures struct {
+	Rows int64
+	Sums map[string]int64
+}
+
+// Reconciled runs the job's reconciliation query for from..to: one row a
+// partition, with the table's partition column, a column rows and a column
+// for each additive column (BIGINT; the SQL casts), by name. It returns
+// nil for a job without one.
+func (j *Job) Reconciled(ctx context.Context, eng *source.SQLEngine, c *contract.Contract, from, to string) (map[string]Figures, error) {
+	if strings.TrimSpace(j.Reconcile) == "" {
+		return nil, nil
+	}
+	rr, err := eng.Query(ctx, j.Reconcile, map[string]string{"from": from, "to": to})
+	if err != nil {
+		return nil, fmt.Errorf("job's reconciliation query: %w", err)
+	}
+	defer rr.Release()
+	schema := rr.Schema()
+	col := func(name string) (int, error) {
+		idx := schema.FieldIndices(name)
+		if len(idx) != 1 {
+			return 0, fmt.Errorf("job's reconciliation query: want one column %s, it gives %d", name, len(idx))
+		}
+		return idx[0], nil
+	}
+	part, err := col(c.Partition.Name)
+	if err != nil {
+		return nil, err
+	}
+	figures := map[string]int{"rows": -1}
+	for _, i := range c.Additive {
+		figures[c.Fields[i].Name] = -1
+	}
+	for name := range figures {
+		if figures[name], err = col(name); err != nil {
+			return nil, err
+		}
+		if t := schema.Field(figures[name]).Type; t.ID() != arrow.INT64 {
+			return nil, fmt.Errorf("job's reconciliation query: column %s is %s; cast it to BIGINT", name, t)
+		}
+	}
+	out := map[string]Figures{}
+	for rr.Next() {
+		rec := rr.RecordBatch()
+		valueOf, err := c.Partition.ValueFunc(rec.Column(part))
+		if err != nil {
+			return nil, fmt.Errorf("job's reconciliation query: column %s: %w", c.Partition.Name, err)
+		}
+		for r := range int(rec.NumRows()) {
+			v, ok := valueOf(r)
+			if !ok {
+				return nil, fmt.Errorf("job's reconciliation query: a row has no %s", c.Partition.Name)
+			}
+			f := Figures{Sums: map[string]int64{}}
+			for name, i := range figures {
+				n := rec.Column(i).(*array.Int64).Value(r)
+				if name == "rows" {
+					f.Rows = n
+				} else {
+					f.Sums[name] = n
+				}
+			}
+			v = strings.Clone(v)
+			if _, dup := out[v]; dup {
+				return nil, fmt.Errorf("job's reconciliation query: partition %s twice", v)
+			}
+			out[v] = f
+		}
+	}
+	return out, rr.Err()
+}

@@ -94,6 +94,9 @@ type JobInfo struct {
 	RejectedRows int64            `json:"rejected_rows"`
 	Rejected     map[string]int64 `json:"rejected,omitempty"`
 	RejectsFile  string           `json:"rejects_file,omitempty"`
+	// Reconciled is what the job's reconciliation query said each
+	// partition must hold, by partition value.
+	Reconciled map[string]Figures `json:"reconciled,omitempty"`
 }
 
 // PartitionPlan is one declared partition: the files it holds at the base

@@ -74,6 +74,18 @@ type Request struct {
 	Batch int
 	// Job, when a SQL job computed the rows, is what the run records of it.
 	Job *JobInfo
+	// Expect, when set, is what the source says each partition must hold
+	// (a job's reconciliation): a staged partition whose rows or additive
+	// sums differ is refused, unless AllowMismatch. The figures are
+	// recorded with the job's.
+	Expect        map[string]Figures
+	AllowMismatch bool
+}
+
+// Figures are a partition's rows and additive sums.
+type Figures struct {
+	Rows int64            `json:"rows"`
+	Sums map[string]int64 `json:"sums,omitempty"`
 }
 
 // Target is a table loaded for a publish, with its contract: what a caller
@@ -264,6 +276,13 @@ func (p *Publisher) stage(ctx context.Context, req Request, kind string) (*Plan,
 		if req.Band != nil {
 			band = *req.Band
 		}
+		for _, f := range reconcile(plan, contract, req.Expect) {
+			if req.AllowMismatch {
+				plan.Warnings = append(plan.Warnings, "allowed (--allow-mismatch): "+f.String())
+				continue
+			}
+			plan.Findings = append(plan.Findings, f)
+		}
 		found := implausible(plan, contract, band)
 		for _, f := range found {
 			if req.AllowImplausible {
@@ -382,6 +401,30 @@ func implausible(plan *Plan, c *contract.Contract, band contract.Band) []verify.
 		for _, i := range c.Additive {
 			col := c.Fields[i].Name
 			check(col, pp.OldFingerprint.Sums[col], pp.Fingerprint.Sums[col])
+		}
+	}
+	return out
+}
+
+// reconcile compares each staged partition with what the source says it
+// must hold: its rows and each additive sum.
+func reconcile(plan *Plan, c *contract.Contract, expect map[string]Figures) []verify.Finding {
+	if expect == nil {
+		return nil
+	}
+	var out []verify.Finding
+	for _, pp := range plan.Partitions {
+		want := expect[pp.Value]
+		if got := pp.Fingerprint.Rows; got != want.Rows {
+			out = append(out, verify.Finding{Kind: verify.KindReconcile, Partition: pp.Key,
+				Message: fmt.Sprintf("the source says %d rows, the run staged %d", want.Rows, got)})
+		}
+		for _, i := range c.Additive {
+			col := c.Fields[i].Name
+			if w, ok := want.Sums[col]; ok && w != pp.Fingerprint.Sums[col] {
+				out = append(out, verify.Finding{Kind: verify.KindReconcile, Partition: pp.Key, Column: col,
+					Message: fmt.Sprintf("the source says a sum of %d, the run staged %d", w, pp.Fingerprint.Sums[col])})
+			}
 		}
 	}
 	return out

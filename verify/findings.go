@@ -26,6 +26,7 @@ const (
 	KindNondeterministic Kind = "nondeterministic" // a second build of the same input gave other rows
 	KindMoved            Kind = "moved-records"    // staged keys the table holds in an undeclared partition
 	KindPartialPlans     Kind = "partial-plans"    // plans applied together that do not make one run
+	KindReconcile        Kind = "reconcile"        // staged figures that differ from the source's own
 )
 
 // Finding is one reason a stage cannot be published. Row counts from 1 within

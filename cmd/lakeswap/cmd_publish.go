@@ -24,6 +24,7 @@ import (
 type publishOptions struct {
 	job            string // a SQL job file, instead of inputs
 	rejects        string // where a job's rejected rows go
+	allowMismatch  bool   // let a job's staged figures differ from its reconciliation
 	table          string
 	partitions     string
 	allowEmpty     bool
@@ -98,6 +99,7 @@ column's type:
 func addStagingFlags(cmd *cobra.Command, o *publishOptions) {
 	f := cmd.Flags()
 	f.StringVar(&o.job, "job", "", "compute the rows with a SQL job file (its sources, SQL and reject rules) instead of reading inputs")
+	f.BoolVar(&o.allowMismatch, "allow-mismatch", false, "with --job: let staged rows or sums differ from what the job's reconciliation query says (a warning, not a refusal)")
 	f.StringVar(&o.rejects, "rejects", "", "with --job: file the source rows its rules reject are written to, as JSON lines (default rejects-<run id>.ndjson; never overwritten)")
 	f.StringVar(&o.table, "table", "", "table to publish to, NAMESPACE.NAME (required; a job names its own)")
 	f.StringVar(&o.partitions, "partitions", "", "partitions this run owns: COL=FROM..TO or COL=V1,V2 (required)")
@@ -250,7 +252,7 @@ func runStaging(ctx context.Context, g *globals, o publishOptions, act stageFunc
 	}
 	req := swap.Request{
 		Table: ident, RunID: o.runID, AllowEmpty: o.allowEmpty, NoAutoRollback: o.noAutoRollback, Parallelism: o.parallelism, Writer: writer,
-		AllowImplausible: o.implausible, Changes: o.changes, Batch: o.batch, ChangesMaxRows: changesMaxRows(in.MemoryLimit, o.parallelism),
+		AllowImplausible: o.implausible, Changes: o.changes, Batch: o.batch, AllowMismatch: o.allowMismatch, ChangesMaxRows: changesMaxRows(in.MemoryLimit, o.parallelism),
 	}
 	if o.band != "" {
 		band, err := contract.ParseBand(o.band)

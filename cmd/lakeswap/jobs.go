@@ -9,10 +9,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/lakeswap/lakeswap/job"
 	"github.com/lakeswap/lakeswap/source"
 	"github.com/lakeswap/lakeswap/swap"
+	"github.com/lakeswap/lakeswap/verify"
 )
 
 // stageJob computes a run's rows with a SQL job: it lists the job's
@@ -76,7 +78,19 @@ func stageJob(ctx context.Context, pub *swap.Publisher, req swap.Request, select
 		return nil, err
 	}
 	sorted := slices.Sorted(slices.Values(values))
-	rr, err := j.Query(ctx, eng, sorted[0], sorted[len(sorted)-1])
+	from, to := sorted[0], sorted[len(sorted)-1]
+	reconciled, err := j.Reconciled(ctx, eng, c, from, to)
+	if err != nil {
+		return nil, err
+	}
+	if reconciled != nil {
+		req.Expect = map[string]swap.Figures{}
+		for _, v := range values { // a partition the source does not name holds nothing
+			f := reconciled[v]
+			req.Expect[v] = swap.Figures{Rows: f.Rows, Sums: f.Sums}
+		}
+	}
+	rr, err := j.Query(ctx, eng, from, to)
 	if err != nil {
 		return nil, err
 	}
@@ -95,6 +109,7 @@ func stageJob(ctx context.Context, pub *swap.Publisher, req swap.Request, select
 	if rejected.Rows > 0 {
 		info.RejectsFile = rejectsFile
 	}
+	info.Reconciled = req.Expect
 	req.Partitions, req.Source, req.Target, req.Job = values, src, target, info
 	req.SourceName = fmt.Sprintf("%s (version %s, sources %s)", name, short(j.Version), short(listing.Hash))
 	return finish(ctx, req)
@@ -108,6 +123,16 @@ func printJob(w io.Writer, p *swap.Plan) {
 		return
 	}
 	fmt.Fprintf(w, "computed by job %s, version %s, from sources listed as %s\n", j.File, short(j.Version), short(j.SourcesHash))
+	if j.Reconciled != nil {
+		fmt.Fprintln(w, "reconciled with the sources:")
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "  PARTITION\tSOURCE ROWS\tSTAGED ROWS\tSOURCE SUMS\tSTAGED SUMS")
+		for _, pp := range p.Partitions {
+			f := j.Reconciled[pp.Value]
+			fmt.Fprintf(tw, "  %s\t%d\t%d\t%s\t%s\n", verify.DisplayKey(pp.Key), f.Rows, pp.Fingerprint.Rows, formatSums(f.Sums), formatSums(pp.Fingerprint.Sums))
+		}
+		_ = tw.Flush()
+	}
 	if j.RejectedRows == 0 {
 		fmt.Fprintln(w, "rejected no source rows")
 		return

@@ -126,3 +126,42 @@ func copyInto(t *testing.T, from, to string) {
 		t.Fatal(err)
 	}
 }
+
+// TestReconciliation: a job whose SQL drops a row is refused at plan time
+// by its reconciliation query, naming the partition and both figures, and
+// the table is unchanged; the job without the drop passes, and the plan
+// shows source and staged figures side by side.
+func TestReconciliation(t *testing.T) {
+	s := newSite(t, "sqlite+local")
+	s.must("table", "create", "--schema", filepath.Join("..", "..", "examples", "retail", "orders_fact.table.yaml"))
+	dir := t.TempDir()
+	copyInto(t, filepath.Join("..", "..", "internal", "retail", "fixture", "batch1.ndjson"), filepath.Join(dir, "raw", "batch1.ndjson"))
+	good, err := os.ReadFile(filepath.Join("..", "..", "examples", "retail", "orders_fact.sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	indent := func(sql string) string { return "    " + strings.ReplaceAll(strings.TrimSpace(sql), "\n", "\n    ") }
+	reconcile := "SELECT order_date, CAST(count(*) AS BIGINT) AS rows, CAST(sum(amount_cents) AS BIGINT) AS amount_cents\nFROM (\n" + string(good) + "\n) GROUP BY order_date"
+	jobOf := func(name, sql string) string {
+		f := filepath.Join(dir, name+".yaml")
+		body := "table: retail.orders_fact\nsources:\n  raw_events: {path: raw/*.ndjson}\nsql: |\n" + indent(sql) + "\nreconcile: |\n" + indent(reconcile) + "\n" +
+			"rejects:\n  - {reason: invalid, when: \"order_id IS NULL OR amount_cents < 0 OR try_cast(order_ts AS TIMESTAMPTZ) IS NULL OR channel NOT IN ('web', 'store', 'app')\"}\n"
+		if err := os.WriteFile(f, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	dropping := jobOf("dropping", string(good)+"\n  AND order_id <> 'o101'")
+	meta := s.metadata("orders_fact")
+	code, out, errs := s.cli("plan", "--job", dropping, "--out", filepath.Join(t.TempDir(), "p.json"), "--rejects", filepath.Join(t.TempDir(), "r.ndjson"), "--partitions", "order_date=2026-01-01..2026-01-02")
+	if code != exitRefused || !strings.Contains(errs, "order_date=2026-01-01") || !strings.Contains(errs, "the source says 4 rows, the run staged 3") || !strings.Contains(errs, "the source says a sum of 27500, the run staged 22500") {
+		t.Errorf("a job that drops a row: exit %d: %s%s; want refused naming the partition and both figures", code, out, errs)
+	}
+	if s.metadata("orders_fact") != meta {
+		t.Error("the refused plan changed the table")
+	}
+	out = s.must("plan", "--job", jobOf("good", string(good)), "--out", filepath.Join(t.TempDir(), "p.json"), "--rejects", filepath.Join(t.TempDir(), "r.ndjson"), "--partitions", "order_date=2026-01-01..2026-01-02")
+	if !strings.Contains(out, "reconciled with the sources:") || !strings.Contains(out, "order_date=2026-01-01  4            4") {
+		t.Errorf("the plan of the good job does not show the figures side by side:\n%s", out)
+	}
+}
