@@ -49,6 +49,9 @@ type Job struct {
 	// Lookback is how late a source row may arrive and still be counted
 	// in its partition; rows later than that are reported.
 	Lookback Duration `yaml:"lookback"`
+	// Lag says how to measure arrival: the source, and SQL expressions on
+	// its columns for when a row's event happened and when it arrived.
+	Lag Lag `yaml:"lag"`
 	// Reconcile is a query on the sources giving, per partition, the
 	// figures the staged rows must match (count and sums at the source's
 	// own grain).
@@ -69,6 +72,13 @@ type Source struct {
 	// Format is csv, ndjson or parquet; empty takes it from the files'
 	// extension.
 	Format string `yaml:"format"`
+}
+
+// Lag names what lakeswap lag measures: ingested - event, per source row.
+type Lag struct {
+	Source   string `yaml:"source"` // may be left out in a job of one source
+	Event    string `yaml:"event_time"`
+	Ingested string `yaml:"ingested_at"`
 }
 
 // Reject is a rule that refuses source rows, with its reason.

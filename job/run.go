@@ -7,6 +7,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -231,4 +232,57 @@ func (j *Job) Reconciled(ctx context.Context, eng *source.SQLEngine, c *contract
 		}
 	}
 	return out, rr.Err()
+}
+
+// LagReport is how late a source's rows arrived: the distribution of
+// ingested - event over its rows, and how many arrived later than the
+// job's lookback.
+type LagReport struct {
+	Source      string            `json:"source"`
+	Rows        int64             `json:"rows"`
+	Percentiles map[string]string `json:"percentiles"` // p50, p90, p99, max, as durations
+	Lookback    string            `json:"lookback"`
+	Beyond      int64             `json:"beyond_lookback"`
+	Share       float64           `json:"share_beyond_lookback"`
+	Unreadable  int64             `json:"unreadable"` // rows whose times do not read as timestamps
+}
+
+// MeasureLag measures the arrival lag of the job's lag source, over the
+// rows its reject rules keep, so that a lookback is sized from
+// measurement.
+func (j *Job) MeasureLag(ctx context.Context, eng *source.SQLEngine) (*LagReport, error) {
+	name := j.Lag.Source
+	if name == "" && len(j.Sources) == 1 {
+		name = j.SourceNames()[0]
+	}
+	if _, ok := j.Sources[name]; !ok || j.Lag.Event == "" || j.Lag.Ingested == "" {
+		return nil, fmt.Errorf("job %s: lag needs lag: {source, event_time, ingested_at}, SQL on the source's columns", j.File)
+	}
+	lag := "epoch_us(try_cast((" + j.Lag.Ingested + ") AS TIMESTAMPTZ)) - epoch_us(try_cast((" + j.Lag.Event + ") AS TIMESTAMPTZ))"
+	lookback := time.Duration(j.Lookback).Microseconds()
+	q := fmt.Sprintf(`SELECT count(*)::BIGINT,
+		count(lag)::BIGINT,
+		coalesce(quantile_disc(lag, 0.5), 0)::BIGINT,
+		coalesce(quantile_disc(lag, 0.9), 0)::BIGINT,
+		coalesce(quantile_disc(lag, 0.99), 0)::BIGINT,
+		coalesce(max(lag), 0)::BIGINT,
+		count(*) FILTER (WHERE lag > %d)::BIGINT
+		FROM (SELECT %s AS lag FROM %s)`, lookback, lag, ident(name))
+	rr, err := eng.Query(ctx, q, nil)
+	if err != nil {
+		return nil, fmt.Errorf("measure the lag of %s: %w", name, err)
+	}
+	defer rr.Release()
+	if !rr.Next() {
+		return nil, fmt.Errorf("measure the lag of %s: %v", name, rr.Err())
+	}
+	rec := rr.RecordBatch()
+	v := func(i int) int64 { return rec.Column(i).(*array.Int64).Value(0) }
+	us := func(n int64) string { return (time.Duration(n) * time.Microsecond).String() }
+	r := &LagReport{Source: name, Rows: v(1), Unreadable: v(0) - v(1), Lookback: time.Duration(j.Lookback).String(), Beyond: v(6),
+		Percentiles: map[string]string{"p50": us(v(2)), "p90": us(v(3)), "p99": us(v(4)), "max": us(v(5))}}
+	if r.Rows > 0 {
+		r.Share = float64(r.Beyond) / float64(r.Rows)
+	}
+	return r, nil
 }

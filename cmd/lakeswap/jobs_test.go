@@ -165,3 +165,23 @@ func TestReconciliation(t *testing.T) {
 		t.Errorf("the plan of the good job does not show the figures side by side:\n%s", out)
 	}
 }
+
+// TestLag: lakeswap lag on the retail fixture reports the arrival lag of
+// the rows the job keeps (e6, e7, e8 are rejected): 12 rows, the median 4
+// minutes, the latest (e10) 23h05m, none beyond the 2-day lookback.
+func TestLag(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"orders_fact.yaml", "orders_fact.sql"} {
+		copyInto(t, filepath.Join("..", "..", "examples", "retail", f), filepath.Join(dir, f))
+	}
+	for _, b := range []string{"batch1.ndjson", "batch2.ndjson"} {
+		copyInto(t, filepath.Join("..", "..", "internal", "retail", "fixture", b), filepath.Join(dir, "raw", b))
+	}
+	s := newSite(t, "sqlite+local")
+	out := s.must("lag", "--job", filepath.Join(dir, "orders_fact.yaml"))
+	for _, want := range []string{"over 12 rows", "p50 4m0s", "max 23h5m0s", "beyond the lookback of 48h0m0s: 0 rows"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("lag says %q, want %q in it", out, want)
+		}
+	}
+}

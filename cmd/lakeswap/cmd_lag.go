@@ -1,0 +1,70 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lakeswap/lakeswap/job"
+	"github.com/lakeswap/lakeswap/source"
+)
+
+func newLagCmd(g *globals) *cobra.Command {
+	var jobFile string
+	cmd := &cobra.Command{
+		Use:   "lag --job JOB",
+		Short: "Measure how late a job's source rows arrive, to size its lookback",
+		Long: `lag measures, over the rows of the job's lag source that its reject rules keep, the distribution of
+ingested_at - event_time (the job's lag: {event_time, ingested_at}, SQL on the source's columns): its
+percentiles, and how many rows arrived later than the job's lookback. It reads the sources and
+nothing else.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if jobFile == "" {
+				return usagef("name the job with --job")
+			}
+			j, err := job.Load(jobFile)
+			if err != nil {
+				return usageError{err}
+			}
+			return runLag(cmd.Context(), g, j)
+		},
+	}
+	cmd.Flags().StringVar(&jobFile, "job", "", "the job file (required)")
+	return cmd
+}
+
+func runLag(ctx context.Context, g *globals, j *job.Job) error {
+	l, err := j.List(ctx, nil)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "lakeswap-lag-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	eng, err := source.OpenSQLEngine(tmp, defaultMemoryLimit()/4)
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	if _, err := j.Prepare(ctx, eng, l, io.Discard); err != nil {
+		return err
+	}
+	r, err := j.MeasureLag(ctx, eng)
+	if err != nil {
+		return err
+	}
+	return g.emit(r, func(w io.Writer) {
+		fmt.Fprintf(w, "arrival lag of %s over %d rows: p50 %s, p90 %s, p99 %s, max %s\n",
+			r.Source, r.Rows, r.Percentiles["p50"], r.Percentiles["p90"], r.Percentiles["p99"], r.Percentiles["max"])
+		fmt.Fprintf(w, "beyond the lookback of %s: %d rows (%.1f%%)\n", r.Lookback, r.Beyond, 100*r.Share)
+		if r.Unreadable > 0 {
+			fmt.Fprintf(w, "%d rows have times that do not read as timestamps and are left out\n", r.Unreadable)
+		}
+	})
+}
