@@ -65,10 +65,16 @@ type Job struct {
 	Version string `yaml:"-"`
 }
 
-// Source is one input of the job, bound to a name the SQL reads.
+// Source is one input of the job, bound to a name the SQL reads: files,
+// or an Iceberg table pinned to a snapshot.
 type Source struct {
 	// Path is a local file, glob or folder, or an s3:// prefix or glob.
 	Path string `yaml:"path"`
+	// Table is an Iceberg table of the catalog, NAMESPACE.NAME, read as of
+	// Snapshot (0: the snapshot main holds when the run lists its
+	// sources, which the run then records).
+	Table    string `yaml:"table"`
+	Snapshot int64  `yaml:"snapshot"`
 	// Format is csv, ndjson or parquet; empty takes it from the files'
 	// extension.
 	Format string `yaml:"format"`
@@ -168,8 +174,10 @@ func (j *Job) check() error {
 		switch {
 		case !sourceName.MatchString(name):
 			errs = append(errs, fmt.Errorf("source %q: a name the SQL reads must be a plain identifier (letters, digits, _)", name))
-		case s.Path == "":
-			errs = append(errs, fmt.Errorf("source %s: give its path", name))
+		case (s.Path == "") == (s.Table == ""):
+			errs = append(errs, fmt.Errorf("source %s: give its path, or its table", name))
+		case s.Table != "" && s.Format != "":
+			errs = append(errs, fmt.Errorf("source %s: a table's files are Parquet; leave format out", name))
 		}
 		switch s.Format {
 		case "", "csv", "ndjson", "parquet":

@@ -84,7 +84,7 @@ func expectedFacts(t *testing.T, stage string) []fact {
 func run(t *testing.T, j *job.Job, from, to string) ([]fact, *job.Rejected, string) {
 	t.Helper()
 	ctx := context.Background()
-	l, err := j.List(ctx, nil)
+	l, err := j.List(ctx, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func run(t *testing.T, j *job.Job, from, to string) ([]fact, *job.Rejected, stri
 	}
 	defer eng.Close()
 	var rejects bytes.Buffer
-	rej, err := j.Prepare(ctx, eng, l, &rejects)
+	rej, err := j.Prepare(ctx, eng, l, &rejects, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func TestRangeIsAParameter(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	l, err := j.List(ctx, nil)
+	l, err := j.List(ctx, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestRangeIsAParameter(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer eng.Close()
-	if _, err := j.Prepare(ctx, eng, l, nil); err != nil {
+	if _, err := j.Prepare(ctx, eng, l, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, hostile := range []string{"2026-01-01'; DROP VIEW events; --", `2026-01-01" OR 1=1 --`, "$to"} {
@@ -204,7 +204,7 @@ func TestRangeIsAParameter(t *testing.T) {
 func TestListingIsWhatIsRead(t *testing.T) {
 	j := retailJob(t, "batch1.ndjson")
 	ctx := context.Background()
-	l, err := j.List(ctx, nil)
+	l, err := j.List(ctx, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +214,7 @@ func TestListingIsWhatIsRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer eng.Close()
-	if _, err := j.Prepare(ctx, eng, l, nil); err != nil {
+	if _, err := j.Prepare(ctx, eng, l, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	rr, err := eng.Query(ctx, "SELECT count(*) AS n FROM raw_events__raw", nil)
@@ -228,7 +228,7 @@ func TestListingIsWhatIsRead(t *testing.T) {
 	if n := rr.RecordBatch().Column(0).(*array.Int64).Value(0); n != 11 {
 		t.Errorf("the run read %d source rows, want batch 1's 11: the file that landed after the listing was read", n)
 	}
-	again, err := j.List(ctx, nil)
+	again, err := j.List(ctx, nil, nil)
 	if err != nil || again.Hash == l.Hash {
 		t.Errorf("listing again: %v; want another hash once a file landed", err)
 	}

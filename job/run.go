@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/lakeswap/lakeswap/contract"
+	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/source"
 )
 
@@ -43,18 +44,34 @@ func (r *Rejected) Reasons() []string {
 // is a view of exactly the listed files, without the rows its reject
 // rules refuse. It writes each refused row to rejects as one JSON line
 // (its source, its reasons, the row as read) and counts them.
-func (j *Job) Prepare(ctx context.Context, eng *source.SQLEngine, l *Listing, rejects io.Writer) (*Rejected, error) {
+// Fetch makes a listed object (s3://) readable by the engine: a local copy
+// of exactly what was listed.
+type Fetch func(ctx context.Context, in runrecord.Input) (string, error)
+
+func (j *Job) Prepare(ctx context.Context, eng *source.SQLEngine, l *Listing, rejects io.Writer, fetch Fetch) (*Rejected, error) {
 	out := &Rejected{ByReason: map[string]int64{}}
 	for _, name := range j.SourceNames() {
-		files := l.Sources[name]
-		if len(files) == 0 {
-			return nil, fmt.Errorf("source %s: its path names no file", name)
-		}
 		var list []string
 		format := j.Sources[name].Format
-		for _, f := range files {
-			if source.IsObjectURL(f.URL) {
-				return nil, fmt.Errorf("source %s: %s is on S3; this build of lakeswap reads a job's sources from local files only", name, f.URL)
+		if j.Sources[name].Table != "" {
+			format = "parquet"
+		}
+		for _, f := range l.Sources[name] {
+			path := f.URL
+			switch {
+			case strings.HasPrefix(path, "iceberg:"):
+				continue // the snapshot the files are of
+			case strings.HasPrefix(path, "file://"):
+				path = strings.TrimPrefix(path, "file://")
+			case source.IsObjectURL(path):
+				if fetch == nil {
+					return nil, fmt.Errorf("source %s: %s is on S3, and no S3 store is configured", name, path)
+				}
+				local, err := fetch(ctx, f)
+				if err != nil {
+					return nil, fmt.Errorf("source %s: %w", name, err)
+				}
+				path = local
 			}
 			if format == "" {
 				ff, err := source.InputFormat(f.URL)
@@ -63,7 +80,10 @@ func (j *Job) Prepare(ctx context.Context, eng *source.SQLEngine, l *Listing, re
 				}
 				format = ff
 			}
-			list = append(list, source.SQLString(f.URL))
+			list = append(list, source.SQLString(path))
+		}
+		if len(list) == 0 {
+			return nil, fmt.Errorf("source %s: it names no file", name)
 		}
 		fileList := "[" + strings.Join(list, ", ") + "]"
 		var read string

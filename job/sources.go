@@ -21,16 +21,32 @@ type Listing struct {
 	Hash    string                       `json:"hash"`
 }
 
-// List lists the job's local sources: every file a source's path names
-// (a file, a glob, a folder), with its size and SHA-256, read in full.
-// S3 sources are listed by their object store (ListObjects), with ETags.
-func (j *Job) List(ctx context.Context, store source.ObjectStore) (*Listing, error) {
+// TableFiles lists the data files of a table's snapshot (0: the one main
+// holds), and says which snapshot that was.
+type TableFiles func(ctx context.Context, table string, snapshot int64) (int64, []runrecord.Input, error)
+
+// List lists the job's sources: every file a source's path names (a file,
+// a glob, a folder), with its size and SHA-256, read in full; S3 sources
+// by their object store (ListObjects), with ETags; a table's by the data
+// files of its pinned snapshot, which the listing names.
+func (j *Job) List(ctx context.Context, store source.ObjectStore, tables TableFiles) (*Listing, error) {
 	l := &Listing{Sources: map[string][]runrecord.Input{}}
 	var all []runrecord.Input
 	for _, name := range j.SourceNames() {
 		path := j.resolve(j.Sources[name].Path)
 		var inputs []runrecord.Input
-		if source.IsObjectURL(path) {
+		if t := j.Sources[name].Table; t != "" {
+			if tables == nil {
+				return nil, fmt.Errorf("source %s: reading table %s needs a catalog", name, t)
+			}
+			id, files, err := tables(ctx, t, j.Sources[name].Snapshot)
+			if err != nil {
+				return nil, fmt.Errorf("source %s: %w", name, err)
+			}
+			// The snapshot is part of what was read: the same files of
+			// another snapshot are another listing.
+			inputs = append([]runrecord.Input{{URL: fmt.Sprintf("iceberg:%s@%d", t, id)}}, files...)
+		} else if source.IsObjectURL(path) {
 			if store == nil {
 				return nil, fmt.Errorf("source %s: %s is on S3, and no S3 store is configured", name, path)
 			}

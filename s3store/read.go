@@ -35,7 +35,11 @@ var ErrChanged = errors.New("the object changed since it was listed")
 // etag and its size size: an object rewritten since the listing is refused
 // with ErrChanged, never read in its new form.
 func (s *Store) Download(ctx context.Context, bucket, key, etag string, size int64, w io.Writer) error {
-	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(key), IfMatch: aws.String(etag)})
+	in := &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)}
+	if etag != "" { // a table's data file, never rewritten, is listed by size
+		in.IfMatch = aws.String(etag)
+	}
+	out, err := s.client.GetObject(ctx, in)
 	if isPreconditionFailed(err) {
 		return fmt.Errorf("s3://%s/%s: %w", bucket, key, ErrChanged)
 	}

@@ -2,6 +2,8 @@ package swap
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -127,4 +129,36 @@ func (p *Publisher) Status(ctx context.Context, ident table.Identifier, runID st
 	}
 	st.Complete = st.Batches == 0 || st.CommittedBatches == st.Batches
 	return st, nil
+}
+
+// SnapshotFiles lists the live data files of a table's snapshot (0: the
+// one main holds), with their sizes, and says which snapshot that was: what
+// a job reads of a table it is pinned to.
+func (p *Publisher) SnapshotFiles(ctx context.Context, ident table.Identifier, snapshotID int64) (int64, []runrecord.Input, error) {
+	if snapshotID == 0 {
+		tbl, err := p.Catalog.LoadTable(ctx, ident)
+		if err != nil {
+			return 0, nil, err
+		}
+		head := tbl.CurrentSnapshot()
+		if head == nil {
+			return 0, nil, fmt.Errorf("table %s has no snapshot to read", strings.Join(ident, "."))
+		}
+		snapshotID = head.SnapshotID
+	}
+	at, err := p.loadSnapshot(ctx, ident, snapshotID)
+	if err != nil {
+		return 0, nil, err
+	}
+	var out []runrecord.Input
+	for _, v := range slices.Sorted(maps.Keys(at.live)) {
+		key := at.contract.Partition.Key(v)
+		if err := noDeletes(key, at.live[v]); err != nil {
+			return 0, nil, err
+		}
+		for _, f := range at.live[v] {
+			out = append(out, runrecord.Input{URL: f.FilePath(), Size: f.FileSizeBytes()})
+		}
+	}
+	return snapshotID, out, nil
 }

@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	"github.com/spf13/cobra"
 
+	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/job"
 	"github.com/lakeswap/lakeswap/source"
+	"github.com/lakeswap/lakeswap/swap"
 )
 
 func newLagCmd(g *globals) *cobra.Command {
@@ -38,7 +41,18 @@ nothing else.`,
 }
 
 func runLag(ctx context.Context, g *globals, j *job.Job) error {
-	l, err := j.List(ctx, nil)
+	var tables job.TableFiles
+	if slices.ContainsFunc(j.SourceNames(), func(name string) bool { return j.Sources[name].Table != "" }) {
+		var pub *swap.Publisher
+		var cat *catalog.Catalog
+		var err error
+		if ctx, cat, pub, err = g.open(ctx); err != nil {
+			return err
+		}
+		defer cat.Close()
+		tables = tableFiles(pub)
+	}
+	l, err := j.List(ctx, nil, tables)
 	if err != nil {
 		return err
 	}
@@ -52,7 +66,7 @@ func runLag(ctx context.Context, g *globals, j *job.Job) error {
 		return err
 	}
 	defer eng.Close()
-	if _, err := j.Prepare(ctx, eng, l, io.Discard); err != nil {
+	if _, err := j.Prepare(ctx, eng, l, io.Discard, nil); err != nil {
 		return err
 	}
 	r, err := j.MeasureLag(ctx, eng)

@@ -394,7 +394,7 @@ func runApply(ctx context.Context, g *globals, files []string, o applyOptions) e
 	pub.Progress = progressLog{g}
 	pub.BeforeCommit = commitBarrier(g.getenv)
 	for _, plan := range plans {
-		if err := sameSources(ctx, g, plan); err != nil {
+		if err := sameSources(ctx, g, pub, plan); err != nil {
 			return err
 		}
 	}

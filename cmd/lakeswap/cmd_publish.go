@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -228,6 +229,14 @@ func runStaging(ctx context.Context, g *globals, o publishOptions, act stageFunc
 		pub.Progress, in.Read = live, live.Read
 	}
 	pub.BeforeCommit = commitBarrier(g.getenv)
+	// A job reads S3 sources, and the files of a table on S3, through
+	// lakeswap's own S3 client.
+	jobS3 := j != nil && (s3store.UsesS3(g.props) || slices.ContainsFunc(j.SourceNames(), func(n string) bool { return source.IsObjectURL(j.Sources[n].Path) }))
+	if jobS3 {
+		if in.Store, err = inputStore(ctx, g.props, g.getenv); err != nil {
+			return err
+		}
+	}
 	if len(remote) > 0 {
 		if in.Store, err = inputStore(ctx, g.props, g.getenv); err != nil {
 			return err

@@ -11,7 +11,9 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/job"
+	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/source"
 	"github.com/lakeswap/lakeswap/swap"
 	"github.com/lakeswap/lakeswap/verify"
@@ -43,7 +45,7 @@ func stageJob(ctx context.Context, pub *swap.Publisher, req swap.Request, select
 	if rejectsFile == "" {
 		rejectsFile = "rejects-" + req.RunID + ".ndjson"
 	}
-	listing, err := j.List(ctx, in.Store)
+	listing, err := j.List(ctx, in.Store, tableFiles(pub))
 	if err != nil {
 		return nil, err
 	}
@@ -52,6 +54,7 @@ func stageJob(ctx context.Context, pub *swap.Publisher, req swap.Request, select
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
+	fetch := fetcher(in.Store, tmp)
 	limit := in.MemoryLimit
 	if limit <= 0 {
 		limit = 512 << 20
@@ -67,7 +70,7 @@ func stageJob(ctx context.Context, pub *swap.Publisher, req swap.Request, select
 	if err != nil {
 		return nil, usagef("rejects file: %v (a rejects file is never overwritten: name another with --rejects)", err)
 	}
-	rejected, err := j.Prepare(ctx, eng, listing, w)
+	rejected, err := j.Prepare(ctx, eng, listing, w, fetch)
 	if cerr := w.Close(); err == nil {
 		err = cerr
 	}
@@ -147,7 +150,7 @@ func printJob(w io.Writer, p *swap.Plan) {
 // sameSources refuses, as a conflict, to apply a plan a job computed once
 // the job or its sources changed: the plan's rows are what that job made
 // of those files, and no longer what it would make.
-func sameSources(ctx context.Context, g *globals, plan *swap.Plan) error {
+func sameSources(ctx context.Context, g *globals, pub *swap.Publisher, plan *swap.Plan) error {
 	info := plan.Job
 	if info == nil {
 		return nil
@@ -174,7 +177,7 @@ func sameSources(ctx context.Context, g *globals, plan *swap.Plan) error {
 			store = s3
 		}
 	}
-	l, err := j.List(ctx, store)
+	l, err := j.List(ctx, store, tableFiles(pub))
 	if err != nil {
 		return conflict("the job's sources cannot be listed again: %v", err)
 	}
@@ -182,4 +185,29 @@ func sameSources(ctx context.Context, g *globals, plan *swap.Plan) error {
 		return conflict("the sources of job %s changed since the plan (listed as %s, planned from %s): a file was added, removed or rewritten", info.File, short(l.Hash), short(info.SourcesHash))
 	}
 	return nil
+}
+
+// tableFiles lists what a job reads of a table of the catalog: the data
+// files of its pinned snapshot.
+func tableFiles(pub *swap.Publisher) job.TableFiles {
+	return func(ctx context.Context, name string, snapshot int64) (int64, []runrecord.Input, error) {
+		ident, err := catalog.ParseIdent(name)
+		if err != nil {
+			return 0, nil, err
+		}
+		return pub.SnapshotFiles(ctx, ident, snapshot)
+	}
+}
+
+// fetcher copies a job's S3 files to dir, each only if it is still as
+// listed.
+func fetcher(store source.ObjectStore, dir string) job.Fetch {
+	if store == nil {
+		return nil
+	}
+	n := 0
+	return func(ctx context.Context, in runrecord.Input) (string, error) {
+		n++
+		return source.Fetch(ctx, store, in, dir, n)
+	}
 }

@@ -3,12 +3,16 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/lakeswap/lakeswap/internal/retail"
 	"github.com/lakeswap/lakeswap/swap"
 )
 
@@ -111,6 +115,61 @@ func TestRetailJob(t *testing.T) {
 			t.Error("the refused apply changed the table")
 		}
 	})
+}
+
+// TestRetailJobsFromRaw, on every site: the shipped jobs, orders_fact
+// from the raw events and daily_orders from the facts (the snapshot it
+// read recorded), give exactly expected.json's daily groups after batch 1
+// and after both batches.
+func TestRetailJobsFromRaw(t *testing.T) {
+	forEachSite(t, func(t *testing.T, s *site) {
+		dir := t.TempDir()
+		for _, f := range []string{"orders_fact.yaml", "orders_fact.sql", "daily_orders.yaml", "daily_orders.sql"} {
+			copyInto(t, filepath.Join("..", "..", "examples", "retail", f), filepath.Join(dir, f))
+		}
+		for _, f := range []string{"orders_fact.table.yaml", "daily_orders.table.yaml"} {
+			s.must("table", "create", "--schema", filepath.Join("..", "..", "examples", "retail", f))
+		}
+		stages := []struct{ batch, expected string }{{"batch1.ndjson", retail.AfterBatch1}, {"batch2.ndjson", retail.AfterBatch2}}
+		for i, st := range stages {
+			copyInto(t, filepath.Join("..", "..", "internal", "retail", "fixture", st.batch), filepath.Join(dir, "raw", st.batch))
+			for _, j := range []string{"orders_fact", "daily_orders"} {
+				s.must("publish", "--job", filepath.Join(dir, j+".yaml"), "--run-id", fmt.Sprintf("%s-%d", j, i+1),
+					"--rejects", filepath.Join(t.TempDir(), "r.ndjson"), "--partitions", "order_date=2026-01-01..2026-01-02")
+			}
+			want, err := retail.Daily(st.expected)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := dailyOf(t, s); !slices.Equal(got, want) {
+				t.Errorf("daily_orders after %s:\n got %v\nwant %v", st.batch, got, want)
+			}
+		}
+		// The runs are in the table's history.
+		code, out, _ := s.cli("history", "-o", "json", "--table", "retail.daily_orders")
+		if code != 0 || !strings.Contains(out, "daily_orders-2") {
+			t.Errorf("history: %s", out)
+		}
+	})
+}
+
+// dailyOf reads retail.daily_orders on a site.
+func dailyOf(t *testing.T, s *site) []retail.DailyOrder {
+	t.Helper()
+	ctx, cat, _, err := openPublisher(context.Background(), siteConfig(t, s), noLog())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cat.Close()
+	tbl, err := cat.LoadTable(ctx, []string{"retail", "daily_orders"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := retail.ReadDaily(ctx, tbl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
 }
 
 func copyInto(t *testing.T, from, to string) {
