@@ -244,3 +244,33 @@ func TestLag(t *testing.T) {
 		}
 	}
 }
+
+// TestJobOnS3Sources: a job whose source is an s3:// prefix reads the
+// objects listed there, through lakeswap's S3 client.
+func TestJobOnS3Sources(t *testing.T) {
+	s := newSite(t, "sqlite+minio")
+	s.must("table", "create", "--schema", filepath.Join("..", "..", "examples", "retail", "orders_fact.table.yaml"))
+	raw, err := os.ReadFile(filepath.Join("..", "..", "internal", "retail", "fixture", "batch1.ndjson"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.write("s3://"+s.bkt+"/raw/batch1.ndjson", raw)
+	dir := t.TempDir()
+	copyInto(t, filepath.Join("..", "..", "examples", "retail", "orders_fact.sql"), filepath.Join(dir, "orders_fact.sql"))
+	job, err := os.ReadFile(filepath.Join("..", "..", "examples", "retail", "orders_fact.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobFile := filepath.Join(dir, "orders_fact.yaml")
+	if err := os.WriteFile(jobFile, []byte(strings.Replace(string(job), "path: raw/*.ndjson", "path: s3://"+s.bkt+"/raw/", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var res swap.Result
+	out := s.must("publish", "-o", "json", "--job", jobFile, "--rejects", filepath.Join(t.TempDir(), "r.ndjson"), "--partitions", "order_date=2026-01-01..2026-01-02")
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	if fp := res.Plan.Fingerprint; fp.Rows != 5 || fp.Sums["amount_cents"] != 36500 || res.Plan.Job.RejectedRows != 3 {
+		t.Errorf("a job on S3 sources: %d facts, %d cents, %d rejected; want 5, 36500, 3", fp.Rows, fp.Sums["amount_cents"], res.Plan.Job.RejectedRows)
+	}
+}
