@@ -17,8 +17,10 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/lakeswap/lakeswap/catalog"
+	retailjobs "github.com/lakeswap/lakeswap/examples/retail"
 	"github.com/lakeswap/lakeswap/internal/devserver"
 	"github.com/lakeswap/lakeswap/internal/retail"
+	"github.com/lakeswap/lakeswap/job"
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/s3store"
 	"github.com/lakeswap/lakeswap/source"
@@ -42,9 +44,11 @@ func newDemoCmd(g *globals) *cobra.Command {
 		Short: "Run the retail-orders backfill story on an embedded catalog in DIR",
 		Long: `demo tells the retail-orders story end to end on an embedded catalog in DIR (catalog.db and
 warehouse/, left in place so that 'lakeswap --home DIR history --table retail.daily_orders' and other
-engines can look afterwards): a first load, a corrected backfill, a rerun that changes nothing, a naive
-append that doubles, a refused wipe, and a bad publish rolled back. It checks every number it shows and
-fails if one is off. A rerun starts the demo's tables afresh.
+engines can look afterwards). It runs the shipped SQL jobs from the raw order events (left in DIR/jobs):
+batch 1 builds orders_fact and, from it, daily_orders; batch 2 arrives, a backfill of 2026-01-02 alone
+is refused because o100 moved, the backfill of both days rebuilds both tables, and a rerun changes
+nothing. Then a naive append that doubles, a refused wipe, and a bad publish rolled back. It checks every
+number it shows and fails if one is off. A rerun starts the demo's tables afresh.
 
 With --s3 the warehouse is on S3: a MinIO server that lakeswap starts for the demo (built once into
 the cache folder), or, with --s3-endpoint and --s3-bucket, an S3-compatible endpoint of one's own with
@@ -66,6 +70,8 @@ type demo struct {
 	cat    *catalog.Catalog
 	pub    *swap.Publisher
 	inputs string
+	jobs   string         // the retail jobs and their raw events
+	in     source.Options // how the jobs read (S3 for a warehouse there)
 	step   int
 }
 
@@ -100,9 +106,18 @@ func runDemo(ctx context.Context, g *globals, o demoOptions) error {
 	if g.json() {
 		w = g.stderr
 	}
-	d := &demo{ctx: ctx, w: w, cat: cat, pub: pub, inputs: filepath.Join(cfg.Home, "inputs")}
+	d := &demo{ctx: ctx, w: w, cat: cat, pub: pub, inputs: filepath.Join(cfg.Home, "inputs"), jobs: filepath.Join(cfg.Home, "jobs")}
 	if err := os.MkdirAll(d.inputs, 0o755); err != nil {
 		return err
+	}
+	if err := d.writeJobs(); err != nil {
+		return err
+	}
+	if s3store.UsesS3(cfg.Props) {
+		// daily_orders reads the facts' files, on S3 with the warehouse.
+		if d.in.Store, err = inputStore(ctx, cfg.Props, g.getenv); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintf(d.w, "lakeswap demo: retail-orders on an embedded catalog in %s, warehouse %s\n", cfg.Home, cfg.Props["warehouse"])
 
@@ -116,8 +131,8 @@ func runDemo(ctx context.Context, g *globals, o demoOptions) error {
 	}
 	steps := []func() error{
 		func() error { return d.create(cat, batch1) },
-		func() error { return d.publishStep("publish the first load (after batch 1)", "batch1.ndjson", batch1) },
-		func() error { return d.correct(batch2) },
+		func() error { return d.firstLoad(batch1) },
+		func() error { return d.backfill(batch2) },
 		d.appendContrast,
 		d.refuseWipe,
 		func() error { return d.badPublishRolledBack(batch2) },
@@ -202,18 +217,23 @@ func (d *demo) header(title string) {
 }
 
 func (d *demo) create(cat *catalog.Catalog, _ []retail.DailyOrder) error {
-	d.header("create retail.daily_orders: grain (order_date, channel), partitioned by order_date, additive order_count and amount_cents")
-	for _, ident := range []table.Identifier{demoTable, demoAppend} {
+	d.header("create retail.orders_fact (one row per order, by order_date) and retail.daily_orders (grain order_date, channel; additive order_count and amount_cents)")
+	facts, err := catalog.ReadTableSpec(filepath.Join(d.jobs, "orders_fact.table.yaml"))
+	if err != nil {
+		return err
+	}
+	for ident, spec := range map[string]catalog.TableSpec{"orders_fact": facts, "daily_orders": retail.Spec(), "daily_orders_append": retail.Spec()} {
+		ident := table.Identifier{"retail", ident}
 		if ok, _ := cat.CheckTableExists(d.ctx, ident); ok {
 			if err := dropTable(d.ctx, cat, ident); err != nil {
 				return err
 			}
 		}
-		if _, err := catalog.CreateTable(d.ctx, cat, ident, retail.Spec()); err != nil {
+		if _, err := catalog.CreateTable(d.ctx, cat, ident, spec); err != nil {
 			return err
 		}
 	}
-	fmt.Fprintln(d.w, "created retail.daily_orders and the scratch table retail.daily_orders_append")
+	fmt.Fprintf(d.w, "created retail.orders_fact, retail.daily_orders and the scratch table retail.daily_orders_append; the jobs that build them are in %s\n", d.jobs)
 	return nil
 }
 
@@ -234,15 +254,6 @@ func (d *demo) publish(ident table.Identifier, file string, rows []retail.DailyO
 		return nil, err
 	}
 	return publishFiles(d.ctx, d.pub, swap.Request{Table: ident}, demoRange, []string{path}, source.Options{})
-}
-
-func (d *demo) publishStep(title, file string, rows []retail.DailyOrder) error {
-	d.header(title + " for " + demoRange)
-	res, err := d.publish(demoTable, file, rows)
-	if err != nil {
-		return err
-	}
-	return d.show(res, rows)
 }
 
 // show prints the table as a reader sees it and checks it holds rows.
@@ -267,39 +278,118 @@ func (d *demo) read(ident table.Identifier) ([]retail.DailyOrder, error) {
 	return retail.ReadDaily(d.ctx, tbl)
 }
 
-func (d *demo) correct(batch2 []retail.DailyOrder) error {
-	d.header("publish the corrected groups (after batch 2: o100 moved to 2026-01-02, o106 is new) for " + demoRange)
-	first, err := d.publish(demoTable, "batch2.ndjson", batch2)
+// writeJobs puts the shipped retail jobs, their tables' schemas and the
+// raw events of batch 1 in the demo's jobs folder, afresh.
+func (d *demo) writeJobs() error {
+	if err := os.RemoveAll(d.jobs); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Join(d.jobs, "raw"), 0o755); err != nil {
+		return err
+	}
+	entries, err := retailjobs.Files.ReadDir(".")
 	if err != nil {
 		return err
 	}
-	if err := d.show(first, batch2); err != nil {
+	for _, e := range entries {
+		b, err := retailjobs.Files.ReadFile(e.Name())
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(d.jobs, e.Name()), b, 0o644); err != nil {
+			return err
+		}
+	}
+	return os.WriteFile(filepath.Join(d.jobs, "raw", "batch1.ndjson"), retail.Batch1, 0o644)
+}
+
+// runJob publishes a shipped job for the partitions selector names.
+func (d *demo) runJob(name, runID, selector string) (*swap.Result, error) {
+	j, err := job.Load(filepath.Join(d.jobs, name+".yaml"))
+	if err != nil {
+		return nil, err
+	}
+	ident, err := catalog.ParseIdent(j.Table)
+	if err != nil {
+		return nil, err
+	}
+	rejects := filepath.Join(d.jobs, "rejects-"+runID+".ndjson")
+	return stageJob(d.ctx, d.pub, swap.Request{Table: ident, RunID: runID}, selector, j, rejects, d.in, d.pub.Publish)
+}
+
+// buildBoth runs the facts job, then the daily job over the facts it made.
+func (d *demo) buildBoth(run string) (facts, daily *swap.Result, err error) {
+	if facts, err = d.runJob("orders_fact", "orders-fact-"+run, demoRange); err != nil {
+		return nil, nil, err
+	}
+	if daily, err = d.runJob("daily_orders", "daily-orders-"+run, demoRange); err != nil {
+		return nil, nil, err
+	}
+	return facts, daily, nil
+}
+
+func (d *demo) firstLoad(batch1 []retail.DailyOrder) error {
+	d.header("batch 1 of raw order events arrives: the orders_fact job builds the facts from it, the daily_orders job the groups from the facts, for " + demoRange)
+	facts, daily, err := d.buildBoth("batch1")
+	if err != nil {
+		return err
+	}
+	printJob(d.w, facts.Plan)
+	fmt.Fprintf(d.w, "orders_fact: %d orders, %d cents (duplicate e2 counted once, o107's tie won by e13)\n", facts.Plan.Fingerprint.Rows, facts.Plan.Fingerprint.Sums["amount_cents"])
+	return d.show(daily, batch1)
+}
+
+func (d *demo) backfill(batch2 []retail.DailyOrder) error {
+	d.header("batch 2 arrives (e10 moves o100 from 2026-01-01 to 2026-01-02): a backfill of 2026-01-02 alone is refused")
+	if err := os.WriteFile(filepath.Join(d.jobs, "raw", "batch2.ndjson"), retail.Batch2, 0o644); err != nil {
+		return err
+	}
+	before, err := d.cat.LoadTable(d.ctx, table.Identifier{"retail", "orders_fact"})
+	if err != nil {
+		return err
+	}
+	_, err = d.runJob("orders_fact", "orders-fact-alone", "order_date=2026-01-02")
+	var refused *swap.RefusedError
+	if !errors.As(err, &refused) || !strings.Contains(err.Error(), "o100") {
+		return fmt.Errorf("a backfill of 2026-01-02 alone: %v, want refused naming o100", err)
+	}
+	for _, f := range refused.Findings {
+		fmt.Fprintf(d.w, "refused (exit code %d): %s\n", exitCode(err), f)
+	}
+	after, err := d.cat.LoadTable(d.ctx, table.Identifier{"retail", "orders_fact"})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(d.w, "orders_fact unchanged: %v\n", after.MetadataLocation() == before.MetadataLocation())
+
+	d.header("the backfill of " + demoRange + " rebuilds both tables: o100 moves, o106 is new, the stale e9 loses")
+	_, daily, err := d.buildBoth("backfill")
+	if err != nil {
+		return err
+	}
+	if err := d.show(daily, batch2); err != nil {
 		return err
 	}
 
-	d.header("publish the same corrected input again: replace, never append; the same content commits nothing")
-	before, err := d.cat.LoadTable(d.ctx, demoTable)
+	d.header("the same backfill again: replace, never append; the same content commits nothing")
+	tbl, err := d.cat.LoadTable(d.ctx, demoTable)
 	if err != nil {
 		return err
 	}
-	again, err := d.publish(demoTable, "batch2.ndjson", batch2)
+	facts, again, err := d.buildBoth("rerun")
 	if err != nil {
 		return err
 	}
-	if err := d.show(again, batch2); err != nil {
-		return err
-	}
-	after, err := d.cat.LoadTable(d.ctx, demoTable)
+	now, err := d.cat.LoadTable(d.ctx, demoTable)
 	if err != nil {
 		return err
 	}
 	rows, _ := d.read(demoTable)
 	n, c := retail.Group(rows, "2026-01-02", "web")
-	same := again.Plan.Fingerprint.Hash == first.Plan.Fingerprint.Hash
-	kept := after.MetadataLocation() == before.MetadataLocation()
-	fmt.Fprintf(d.w, "%s; fingerprint unchanged: %v; no new snapshot: %v; 2026-01-02/web = %d orders, %d cents\n", again.Status, same, kept, n, c)
-	if !same || !kept || again.Status != "unchanged" || n != 2 || c != 19000 {
-		return fmt.Errorf("rerun changed the table: %s, fingerprint same %v, no new snapshot %v, 2026-01-02/web %d/%d (want 2/19000)", again.Status, same, kept, n, c)
+	kept := now.MetadataLocation() == tbl.MetadataLocation()
+	fmt.Fprintf(d.w, "orders_fact %s, daily_orders %s; no new snapshot: %v; 2026-01-02/web = %d orders, %d cents\n", facts.Status, again.Status, kept, n, c)
+	if facts.Status != "unchanged" || again.Status != "unchanged" || !kept || n != 2 || c != 19000 {
+		return fmt.Errorf("the rerun changed the tables: %s, %s, no new snapshot %v, 2026-01-02/web %d/%d (want 2/19000)", facts.Status, again.Status, kept, n, c)
 	}
 	return nil
 }

@@ -142,9 +142,9 @@ func printJob(w io.Writer, p *swap.Plan) {
 	}
 	var reasons []string
 	for _, r := range slices.Sorted(maps.Keys(j.Rejected)) {
-		reasons = append(reasons, fmt.Sprintf("%s: %d", r, j.Rejected[r]))
+		reasons = append(reasons, fmt.Sprintf("%s (%d)", r, j.Rejected[r]))
 	}
-	fmt.Fprintf(w, "rejected %d source row(s), written to %s: %s\n", j.RejectedRows, j.RejectsFile, strings.Join(reasons, "; "))
+	fmt.Fprintf(w, "rejected %d source row(s), written to %s: %s\n", j.RejectedRows, j.RejectsFile, strings.Join(reasons, ", "))
 }
 
 // sameSources refuses, as a conflict, to apply a plan a job computed once

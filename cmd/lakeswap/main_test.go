@@ -256,7 +256,7 @@ func TestDemoOnMinIO(t *testing.T) {
 	if code := mainWithEnv(context.Background(), []string{"demo", "--s3", "--dir", dir}, &out, &errb, noEnv); code != 0 {
 		t.Fatalf("demo --s3: exit %d\n%s\n%s", code, out.String(), errb.String())
 	}
-	for _, want := range []string{"warehouse s3://lakeswap-demo-", "fingerprint unchanged: true", "the one before the bad run: true", "demo ok"} {
+	for _, want := range []string{"warehouse s3://lakeswap-demo-", "daily_orders unchanged; no new snapshot: true", "the one before the bad run: true", "demo ok"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("demo --s3 output lacks %q", want)
 		}
@@ -269,7 +269,8 @@ func TestDemo(t *testing.T) {
 	if code := mainWithEnv(context.Background(), []string{"demo", "--dir", dir}, &out, &errb, noEnv); code != 0 {
 		t.Fatalf("demo: exit %d\n%s\n%s", code, out.String(), errb.String())
 	}
-	for _, want := range []string{"unchanged; fingerprint unchanged: true; no new snapshot: true; 2026-01-02/web = 2 orders, 19000 cents",
+	for _, want := range []string{"rejected 3 source row(s)", "orders_fact: 5 orders, 36500 cents", "order_id=o100): they moved",
+		"orders_fact unchanged, daily_orders unchanged; no new snapshot: true; 2026-01-02/web = 2 orders, 19000 cents",
 		"after append 1: 2026-01-02/web = 4 orders, 38000 cents", "after append 2: 2026-01-02/web = 6 orders, 57000 cents",
 		"refused (exit code 3)", "the one before the bad run: true", "demo ok"} {
 		if !strings.Contains(out.String(), want) {

@@ -30,6 +30,14 @@ import (
 //go:embed fixture/expected.json
 var expectedJSON []byte
 
+// The raw order events of the fixture's two batches.
+var (
+	//go:embed fixture/batch1.ndjson
+	Batch1 []byte
+	//go:embed fixture/batch2.ndjson
+	Batch2 []byte
+)
+
 // The fixture's stages.
 const (
 	AfterBatch1 = "after_batch1"
