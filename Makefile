@@ -37,10 +37,12 @@ dev-down:
 # BENCH_ROWS sets the rows the publish benchmark generates (default 1M);
 # BENCH_INPUT_ROWS the rows of the CLI's sorted-versus-alternating input
 # benchmark (default 2M); figures are averages over three runs.
+# BENCH_JOB_EVENTS the raw events the orders_fact job runs over (default 10M).
 bench:
 	$(GO) test -tags $(TAGS) -run '^$$' -bench . -benchtime 3x -timeout 30m ./swap/
 	$(GO) test -tags $(TAGS) -run '^$$' -bench BenchmarkInputRowOrder -benchtime 3x -timeout 30m ./cmd/lakeswap/
 	$(GO) test -run '^$$' -bench BenchmarkDifferMemory -benchtime 3x ./verify/
+	$(GO) test -tags $(TAGS) -run '^$$' -bench BenchmarkRetailJob -benchtime 1x -timeout 30m ./cmd/lakeswap/
 
 # A generated CSV of BENCH_ROWS rows (default 30M, about 0.9 GB) over 30 days in
 # random order, published by lakeswap and turned into partitioned Parquet by

@@ -306,3 +306,36 @@ func (j *Job) MeasureLag(ctx context.Context, eng *source.SQLEngine) (*LagReport
 	}
 	return r, nil
 }
+
+// Late counts, by the day of their event, the rows of the job's lag source
+// that arrived later than its lookback after their event, for the days
+// from..to: rows a run that trusted the lookback would have missed. It
+// returns nil when the job declares no lag or lookback.
+func (j *Job) Late(ctx context.Context, eng *source.SQLEngine, from, to string) (map[string]int64, error) {
+	name := j.Lag.Source
+	if name == "" && len(j.Sources) == 1 {
+		name = j.SourceNames()[0]
+	}
+	if _, ok := j.Sources[name]; !ok || j.Lag.Event == "" || j.Lag.Ingested == "" || j.Lookback <= 0 {
+		return nil, nil
+	}
+	event := "try_cast((" + j.Lag.Event + ") AS TIMESTAMPTZ)"
+	q := fmt.Sprintf(`SELECT CAST(CAST(%[1]s AS DATE) AS VARCHAR) AS day, count(*)::BIGINT AS n FROM %[2]s
+		WHERE epoch_us(try_cast((%[3]s) AS TIMESTAMPTZ)) - epoch_us(%[1]s) > %[4]d
+		  AND CAST(%[1]s AS DATE) BETWEEN CAST($from AS DATE) AND CAST($to AS DATE)
+		GROUP BY 1`, event, ident(name), j.Lag.Ingested, time.Duration(j.Lookback).Microseconds())
+	rr, err := eng.Query(ctx, q, map[string]string{"from": from, "to": to})
+	if err != nil {
+		return nil, fmt.Errorf("count the rows that arrived beyond the lookback: %w", err)
+	}
+	defer rr.Release()
+	out := map[string]int64{}
+	for rr.Next() {
+		rec := rr.RecordBatch()
+		days, counts := rec.Column(0).(*array.String), rec.Column(1).(*array.Int64)
+		for i := range int(rec.NumRows()) {
+			out[strings.Clone(days.Value(i))] = counts.Value(i)
+		}
+	}
+	return out, rr.Err()
+}

@@ -55,6 +55,11 @@ const (
 	PropJobVersion  = "lakeswap.job-version"
 	PropSourcesHash = "lakeswap.sources-sha256"
 	PropRejected    = "lakeswap.rejected"
+	// What the job's reconciliation said each partition holds (rows and
+	// sums), for up to MaxListedInputs partitions, and the source rows
+	// that arrived later than its lookback, by day (JSON).
+	PropReconciled = "lakeswap.reconciled"
+	PropLate       = "lakeswap.late"
 	// The objects a run read (s3:// inputs): how many, their bytes, the
 	// SHA-256 of their list (InputsHash) and, for up to MaxListedInputs,
 	// the list itself as JSON.
@@ -100,12 +105,14 @@ type Record struct {
 	PlannedBaseSnapshotID *int64
 	BaseFingerprint       string // the fingerprint of what the run replaced
 	BaseRows              int64
-	Version               string           // lakeswap's
-	Batch                 string           // "2/6" for a run committed in batches
-	JobVersion            string           // a SQL job's version
-	SourcesHash           string           // the SHA-256 of the job's sources' listing
-	Rejected              map[string]int64 // source rows a job's rules rejected, by reason
-	Inputs                []Input          // the objects read; only their count, bytes and hash past MaxListedInputs
+	Version               string                      // lakeswap's
+	Batch                 string                      // "2/6" for a run committed in batches
+	JobVersion            string                      // a SQL job's version
+	SourcesHash           string                      // the SHA-256 of the job's sources' listing
+	Rejected              map[string]int64            // source rows a job's rules rejected, by reason
+	Reconciled            map[string]map[string]int64 // a job's reconciliation: partition -> rows and sums
+	Late                  map[string]int64            // source rows later than the job's lookback, by day
+	Inputs                []Input                     // the objects read; only their count, bytes and hash past MaxListedInputs
 	InputCount            int
 	InputBytes            int64
 	InputsHash            string
@@ -151,6 +158,14 @@ func (r Record) Properties() iceberg.Properties {
 		rejected, _ := json.Marshal(r.Rejected)
 		props[PropRejected] = string(rejected)
 	}
+	if r.Reconciled != nil && len(r.Reconciled) <= MaxListedInputs {
+		b, _ := json.Marshal(r.Reconciled)
+		props[PropReconciled] = string(b)
+	}
+	if r.Late != nil {
+		b, _ := json.Marshal(r.Late)
+		props[PropLate] = string(b)
+	}
 	if r.PlannedBaseSnapshotID != nil {
 		props[PropPlannedBase] = strconv.FormatInt(*r.PlannedBaseSnapshotID, 10)
 	}
@@ -194,6 +209,8 @@ func Read(props map[string]string) (r Record, ok bool) {
 	r.BaseFingerprint, r.Version, r.Batch = props[PropBaseFingerprint], props[PropVersion], props[PropBatch]
 	r.JobVersion, r.SourcesHash = props[PropJobVersion], props[PropSourcesHash]
 	_ = json.Unmarshal([]byte(props[PropRejected]), &r.Rejected)
+	_ = json.Unmarshal([]byte(props[PropReconciled]), &r.Reconciled)
+	_ = json.Unmarshal([]byte(props[PropLate]), &r.Late)
 	r.Rows, _ = strconv.ParseInt(props[PropRows], 10, 64)
 	r.BaseRows, _ = strconv.ParseInt(props[PropBaseRows], 10, 64)
 	if v, err := strconv.ParseInt(props[PropBaseSnapshot], 10, 64); err == nil {

@@ -34,7 +34,19 @@ func (plan *Plan) record() runrecord.Record {
 	}
 	r.Batch = plan.BatchOf
 	if j := plan.Job; j != nil {
-		r.JobVersion, r.SourcesHash, r.Rejected = j.Version, j.SourcesHash, j.Rejected
+		r.JobVersion, r.SourcesHash, r.Rejected, r.Late = j.Version, j.SourcesHash, j.Rejected, j.Late
+		if j.Reconciled != nil {
+			r.Reconciled = map[string]map[string]int64{}
+			for _, pp := range plan.Partitions { // a batch records its own
+				if f, ok := j.Reconciled[pp.Value]; ok {
+					m := map[string]int64{"rows": f.Rows}
+					for col, sum := range f.Sums {
+						m[col] = sum
+					}
+					r.Reconciled[pp.Key] = m
+				}
+			}
+		}
 	}
 	return r.WithInputs(plan.Inputs)
 }

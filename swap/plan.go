@@ -97,6 +97,10 @@ type JobInfo struct {
 	// Reconciled is what the job's reconciliation query said each
 	// partition must hold, by partition value.
 	Reconciled map[string]Figures `json:"reconciled,omitempty"`
+	// Late counts, by the day of their event, the source rows that arrived
+	// later than the job's lookback after it (Lookback).
+	Late     map[string]int64 `json:"late,omitempty"`
+	Lookback string           `json:"lookback,omitempty"`
 }
 
 // PartitionPlan is one declared partition: the files it holds at the base

@@ -10,7 +10,9 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/job"
 	"github.com/lakeswap/lakeswap/runrecord"
@@ -93,6 +95,14 @@ func stageJob(ctx context.Context, pub *swap.Publisher, req swap.Request, select
 			req.Expect[v] = swap.Figures{Rows: f.Rows, Sums: f.Sums}
 		}
 	}
+	// Rows that arrived later than the lookback, for a table partitioned by
+	// the day of its events.
+	var late map[string]int64
+	if c.Arrow.Field(c.Partition.Column).Type.ID() == arrow.DATE32 {
+		if late, err = j.Late(ctx, eng, from, to); err != nil {
+			return nil, err
+		}
+	}
 	rr, err := j.Query(ctx, eng, from, to)
 	if err != nil {
 		return nil, err
@@ -112,7 +122,10 @@ func stageJob(ctx context.Context, pub *swap.Publisher, req swap.Request, select
 	if rejected.Rows > 0 {
 		info.RejectsFile = rejectsFile
 	}
-	info.Reconciled = req.Expect
+	info.Reconciled, info.Late = req.Expect, late
+	if late != nil {
+		info.Lookback = time.Duration(j.Lookback).String()
+	}
 	req.Partitions, req.Source, req.Target, req.Job = values, src, target, info
 	req.SourceName = fmt.Sprintf("%s (version %s, sources %s)", name, short(j.Version), short(listing.Hash))
 	return finish(ctx, req)
@@ -135,6 +148,17 @@ func printJob(w io.Writer, p *swap.Plan) {
 			fmt.Fprintf(tw, "  %s\t%d\t%d\t%s\t%s\n", verify.DisplayKey(pp.Key), f.Rows, pp.Fingerprint.Rows, formatSums(f.Sums), formatSums(pp.Fingerprint.Sums))
 		}
 		_ = tw.Flush()
+	}
+	if j.Late != nil {
+		var late []string
+		for _, d := range slices.Sorted(maps.Keys(j.Late)) {
+			late = append(late, fmt.Sprintf("%s (%d)", d, j.Late[d]))
+		}
+		if len(late) == 0 {
+			fmt.Fprintf(w, "no source row arrived later than the lookback of %s\n", j.Lookback)
+		} else {
+			fmt.Fprintf(w, "source rows that arrived later than the lookback of %s, by the day of their event: %s\n", j.Lookback, strings.Join(late, ", "))
+		}
 	}
 	if j.RejectedRows == 0 {
 		fmt.Fprintln(w, "rejected no source rows")

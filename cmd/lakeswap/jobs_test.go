@@ -172,7 +172,7 @@ func dailyOf(t *testing.T, s *site) []retail.DailyOrder {
 	return rows
 }
 
-func copyInto(t *testing.T, from, to string) {
+func copyInto(t testing.TB, from, to string) {
 	t.Helper()
 	b, err := os.ReadFile(from)
 	if err != nil {
@@ -242,6 +242,28 @@ func TestLag(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("lag says %q, want %q in it", out, want)
 		}
+	}
+
+	// A plan reports the rows that arrived later than the job's lookback,
+	// by the day of their event: with 12 hours, e5 delivered again (21h),
+	// e11 (18h), e9 (23h) and e10 (23h05m), all of 2026-01-02.
+	s.must("table", "create", "--schema", filepath.Join("..", "..", "examples", "retail", "orders_fact.table.yaml"))
+	args := func(job string) []string {
+		return []string{"plan", "--out", filepath.Join(t.TempDir(), "p.json"), "--rejects", filepath.Join(t.TempDir(), "r.ndjson"), "--partitions", "order_date=2026-01-01..2026-01-02", "--job", job}
+	}
+	if out := s.must(args(filepath.Join(dir, "orders_fact.yaml"))...); !strings.Contains(out, "no source row arrived later than the lookback of 48h0m0s") {
+		t.Errorf("the plan with a 2-day lookback:\n%s", out)
+	}
+	job, err := os.ReadFile(filepath.Join(dir, "orders_fact.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	short := filepath.Join(dir, "short.yaml")
+	if err := os.WriteFile(short, []byte(strings.Replace(string(job), "lookback: 2d", "lookback: 12h", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out := s.must(args(short)...); !strings.Contains(out, "later than the lookback of 12h0m0s, by the day of their event: 2026-01-02 (4)") {
+		t.Errorf("the plan with a 12-hour lookback:\n%s", out)
 	}
 }
 
