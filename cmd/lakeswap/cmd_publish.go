@@ -101,7 +101,7 @@ func addStagingFlags(cmd *cobra.Command, o *publishOptions) {
 	f := cmd.Flags()
 	f.StringVar(&o.job, "job", "", "compute the rows with a SQL job file (its sources, SQL and reject rules) instead of reading inputs")
 	f.BoolVar(&o.allowMismatch, "allow-mismatch", false, "with --job: let staged rows or sums differ from what the job's reconciliation query says (a warning, not a refusal)")
-	f.StringVar(&o.rejects, "rejects", "", "with --job: file the source rows its rules reject are written to, as JSON lines (default rejects-<run id>.ndjson; never overwritten)")
+	f.StringVar(&o.rejects, "rejects", "", "with --job: file the source rows its rules reject are written to, as JSON lines (default rejects-<run id>-<time>.ndjson; never overwritten)")
 	f.StringVar(&o.table, "table", "", "table to publish to, NAMESPACE.NAME (required; a job names its own)")
 	f.StringVar(&o.partitions, "partitions", "", "partitions this run owns: COL=FROM..TO or COL=V1,V2 (required)")
 	f.BoolVar(&o.allowEmpty, "allow-empty", false, "allow a declared partition to be replaced by no rows")

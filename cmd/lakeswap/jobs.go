@@ -45,7 +45,9 @@ func stageJob(ctx context.Context, pub *swap.Publisher, req swap.Request, select
 		req.RunID = swap.NewRunID() // to name the rejects file
 	}
 	if rejectsFile == "" {
-		rejectsFile = "rejects-" + req.RunID + ".ndjson"
+		// A rerun of a run id is legitimate; each run gets a file of its
+		// own, named by the time it started.
+		rejectsFile = "rejects-" + req.RunID + "-" + time.Now().UTC().Format("20060102T150405.000Z") + ".ndjson"
 	}
 	listing, err := j.List(ctx, in.Store, tableFiles(pub))
 	if err != nil {
