@@ -233,3 +233,41 @@ func TestListingIsWhatIsRead(t *testing.T) {
 		t.Errorf("listing again: %v; want another hash once a file landed", err)
 	}
 }
+
+// TestSQLReadsOnlyTheListing: once the sources are prepared, the job's SQL
+// reads the listed files through their views and no other file, and
+// writes none.
+func TestSQLReadsOnlyTheListing(t *testing.T) {
+	j := retailJob(t, "batch1.ndjson")
+	other := filepath.Join("..", "internal", "retail", "fixture", "batch2.ndjson")
+	ctx := context.Background()
+	l, err := j.List(ctx, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := source.OpenSQLEngine(t.TempDir(), 256<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	if _, err := j.Prepare(ctx, eng, l, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := eng.Exec(ctx, "SELECT count(*) FROM raw_events"); err != nil {
+		t.Errorf("the source's view: %v", err)
+	}
+	written := filepath.Join(t.TempDir(), "out.csv")
+	for _, q := range []string{
+		"SELECT count(*) FROM read_json(" + source.SQLString(other) + ")",
+		"COPY (SELECT 1) TO " + source.SQLString(written),
+		"SET enable_external_access = true",
+		"SET allowed_paths = [" + source.SQLString(other) + "]",
+	} {
+		if err := eng.Exec(ctx, q); err == nil {
+			t.Errorf("%s: ran; want it refused", q)
+		}
+	}
+	if _, err := os.Stat(written); err == nil {
+		t.Error("the SQL wrote a file")
+	}
+}

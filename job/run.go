@@ -42,14 +42,17 @@ func (r *Rejected) Reasons() []string {
 
 // Prepare makes the job's sources readable by its SQL on eng: each source
 // is a view of exactly the listed files, without the rows its reject
-// rules refuse. It writes each refused row to rejects as one JSON line
-// (its source, its reasons, the row as read) and counts them.
+// rules refuse; then the engine is confined to those files, so the SQL
+// reads nothing else and writes nothing. It writes each refused row to
+// rejects as one JSON line (its source, its reasons, the row as read) and
+// counts them.
 // Fetch makes a listed object (s3://) readable by the engine: a local copy
 // of exactly what was listed.
 type Fetch func(ctx context.Context, in runrecord.Input) (string, error)
 
 func (j *Job) Prepare(ctx context.Context, eng *source.SQLEngine, l *Listing, rejects io.Writer, fetch Fetch) (*Rejected, error) {
 	out := &Rejected{ByReason: map[string]int64{}}
+	var read []string // every file the views read
 	for _, name := range j.SourceNames() {
 		var list []string
 		format := j.Sources[name].Format
@@ -81,6 +84,7 @@ func (j *Job) Prepare(ctx context.Context, eng *source.SQLEngine, l *Listing, re
 				format = ff
 			}
 			list = append(list, source.SQLString(path))
+			read = append(read, path)
 		}
 		if len(list) == 0 {
 			return nil, fmt.Errorf("source %s: it names no file", name)
@@ -120,6 +124,11 @@ func (j *Job) Prepare(ctx context.Context, eng *source.SQLEngine, l *Listing, re
 		if err := eng.Exec(ctx, "CREATE OR REPLACE TEMP VIEW "+ident(name)+" AS SELECT * FROM "+raw+" WHERE "+keep); err != nil {
 			return nil, fmt.Errorf("source %s: its reject rules: %w", name, err)
 		}
+	}
+	// From here on the job's SQL reads the listed files through the views,
+	// and no other file.
+	if err := eng.Confine(ctx, read); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

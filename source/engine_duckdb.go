@@ -495,7 +495,10 @@ func firstLines(s string, n int) string {
 
 // SQLEngine is embedded DuckDB for SQL jobs: views over listed files, and
 // queries whose results stream as Arrow.
-type SQLEngine struct{ e *engine }
+type SQLEngine struct {
+	e   *engine
+	tmp string
+}
 
 // OpenSQLEngine starts an engine that spills to tmp and uses at most memory
 // bytes.
@@ -504,7 +507,29 @@ func OpenSQLEngine(tmp string, memory int64) (*SQLEngine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &SQLEngine{e}, nil
+	return &SQLEngine{e, tmp}, nil
+}
+
+// Confine lets the engine's queries reach the given files and its own
+// spill folder, and no other file, to read or to write, for good: once a
+// job's sources are views of its listed files, its SQL reads those and
+// nothing else, and writes nothing.
+func (e *SQLEngine) Confine(ctx context.Context, paths []string) error {
+	quoted := make([]string, len(paths))
+	for i, p := range paths {
+		quoted[i] = sqlString(p)
+	}
+	for _, q := range []string{
+		"SET allowed_paths = [" + strings.Join(quoted, ", ") + "]",
+		"SET allowed_directories = [" + sqlString(e.tmp) + "]",
+		"SET enable_external_access = false",
+		"SET lock_configuration = true",
+	} {
+		if err := e.Exec(ctx, q); err != nil {
+			return fmt.Errorf("confine the engine to the listed files: %w", err)
+		}
+	}
+	return nil
 }
 
 // Close stops the engine.

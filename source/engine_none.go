@@ -34,8 +34,9 @@ func OpenSQLEngine(string, int64) (*SQLEngine, error) {
 	return nil, errors.New("SQL jobs run on embedded DuckDB: build lakeswap with -tags duckdb_arrow (make build does)")
 }
 
-func (*SQLEngine) Close()                             {}
-func (*SQLEngine) Exec(context.Context, string) error { return errors.ErrUnsupported }
+func (*SQLEngine) Close()                                  {}
+func (*SQLEngine) Confine(context.Context, []string) error { return errors.ErrUnsupported }
+func (*SQLEngine) Exec(context.Context, string) error      { return errors.ErrUnsupported }
 func (*SQLEngine) Query(context.Context, string, map[string]string) (array.RecordReader, error) {
 	return nil, errors.ErrUnsupported
 }
