@@ -46,8 +46,9 @@ type Job struct {
 	// rule's condition (SQL over the source's columns) are counted by
 	// reason and written beside the run, never dropped silently.
 	Rejects []Reject `yaml:"rejects"`
-	// Lookback is how late a source row may arrive and still be counted
-	// in its partition; rows later than that are reported.
+	// Lookback is how late a source row is expected to arrive at most:
+	// rows later than that after their event are reported by the plan (and
+	// by lag), so that a backfill's range can reach back far enough.
 	Lookback Duration `yaml:"lookback"`
 	// Lag says how to measure arrival: the source, and SQL expressions on
 	// its columns for when a row's event happened and when it arrived.
@@ -135,7 +136,13 @@ func Load(path string) (*Job, error) {
 	if err := dec.Decode(&j); err != nil {
 		return nil, fmt.Errorf("job %s: %w", path, err)
 	}
-	j.File, j.Dir = path, filepath.Dir(path)
+	// Absolute, so that the listing (which names the files) is the same
+	// whatever folder the job is run from.
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	j.File, j.Dir = abs, filepath.Dir(abs)
 	sql := []byte(j.SQL)
 	if j.SQLFile != "" {
 		if j.SQL != "" {
@@ -169,8 +176,14 @@ func (j *Job) check() error {
 	if len(j.Sources) == 0 {
 		errs = append(errs, errors.New("name at least one source (sources: {NAME: {path: ...}})"))
 	}
+	seen := map[string]string{}
 	for _, name := range j.SourceNames() {
 		s := j.Sources[name]
+		// The engine's names ignore case.
+		if other, dup := seen[strings.ToLower(name)]; dup {
+			errs = append(errs, fmt.Errorf("sources %s and %s: the SQL cannot tell them apart (names ignore case)", other, name))
+		}
+		seen[strings.ToLower(name)] = name
 		switch {
 		case !sourceName.MatchString(name):
 			errs = append(errs, fmt.Errorf("source %q: a name the SQL reads must be a plain identifier (letters, digits, _)", name))

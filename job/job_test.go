@@ -94,7 +94,7 @@ func run(t *testing.T, j *job.Job, from, to string) ([]fact, *job.Rejected, stri
 	}
 	defer eng.Close()
 	var rejects bytes.Buffer
-	rej, err := j.Prepare(ctx, eng, l, &rejects, nil)
+	rej, err := j.Prepare(ctx, eng, l, &rejects, nil, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestRangeIsAParameter(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer eng.Close()
-	if _, err := j.Prepare(ctx, eng, l, nil, nil); err != nil {
+	if _, err := j.Prepare(ctx, eng, l, nil, nil, t.TempDir()); err != nil {
 		t.Fatal(err)
 	}
 	for _, hostile := range []string{"2026-01-01'; DROP VIEW events; --", `2026-01-01" OR 1=1 --`, "$to"} {
@@ -214,10 +214,10 @@ func TestListingIsWhatIsRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer eng.Close()
-	if _, err := j.Prepare(ctx, eng, l, nil, nil); err != nil {
+	if _, err := j.Prepare(ctx, eng, l, nil, nil, t.TempDir()); err != nil {
 		t.Fatal(err)
 	}
-	rr, err := eng.Query(ctx, "SELECT count(*) AS n FROM raw_events__raw", nil)
+	rr, err := eng.Query(ctx, "SELECT count(*) AS n FROM lakeswap_raw.raw_events", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +250,7 @@ func TestSQLReadsOnlyTheListing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer eng.Close()
-	if _, err := j.Prepare(ctx, eng, l, nil, nil); err != nil {
+	if _, err := j.Prepare(ctx, eng, l, nil, nil, t.TempDir()); err != nil {
 		t.Fatal(err)
 	}
 	if err := eng.Exec(ctx, "SELECT count(*) FROM raw_events"); err != nil {
@@ -269,5 +269,106 @@ func TestSQLReadsOnlyTheListing(t *testing.T) {
 	}
 	if _, err := os.Stat(written); err == nil {
 		t.Error("the SQL wrote a file")
+	}
+}
+
+// TestJobIgnoresTheMachinesZone: an order placed at 20:00 UTC on
+// 2026-01-01 is of that day whatever the machine's zone.
+func TestJobIgnoresTheMachinesZone(t *testing.T) {
+	t.Setenv("TZ", "America/Los_Angeles")
+	j := retailJob(t)
+	line := `{"event_id":"e1","order_id":"o1","channel":"web","order_ts":"2026-01-01T20:00:00Z","updated_at":"2026-01-01T20:00:00Z","source_version":1,"amount_cents":100,"ingested_at":"2026-01-01T20:05:00Z"}` + "\n"
+	if err := os.WriteFile(filepath.Join(j.Dir, "raw", "late-evening.ndjson"), []byte(line), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, _, _ := run(t, j, "2026-01-01", "2026-01-02")
+	if len(got) != 1 || got[0].OrderDate != "2026-01-01" {
+		t.Errorf("facts under America/Los_Angeles: %v, want o1 on 2026-01-01", got)
+	}
+}
+
+// jobOver writes a job reading the files given (name -> content) as one
+// source, events, with the SQL given.
+func jobOver(t *testing.T, files map[string]string, sql string) *job.Job {
+	t.Helper()
+	dir := t.TempDir()
+	for name, body := range files {
+		if err := os.MkdirAll(filepath.Join(dir, "in"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "in", name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f := filepath.Join(dir, "job.yaml")
+	if err := os.WriteFile(f, []byte("table: t.x\nsources:\n  events: {path: in/}\nsql: "+sql+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	j, err := job.Load(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
+
+// sumOf prepares a job and sums v over its source as its SQL reads it.
+func sumOf(t *testing.T, j *job.Job, change func()) (int64, error) {
+	t.Helper()
+	ctx := context.Background()
+	l, err := j.List(ctx, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if change != nil {
+		change()
+	}
+	eng, err := source.OpenSQLEngine(t.TempDir(), 256<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	if _, err := j.Prepare(ctx, eng, l, nil, nil, t.TempDir()); err != nil {
+		return 0, err
+	}
+	rr, err := eng.Query(ctx, "SELECT CAST(sum(v) AS BIGINT) FROM events", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rr.Release()
+	if !rr.Next() {
+		t.Fatal(rr.Err())
+	}
+	return rr.RecordBatch().Column(0).(*array.Int64).Value(0), nil
+}
+
+// TestSourcesReadAsListed: a file whose name holds a glob character is
+// read as itself, not as a pattern; a file rewritten after the listing is
+// refused, not read in its new form; a source of two formats is refused;
+// two sources whose names differ only in case are refused.
+func TestSourcesReadAsListed(t *testing.T) {
+	glob := jobOver(t, map[string]string{"a1.ndjson": `{"v":1}` + "\n", "a[1].ndjson": `{"v":1000}` + "\n"}, "SELECT 1")
+	if got, err := sumOf(t, glob, nil); err != nil || got != 1001 {
+		t.Errorf("files a1 and a[1]: sum %d, %v; want each read once, 1001", got, err)
+	}
+	changed := jobOver(t, map[string]string{"a.ndjson": `{"v":1}` + "\n"}, "SELECT 1")
+	_, err := sumOf(t, changed, func() {
+		if err := os.WriteFile(filepath.Join(changed.Dir, "in", "a.ndjson"), []byte(`{"v":2}`+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if err == nil || !strings.Contains(err.Error(), "changed since the run listed it") {
+		t.Errorf("a file rewritten after the listing: %v, want refused", err)
+	}
+	mixed := jobOver(t, map[string]string{"a.csv": "v\n1\n", "b.ndjson": `{"v":2}` + "\n"}, "SELECT 1")
+	if _, err := sumOf(t, mixed, nil); err == nil || !strings.Contains(err.Error(), "a source is of one format") {
+		t.Errorf("a source of CSV and NDJSON: %v, want refused", err)
+	}
+	dir := t.TempDir()
+	f := filepath.Join(dir, "job.yaml")
+	if err := os.WriteFile(f, []byte("table: t.x\nsources:\n  Ev: {path: a.csv}\n  ev: {path: b.csv}\nsql: SELECT 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := job.Load(f); err == nil || !strings.Contains(err.Error(), "names ignore case") {
+		t.Errorf("sources Ev and ev: %v, want refused", err)
 	}
 }

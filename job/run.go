@@ -2,9 +2,13 @@ package job
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -50,9 +54,13 @@ func (r *Rejected) Reasons() []string {
 // of exactly what was listed.
 type Fetch func(ctx context.Context, in runrecord.Input) (string, error)
 
-func (j *Job) Prepare(ctx context.Context, eng *source.SQLEngine, l *Listing, rejects io.Writer, fetch Fetch) (*Rejected, error) {
+func (j *Job) Prepare(ctx context.Context, eng *source.SQLEngine, l *Listing, rejects io.Writer, fetch Fetch, dir string) (*Rejected, error) {
 	out := &Rejected{ByReason: map[string]int64{}}
+	if err := eng.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS lakeswap_raw"); err != nil {
+		return nil, err
+	}
 	var read []string // every file the views read
+	n := 0
 	for _, name := range j.SourceNames() {
 		var list []string
 		format := j.Sources[name].Format
@@ -65,6 +73,7 @@ func (j *Job) Prepare(ctx context.Context, eng *source.SQLEngine, l *Listing, re
 			case strings.HasPrefix(path, "iceberg:"):
 				continue // the snapshot the files are of
 			case strings.HasPrefix(path, "file://"):
+				// A table's data file, which is never rewritten.
 				path = strings.TrimPrefix(path, "file://")
 			case source.IsObjectURL(path):
 				if fetch == nil {
@@ -75,13 +84,31 @@ func (j *Job) Prepare(ctx context.Context, eng *source.SQLEngine, l *Listing, re
 					return nil, fmt.Errorf("source %s: %w", name, err)
 				}
 				path = local
-			}
-			if format == "" {
-				ff, err := source.InputFormat(f.URL)
+			default:
+				// Read from a copy taken now and checked against the
+				// listing: the file itself may be rewritten while the
+				// SQL reads it, more than once.
+				n++
+				local, err := copyListed(ctx, f, dir, n)
 				if err != nil {
 					return nil, fmt.Errorf("source %s: %w", name, err)
 				}
+				path = local
+			}
+			if strings.ContainsAny(path, "*?[]{}\\") {
+				return nil, fmt.Errorf("source %s: %s has a glob character in its name, which the engine would read as a pattern: rename it", name, f.URL)
+			}
+			ff := format
+			if j.Sources[name].Table == "" && j.Sources[name].Format == "" {
+				var err error
+				if ff, err = source.InputFormat(f.URL); err != nil {
+					return nil, fmt.Errorf("source %s: %w", name, err)
+				}
+			}
+			if format == "" {
 				format = ff
+			} else if ff != format {
+				return nil, fmt.Errorf("source %s: %s is %s, its other files %s: a source is of one format (name each format a source of its own)", name, f.URL, ff, format)
 			}
 			list = append(list, source.SQLString(path))
 			read = append(read, path)
@@ -90,19 +117,20 @@ func (j *Job) Prepare(ctx context.Context, eng *source.SQLEngine, l *Listing, re
 			return nil, fmt.Errorf("source %s: it names no file", name)
 		}
 		fileList := "[" + strings.Join(list, ", ") + "]"
-		var read string
+		var scan string
 		switch format {
 		case "ndjson":
-			read = "read_json(" + fileList + ", format = 'newline_delimited', union_by_name = true)"
+			scan = "read_json(" + fileList + ", format = 'newline_delimited', union_by_name = true)"
 		case "csv":
-			read = "read_csv(" + fileList + ", header = true, union_by_name = true)"
+			scan = "read_csv(" + fileList + ", header = true, union_by_name = true)"
 		case "parquet":
-			read = "read_parquet(" + fileList + ", union_by_name = true)"
+			scan = "read_parquet(" + fileList + ", union_by_name = true)"
 		default:
 			return nil, fmt.Errorf("source %s: format %q", name, format)
 		}
-		raw := ident(name + "__raw")
-		if err := eng.Exec(ctx, "CREATE OR REPLACE TEMP VIEW "+raw+" AS SELECT * FROM "+read); err != nil {
+		// The source as read lives apart from the names the SQL reads.
+		raw := "lakeswap_raw." + ident(name)
+		if err := eng.Exec(ctx, "CREATE OR REPLACE VIEW "+raw+" AS SELECT * FROM "+scan); err != nil {
 			return nil, fmt.Errorf("source %s: %w", name, err)
 		}
 		rules := j.rulesOf(name)
@@ -116,7 +144,8 @@ func (j *Job) Prepare(ctx context.Context, eng *source.SQLEngine, l *Listing, re
 			}
 			refused := strings.Join(conds, " OR ")
 			keep = "NOT (" + refused + ")"
-			q := "SELECT concat_ws('; ', " + strings.Join(reasons, ", ") + ") AS reason, to_json(r)::VARCHAR AS row FROM " + raw + " AS r WHERE " + refused
+			// The row by an alias no source column takes.
+			q := "SELECT concat_ws('; ', " + strings.Join(reasons, ", ") + ") AS reason, to_json(\"lakeswap rejected row\")::VARCHAR AS row FROM " + raw + " AS \"lakeswap rejected row\" WHERE " + refused
 			if err := collect(ctx, eng, q, name, rejects, out); err != nil {
 				return nil, fmt.Errorf("source %s: its reject rules: %w", name, err)
 			}
@@ -131,6 +160,49 @@ func (j *Job) Prepare(ctx context.Context, eng *source.SQLEngine, l *Listing, re
 		return nil, err
 	}
 	return out, nil
+}
+
+// copyListed copies a listed local file into dir, hashing it on the way,
+// and refuses a file whose bytes are no longer the listed ones.
+func copyListed(ctx context.Context, f runrecord.Input, dir string, n int) (string, error) {
+	want, ok := strings.CutPrefix(f.ETag, "sha256:")
+	if !ok || dir == "" {
+		return "", fmt.Errorf("%s was not listed with a checksum", f.URL)
+	}
+	in, err := os.Open(f.URL)
+	if err != nil {
+		return "", err
+	}
+	defer in.Close()
+	// The copy keeps the name's extensions, which say its format and
+	// compression, behind a name of safe bytes.
+	base := filepath.Base(f.URL)
+	ext := ""
+	if i := strings.Index(base, "."); i >= 0 {
+		ext = base[i:]
+	}
+	local := filepath.Join(dir, fmt.Sprintf("source-%d%s", n, strings.Map(func(r rune) rune {
+		if strings.ContainsRune("*?[]{}\\'\"", r) {
+			return '_'
+		}
+		return r
+	}, ext)))
+	out, err := os.OpenFile(local, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	size, err := io.Copy(io.MultiWriter(out, h), ctxReader{ctx, in})
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", fmt.Errorf("copy %s: %w", f.URL, err)
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != want || size != f.Size {
+		return "", fmt.Errorf("%s changed since the run listed it (%d bytes, SHA-256 %.12s; listed %d bytes, %.12s): run again", f.URL, size, got, f.Size, want)
+	}
+	return local, nil
 }
 
 // collect writes and counts the rows a reject query returns.
@@ -246,6 +318,9 @@ func (j *Job) Reconciled(ctx context.Context, eng *source.SQLEngine, c *contract
 			}
 			f := Figures{Sums: map[string]int64{}}
 			for name, i := range figures {
+				if rec.Column(i).IsNull(r) {
+					return nil, fmt.Errorf("job's reconciliation query: partition %s has no %s (null)", v, name)
+				}
 				n := rec.Column(i).(*array.Int64).Value(r)
 				if name == "rows" {
 					f.Rows = n

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/source"
@@ -61,6 +62,11 @@ func (j *Job) List(ctx context.Context, store source.ObjectStore, tables TableFi
 			files, err := source.ListInputs([]string{path})
 			if err != nil {
 				return nil, fmt.Errorf("source %s: %w", name, err)
+			}
+			for i, f := range files {
+				if files[i], err = filepath.Abs(f); err != nil {
+					return nil, err
+				}
 			}
 			for _, f := range files {
 				size, sum, err := fileSHA256(ctx, f)

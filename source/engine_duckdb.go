@@ -507,7 +507,17 @@ func OpenSQLEngine(tmp string, memory int64) (*SQLEngine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &SQLEngine{e, tmp}, nil
+	eng := &SQLEngine{e, tmp}
+	// A job's results must not depend on the machine's zone: instants are
+	// read and turned into days in UTC. The zone needs the (built-in) ICU
+	// extension loaded.
+	for _, q := range []string{"LOAD icu", "SET TimeZone = 'UTC'", "SET Calendar = 'gregorian'"} {
+		if err := eng.Exec(context.Background(), q); err != nil {
+			e.close()
+			return nil, fmt.Errorf("start the SQL engine: %s: %w", q, err)
+		}
+	}
+	return eng, nil
 }
 
 // Confine lets the engine's queries reach the given files and its own
@@ -522,6 +532,8 @@ func (e *SQLEngine) Confine(ctx context.Context, paths []string) error {
 	for _, q := range []string{
 		"SET allowed_paths = [" + strings.Join(quoted, ", ") + "]",
 		"SET allowed_directories = [" + sqlString(e.tmp) + "]",
+		"SET autoinstall_known_extensions = false",
+		"SET autoload_known_extensions = false",
 		"SET enable_external_access = false",
 		"SET lock_configuration = true",
 	} {

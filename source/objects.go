@@ -103,7 +103,14 @@ func hidden(rel string) bool {
 func download(ctx context.Context, store ObjectStore, o Object, dir string, n int) (string, error) {
 	rest := strings.TrimPrefix(strings.TrimPrefix(o.URL, "s3://"), "s3a://")
 	bucket, key, _ := strings.Cut(rest, "/")
-	local := fmt.Sprintf("%s/object-%d-%s", dir, n, path.Base(key))
+	// A name of safe bytes: the engine reads *, ?, [ and { as a pattern.
+	safe := strings.Map(func(r rune) rune {
+		if strings.ContainsRune("*?[]{}\\'\"", r) {
+			return '_'
+		}
+		return r
+	}, path.Base(key))
+	local := fmt.Sprintf("%s/object-%d-%s", dir, n, safe)
 	f, err := os.OpenFile(local, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
 		return "", fmt.Errorf("copy %s to local disk: %w", o.URL, err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/job"
+	"github.com/lakeswap/lakeswap/s3store"
 	"github.com/lakeswap/lakeswap/source"
 	"github.com/lakeswap/lakeswap/swap"
 )
@@ -42,7 +43,11 @@ nothing else.`,
 
 func runLag(ctx context.Context, g *globals, j *job.Job) error {
 	var tables job.TableFiles
-	if slices.ContainsFunc(j.SourceNames(), func(name string) bool { return j.Sources[name].Table != "" }) {
+	var store source.ObjectStore
+	onS3 := slices.ContainsFunc(j.SourceNames(), func(name string) bool { return source.IsObjectURL(j.Sources[name].Path) })
+	if onS3 || slices.ContainsFunc(j.SourceNames(), func(name string) bool { return j.Sources[name].Table != "" }) {
+		// A table is read through the catalog, and S3 through lakeswap's
+		// client with the catalog's settings.
 		var pub *swap.Publisher
 		var cat *catalog.Catalog
 		var err error
@@ -51,8 +56,15 @@ func runLag(ctx context.Context, g *globals, j *job.Job) error {
 		}
 		defer cat.Close()
 		tables = tableFiles(pub)
+		if onS3 || s3store.UsesS3(g.props) {
+			s3, err := inputStore(ctx, g.props, g.getenv)
+			if err != nil {
+				return err
+			}
+			store = s3
+		}
 	}
-	l, err := j.List(ctx, nil, tables)
+	l, err := j.List(ctx, store, tables)
 	if err != nil {
 		return err
 	}
@@ -66,7 +78,7 @@ func runLag(ctx context.Context, g *globals, j *job.Job) error {
 		return err
 	}
 	defer eng.Close()
-	if _, err := j.Prepare(ctx, eng, l, io.Discard, nil); err != nil {
+	if _, err := j.Prepare(ctx, eng, l, io.Discard, fetcher(store, tmp), tmp); err != nil {
 		return err
 	}
 	r, err := j.MeasureLag(ctx, eng)
@@ -76,7 +88,11 @@ func runLag(ctx context.Context, g *globals, j *job.Job) error {
 	return g.emit(r, func(w io.Writer) {
 		fmt.Fprintf(w, "arrival lag of %s over %d rows: p50 %s, p90 %s, p99 %s, max %s\n",
 			r.Source, r.Rows, r.Percentiles["p50"], r.Percentiles["p90"], r.Percentiles["p99"], r.Percentiles["max"])
-		fmt.Fprintf(w, "beyond the lookback of %s: %d rows (%.1f%%)\n", r.Lookback, r.Beyond, 100*r.Share)
+		if j.Lookback > 0 {
+			fmt.Fprintf(w, "beyond the lookback of %s: %d rows (%.1f%%)\n", r.Lookback, r.Beyond, 100*r.Share)
+		} else {
+			fmt.Fprintln(w, "the job declares no lookback")
+		}
 		if r.Unreadable > 0 {
 			fmt.Fprintf(w, "%d rows have times that do not read as timestamps and are left out\n", r.Unreadable)
 		}

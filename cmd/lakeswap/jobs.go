@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -8,12 +9,15 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/iceberg-go"
 	"github.com/lakeswap/lakeswap/catalog"
+	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/job"
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/source"
@@ -74,7 +78,7 @@ func stageJob(ctx context.Context, pub *swap.Publisher, req swap.Request, select
 	if err != nil {
 		return nil, usagef("rejects file: %v (a rejects file is never overwritten: name another with --rejects)", err)
 	}
-	rejected, err := j.Prepare(ctx, eng, listing, w, fetch)
+	rejected, err := j.Prepare(ctx, eng, listing, w, fetch, tmp)
 	if cerr := w.Close(); err == nil {
 		err = cerr
 	}
@@ -84,8 +88,7 @@ func stageJob(ctx context.Context, pub *swap.Publisher, req swap.Request, select
 	if err != nil {
 		return nil, err
 	}
-	sorted := slices.Sorted(slices.Values(values))
-	from, to := sorted[0], sorted[len(sorted)-1]
+	from, to := bounds(c, values)
 	reconciled, err := j.Reconciled(ctx, eng, c, from, to)
 	if err != nil {
 		return nil, err
@@ -236,4 +239,20 @@ func fetcher(store source.ObjectStore, dir string) job.Fetch {
 		n++
 		return source.Fetch(ctx, store, in, dir, n)
 	}
+}
+
+// bounds are the least and the greatest of the declared values in the
+// partition column's order: as numbers for an integer column (9 before
+// 10), as text for dates, months and strings, whose text sorts as they do.
+func bounds(c *contract.Contract, values []string) (from, to string) {
+	order := strings.Compare
+	switch c.Partition.Type.(type) {
+	case iceberg.Int32Type, iceberg.Int64Type:
+		order = func(a, b string) int {
+			x, _ := strconv.ParseInt(a, 10, 64)
+			y, _ := strconv.ParseInt(b, 10, 64)
+			return cmp.Compare(x, y)
+		}
+	}
+	return slices.MinFunc(values, order), slices.MaxFunc(values, order)
 }
