@@ -122,7 +122,9 @@ func (j *Job) Prepare(ctx context.Context, eng *source.SQLEngine, l *Listing, re
 		case "ndjson":
 			scan = "read_json(" + fileList + ", format = 'newline_delimited', union_by_name = true)"
 		case "csv":
-			scan = "read_csv(" + fileList + ", header = true, union_by_name = true)"
+			// Text, every field: the SQL casts, and a guessed type would
+			// round (a long decimal read as a double).
+			scan = "read_csv(" + fileList + ", header = true, union_by_name = true, all_varchar = true)"
 		case "parquet":
 			scan = "read_parquet(" + fileList + ", union_by_name = true)"
 		default:
