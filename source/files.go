@@ -94,26 +94,11 @@ var (
 // table's schema, and splits the rows by the declared partitions. The
 // caller releases the Files, which removes what it spilled.
 func ReadFiles(ctx context.Context, c *contract.Contract, declared []string, files []string, opts Options) (*Files, error) {
-	limit := opts.MemoryLimit
-	if limit <= 0 {
-		limit = 512 << 20
-	}
-	dir, err := os.MkdirTemp(opts.SpillDir, "lakeswap-spill-")
+	src, owned, limit, err := newFiles(c, declared, opts, "the inputs'")
 	if err != nil {
-		return nil, fmt.Errorf("make a spill folder for the inputs' rows: %w", err)
+		return nil, err
 	}
-	// Of the process's limit, the CSV engine takes a quarter (outside Go's
-	// heap) and rows held in memory a quarter; the rest is for the batches
-	// in flight and the stager.
-	src := &Files{schema: c.Arrow, dir: dir, spill: newSpill(dir, c.Arrow, max(limit/4, 8<<20)), locations: map[string]*located{}}
-	owned := map[string]bool{}
-	keys := make([]string, len(declared))
-	for i, d := range declared {
-		owned[d] = true
-		keys[i] = verify.DisplayKey(c.Partition.Key(d))
-	}
-	src.declared, src.column = describeKeys(keys), c.Partition.Name
-	eng, err := newEngine(dir, limit/4)
+	eng, err := newEngine(src.dir, limit/4)
 	if err != nil {
 		src.Release()
 		return nil, err
@@ -139,6 +124,32 @@ func ReadFiles(ctx context.Context, c *contract.Contract, declared []string, fil
 		return nil, err
 	}
 	return src, nil
+}
+
+// newFiles makes the Files rows of the declared partitions are split into,
+// with its spill folder, and says which partitions the run owns and the
+// memory limit it works within. what names the rows in messages.
+func newFiles(c *contract.Contract, declared []string, opts Options, what string) (*Files, map[string]bool, int64, error) {
+	limit := opts.MemoryLimit
+	if limit <= 0 {
+		limit = 512 << 20
+	}
+	dir, err := os.MkdirTemp(opts.SpillDir, "lakeswap-spill-")
+	if err != nil {
+		return nil, nil, 0, fmt.Errorf("make a spill folder for %s rows: %w", what, err)
+	}
+	// Of the process's limit, the CSV engine takes a quarter (outside Go's
+	// heap) and rows held in memory a quarter; the rest is for the batches
+	// in flight and the stager.
+	src := &Files{schema: c.Arrow, dir: dir, spill: newSpill(dir, c.Arrow, max(limit/4, 8<<20)), locations: map[string]*located{}}
+	owned := map[string]bool{}
+	keys := make([]string, len(declared))
+	for i, d := range declared {
+		owned[d] = true
+		keys[i] = verify.DisplayKey(c.Partition.Key(d))
+	}
+	src.declared, src.column = describeKeys(keys), c.Partition.Name
+	return src, owned, limit, nil
 }
 
 // read reads one input, an object by a local copy of it.

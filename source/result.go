@@ -3,14 +3,12 @@ package source
 import (
 	"context"
 	"fmt"
-	"os"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/lakeswap/lakeswap/contract"
-	"github.com/lakeswap/lakeswap/verify"
 )
 
 // ReadResult splits a query's result (a SQL job's rows) by the declared
@@ -19,26 +17,14 @@ import (
 // does, so nothing changes on the way in. name says what the rows are
 // (the job) in findings, and rows are numbered as the result gives them.
 func ReadResult(ctx context.Context, c *contract.Contract, declared []string, name string, rr array.RecordReader, opts Options) (*Files, error) {
-	limit := opts.MemoryLimit
-	if limit <= 0 {
-		limit = 512 << 20
-	}
 	at, err := resultColumns(rr.Schema(), c.Arrow, name)
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp(opts.SpillDir, "lakeswap-spill-")
+	src, owned, _, err := newFiles(c, declared, opts, "the job's")
 	if err != nil {
-		return nil, fmt.Errorf("make a spill folder for the job's rows: %w", err)
+		return nil, err
 	}
-	src := &Files{schema: c.Arrow, dir: dir, spill: newSpill(dir, c.Arrow, max(limit/4, 8<<20)), locations: map[string]*located{}}
-	owned := map[string]bool{}
-	keys := make([]string, len(declared))
-	for i, d := range declared {
-		owned[d] = true
-		keys[i] = verify.DisplayKey(c.Partition.Key(d))
-	}
-	src.declared, src.column = describeKeys(keys), c.Partition.Name
 	src.inputs = append(src.inputs, input{path: name})
 	var row int64
 	for rr.Next() {

@@ -70,11 +70,7 @@ func applyHold(meta table.Metadata, runID, attempt string) string {
 
 // writeHold writes an attempt's hold at loc.
 func (p *Publisher) writeHold(ctx context.Context, tbl *table.Table, plan *Plan, kind string, created time.Time, loc string) error {
-	fsys, err := tbl.FS(ctx)
-	if err != nil {
-		return err
-	}
-	wfs, err := p.stagingIO(ctx, fsys)
+	wfs, err := p.tableStagingIO(ctx, tbl)
 	if err != nil {
 		return err
 	}
@@ -127,11 +123,7 @@ func (p *Publisher) holdWhileRunning(ctx context.Context, tbl *table.Table, plan
 func (p *Publisher) removeHold(ctx context.Context, tbl *table.Table, runID, loc string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	fsys, err := tbl.FS(ctx)
-	if err != nil {
-		return
-	}
-	wfs, err := p.stagingIO(ctx, fsys)
+	wfs, err := p.tableStagingIO(ctx, tbl)
 	if err != nil {
 		return
 	}
@@ -140,16 +132,22 @@ func (p *Publisher) removeHold(ctx context.Context, tbl *table.Table, runID, loc
 	}
 }
 
+// tableStagingIO is the file IO a table's staged files and holds are
+// written and removed through.
+func (p *Publisher) tableStagingIO(ctx context.Context, tbl *table.Table) (icebergio.WriteFileIO, error) {
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return p.stagingIO(ctx, fsys)
+}
+
 // release removes a plan's holds, if it has any, on a context of its own
 // as removeStaged does: a cancelled publish releases its hold too.
 func (p *Publisher) release(ctx context.Context, tbl *table.Table, plan *Plan) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	fsys, err := tbl.FS(ctx)
-	if err != nil {
-		return
-	}
-	wfs, err := p.stagingIO(ctx, fsys)
+	wfs, err := p.tableStagingIO(ctx, tbl)
 	if err != nil {
 		return
 	}
