@@ -369,6 +369,9 @@ func (p *Publisher) rerun(ctx context.Context, tbl *table.Table, plan *Plan, res
 		}
 		msg = fmt.Sprintf("run id %s was already used by snapshot %d for other content (fingerprint %s, partitions %s); this input fingerprints %s; publish it under a new run id",
 			plan.RunID, prior.SnapshotID, short(recorded), strings.Join(keys, ","), short(plan.Fingerprint.Hash))
+		if rec.Batch != "" {
+			msg += fmt.Sprintf(" (run %s was committed in batches, %s: to resume it, run it with the same --batch)", plan.RunID, rec.Batch)
+		}
 	case !onMain:
 		msg = fmt.Sprintf("run %s was published as snapshot %d, which main no longer holds (rolled back?); publish it again under a new run id", plan.RunID, prior.SnapshotID)
 	default:

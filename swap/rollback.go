@@ -145,8 +145,12 @@ func (p *Publisher) Rollback(ctx context.Context, req RollbackRequest) (*Rollbac
 		return fail("snapshot %d of run %s is not on main (already rolled back?)", run.SnapshotID, res.RunID)
 	case head.SnapshotID != run.SnapshotID && !req.Force:
 		slices.Reverse(later)
-		return fail("main has moved past snapshot %d to %d; rolling back would drop the later commits %s from main (pass --scoped to undo only the run's partitions and keep them, or --force to drop them)",
-			run.SnapshotID, head.SnapshotID, strings.Join(later, ", "))
+		scoped := "pass --scoped to undo only the run's partitions and keep them, or --force to drop them"
+		if len(recs) > 1 {
+			scoped = "a run committed in batches is rolled back whole: pass --force to drop them"
+		}
+		return fail("main has moved past snapshot %d to %d; rolling back would drop the later commits %s from main (%s)",
+			run.SnapshotID, head.SnapshotID, strings.Join(later, ", "), scoped)
 	}
 
 	// Through the publisher's catalog, as every commit of lakeswap's.

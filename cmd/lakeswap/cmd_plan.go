@@ -40,7 +40,7 @@ func newPlanCmd(g *globals) *cobra.Command {
 	var o publishOptions
 	var out string
 	cmd := &cobra.Command{
-		Use:   "plan --table NS.NAME --partitions COL=FROM..TO INPUT... [--out FILE]",
+		Use:   "plan --table NS.NAME --partitions COL=FROM..TO (INPUT... | --job JOB) [--out FILE]",
 		Short: "Stage, validate and fingerprint a run, and write the plan a person approves; commit nothing",
 		Long: `plan does what publish does up to the commit: it stages the inputs' rows (or names the files
 to adopt), validates and fingerprints them against the table as it is now, and writes the plan to a
@@ -116,7 +116,7 @@ func runPlan(ctx context.Context, g *globals, o publishOptions, out string) erro
 			return // refused: the findings are on stderr, and no plan was written
 		}
 		printPlan(w, planID(res.Plan), res.Plan)
-		fmt.Fprintf(w, "plan written to %s; apply it with: lakeswap apply %s --approve %s\n", written, written, short(planID(res.Plan)))
+		fmt.Fprintf(w, "plan written to %s; apply it with: lakeswap%s apply %s --approve %s\n", written, g.catalogFlags(), written, short(planID(res.Plan)))
 	})
 }
 
@@ -421,7 +421,7 @@ func approved(files, ids, approve []string) error {
 			}
 		}
 		if !ok {
-			return fmt.Errorf("%s (plan %s) is %v: no approval given is its id", files[i], short(id), errNotApproved)
+			return fmt.Errorf("%s (plan %s) is %v: no --approve given matches its id", files[i], short(id), errNotApproved)
 		}
 	}
 	for j, a := range approve {

@@ -52,7 +52,7 @@ type publishOptions struct {
 func newPublishCmd(g *globals) *cobra.Command {
 	var o publishOptions
 	cmd := &cobra.Command{
-		Use:   "publish --table NS.NAME --partitions COL=FROM..TO INPUT...",
+		Use:   "publish --table NS.NAME --partitions COL=FROM..TO (INPUT... | --job JOB)",
 		Short: "Replace the declared partitions with the rows of the input files, as one verified snapshot",
 		Long: `publish stages the input files' rows (CSV with a header, NDJSON, or Parquet; text may be .gz
 or .zst) as Parquet under a fresh prefix, validates them against the table's contract (schema, every

@@ -123,7 +123,8 @@ type result struct {
 
 func (s *shared) command(extraEnv []string, args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
 	cmd := exec.Command(lakeswapBinary(s.t), append([]string{"--config", s.config, "--catalog", "shared"}, args...)...)
-	cmd.Env = append(append([]string(nil), s.env...), extraEnv...)
+	// Spill folders in the test's own, as site.command does.
+	cmd.Env = append(append(append([]string(nil), s.env...), "TMPDIR="+s.t.TempDir()), extraEnv...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	return cmd, &out, &errb

@@ -145,6 +145,18 @@ type globals struct {
 
 func (g *globals) json() bool { return g.output == "json" }
 
+// catalogFlags are the flags that chose the catalog, as given, for a
+// command lakeswap prints to be run next.
+func (g *globals) catalogFlags() string {
+	var b strings.Builder
+	for _, f := range [][2]string{{"--home", g.home}, {"--config", g.configFile}, {"--catalog", g.catalogName}} {
+		if f[1] != "" {
+			fmt.Fprintf(&b, " %s %s", f[0], f[1])
+		}
+	}
+	return b.String()
+}
+
 func (g *globals) logger() *slog.Logger {
 	level := slog.LevelWarn
 	if g.verbose {

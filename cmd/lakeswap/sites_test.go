@@ -82,7 +82,13 @@ func (s *site) cli(args ...string) (code int, stdout, stderr string) {
 // command is lakeswap in a process of its own on the site.
 func (s *site) command(args ...string) *exec.Cmd {
 	cmd := exec.Command(lakeswapBinary(s.t), append(slices.Clone(s.args), args...)...)
-	cmd.Env = s.env
+	env := s.env
+	if env == nil {
+		env = os.Environ()
+	}
+	// Spill folders in the test's own, so that a process a test kills
+	// leaves nothing in the machine's temporary folder.
+	cmd.Env = append(slices.Clone(env), "TMPDIR="+s.t.TempDir())
 	return cmd
 }
 
