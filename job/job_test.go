@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 
@@ -370,5 +371,55 @@ func TestSourcesReadAsListed(t *testing.T) {
 	}
 	if _, err := job.Load(f); err == nil || !strings.Contains(err.Error(), "names ignore case") {
 		t.Errorf("sources Ev and ev: %v, want refused", err)
+	}
+}
+
+// TestCancelStopsTheSQL: a cancelled context stops a job's query while it
+// runs, with the context's error, instead of letting it run to its end.
+func TestCancelStopsTheSQL(t *testing.T) {
+	dir := t.TempDir()
+	copyFile(t, filepath.Join("..", "internal", "retail", "fixture", "batch1.ndjson"), filepath.Join(dir, "events.ndjson"))
+	f := filepath.Join(dir, "long.yaml")
+	if err := os.WriteFile(f, []byte("table: t.x\nsources:\n  events: {path: events.ndjson}\nsql: SELECT sum(i * i) AS s FROM range(100000000000) AS r(i)\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	j, err := job.Load(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	l, err := j.List(ctx, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := source.OpenSQLEngine(t.TempDir(), 256<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	if _, err := j.Prepare(ctx, eng, l, nil, nil, t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		rr, err := j.Query(ctx, eng, "a", "b")
+		if err == nil {
+			for rr.Next() {
+			}
+			err = rr.Err()
+			rr.Release()
+		}
+		done <- err
+	}()
+	time.Sleep(200 * time.Millisecond)
+	cancel()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Error("a cancelled query ended without an error")
+		}
+	case <-time.After(time.Minute): // the query alone would run for hours
+		t.Fatal("the query went on after its context was cancelled")
 	}
 }

@@ -216,7 +216,8 @@ func TestUnreadableCommitThroughResets(t *testing.T) {
 	}
 }
 
-// drillRows reads the table's rows straight from the catalog and MinIO.
+// drillRows reads retail.daily_orders on a site straight from its catalog
+// and storage, as a reader would.
 func drillRows(t *testing.T, s *site) []retail.DailyOrder {
 	t.Helper()
 	ctx, cat, _, err := openPublisher(t.Context(), siteConfig(t, s), noLog())

@@ -3,7 +3,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -144,7 +143,7 @@ func TestRetailJobsFromRaw(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := dailyOf(t, s); !slices.Equal(got, want) {
+			if got := drillRows(t, s); !slices.Equal(got, want) {
 				t.Errorf("daily_orders after %s:\n got %v\nwant %v", st.batch, got, want)
 			}
 		}
@@ -154,25 +153,6 @@ func TestRetailJobsFromRaw(t *testing.T) {
 			t.Errorf("history: %s", out)
 		}
 	})
-}
-
-// dailyOf reads retail.daily_orders on a site.
-func dailyOf(t *testing.T, s *site) []retail.DailyOrder {
-	t.Helper()
-	ctx, cat, _, err := openPublisher(context.Background(), siteConfig(t, s), noLog())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cat.Close()
-	tbl, err := cat.LoadTable(ctx, []string{"retail", "daily_orders"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows, err := retail.ReadDaily(ctx, tbl)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rows
 }
 
 func copyInto(t testing.TB, from, to string) {
