@@ -8,15 +8,28 @@ func TestParseBand(t *testing.T) {
 			t.Errorf("ParseBand(%q) = %v, %v; want %v", in, got, err, want)
 		}
 	}
-	for _, in := range []string{"", "2", "2:1", "-1:2", "0:0", "a:b"} {
+	for _, in := range []string{"", "2", "2:1", "-1:2", "0:0", "a:b", "NaN:NaN", "0.5:NaN", "NaN:2", "0:Inf", "0.5:+Inf", "-Inf:2", "1e400:1e401"} {
 		if _, err := ParseBand(in); err == nil {
 			t.Errorf("ParseBand(%q) took it", in)
 		}
 	}
-	if _, ok := (Band{0.5, 2}).Holds(1000, 300); ok {
-		t.Error("0.3x held in 0.5x-2x")
-	}
-	if _, ok := (Band{0.5, 2}).Holds(0, 300); !ok {
-		t.Error("a partition that held nothing has no band")
+}
+
+// TestBandHolds: what a person would call implausible is outside the
+// default band: a shrink or growth past it, a sign flip, growth from zero,
+// and a negative sum that grows in magnitude.
+func TestBandHolds(t *testing.T) {
+	b := DefaultBand
+	for _, c := range []struct {
+		before, after int64
+		ok            bool
+	}{
+		{1000, 300, false}, {1000, 1000, true}, {1000, 1999, true}, {1000, 2001, false},
+		{-200, 200, false}, {200, -200, false}, {-100, -300, false}, {-100, -150, true}, {-100, -40, false},
+		{0, 500, false}, {0, -1, false}, {0, 0, true}, {500, 0, false},
+	} {
+		if _, ok := b.Holds(c.before, c.after); ok != c.ok {
+			t.Errorf("%d -> %d in %s: %v, want %v", c.before, c.after, b, ok, c.ok)
+		}
 	}
 }

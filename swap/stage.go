@@ -375,29 +375,43 @@ func buildsAgree(ctx context.Context, plan *Plan, c *contract.Contract, second s
 	return out, nil
 }
 
-// minPlausibleRows is the fewest rows a partition must hold for the band
-// to judge it: a handful of rows swings by more than half with one
-// correction, as the retail-orders story's days do.
+// minPlausibleRows is the fewest rows a partition must hold, before or
+// after, for the band to judge it: a handful of rows swings by more than
+// half with one correction, as the retail-orders story's days do. Both
+// sides count, so that 99 rows becoming 5,000 is judged.
 const minPlausibleRows = 100
 
 // implausible finds partitions whose new rows or additive sums lie outside
-// the band of what they held: a source that lost most of a day, or doubled
-// it, is an incident to look at before it replaces what people read. An
-// empty partition is the empty-partition finding's.
+// the band of what they held: a source that lost most of a day, doubled
+// it, flipped a sum's sign or filled a sum that was zero is an incident to
+// look at before it replaces what people read. A partition judged is one
+// that held rows (a new partition has nothing to be plausible against)
+// and holds rows now (an empty one is the empty-partition finding's), with
+// at least minPlausibleRows on one side.
 func implausible(plan *Plan, c *contract.Contract, band contract.Band) []verify.Finding {
 	var out []verify.Finding
 	for _, pp := range plan.Partitions {
-		if pp.Fingerprint.Rows == 0 || pp.OldFingerprint.Rows < minPlausibleRows {
+		before, after := pp.OldFingerprint.Rows, pp.Fingerprint.Rows
+		if after == 0 || before == 0 || max(before, after) < minPlausibleRows {
 			continue
 		}
 		check := func(what string, before, after int64) {
-			if ratio, ok := band.Holds(before, after); !ok {
-				out = append(out, verify.Finding{Kind: verify.KindImplausible, Partition: pp.Key, Column: what,
-					Message: fmt.Sprintf("%s %d -> %d (%.2fx), outside the plausible band %s of what the partition holds",
-						orRows(what), before, after, ratio, band)})
+			ratio, ok := band.Holds(before, after)
+			if ok {
+				return
 			}
+			how := fmt.Sprintf("%.2fx", ratio)
+			switch {
+			case before == 0:
+				how = "from zero"
+			case ratio < 0:
+				how = fmt.Sprintf("%.2fx, its sign flipped", ratio)
+			}
+			out = append(out, verify.Finding{Kind: verify.KindImplausible, Partition: pp.Key, Column: what,
+				Message: fmt.Sprintf("%s %d -> %d (%s), outside the plausible band %s of what the partition holds",
+					orRows(what), before, after, how, band)})
 		}
-		check("", pp.OldFingerprint.Rows, pp.Fingerprint.Rows)
+		check("", before, after)
 		for _, i := range c.Additive {
 			col := c.Fields[i].Name
 			check(col, pp.OldFingerprint.Sums[col], pp.Fingerprint.Sums[col])
