@@ -239,15 +239,27 @@ func appendValue(b array.Builder, f arrow.Field, raw any) error {
 		}
 		b.Append(v)
 	case *array.Float32Builder:
-		v, err := parseFloat(text, 32)
-		if err != nil || !(isText || isNum) {
+		if !(isText || isNum) {
 			return wrong()
+		}
+		v, err := parseFloat(text, 32)
+		if errors.Is(err, strconv.ErrSyntax) {
+			return wrong()
+		}
+		if err != nil {
+			return fmt.Errorf("value %s: %w", quote(raw), err)
 		}
 		b.Append(float32(v))
 	case *array.Float64Builder:
-		v, err := parseFloat(text, 64)
-		if err != nil || !(isText || isNum) {
+		if !(isText || isNum) {
 			return wrong()
+		}
+		v, err := parseFloat(text, 64)
+		if errors.Is(err, strconv.ErrSyntax) {
+			return wrong()
+		}
+		if err != nil {
+			return fmt.Errorf("value %s: %w", quote(raw), err)
 		}
 		b.Append(v)
 	case *array.Date32Builder:
@@ -279,25 +291,6 @@ func appendValue(b array.Builder, f arrow.Field, raw any) error {
 		return fmt.Errorf("type %s is not supported in text input", f.Type)
 	}
 	return nil
-}
-
-// parseFloat reads a decimal float, refusing one too large for the type and
-// one so small that it would be stored as zero. Hexadecimal floats, which
-// strconv also reads, are refused: write the number in decimal.
-func parseFloat(text string, bits int) (float64, error) {
-	lower := strings.ToLower(text)
-	if strings.Contains(lower, "x") {
-		return 0, errors.New("hexadecimal floats are not read; write the number in decimal")
-	}
-	v, err := strconv.ParseFloat(text, bits)
-	if err != nil {
-		return 0, err
-	}
-	mantissa, _, _ := strings.Cut(lower, "e")
-	if v == 0 && strings.ContainsAny(mantissa, "123456789") {
-		return 0, errors.New("too small: it would be stored as zero")
-	}
-	return v, nil
 }
 
 // quote shows a raw value in a message, cut short if long.

@@ -145,3 +145,29 @@ func TestParquetInputOfEquivalentTypes(t *testing.T) {
 		t.Errorf("read %v", got)
 	}
 }
+
+// TestInexactFloatIsRefusedByName: a CSV or NDJSON value a float or double
+// column would store rounded is refused naming the file, line and column,
+// on every CSV reader the build has.
+func TestInexactFloatIsRefusedByName(t *testing.T) {
+	floats := arrow.NewSchema([]arrow.Field{
+		{Name: "x", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+		{Name: "y", Type: arrow.PrimitiveTypes.Float32, Nullable: true},
+	}, nil)
+	dir := t.TempDir()
+	for name, c := range map[string]struct{ text, want string }{
+		"double.csv":    {"x,y\n0.1,1.10\n9007199254740993,1\n", ":3: column x: value \"9007199254740993\": 9007199254740993 cannot be stored exactly as a 64-bit float"},
+		"float.csv":     {"x,y\n1e300,0.1\n1,16777217\n", ":3: column y: value \"16777217\": 16777217 cannot be stored exactly as a 32-bit float"},
+		"float.ndjson":  {"{\"x\":1,\"y\":0.1}\n{\"x\":1,\"y\":0.1000000001}\n", ":2: column y: value \"0.1000000001\": 0.1000000001 cannot be stored exactly"},
+		"double.ndjson": {"{\"x\":9007199254740993}\n", ":1: column x: value \"9007199254740993\""},
+	} {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(c.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := readAll(path, floats)
+		if err == nil || !strings.Contains(err.Error(), name+c.want) {
+			t.Errorf("%s: %v, want %q", name, err, c.want)
+		}
+	}
+}
