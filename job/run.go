@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -44,129 +45,261 @@ func (r *Rejected) Reasons() []string {
 	return out
 }
 
-// Prepare makes the job's sources readable by its SQL on eng: each source
-// is a view of exactly the listed files, without the rows its reject
-// rules refuse; then the engine is confined to those files, so the SQL
-// reads nothing else and writes nothing. It writes each refused row to
-// rejects as one JSON line (its source, its reasons, the row as read) and
-// counts them.
 // Fetch makes a listed object (s3://) readable by the engine: a local copy
 // of exactly what was listed.
 type Fetch func(ctx context.Context, in runrecord.Input) (string, error)
 
+// listedFile is a listed file as the engine reads it: a local path, and
+// the name the job's listing gives it, which every message uses.
+type listedFile struct{ path, name string }
+
+// sourceFiles is one source's files, of one format.
+type sourceFiles struct {
+	format string
+	files  []listedFile
+}
+
+// Prepare makes the job's sources readable by its SQL on eng: each source
+// is a view of exactly the listed files, without the rows its reject
+// rules refuse. The engine is confined to those files and its spill
+// folder before it evaluates anything the job file holds (reject rules,
+// the SQL, the reconciliation query), so none of them reads another file
+// or writes one. Each source reaches the SQL as written: CSV in the
+// publish path's dialect, every field as text; NDJSON with each column's
+// type decided over every row, a column of mixed types refused. It writes
+// each refused row to rejects as one JSON line (its source, its reasons,
+// the row as read) and counts them.
 func (j *Job) Prepare(ctx context.Context, eng *source.SQLEngine, l *Listing, rejects io.Writer, fetch Fetch, dir string) (*Rejected, error) {
-	out := &Rejected{ByReason: map[string]int64{}}
+	sources := map[string]*sourceFiles{}
+	var read []string // every file the views read
+	for _, name := range j.SourceNames() {
+		sf, err := j.localFiles(ctx, name, l, fetch, dir)
+		if err != nil {
+			return nil, fmt.Errorf("source %s: %w", name, err)
+		}
+		sources[name] = sf
+		for _, f := range sf.files {
+			read = append(read, f.path)
+		}
+	}
+	// Checked by lakeswap's own code, before the engine reads anything.
+	headers := map[string][][]string{}
+	for _, name := range j.SourceNames() {
+		if sources[name].format != "csv" {
+			continue
+		}
+		for _, f := range sources[name].files {
+			h, err := source.CSVHeader(f.path, f.name)
+			if err != nil {
+				return nil, fmt.Errorf("source %s: %w", name, err)
+			}
+			headers[name] = append(headers[name], h)
+		}
+	}
+	// From here on the engine reaches the listed files and its spill
+	// folder, and no other file.
+	if err := eng.Confine(ctx, read); err != nil {
+		return nil, err
+	}
 	if err := eng.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS lakeswap_raw"); err != nil {
 		return nil, err
 	}
-	var read []string // every file the views read
-	n := 0
+	out := &Rejected{ByReason: map[string]int64{}}
 	for _, name := range j.SourceNames() {
-		var list []string
-		format := j.Sources[name].Format
-		if j.Sources[name].Table != "" {
-			format = "parquet"
+		sf := sources[name]
+		if err := j.view(ctx, eng, name, sf, headers[name], rejects, out); err != nil {
+			return nil, fmt.Errorf("source %s: %w", name, sf.named(err))
 		}
-		for _, f := range l.Sources[name] {
-			path := f.URL
-			switch {
-			case strings.HasPrefix(path, "iceberg:"):
-				continue // the snapshot the files are of
-			case strings.HasPrefix(path, "file://"):
-				// A table's data file, which is never rewritten.
-				path = strings.TrimPrefix(path, "file://")
-			case source.IsObjectURL(path):
-				if fetch == nil {
-					return nil, fmt.Errorf("source %s: %s is on S3, and no S3 store is configured", name, path)
-				}
-				local, err := fetch(ctx, f)
-				if err != nil {
-					return nil, fmt.Errorf("source %s: %w", name, err)
-				}
-				path = local
-			default:
-				// Read from a copy taken now and checked against the
-				// listing: the file itself may be rewritten while the
-				// SQL reads it, more than once.
-				n++
-				local, err := copyListed(ctx, f, dir, n)
-				if err != nil {
-					return nil, fmt.Errorf("source %s: %w", name, err)
-				}
-				path = local
-			}
-			if strings.ContainsAny(path, "*?[]{}\\") {
-				return nil, fmt.Errorf("source %s: %s has a glob character in its name, which the engine would read as a pattern: rename it", name, f.URL)
-			}
-			ff := format
-			if j.Sources[name].Table == "" && j.Sources[name].Format == "" {
-				var err error
-				if ff, err = source.InputFormat(f.URL); err != nil {
-					return nil, fmt.Errorf("source %s: %w", name, err)
-				}
-			}
-			if format == "" {
-				format = ff
-			} else if ff != format {
-				return nil, fmt.Errorf("source %s: %s is %s, its other files %s: a source is of one format (name each format a source of its own)", name, f.URL, ff, format)
-			}
-			list = append(list, source.SQLString(path))
-			read = append(read, path)
-		}
-		if len(list) == 0 {
-			return nil, fmt.Errorf("source %s: it names no file", name)
-		}
-		fileList := "[" + strings.Join(list, ", ") + "]"
-		var scan string
-		switch format {
-		case "ndjson":
-			scan = "read_json(" + fileList + ", format = 'newline_delimited', union_by_name = true)"
-		case "csv":
-			// Text, every field: the SQL casts, and a guessed type would
-			// round (a long decimal read as a double).
-			scan = "read_csv(" + fileList + ", header = true, union_by_name = true, all_varchar = true)"
-		case "parquet":
-			scan = "read_parquet(" + fileList + ", union_by_name = true)"
-		default:
-			return nil, fmt.Errorf("source %s: format %q", name, format)
-		}
-		// The source as read lives apart from the names the SQL reads.
-		raw := "lakeswap_raw." + ident(name)
-		if err := eng.Exec(ctx, "CREATE OR REPLACE VIEW "+raw+" AS SELECT * FROM "+scan); err != nil {
-			return nil, fmt.Errorf("source %s: %w", name, err)
-		}
-		rules := j.rulesOf(name)
-		keep := "true"
-		if len(rules) > 0 {
-			var conds, reasons []string
-			for _, r := range rules {
-				cond := "coalesce((" + r.When + "), false)"
-				conds = append(conds, cond)
-				reasons = append(reasons, "CASE WHEN "+cond+" THEN "+source.SQLString(r.Reason)+" END")
-			}
-			refused := strings.Join(conds, " OR ")
-			keep = "NOT (" + refused + ")"
-			// The row by an alias no source column takes.
-			q := "SELECT concat_ws('; ', " + strings.Join(reasons, ", ") + ") AS reason, to_json(\"lakeswap rejected row\")::VARCHAR AS row FROM " + raw + " AS \"lakeswap rejected row\" WHERE " + refused
-			if err := collect(ctx, eng, q, name, rejects, out); err != nil {
-				return nil, fmt.Errorf("source %s: its reject rules: %w", name, err)
-			}
-		}
-		if err := eng.Exec(ctx, "CREATE OR REPLACE TEMP VIEW "+ident(name)+" AS SELECT * FROM "+raw+" WHERE "+keep); err != nil {
-			return nil, fmt.Errorf("source %s: its reject rules: %w", name, err)
-		}
-	}
-	// From here on the job's SQL reads the listed files through the views,
-	// and no other file.
-	if err := eng.Confine(ctx, read); err != nil {
-		return nil, err
 	}
 	return out, nil
 }
 
+// localFiles makes a source's listed files local, as read from now on, and
+// finds their one format.
+func (j *Job) localFiles(ctx context.Context, name string, l *Listing, fetch Fetch, dir string) (*sourceFiles, error) {
+	sf := &sourceFiles{format: j.Sources[name].Format}
+	if j.Sources[name].Table != "" {
+		sf.format = "parquet"
+	}
+	for _, f := range l.Sources[name] {
+		path := f.URL
+		switch {
+		case strings.HasPrefix(path, "iceberg:"):
+			continue // the snapshot the files are of
+		case strings.HasPrefix(path, "file://"):
+			// A table's data file, which is never rewritten.
+			path = strings.TrimPrefix(path, "file://")
+		case source.IsObjectURL(path):
+			if fetch == nil {
+				return nil, fmt.Errorf("%s is on S3, and no S3 store is configured", path)
+			}
+			local, err := fetch(ctx, f)
+			if err != nil {
+				return nil, err
+			}
+			path = local
+		default:
+			// Read from a copy taken now and checked against the listing:
+			// the file itself may be rewritten while the SQL reads it,
+			// more than once.
+			local, err := copyListed(ctx, f, dir)
+			if err != nil {
+				return nil, err
+			}
+			path = local
+		}
+		if strings.ContainsAny(path, "*?[]{}\\") {
+			return nil, fmt.Errorf("%s has a glob character in its name, which the engine would read as a pattern: rename it", f.URL)
+		}
+		ff := sf.format
+		if j.Sources[name].Table == "" && j.Sources[name].Format == "" {
+			var err error
+			if ff, err = source.InputFormat(f.URL); err != nil {
+				return nil, err
+			}
+		}
+		if sf.format == "" {
+			sf.format = ff
+		} else if ff != sf.format {
+			return nil, fmt.Errorf("%s is %s, its other files %s: a source is of one format (name each format a source of its own)", f.URL, ff, sf.format)
+		}
+		sf.files = append(sf.files, listedFile{path, f.URL})
+	}
+	if len(sf.files) == 0 {
+		return nil, errors.New("it names no file")
+	}
+	return sf, nil
+}
+
+// view makes one source's view: its files as read, then without the rows
+// its reject rules refuse.
+func (j *Job) view(ctx context.Context, eng *source.SQLEngine, name string, sf *sourceFiles, headers [][]string, rejects io.Writer, out *Rejected) error {
+	scan, err := sf.scan(ctx, eng, headers)
+	if err != nil {
+		return err
+	}
+	// The source as read lives apart from the names the SQL reads.
+	raw := "lakeswap_raw." + ident(name)
+	if err := eng.Exec(ctx, "CREATE OR REPLACE VIEW "+raw+" AS "+scan); err != nil {
+		return err
+	}
+	rules := j.rulesOf(name)
+	keep := "true"
+	if len(rules) > 0 {
+		var conds, reasons []string
+		for _, r := range rules {
+			cond := "coalesce((" + r.When + "), false)"
+			conds = append(conds, cond)
+			reasons = append(reasons, "CASE WHEN "+cond+" THEN "+source.SQLString(r.Reason)+" END")
+		}
+		refused := strings.Join(conds, " OR ")
+		keep = "NOT (" + refused + ")"
+		// The row by an alias no source column takes.
+		q := "SELECT concat_ws('; ', " + strings.Join(reasons, ", ") + ") AS reason, to_json(\"lakeswap rejected row\")::VARCHAR AS row FROM " + raw + " AS \"lakeswap rejected row\" WHERE " + refused
+		if err := collect(ctx, eng, q, name, rejects, out); err != nil {
+			return fmt.Errorf("its reject rules: %w", err)
+		}
+	}
+	if err := eng.Exec(ctx, "CREATE OR REPLACE TEMP VIEW "+ident(name)+" AS SELECT * FROM "+raw+" WHERE "+keep); err != nil {
+		return fmt.Errorf("its reject rules: %w", err)
+	}
+	return nil
+}
+
+// scan is the query that reads a source's files as written.
+func (sf *sourceFiles) scan(ctx context.Context, eng *source.SQLEngine, headers [][]string) (string, error) {
+	paths := make([]string, len(sf.files))
+	for i, f := range sf.files {
+		paths[i] = f.path
+	}
+	switch sf.format {
+	case "csv":
+		// Files that share a header and compression are one scan; the
+		// scans are joined by column name.
+		type group struct {
+			header []string
+			comp   string
+			files  []string
+		}
+		var groups []*group
+		byKey := map[string]*group{}
+		for i, f := range sf.files {
+			comp := source.Compression(f.path)
+			key := comp + "\x00" + strings.Join(headers[i], "\x00")
+			g := byKey[key]
+			if g == nil {
+				g = &group{header: headers[i], comp: comp}
+				byKey[key] = g
+				groups = append(groups, g)
+			}
+			g.files = append(g.files, f.path)
+		}
+		parts := make([]string, len(groups))
+		for i, g := range groups {
+			parts[i] = "SELECT * FROM " + source.CSVScan(g.files, g.header, g.comp)
+		}
+		return strings.Join(parts, " UNION ALL BY NAME "), nil
+	case "ndjson":
+		if err := sf.oneTypeEach(ctx, eng, paths); err != nil {
+			return "", err
+		}
+		return "SELECT * FROM " + source.NDJSONScan(paths), nil
+	case "parquet":
+		return "SELECT * FROM read_parquet(" + source.FileList(paths) + ", union_by_name = true)", nil
+	}
+	return "", fmt.Errorf("format %q", sf.format)
+}
+
+// oneTypeEach refuses NDJSON files where a column's values are of more
+// than one type, naming the file and line of the first that differs.
+func (sf *sourceFiles) oneTypeEach(ctx context.Context, eng *source.SQLEngine, paths []string) error {
+	rr, err := eng.Query(ctx, source.MixedNDJSON(paths), nil)
+	if err != nil {
+		return err
+	}
+	defer rr.Release()
+	var key, types string
+	if rr.Next() && rr.RecordBatch().NumRows() > 0 {
+		rec := rr.RecordBatch()
+		key = strings.Clone(rec.Column(0).(*array.String).Value(0))
+		types = strings.Clone(rec.Column(1).(*array.String).Value(0))
+	}
+	if err := rr.Err(); err != nil || key == "" {
+		return err
+	}
+	// The engine says which column; lakeswap's own reader finds where,
+	// across the files in order.
+	for _, f := range sf.files {
+		if err := source.FirstOtherType(f.path, f.name, key); err != nil {
+			return err
+		}
+	}
+	return fmt.Errorf("column %s holds values of several types (%s) across its files: a source column holds values of one type", key, types)
+}
+
+// named writes an error of the engine's with each file as the listing
+// names it, not as the local copy the engine read.
+func (sf *sourceFiles) named(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	changed := false
+	for _, f := range sf.files {
+		if f.path != f.name && strings.Contains(msg, f.path) {
+			msg, changed = strings.ReplaceAll(msg, f.path, f.name), true
+		}
+	}
+	if !changed {
+		return err
+	}
+	return errors.New(msg)
+}
+
+
 // copyListed copies a listed local file into dir, hashing it on the way,
 // and refuses a file whose bytes are no longer the listed ones.
-func copyListed(ctx context.Context, f runrecord.Input, dir string, n int) (string, error) {
+func copyListed(ctx context.Context, f runrecord.Input, dir string) (string, error) {
 	want, ok := strings.CutPrefix(f.ETag, "sha256:")
 	if !ok || dir == "" {
 		return "", fmt.Errorf("%s was not listed with a checksum", f.URL)
@@ -183,16 +316,16 @@ func copyListed(ctx context.Context, f runrecord.Input, dir string, n int) (stri
 	if i := strings.Index(base, "."); i >= 0 {
 		ext = base[i:]
 	}
-	local := filepath.Join(dir, fmt.Sprintf("source-%d%s", n, strings.Map(func(r rune) rune {
+	out, err := os.CreateTemp(dir, "source-*"+strings.Map(func(r rune) rune {
 		if strings.ContainsRune("*?[]{}\\'\"", r) {
 			return '_'
 		}
 		return r
-	}, ext)))
-	out, err := os.OpenFile(local, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	}, ext))
 	if err != nil {
 		return "", err
 	}
+	local := out.Name()
 	h := sha256.New()
 	size, err := io.Copy(io.MultiWriter(out, h), ctxReader{ctx, in})
 	if cerr := out.Close(); err == nil {

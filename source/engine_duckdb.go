@@ -45,6 +45,12 @@ func newEngine(tmp string, memory int64) (*engine, error) {
 		{"threads", fmt.Sprint(runtime.GOMAXPROCS(0))},
 		{"temp_directory", tmp},
 		{"preserve_insertion_order", "true"}, // record numbers follow the file
+		// Nothing a query names installs or loads an extension, nor
+		// writes one under the home folder: what the engine needs is
+		// built in.
+		{"autoinstall_known_extensions", "false"},
+		{"autoload_known_extensions", "false"},
+		{"extension_directory", filepath.Join(tmp, "extensions")},
 	} {
 		if bindings.SetConfig(cfg, kv[0], kv[1]) == bindings.StateError {
 			return nil, fmt.Errorf("start the CSV reader: cannot set %s to %s", kv[0], kv[1])
@@ -264,18 +270,7 @@ func isEngineError(err error) bool {
 }
 
 func (e *engine) scan(ctx context.Context, path, abs string, schema *arrow.Schema, header []string, records *recordLines, fn func(Batch) error) error {
-	cols := make([]string, len(header))
-	for i, h := range header {
-		cols[i] = sqlString(h) + ": 'VARCHAR'"
-	}
-	comp := compression(path)
-	if comp == "" {
-		comp = "none"
-	}
-	q := fmt.Sprintf(`SELECT * FROM read_csv(%s, header = true, auto_detect = false, columns = {%s},
-		delim = ',', quote = '"', escape = '"', strict_mode = true, allow_quoted_nulls = false,
-		null_padding = false, ignore_errors = false, compression = '%s')`,
-		sqlString(abs), strings.Join(cols, ", "), comp)
+	q := "SELECT * FROM " + CSVScan([]string{abs}, header, compression(path))
 	rr, err := e.query(ctx, q)
 	if err != nil {
 		return err
@@ -483,8 +478,6 @@ type emptyRows struct{}
 
 func (emptyRows) next() (int64, map[string]any, error) { return 0, nil, io.EOF }
 
-func sqlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
-
 func firstLines(s string, n int) string {
 	lines := strings.SplitN(s, "\n", n+1)
 	if len(lines) > n {
@@ -575,6 +568,3 @@ type recordReader struct{ *chunkReader }
 func (r *recordReader) Retain()                   {}
 func (r *recordReader) Schema() *arrow.Schema     { return r.schema }
 func (r *recordReader) Record() arrow.RecordBatch { return r.cur }
-
-// SQLString quotes s as an SQL string literal.
-func SQLString(s string) string { return sqlString(s) }

@@ -5,7 +5,6 @@ package source
 import (
 	"context"
 	"errors"
-	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -40,6 +39,3 @@ func (*SQLEngine) Exec(context.Context, string) error      { return errors.ErrUn
 func (*SQLEngine) Query(context.Context, string, map[string]string) (array.RecordReader, error) {
 	return nil, errors.ErrUnsupported
 }
-
-// SQLString quotes s as an SQL string literal.
-func SQLString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }

@@ -34,25 +34,67 @@ func (e *NoMatchError) Error() string {
 // engines mark their hidden and _SUCCESS files). Each file must have a
 // format lakeswap reads. The list is sorted within each argument and holds
 // each file once.
+//
+// A file named twice, in any spelling (a.csv and ./a.csv, a path and a
+// link to it), is read once. Only regular files are inputs: a named pipe,
+// device or socket is refused before anything is read, since reading one
+// may block for ever or never end.
 func ListInputs(args []string) ([]string, error) {
 	var out []string
 	seen := map[string]bool{}
-	add := func(f string) {
-		if !seen[f] {
-			seen[f] = true
-			out = append(out, f)
-		}
-	}
 	for _, arg := range args {
 		files, err := listInput(arg)
 		if err != nil {
 			return nil, err
 		}
 		for _, f := range files {
-			add(f)
+			if err := regular(f); err != nil {
+				return nil, err
+			}
+			id := identity(f)
+			if !seen[id] {
+				seen[id] = true
+				out = append(out, f)
+			}
 		}
 	}
 	return out, nil
+}
+
+// identity is a file's one spelling: its absolute path with links
+// resolved.
+func identity(path string) string {
+	if p, err := filepath.EvalSymlinks(path); err == nil {
+		path = p
+	}
+	if p, err := filepath.Abs(path); err == nil {
+		path = p
+	}
+	return path
+}
+
+// regular refuses an input that is not a regular file.
+func regular(path string) error {
+	info, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	m := info.Mode()
+	if m.IsRegular() {
+		return nil
+	}
+	what := "not a regular file"
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		what = "a named pipe"
+	case m&fs.ModeSocket != 0:
+		what = "a socket"
+	case m&fs.ModeDevice != 0, m&fs.ModeCharDevice != 0:
+		what = "a device"
+	case m.IsDir():
+		what = "a folder"
+	}
+	return fmt.Errorf("input %s is %s: lakeswap reads regular files, which it can read twice and whose end it knows; write the data to a file first", path, what)
 }
 
 func listInput(arg string) ([]string, error) {

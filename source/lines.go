@@ -31,9 +31,10 @@ func (r *recordLines) line(record int64) int64 {
 // to the plain form that the engine and lakeswap's own reader split into
 // the same fields, and where its records start.
 type csvShape struct {
-	plain bool
-	why   string // why the file is not plain
-	lines recordLines
+	plain   bool
+	why     string // why the file is not plain
+	whyLine int64  // and on which line
+	lines   recordLines
 }
 
 // maxPlainRecord is the longest record read through the engine, whose
@@ -63,7 +64,7 @@ func checkCSV(path string) (*csvShape, error) {
 	shape := &csvShape{plain: true}
 	notPlain := func(why string, line int64) {
 		if shape.plain {
-			shape.plain, shape.why = false, fmt.Sprintf("line %d: %s", line, why)
+			shape.plain, shape.why, shape.whyLine = false, why, line
 		}
 	}
 	var (
@@ -105,8 +106,8 @@ func checkCSV(path string) (*csvShape, error) {
 	// recordEnd is an LF outside a quoted value.
 	recordEnd := func() {
 		lineEnd(false)
-		line++
 		endRecord()
+		line++
 	}
 	for {
 		n, rerr := f.Read(buf)
@@ -132,8 +133,8 @@ func checkCSV(path string) (*csvShape, error) {
 						line++
 						continue
 					}
-					line++
 					endRecord()
+					line++
 					continue
 				}
 			}

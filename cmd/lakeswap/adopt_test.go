@@ -108,7 +108,7 @@ func TestAdopt(t *testing.T) {
 	plain := writeFile(t, filepath.Join(out, "part-0.parquet"), ordersParquet(t, day1))
 	own := strings.TrimPrefix(writeWithLakeswap(t, ordersContract(t), "file://"+filepath.Join(out, "own"), day2), "file://")
 
-	code, outJSON, errs := cli(t, home, "-o", "json", "publish", "--adopt", "--table", "retail.daily_orders", "--partitions", twoDays, out)
+	code, outJSON, errs := cli(t, home, "-o", "json", "publish", "--adopt", "--allow-implausible", "--table", "retail.daily_orders", "--partitions", twoDays, out)
 	if code != 0 {
 		t.Fatalf("adopt: exit %d: %s%s", code, outJSON, errs)
 	}

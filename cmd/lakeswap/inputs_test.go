@@ -10,7 +10,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/klauspost/compress/zstd"
 )
@@ -150,12 +152,59 @@ func TestInputShapes(t *testing.T) {
 		"folder": {folder},
 		"gzip":   {writeCSVLines(t, filepath.Join(dir, "all.csv.gz"), lines)},
 		"zstd":   {writeNDJSONLines(t, filepath.Join(dir, "all.ndjson.zst"), lines)},
+		// One file named in three spellings is read once.
+		"twice": {filepath.Join(dir, "all.csv"), dir + "/./all.csv", link(t, filepath.Join(dir, "all.csv"), filepath.Join(dir, "link.csv"))},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if got := publishedFingerprint(t, days, args...); got != want {
 				t.Errorf("fingerprint %s, want %s as from one CSV", got, want)
 			}
 		})
+	}
+}
+
+func link(t *testing.T, target, name string) string {
+	t.Helper()
+	if err := os.Symlink(target, name); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+// TestSpecialInputsRefused: a named pipe, or a link to a device, named as
+// an input is refused at once (exit 2), before anything is read, and the
+// table is unchanged; reading one would block for ever or never end.
+func TestSpecialInputsRefused(t *testing.T) {
+	home := newHome(t)
+	before := metadataLocation(t, home)
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "pipe.csv")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for what, args := range map[string][]string{
+		"fifo":           {fifo},
+		"fifo in folder": {dir},
+		"device":         {link(t, "/dev/zero", filepath.Join(t.TempDir(), "zero.csv"))},
+	} {
+		done := make(chan struct{})
+		var code int
+		var errs string
+		go func() {
+			defer close(done)
+			code, _, errs = cli(t, home, append([]string{"publish", "--table", "retail.daily_orders", "--partitions", twoDays}, args...)...)
+		}()
+		select {
+		case <-done:
+		case <-time.After(time.Minute):
+			t.Fatalf("%s: still reading after a minute", what)
+		}
+		if code != exitUsage || !strings.Contains(errs, "lakeswap reads regular files") {
+			t.Errorf("%s: exit %d: %s; want a usage error", what, code, errs)
+		}
+	}
+	if after := metadataLocation(t, home); after != before {
+		t.Errorf("the table moved: %s -> %s", before, after)
 	}
 }
 

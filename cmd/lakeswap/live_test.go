@@ -52,7 +52,7 @@ func onTerminal(t *testing.T, args ...string) (code int, stdout, terminal string
 func TestProgressOnATerminal(t *testing.T) {
 	home := newHome(t)
 	in := writeCSVLines(t, filepath.Join(t.TempDir(), "in.csv"), orderLines(50_000, 2))
-	publish := []string{"--home", home, "publish", "--table", "retail.daily_orders", "--partitions", twoDays}
+	publish := []string{"--home", home, "publish", "--allow-implausible", "--table", "retail.daily_orders", "--partitions", twoDays}
 	code, _, shown := onTerminal(t, append(publish, "--run-id", "live-1", in)...)
 	if code != 0 || !strings.Contains(shown, "read") || !strings.Contains(shown, "50,000 rows") || !strings.Contains(shown, "2/2 partitions") {
 		t.Errorf("exit %d; the terminal showed no progress:\n%q", code, shown)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -265,6 +266,9 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 func mainWithEnv(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
 	g := &globals{stdout: stdout, stderr: stderr, getenv: getenv}
 	root := newRoot(g)
 	root.SetArgs(args)

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -303,5 +305,27 @@ func TestAdoptOnS3(t *testing.T) {
 	}
 	if code, out, errs := cli(t, home, "--config", config, "--catalog", "s3", "verify", "--table", "retail.daily_orders", "--run", res.Plan.RunID); code != 0 {
 		t.Errorf("verify: exit %d: %s%s", code, out, errs)
+	}
+}
+
+// TestS3InputWithoutCatalogEndpoint: on the embedded catalog, whose
+// properties name no S3 endpoint, an s3:// input is read through the AWS
+// chain with AWS_ENDPOINT_URL_S3 naming the store, in a real process with
+// the machine's environment, and published.
+func TestS3InputWithoutCatalogEndpoint(t *testing.T) {
+	srv := testenv.MinIO(t)
+	in := srv.NewBucket(t)
+	putObject(t, srv, in, "exports/day.csv", csvBytes(orderLines(300, 2)))
+	home := newHome(t)
+	before := metadataLocation(t, home)
+	cmd := exec.Command(lakeswapBinary(t), "--home", home, "--config", os.DevNull, "publish", "--allow-implausible",
+		"--table", "retail.daily_orders", "--partitions", twoDays, "s3://"+in+"/exports/day.csv")
+	cmd.Env = append(append(os.Environ(), srv.Env()...), "AWS_ENDPOINT_URL_S3="+srv.Endpoint, "TMPDIR="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("publish of an s3:// input with no catalog endpoint: %v\n%s", err, out)
+	}
+	if after := metadataLocation(t, home); after == before {
+		t.Errorf("exit 0, but the metadata location stayed %s", before)
 	}
 }

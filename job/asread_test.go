@@ -1,0 +1,180 @@
+//go:build duckdb_arrow
+
+package job_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/lakeswap/lakeswap/job"
+	"github.com/lakeswap/lakeswap/source"
+)
+
+// prepared lists and prepares a job, returning its engine.
+func prepared(t *testing.T, j *job.Job) (*source.SQLEngine, error) {
+	t.Helper()
+	ctx := context.Background()
+	l, err := j.List(ctx, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := source.OpenSQLEngine(t.TempDir(), 256<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(eng.Close)
+	_, err = j.Prepare(ctx, eng, l, nil, nil, t.TempDir())
+	return eng, err
+}
+
+// texts runs a query of one text column and returns its values, "<null>"
+// for a null.
+func texts(t *testing.T, eng *source.SQLEngine, q string) []string {
+	t.Helper()
+	rr, err := eng.Query(context.Background(), q, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rr.Release()
+	var out []string
+	for rr.Next() {
+		col := rr.RecordBatch().Column(0).(*array.String)
+		for i := range col.Len() {
+			if col.IsNull(i) {
+				out = append(out, "<null>")
+				continue
+			}
+			out = append(out, strings.Clone(col.Value(i)))
+		}
+	}
+	if err := rr.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestCSVSourceArrivesAsWritten: a job's CSV source reaches its SQL in the
+// publish path's dialect, pinned: single quotes are text, a quoted empty
+// value is the empty text (an unquoted one null), a ';' is text, and a
+// backslash escape is refused naming the listed file and line, never the
+// engine's copy.
+func TestCSVSourceArrivesAsWritten(t *testing.T) {
+	body := "id,v\n1,'single quoted'\n2,\"\"\n3,\n4,\"a,b\"\n5,\"say \"\"hi\"\"\"\n6,a;b\n7,it's\n"
+	j := jobOver(t, map[string]string{"a.csv": body}, "SELECT 1")
+	eng, err := prepared(t, j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := texts(t, eng, "SELECT coalesce(v, '<null>') FROM events ORDER BY CAST(id AS INT)")
+	want := []string{"'single quoted'", "", "<null>", "a,b", `say "hi"`, "a;b", "it's"}
+	if !slices.Equal(got, want) {
+		t.Errorf("the SQL reads %q, want %q", got, want)
+	}
+	if typ := texts(t, eng, "SELECT DISTINCT typeof(id) FROM events"); !slices.Equal(typ, []string{"VARCHAR"}) {
+		t.Errorf("CSV fields reach the SQL as %v, want text", typ)
+	}
+	semi := jobOver(t, map[string]string{"a.csv": "a;b\n1;2\n"}, "SELECT 1")
+	eng, err = prepared(t, semi)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := texts(t, eng, `SELECT "a;b" FROM events`); !slices.Equal(got, []string{"1;2"}) {
+		t.Errorf("a ';' file is one column of text in a comma dialect, got %q", got)
+	}
+	for name, body := range map[string]string{
+		"backslash.csv": "id,v\n1,ok\n2,\"a\\\"b\"\n",
+		"ragged.csv":    "id,v\n1,ok\n2,x,y\n",
+	} {
+		bad := jobOver(t, map[string]string{name: body}, "SELECT 1")
+		_, err := prepared(t, bad)
+		if err == nil || !strings.Contains(err.Error(), filepath.Join(bad.Dir, "in", name)+":3:") || strings.Contains(err.Error(), "source-") {
+			t.Errorf("%s: %v, want refused naming the listed file and line 3", name, err)
+		}
+	}
+}
+
+// TestNDJSONSourceArrivesAsWritten: a job's NDJSON columns are typed over
+// every row, never from a sample: 1.7 on line 25,001 of a column of
+// integers reaches the SQL as 1.7; strings arrive as written, "" as the
+// empty text; a column mixing types (a string and a number, a number
+// with a fraction and an integer a double cannot hold) is refused naming
+// the listed file, line and column.
+func TestNDJSONSourceArrivesAsWritten(t *testing.T) {
+	var b strings.Builder
+	for i := range 25000 {
+		fmt.Fprintf(&b, "{\"n\":1,\"s\":\"r%d\"}\n", i)
+	}
+	b.WriteString("{\"n\":1.7,\"s\":\"\"}\n{\"n\":2,\"s\":\"'q'\"}\n")
+	j := jobOver(t, map[string]string{"a.ndjson": b.String()}, "SELECT 1")
+	eng, err := prepared(t, j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := texts(t, eng, "SELECT CAST(max(n) AS VARCHAR) FROM events"); !slices.Equal(got, []string{"2.0"}) {
+		t.Errorf("max(n) = %q", got)
+	}
+	if got := texts(t, eng, "SELECT CAST(n AS VARCHAR) || '|' || s FROM events WHERE n <> 1 ORDER BY n"); !slices.Equal(got, []string{"1.7|", "2.0|'q'"}) {
+		t.Errorf("the rows past the sample reach the SQL as %q, want 1.7 with the empty text, and 2 with 'q'", got)
+	}
+	for name, c := range map[string]struct{ body, want string }{
+		"strnum.ndjson": {"{\"v\":\"1\"}\n{\"v\":null}\n\n{\"v\":1}\n", "strnum.ndjson:4: column v: value \"1\" is an integer, and line 1's is a string"},
+		"big.ndjson":    {"{\"v\":9007199254740993}\n{\"v\":0.5}\n", "big.ndjson:2: column v: value \"0.5\" is a number with a fraction or exponent, and line 1's is an integer beyond 2^53"},
+	} {
+		bad := jobOver(t, map[string]string{name: c.body}, "SELECT 1")
+		_, err := prepared(t, bad)
+		if err == nil || !strings.Contains(err.Error(), filepath.Join(bad.Dir, "in", c.want)) {
+			t.Errorf("%s: %v, want %q", name, err, c.want)
+		}
+	}
+}
+
+// TestRejectRulesRunConfined: a reject rule is evaluated by an engine
+// already confined to the listed files: one that reads another file, or
+// names an extension the engine would fetch, is refused as the SQL would
+// be, and nothing is written under the home folder.
+func TestRejectRulesRunConfined(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	secret := filepath.Join(t.TempDir(), "secret.txt")
+	if err := os.WriteFile(secret, []byte("s3cr3t"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, when := range []string{
+		"length(read_text(" + source.SQLString(secret) + ")[1].content) > 0",
+		"(SELECT count(*) FROM read_csv(" + source.SQLString(secret) + ")) > 0",
+		"(SELECT count(*) FROM read_csv('https://127.0.0.1:1/x.csv')) > 0",
+		"(SELECT count(*) FROM read_parquet('s3://bucket/x.parquet')) > 0",
+	} {
+		dir := t.TempDir()
+		if err := os.MkdirAll(filepath.Join(dir, "in"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "in", "a.csv"), []byte("v\n1\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		f := filepath.Join(dir, "job.yaml")
+		spec := fmt.Sprintf("table: t.x\nsources:\n  events: {path: in/}\nsql: SELECT 1\nrejects:\n  - {reason: r, when: %q}\n", when)
+		if err := os.WriteFile(f, []byte(spec), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		j, err := job.Load(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = prepared(t, j)
+		if err == nil || strings.Contains(err.Error(), "s3cr3t") {
+			t.Errorf("rule %s: %v, want refused without the file's content", when, err)
+		}
+	}
+	entries, err := os.ReadDir(home)
+	if err != nil || len(entries) > 0 {
+		t.Errorf("the home folder holds %v after the jobs (%v), want nothing", entries, err)
+	}
+}

@@ -1,0 +1,211 @@
+package source
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// CSVHeader checks a CSV file that a SQL job reads and returns its
+// header. A job reads CSV in the dialect a publish does (comma, double
+// quote doubled to escape, a header line, every record of the header's
+// fields) and in the plain form that the engine splits as lakeswap's own
+// reader would: a file outside it is refused, naming its line, where a
+// publish would fall back to the own reader. name is the file as the job
+// lists it, for the message.
+func CSVHeader(path, name string) ([]string, error) {
+	shape, err := checkCSV(path)
+	if err != nil {
+		var ie *InputError
+		if errors.As(err, &ie) {
+			ie.File = name
+		}
+		return nil, err
+	}
+	if !shape.plain {
+		return nil, &InputError{File: name, Line: shape.whyLine, Err: fmt.Errorf("%s: a job reads CSV with a comma between fields, values in double quotes and a quote inside one doubled, every record with the header's fields", shape.why)}
+	}
+	f, err := openText(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	br := bufio.NewReader(f)
+	if bom, _ := br.Peek(3); string(bom) == "\ufeff" {
+		_, _ = br.Discard(3)
+	}
+	header, err := csv.NewReader(br).Read()
+	if errors.Is(err, io.EOF) {
+		return nil, &InputError{File: name, Err: errors.New("the file is empty; a CSV source starts with a header line")}
+	}
+	if err != nil {
+		return nil, &InputError{File: name, Line: 1, Err: fmt.Errorf("read header: %w", csvError(err))}
+	}
+	seen := map[string]bool{}
+	for _, h := range header {
+		if seen[strings.ToLower(h)] {
+			return nil, &InputError{File: name, Line: 1, Column: h, Err: errors.New("the header names this column twice")}
+		}
+		seen[strings.ToLower(h)] = true
+	}
+	return header, nil
+}
+
+// CSVScan is the engine's scan of CSV files that share a header, in the
+// dialect of a publish, pinned rather than sniffed: every field as the
+// text it is (VARCHAR), a quoted empty value the empty text and an
+// unquoted one null, a malformed record an error.
+func CSVScan(files []string, header []string, compression string) string {
+	cols := make([]string, len(header))
+	for i, h := range header {
+		cols[i] = sqlString(h) + ": 'VARCHAR'"
+	}
+	if compression == "" {
+		compression = "none"
+	}
+	return fmt.Sprintf(`read_csv(%s, header = true, auto_detect = false, columns = {%s},
+		delim = ',', quote = '"', escape = '"', strict_mode = true, allow_quoted_nulls = false,
+		null_padding = false, ignore_errors = false, compression = '%s')`,
+		FileList(files), strings.Join(cols, ", "), compression)
+}
+
+// Compression names the compression of a text input as its name says:
+// gzip, zstd, or "".
+func Compression(path string) string { return compression(path) }
+
+func sqlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// SQLString quotes s as an SQL string literal.
+func SQLString(s string) string { return sqlString(s) }
+
+// NDJSONScan is the engine's scan of NDJSON files for a SQL job, with
+// each column's type decided over every row, never from a sample: a value
+// past a sample would otherwise be cast to the sample's type (1.7 read as
+// 2 in a column of integers). MixedNDJSON finds the columns whose values
+// do not share one type, which the job refuses.
+func NDJSONScan(files []string) string {
+	return "read_json(" + FileList(files) + ", format = 'newline_delimited', union_by_name = true, sample_size = -1)"
+}
+
+// MixedNDJSON is a query that names each key of NDJSON files whose
+// non-null values do not share one type: key, types. Integers and numbers
+// with a fraction or exponent share one, a column of DOUBLE, while every
+// integer among them is exactly a double (at most 2^53 in magnitude).
+// FirstOtherType then finds the line.
+func MixedNDJSON(files []string) string {
+	return `SELECT k, string_agg(DISTINCT t, ', ' ORDER BY t) FROM (
+		SELECT e.key AS k, CASE
+			WHEN json_type(e.value) NOT IN ('BIGINT', 'UBIGINT', 'HUGEINT') THEN lower(json_type(e.value))
+			WHEN coalesce(abs(TRY_CAST(e.value AS HUGEINT)) <= 9007199254740992, false) THEN 'integer'
+			ELSE 'integer beyond 2^53' END AS t
+		FROM read_ndjson_objects(` + FileList(files) + `) AS r, json_each(r.json) AS e)
+		WHERE t <> 'null' GROUP BY k
+		HAVING count(DISTINCT CASE WHEN t IN ('integer', 'integer beyond 2^53', 'double') THEN 'number' ELSE t END) > 1
+			OR (bool_or(t = 'double') AND bool_or(t = 'integer beyond 2^53'))
+		ORDER BY k`
+}
+
+// FileList is files as an SQL list of string literals.
+func FileList(files []string) string {
+	quoted := make([]string, len(files))
+	for i, f := range files {
+		quoted[i] = sqlString(f)
+	}
+	return "[" + strings.Join(quoted, ", ") + "]"
+}
+
+// FirstOtherType finds, in an NDJSON file, the first line whose value of
+// key does not share a type with an earlier line's (as MixedNDJSON
+// judges), and says so naming the file as name; nil if none does.
+func FirstOtherType(path, name, key string) error {
+	f, err := openText(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<30)
+	seen := map[string]int64{} // type -> first line
+	for line := int64(1); sc.Scan(); line++ {
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(b, &obj); err != nil {
+			return &InputError{File: name, Line: line, Err: err}
+		}
+		raw, ok := obj[key]
+		if !ok {
+			continue
+		}
+		t := jsonType(raw)
+		if t == "null" {
+			continue
+		}
+		for other, at := range seen {
+			if !shareType(t, other) {
+				return &InputError{File: name, Line: line, Column: key, Err: fmt.Errorf("value %s is %s, and line %d's is %s: a source column holds values of one type (write them alike, or as text)", quote(string(raw)), article(t), at, article(other))}
+			}
+		}
+		if _, ok := seen[t]; !ok {
+			seen[t] = line
+		}
+	}
+	return sc.Err()
+}
+
+// shareType says whether two JSON value types can be one column's without
+// a value changing: integers exact as doubles can join numbers with a
+// fraction.
+func shareType(a, b string) bool {
+	if a == b {
+		return true
+	}
+	num := func(t string) bool { return t == "integer" || t == "integer beyond 2^53" || t == "double" }
+	if !num(a) || !num(b) {
+		return false
+	}
+	return !(a == "double" && b == "integer beyond 2^53" || a == "integer beyond 2^53" && b == "double")
+}
+
+func article(t string) string {
+	switch t {
+	case "integer", "integer beyond 2^53", "object", "array":
+		return "an " + t
+	case "double":
+		return "a number with a fraction or exponent"
+	case "varchar":
+		return "a string"
+	}
+	return "a " + t
+}
+
+// jsonType is a JSON value's type as the engine sees it.
+func jsonType(raw json.RawMessage) string {
+	switch raw[0] {
+	case 'n':
+		return "null"
+	case 't', 'f':
+		return "boolean"
+	case '"':
+		return "varchar"
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	}
+	if bytes.ContainsAny(raw, ".eE") {
+		return "double"
+	}
+	if n, err := strconv.ParseInt(string(raw), 10, 64); err == nil && n <= 1<<53 && n >= -(1<<53) {
+		return "integer"
+	}
+	return "integer beyond 2^53"
+}
