@@ -296,7 +296,6 @@ func (sf *sourceFiles) named(err error) error {
 	return errors.New(msg)
 }
 
-
 // copyListed copies a listed local file into dir, hashing it on the way,
 // and refuses a file whose bytes are no longer the listed ones.
 func copyListed(ctx context.Context, f runrecord.Input, dir string) (string, error) {
