@@ -70,7 +70,14 @@ func Resolve(s Settings) (Config, error) {
 	file, explicit := pick(s.ConfigFile, EnvConfig, ""), true
 	if file == "" {
 		explicit = false
-		file = findConfigFile(getenv)
+		// A home named on purpose (--home, LAKESWAP_HOME) with no catalog
+		// named is the embedded catalog there: a lakeswap.yaml that happens
+		// to lie in the folder must not send the run to another catalog,
+		// a production one perhaps.
+		homeNamed := s.Home != "" || getenv(EnvHome) != ""
+		if !homeNamed || pick(s.Catalog, EnvCatalog, "") != "" {
+			file = findConfigFile(getenv)
+		}
 	}
 	var doc configFile
 	if file != "" {

@@ -153,3 +153,36 @@ func TestResolveNeedsAChosenCatalog(t *testing.T) {
 		t.Errorf("with --catalog shared: %+v, %v", cfg, err)
 	}
 }
+
+// TestNamedHomeBeatsAFoundFile: run in a folder holding a lakeswap.yaml
+// whose default is a shared catalog, --home (or LAKESWAP_HOME) names the
+// embedded catalog there and wins; with no home named the file's catalog
+// is used; --catalog still picks one of the file's.
+func TestNamedHomeBeatsAFoundFile(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "lakeswap.yaml"), []byte(configYAML), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	for _, c := range []struct {
+		name     string
+		settings catalog.Settings
+		env      map[string]string
+		want     string
+		embedded bool
+	}{
+		{"--home", catalog.Settings{Home: "test"}, nil, "default", true},
+		{"LAKESWAP_HOME", catalog.Settings{}, map[string]string{catalog.EnvHome: "test"}, "default", true},
+		{"nothing named", catalog.Settings{}, nil, "shared", false},
+		{"--home and --catalog", catalog.Settings{Home: "test", Catalog: "other"}, nil, "other", false},
+	} {
+		c.settings.Getenv = env(c.env)
+		cfg, err := catalog.Resolve(c.settings)
+		if err != nil || cfg.Name != c.want || cfg.Embedded != c.embedded {
+			t.Errorf("%s: resolved %s (embedded %v), %v; want %s (embedded %v)", c.name, cfg.Name, cfg.Embedded, err, c.want, c.embedded)
+		}
+		if c.embedded && cfg.Home != filepath.Join(dir, "test") {
+			t.Errorf("%s: home %s, want %s", c.name, cfg.Home, filepath.Join(dir, "test"))
+		}
+	}
+}

@@ -109,11 +109,12 @@ func (e *engine) query(ctx context.Context, q string, params ...map[string]strin
 		bindings.DestroyPrepare(&r.stmt)
 		return nil, err
 	}
+	r.ctx = ctx
 	r.stop = context.AfterFunc(ctx, func() { bindings.Interrupt(e.conn) })
 	state := bindings.ExecutePending(pending, &r.res)
 	bindings.DestroyPending(&pending)
 	if state == bindings.StateError {
-		err := engineError{errors.New(bindings.ResultError(&r.res))}
+		err := r.interrupted(engineError{errors.New(bindings.ResultError(&r.res))})
 		r.stop()
 		bindings.DestroyResult(&r.res)
 		bindings.DestroyPrepare(&r.stmt)
@@ -141,6 +142,7 @@ func (e *engine) query(ctx context.Context, q string, params ...map[string]strin
 
 // chunkReader hands a streaming result over one chunk (2,048 rows) at a time.
 type chunkReader struct {
+	ctx    context.Context
 	stmt   bindings.PreparedStatement
 	res    bindings.Result
 	opts   bindings.ArrowOptions
@@ -177,7 +179,7 @@ func (r *chunkReader) fetch() bool {
 	if chunk.Ptr == nil {
 		r.done = true
 		if msg := bindings.ResultError(&r.res); msg != "" {
-			r.err = engineError{errors.New(msg)}
+			r.err = r.interrupted(engineError{errors.New(msg)})
 		}
 		return false
 	}
@@ -191,6 +193,16 @@ func (r *chunkReader) fetch() bool {
 	// the batch is current.
 	r.cur, r.chunk = rec, chunk
 	return true
+}
+
+// interrupted is the context's error when a cancelled context interrupted
+// the query: the engine's own words ("INTERRUPT Error") would hide that
+// the operator stopped it.
+func (r *chunkReader) interrupted(err error) error {
+	if r.ctx != nil && r.ctx.Err() != nil {
+		return fmt.Errorf("%w (%v)", r.ctx.Err(), err)
+	}
+	return err
 }
 
 func (r *chunkReader) RecordBatch() arrow.RecordBatch { return r.cur }

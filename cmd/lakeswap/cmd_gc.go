@@ -56,6 +56,7 @@ removes nothing and prints what it would remove.`,
 }
 
 func runGC(ctx context.Context, g *globals, ident []string, o gcOptions) error {
+	g.writes = o.yes
 	ctx, cat, pub, err := g.open(ctx)
 	if err != nil {
 		return err

@@ -386,6 +386,7 @@ func runApply(ctx context.Context, g *globals, files []string, o applyOptions) e
 	if err := approved(files, ids, approve); err != nil {
 		return &swap.RefusedError{Op: "apply", Table: plans[0].Table, Findings: []verify.Finding{{Kind: verify.KindCheck, Message: err.Error()}}}
 	}
+	g.writes = true
 	ctx, cat, pub, err := g.open(ctx)
 	if err != nil {
 		return err
@@ -455,6 +456,7 @@ a plan that was applied (a snapshot references its files) and never removes file
 			if err := unedited("discard", args[0], pf); err != nil {
 				return err
 			}
+			g.writes = true
 			ctx, cat, pub, err := g.open(cmd.Context())
 			if err != nil {
 				return err

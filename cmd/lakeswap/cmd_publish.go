@@ -217,6 +217,7 @@ func runStaging(ctx context.Context, g *globals, o publishOptions, act stageFunc
 		}
 	}
 
+	g.writes = true
 	ctx, cat, pub, err := g.open(ctx)
 	if err != nil {
 		return err
@@ -281,6 +282,21 @@ func runStaging(ctx context.Context, g *globals, o publishOptions, act stageFunc
 	return g.report(v, err, func(w io.Writer) { print(w, res) })
 }
 
+// readCancelled says, of a read stopped by Ctrl-C or SIGTERM, what became
+// of the run: the read stops before anything is staged, and removes what
+// it spilled.
+func readCancelled(ctx context.Context, req swap.Request, err error) error {
+	if ctx.Err() == nil {
+		return err
+	}
+	run := req.RunID
+	if run == "" {
+		run = "not yet named"
+	}
+	return &swap.OpError{Op: "read", Table: strings.Join(req.Table, "."), RunID: run, Err: fmt.Errorf("%w while reading the inputs", ctx.Err()),
+		Hint: "nothing was committed; nothing had been staged, and the rows read so far were removed"}
+}
+
 // publishFiles publishes the rows of input files to the partitions a
 // selector names; req carries the table and options.
 func publishFiles(ctx context.Context, pub *swap.Publisher, req swap.Request, selector string, files []string, in source.Options) (*swap.Result, error) {
@@ -311,7 +327,7 @@ func stageFiles(ctx context.Context, pub *swap.Publisher, req swap.Request, sele
 	}
 	src, err := source.ReadFiles(ctx, contract, values, files, in)
 	if err != nil {
-		return nil, err
+		return nil, readCancelled(ctx, req, err)
 	}
 	defer src.Release()
 	if twice {
@@ -319,7 +335,7 @@ func stageFiles(ctx context.Context, pub *swap.Publisher, req swap.Request, sele
 		again.Read = nil
 		second, err := source.ReadFiles(ctx, contract, values, files, again)
 		if err != nil {
-			return nil, fmt.Errorf("read the inputs a second time: %w", err)
+			return nil, readCancelled(ctx, req, fmt.Errorf("read the inputs a second time: %w", err))
 		}
 		defer second.Release()
 		req.SecondBuild = second

@@ -58,6 +58,7 @@ func runRollback(ctx context.Context, g *globals, o rollbackOptions) error {
 	if o.force && o.scoped {
 		return usagef("--force drops later commits and --scoped keeps them: pass one")
 	}
+	g.writes = true
 	ctx, cat, pub, err := g.open(ctx)
 	if err != nil {
 		return err

@@ -62,6 +62,7 @@ func runTableCreate(ctx context.Context, g *globals, schemaFile, name string) er
 	if _, _, _, err := spec.Build(); err != nil {
 		return usageError{fmt.Errorf("%s: %w", schemaFile, err)}
 	}
+	g.writes = true
 	ctx, cat, _, err := g.open(ctx)
 	if err != nil {
 		return err

@@ -142,6 +142,25 @@ type globals struct {
 	// props are the opened catalog's properties, for reading inputs on S3
 	// with the same settings.
 	props map[string]string
+	// writes is set by a command that may change a table or its files,
+	// which names the catalog it opens on stderr.
+	writes bool
+}
+
+// describeCatalog names a catalog and where it was chosen, without its
+// properties (which may hold a DSN).
+func describeCatalog(cfg catalog.Config) string {
+	if cfg.Embedded {
+		return fmt.Sprintf("%s (embedded, in %s)", cfg.Name, cfg.Home)
+	}
+	return fmt.Sprintf("%s (from %s)", cfg.Name, orEnvironment(cfg.Source))
+}
+
+func orEnvironment(source string) string {
+	if source == "" {
+		return "the environment"
+	}
+	return source
 }
 
 func (g *globals) json() bool { return g.output == "json" }
@@ -175,6 +194,10 @@ func (g *globals) open(ctx context.Context) (context.Context, *catalog.Catalog, 
 		return ctx, nil, nil, err
 	}
 	g.props = cfg.Props
+	if g.writes {
+		// Which catalog a write goes to is never left to be guessed.
+		fmt.Fprintf(g.stderr, "lakeswap: catalog %s\n", describeCatalog(cfg))
+	}
 	ctx, cat, pub, err := openPublisher(ctx, cfg, g.logger())
 	if pub != nil {
 		pub.Catalog = catalogFault(pub.Catalog, g.getenv)
