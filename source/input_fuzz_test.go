@@ -4,6 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math"
+	"math/big"
+	"os"
+	"path/filepath"
+	"strconv"
 	"testing"
 	"unicode/utf8"
 
@@ -68,4 +73,64 @@ func FuzzNDJSONInput(f *testing.F) {
 	f.Add([]byte(`{"day":"2026-01-01","id":1,"id":2}` + "\n"))
 	f.Add([]byte(`{"day":"2026-01-01","id":1,"name":"\ud800"}` + "\n\n[1]\n"))
 	f.Fuzz(func(t *testing.T, data []byte) { fuzzRead(t, data, newJSONRows) })
+}
+
+// FuzzParquetInput: any bytes named .parquet are read or refused, never a
+// panic, and what is read is in the schema.
+func FuzzParquetInput(f *testing.F) {
+	f.Add([]byte("PAR1"))
+	f.Add([]byte("PAR1\x00\x00\x00\x00PAR1"))
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(t.TempDir(), "in.parquet")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_ = ReadInput(context.Background(), path, fuzzSchema, func(b Batch) error {
+			if !b.Rec.Schema().Equal(fuzzSchema) {
+				t.Fatalf("batch in schema %s", b.Rec.Schema())
+			}
+			return nil
+		})
+	})
+}
+
+// FuzzFloatRule: a text a float column takes has exactly the value
+// stored, by exact rationals.
+func FuzzFloatRule(f *testing.F) {
+	for _, s := range []string{"0.1", "1.10", "9007199254740993", "16777217", "1e-400", "-0", "NaN", "0x1p-2", "1_0"} {
+		f.Add(s, true)
+		f.Add(s, false)
+	}
+	f.Fuzz(func(t *testing.T, text string, double bool) {
+		bits := 32
+		if double {
+			bits = 64
+		}
+		v, err := parseFloat(text, bits)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			return
+		}
+		q, ok := new(big.Rat).SetString(text)
+		if !ok {
+			t.Fatalf("parseFloat(%q) took a text that is no decimal", text)
+		}
+		stored, _ := new(big.Rat).SetString(strconv.FormatFloat(v, 'g', -1, bits))
+		if q.Cmp(stored) != 0 {
+			t.Fatalf("parseFloat(%q, %d) took it, but stores %s", text, bits, strconv.FormatFloat(v, 'g', -1, bits))
+		}
+	})
+}
+
+// FuzzFirstOtherType: any NDJSON is judged or refused, never a panic.
+func FuzzFirstOtherType(f *testing.F) {
+	f.Add([]byte("{\"v\":1}\n{\"v\":1.5}\n{\"v\":\"a\"}\n"))
+	f.Add([]byte("{\"v\":9007199254740993}\n\n{\"v\":0.5}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(t.TempDir(), "in.ndjson")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_ = FirstOtherType(path, "in.ndjson", "v")
+	})
 }
