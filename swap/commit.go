@@ -62,7 +62,13 @@ func (p *Publisher) commit(ctx context.Context, tbl *table.Table, plan *Plan) (i
 	ours := len(runrecord.FindAll(tbl.Metadata(), plan.RunID))
 	for attempt := 1; ; attempt++ {
 		id, err := p.commitOn(ctx, tbl, plan)
-		if err == nil || !errors.Is(err, ErrConflict) || attempt >= rebaseAttempts {
+		if err == nil {
+			if head := tbl.CurrentSnapshot(); head != nil {
+				plan.committedOn = head.SnapshotID
+			}
+			return id, nil
+		}
+		if !errors.Is(err, ErrConflict) || attempt >= rebaseAttempts {
 			return id, err
 		}
 		now, lerr := p.Catalog.LoadTable(ctx, tbl.Identifier())
@@ -72,8 +78,15 @@ func (p *Publisher) commit(ctx context.Context, tbl *table.Table, plan *Plan) (i
 		why, rerr := rebase(ctx, now, plan)
 		if all := runrecord.FindAll(now.Metadata(), plan.RunID); len(all) > ours && rerr == nil {
 			// A run id is recorded once (a batch once): another attempt
-			// of this run committed meanwhile.
-			why = fmt.Sprintf("another attempt of run %s committed snapshot %d meanwhile; run it again to settle it (the same content reports already published)", plan.RunID, all[len(all)-1].SnapshotID)
+			// of this run committed meanwhile. The same content (the same
+			// plan applied by another process, say) is this run,
+			// published.
+			last := all[len(all)-1]
+			if rec, ok := runrecord.Read(last.Summary.Properties); ok && rec.Fingerprint == plan.Fingerprint.Hash && rec.Batch == plan.BatchOf &&
+				slices.Equal(rec.Partitions, valuesOf(plan)) {
+				return last.SnapshotID, &committedElsewhere{snapshotID: last.SnapshotID}
+			}
+			why = fmt.Sprintf("another attempt of run %s committed snapshot %d meanwhile with other content; run it again to settle it", plan.RunID, last.SnapshotID)
 		}
 		if rerr != nil {
 			return 0, errors.Join(err, rerr)
@@ -90,6 +103,15 @@ func (p *Publisher) commit(ctx context.Context, tbl *table.Table, plan *Plan) (i
 			"head", now.CurrentSnapshot().SnapshotID, "attempt", attempt+1)
 		tbl = now
 	}
+}
+
+// committedElsewhere is a commit that found the same run, with the same
+// content, committed meanwhile by another process: the run is published,
+// and nothing more is committed.
+type committedElsewhere struct{ snapshotID int64 }
+
+func (e *committedElsewhere) Error() string {
+	return fmt.Sprintf("the same run was committed as snapshot %d by another process", e.snapshotID)
 }
 
 // commitOn makes one attempt at the commit, pinned to main as tbl holds it.

@@ -86,6 +86,9 @@ type OpError struct {
 
 func (e *OpError) Error() string {
 	s := fmt.Sprintf("%s %s (run %s): %v", e.Op, e.Table, e.RunID, e.Err)
+	if e.RunID == "" {
+		s = fmt.Sprintf("%s %s: %v", e.Op, e.Table, e.Err)
+	}
 	if e.Hint != "" {
 		s += "\nhint: " + e.Hint
 	}

@@ -40,10 +40,10 @@ type planHold struct {
 var holdRefresh = 10 * time.Minute
 
 // holdName matches a hold's file name: <run id>-<attempt>.json (a
-// publish's, or a plan's), <run id>-<attempt>.a.json (an apply's of a
-// plan), each also with .r before .json, the name a refresh alternates
-// with.
-var holdName = regexp.MustCompile(`^([A-Za-z0-9][A-Za-z0-9._-]{0,99})-([0-9a-f]{8})(\.a)?(\.r)?\.json$`)
+// publish's, or a plan's), <run id>-<attempt>.a<process>.json (an apply's
+// of a plan, one per process applying it), each also with .r before
+// .json, the name a refresh alternates with.
+var holdName = regexp.MustCompile(`^([A-Za-z0-9][A-Za-z0-9._-]{0,99})-([0-9a-f]{8})(\.a(?:[0-9a-f]{8})?)?(\.r)?\.json$`)
 
 func holdsLocation(meta table.Metadata) string {
 	return strings.TrimSuffix(meta.Location(), "/") + "/lakeswap/holds"
@@ -63,9 +63,10 @@ func otherHold(loc string) string {
 }
 
 // applyHold is where an apply holds a plan's attempt while it commits,
-// beside the plan's own hold.
-func applyHold(meta table.Metadata, runID, attempt string) string {
-	return strings.TrimSuffix(holdLocation(meta, runID, attempt), ".json") + ".a.json"
+// beside the plan's own hold: one per process (applier), since several
+// may apply one plan at once.
+func applyHold(meta table.Metadata, runID, attempt, applier string) string {
+	return strings.TrimSuffix(holdLocation(meta, runID, attempt), ".json") + ".a" + applier + ".json"
 }
 
 // writeHold writes an attempt's hold at loc.
@@ -156,8 +157,9 @@ func (p *Publisher) release(ctx context.Context, tbl *table.Table, plan *Plan) {
 		attempts[plan.Partitions[i].attemptOr(plan.Attempt)] = true
 	}
 	for a := range attempts {
-		loc, apply := holdLocation(tbl.Metadata(), plan.RunID, a), applyHold(tbl.Metadata(), plan.RunID, a)
-		for _, l := range []string{loc, otherHold(loc), apply, otherHold(apply)} {
+		// An apply's own hold goes when that apply ends.
+		loc := holdLocation(tbl.Metadata(), plan.RunID, a)
+		for _, l := range []string{loc, otherHold(loc)} {
 			if err := wfs.Remove(l); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				p.log().Warn("remove the plan's hold", "run", plan.RunID, "attempt", a, "err", err)
 			}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/parquetio"
+	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/verify"
 )
 
@@ -130,4 +131,57 @@ func eachKey(ctx context.Context, fsys icebergio.IO, c *contract.Contract, path 
 		}
 	}
 	return rr.Err()
+}
+
+// movedInto judges again, at commit time, what the commits since the
+// plan's base added outside its partitions: a record one of them brought
+// into another partition that this run stages too would be in two
+// partitions once the run commits, counted twice. It names the first such
+// record, the snapshot and both partitions, or says "". The keys of what
+// was added (a daily job's commit, small) are held; the staged keys
+// stream past them. The run's own earlier batches are its own.
+func movedInto(ctx context.Context, fsys icebergio.IO, c *contract.Contract, plan *Plan, added []addedFile) (string, error) {
+	if len(c.Grain) == 0 || slices.Contains(c.Grain, c.Partition.Column) || len(added) == 0 {
+		return "", nil
+	}
+	seed := maphash.MakeSeed()
+	keys := map[uint64]int{} // grain hash -> index in added
+	for i, a := range added {
+		if a.snapshot.Summary != nil {
+			if rec, ok := runrecord.Read(a.snapshot.Summary.Properties); ok && rec.RunID == plan.RunID {
+				continue
+			}
+		}
+		err := eachKey(ctx, fsys, c, a.path, seed, func(h uint64, _ func() string) {
+			if _, ok := keys[h]; !ok {
+				keys[h] = i
+			}
+		})
+		if err != nil {
+			return "", fmt.Errorf("read %s, added by snapshot %d: %w", a.path, a.snapshot.SnapshotID, err)
+		}
+	}
+	if len(keys) == 0 {
+		return "", nil
+	}
+	for _, pp := range plan.Partitions {
+		for _, f := range pp.NewFiles {
+			var key string
+			at := -1
+			err := eachKey(ctx, fsys, c, f.Path, seed, func(h uint64, k func() string) {
+				if i, ok := keys[h]; ok && at < 0 {
+					at, key = i, k()
+				}
+			})
+			if err != nil {
+				return "", fmt.Errorf("read staged file %s: %w", f.Path, err)
+			}
+			if at >= 0 {
+				a := added[at]
+				return fmt.Sprintf("%s added the record %s in partition %s, which this run stages in partition %s: committed, the table would hold it twice; stage the run again declaring both partitions",
+					describeSnapshot(a.snapshot), key, verify.DisplayKey(c.Partition.Key(a.partition)), verify.DisplayKey(pp.Key)), nil
+			}
+		}
+	}
+	return "", nil
 }

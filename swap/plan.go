@@ -60,6 +60,9 @@ type Plan struct {
 	// held whether main still holds what the plan staged.
 	prior *table.Snapshot
 	held  bool
+	// committedOn is the snapshot the commit was made on: the base, or the
+	// head it was rebased on.
+	committedOn int64
 	// contract is the table's contract as staged, or as Apply read it.
 	contract *contract.Contract
 	// bound marks a plan Apply read back: its staged files are never

@@ -99,10 +99,13 @@ func (p *Publisher) progress() Progress {
 
 // Result is what a publish did.
 type Result struct {
-	Plan       *Plan      `json:"plan"`
-	SnapshotID int64      `json:"snapshot_id,omitempty"`
-	Status     string     `json:"status"` // published, already-published, unchanged, refused, not-committed, rolled-back, verify-failed (kept as asked), landed-unverified
-	Mismatches []Mismatch `json:"mismatches,omitempty"`
+	Plan       *Plan `json:"plan"`
+	SnapshotID int64 `json:"snapshot_id,omitempty"`
+	// CommittedOn is the snapshot the commit was made on: the plan's base,
+	// or the head it was rebased on when main had moved.
+	CommittedOn int64      `json:"committed_on,omitempty"`
+	Status      string     `json:"status"` // published, already-published, unchanged, refused, not-committed, rolled-back, verify-failed (kept as asked), landed-unverified
+	Mismatches  []Mismatch `json:"mismatches,omitempty"`
 	// Batches is what became of each batch of a run committed in batches.
 	Batches []BatchResult `json:"batches,omitempty"`
 }
@@ -168,8 +171,9 @@ func (p *Publisher) Apply(ctx context.Context, opts ApplyOptions, plans ...*Plan
 	// publish's is: a plan near its retention, or a long apply in
 	// batches, keeps its files from gc. The plan's own hold stays until
 	// the apply settles.
+	applier := newAttempt()
 	for _, plan := range plans {
-		loc := applyHold(tbl.Metadata(), plan.RunID, plan.Attempt)
+		loc := applyHold(tbl.Metadata(), plan.RunID, plan.Attempt, applier)
 		stop, err := p.holdWhileRunning(ctx, tbl, plan, loc)
 		if err != nil {
 			return &Result{Plan: plan, Status: "not-committed"}, err
@@ -246,6 +250,14 @@ func (p *Publisher) apply(ctx context.Context, tbl *table.Table, plan *Plan, noA
 		}
 	}
 	id, err := p.commit(ctx, tbl, plan)
+	if elsewhere := (*committedElsewhere)(nil); errors.As(err, &elsewhere) {
+		// Another process committed this very run; what this one staged
+		// is either those files (the same plan) or its own, unreferenced.
+		res.Status, res.SnapshotID = "already-published", elsewhere.snapshotID
+		plan.Cleanup = p.discard(ctx, tbl, plan)
+		p.log().Info("already published by another process", "table", name, "run", plan.RunID, "snapshot", id)
+		return res, nil
+	}
 	if err != nil {
 		var op *OpError
 		// A commit whose answer was lost may reference the staged files,
@@ -260,7 +272,7 @@ func (p *Publisher) apply(ctx context.Context, tbl *table.Table, plan *Plan, noA
 		res.Status = "not-committed"
 		return res, err
 	}
-	res.SnapshotID = id
+	res.SnapshotID, res.CommittedOn = id, plan.committedOn
 	p.log().Info("committed", "table", name, "run", plan.RunID, "snapshot", id)
 
 	mismatches, err := p.checkLanded(ctx, plan, id)

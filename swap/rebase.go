@@ -33,13 +33,16 @@ const rebaseAttempts = 10
 // planned partition (values maps each planned value to its key). Main
 // must still descend from the base: a rollback of main since the plan is a
 // conflict, since the plan's fingerprints describe a base main dropped.
-func movedSince(ctx context.Context, fsys icebergio.IO, meta table.Metadata, base *int64, c *contract.Contract, values map[string]string) (string, error) {
+//
+// It also lists the data files those commits added outside the planned
+// partitions, for the checks that depend on the rest of the table.
+func movedSince(ctx context.Context, fsys icebergio.IO, meta table.Metadata, base *int64, c *contract.Contract, values map[string]string) (string, []addedFile, error) {
 	head := meta.CurrentSnapshot()
 	if head == nil {
 		if base != nil {
-			return fmt.Sprintf("main holds no snapshot now, the plan's base was snapshot %d", *base), nil
+			return fmt.Sprintf("main holds no snapshot now, the plan's base was snapshot %d", *base), nil, nil
 		}
-		return "", nil
+		return "", nil, nil
 	}
 	lookup := func(id int64) *table.Snapshot { return meta.SnapshotByID(id) }
 	var since []table.Snapshot
@@ -52,27 +55,37 @@ func movedSince(ctx context.Context, fsys icebergio.IO, meta table.Metadata, bas
 		since = append(since, s)
 	}
 	if !found {
-		return fmt.Sprintf("main (at snapshot %d) no longer descends from the plan's base snapshot %d: it was rolled back or replaced since the plan", head.SnapshotID, *base), nil
+		return fmt.Sprintf("main (at snapshot %d) no longer descends from the plan's base snapshot %d: it was rolled back or replaced since the plan", head.SnapshotID, *base), nil, nil
 	}
 	// Oldest first: the conflict named is the first that happened.
+	var added []addedFile
 	for _, s := range slices.Backward(since) {
-		why, err := touched(ctx, fsys, &s, c, values)
+		why, more, err := touched(ctx, fsys, &s, c, values)
 		if why != "" || err != nil {
-			return why, err
+			return why, nil, err
 		}
+		added = append(added, more...)
 	}
-	return "", nil
+	return "", added, nil
+}
+
+// addedFile is a data file a snapshot since the plan's base added outside
+// the planned partitions.
+type addedFile struct {
+	path, partition string // the partition's value
+	snapshot        *table.Snapshot
 }
 
 // touched says how snapshot s changed one of the planned partitions, or "".
 // Only manifests s wrote can hold its changes; in them, the entries it
 // added or deleted are its changes (a rewritten manifest carries earlier
 // files as existing).
-func touched(ctx context.Context, fsys icebergio.IO, s *table.Snapshot, c *contract.Contract, values map[string]string) (string, error) {
+func touched(ctx context.Context, fsys icebergio.IO, s *table.Snapshot, c *contract.Contract, values map[string]string) (string, []addedFile, error) {
 	manifests, err := s.Manifests(fsys)
 	if err != nil {
-		return "", fmt.Errorf("read manifest list of snapshot %d: %w", s.SnapshotID, err)
+		return "", nil, fmt.Errorf("read manifest list of snapshot %d: %w", s.SnapshotID, err)
 	}
+	var added []addedFile
 	op := "unknown operation"
 	if s.Summary != nil {
 		op = string(s.Summary.Operation)
@@ -83,22 +96,26 @@ func touched(ctx context.Context, fsys icebergio.IO, s *table.Snapshot, c *contr
 			continue
 		}
 		if err := ctx.Err(); err != nil {
-			return "", err
+			return "", nil, err
 		}
 		if int(m.PartitionSpecID()) != c.SpecID {
-			return fmt.Sprintf("snapshot %d (%s, %s) wrote files of partition spec %d, not the table's %d", s.SnapshotID, op, at, m.PartitionSpecID(), c.SpecID), nil
+			return fmt.Sprintf("snapshot %d (%s, %s) wrote files of partition spec %d, not the table's %d", s.SnapshotID, op, at, m.PartitionSpecID(), c.SpecID), nil, nil
 		}
 		entries, err := m.FetchEntries(fsys, false)
 		if err != nil {
-			return "", fmt.Errorf("read manifest %s: %w", m.FilePath(), err)
+			return "", nil, fmt.Errorf("read manifest %s: %w", m.FilePath(), err)
 		}
 		for _, e := range entries {
 			if e.Status() == iceberg.EntryStatusEXISTING || e.SnapshotID() != s.SnapshotID {
 				continue
 			}
 			df := e.DataFile()
-			key, ok := values[c.PartitionOf(df)]
+			value := c.PartitionOf(df)
+			key, ok := values[value]
 			if !ok {
+				if e.Status() == iceberg.EntryStatusADDED && df.ContentType() == iceberg.EntryContentData {
+					added = append(added, addedFile{path: df.FilePath(), partition: value, snapshot: s})
+				}
 				continue
 			}
 			verb, kind := "added", "data file"
@@ -108,10 +125,19 @@ func touched(ctx context.Context, fsys icebergio.IO, s *table.Snapshot, c *contr
 			if df.ContentType() != iceberg.EntryContentData {
 				kind = "delete file"
 			}
-			return fmt.Sprintf("snapshot %d (%s, %s) %s %s %s in partition %s", s.SnapshotID, op, at, verb, kind, df.FilePath(), key), nil
+			return fmt.Sprintf("snapshot %d (%s, %s) %s %s %s in partition %s", s.SnapshotID, op, at, verb, kind, df.FilePath(), key), nil, nil
 		}
 	}
-	return "", nil
+	return "", added, nil
+}
+
+// describeSnapshot names a snapshot for a message: id, operation, time.
+func describeSnapshot(s *table.Snapshot) string {
+	op := "unknown operation"
+	if s.Summary != nil {
+		op = string(s.Summary.Operation)
+	}
+	return fmt.Sprintf("snapshot %d (%s, %s)", s.SnapshotID, op, time.UnixMilli(s.TimestampMs).UTC().Format(time.RFC3339))
 }
 
 // plannedValues maps a plan's partition values to their keys.
@@ -140,7 +166,14 @@ func rebase(ctx context.Context, tbl *table.Table, plan *Plan) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if why, err := movedSince(ctx, fsys, meta, plan.BaseSnapshotID, c, plannedValues(plan)); why != "" || err != nil {
+	why, added, err := movedSince(ctx, fsys, meta, plan.BaseSnapshotID, c, plannedValues(plan))
+	if why != "" || err != nil {
+		return why, err
+	}
+	// What the stage judged against the rest of the table is judged again
+	// against what those commits added there: a record they brought into
+	// another partition that this run stages too would be counted twice.
+	if why, err := movedInto(ctx, fsys, c, plan, added); why != "" || err != nil {
 		return why, err
 	}
 	all, err := baseFiles(ctx, fsys, meta.CurrentSnapshot(), c)

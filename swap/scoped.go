@@ -73,7 +73,7 @@ func (p *Publisher) scopedRollback(ctx context.Context, tbl *table.Table, run *t
 			// The run's partitions hold the run's files, or a later commit
 			// changed them.
 			if !slices.Equal(paths(now[v]), paths(then[v])) {
-				why, _ := movedSince(ctx, fsys, meta, &run.SnapshotID, c, map[string]string{v: key})
+				why, _, _ := movedSince(ctx, fsys, meta, &run.SnapshotID, c, map[string]string{v: key})
 				if why == "" {
 					why = "its files differ from the run's"
 				}

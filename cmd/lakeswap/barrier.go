@@ -51,7 +51,8 @@ func commitBarrier(getenv func(string) string) func(context.Context, *swap.Plan)
 		return nil
 	}
 	return func(ctx context.Context, plan *swap.Plan) error {
-		if err := os.WriteFile(filepath.Join(dir, plan.RunID+"-"+plan.Attempt), nil, 0o644); err != nil {
+		// One file a process: several may apply one plan.
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("%s-%s-%d", plan.RunID, plan.Attempt, os.Getpid())), nil, 0o644); err != nil {
 			return fmt.Errorf("commit barrier: %w", err)
 		}
 		deadline := time.Now().Add(time.Minute)

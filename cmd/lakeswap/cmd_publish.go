@@ -434,7 +434,11 @@ func printResult(w io.Writer, res *swap.Result) {
 	}
 	fmt.Fprintf(w, "run %s on %s: %s", p.RunID, p.Table, res.Status)
 	if res.SnapshotID != 0 {
-		fmt.Fprintf(w, " (snapshot %d, base %s)", res.SnapshotID, baseName(p.BaseSnapshotID))
+		if res.CommittedOn != 0 && (p.BaseSnapshotID == nil || *p.BaseSnapshotID != res.CommittedOn) {
+			fmt.Fprintf(w, " (snapshot %d, committed on %d, planned against %s)", res.SnapshotID, res.CommittedOn, baseName(p.BaseSnapshotID))
+		} else {
+			fmt.Fprintf(w, " (snapshot %d, base %s)", res.SnapshotID, baseName(p.BaseSnapshotID))
+		}
 	}
 	fmt.Fprintln(w)
 	printJob(w, p)

@@ -1,0 +1,193 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakeswap/lakeswap/s3store"
+)
+
+// factLines writes orders at the fact grain (one row per order_id,
+// partitioned by order_date) as NDJSON: id -> day.
+func factLines(t *testing.T, orders map[string]string) string {
+	t.Helper()
+	var b strings.Builder
+	for id, day := range orders {
+		line, _ := json.Marshal(map[string]any{"order_id": id, "order_date": day, "channel": "web", "amount_cents": 100})
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	return write(t, t.TempDir(), "facts.ndjson", b.String())
+}
+
+// TestRebaseNeverCountsAKeyTwice, on every site, through plan then apply:
+// a plan stages o9 in 2026-01-01; before it is applied another writer
+// publishes o9 into 2026-01-02, which the plan does not declare. The apply
+// would rebase over that commit (it touched no planned partition), but
+// the moved-records check runs again against what it added: the apply is
+// a conflict (exit 4) naming o9, the snapshot and both partitions, with
+// the metadata location unchanged, and verify --table still finds the
+// grain unique.
+func TestRebaseNeverCountsAKeyTwice(t *testing.T) {
+	forEachSite(t, func(t *testing.T, s *site) {
+		s.must("table", "create", "--schema", write(t, s.home, "facts.yaml", factsYAML))
+		s.must("publish", "--table", "retail.orders_fact", "--partitions", twoDays, factLines(t, map[string]string{"o1": "2026-01-01", "o2": "2026-01-02"}))
+		planFile := filepath.Join(t.TempDir(), "p.json")
+		out := s.must("-o", "json", "plan", "--table", "retail.orders_fact", "--partitions", "order_date=2026-01-01", "--out", planFile,
+			factLines(t, map[string]string{"o1": "2026-01-01", "o9": "2026-01-01"}))
+		var plan struct {
+			PlanID string `json:"plan_id"`
+		}
+		if err := json.Unmarshal([]byte(out), &plan); err != nil || plan.PlanID == "" {
+			t.Fatalf("plan: %v\n%s", err, out)
+		}
+		s.must("publish", "--table", "retail.orders_fact", "--partitions", "order_date=2026-01-02",
+			factLines(t, map[string]string{"o2": "2026-01-02", "o9": "2026-01-02"}))
+		before := s.metadata("orders_fact")
+		code, _, errs := s.cli("apply", planFile, "--approve", plan.PlanID)
+		if code != exitConflict || !strings.Contains(errs, "order_id=o9") || !strings.Contains(errs, "order_date=2026-01-01") ||
+			!strings.Contains(errs, "order_date=2026-01-02") || !strings.Contains(errs, "snapshot ") {
+			t.Errorf("apply over a commit that brought o9 into another partition: exit %d, want %d naming o9, the snapshot and both partitions:\n%s", code, exitConflict, errs)
+		}
+		if got := s.metadata("orders_fact"); got != before {
+			t.Errorf("the refused apply moved the table: %s -> %s", before, got)
+		}
+		if code, out, errs := s.cli("verify", "--table", "retail.orders_fact"); code != 0 {
+			t.Errorf("verify --table after the refused apply: exit %d: %s%s", code, out, errs)
+		}
+	})
+}
+
+// TestConcurrentWritersNeverCountAKeyTwice: two processes publish disjoint
+// partitions at the same moment (the commit barrier releases them
+// together), each bringing the same new key, 20 rounds on PostgreSQL and
+// MinIO. The first commit lands; the second, rebasing over it, finds the
+// key and is a conflict. After every round, and over main's whole history
+// at the end, verify --table finds the grain unique.
+func TestConcurrentWritersNeverCountAKeyTwice(t *testing.T) {
+	s := newShared(t, s3store.MinPartSize)
+	if r := s.run("table", "create", "--schema", write(t, s.dir, "facts.yaml", factsYAML)); r.code != 0 {
+		t.Fatalf("table create: exit %d: %s", r.code, r.stderr)
+	}
+	const rounds = 20
+	for round := range rounds {
+		barrier := t.TempDir()
+		key := fmt.Sprintf("n%d", round)
+		type writer struct {
+			cmd      *exec.Cmd
+			out, err *bytes.Buffer
+		}
+		var ws []writer
+		for w, day := range []string{"2026-01-01", "2026-01-02"} {
+			// Each writer rebuilds its own day: its earlier key and the new one.
+			in := factLines(t, map[string]string{fmt.Sprintf("d%d-%d", w, round): day, key: day})
+			cmd, out, errb := s.command([]string{testCommitBarrier + "=" + barrier + ":2"},
+				"publish", "--allow-implausible", "--table", "retail.orders_fact", "--partitions", "order_date="+day, in)
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			ws = append(ws, writer{cmd, out, errb})
+		}
+		landed, conflicts := 0, 0
+		for i := range ws {
+			err := ws[i].cmd.Wait()
+			code := 0
+			if ee, ok := err.(*exec.ExitError); ok {
+				code = ee.ExitCode()
+			}
+			switch {
+			case code == exitOK:
+				landed++
+			case code == exitConflict && strings.Contains(ws[i].err.String(), "order_id="+key):
+				conflicts++
+			case code == exitRefused && strings.Contains(ws[i].err.String(), "moved"):
+				// Staged after the other landed: refused at stage time.
+				conflicts++
+			default:
+				t.Fatalf("round %d: writer %d exit %d: %s%s", round, i, code, ws[i].out, ws[i].err)
+			}
+		}
+		if landed != 1 || conflicts != 1 {
+			t.Fatalf("round %d: %d landed, %d refused; want one each", round, landed, conflicts)
+		}
+		if r := s.run("verify", "--table", "retail.orders_fact"); r.code != 0 {
+			t.Fatalf("round %d: verify --table: exit %d: %s%s", round, r.code, r.stdout, r.stderr)
+		}
+	}
+	ctx, pub := s.open()
+	tbl, err := pub.Catalog.LoadTable(ctx, []string{"retail", "orders_fact"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := tbl.Metadata()
+	n := 0
+	for _, snap := range table.AncestorsOf(meta.CurrentSnapshot().SnapshotID, meta.SnapshotByID) {
+		if _, err := pub.VerifyTable(ctx, []string{"retail", "orders_fact"}, snap.SnapshotID); err != nil {
+			t.Errorf("snapshot %d of main's history: %v", snap.SnapshotID, err)
+		}
+		n++
+	}
+	if n < rounds {
+		t.Errorf("main's history holds %d snapshots, want at least %d", n, rounds)
+	}
+}
+
+// TestOnePlanAppliedAtOnce, on every site: one approved plan applied by
+// three processes at once (released together at the commit) commits
+// once; every process exits 0, one saying published and the others
+// already published, one snapshot records the run, and it verifies.
+func TestOnePlanAppliedAtOnce(t *testing.T) {
+	forEachSite(t, func(t *testing.T, s *site) {
+		s.createDaily()
+		planFile := filepath.Join(t.TempDir(), "p.json")
+		in := writeCSVLines(t, filepath.Join(t.TempDir(), "in.csv"), orderLines(400, 2))
+		out := s.must("-o", "json", "plan", "--allow-implausible", "--run-id", "approved-once", "--table", "retail.daily_orders", "--partitions", twoDays, "--out", planFile, in)
+		var plan struct {
+			PlanID string `json:"plan_id"`
+		}
+		if err := json.Unmarshal([]byte(out), &plan); err != nil {
+			t.Fatal(err)
+		}
+		barrier := t.TempDir()
+		var cmds []*exec.Cmd
+		var outs, errs []*bytes.Buffer
+		for range 3 {
+			cmd := s.command("-o", "json", "apply", planFile, "--approve", plan.PlanID)
+			cmd.Env = append(cmd.Env, testCommitBarrier+"="+barrier+":3")
+			var o, e bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &o, &e
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			cmds, outs, errs = append(cmds, cmd), append(outs, &o), append(errs, &e)
+		}
+		statuses := map[string]int{}
+		for i, cmd := range cmds {
+			if err := cmd.Wait(); err != nil {
+				t.Errorf("apply %d: %v: %s%s", i, err, outs[i], errs[i])
+				continue
+			}
+			var res struct {
+				Status string `json:"status"`
+			}
+			_ = json.Unmarshal(outs[i].Bytes(), &res)
+			statuses[res.Status]++
+		}
+		if statuses["published"] != 1 || statuses["already-published"] != 2 {
+			t.Errorf("three applies of one plan: %v, want one published and two already published", statuses)
+		}
+		if code, out, errs := s.cli("verify", "--table", "retail.daily_orders", "--run", "approved-once"); code != 0 {
+			t.Errorf("verify the run: exit %d: %s%s", code, out, errs)
+		}
+		if code, out, errs := s.cli("verify", "--table", "retail.daily_orders"); code != 0 {
+			t.Errorf("verify --table: exit %d: %s%s", code, out, errs)
+		}
+	})
+}

@@ -1,0 +1,178 @@
+package swap
+
+import (
+	"context"
+	"fmt"
+	"hash/maphash"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakeswap/lakeswap/runrecord"
+	"github.com/lakeswap/lakeswap/verify"
+)
+
+// TableCheck is what a whole-table check found: what must hold for every
+// run at once, whatever route each run took.
+type TableCheck struct {
+	Table      string `json:"table"`
+	SnapshotID int64  `json:"snapshot_id"`
+	Partitions int    `json:"partitions"`
+	Files      int    `json:"files"`
+	Rows       int64  `json:"rows"`
+	// Runs are the lakeswap runs whose partitions the snapshot still holds
+	// as they committed them, each with its recorded fingerprints checked.
+	Runs     []RunCheck       `json:"runs,omitempty"`
+	Findings []verify.Finding `json:"findings,omitempty"`
+	OK       bool             `json:"ok"`
+}
+
+// RunCheck is one run's recorded fingerprints against what the table
+// holds in the partitions it still holds as the run committed them.
+type RunCheck struct {
+	RunID      string   `json:"run_id"`
+	SnapshotID int64    `json:"snapshot_id"`
+	Partitions []string `json:"partitions"` // those held as committed
+	OK         bool     `json:"ok"`
+}
+
+// maxTableFindings bounds the findings a table check lists.
+const maxTableFindings = 100
+
+// VerifyTable checks a snapshot of a table (main's when snapshotID is 0)
+// as a whole: every referenced data file is present and readable with the
+// table's schema; the grain is unique across the table (within each
+// partition, and across partitions where the grain leaves out the
+// partition column: a key in two partitions is counted twice); and each
+// lakeswap run that main still holds, partition by partition as it
+// committed it, fingerprints as it recorded. It holds a hash of every key
+// in memory (about 40 bytes a row). A finding is ErrVerifyFailed.
+func (p *Publisher) VerifyTable(ctx context.Context, ident table.Identifier, snapshotID int64) (*TableCheck, error) {
+	name := strings.Join(ident, ".")
+	tbl, err := p.Catalog.LoadTable(ctx, ident)
+	if err != nil {
+		return nil, fmt.Errorf("load table %s: %w", name, err)
+	}
+	meta := tbl.Metadata()
+	snap := meta.CurrentSnapshot()
+	if snapshotID != 0 {
+		snap = meta.SnapshotByID(snapshotID)
+		if snap == nil {
+			return nil, fmt.Errorf("snapshot %d is not in the metadata of %s", snapshotID, name)
+		}
+	}
+	res := &TableCheck{Table: name, OK: true}
+	if snap == nil {
+		return res, nil // an empty table holds nothing to check
+	}
+	res.SnapshotID = snap.SnapshotID
+	at, err := p.loadSnapshot(ctx, ident, snap.SnapshotID)
+	if err != nil {
+		return nil, err
+	}
+	c := at.contract
+	find := func(f verify.Finding) {
+		if len(res.Findings) < maxTableFindings {
+			res.Findings = append(res.Findings, f)
+		}
+		res.OK = false
+	}
+	values := make([]string, 0, len(at.live))
+	for v := range at.live {
+		values = append(values, v)
+	}
+	sort.Strings(values)
+	res.Partitions = len(values)
+
+	// Every file read whole: present, readable, of the table's schema.
+	parts := map[string]verify.Fingerprint{}
+	for _, v := range values {
+		key := c.Partition.Key(v)
+		if err := noDeletes(key, at.live[v]); err != nil {
+			find(verify.Finding{Kind: verify.KindCheck, Partition: verify.DisplayKey(key), Message: err.Error()})
+			continue
+		}
+		res.Files += len(at.live[v])
+		fp, err := fingerprintFiles(ctx, at.fsys, c, v, paths(at.live[v]))
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			find(verify.Finding{Kind: verify.KindCheck, Partition: verify.DisplayKey(key), Message: "a file the table references cannot be read: " + err.Error()})
+			continue
+		}
+		parts[key] = fp
+		res.Rows += fp.Rows
+	}
+
+	// The grain, across the table.
+	if len(c.Grain) > 0 {
+		seed := maphash.MakeSeed()
+		seen := map[uint64]string{} // key hash -> partition value
+		for _, v := range values {
+			for _, df := range at.live[v] {
+				err := eachKey(ctx, at.fsys, c, df.FilePath(), seed, func(h uint64, key func() string) {
+					other, dup := seen[h]
+					if !dup {
+						seen[h] = v
+						return
+					}
+					here := verify.DisplayKey(c.Partition.Key(v))
+					msg := fmt.Sprintf("the record %s is twice in partition %s", key(), here)
+					if other != v {
+						msg = fmt.Sprintf("the record %s is in partitions %s and %s: counted twice", key(), verify.DisplayKey(c.Partition.Key(other)), here)
+					}
+					find(verify.Finding{Kind: verify.KindDuplicateGrain, Partition: here, Message: msg})
+				})
+				if err != nil && ctx.Err() != nil {
+					return nil, ctx.Err()
+				}
+				// An unreadable file is already a finding above.
+			}
+		}
+	}
+
+	// Each run main holds as it committed it.
+	lookup := func(id int64) *table.Snapshot { return meta.SnapshotByID(id) }
+	for _, s := range table.AncestorsOf(snap.SnapshotID, lookup) {
+		if s.Summary == nil {
+			continue
+		}
+		rec, ok := runrecord.Read(s.Summary.Properties)
+		if !ok || rec.Fingerprint == "" {
+			continue
+		}
+		then, err := baseFiles(ctx, at.fsys, &s, c)
+		if err != nil {
+			return nil, err
+		}
+		rc := RunCheck{RunID: rec.RunID, SnapshotID: s.SnapshotID, OK: true}
+		for _, v := range rec.Partitions {
+			if !slices.Equal(paths(at.live[v]), paths(then[v])) {
+				continue // a later commit replaced it
+			}
+			key := c.Partition.Key(v)
+			want, recorded := rec.PartitionHashes[key]
+			got, read := parts[key]
+			if !recorded || !read {
+				continue
+			}
+			rc.Partitions = append(rc.Partitions, key)
+			if got.Hash != want {
+				rc.OK = false
+				find(verify.Finding{Kind: verify.KindCheck, Partition: verify.DisplayKey(key),
+					Message: fmt.Sprintf("run %s (snapshot %d) recorded fingerprint %s, the partition holds %s", rec.RunID, s.SnapshotID, short(want), short(got.Hash))})
+			}
+		}
+		if len(rc.Partitions) > 0 {
+			res.Runs = append(res.Runs, rc)
+		}
+	}
+	slices.Reverse(res.Runs) // oldest first
+	if !res.OK {
+		return res, &OpError{Op: "verify", Table: name, Err: fmt.Errorf("%w: snapshot %d: %d finding(s)", ErrVerifyFailed, snap.SnapshotID, len(res.Findings))}
+	}
+	return res, nil
+}
