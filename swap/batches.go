@@ -16,20 +16,126 @@ import (
 
 // A backfill of years can be committed in batches of partitions, in
 // partition order, one snapshot each, all recorded under the run's id with
-// their place ("3/12"). A batch that fails stops the run; the batches
+// their place ("3/12"). Partitions that exchange records within the run
+// commit in the same batch (Plan.Together): a record moved from a later
+// partition to an earlier one would otherwise be in both while main holds
+// the first batch alone. A batch that fails stops the run; the batches
 // before it stay committed, each verified as it landed. Running the same
 // run again resumes: the table's history, never local state, says which
 // batches landed (their partitions, with the fingerprints they recorded),
 // and those are skipped when the new stage holds the same content.
 
+// batchGroups splits a plan's partitions into its batches, as indexes into
+// plan.Partitions: in partition order, plan.Batch at a time, a group of
+// Together joining the batch of its first partition whole (which may make
+// that batch larger).
+func (plan *Plan) batchGroups() [][]int {
+	index := map[string]int{}
+	for i, pp := range plan.Partitions {
+		index[pp.Value] = i
+	}
+	groupOf := map[int][]int{}
+	for _, g := range plan.Together {
+		var members []int
+		for _, v := range g {
+			if i, ok := index[v]; ok {
+				members = append(members, i)
+			}
+		}
+		slices.Sort(members)
+		for _, i := range members {
+			groupOf[i] = members
+		}
+	}
+	var out [][]int
+	var cur []int
+	taken := map[int]bool{}
+	for i := range plan.Partitions {
+		if taken[i] {
+			continue
+		}
+		members := groupOf[i]
+		if members == nil {
+			members = []int{i}
+		}
+		for _, m := range members {
+			taken[m] = true
+			cur = append(cur, m)
+		}
+		if len(cur) >= plan.Batch {
+			slices.Sort(cur)
+			out, cur = append(out, cur), nil
+		}
+	}
+	if len(cur) > 0 {
+		slices.Sort(cur)
+		out = append(out, cur)
+	}
+	return out
+}
+
+// withLanded adds to a plan's groups the partitions of each batch of its
+// run the table records: a resume finds at its base what the landed
+// batches committed, so the moves they carried no longer show, and the
+// run must still be cut as it was.
+func (plan *Plan) withLanded(meta table.Metadata) {
+	for _, s := range runrecord.FindAll(meta, plan.RunID) {
+		if rec, ok := runrecord.Read(s.Summary.Properties); ok && rec.Batch != "" && len(rec.Partitions) > 1 {
+			plan.Together = append(plan.Together, rec.Partitions)
+		}
+	}
+	plan.Together = joinGroups(plan.Together)
+}
+
+// joinGroups merges groups of partition values that share one, so that
+// each value is in one group; each group sorted, groups in order of their
+// first value.
+func joinGroups(groups [][]string) [][]string {
+	parent := map[string]string{}
+	var root func(string) string
+	root = func(v string) string {
+		if p, ok := parent[v]; ok && p != v {
+			r := root(p)
+			parent[v] = r
+			return r
+		}
+		parent[v] = v
+		return v
+	}
+	for _, g := range groups {
+		for _, v := range g[1:] {
+			if a, b := root(g[0]), root(v); a != b {
+				parent[max(a, b)] = min(a, b)
+			}
+		}
+	}
+	byRoot := map[string][]string{}
+	for v := range parent {
+		r := root(v)
+		byRoot[r] = append(byRoot[r], v)
+	}
+	var out [][]string
+	for _, g := range byRoot {
+		if len(g) > 1 {
+			slices.Sort(g)
+			out = append(out, g)
+		}
+	}
+	slices.SortFunc(out, func(a, b []string) int { return strings.Compare(a[0], b[0]) })
+	return out
+}
+
 // batches splits a plan into its batches, each a plan of its own.
 func (plan *Plan) batches() []*Plan {
-	n := (len(plan.Partitions) + plan.Batch - 1) / plan.Batch
-	out := make([]*Plan, 0, n)
-	for i := 0; i < len(plan.Partitions); i += plan.Batch {
+	groups := plan.batchGroups()
+	out := make([]*Plan, 0, len(groups))
+	for _, g := range groups {
 		b := *plan
-		b.Partitions = plan.Partitions[i:min(i+plan.Batch, len(plan.Partitions))]
-		b.BatchOf = fmt.Sprintf("%d/%d", len(out)+1, n)
+		b.Partitions = make([]PartitionPlan, len(g))
+		for j, i := range g {
+			b.Partitions[j] = plan.Partitions[i]
+		}
+		b.BatchOf = fmt.Sprintf("%d/%d", len(out)+1, len(groups))
 		b.oldFiles = map[string][]iceberg.DataFile{}
 		newFP, oldFP := map[string]verify.Fingerprint{}, map[string]verify.Fingerprint{}
 		for _, pp := range b.Partitions {
@@ -38,8 +144,25 @@ func (plan *Plan) batches() []*Plan {
 		}
 		b.Fingerprint, _ = verify.Combine(newFP) // the whole run's sums fit, so a batch's do
 		b.BaseFingerprint, _ = verify.Combine(oldFP)
-		b.prior, b.Batch = nil, 0
+		b.prior, b.Batch, b.Together = nil, 0, nil
 		out = append(out, &b)
+	}
+	return out
+}
+
+// Batches lists a plan's batches as the partition keys each commits, in
+// the order they commit; nil for a plan committed whole.
+func (plan *Plan) Batches() [][]string {
+	if plan.Batch <= 0 || len(plan.Partitions) <= plan.Batch {
+		return nil
+	}
+	var out [][]string
+	for _, g := range plan.batchGroups() {
+		keys := make([]string, len(g))
+		for j, i := range g {
+			keys[j] = plan.Partitions[i].Key
+		}
+		out = append(out, keys)
 	}
 	return out
 }
@@ -116,6 +239,7 @@ func valuesOf(plan *Plan) []string {
 // table's history shows landed, and stops at the first that fails.
 func (p *Publisher) applyBatches(ctx context.Context, tbl *table.Table, plan *Plan, noAutoRollback bool) (*Result, error) {
 	res := &Result{Plan: plan, Status: "already-published"}
+	plan.withLanded(tbl.Metadata())
 	batches := plan.batches()
 	// The batches after one that failed are not committed: their files go.
 	rest := func(from int) string {

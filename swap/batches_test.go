@@ -133,3 +133,54 @@ func TestDiscardAPlanAppliedInPart(t *testing.T) {
 		t.Errorf("the table reads %d rows", len(rows))
 	}
 }
+
+// TestScopedRollbackOfABatchedRun: a run committed in two batches, with
+// another writer's commit to another partition between them and one after,
+// is undone with --scoped in one commit: its four partitions hold their
+// old fingerprints again, the other writer's partitions keep what it
+// committed, and the table checks whole.
+func TestScopedRollbackOfABatchedRun(t *testing.T) {
+	e := newEnv(t)
+	first := e.mustPublish(daysOf(1, fourDays...), fourDays...)
+	commits := 0
+	e.pub.BeforeCommit = func(context.Context, *swap.Plan) error {
+		if commits++; commits == 2 { // between the batches
+			other := &swap.Publisher{Catalog: e.cat}
+			if _, err := other.Publish(e.ctx, swap.Request{Table: e.ident, Partitions: []string{"2026-01-05"}, Source: retail.NewSource(daysOf(3, "2026-01-05"))}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return nil
+	}
+	if _, err := e.publishBatched("bf", 2, daysOf(10, fourDays...), fourDays...); err != nil {
+		t.Fatal(err)
+	}
+	e.pub.BeforeCommit = nil
+	e.mustPublish(daysOf(7, "2026-01-06"), "2026-01-06") // after the run
+	before := e.table().MetadataLocation()
+	rb, err := e.pub.Rollback(e.ctx, swap.RollbackRequest{Table: e.ident, RunID: "bf", Scoped: true})
+	if err != nil || !rb.Scoped || rb.Batches != 2 || !rb.Verified {
+		t.Fatalf("scoped rollback of a batched run: %+v, %v", rb, err)
+	}
+	if e.table().MetadataLocation() == before {
+		t.Fatal("the rollback committed nothing")
+	}
+	if rb.Fingerprint != first.Plan.Fingerprint.Hash {
+		t.Errorf("the run's partitions fingerprint %s after the rollback, want the first load's %s", rb.Fingerprint, first.Plan.Fingerprint.Hash)
+	}
+	rows := e.daily()
+	for _, day := range fourDays {
+		if n, cents := group(rows, day, "web"); n > 10 || cents > 1000 {
+			t.Errorf("%s/web holds %d orders, %d cents: not the first load's", day, n, cents)
+		}
+	}
+	if n, _ := group(rows, "2026-01-05", "web"); n != 3 {
+		t.Errorf("the commit between the batches is gone: 2026-01-05/web holds %d orders", n)
+	}
+	if n, _ := group(rows, "2026-01-06", "web"); n != 7 {
+		t.Errorf("the commit after the run is gone: 2026-01-06/web holds %d orders", n)
+	}
+	if _, err := e.pub.VerifyTable(e.ctx, e.ident, 0); err != nil {
+		t.Errorf("verify the table: %v", err)
+	}
+}

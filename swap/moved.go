@@ -185,3 +185,64 @@ func movedInto(ctx context.Context, fsys icebergio.IO, c *contract.Contract, pla
 	}
 	return "", nil
 }
+
+// exchanges finds the declared partitions that exchange records within the
+// run: a grain key the base holds in one of them that the run stages in
+// another moved between them. Committed in separate batches, the snapshot
+// between would hold the record in both, or in neither. It returns the
+// groups (connected by such moves, each of two or more values, in order).
+// It holds a hash of every key the base holds in the declared partitions.
+func exchanges(ctx context.Context, fsys icebergio.IO, c *contract.Contract, plan *Plan) ([][]string, error) {
+	if len(c.Grain) == 0 || slices.Contains(c.Grain, c.Partition.Column) || len(plan.Partitions) < 2 {
+		return nil, nil
+	}
+	seed := maphash.MakeSeed()
+	old := map[uint64]int{} // key hash -> partition index at the base
+	for i, pp := range plan.Partitions {
+		for _, f := range pp.OldFiles {
+			if err := eachKey(ctx, fsys, c, f.Path, seed, func(h uint64, _ func() string) { old[h] = i }); err != nil {
+				return nil, fmt.Errorf("read %s: %w", f.Path, err)
+			}
+		}
+	}
+	if len(old) == 0 {
+		return nil, nil
+	}
+	parent := make([]int, len(plan.Partitions))
+	for i := range parent {
+		parent[i] = i
+	}
+	root := func(i int) int {
+		for parent[i] != i {
+			parent[i] = parent[parent[i]]
+			i = parent[i]
+		}
+		return i
+	}
+	for i, pp := range plan.Partitions {
+		for _, f := range pp.NewFiles {
+			err := eachKey(ctx, fsys, c, f.Path, seed, func(h uint64, _ func() string) {
+				if j, ok := old[h]; ok && j != i {
+					if a, b := root(i), root(j); a != b {
+						parent[max(a, b)] = min(a, b)
+					}
+				}
+			})
+			if err != nil {
+				return nil, fmt.Errorf("read staged file %s: %w", f.Path, err)
+			}
+		}
+	}
+	members := map[int][]string{}
+	for i, pp := range plan.Partitions {
+		r := root(i)
+		members[r] = append(members[r], pp.Value)
+	}
+	var out [][]string
+	for i := range plan.Partitions {
+		if g := members[i]; len(g) > 1 {
+			out = append(out, g)
+		}
+	}
+	return out, nil
+}

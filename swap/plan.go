@@ -47,6 +47,11 @@ type Plan struct {
 	Batch int `json:"batch,omitempty"`
 	// BatchOf is a batch's place in its run, "2/6".
 	BatchOf string `json:"batch_of,omitempty"`
+	// Together are the groups of partitions that exchange records within
+	// the run (a record the base holds in one and the run stages in
+	// another): each group commits in one batch, so that no snapshot
+	// between batches holds a record twice or not at all.
+	Together [][]string `json:"together,omitempty"`
 	// Job says how a SQL job computed the rows, when one did.
 	Job *JobInfo `json:"job,omitempty"`
 	// Cleanup says what removing a refused plan's staged files did.

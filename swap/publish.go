@@ -189,7 +189,19 @@ func (p *Publisher) Apply(ctx context.Context, opts ApplyOptions, plans ...*Plan
 			return &Result{Plan: plan, Status: "not-committed"}, err
 		}
 	}
-	res, err := p.apply(ctx, tbl, merge(plans), opts.NoAutoRollback)
+	whole := merge(plans)
+	if whole.Batch > 0 && len(whole.Partitions) > whole.Batch && whole.contract != nil {
+		// Judged again over the whole run: shards staged apart see only
+		// their own partitions' records.
+		fsys, err := tbl.FS(ctx)
+		if err != nil {
+			return &Result{Plan: whole, Status: "not-committed"}, err
+		}
+		if whole.Together, err = exchanges(ctx, fsys, whole.contract, whole); err != nil {
+			return &Result{Plan: whole, Status: "not-committed"}, err
+		}
+	}
+	res, err := p.apply(ctx, tbl, whole, opts.NoAutoRollback)
 	if res != nil && res.Status != "not-committed" && res.Status != "refused" {
 		// Settled one way or the other: the plans wait for nothing now,
 		// and whatever of their files the table references is the table's.

@@ -39,6 +39,9 @@ type RollbackResult struct {
 	// Scoped says the rollback was committed as a new snapshot
 	// (ToSnapshotID) that restores only the run's partitions.
 	Scoped bool `json:"scoped,omitempty"`
+	// Batches is how many batches of a run committed in batches a scoped
+	// rollback undid together.
+	Batches int `json:"batches,omitempty"`
 }
 
 // findRun returns the snapshot a run committed, by run id or snapshot id.
@@ -97,7 +100,13 @@ func (p *Publisher) Rollback(ctx context.Context, req RollbackRequest) (*Rollbac
 	}
 	if req.RunID != "" && len(all) > 1 {
 		if req.Scoped {
-			return fail("run %s was committed in %d batches; --scoped undoes a run committed as one snapshot: roll it back whole, without --scoped", rec.RunID, len(all))
+			var recs []runrecord.Record
+			for _, s := range all {
+				r, _ := runrecord.Read(s.Summary.Properties)
+				recs = append(recs, r)
+			}
+			res.Batches = len(all)
+			return p.scopedRollback(ctx, tbl, all, recs, res)
 		}
 		first, run, recs = &all[0], &all[len(all)-1], nil
 		res.FromSnapshotID = run.SnapshotID
@@ -111,7 +120,7 @@ func (p *Publisher) Rollback(ctx context.Context, req RollbackRequest) (*Rollbac
 	}
 	switch {
 	case first.ParentSnapshotID == nil && len(recs) > 1:
-		return fail("run %s's first batch is the table's first snapshot: there is no earlier snapshot to point main at, and --scoped undoes runs committed as one snapshot; publish what its partitions should hold instead", res.RunID)
+		return fail("run %s's first batch is the table's first snapshot: there is no earlier snapshot to point main at (--scoped takes the run's files out as a new snapshot)", res.RunID)
 	case first.ParentSnapshotID == nil && !req.Scoped:
 		return fail("snapshot %d is the table's first; there is no earlier snapshot to point main at (--scoped takes the run's files out as a new snapshot)", first.SnapshotID)
 	}
@@ -138,19 +147,15 @@ func (p *Publisher) Rollback(ctx context.Context, req RollbackRequest) (*Rollbac
 	switch {
 	case req.Scoped:
 		// Judged by the run's partitions' files, which expiry leaves.
-		return p.scopedRollback(ctx, tbl, run, rec, res)
+		return p.scopedRollback(ctx, tbl, []table.Snapshot{*run}, []runrecord.Record{rec}, res)
 	case cut:
 		return fail("main's history back to snapshot %d of run %s was expired, so whether main still holds the run is not known; pass --scoped to undo only the run's partitions, which is judged by their files", run.SnapshotID, res.RunID)
 	case !onMain:
 		return fail("snapshot %d of run %s is not on main (already rolled back?)", run.SnapshotID, res.RunID)
 	case head.SnapshotID != run.SnapshotID && !req.Force:
 		slices.Reverse(later)
-		scoped := "pass --scoped to undo only the run's partitions and keep them, or --force to drop them"
-		if len(recs) > 1 {
-			scoped = "a run committed in batches is rolled back whole: pass --force to drop them"
-		}
-		return fail("main has moved past snapshot %d to %d; rolling back would drop the later commits %s from main (%s)",
-			run.SnapshotID, head.SnapshotID, strings.Join(later, ", "), scoped)
+		return fail("main has moved past snapshot %d to %d; rolling back would drop the later commits %s from main (pass --scoped to undo only the run's partitions and keep them, or --force to drop them)",
+			run.SnapshotID, head.SnapshotID, strings.Join(later, ", "))
 	}
 
 	// Through the publisher's catalog, as every commit of lakeswap's.

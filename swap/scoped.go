@@ -19,21 +19,30 @@ import (
 // scopedRollback undoes a run whose snapshot main has moved past without
 // dropping the later commits: one new snapshot, a replace of exactly the
 // run's partitions that takes its files out and puts back the files it
-// replaced, pinned to main's head like a publish. It is refused when a
-// later commit touched one of those partitions, since undoing the run there
-// would undo that commit too. The rollback is itself recorded as a run,
-// rollback-<run id>, whose fingerprint is the one recorded before the run.
-func (p *Publisher) scopedRollback(ctx context.Context, tbl *table.Table, run *table.Snapshot, rec runrecord.Record, res *RollbackResult) (*RollbackResult, error) {
+// replaced, pinned to main's head like a publish. A run committed in
+// batches (runs, one snapshot a batch, oldest first) is undone the same
+// way in one commit: each batch's partitions get back what they held
+// before that batch. It is refused when a later commit touched one of
+// those partitions, since undoing the run there would undo that commit
+// too. The rollback is itself recorded as a run, rollback-<run id>, whose
+// fingerprint is the one recorded before the run.
+func (p *Publisher) scopedRollback(ctx context.Context, tbl *table.Table, runs []table.Snapshot, recs []runrecord.Record, res *RollbackResult) (*RollbackResult, error) {
 	name := strings.Join(tbl.Identifier(), ".")
 	fail := func(format string, args ...any) (*RollbackResult, error) {
 		return nil, &OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: fmt.Errorf("%w: "+format, append([]any{ErrRollbackRefused}, args...)...)}
 	}
+	rec := recs[len(recs)-1]
 	if rec.RunID == "" {
-		return fail("snapshot %d was not committed by lakeswap: it records no run and its partitions", run.SnapshotID)
+		return fail("snapshot %d was not committed by lakeswap: it records no run and its partitions", runs[0].SnapshotID)
 	}
 	if s := runrecord.Find(tbl.Metadata(), "rollback-"+rec.RunID); s != nil {
 		return fail("run rollback-%s is recorded already (snapshot %d): run %s was rolled back scoped before, or another run took that id", rec.RunID, s.SnapshotID, rec.RunID)
 	}
+	var partitions []string // every batch's, in partition order
+	for _, r := range recs {
+		partitions = append(partitions, r.Partitions...)
+	}
+	slices.Sort(partitions)
 	res.Scoped = true
 	for attempt := 1; ; attempt++ {
 		meta := tbl.Metadata()
@@ -48,41 +57,55 @@ func (p *Publisher) scopedRollback(ctx context.Context, tbl *table.Table, run *t
 		if err != nil {
 			return nil, err
 		}
-		then, err := baseFiles(ctx, fsys, meta.SnapshotByID(run.SnapshotID), c)
-		if err != nil {
-			return nil, err
-		}
 		head := meta.CurrentSnapshot()
 		now, err := baseFiles(ctx, fsys, head, c)
 		if err != nil {
 			return nil, err
 		}
-		var target *table.Snapshot // nil: the run was the table's first
-		if run.ParentSnapshotID != nil {
-			target = meta.SnapshotByID(*run.ParentSnapshotID)
-		}
-		before, err := baseFiles(ctx, fsys, target, c)
-		if err != nil {
-			return nil, err
-		}
 		values := map[string]string{}
+		before := map[string][]iceberg.DataFile{}
 		var out, back []iceberg.DataFile
-		for _, v := range rec.Partitions {
-			key := c.Partition.Key(v)
-			values[v] = key
-			// The run's partitions hold the run's files, or a later commit
-			// changed them.
-			if !slices.Equal(paths(now[v]), paths(then[v])) {
-				why, _, _ := movedSince(ctx, fsys, meta, &run.SnapshotID, c, map[string]string{v: key})
-				if why == "" {
-					why = "its files differ from the run's"
+		for i, run := range runs {
+			then, err := baseFiles(ctx, fsys, meta.SnapshotByID(run.SnapshotID), c)
+			if err != nil {
+				return nil, err
+			}
+			var target *table.Snapshot // nil: the batch was the table's first
+			if run.ParentSnapshotID != nil {
+				target = meta.SnapshotByID(*run.ParentSnapshotID)
+			}
+			held, err := baseFiles(ctx, fsys, target, c)
+			if err != nil {
+				return nil, err
+			}
+			batch := map[string]string{}
+			for _, v := range recs[i].Partitions {
+				key := c.Partition.Key(v)
+				values[v], batch[v] = key, key
+				// The run's partitions hold the run's files, or a later
+				// commit changed them.
+				if !slices.Equal(paths(now[v]), paths(then[v])) {
+					why, _, _ := movedSince(ctx, fsys, meta, &run.SnapshotID, c, map[string]string{v: key})
+					if why == "" {
+						why = "its files differ from the run's"
+					}
+					return fail("a later commit touched partition %s of run %s: %s; undoing the run there would undo that commit too", key, rec.RunID, why)
 				}
-				return fail("a later commit touched partition %s of run %s: %s; undoing the run there would undo that commit too", key, rec.RunID, why)
+				if err := noDeletes(key, held[v]); err != nil {
+					return fail("%v", err)
+				}
+				before[v] = held[v]
+				out, back = append(out, now[v]...), append(back, held[v]...)
 			}
-			if err := noDeletes(key, before[v]); err != nil {
-				return fail("%v", err)
+			if recs[i].BaseFingerprint != "" {
+				parts, err := partitionFingerprintsOf(ctx, fsys, c, held, batch)
+				if err != nil {
+					return nil, err
+				}
+				if fp, _ := verify.Combine(parts); fp.Hash != recs[i].BaseFingerprint {
+					return fail("the files run %s replaced%s fingerprint %s, not %s as recorded before the run", rec.RunID, inBatch(recs[i]), short(fp.Hash), short(recs[i].BaseFingerprint))
+				}
 			}
-			out, back = append(out, now[v]...), append(back, before[v]...)
 		}
 		if len(out) == 0 && len(back) == 0 {
 			return fail("run %s's partitions hold no files, and held none before it: there is nothing to undo", rec.RunID)
@@ -92,12 +115,18 @@ func (p *Publisher) scopedRollback(ctx context.Context, tbl *table.Table, run *t
 			return nil, err
 		}
 		fp, _ := verify.Combine(parts)
-		if rec.BaseFingerprint != "" && fp.Hash != rec.BaseFingerprint {
-			return fail("the files run %s replaced fingerprint %s, not %s as recorded before the run", rec.RunID, short(fp.Hash), short(rec.BaseFingerprint))
-		}
 		undo := runrecord.Record{RunID: "rollback-" + rec.RunID, Source: "scoped rollback of run " + rec.RunID, PartitionColumn: rec.PartitionColumn,
-			Partitions: rec.Partitions, Fingerprint: fp.Hash, FingerprintVersion: verify.Version, PartitionHashes: map[string]string{},
+			Partitions: partitions, Fingerprint: fp.Hash, FingerprintVersion: verify.Version, PartitionHashes: map[string]string{},
 			Rows: fp.Rows, Sums: fp.Sums, BaseSnapshotID: &head.SnapshotID, BaseFingerprint: rec.Fingerprint, BaseRows: rec.Rows, Version: runrecord.Version}
+		if len(runs) > 1 {
+			// What the undo replaces is the run's batches together.
+			ran, err := partitionFingerprintsOf(ctx, fsys, c, now, values)
+			if err != nil {
+				return nil, err
+			}
+			whole, _ := verify.Combine(ran)
+			undo.BaseFingerprint, undo.BaseRows = whole.Hash, whole.Rows
+		}
 		for k, pf := range parts {
 			undo.PartitionHashes[k] = pf.Hash
 		}
@@ -112,7 +141,7 @@ func (p *Publisher) scopedRollback(ctx context.Context, tbl *table.Table, run *t
 			return nil, &OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: err}
 		}
 		res.FromSnapshotID, res.ToSnapshotID = head.SnapshotID, id
-		got, err := p.partitionFingerprints(ctx, tbl.Identifier(), id, rec.Partitions)
+		got, err := p.partitionFingerprints(ctx, tbl.Identifier(), id, partitions)
 		if err != nil {
 			return res, &OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: fmt.Errorf("%w: the rollback landed as snapshot %d, but reading it back failed: %w", ErrLandedUnverified, id, err)}
 		}
@@ -122,9 +151,18 @@ func (p *Publisher) scopedRollback(ctx context.Context, tbl *table.Table, run *t
 			return res, &OpError{Op: "rollback", Table: name, RunID: res.RunID,
 				Err: fmt.Errorf("%w: snapshot %d fingerprints %s, the files put back %s", ErrVerifyFailed, id, short(now2.Hash), short(fp.Hash))}
 		}
-		res.Verified = rec.BaseFingerprint != ""
+		res.Verified = !slices.ContainsFunc(recs, func(r runrecord.Record) bool { return r.BaseFingerprint == "" })
 		return res, nil
 	}
+}
+
+// inBatch names a run's batch in a message, or nothing for a run
+// committed whole.
+func inBatch(r runrecord.Record) string {
+	if r.Batch == "" {
+		return ""
+	}
+	return " in batch " + r.Batch
 }
 
 // commitUndo commits the replace of a scoped rollback on main as tbl holds

@@ -271,6 +271,10 @@ func (p *Publisher) stage(ctx context.Context, req Request, kind string) (*Plan,
 		found, stageErr = moved(ctx, fsys, contract, plan, all)
 		plan.Findings = append(plan.Findings, found...)
 	}
+	if stageErr == nil && !plan.Refused() && plan.Batch > 0 && len(plan.Partitions) > plan.Batch {
+		plan.Together, stageErr = exchanges(ctx, fsys, contract, plan)
+		plan.withLanded(meta)
+	}
 	if stageErr == nil {
 		band := contract.Band
 		if req.Band != nil {

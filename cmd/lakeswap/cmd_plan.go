@@ -227,10 +227,37 @@ func printPlan(w io.Writer, id string, p *swap.Plan) {
 	}
 	printJob(w, p)
 	fmt.Fprintf(w, "this will replace %d partitions of %s (%d changed)", len(p.Partitions), p.Table, changed)
-	if p.Batch > 0 && len(p.Partitions) > p.Batch {
-		fmt.Fprintf(w, ", in %d batches of up to %d partitions, one snapshot each", (len(p.Partitions)+p.Batch-1)/p.Batch, p.Batch)
+	batches := p.Batches()
+	if len(batches) > 0 {
+		fmt.Fprintf(w, ", in %d batches of %d partitions, one snapshot each", len(batches), p.Batch)
+		if len(p.Together) > 0 {
+			fmt.Fprintf(w, " (partitions that exchange records commit in one batch)")
+		}
 	}
 	fmt.Fprintln(w)
+	// Every batch that holds a group is shown whole; the others are the
+	// next partitions in order.
+	keyOf := map[string]string{}
+	for _, pp := range p.Partitions {
+		keyOf[pp.Value] = pp.Key
+	}
+	grouped := map[string]bool{}
+	for _, g := range p.Together {
+		for _, v := range g {
+			grouped[keyOf[v]] = true
+		}
+	}
+	for i, b := range batches {
+		keys := make([]string, len(b))
+		joined := false
+		for j, k := range b {
+			keys[j] = verify.DisplayKey(k)
+			joined = joined || grouped[k]
+		}
+		if joined {
+			fmt.Fprintf(w, "  batch %d/%d: %s (they exchange records)\n", i+1, len(batches), strings.Join(keys, ", "))
+		}
+	}
 }
 
 // byEnds shows a long list by its ends: its first and last n lines when it

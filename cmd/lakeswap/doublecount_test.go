@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os/exec"
@@ -188,6 +189,55 @@ func TestOnePlanAppliedAtOnce(t *testing.T) {
 		}
 		if code, out, errs := s.cli("verify", "--table", "retail.daily_orders"); code != 0 {
 			t.Errorf("verify --table: exit %d: %s%s", code, out, errs)
+		}
+	})
+}
+
+// TestBatchesNeverSplitAMove, on every site, in batches and their resume:
+// o100 moves from 2026-01-02 to 2026-01-01 within a run committed one
+// partition at a time. The plan shows the two days in one batch; the run,
+// killed as it makes its second commit and resumed, never leaves main at a
+// snapshot that holds o100 twice, which verify --table checks at every
+// snapshot of main's history.
+func TestBatchesNeverSplitAMove(t *testing.T) {
+	forEachSite(t, func(t *testing.T, s *site) {
+		s.must("table", "create", "--schema", write(t, s.home, "facts.yaml", factsYAML))
+		const threeDays = "order_date=2026-01-01..2026-01-03"
+		s.must("publish", "--table", "retail.orders_fact", "--partitions", threeDays,
+			factLines(t, map[string]string{"o1": "2026-01-01", "o100": "2026-01-02", "o2": "2026-01-02", "o3": "2026-01-03"}))
+		moved := factLines(t, map[string]string{"o1": "2026-01-01", "o100": "2026-01-01", "o2": "2026-01-02", "o3": "2026-01-03", "o4": "2026-01-03"})
+		out := s.must("plan", "--commit-per-partition", "--table", "retail.orders_fact", "--partitions", threeDays, "--out", filepath.Join(t.TempDir(), "p.json"), moved)
+		if !strings.Contains(out, "in 2 batches") || !strings.Contains(out, "batch 1/2: order_date=2026-01-01, order_date=2026-01-02 (they exchange records)") {
+			t.Errorf("the plan does not show the move's days in one batch:\n%s", out)
+		}
+		cmd := s.command("publish", "--commit-per-partition", "--run-id", "moves", "--table", "retail.orders_fact", "--partitions", threeDays, moved)
+		cmd.Env = append(cmd.Env, "LAKESWAP_TEST_KILL_AT_COMMIT=2")
+		if err := cmd.Run(); err == nil {
+			t.Fatal("the publish told to die at its second commit exited 0")
+		}
+		if code, out, errs := s.cli("verify", "--table", "retail.orders_fact"); code != 0 {
+			t.Errorf("verify --table between the batches: exit %d: %s%s", code, out, errs)
+		}
+		s.must("publish", "--commit-per-partition", "--run-id", "moves", "--table", "retail.orders_fact", "--partitions", threeDays, moved)
+		ctx, cat, _, err := openPublisher(context.Background(), siteConfig(t, s), noLog())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cat.Close()
+		tbl, err := cat.LoadTable(ctx, []string{"retail", "orders_fact"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		meta := tbl.Metadata()
+		n := 0
+		for _, snap := range table.AncestorsOf(meta.CurrentSnapshot().SnapshotID, meta.SnapshotByID) {
+			if code, out, errs := s.cli("verify", "--table", "retail.orders_fact", "--at", fmt.Sprint(snap.SnapshotID)); code != 0 {
+				t.Errorf("verify --table at snapshot %d: exit %d: %s%s", snap.SnapshotID, code, out, errs)
+			}
+			n++
+		}
+		if n != 3 {
+			t.Errorf("main's history holds %d snapshots, want the first load and two batches", n)
 		}
 	})
 }
