@@ -49,6 +49,9 @@ const (
 	PropVersion         = "lakeswap.version"
 	// PropBatch is a batch's place in a run committed in batches: "2/6".
 	PropBatch = "lakeswap.batch"
+	// PropUnchanged lists the declared partitions whose staged content was
+	// what they held: the commit left their files as they were (JSON).
+	PropUnchanged = "lakeswap.unchanged"
 	// A run computed by a SQL job: the job's version (the SHA-256 of its
 	// file and SQL), the SHA-256 of the listing of its sources, and the
 	// source rows its rules rejected, by reason (JSON).
@@ -107,6 +110,7 @@ type Record struct {
 	BaseRows              int64
 	Version               string                      // lakeswap's
 	Batch                 string                      // "2/6" for a run committed in batches
+	Unchanged             []string                    // partition keys whose files the run left as they were
 	JobVersion            string                      // a SQL job's version
 	SourcesHash           string                      // the SHA-256 of the job's sources' listing
 	Rejected              map[string]int64            // source rows a job's rules rejected, by reason
@@ -152,6 +156,10 @@ func (r Record) Properties() iceberg.Properties {
 	}
 	if r.Batch != "" {
 		props[PropBatch] = r.Batch
+	}
+	if len(r.Unchanged) > 0 {
+		unchanged, _ := json.Marshal(r.Unchanged)
+		props[PropUnchanged] = string(unchanged)
 	}
 	if r.JobVersion != "" {
 		props[PropJobVersion], props[PropSourcesHash] = r.JobVersion, r.SourcesHash
@@ -209,6 +217,7 @@ func Read(props map[string]string) (r Record, ok bool) {
 	r.BaseFingerprint, r.Version, r.Batch = props[PropBaseFingerprint], props[PropVersion], props[PropBatch]
 	r.JobVersion, r.SourcesHash = props[PropJobVersion], props[PropSourcesHash]
 	_ = json.Unmarshal([]byte(props[PropRejected]), &r.Rejected)
+	_ = json.Unmarshal([]byte(props[PropUnchanged]), &r.Unchanged)
 	_ = json.Unmarshal([]byte(props[PropReconciled]), &r.Reconciled)
 	_ = json.Unmarshal([]byte(props[PropLate]), &r.Late)
 	r.Rows, _ = strconv.ParseInt(props[PropRows], 10, 64)

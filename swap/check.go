@@ -111,8 +111,12 @@ func (p *Publisher) checkCommitted(ctx context.Context, plan *Plan, snapshotID i
 	declared := map[string]bool{}
 	for _, pp := range plan.Partitions {
 		declared[pp.Value] = true
-		want := make([]string, len(pp.NewFiles))
-		for i, f := range pp.NewFiles {
+		files := pp.NewFiles
+		if pp.same() {
+			files = pp.OldFiles // left as they were
+		}
+		want := make([]string, len(files))
+		for i, f := range files {
 			want[i] = f.Path
 		}
 		slices.Sort(want)

@@ -31,6 +31,9 @@ func (plan *Plan) record() runrecord.Record {
 	for _, pp := range plan.Partitions {
 		r.Partitions = append(r.Partitions, pp.Value)
 		r.PartitionHashes[pp.Key] = pp.Fingerprint.Hash
+		if pp.same() {
+			r.Unchanged = append(r.Unchanged, pp.Key)
+		}
 	}
 	r.Batch = plan.BatchOf
 	if j := plan.Job; j != nil {
@@ -127,7 +130,9 @@ func (p *Publisher) commitOn(ctx context.Context, tbl *table.Table, plan *Plan) 
 	}
 	var removed []iceberg.DataFile
 	for _, pp := range plan.Partitions {
-		removed = append(removed, plan.oldFiles[pp.Value]...)
+		if !pp.same() { // an unchanged partition keeps its files
+			removed = append(removed, plan.oldFiles[pp.Value]...)
+		}
 	}
 	head := tbl.CurrentSnapshot()
 	rec := plan.record()
@@ -223,6 +228,9 @@ func dataFiles(ctx context.Context, fsys icebergio.IO, meta table.Metadata, plan
 	}
 	var jobs []job
 	for _, pp := range plan.Partitions {
+		if pp.same() {
+			continue // it keeps the files it holds
+		}
 		schema := meta.CurrentSchema()
 		if pp.Adopted {
 			schema = relaxed(schema)

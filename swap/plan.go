@@ -124,6 +124,10 @@ type PartitionPlan struct {
 	// Adopted says NewFiles are files another engine wrote, committed
 	// where they are.
 	Adopted bool `json:"adopted,omitempty"`
+	// Unchanged says the staged rows are what the partition holds: the
+	// commit leaves its files as they are, so that readers of the table's
+	// changes see no rewrite, and the staged files go.
+	Unchanged bool `json:"unchanged,omitempty"`
 	// Changes is what the staged rows change at the grain, when the run
 	// asked to compare (Request.Changes).
 	Changes  *verify.Changes `json:"changes,omitempty"`
@@ -131,6 +135,12 @@ type PartitionPlan struct {
 	attempt  string   // the attempt that staged it, in a plan merged from shards
 	created  []string // every file this attempt created for the partition
 	touched  bool     // whether this attempt opened a file for the partition
+}
+
+// same reports whether the staged rows are what the partition held at the
+// base, by content hash and rows.
+func (pp *PartitionPlan) same() bool {
+	return pp.Fingerprint.Hash == pp.OldFingerprint.Hash && pp.Fingerprint.Rows == pp.OldFingerprint.Rows
 }
 
 // attemptOr is the attempt that staged the partition: its own in a plan

@@ -296,6 +296,7 @@ func (p *Publisher) apply(ctx context.Context, tbl *table.Table, plan *Plan, noA
 	}
 	if len(mismatches) == 0 {
 		res.Status = "published"
+		p.dropUnchanged(ctx, tbl, plan)
 		return res, nil
 	}
 	res.Mismatches = mismatches
@@ -320,6 +321,28 @@ func (p *Publisher) apply(ctx context.Context, tbl *table.Table, plan *Plan, noA
 	}
 	res.Status = "rolled-back"
 	return res, &OpError{Op: "verify", Table: name, RunID: plan.RunID, Err: verr, Hint: "main was rolled back to the snapshot the commit replaced"}
+}
+
+// dropUnchanged removes the staged files of the partitions a commit left
+// as they were (their content unchanged): no snapshot references them.
+func (p *Publisher) dropUnchanged(ctx context.Context, tbl *table.Table, plan *Plan) {
+	sub := *plan
+	sub.Partitions = nil
+	for _, pp := range plan.Partitions {
+		if pp.same() && !pp.Adopted {
+			sub.Partitions = append(sub.Partitions, pp)
+		}
+	}
+	if len(sub.Partitions) == 0 {
+		return
+	}
+	if !plan.bound {
+		p.removeStaged(ctx, tbl, &sub)
+		return
+	}
+	if _, err := p.discardListed(ctx, tbl, &sub); err != nil {
+		p.log().Warn("staged files of unchanged partitions left in place", "run", plan.RunID, "err", err)
+	}
 }
 
 // Reading a landed commit back is retried this many times, with backoff

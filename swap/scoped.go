@@ -95,6 +95,9 @@ func (p *Publisher) scopedRollback(ctx context.Context, tbl *table.Table, runs [
 					return fail("%v", err)
 				}
 				before[v] = held[v]
+				if slices.Equal(paths(then[v]), paths(held[v])) {
+					continue // the run left it as it was (unchanged)
+				}
 				out, back = append(out, now[v]...), append(back, held[v]...)
 			}
 			if recs[i].BaseFingerprint != "" {

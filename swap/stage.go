@@ -330,6 +330,9 @@ func (p *Publisher) stage(ctx context.Context, req Request, kind string) (*Plan,
 		return plan, tbl, nil
 	}
 	plan.Staged = true
+	for i := range plan.Partitions {
+		plan.Partitions[i].Unchanged = plan.Partitions[i].same()
+	}
 	// A rerun of a recorded run id finds its content still on main when the
 	// declared partitions hold now what the run staged.
 	plan.held = plan.BaseFingerprint.Hash == plan.Fingerprint.Hash

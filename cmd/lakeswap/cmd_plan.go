@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"sort"
 	"strings"
@@ -115,7 +116,7 @@ func runPlan(ctx context.Context, g *globals, o publishOptions, out string) erro
 		if written == "" {
 			return // refused: the findings are on stderr, and no plan was written
 		}
-		printPlan(w, planID(res.Plan), res.Plan)
+		printPlan(w, planID(res.Plan), res.Plan, false)
 		fmt.Fprintf(w, "plan written to %s; apply it with: lakeswap%s apply %s --approve %s\n", written, g.catalogFlags(), written, short(planID(res.Plan)))
 	})
 }
@@ -146,9 +147,11 @@ type planView struct {
 }
 
 // printPlan shows what a plan changes, the way a person checks it before
-// approving: partition by partition, rows and sums before and after, what
-// changed at the grain with a few keys, and what the run allowed.
-func printPlan(w io.Writer, id string, p *swap.Plan) {
+// approving: every partition that changes, largest relative change first
+// (rows and sums before and after, what changed at the grain with a few
+// keys), then the unchanged ones, elided when many unless whole, and what
+// the run allowed.
+func printPlan(w io.Writer, id string, p *swap.Plan, whole bool) {
 	base := "an empty table"
 	if p.BaseSnapshotID != nil {
 		base = fmt.Sprintf("snapshot %d", *p.BaseSnapshotID)
@@ -172,33 +175,52 @@ func printPlan(w io.Writer, id string, p *swap.Plan) {
 		head += "\tGRAIN (+added -removed ~changed)"
 	}
 	fmt.Fprintln(tw, head+"\tCONTENT")
-	changed := 0
-	var rows, keys []string
-	var moved []bool // which rows change
+	type entry struct {
+		line, keys string
+		rel        float64
+	}
+	var changedRows, sameRows []entry
+	var keys []string
 	for _, pp := range p.Partitions {
 		same := pp.OldFingerprint.Hash == pp.Fingerprint.Hash
-		if !same {
-			changed++
-		}
-		moved = append(moved, !same)
 		line := verify.DisplayKey(pp.Key) + "\t" + change(pp.OldFingerprint.Rows, pp.Fingerprint.Rows)
+		rel := relative(pp.OldFingerprint.Rows, pp.Fingerprint.Rows)
 		for _, c := range sums {
 			line += "\t" + change(pp.OldFingerprint.Sums[c], pp.Fingerprint.Sums[c])
+			rel = max(rel, relative(pp.OldFingerprint.Sums[c], pp.Fingerprint.Sums[c]))
 		}
 		if grain {
 			line += "\t" + grainChange(pp.Changes)
 		}
-		content := short(pp.OldFingerprint.Hash) + " -> " + short(pp.Fingerprint.Hash)
 		if same {
-			content = "unchanged"
+			sameRows = append(sameRows, entry{line: line + "\tunchanged (files kept)"})
+			continue
 		}
-		rows = append(rows, line+"\t"+content)
+		e := entry{line: line + "\t" + short(pp.OldFingerprint.Hash) + " -> " + short(pp.Fingerprint.Hash), rel: rel}
 		if k := exampleKeys(pp.Changes); k != "" {
-			keys = append(keys, "  "+verify.DisplayKey(pp.Key)+": "+k)
+			e.keys = "  " + verify.DisplayKey(pp.Key) + ": " + k
+		}
+		changedRows = append(changedRows, e)
+	}
+	changed := len(changedRows)
+	// Largest relative change first; partition order among equals.
+	sort.SliceStable(changedRows, func(i, j int) bool { return changedRows[i].rel > changedRows[j].rel })
+	var rows []string
+	for _, e := range changedRows {
+		rows = append(rows, e.line)
+		if e.keys != "" {
+			keys = append(keys, e.keys)
 		}
 	}
-	if len(rows) > 12 {
-		// The middle is left out: the total shows what it holds.
+	cells := strings.Repeat("\t", strings.Count(head, "\t"))
+	if whole || len(sameRows) <= 5 {
+		for _, e := range sameRows {
+			rows = append(rows, e.line)
+		}
+	} else {
+		rows = append(rows, fmt.Sprintf("... %d unchanged partitions (lakeswap show lists them) ...", len(sameRows))+cells)
+	}
+	if len(p.Partitions) > 12 {
 		line := fmt.Sprintf("total of %d\t%s", len(p.Partitions), change(p.BaseFingerprint.Rows, p.Fingerprint.Rows))
 		for _, c := range sums {
 			line += "\t" + change(p.BaseFingerprint.Sums[c], p.Fingerprint.Sums[c])
@@ -206,7 +228,7 @@ func printPlan(w io.Writer, id string, p *swap.Plan) {
 		if grain {
 			line += "\t"
 		}
-		rows = append(ends(rows, moved), line+"\t"+fmt.Sprintf("%d changed", changed))
+		rows = append(rows, line+"\t"+fmt.Sprintf("%d changed", changed))
 	}
 	for _, r := range rows {
 		fmt.Fprintln(tw, r)
@@ -214,7 +236,10 @@ func printPlan(w io.Writer, id string, p *swap.Plan) {
 	_ = tw.Flush()
 	if len(keys) > 0 {
 		fmt.Fprintln(w, "keys changed at the grain (a few of each):")
-		for _, k := range byEnds(keys, 12, 5) {
+		if !whole {
+			keys = byEnds(keys, 12, 5)
+		}
+		for _, k := range keys {
 			fmt.Fprintln(w, k)
 		}
 	}
@@ -226,7 +251,10 @@ func printPlan(w io.Writer, id string, p *swap.Plan) {
 		return
 	}
 	printJob(w, p)
-	fmt.Fprintf(w, "this will replace %d partitions of %s (%d changed)", len(p.Partitions), p.Table, changed)
+	fmt.Fprintf(w, "this will replace %d partitions of %s", changed, p.Table)
+	if n := len(p.Partitions) - changed; n > 0 {
+		fmt.Fprintf(w, " (%d declared partition(s) hold the planned content already and keep their files)", n)
+	}
 	batches := p.Batches()
 	if len(batches) > 0 {
 		fmt.Fprintf(w, ", in %d batches of %d partitions, one snapshot each", len(batches), p.Batch)
@@ -272,35 +300,12 @@ func byEnds(lines []string, most, n int) []string {
 	return append(append(lines[:n:n], more), lines[len(lines)-n:]...)
 }
 
-// ends shows a long table by its first and last five rows and, between
-// them, the first ten rows that change: what an approver must not miss.
-func ends(rows []string, changes []bool) []string {
-	keep := make([]bool, len(rows))
-	middle := 0
-	for i := range rows {
-		switch {
-		case i < 5 || i >= len(rows)-5:
-			keep[i] = true
-		case changes[i] && middle < 10:
-			keep[i], middle = true, middle+1
-		}
-	}
-	var out []string
-	cells := strings.Repeat("\t", strings.Count(rows[0], "\t"))
-	for i := 0; i < len(rows); {
-		if keep[i] {
-			out = append(out, rows[i])
-			i++
-			continue
-		}
-		j := i
-		for j < len(rows) && !keep[j] {
-			j++
-		}
-		out = append(out, fmt.Sprintf("... %d more ...", j-i)+cells)
-		i = j
-	}
-	return out
+// relative is how far a figure moved, relative to what it was: 1 is a
+// doubling or a halving's loss of half, growth from zero counts as 1 per
+// unit, so that the partition that moved most shows first.
+func relative(before, after int64) float64 {
+	d := math.Abs(float64(after) - float64(before))
+	return d / max(math.Abs(float64(before)), 1)
 }
 
 // grainChange is a partition's change at the grain in a few characters.
@@ -404,7 +409,7 @@ func runApply(ctx context.Context, g *globals, files []string, o applyOptions) e
 		}
 		in := bufio.NewReader(os.Stdin)
 		for i, plan := range plans {
-			printPlan(g.stdout, ids[i], plan)
+			printPlan(g.stdout, ids[i], plan, false)
 			fmt.Fprintf(g.stdout, "type the id of %s (or its first 12 characters) to apply it: ", files[i])
 			line, _ := in.ReadString('\n')
 			approve = append(approve, strings.TrimSpace(line))
@@ -466,6 +471,30 @@ func shortIDs(ids []string) []string {
 		out[i] = short(id)
 	}
 	return out
+}
+
+func newShowCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "show PLAN",
+		Short: "Print a plan whole: every partition, every key example, every warning",
+		Long: `show prints a plan lakeswap plan wrote, whole: every partition it declares, in order of how much it
+changes, none elided (with -o json, the plan file itself: its id and the plan). It opens no catalog.
+A plan edited since it was written is shown, and said to be edited: apply refuses it.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			pf, err := readPlanFile(args[0])
+			if err != nil {
+				return err
+			}
+			edited := unedited("show", args[0], pf)
+			return g.emit(pf, func(w io.Writer) {
+				printPlan(w, pf.PlanID, pf.Plan, true)
+				if edited != nil {
+					fmt.Fprintf(w, "warning: %s was edited after it was planned (its content does not have id %s): apply refuses it\n", args[0], short(pf.PlanID))
+				}
+			})
+		},
+	}
 }
 
 func newDiscardCmd(g *globals) *cobra.Command {

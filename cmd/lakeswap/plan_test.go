@@ -493,9 +493,10 @@ func TestShardsApplyAsOneSnapshot(t *testing.T) {
 	})
 }
 
-// TestLongPlanShowsWhatChanges: a plan of 30 partitions is shown by its
-// ends, the partitions that change between them, and a total line; the
-// one changed partition in the middle is never left out.
+// TestLongPlanShowsWhatChanges: a plan of 30 partitions where every day
+// loses a row, one day halves and one is unchanged lists every partition
+// that changes, the one that halved first, and elides only the unchanged;
+// lakeswap show prints the plan whole, and -o json the plan itself.
 func TestLongPlanShowsWhatChanges(t *testing.T) {
 	home := t.TempDir()
 	if code, _, errs := cli(t, home, "table", "create", "--schema", write(t, home, "daily_orders.yaml", schemaYAML)); code != 0 {
@@ -507,21 +508,66 @@ func TestLongPlanShowsWhatChanges(t *testing.T) {
 	if code, _, errs := cli(t, home, "publish", "--table", "retail.daily_orders", "--partitions", month, writeCSVLines(t, filepath.Join(dir, "a.csv"), lines)); code != 0 {
 		t.Fatalf("publish: exit %d: %s", code, errs)
 	}
-	for i, l := range lines {
-		if strings.HasPrefix(l, "2026-01-15,") {
-			lines[i] += "1" // that day's amounts change
+	var next []string
+	seen := map[string]int{}
+	for _, l := range lines {
+		day := l[:10]
+		seen[day]++
+		switch {
+		case day == "2026-01-20": // unchanged
+		case day == "2026-01-15" && seen[day] > 5: // halves
+			continue
+		case day != "2026-01-15" && seen[day] == 1: // loses one row
+			continue
 		}
+		next = append(next, l)
 	}
-	code, out, errs := cli(t, home, "plan", "--table", "retail.daily_orders", "--partitions", month, "--out", filepath.Join(dir, "p.json"), writeCSVLines(t, filepath.Join(dir, "b.csv"), lines))
+	planFile := filepath.Join(dir, "p.json")
+	code, out, errs := cli(t, home, "plan", "--table", "retail.daily_orders", "--partitions", month, "--out", planFile, writeCSVLines(t, filepath.Join(dir, "b.csv"), next))
 	if code != 0 {
 		t.Fatalf("plan: exit %d: %s", code, errs)
 	}
-	for _, want := range []string{"order_date=2026-01-01 ", "... 9 more ...", "order_date=2026-01-15 ", "... 10 more ...", "order_date=2026-01-30 ", "total of 30", "1 changed", "this will replace 30 partitions"} {
+	rows := strings.Split(out, "\n")
+	if len(rows) < 3 || !strings.HasPrefix(rows[2], "order_date=2026-01-15 ") { // after the title and the header
+		t.Errorf("the partition that halved is not shown first:\n%s", out)
+	}
+	for d := 1; d <= 30; d++ {
+		day := fmt.Sprintf("order_date=2026-01-%02d ", d)
+		if d == 20 {
+			if !strings.Contains(out, day+" ") && !strings.Contains(out, "unchanged (files kept)") {
+				t.Errorf("the unchanged partition is not said to keep its files:\n%s", out)
+			}
+			continue
+		}
+		if !strings.Contains(out, day) {
+			t.Errorf("the plan does not show %s, which changes:\n%s", day, out)
+		}
+	}
+	for _, want := range []string{"total of 30", "29 changed", "this will replace 29 partitions", "1 declared partition(s) hold the planned content already"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("plan summary lacks %q:\n%s", want, out)
 		}
 	}
-	if strings.Contains(out, "order_date=2026-01-14 ") {
-		t.Errorf("plan summary shows an unchanged partition of the middle:\n%s", out)
+	code, whole, errs := cli(t, home, "show", planFile)
+	if code != 0 || strings.Contains(whole, "...") {
+		t.Errorf("show: exit %d, want the plan whole: %s\n%s", code, errs, whole)
+	}
+	for d := 1; d <= 30; d++ {
+		if !strings.Contains(whole, fmt.Sprintf("\norder_date=2026-01-%02d ", d)) {
+			t.Errorf("show does not list order_date=2026-01-%02d:\n%s", d, whole)
+		}
+	}
+	code, js, errs := cli(t, home, "-o", "json", "show", planFile)
+	var pf struct {
+		PlanID string `json:"plan_id"`
+		Plan   struct {
+			Partitions []struct {
+				Key       string `json:"key"`
+				Unchanged bool   `json:"unchanged"`
+			} `json:"partitions"`
+		} `json:"plan"`
+	}
+	if err := json.Unmarshal([]byte(js), &pf); code != 0 || err != nil || len(pf.Plan.Partitions) != 30 || pf.PlanID == "" {
+		t.Errorf("show -o json: exit %d, %v: %s%s", code, err, js, errs)
 	}
 }
