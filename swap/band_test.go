@@ -3,6 +3,7 @@ package swap_test
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -78,8 +79,12 @@ func TestBandJudgesWhatAPersonWould(t *testing.T) {
 			if got := e.tableNamed(ident).MetadataLocation(); got != loc {
 				t.Fatalf("a refused run moved the table: %s -> %s", loc, got)
 			}
-			if err := publish(c.after, true, day); err != nil {
+			res, err := e.pub.Publish(e.ctx, swap.Request{Table: ident, Partitions: []string{day}, Source: retail.NewSource(c.after), SourceName: "test", AllowImplausible: true})
+			if err != nil {
 				t.Fatalf("with --allow-implausible: %v", err)
+			}
+			if !slices.Contains(res.Plan.Checks, swap.Check{Name: "plausible band", Result: "allowed", At: "stage"}) {
+				t.Errorf("the run's checks say %+v, want the band allowed", res.Plan.Checks)
 			}
 			if got := e.tableNamed(ident).MetadataLocation(); got == loc {
 				t.Fatal("allowed, but nothing committed")

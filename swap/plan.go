@@ -37,6 +37,8 @@ type Plan struct {
 	Fingerprint     verify.Fingerprint `json:"fingerprint"`
 	BaseFingerprint verify.Fingerprint `json:"base_fingerprint"`
 	Findings        []verify.Finding   `json:"findings,omitempty"`
+	// Checks are the run's guards by name, with what each found.
+	Checks []Check `json:"checks,omitempty"`
 	// Warnings are what a guard let through because the run allowed it
 	// (--allow-implausible, --allow-empty): what the approver should see.
 	Warnings        []string `json:"warnings,omitempty"`

@@ -176,6 +176,10 @@ func rebase(ctx context.Context, tbl *table.Table, plan *Plan) (string, error) {
 	if why, err := movedInto(ctx, fsys, c, plan, added); why != "" || err != nil {
 		return why, err
 	}
+	applies := len(c.Grain) > 0 && !slices.Contains(c.Grain, c.Partition.Column)
+	if applies && len(added) > 0 && !slices.ContainsFunc(plan.Checks, func(c Check) bool { return c.At == "commit" }) {
+		plan.Checks = append(plan.Checks, Check{Name: "moved records", Result: "passed", At: "commit"})
+	}
 	all, err := baseFiles(ctx, fsys, meta.CurrentSnapshot(), c)
 	if err != nil {
 		return "", err

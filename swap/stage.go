@@ -261,15 +261,18 @@ func (p *Publisher) stage(ctx context.Context, req Request, kind string) (*Plan,
 		plan.Findings = append(plan.Findings, pp.findings.List...)
 		plan.DroppedFindings += pp.findings.Dropped
 	}
+	ran, allowed := map[string]bool{}, map[string]bool{}
 	if stageErr == nil && req.SecondBuild != nil && !plan.Refused() {
 		var found []verify.Finding
 		found, stageErr = buildsAgree(ctx, plan, contract, req.SecondBuild)
 		plan.Findings = append(plan.Findings, found...)
+		ran["build twice"] = true
 	}
 	if stageErr == nil && !plan.Refused() {
 		var found []verify.Finding
 		found, stageErr = moved(ctx, fsys, contract, plan, all)
 		plan.Findings = append(plan.Findings, found...)
+		ran["moved records"] = len(contract.Grain) > 0 && !slices.Contains(contract.Grain, contract.Partition.Column)
 	}
 	if stageErr == nil && !plan.Refused() && plan.Batch > 0 && len(plan.Partitions) > plan.Batch {
 		plan.Together, stageErr = exchanges(ctx, fsys, contract, plan)
@@ -280,8 +283,10 @@ func (p *Publisher) stage(ctx context.Context, req Request, kind string) (*Plan,
 		if req.Band != nil {
 			band = *req.Band
 		}
+		ran["plausible band"], ran["reconciliation"] = true, req.Expect != nil
 		for _, f := range reconcile(plan, contract, req.Expect) {
 			if req.AllowMismatch {
+				allowed["reconciliation"] = true
 				plan.Warnings = append(plan.Warnings, "allowed (--allow-mismatch): "+f.String())
 				continue
 			}
@@ -290,6 +295,7 @@ func (p *Publisher) stage(ctx context.Context, req Request, kind string) (*Plan,
 		found := implausible(plan, contract, band)
 		for _, f := range found {
 			if req.AllowImplausible {
+				allowed["plausible band"] = true
 				plan.Warnings = append(plan.Warnings, "allowed (--allow-implausible): "+f.String())
 				continue
 			}
@@ -298,6 +304,7 @@ func (p *Publisher) stage(ctx context.Context, req Request, kind string) (*Plan,
 		}
 		for _, pp := range plan.Partitions {
 			if req.AllowEmpty && pp.Fingerprint.Rows == 0 && pp.OldFingerprint.Rows > 0 {
+				allowed["empty"] = true
 				plan.Warnings = append(plan.Warnings, fmt.Sprintf("allowed (--allow-empty): partition %s goes from %d rows to none", verify.DisplayKey(pp.Key), pp.OldFingerprint.Rows))
 			}
 		}
@@ -319,6 +326,7 @@ func (p *Publisher) stage(ctx context.Context, req Request, kind string) (*Plan,
 			plan.Findings = append(plan.Findings, verify.Finding{Kind: verify.KindCheck, Message: "the run's " + sumErr.Error()})
 		}
 	}
+	plan.Checks = checksOf(plan, ran, allowed)
 	if stageErr != nil || plan.Refused() {
 		cleanup := p.removeStaged(ctx, tbl, plan)
 		plan.unhold(ctx, p, tbl)

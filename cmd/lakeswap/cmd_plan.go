@@ -246,6 +246,7 @@ func printPlan(w io.Writer, id string, p *swap.Plan, whole bool) {
 	for _, warning := range p.Warnings {
 		fmt.Fprintln(w, "warning: "+warning)
 	}
+	printChecks(w, p.Checks)
 	if changed == 0 {
 		fmt.Fprintf(w, "no changes: every partition of %s already holds the planned content\n", p.Table)
 		return
@@ -298,6 +299,30 @@ func byEnds(lines []string, most, n int) []string {
 	// Kept in a table's columns: as many cells as the lines around it.
 	more += strings.Repeat("\t", strings.Count(lines[0], "\t"))
 	return append(append(lines[:n:n], more), lines[len(lines)-n:]...)
+}
+
+// printChecks says which of the run's guards passed, which a flag let
+// through and which did not run.
+func printChecks(w io.Writer, checks []swap.Check) {
+	by := map[string][]string{}
+	var order []string
+	for _, c := range checks {
+		name := c.Name
+		if c.At == "commit" {
+			name += " (again at commit)"
+		}
+		if by[c.Result] == nil {
+			order = append(order, c.Result)
+		}
+		by[c.Result] = append(by[c.Result], name)
+	}
+	var parts []string
+	for _, r := range order {
+		parts = append(parts, r+": "+strings.Join(by[r], ", "))
+	}
+	if len(parts) > 0 {
+		fmt.Fprintln(w, "checks "+strings.Join(parts, "; "))
+	}
 }
 
 // relative is how far a figure moved, relative to what it was: 1 is a

@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakeswap/lakeswap/s3store"
+	"github.com/lakeswap/lakeswap/swap"
 )
 
 // factLines writes orders at the fact grain (one row per order_id,
@@ -62,6 +64,29 @@ func TestRebaseNeverCountsAKeyTwice(t *testing.T) {
 		}
 		if code, out, errs := s.cli("verify", "--table", "retail.orders_fact"); code != 0 {
 			t.Errorf("verify --table after the refused apply: exit %d: %s%s", code, out, errs)
+		}
+		// A plan whose keys no commit since brought elsewhere is applied
+		// over them, and its checks say the moved records passed again.
+		planFile = filepath.Join(t.TempDir(), "p.json")
+		out = s.must("-o", "json", "plan", "--table", "retail.orders_fact", "--partitions", "order_date=2026-01-01", "--out", planFile,
+			factLines(t, map[string]string{"o1": "2026-01-01", "o10": "2026-01-01"}))
+		if err := json.Unmarshal([]byte(out), &plan); err != nil {
+			t.Fatal(err)
+		}
+		s.must("publish", "--table", "retail.orders_fact", "--partitions", "order_date=2026-01-02",
+			factLines(t, map[string]string{"o2": "2026-01-02", "o9": "2026-01-02", "o11": "2026-01-02"}))
+		out = s.must("-o", "json", "apply", planFile, "--approve", plan.PlanID)
+		var res struct {
+			CommittedOn int64 `json:"committed_on"`
+			Plan        struct {
+				Checks []swap.Check `json:"checks"`
+			} `json:"plan"`
+		}
+		if err := json.Unmarshal([]byte(out), &res); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Contains(res.Plan.Checks, swap.Check{Name: "moved records", Result: "passed", At: "commit"}) || res.CommittedOn == 0 {
+			t.Errorf("an apply rebased over another commit: checks %+v, committed on %d; want moved records passed again at commit", res.Plan.Checks, res.CommittedOn)
 		}
 	})
 }
@@ -121,6 +146,7 @@ func TestConcurrentWritersNeverCountAKeyTwice(t *testing.T) {
 		if r := s.run("verify", "--table", "retail.orders_fact"); r.code != 0 {
 			t.Fatalf("round %d: verify --table: exit %d: %s%s", round, r.code, r.stdout, r.stderr)
 		}
+
 	}
 	ctx, pub := s.open()
 	tbl, err := pub.Catalog.LoadTable(ctx, []string{"retail", "orders_fact"})
