@@ -5,6 +5,7 @@ package job_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,8 +18,9 @@ import (
 	"github.com/lakeswap/lakeswap/source"
 )
 
-// prepared lists and prepares a job, returning its engine.
-func prepared(t *testing.T, j *job.Job) (*source.SQLEngine, error) {
+// prepared lists and prepares a job, writing rejected rows to rejects
+// (which may be nil), and returns its engine, closed when the test ends.
+func prepared(t *testing.T, j *job.Job, rejects io.Writer) (*source.SQLEngine, *job.Rejected, error) {
 	t.Helper()
 	ctx := context.Background()
 	l, err := j.List(ctx, nil, nil)
@@ -30,8 +32,8 @@ func prepared(t *testing.T, j *job.Job) (*source.SQLEngine, error) {
 		t.Fatal(err)
 	}
 	t.Cleanup(eng.Close)
-	_, err = j.Prepare(ctx, eng, l, nil, nil, t.TempDir())
-	return eng, err
+	rej, err := j.Prepare(ctx, eng, l, rejects, nil, t.TempDir())
+	return eng, rej, err
 }
 
 // texts runs a query of one text column and returns its values, "<null>"
@@ -68,7 +70,7 @@ func texts(t *testing.T, eng *source.SQLEngine, q string) []string {
 func TestCSVSourceArrivesAsWritten(t *testing.T) {
 	body := "id,v\n1,'single quoted'\n2,\"\"\n3,\n4,\"a,b\"\n5,\"say \"\"hi\"\"\"\n6,a;b\n7,it's\n"
 	j := jobOver(t, map[string]string{"a.csv": body}, "SELECT 1")
-	eng, err := prepared(t, j)
+	eng, _, err := prepared(t, j, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +83,7 @@ func TestCSVSourceArrivesAsWritten(t *testing.T) {
 		t.Errorf("CSV fields reach the SQL as %v, want text", typ)
 	}
 	semi := jobOver(t, map[string]string{"a.csv": "a;b\n1;2\n"}, "SELECT 1")
-	eng, err = prepared(t, semi)
+	eng, _, err = prepared(t, semi, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +95,7 @@ func TestCSVSourceArrivesAsWritten(t *testing.T) {
 		"ragged.csv":    "id,v\n1,ok\n2,x,y\n",
 	} {
 		bad := jobOver(t, map[string]string{name: body}, "SELECT 1")
-		_, err := prepared(t, bad)
+		_, _, err := prepared(t, bad, nil)
 		if err == nil || !strings.Contains(err.Error(), filepath.Join(bad.Dir, "in", name)+":3:") || strings.Contains(err.Error(), "source-") {
 			t.Errorf("%s: %v, want refused naming the listed file and line 3", name, err)
 		}
@@ -113,7 +115,7 @@ func TestNDJSONSourceArrivesAsWritten(t *testing.T) {
 	}
 	b.WriteString("{\"n\":1.7,\"s\":\"\"}\n{\"n\":2,\"s\":\"'q'\"}\n")
 	j := jobOver(t, map[string]string{"a.ndjson": b.String()}, "SELECT 1")
-	eng, err := prepared(t, j)
+	eng, _, err := prepared(t, j, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +130,7 @@ func TestNDJSONSourceArrivesAsWritten(t *testing.T) {
 		"big.ndjson":    {"{\"v\":9007199254740993}\n{\"v\":0.5}\n", "big.ndjson:2: column v: value \"0.5\" is a number with a fraction or exponent, and line 1's is an integer beyond 2^53"},
 	} {
 		bad := jobOver(t, map[string]string{name: c.body}, "SELECT 1")
-		_, err := prepared(t, bad)
+		_, _, err := prepared(t, bad, nil)
 		if err == nil || !strings.Contains(err.Error(), filepath.Join(bad.Dir, "in", c.want)) {
 			t.Errorf("%s: %v, want %q", name, err, c.want)
 		}
@@ -168,7 +170,7 @@ func TestRejectRulesRunConfined(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = prepared(t, j)
+		_, _, err = prepared(t, j, nil)
 		if err == nil || strings.Contains(err.Error(), "s3cr3t") {
 			t.Errorf("rule %s: %v, want refused without the file's content", when, err)
 		}

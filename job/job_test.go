@@ -85,17 +85,8 @@ func expectedFacts(t *testing.T, stage string) []fact {
 func run(t *testing.T, j *job.Job, from, to string) ([]fact, *job.Rejected, string) {
 	t.Helper()
 	ctx := context.Background()
-	l, err := j.List(ctx, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng, err := source.OpenSQLEngine(t.TempDir(), 256<<20)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eng.Close()
 	var rejects bytes.Buffer
-	rej, err := j.Prepare(ctx, eng, l, &rejects, nil, t.TempDir())
+	eng, rej, err := prepared(t, j, &rejects)
 	if err != nil {
 		t.Fatal(err)
 	}
