@@ -69,6 +69,11 @@ type Request struct {
 	// memory (16 bytes a row and the map's overhead).
 	Changes        bool
 	ChangesMaxRows int64
+	// KeysMaxRows, when set, bounds the rows whose keys the run holds to
+	// check the grain across its partitions where no other partition holds
+	// files (about 40 bytes a row); past it the check is left to verify
+	// --table, and the plan warns so.
+	KeysMaxRows int64
 	// Batch, when set, commits the run in batches of this many partitions,
 	// in partition order, one snapshot each (Plan.Batch).
 	Batch int
@@ -270,8 +275,12 @@ func (p *Publisher) stage(ctx context.Context, req Request, kind string) (*Plan,
 	}
 	if stageErr == nil && !plan.Refused() {
 		var found []verify.Finding
-		found, stageErr = moved(ctx, fsys, contract, plan, all)
+		var skipped string
+		found, skipped, stageErr = moved(ctx, fsys, contract, plan, all, req.KeysMaxRows)
 		plan.Findings = append(plan.Findings, found...)
+		if skipped != "" {
+			plan.Warnings = append(plan.Warnings, skipped)
+		}
 		ran["moved records"] = len(contract.Grain) > 0 && !slices.Contains(contract.Grain, contract.Partition.Column)
 	}
 	if stageErr == nil && !plan.Refused() && plan.Batch > 0 && len(plan.Partitions) > plan.Batch {

@@ -263,6 +263,7 @@ func runStaging(ctx context.Context, g *globals, o publishOptions, act stageFunc
 	req := swap.Request{
 		Table: ident, RunID: o.runID, AllowEmpty: o.allowEmpty, NoAutoRollback: o.noAutoRollback, Parallelism: o.parallelism, Writer: writer,
 		AllowImplausible: o.implausible, Changes: o.changes, Batch: o.batch, AllowMismatch: o.allowMismatch, ChangesMaxRows: changesMaxRows(in.MemoryLimit, o.parallelism),
+		KeysMaxRows: keysMaxRows(in.MemoryLimit),
 	}
 	if o.band != "" {
 		band, err := contract.ParseBand(o.band)

@@ -267,3 +267,46 @@ func TestBatchesNeverSplitAMove(t *testing.T) {
 		}
 	})
 }
+
+// TestOneRunNeverStagesAKeyTwice: an input that puts o9 in two of the
+// run's partitions is refused naming o9 and both, on a new table (no other
+// partition holds files) and on one whose other partitions hold files,
+// through publish and plan; the table is unchanged.
+func TestOneRunNeverStagesAKeyTwice(t *testing.T) {
+	home := t.TempDir()
+	if code, _, errs := cli(t, home, "table", "create", "--schema", write(t, home, "facts.yaml", factsYAML)); code != 0 {
+		t.Fatalf("table create: exit %d: %s", code, errs)
+	}
+	twice := func() string {
+		return write(t, t.TempDir(), "twice.ndjson", `{"order_id":"o1","order_date":"2026-01-01","channel":"web","amount_cents":1}
+{"order_id":"o9","order_date":"2026-01-01","channel":"web","amount_cents":1}
+{"order_id":"o9","order_date":"2026-01-02","channel":"web","amount_cents":1}
+`)
+	}
+	for _, cmd := range [][]string{
+		{"publish", "--table", "retail.orders_fact", "--partitions", twoDays},
+		{"plan", "--table", "retail.orders_fact", "--partitions", twoDays, "--out", filepath.Join(t.TempDir(), "p.json")},
+	} {
+		before := warehouseFiles(t, home)
+		code, _, errs := cli(t, home, append(cmd, twice())...)
+		if code != exitRefused || !strings.Contains(errs, "o9") || !strings.Contains(errs, "order_date=2026-01-01") || !strings.Contains(errs, "order_date=2026-01-02") {
+			t.Errorf("%s of o9 in two partitions: exit %d, want %d naming o9 and both days:\n%s", cmd[0], code, exitRefused, errs)
+		}
+		if after := warehouseFiles(t, home); !slices.Equal(before, after) {
+			t.Errorf("%s: the refused run changed the warehouse: %v -> %v", cmd[0], before, after)
+		}
+	}
+	// With another partition holding files, the same check runs beside the
+	// moved-records one.
+	if code, _, errs := cli(t, home, "publish", "--table", "retail.orders_fact", "--partitions", "order_date=2026-01-05",
+		factLines(t, map[string]string{"o5": "2026-01-05"})); code != 0 {
+		t.Fatalf("publish 2026-01-05: exit %d: %s", code, errs)
+	}
+	before := warehouseFiles(t, home)
+	if code, _, errs := cli(t, home, "publish", "--table", "retail.orders_fact", "--partitions", twoDays, twice()); code != exitRefused || !strings.Contains(errs, "o9") {
+		t.Errorf("with another partition holding files: exit %d: %s", code, errs)
+	}
+	if after := warehouseFiles(t, home); !slices.Equal(before, after) {
+		t.Error("the refused run changed the table's files or metadata")
+	}
+}

@@ -99,6 +99,16 @@ const changesBytesPerRow = 64
 // changesMaxRows is the most rows a partition may hold for the plan to
 // compare it at the grain, the partitions compared at once (par, or one
 // per core) sharing half of the memory limit.
+// keysBytesPerRow is what holding a run's keys to check its grain across
+// partitions costs a row: a map entry of a hash and a partition index.
+const keysBytesPerRow = 40
+
+// keysMaxRows is how many rows' keys a run may hold to check its grain
+// across partitions: half the memory limit.
+func keysMaxRows(limit int64) int64 {
+	return max(1, limit/2/keysBytesPerRow)
+}
+
 func changesMaxRows(limit int64, par int) int64 {
 	if par <= 0 {
 		par = runtime.NumCPU()
