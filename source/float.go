@@ -20,6 +20,9 @@ func parseFloat(text string, bits int) (float64, error) {
 	if strings.ContainsAny(text, "xX") {
 		return 0, errors.New("hexadecimal floats are not read; write the number in decimal")
 	}
+	if strings.Contains(text, "_") {
+		return 0, &strconv.NumError{Func: "ParseFloat", Num: text, Err: strconv.ErrSyntax} // as an integer column refuses it
+	}
 	v, err := strconv.ParseFloat(text, bits)
 	if err != nil {
 		var num *strconv.NumError

@@ -22,7 +22,7 @@ func TestFloatKeepsTheText(t *testing.T) {
 		{"16777216", 32, true}, {"16777217", 32, false},
 		{"0.1", 32, true}, {"0.1000000001", 32, false}, {"0.10000000000000001", 64, false},
 		{"1e-400", 64, false}, {"1e400", 64, false}, {"3.4e39", 32, false},
-		{"NaN", 64, true}, {"-Inf", 32, true}, {"0x10", 64, false},
+		{"NaN", 64, true}, {"-Inf", 32, true}, {"0x10", 64, false}, {"1_0", 64, false},
 	} {
 		_, err := parseFloat(c.text, c.bits)
 		if (err == nil) != c.ok {

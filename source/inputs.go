@@ -42,6 +42,7 @@ func (e *NoMatchError) Error() string {
 func ListInputs(args []string) ([]string, error) {
 	var out []string
 	seen := map[string]bool{}
+	bySize := map[int64][]os.FileInfo{} // for hard links: one file, two names
 	for _, arg := range args {
 		files, err := listInput(arg)
 		if err != nil {
@@ -52,10 +53,19 @@ func ListInputs(args []string) ([]string, error) {
 				return nil, err
 			}
 			id := identity(f)
-			if !seen[id] {
-				seen[id] = true
-				out = append(out, f)
+			if seen[id] {
+				continue
 			}
+			seen[id] = true
+			info, err := os.Stat(f)
+			if err != nil {
+				return nil, err
+			}
+			if slices.ContainsFunc(bySize[info.Size()], func(o os.FileInfo) bool { return os.SameFile(o, info) }) {
+				continue
+			}
+			bySize[info.Size()] = append(bySize[info.Size()], info)
+			out = append(out, f)
 		}
 	}
 	return out, nil
@@ -94,7 +104,15 @@ func regular(path string) error {
 	case m.IsDir():
 		what = "a folder"
 	}
-	return fmt.Errorf("input %s is %s: lakeswap reads regular files, which it can read twice and whose end it knows; write the data to a file first", path, what)
+	return &NotAFileError{Path: path, What: what}
+}
+
+// NotAFileError is an input that is not a regular file (a named pipe, a
+// device, a socket): reading one may block for ever or never end.
+type NotAFileError struct{ Path, What string }
+
+func (e *NotAFileError) Error() string {
+	return fmt.Sprintf("input %s is %s: lakeswap reads regular files, which it can read twice and whose end it knows; write the data to a file first", e.Path, e.What)
 }
 
 func listInput(arg string) ([]string, error) {

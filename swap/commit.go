@@ -84,12 +84,15 @@ func (p *Publisher) commit(ctx context.Context, tbl *table.Table, plan *Plan) (i
 			// of this run committed meanwhile. The same content (the same
 			// plan applied by another process, say) is this run,
 			// published.
-			last := all[len(all)-1]
-			if rec, ok := runrecord.Read(last.Summary.Properties); ok && rec.Fingerprint == plan.Fingerprint.Hash && rec.Batch == plan.BatchOf &&
-				slices.Equal(rec.Partitions, valuesOf(plan)) {
-				return last.SnapshotID, &committedElsewhere{snapshotID: last.SnapshotID}
+			// Another process may have committed later batches too: the
+			// one that is this batch decides.
+			for _, s := range all[ours:] {
+				if rec, ok := runrecord.Read(s.Summary.Properties); ok && rec.Fingerprint == plan.Fingerprint.Hash && rec.Batch == plan.BatchOf &&
+					slices.Equal(rec.Partitions, valuesOf(plan)) {
+					return s.SnapshotID, &committedElsewhere{snapshotID: s.SnapshotID}
+				}
 			}
-			why = fmt.Sprintf("another attempt of run %s committed snapshot %d meanwhile with other content; run it again to settle it", plan.RunID, last.SnapshotID)
+			why = fmt.Sprintf("another attempt of run %s committed snapshot %d meanwhile with other content; run it again to settle it", plan.RunID, all[len(all)-1].SnapshotID)
 		}
 		if rerr != nil {
 			return 0, errors.Join(err, rerr)

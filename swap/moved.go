@@ -56,39 +56,9 @@ func moved(ctx context.Context, fsys icebergio.IO, c *contract.Contract, plan *P
 	}
 	sort.Strings(others)
 	seed := maphash.MakeSeed()
-	staged := map[uint64]int{} // key hash -> staged partition index
-	twice := map[int]map[int][]string{}
-	for i, pp := range plan.Partitions {
-		for _, f := range pp.NewFiles {
-			err := eachKey(ctx, fsys, c, f.Path, seed, func(h uint64, key func() string) {
-				j, seen := staged[h]
-				if !seen {
-					staged[h] = i
-					return
-				}
-				if j != i {
-					if twice[j] == nil {
-						twice[j] = map[int][]string{}
-					}
-					twice[j][i] = append(twice[j][i], key())
-				}
-			})
-			if err != nil {
-				return nil, "", fmt.Errorf("read staged file %s: %w", f.Path, err)
-			}
-		}
-	}
-	for j, pp := range plan.Partitions {
-		for i := range plan.Partitions {
-			keys := twice[j][i]
-			if len(keys) == 0 {
-				continue
-			}
-			a, b := verify.DisplayKey(pp.Key), verify.DisplayKey(plan.Partitions[i].Key)
-			out = append(out, verify.Finding{Kind: verify.KindDuplicateGrain, Partition: b,
-				Message: fmt.Sprintf("%d record(s) the run stages in %s are staged in %s too (%s): the table would hold them twice; each record belongs to one partition",
-					len(keys), a, b, strings.Join(keys[:min(len(keys), movedKeyExamples)], ", "))})
-		}
+	staged, out, err := stagedKeys(ctx, fsys, c, plan, seed)
+	if err != nil {
+		return nil, "", err
 	}
 	if len(staged) == 0 || len(others) == 0 {
 		return out, "", nil
@@ -120,6 +90,49 @@ func moved(ctx context.Context, fsys icebergio.IO, c *contract.Contract, plan *P
 		}
 	}
 	return out, "", nil
+}
+
+// stagedKeys reads the grain keys of every file a plan stages, by hash,
+// with the index of the partition that stages each, and names the keys
+// staged in two of the plan's partitions, which the table would hold
+// twice.
+func stagedKeys(ctx context.Context, fsys icebergio.IO, c *contract.Contract, plan *Plan, seed maphash.Seed) (map[uint64]int, []verify.Finding, error) {
+	staged := map[uint64]int{} // key hash -> staged partition index
+	twice := map[int]map[int][]string{}
+	for i, pp := range plan.Partitions {
+		for _, f := range pp.NewFiles {
+			err := eachKey(ctx, fsys, c, f.Path, seed, func(h uint64, key func() string) {
+				j, seen := staged[h]
+				if !seen {
+					staged[h] = i
+					return
+				}
+				if j != i {
+					if twice[j] == nil {
+						twice[j] = map[int][]string{}
+					}
+					twice[j][i] = append(twice[j][i], key())
+				}
+			})
+			if err != nil {
+				return nil, nil, fmt.Errorf("read staged file %s: %w", f.Path, err)
+			}
+		}
+	}
+	var out []verify.Finding
+	for j, pp := range plan.Partitions {
+		for i := range plan.Partitions {
+			keys := twice[j][i]
+			if len(keys) == 0 {
+				continue
+			}
+			a, b := verify.DisplayKey(pp.Key), verify.DisplayKey(plan.Partitions[i].Key)
+			out = append(out, verify.Finding{Kind: verify.KindDuplicateGrain, Partition: b,
+				Message: fmt.Sprintf("%d record(s) the run stages in %s are staged in %s too (%s): the table would hold them twice; each record belongs to one partition",
+					len(keys), a, b, strings.Join(keys[:min(len(keys), movedKeyExamples)], ", "))})
+		}
+	}
+	return staged, out, nil
 }
 
 // eachKey calls fn with the hash of every row's grain in a file, and a

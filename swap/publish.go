@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io/fs"
 	"log/slog"
 	"slices"
@@ -190,6 +191,20 @@ func (p *Publisher) Apply(ctx context.Context, opts ApplyOptions, plans ...*Plan
 		}
 	}
 	whole := merge(plans)
+	if c := whole.contract; len(plans) > 1 && c != nil && len(c.Grain) > 0 && !slices.Contains(c.Grain, c.Partition.Column) {
+		// Shards staged apart never saw each other's keys.
+		fsys, err := tbl.FS(ctx)
+		if err != nil {
+			return &Result{Plan: whole, Status: "not-committed"}, err
+		}
+		_, found, err := stagedKeys(ctx, fsys, c, whole, maphash.MakeSeed())
+		if err != nil {
+			return &Result{Plan: whole, Status: "not-committed"}, err
+		}
+		if len(found) > 0 {
+			return &Result{Plan: whole, Status: "refused"}, &RefusedError{Op: "apply", Table: whole.Table, Findings: found}
+		}
+	}
 	if whole.Batch > 0 && len(whole.Partitions) > whole.Batch && whole.contract != nil {
 		// Judged again over the whole run: shards staged apart see only
 		// their own partitions' records.

@@ -428,6 +428,8 @@ func implausible(plan *Plan, c *contract.Contract, band contract.Band) []verify.
 			switch {
 			case before == 0:
 				how = "from zero"
+			case after == 0:
+				how = "0x"
 			case ratio < 0:
 				how = fmt.Sprintf("%.2fx, its sign flipped", ratio)
 			}

@@ -571,8 +571,11 @@ func readPlanFile(file string) (*planFile, error) {
 		return nil, usagef("read the plan: %v", err)
 	}
 	var pf planFile
-	if err := json.Unmarshal(raw, &pf); err != nil || pf.Plan == nil {
+	if err := json.Unmarshal(raw, &pf); err != nil {
 		return nil, usagef("%s is not a plan lakeswap wrote: %v", file, err)
+	}
+	if pf.Plan == nil {
+		return nil, usagef("%s is not a plan lakeswap wrote: it holds no plan", file)
 	}
 	return &pf, nil
 }

@@ -296,13 +296,35 @@ func TestOneRunNeverStagesAKeyTwice(t *testing.T) {
 			t.Errorf("%s: the refused run changed the warehouse: %v -> %v", cmd[0], before, after)
 		}
 	}
+	// Shards staged apart, one key in each: applied together, refused.
+	var files, ids []string
+	for _, day := range []string{"2026-01-01", "2026-01-02"} {
+		f := filepath.Join(t.TempDir(), "shard.json")
+		code, out, errs := cli(t, home, "-o", "json", "plan", "--run-id", "sharded", "--table", "retail.orders_fact", "--partitions", "order_date="+day, "--out", f,
+			factLines(t, map[string]string{"o7": day, "own-" + day: day}))
+		var pv struct {
+			PlanID string `json:"plan_id"`
+		}
+		if err := json.Unmarshal([]byte(out), &pv); code != 0 || err != nil {
+			t.Fatalf("plan shard %s: exit %d, %v: %s", day, code, err, errs)
+		}
+		files, ids = append(files, f), append(ids, pv.PlanID)
+	}
+	before := warehouseFiles(t, home)
+	code, _, errs := cli(t, home, "apply", files[0], files[1], "--approve", strings.Join(ids, ","))
+	if code != exitRefused || !strings.Contains(errs, "order_id=o7") {
+		t.Errorf("shards that each stage o7: exit %d, want %d naming o7: %s", code, exitRefused, errs)
+	}
+	if after := warehouseFiles(t, home); !slices.Equal(before, after) {
+		t.Errorf("the refused apply changed the warehouse: %v -> %v", before, after)
+	}
 	// With another partition holding files, the same check runs beside the
 	// moved-records one.
 	if code, _, errs := cli(t, home, "publish", "--table", "retail.orders_fact", "--partitions", "order_date=2026-01-05",
 		factLines(t, map[string]string{"o5": "2026-01-05"})); code != 0 {
 		t.Fatalf("publish 2026-01-05: exit %d: %s", code, errs)
 	}
-	before := warehouseFiles(t, home)
+	before = warehouseFiles(t, home)
 	if code, _, errs := cli(t, home, "publish", "--table", "retail.orders_fact", "--partitions", twoDays, twice()); code != exitRefused || !strings.Contains(errs, "o9") {
 		t.Errorf("with another partition holding files: exit %d: %s", code, errs)
 	}

@@ -155,7 +155,7 @@ func TestInputShapes(t *testing.T) {
 		"gzip":   {writeCSVLines(t, filepath.Join(dir, "all.csv.gz"), lines)},
 		"zstd":   {writeNDJSONLines(t, filepath.Join(dir, "all.ndjson.zst"), lines)},
 		// One file named in three spellings is read once.
-		"twice": {filepath.Join(dir, "all.csv"), dir + "/./all.csv", link(t, filepath.Join(dir, "all.csv"), filepath.Join(dir, "link.csv"))},
+		"twice": {filepath.Join(dir, "all.csv"), dir + "/./all.csv", link(t, filepath.Join(dir, "all.csv"), filepath.Join(dir, "link.csv")), hardLink(t, filepath.Join(dir, "all.csv"), filepath.Join(dir, "hard.csv"))},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if got := publishedFingerprint(t, days, args...); got != want {
@@ -168,6 +168,14 @@ func TestInputShapes(t *testing.T) {
 func link(t *testing.T, target, name string) string {
 	t.Helper()
 	if err := os.Symlink(target, name); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+func hardLink(t *testing.T, target, name string) string {
+	t.Helper()
+	if err := os.Link(target, name); err != nil {
 		t.Fatal(err)
 	}
 	return name

@@ -64,7 +64,7 @@ func exitCode(err error) int {
 	switch {
 	case err == nil:
 		return exitOK
-	case errors.As(err, &u):
+	case errors.As(err, &u), errors.As(err, new(*source.NotAFileError)):
 		return exitUsage
 	// An unknown commit outcome outranks a cancellation that caused it: the
 	// operator must check history before running again.
@@ -304,6 +304,11 @@ func mainWithEnv(ctx context.Context, args []string, stdout, stderr io.Writer, g
 	code := exitCode(err)
 	if code == exitError && isCobraUsage(err) {
 		code = exitUsage
+	}
+	if code == exitCancelled && g.writes && !strings.Contains(err.Error(), "hint:") {
+		// Stopped before a step that says what it leaves: before anything
+		// was staged or committed.
+		err = fmt.Errorf("%w\nhint: nothing was committed, and nothing had been staged", err)
 	}
 	if g.json() || wantsJSON(args) {
 		enc := json.NewEncoder(stdout)
