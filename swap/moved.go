@@ -187,6 +187,19 @@ func eachKey(ctx context.Context, fsys icebergio.IO, c *contract.Contract, path 
 // was added (a daily job's commit, small) are held; the staged keys
 // stream past them. The run's own earlier batches are its own.
 func movedInto(ctx context.Context, fsys icebergio.IO, c *contract.Contract, plan *Plan, added []addedFile) (string, error) {
+	ours := map[string][]string{}
+	for _, pp := range plan.Partitions {
+		ours[pp.Key] = filePaths(pp.NewFiles)
+	}
+	return keysAddedElsewhere(ctx, fsys, c, plan.RunID, ours, added, "this run stages")
+}
+
+// keysAddedElsewhere names the first grain key that files added by other
+// commits (added) hold and that ours (partition key -> files) hold too,
+// with the snapshot and both partitions, or says "". what says what ours
+// are ("this run stages", "the rollback puts back"). Snapshots of runID
+// are left out: a run's own batches are its own.
+func keysAddedElsewhere(ctx context.Context, fsys icebergio.IO, c *contract.Contract, runID string, ours map[string][]string, added []addedFile, what string) (string, error) {
 	if len(c.Grain) == 0 || slices.Contains(c.Grain, c.Partition.Column) || len(added) == 0 {
 		return "", nil
 	}
@@ -194,7 +207,7 @@ func movedInto(ctx context.Context, fsys icebergio.IO, c *contract.Contract, pla
 	keys := map[uint64]int{} // grain hash -> index in added
 	for i, a := range added {
 		if a.snapshot.Summary != nil {
-			if rec, ok := runrecord.Read(a.snapshot.Summary.Properties); ok && rec.RunID == plan.RunID {
+			if rec, ok := runrecord.Read(a.snapshot.Summary.Properties); ok && rec.RunID == runID {
 				continue
 			}
 		}
@@ -210,22 +223,27 @@ func movedInto(ctx context.Context, fsys icebergio.IO, c *contract.Contract, pla
 	if len(keys) == 0 {
 		return "", nil
 	}
-	for _, pp := range plan.Partitions {
-		for _, f := range pp.NewFiles {
+	partitions := make([]string, 0, len(ours))
+	for k := range ours {
+		partitions = append(partitions, k)
+	}
+	sort.Strings(partitions)
+	for _, part := range partitions {
+		for _, path := range ours[part] {
 			var key string
 			at := -1
-			err := eachKey(ctx, fsys, c, f.Path, seed, func(h uint64, k func() string) {
+			err := eachKey(ctx, fsys, c, path, seed, func(h uint64, k func() string) {
 				if i, ok := keys[h]; ok && at < 0 {
 					at, key = i, k()
 				}
 			})
 			if err != nil {
-				return "", fmt.Errorf("read staged file %s: %w", f.Path, err)
+				return "", fmt.Errorf("read %s: %w", path, err)
 			}
 			if at >= 0 {
 				a := added[at]
-				return fmt.Sprintf("%s added the record %s in partition %s, which this run stages in partition %s: committed, the table would hold it twice; stage the run again declaring both partitions",
-					describeSnapshot(a.snapshot), key, verify.DisplayKey(c.Partition.Key(a.partition)), verify.DisplayKey(pp.Key)), nil
+				return fmt.Sprintf("%s added the record %s in partition %s, which %s in partition %s: committed, the table would hold it twice",
+					describeSnapshot(a.snapshot), key, verify.DisplayKey(c.Partition.Key(a.partition)), what, verify.DisplayKey(part)), nil
 			}
 		}
 	}

@@ -174,6 +174,9 @@ func rebase(ctx context.Context, tbl *table.Table, plan *Plan) (string, error) {
 	// against what those commits added there: a record they brought into
 	// another partition that this run stages too would be counted twice.
 	if why, err := movedInto(ctx, fsys, c, plan, added); why != "" || err != nil {
+		if why != "" {
+			why += "; stage the run again declaring both partitions"
+		}
 		return why, err
 	}
 	applies := len(c.Grain) > 0 && !slices.Contains(c.Grain, c.Partition.Column)
@@ -195,4 +198,44 @@ func rebase(ctx context.Context, tbl *table.Table, plan *Plan) (string, error) {
 	}
 	plan.oldFiles, plan.contract = old, c
 	return "", nil
+}
+
+// addedSince lists the data files the snapshots on main since from added
+// outside the given partition values, oldest first.
+func addedSince(ctx context.Context, fsys icebergio.IO, meta table.Metadata, from int64, c *contract.Contract, values map[string]string) ([]addedFile, error) {
+	head := meta.CurrentSnapshot()
+	if head == nil {
+		return nil, nil
+	}
+	var since []table.Snapshot
+	for _, s := range table.AncestorsOf(head.SnapshotID, meta.SnapshotByID) {
+		if s.SnapshotID == from {
+			break
+		}
+		since = append(since, s)
+	}
+	var out []addedFile
+	for _, s := range slices.Backward(since) {
+		manifests, err := s.Manifests(fsys)
+		if err != nil {
+			return nil, fmt.Errorf("read manifest list of snapshot %d: %w", s.SnapshotID, err)
+		}
+		for _, m := range manifests {
+			if m.SnapshotID() != s.SnapshotID {
+				continue
+			}
+			entries, err := m.FetchEntries(fsys, false)
+			if err != nil {
+				return nil, fmt.Errorf("read manifest %s: %w", m.FilePath(), err)
+			}
+			for _, e := range entries {
+				df := e.DataFile()
+				if _, ours := values[c.PartitionOf(df)]; e.Status() == iceberg.EntryStatusADDED && e.SnapshotID() == s.SnapshotID &&
+					df.ContentType() == iceberg.EntryContentData && !ours {
+					out = append(out, addedFile{path: df.FilePath(), partition: c.PartitionOf(df), snapshot: &s})
+				}
+			}
+		}
+	}
+	return out, nil
 }

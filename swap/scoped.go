@@ -113,6 +113,23 @@ func (p *Publisher) scopedRollback(ctx context.Context, tbl *table.Table, runs [
 		if len(out) == 0 && len(back) == 0 {
 			return fail("run %s's partitions hold no files, and held none before it: there is nothing to undo", rec.RunID)
 		}
+		// A record the run took out of its partitions may live in another
+		// one now, put there by a later commit: putting it back would
+		// count it twice.
+		added, err := addedSince(ctx, fsys, meta, runs[0].SnapshotID, c, values)
+		if err != nil {
+			return nil, err
+		}
+		restored := map[string][]string{}
+		for v, files := range before {
+			restored[values[v]] = paths(files)
+		}
+		if why, err := keysAddedElsewhere(ctx, fsys, c, rec.RunID, restored, added, "the rollback puts back"); why != "" || err != nil {
+			if err != nil {
+				return nil, err
+			}
+			return fail("%s; publish what the run's partitions should hold instead", why)
+		}
 		parts, err := partitionFingerprintsOf(ctx, fsys, c, before, values)
 		if err != nil {
 			return nil, err

@@ -332,3 +332,38 @@ func TestOneRunNeverStagesAKeyTwice(t *testing.T) {
 		t.Error("the refused run changed the table's files or metadata")
 	}
 }
+
+// TestScopedRollbackNeverCountsAKeyTwice: run R empties 2026-01-05, which
+// held o5; another writer then publishes o5 into 2026-01-06. Undoing R
+// with --scoped would put o5 back beside it: the rollback is refused
+// (exit 7) naming o5, the snapshot and both partitions, and the table is
+// unchanged.
+func TestScopedRollbackNeverCountsAKeyTwice(t *testing.T) {
+	home := t.TempDir()
+	if code, _, errs := cli(t, home, "table", "create", "--schema", write(t, home, "facts.yaml", factsYAML)); code != 0 {
+		t.Fatalf("table create: exit %d: %s", code, errs)
+	}
+	must := func(args ...string) {
+		t.Helper()
+		if code, out, errs := cli(t, home, args...); code != 0 {
+			t.Fatalf("%v: exit %d: %s%s", args, code, out, errs)
+		}
+	}
+	must("publish", "--table", "retail.orders_fact", "--partitions", "order_date=2026-01-01,2026-01-05",
+		factLines(t, map[string]string{"o1": "2026-01-01", "o5": "2026-01-05"}))
+	must("publish", "--run-id", "R", "--allow-empty", "--table", "retail.orders_fact", "--partitions", "order_date=2026-01-05",
+		write(t, t.TempDir(), "none.ndjson", ""))
+	must("publish", "--table", "retail.orders_fact", "--partitions", "order_date=2026-01-06",
+		factLines(t, map[string]string{"o5": "2026-01-06"}))
+	before := warehouseFiles(t, home)
+	code, _, errs := cli(t, home, "rollback", "--table", "retail.orders_fact", "--run", "R", "--scoped")
+	if code != exitRollbackRefuse || !strings.Contains(errs, "order_id=o5") || !strings.Contains(errs, "order_date=2026-01-05") || !strings.Contains(errs, "order_date=2026-01-06") {
+		t.Errorf("scoped rollback that would put o5 back: exit %d, want %d naming o5 and both days: %s", code, exitRollbackRefuse, errs)
+	}
+	if after := warehouseFiles(t, home); !slices.Equal(before, after) {
+		t.Errorf("the refused rollback changed the warehouse")
+	}
+	if code, out, errs := cli(t, home, "verify", "--table", "retail.orders_fact"); code != 0 {
+		t.Errorf("verify --table: exit %d: %s%s", code, out, errs)
+	}
+}
