@@ -4,6 +4,7 @@ package job_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -128,6 +129,7 @@ func TestNDJSONSourceArrivesAsWritten(t *testing.T) {
 	for name, c := range map[string]struct{ body, want string }{
 		"strnum.ndjson": {"{\"v\":\"1\"}\n{\"v\":null}\n\n{\"v\":1}\n", "strnum.ndjson:4: column v: value \"1\" is an integer, and line 1's is a string"},
 		"big.ndjson":    {"{\"v\":9007199254740993}\n{\"v\":0.5}\n", "big.ndjson:2: column v: value \"0.5\" is a number with a fraction or exponent, and line 1's is an integer beyond 2^53"},
+		"twice.ndjson":  {"{\"v\":1}\n{\"v\":1,\"v\":\"x\"}\n", "twice.ndjson:2: column v: the object names this column twice"},
 	} {
 		bad := jobOver(t, map[string]string{name: c.body}, "SELECT 1")
 		_, _, err := prepared(t, bad, nil)
@@ -178,5 +180,17 @@ func TestRejectRulesRunConfined(t *testing.T) {
 	entries, err := os.ReadDir(home)
 	if err != nil || len(entries) > 0 {
 		t.Errorf("the home folder holds %v after the jobs (%v), want nothing", entries, err)
+	}
+}
+
+// TestInvalidUTF8NamesTheListedFile: a CSV source whose bytes are not
+// UTF-8 is refused before the engine reads it, as an input error naming
+// the listed file and line, never the engine's copy of it.
+func TestInvalidUTF8NamesTheListedFile(t *testing.T) {
+	j := jobOver(t, map[string]string{"a.csv": "id,v\n1,ok\n2,\xff\n"}, "SELECT 1")
+	_, _, err := prepared(t, j, nil)
+	var ie *source.InputError
+	if !errors.As(err, &ie) || ie.File != filepath.Join(j.Dir, "in", "a.csv") || ie.Line != 3 || strings.Contains(err.Error(), "source-") {
+		t.Errorf("invalid UTF-8 in a CSV source: %v, want an input error naming %s line 3", err, filepath.Join(j.Dir, "in", "a.csv"))
 	}
 }

@@ -64,6 +64,9 @@ type Job struct {
 	Dir  string `yaml:"-"`
 	// Version is the SHA-256 of the job file and its SQL.
 	Version string `yaml:"-"`
+	// listed maps each file the engine reads (a local copy) to the name
+	// the listing gives it, once Prepare made them.
+	listed map[string]string
 }
 
 // Source is one input of the job, bound to a name the SQL reads: files,

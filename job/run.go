@@ -80,6 +80,10 @@ func (j *Job) Prepare(ctx context.Context, eng *source.SQLEngine, l *Listing, re
 		sources[name] = sf
 		for _, f := range sf.files {
 			read = append(read, f.path)
+			if j.listed == nil {
+				j.listed = map[string]string{}
+			}
+			j.listed[f.path] = f.name
 		}
 	}
 	// Checked by lakeswap's own code, before the engine reads anything.
@@ -275,6 +279,27 @@ func (sf *sourceFiles) oneTypeEach(ctx context.Context, eng *source.SQLEngine, p
 		}
 	}
 	return fmt.Errorf("column %s holds values of several types (%s) across its files: a source column holds values of one type", key, types)
+}
+
+// Named writes an error of the engine's, met while the job's SQL or its
+// reconciliation ran, with each file as the listing names it, never as the
+// local copy the engine read; an error that names a source file is about
+// that file's content, and is an input error, refused.
+func (j *Job) Named(err error) error {
+	if err == nil || len(j.listed) == 0 || errors.Is(err, context.Canceled) {
+		return err
+	}
+	msg := err.Error()
+	file := ""
+	for local, name := range j.listed {
+		if local != name && strings.Contains(msg, local) {
+			msg, file = strings.ReplaceAll(msg, local, name), name
+		}
+	}
+	if file == "" {
+		return err
+	}
+	return &source.InputError{File: file, Err: errors.New(msg)}
 }
 
 // named writes an error of the engine's with each file as the listing

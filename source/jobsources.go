@@ -10,6 +10,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // CSVHeader checks a CSV file that a SQL job reads and returns its
@@ -30,6 +31,12 @@ func CSVHeader(path, name string) ([]string, error) {
 	}
 	if !shape.plain {
 		return nil, &InputError{File: name, Line: shape.whyLine, Err: fmt.Errorf("%s: a job reads CSV with a comma between fields, values in double quotes and a quote inside one doubled, every record with the header's fields", shape.why)}
+	}
+	if line, err := invalidUTF8(path); err != nil || line > 0 {
+		if err != nil {
+			return nil, err
+		}
+		return nil, &InputError{File: name, Line: line, Err: errors.New("the line is not valid UTF-8; a CSV source holds text only")}
 	}
 	f, err := openText(path)
 	if err != nil {
@@ -55,6 +62,25 @@ func CSVHeader(path, name string) ([]string, error) {
 		seen[strings.ToLower(h)] = true
 	}
 	return header, nil
+}
+
+// invalidUTF8 finds the first line of a text file that is not valid
+// UTF-8, or 0. The engine's CSV reader fails on such bytes without saying
+// where. Lines are at most maxPlainRecord bytes, which checkCSV ensures.
+func invalidUTF8(path string) (int64, error) {
+	f, err := openText(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 2*maxPlainRecord)
+	for line := int64(1); sc.Scan(); line++ {
+		if !utf8.Valid(sc.Bytes()) {
+			return line, nil
+		}
+	}
+	return 0, sc.Err()
 }
 
 // CSVScan is the engine's scan of CSV files that share a header, in the
@@ -137,11 +163,10 @@ func FirstOtherType(path, name, key string) error {
 		if len(b) == 0 {
 			continue
 		}
-		var obj map[string]json.RawMessage
-		if err := json.Unmarshal(b, &obj); err != nil {
-			return &InputError{File: name, Line: line, Err: err}
+		raw, ok, err := valueOf(b, key)
+		if err != nil {
+			return &InputError{File: name, Line: line, Column: key, Err: err}
 		}
-		raw, ok := obj[key]
 		if !ok {
 			continue
 		}
@@ -159,6 +184,34 @@ func FirstOtherType(path, name, key string) error {
 		}
 	}
 	return sc.Err()
+}
+
+// valueOf finds key's value in one JSON object, refusing an object that
+// names it twice (the engine reads both).
+func valueOf(b []byte, key string) (json.RawMessage, bool, error) {
+	d := json.NewDecoder(bytes.NewReader(b))
+	if t, err := d.Token(); err != nil || t != json.Delim('{') {
+		return nil, false, errors.New("a line of NDJSON is one JSON object")
+	}
+	var out json.RawMessage
+	found := false
+	for d.More() {
+		t, err := d.Token()
+		if err != nil {
+			return nil, false, err
+		}
+		var v json.RawMessage
+		if err := d.Decode(&v); err != nil {
+			return nil, false, err
+		}
+		if t == key {
+			if found {
+				return nil, false, errors.New("the object names this column twice")
+			}
+			out, found = v, true
+		}
+	}
+	return out, found, nil
 }
 
 // shareType says whether two JSON value types can be one column's without

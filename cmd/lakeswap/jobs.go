@@ -91,7 +91,7 @@ func stageJob(ctx context.Context, pub *swap.Publisher, req swap.Request, select
 	from, to := bounds(c, values)
 	reconciled, err := j.Reconciled(ctx, eng, c, from, to)
 	if err != nil {
-		return nil, err
+		return nil, j.Named(err)
 	}
 	if reconciled != nil {
 		req.Expect = map[string]swap.Figures{}
@@ -105,18 +105,18 @@ func stageJob(ctx context.Context, pub *swap.Publisher, req swap.Request, select
 	var late map[string]int64
 	if c.Arrow.Field(c.Partition.Column).Type.ID() == arrow.DATE32 {
 		if late, err = j.Late(ctx, eng, from, to); err != nil {
-			return nil, err
+			return nil, j.Named(err)
 		}
 	}
 	rr, err := j.Query(ctx, eng, from, to)
 	if err != nil {
-		return nil, err
+		return nil, j.Named(err)
 	}
 	name := "job " + filepath.Base(j.File)
 	src, err := source.ReadResult(ctx, c, values, name, rr, in)
 	rr.Release()
 	if err != nil {
-		return nil, err
+		return nil, j.Named(err)
 	}
 	defer src.Release()
 	file, err := filepath.Abs(j.File)
