@@ -115,6 +115,7 @@ func TestTableSpecRefusesBadSchema(t *testing.T) {
 		"identifier not a column": {Columns: []catalog.ColumnSpec{{Name: "a", Type: "long", Required: true}}, Identifier: []string{"b"}},
 		"unknown transform":       {Columns: []catalog.ColumnSpec{{Name: "d", Type: "date"}}, Partition: []catalog.PartitionSpec{{Column: "d", Transform: "bucket[4]"}}},
 		"additive not a column":   {Columns: []catalog.ColumnSpec{{Name: "a", Type: "long"}}, Additive: []string{"b"}},
+		"a band of NaN":           {Columns: []catalog.ColumnSpec{{Name: "a", Type: "long"}}, Properties: map[string]string{"lakeswap.plausible-band": "NaN:2"}},
 	}
 	for name, spec := range cases {
 		if _, _, _, err := spec.Build(); err == nil {

@@ -130,6 +130,12 @@ func (s TableSpec) Build() (*iceberg.Schema, *iceberg.PartitionSpec, iceberg.Pro
 	for k, v := range s.Properties {
 		props[k] = v
 	}
+	if v, ok := s.Properties[contract.PropPlausibleBand]; ok {
+		// Refused now rather than by every publish later.
+		if _, err := contract.ParseBand(v); err != nil {
+			return nil, nil, nil, fmt.Errorf("property %s: %w", contract.PropPlausibleBand, err)
+		}
+	}
 	for _, a := range s.Additive {
 		if _, err := known("additive", a); err != nil {
 			return nil, nil, nil, err
