@@ -129,6 +129,8 @@ func TestNDJSONSourceArrivesAsWritten(t *testing.T) {
 	for name, c := range map[string]struct{ body, want string }{
 		"strnum.ndjson": {"{\"v\":\"1\"}\n{\"v\":null}\n\n{\"v\":1}\n", "strnum.ndjson:4: column v: value \"1\" is an integer, and line 1's is a string"},
 		"big.ndjson":    {"{\"v\":9007199254740993}\n{\"v\":0.5}\n", "big.ndjson:2: column v: value \"0.5\" is a number with a fraction or exponent, and line 1's is an integer beyond 2^53"},
+		"huge.ndjson":   {"{\"v\":1}\n{\"v\":99999999999999999999}\n", "huge.ndjson:2: column v: number 99999999999999999999 cannot be held as written"},
+		"inf.ndjson":    {"{\"v\":1.5}\n{\"v\":1e400}\n", "inf.ndjson:2: column v: number 1e400 cannot be held as written"},
 		"twice.ndjson":  {"{\"v\":1}\n{\"v\":1,\"v\":\"x\"}\n", "twice.ndjson:2: column v: the object names this column twice"},
 	} {
 		bad := jobOver(t, map[string]string{name: c.body}, "SELECT 1")

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -244,41 +245,105 @@ func (sf *sourceFiles) scan(ctx context.Context, eng *source.SQLEngine, headers 
 		}
 		return strings.Join(parts, " UNION ALL BY NAME "), nil
 	case "ndjson":
-		if err := sf.oneTypeEach(ctx, eng, paths); err != nil {
+		columns, types, err := sf.typedAsWritten(ctx, eng, paths)
+		if err != nil {
 			return "", err
 		}
-		return "SELECT * FROM " + source.NDJSONScan(paths), nil
+		// The types found over every row, stated: the view's every read
+		// does not decide them again.
+		return "SELECT * FROM " + source.NDJSONTyped(paths, columns, types), nil
 	case "parquet":
 		return "SELECT * FROM read_parquet(" + source.FileList(paths) + ", union_by_name = true)", nil
 	}
 	return "", fmt.Errorf("format %q", sf.format)
 }
 
-// oneTypeEach refuses NDJSON files where a column's values are of more
-// than one type, naming the file and line of the first that differs.
-func (sf *sourceFiles) oneTypeEach(ctx context.Context, eng *source.SQLEngine, paths []string) error {
-	rr, err := eng.Query(ctx, source.MixedNDJSON(paths), nil)
+// typedAsWritten refuses NDJSON files where a column's values are of more
+// than one type, or a number is one the engine would change, naming the
+// file and line of the first. It reads the files once more, every value
+// as JSON text.
+func (sf *sourceFiles) typedAsWritten(ctx context.Context, eng *source.SQLEngine, paths []string) (columns, types []string, err error) {
+	rr, err := eng.Query(ctx, "DESCRIBE SELECT * FROM "+source.NDJSONScan(paths), nil)
 	if err != nil {
-		return err
+		return nil, nil, sf.duplicateKey(err)
 	}
-	defer rr.Release()
-	var key, types string
-	if rr.Next() && rr.RecordBatch().NumRows() > 0 {
+	for rr.Next() {
 		rec := rr.RecordBatch()
-		key = strings.Clone(rec.Column(0).(*array.String).Value(0))
-		types = strings.Clone(rec.Column(1).(*array.String).Value(0))
-	}
-	if err := rr.Err(); err != nil || key == "" {
-		return err
-	}
-	// The engine says which column; lakeswap's own reader finds where,
-	// across the files in order.
-	for _, f := range sf.files {
-		if err := source.FirstOtherType(f.path, f.name, key); err != nil {
-			return err
+		names, kinds := rec.Column(0).(*array.String), rec.Column(1).(*array.String)
+		for i := range names.Len() {
+			columns = append(columns, strings.Clone(names.Value(i)))
+			types = append(types, strings.Clone(kinds.Value(i)))
 		}
 	}
-	return fmt.Errorf("column %s holds values of several types (%s) across its files: a source column holds values of one type", key, types)
+	err = rr.Err()
+	rr.Release()
+	if err != nil || len(columns) == 0 {
+		return nil, nil, err
+	}
+	return columns, types, sf.checkNDJSON(ctx, eng, paths, columns)
+}
+
+// duplicateKeyError reads the key the engine names in an object that
+// names it twice.
+var duplicateKeyError = regexp.MustCompile(`has duplicate key "((?:[^"\\]|\\.)*)"`)
+
+// duplicateKey turns the engine's refusal of an object that names a key
+// twice into lakeswap's, naming the listed file and line.
+func (sf *sourceFiles) duplicateKey(err error) error {
+	m := duplicateKeyError.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err
+	}
+	for _, f := range sf.files {
+		if ferr := source.FirstOtherType(f.path, f.name, m[1]); ferr != nil {
+			return ferr
+		}
+	}
+	return err
+}
+
+// checkNDJSON runs source.NDJSONCheck and refuses what it finds.
+func (sf *sourceFiles) checkNDJSON(ctx context.Context, eng *source.SQLEngine, paths, columns []string) error {
+	rr, err := eng.Query(ctx, source.NDJSONCheck(paths, columns), nil)
+	if err != nil {
+		return sf.duplicateKey(err)
+	}
+	defer rr.Release()
+	if !rr.Next() {
+		return rr.Err()
+	}
+	rec := rr.RecordBatch()
+	for i, key := range columns {
+		types, inexact := rec.Column(2*i).(*array.String), rec.Column(2*i+1).(*array.String)
+		if !types.IsNull(0) {
+			kinds := strings.Split(types.Value(0), ",")
+			for _, a := range kinds {
+				for _, b := range kinds {
+					if source.ShareType(a, b) {
+						continue
+					}
+					// The engine says which column; lakeswap's own reader
+					// finds where, across the files in order.
+					for _, f := range sf.files {
+						if err := source.FirstOtherType(f.path, f.name, key); err != nil {
+							return err
+						}
+					}
+					return fmt.Errorf("column %s holds values of several types (%s) across its files: a source column holds values of one type", key, types.Value(0))
+				}
+			}
+		}
+		if !inexact.IsNull(0) {
+			text := strings.Clone(inexact.Value(0))
+			for _, f := range sf.files {
+				if err := source.FirstLineOf(f.path, f.name, key, text); err != nil {
+					return err
+				}
+			}
+			return fmt.Errorf("column %s holds the number %s, which the engine cannot hold as written: write it as a JSON string", key, text)
+		}
+	}
+	return rr.Err()
 }
 
 // Named writes an error of the engine's, met while the job's SQL or its

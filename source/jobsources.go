@@ -119,22 +119,65 @@ func NDJSONScan(files []string) string {
 	return "read_json(" + FileList(files) + ", format = 'newline_delimited', union_by_name = true, sample_size = -1)"
 }
 
-// MixedNDJSON is a query that names each key of NDJSON files whose
-// non-null values do not share one type: key, types. Integers and numbers
-// with a fraction or exponent share one, a column of DOUBLE, while every
-// integer among them is exactly a double (at most 2^53 in magnitude).
-// FirstOtherType then finds the line.
-func MixedNDJSON(files []string) string {
-	return `SELECT k, string_agg(DISTINCT t, ', ' ORDER BY t) FROM (
-		SELECT e.key AS k, CASE
-			WHEN json_type(e.value) NOT IN ('BIGINT', 'UBIGINT', 'HUGEINT') THEN lower(json_type(e.value))
-			WHEN coalesce(abs(TRY_CAST(e.value AS HUGEINT)) <= 9007199254740992, false) THEN 'integer'
-			ELSE 'integer beyond 2^53' END AS t
-		FROM read_ndjson_objects(` + FileList(files) + `) AS r, json_each(r.json) AS e)
-		WHERE t <> 'null' GROUP BY k
-		HAVING count(DISTINCT CASE WHEN t IN ('integer', 'integer beyond 2^53', 'double') THEN 'number' ELSE t END) > 1
-			OR (bool_or(t = 'double') AND bool_or(t = 'integer beyond 2^53'))
-		ORDER BY k`
+// NDJSONTyped is the scan of NDJSON files with their columns' types as
+// NDJSONScan found them: reading it decides nothing again.
+func NDJSONTyped(files, columns, types []string) string {
+	if len(columns) == 0 {
+		return NDJSONScan(files)
+	}
+	cols := make([]string, len(columns))
+	for i, c := range columns {
+		cols[i] = sqlString(c) + ": " + sqlString(types[i])
+	}
+	return "read_json(" + FileList(files) + ", format = 'newline_delimited', union_by_name = true, columns = {" + strings.Join(cols, ", ") + "})"
+}
+
+// NDJSONCheck is a query over NDJSON files that says, for each of the
+// given columns (every key the files hold), the types of its non-null
+// values (integers of at most 2^53 in magnitude "integer", larger ones
+// "integer beyond 2^53", then "double", "varchar", "boolean", "object",
+// "array"), and one number the engine would not hold as written (an
+// integer beyond 64 bits, read as a double, or one beyond a double's
+// range), or null: two columns a key, in the order given. It reads each
+// value as JSON text, in one pass.
+func NDJSONCheck(files []string, columns []string) string {
+	cols := make([]string, len(columns))
+	var checks []string
+	for i, c := range columns {
+		cols[i] = sqlString(c) + ": 'JSON'"
+		q := `"` + strings.ReplaceAll(c, `"`, `""`) + `"`
+		t := "json_type(" + q + ")"
+		checks = append(checks,
+			`string_agg(DISTINCT CASE WHEN `+t+` IN ('BIGINT', 'UBIGINT', 'HUGEINT') THEN CASE WHEN coalesce(abs(TRY_CAST(`+q+` AS HUGEINT)) <= 9007199254740992, false) THEN 'integer' ELSE 'integer beyond 2^53' END WHEN `+t+` = 'NULL' THEN NULL ELSE lower(`+t+`) END, ',')`,
+			`min(CASE WHEN `+t+` = 'DOUBLE' AND (regexp_matches(CAST(`+q+` AS VARCHAR), '^-?[0-9]+$') OR NOT coalesce(isfinite(TRY_CAST(CAST(`+q+` AS VARCHAR) AS DOUBLE)), false)) THEN CAST(`+q+` AS VARCHAR) END)`)
+	}
+	return "SELECT " + strings.Join(checks, ", ") + " FROM read_json(" + FileList(files) +
+		", format = 'newline_delimited', union_by_name = true, columns = {" + strings.Join(cols, ", ") + "})"
+}
+
+// ShareType says whether values of two JSON types can be one column's
+// without a value changing (as NDJSONCheck names the types): integers
+// exact as doubles can join numbers with a fraction.
+func ShareType(a, b string) bool { return shareType(a, b) }
+
+// FirstLineOf finds, in an NDJSON file, the first line whose value of key
+// is written as text, and refuses it as a number the engine would change,
+// naming the file as name; nil if no line holds it.
+func FirstLineOf(path, name, key, text string) error {
+	f, err := openText(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<30)
+	for line := int64(1); sc.Scan(); line++ {
+		raw, ok, err := valueOf(bytes.TrimSpace(sc.Bytes()), key)
+		if err == nil && ok && string(raw) == text {
+			return &InputError{File: name, Line: line, Column: key, Err: fmt.Errorf("number %s cannot be held as written (beyond 64-bit integers, or a double's range): write it as a JSON string, and cast it in the SQL", text)}
+		}
+	}
+	return sc.Err()
 }
 
 // FileList is files as an SQL list of string literals.
