@@ -423,6 +423,10 @@ func printResult(w io.Writer, res *swap.Result) {
 	if len(res.Batches) > 0 {
 		fmt.Fprintf(w, "run %s on %s: %s in %d batch(es)\n", p.RunID, p.Table, res.Status, len(res.Batches))
 		for _, b := range res.Batches {
+			if b.SnapshotID == 0 { // unchanged: nothing was committed for it
+				fmt.Fprintf(w, "  batch %s %s: %s, nothing committed\n", b.Batch, strings.Join(b.Partitions, ","), b.Status)
+				continue
+			}
 			fmt.Fprintf(w, "  batch %s %s: %s, snapshot %d\n", b.Batch, strings.Join(b.Partitions, ","), b.Status, b.SnapshotID)
 		}
 		fmt.Fprintf(w, "rows %d, sums %s, fingerprint %s\n", p.Fingerprint.Rows, formatSums(p.Fingerprint.Sums), p.Fingerprint.Hash)
