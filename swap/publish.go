@@ -205,9 +205,10 @@ func (p *Publisher) Apply(ctx context.Context, opts ApplyOptions, plans ...*Plan
 			return &Result{Plan: whole, Status: "refused"}, &RefusedError{Op: "apply", Table: whole.Table, Findings: found}
 		}
 	}
-	if whole.Batch > 0 && len(whole.Partitions) > whole.Batch && whole.contract != nil {
+	if len(plans) > 1 && whole.Batch > 0 && len(whole.Partitions) > whole.Batch && whole.contract != nil {
 		// Judged again over the whole run: shards staged apart see only
-		// their own partitions' records.
+		// their own partitions' records. A plan staged whole found its
+		// groups at stage time, and its id covers them.
 		fsys, err := tbl.FS(ctx)
 		if err != nil {
 			return &Result{Plan: whole, Status: "not-committed"}, err
