@@ -238,7 +238,7 @@ func valuesOf(plan *Plan) []string {
 // applyBatches commits a plan batch by batch, skipping the batches the
 // table's history shows landed, and stops at the first that fails.
 func (p *Publisher) applyBatches(ctx context.Context, tbl *table.Table, plan *Plan, noAutoRollback bool) (*Result, error) {
-	res := &Result{Plan: plan, Status: "already-published"}
+	res := &Result{Plan: plan, Status: StatusAlreadyPublished}
 	plan.withLanded(tbl.Metadata())
 	batches := plan.batches()
 	// The batches after one that failed are not committed: their files go.
@@ -261,7 +261,7 @@ func (p *Publisher) applyBatches(ctx context.Context, tbl *table.Table, plan *Pl
 		return res, err
 	}
 	if why != "" {
-		res.Status = "refused"
+		res.Status = StatusRefused
 		f := verify.Finding{Kind: verify.KindRunID, Message: why}
 		return res, &RefusedError{Op: plan.op(), Table: plan.Table, Findings: []verify.Finding{f}, Cleanup: rest(0)}
 	}
@@ -275,7 +275,7 @@ func (p *Publisher) applyBatches(ctx context.Context, tbl *table.Table, plan *Pl
 		}
 		if id := landed[b.BatchOf]; id != 0 {
 			p.discard(ctx, tbl, b)
-			res.Batches = append(res.Batches, BatchResult{Batch: b.BatchOf, Partitions: keysOf(b), SnapshotID: id, Status: "already-published"})
+			res.Batches = append(res.Batches, BatchResult{Batch: b.BatchOf, Partitions: keysOf(b), SnapshotID: id, Status: StatusAlreadyPublished})
 			res.SnapshotID = id
 			continue
 		}
@@ -285,7 +285,7 @@ func (p *Publisher) applyBatches(ctx context.Context, tbl *table.Table, plan *Pl
 				if err == nil {
 					err = fmt.Errorf("%w: main moved since the plan's base snapshot %s: %s", ErrConflict, fmtID(plan.BaseSnapshotID), why)
 				}
-				res.Status = "not-committed"
+				res.Status = StatusNotCommitted
 				return res, &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID, Err: fmt.Errorf("batch %s: %w", b.BatchOf, err),
 					Hint: fmt.Sprintf("%d batch(es) before it landed and stay; this batch's and the later batches' files: %s", i, rest(i))}
 			}
@@ -296,16 +296,16 @@ func (p *Publisher) applyBatches(ctx context.Context, tbl *table.Table, plan *Pl
 			res.Mismatches = append(res.Mismatches, r.Mismatches...)
 		}
 		if err != nil {
-			res.Status = "not-committed"
+			res.Status = StatusNotCommitted
 			if r != nil {
 				res.Status = r.Status
 			}
 			hint := fmt.Sprintf("%d batch(es) before it landed and stay; run the same run id again to resume after them", i)
-			if r != nil && (r.Status == "rolled-back" || r.Status == "verify-failed") {
+			if r != nil && (r.Status == StatusRolledBack || r.Status == StatusVerifyFailed) {
 				// The run id records this batch now, and a resume cannot
 				// go over a batch main does not hold.
 				hint = fmt.Sprintf("%d batch(es) before it landed and stay; this batch was committed and %s, so run id %s cannot resume over it: publish the remaining partitions under a new run id",
-					i, map[string]string{"rolled-back": "rolled back", "verify-failed": "kept as asked"}[r.Status], plan.RunID)
+					i, map[Status]string{StatusRolledBack: "rolled back", StatusVerifyFailed: "kept as asked"}[r.Status], plan.RunID)
 			}
 			if later := rest(i + 1); later != "" {
 				hint += "; the later batches' files: " + later
@@ -315,8 +315,8 @@ func (p *Publisher) applyBatches(ctx context.Context, tbl *table.Table, plan *Pl
 		if r.SnapshotID != 0 {
 			res.SnapshotID = r.SnapshotID
 		}
-		if r.Status == "published" {
-			res.Status = "published"
+		if r.Status == StatusPublished {
+			res.Status = StatusPublished
 		}
 	}
 	return res, nil
@@ -327,7 +327,7 @@ type BatchResult struct {
 	Batch      string   `json:"batch"` // its place, "2/6"
 	Partitions []string `json:"partitions"`
 	SnapshotID int64    `json:"snapshot_id,omitempty"`
-	Status     string   `json:"status"`
+	Status     Status   `json:"status"`
 }
 
 func keysOf(plan *Plan) []string {

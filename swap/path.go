@@ -70,6 +70,11 @@ func UnescapeSegment(s string) (string, error) {
 			return "", fmt.Errorf("path segment %q: byte %q should have been escaped", s, c)
 		}
 	}
+	// One segment per value: an escape of a byte kept as it is, or a
+	// lower-case one, is another engine's folder, not lakeswap's.
+	if EscapeSegment(b.String()) != s {
+		return "", fmt.Errorf("path segment %q is not how lakeswap writes %q", s, b.String())
+	}
 	return b.String(), nil
 }
 

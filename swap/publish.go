@@ -105,7 +105,7 @@ type Result struct {
 	// CommittedOn is the snapshot the commit was made on: the plan's base,
 	// or the head it was rebased on when main had moved.
 	CommittedOn int64      `json:"committed_on,omitempty"`
-	Status      string     `json:"status"` // published, already-published, unchanged, refused, not-committed, rolled-back, verify-failed (kept as asked), landed-unverified
+	Status      Status     `json:"status"`
 	Mismatches  []Mismatch `json:"mismatches,omitempty"`
 	// Batches is what became of each batch of a run committed in batches.
 	Batches []BatchResult `json:"batches,omitempty"`
@@ -177,7 +177,7 @@ func (p *Publisher) Apply(ctx context.Context, opts ApplyOptions, plans ...*Plan
 		loc := applyHold(tbl.Metadata(), plan.RunID, plan.Attempt, applier)
 		stop, err := p.holdWhileRunning(ctx, tbl, plan, loc)
 		if err != nil {
-			return &Result{Plan: plan, Status: "not-committed"}, err
+			return &Result{Plan: plan, Status: StatusNotCommitted}, err
 		}
 		defer func() {
 			stop()
@@ -187,7 +187,7 @@ func (p *Publisher) Apply(ctx context.Context, opts ApplyOptions, plans ...*Plan
 	}
 	for _, plan := range plans {
 		if err := p.bind(ctx, tbl, plan, opts); err != nil {
-			return &Result{Plan: plan, Status: "not-committed"}, err
+			return &Result{Plan: plan, Status: StatusNotCommitted}, err
 		}
 	}
 	whole := merge(plans)
@@ -195,14 +195,14 @@ func (p *Publisher) Apply(ctx context.Context, opts ApplyOptions, plans ...*Plan
 		// Shards staged apart never saw each other's keys.
 		fsys, err := tbl.FS(ctx)
 		if err != nil {
-			return &Result{Plan: whole, Status: "not-committed"}, err
+			return &Result{Plan: whole, Status: StatusNotCommitted}, err
 		}
 		_, found, err := stagedKeys(ctx, fsys, c, whole, maphash.MakeSeed())
 		if err != nil {
-			return &Result{Plan: whole, Status: "not-committed"}, err
+			return &Result{Plan: whole, Status: StatusNotCommitted}, err
 		}
 		if len(found) > 0 {
-			return &Result{Plan: whole, Status: "refused"}, &RefusedError{Op: "apply", Table: whole.Table, Findings: found}
+			return &Result{Plan: whole, Status: StatusRefused}, &RefusedError{Op: "apply", Table: whole.Table, Findings: found}
 		}
 	}
 	if len(plans) > 1 && whole.Batch > 0 && len(whole.Partitions) > whole.Batch && whole.contract != nil {
@@ -211,14 +211,14 @@ func (p *Publisher) Apply(ctx context.Context, opts ApplyOptions, plans ...*Plan
 		// groups at stage time, and its id covers them.
 		fsys, err := tbl.FS(ctx)
 		if err != nil {
-			return &Result{Plan: whole, Status: "not-committed"}, err
+			return &Result{Plan: whole, Status: StatusNotCommitted}, err
 		}
 		if whole.Together, err = exchanges(ctx, fsys, whole.contract, whole); err != nil {
-			return &Result{Plan: whole, Status: "not-committed"}, err
+			return &Result{Plan: whole, Status: StatusNotCommitted}, err
 		}
 	}
 	res, err := p.apply(ctx, tbl, whole, opts.NoAutoRollback)
-	if res != nil && res.Status != "not-committed" && res.Status != "refused" {
+	if res != nil && res.Status != StatusNotCommitted && res.Status != StatusRefused {
 		// Settled one way or the other: the plans wait for nothing now,
 		// and whatever of their files the table references is the table's.
 		for _, plan := range plans {
@@ -235,7 +235,7 @@ func (p *Publisher) apply(ctx context.Context, tbl *table.Table, plan *Plan, noA
 	name := plan.Table
 	res := &Result{Plan: plan}
 	if plan.Refused() {
-		res.Status = "refused"
+		res.Status = StatusRefused
 		p.log().Info("publish refused", "table", name, "run", plan.RunID, "findings", len(plan.Findings)+int(plan.DroppedFindings))
 		return res, &RefusedError{Op: plan.op(), Table: name, Findings: plan.Findings, Dropped: plan.DroppedFindings, Cleanup: plan.Cleanup}
 	}
@@ -249,14 +249,14 @@ func (p *Publisher) apply(ctx context.Context, tbl *table.Table, plan *Plan, noA
 	if plan.empty() {
 		// Nothing to replace and nothing staged (--allow-empty on empty
 		// partitions): a commit would make a snapshot that changes nothing.
-		res.Status = "unchanged"
+		res.Status = StatusUnchanged
 		p.log().Info("nothing to commit", "table", name, "run", plan.RunID)
 		return res, nil
 	}
 	if plan.BaseFingerprint.Hash == plan.Fingerprint.Hash && plan.BaseFingerprint.Rows == plan.Fingerprint.Rows {
 		// The declared partitions hold now exactly what the run staged: a
 		// rerun of the same input commits nothing.
-		res.Status = "unchanged"
+		res.Status = StatusUnchanged
 		p.log().Info("partitions already hold the planned content", "table", name, "run", plan.RunID)
 		if !plan.bound {
 			p.discard(ctx, tbl, plan)
@@ -273,7 +273,7 @@ func (p *Publisher) apply(ctx context.Context, tbl *table.Table, plan *Plan, noA
 	}
 	if p.BeforeCommit != nil {
 		if err := p.BeforeCommit(ctx, plan); err != nil {
-			res.Status = "not-committed"
+			res.Status = StatusNotCommitted
 			return res, &OpError{Op: "commit", Table: name, RunID: plan.RunID, Err: err, Hint: "nothing was committed; " + p.discard(ctx, tbl, plan)}
 		}
 	}
@@ -281,7 +281,7 @@ func (p *Publisher) apply(ctx context.Context, tbl *table.Table, plan *Plan, noA
 	if elsewhere := (*committedElsewhere)(nil); errors.As(err, &elsewhere) {
 		// Another process committed this very run; what this one staged
 		// is either those files (the same plan) or its own, unreferenced.
-		res.Status, res.SnapshotID = "already-published", elsewhere.snapshotID
+		res.Status, res.SnapshotID = StatusAlreadyPublished, elsewhere.snapshotID
 		plan.Cleanup = p.discard(ctx, tbl, plan)
 		p.log().Info("already published by another process", "table", name, "run", plan.RunID, "snapshot", id)
 		return res, nil
@@ -297,7 +297,7 @@ func (p *Publisher) apply(ctx context.Context, tbl *table.Table, plan *Plan, noA
 				op.Hint += "; " + cleanup
 			}
 		}
-		res.Status = "not-committed"
+		res.Status = StatusNotCommitted
 		return res, err
 	}
 	res.SnapshotID, res.CommittedOn = id, plan.committedOn
@@ -306,17 +306,17 @@ func (p *Publisher) apply(ctx context.Context, tbl *table.Table, plan *Plan, noA
 	mismatches, err := p.checkLanded(ctx, plan, id)
 	if err != nil {
 		// Exit codes never say "rolled back" of a commit main holds.
-		res.Status = "landed-unverified"
+		res.Status = StatusLandedUnverified
 		return res, &OpError{Op: "verify", Table: name, RunID: plan.RunID, Err: fmt.Errorf("%w: %w", ErrLandedUnverified, err),
 			Hint: fmt.Sprintf("the commit landed as snapshot %d and main holds it, but it could not be read back to check it; finish the check with `lakeswap verify --table %s --run %s` (and roll it back if that fails)", id, name, plan.RunID)}
 	}
 	if len(mismatches) == 0 {
-		res.Status = "published"
+		res.Status = StatusPublished
 		p.dropUnchanged(ctx, tbl, plan)
 		return res, nil
 	}
 	res.Mismatches = mismatches
-	res.Status = "verify-failed"
+	res.Status = StatusVerifyFailed
 	verr := fmt.Errorf("%w: snapshot %d differs from the staged plan: %v", ErrVerifyFailed, id, mismatches)
 	if noAutoRollback {
 		return res, &OpError{Op: "verify", Table: name, RunID: plan.RunID, Err: verr,
@@ -327,15 +327,15 @@ func (p *Publisher) apply(ctx context.Context, tbl *table.Table, plan *Plan, noA
 		// back: what main holds says which happened.
 		if now, lerr := p.Catalog.LoadTable(context.WithoutCancel(ctx), tbl.Identifier()); lerr == nil && now.CurrentSnapshot() != nil &&
 			now.CurrentSnapshot().SnapshotID != id {
-			res.Status = "rolled-back"
+			res.Status = StatusRolledBack
 			return res, &OpError{Op: "verify", Table: name, RunID: plan.RunID, Err: verr,
 				Hint: fmt.Sprintf("main was rolled back to snapshot %d, but checking it failed: %v; run `lakeswap history --table %s`", now.CurrentSnapshot().SnapshotID, rerr, name)}
 		}
-		res.Status = "landed-unverified"
+		res.Status = StatusLandedUnverified
 		return res, &OpError{Op: "verify", Table: name, RunID: plan.RunID, Err: fmt.Errorf("%w: %w", ErrLandedUnverified, errors.Join(verr, rerr)),
 			Hint: fmt.Sprintf("main still holds snapshot %d, which differs from the plan: the automatic rollback failed; roll back by hand with `lakeswap rollback --table %s --run %s`", id, name, plan.RunID)}
 	}
-	res.Status = "rolled-back"
+	res.Status = StatusRolledBack
 	return res, &OpError{Op: "verify", Table: name, RunID: plan.RunID, Err: verr, Hint: "main was rolled back to the snapshot the commit replaced"}
 }
 
@@ -419,7 +419,7 @@ func (p *Publisher) rerun(ctx context.Context, tbl *table.Table, plan *Plan, res
 		}
 	}
 	if same && onMain && held {
-		res.Status, res.SnapshotID = "already-published", prior.SnapshotID
+		res.Status, res.SnapshotID = StatusAlreadyPublished, prior.SnapshotID
 		p.log().Info("already published", "table", plan.Table, "run", plan.RunID, "snapshot", prior.SnapshotID)
 		return res, nil
 	}
@@ -440,7 +440,7 @@ func (p *Publisher) rerun(ctx context.Context, tbl *table.Table, plan *Plan, res
 	default:
 		msg = fmt.Sprintf("run %s was published as snapshot %d, but later commits changed its partitions; publish it again under a new run id", plan.RunID, prior.SnapshotID)
 	}
-	res.Status = "refused"
+	res.Status = StatusRefused
 	plan.Findings = append(plan.Findings, verify.Finding{Kind: verify.KindRunID, Message: msg})
 	return res, &RefusedError{Op: plan.op(), Table: plan.Table, Findings: plan.Findings, Cleanup: cleanup}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/parquetio"
 	"github.com/lakeswap/lakeswap/runrecord"
@@ -213,7 +214,7 @@ func (p *Publisher) stage(ctx context.Context, req Request, kind string) (*Plan,
 			continue
 		}
 		declared[v] = true
-		if err := contract.Partition.ParseValue(v); err != nil {
+		if err := target.check(v); err != nil {
 			return nil, nil, fmt.Errorf("publish to %s: %w", name, err)
 		}
 		if err := noDeletes(contract.Partition.Key(v), all[v]); err != nil {
@@ -623,4 +624,51 @@ func (p *Publisher) removeStaged(ctx context.Context, tbl *table.Table, plan *Pl
 		return fmt.Sprintf("removed %d staged file(s) of run %s but could not remove %d: %s", removed, plan.RunID, len(left), strings.Join(left, ", "))
 	}
 	return fmt.Sprintf("removed the %d file(s) run %s staged (attempt %s)", removed, plan.RunID, plan.Attempt)
+}
+
+// ErrInvalidRequest marks a request that names something wrong (a
+// partition selector, a value the table's storage cannot hold): the
+// caller's to correct, before anything is read.
+var ErrInvalidRequest = errors.New("invalid request")
+
+// Partitions resolves a selector on the partition column (FROM..TO, or a
+// list; see contract.Partition.ParseSelector) to the values a run owns,
+// each checked against the column's type and against what the table's
+// storage can hold under any run id. It is the one place a run's
+// partitions are resolved; Stage checks each value again.
+func (t *Target) Partitions(selector string) ([]string, error) {
+	values, err := t.Contract.Partition.ParseSelector(selector)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidRequest, err)
+	}
+	for _, v := range values {
+		if err := t.check(v); err != nil {
+			return nil, err
+		}
+	}
+	return values, nil
+}
+
+// check refuses a partition value the column's type does not hold, or
+// whose folder the table's storage cannot hold.
+func (t *Target) check(value string) error {
+	if err := t.Contract.Partition.ParseValue(value); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidRequest, err)
+	}
+	if err := CheckPartitionValue(t.Metadata(), t.Contract.Partition.Name, value); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidRequest, err)
+	}
+	return nil
+}
+
+// Location is the table's location, under which adopted files must lie.
+func (t *Target) Location() string { return t.table.Metadata().Location() }
+
+// ParseTable reads a table name as NS.NAME (nested namespaces: A.B.NAME).
+func ParseTable(name string) (table.Identifier, error) {
+	ident, err := catalog.ParseIdent(name)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidRequest, err)
+	}
+	return ident, nil
 }

@@ -309,12 +309,12 @@ func (d *demo) runJob(name, runID, selector string) (*swap.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	ident, err := catalog.ParseIdent(j.Table)
+	ident, err := swap.ParseTable(j.Table)
 	if err != nil {
 		return nil, err
 	}
 	rejects := filepath.Join(d.jobs, "rejects-"+runID+".ndjson")
-	return stageJob(d.ctx, d.pub, swap.Request{Table: ident, RunID: runID}, selector, j, rejects, d.in, d.pub.Publish)
+	return j.Run(d.ctx, d.pub, swap.Request{Table: ident, RunID: runID}, job.RunOptions{Partitions: selector, RejectsFile: rejects, Inputs: d.in}, d.pub.Publish)
 }
 
 // buildBoth runs the facts job, then the daily job over the facts it made.
@@ -388,7 +388,7 @@ func (d *demo) backfill(batch2 []retail.DailyOrder) error {
 	n, c := retail.Group(rows, "2026-01-02", "web")
 	kept := now.MetadataLocation() == tbl.MetadataLocation()
 	fmt.Fprintf(d.w, "orders_fact %s, daily_orders %s; no new snapshot: %v; 2026-01-02/web = %d orders, %d cents\n", facts.Status, again.Status, kept, n, c)
-	if facts.Status != "unchanged" || again.Status != "unchanged" || !kept || n != 2 || c != 19000 {
+	if facts.Status != swap.StatusUnchanged || again.Status != swap.StatusUnchanged || !kept || n != 2 || c != 19000 {
 		return fmt.Errorf("the rerun changed the tables: %s, %s, no new snapshot %v, 2026-01-02/web %d/%d (want 2/19000)", facts.Status, again.Status, kept, n, c)
 	}
 	return nil

@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/swap"
 )
 
@@ -37,7 +36,7 @@ An attempt that is held, or that wrote anything within --grace, is left whole. W
 removes nothing and prints what it would remove.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ident, err := catalog.ParseIdent(o.table)
+			ident, err := swap.ParseTable(o.table)
 			if err != nil {
 				return usageError{err}
 			}

@@ -10,7 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/lakeswap/lakeswap/catalog"
+	"github.com/lakeswap/lakeswap/swap"
+
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/verify"
 )
@@ -28,7 +29,7 @@ func newHistoryCmd(g *globals) *cobra.Command {
 }
 
 func runHistory(ctx context.Context, g *globals, table string) error {
-	ident, err := catalog.ParseIdent(table)
+	ident, err := swap.ParseTable(table)
 	if err != nil {
 		return usageError{err}
 	}

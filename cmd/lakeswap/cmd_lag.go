@@ -4,12 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 
 	"github.com/spf13/cobra"
 
-	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/job"
 	"github.com/lakeswap/lakeswap/s3store"
 	"github.com/lakeswap/lakeswap/source"
@@ -42,20 +40,18 @@ nothing else.`,
 }
 
 func runLag(ctx context.Context, g *globals, j *job.Job) error {
-	var tables job.TableFiles
+	var pub *swap.Publisher
 	var store source.ObjectStore
 	onS3 := slices.ContainsFunc(j.SourceNames(), func(name string) bool { return source.IsObjectURL(j.Sources[name].Path) })
 	if onS3 || slices.ContainsFunc(j.SourceNames(), func(name string) bool { return j.Sources[name].Table != "" }) {
 		// A table is read through the catalog, and S3 through lakeswap's
 		// client with the catalog's settings.
-		var pub *swap.Publisher
-		var cat *catalog.Catalog
+		var cat io.Closer
 		var err error
 		if ctx, cat, pub, err = g.open(ctx); err != nil {
 			return err
 		}
 		defer cat.Close()
-		tables = tableFiles(pub)
 		if onS3 || s3store.UsesS3(g.props) {
 			s3, err := inputStore(ctx, g.props, g.getenv)
 			if err != nil {
@@ -64,24 +60,7 @@ func runLag(ctx context.Context, g *globals, j *job.Job) error {
 			store = s3
 		}
 	}
-	l, err := j.List(ctx, store, tables)
-	if err != nil {
-		return err
-	}
-	tmp, err := os.MkdirTemp("", "lakeswap-lag-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(tmp)
-	eng, err := source.OpenSQLEngine(tmp, defaultMemoryLimit()/4)
-	if err != nil {
-		return err
-	}
-	defer eng.Close()
-	if _, err := j.Prepare(ctx, eng, l, io.Discard, fetcher(store, tmp), tmp); err != nil {
-		return err
-	}
-	r, err := j.MeasureLag(ctx, eng)
+	r, err := j.MeasureArrival(ctx, pub, store, defaultMemoryLimit())
 	if err != nil {
 		return err
 	}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/job"
 	"github.com/lakeswap/lakeswap/parquetio"
@@ -121,24 +120,16 @@ func addStagingFlags(cmd *cobra.Command, o *publishOptions) {
 }
 
 func runPublish(ctx context.Context, g *globals, o publishOptions) error {
-	return runStaging(ctx, g, o, func(ctx context.Context, pub *swap.Publisher, req swap.Request, files []string, j *job.Job, in source.Options) (*swap.Result, error) {
-		switch {
-		case j != nil:
-			return stageJob(ctx, pub, req, o.partitions, j, o.rejects, in, pub.Publish)
-		case o.adopt:
-			return publishAdopted(ctx, pub, req, o.partitions, files)
-		}
-		return stageFiles(ctx, pub, req, o.partitions, files, in, o.buildTwice, writerBytes(g.props), pub.Publish)
-	}, nil, printResult)
+	return runStaging(ctx, g, o, func(pub *swap.Publisher) finishFunc { return pub.Publish }, nil, printResult)
 }
 
-// stageFunc stages (and may commit) a run once its inputs are listed, or
-// its job loaded.
-type stageFunc func(ctx context.Context, pub *swap.Publisher, req swap.Request, files []string, j *job.Job, in source.Options) (*swap.Result, error)
+// finishFunc ends a request once its rows are read: Publish, or a Stage
+// that stops at the plan.
+type finishFunc func(context.Context, swap.Request) (*swap.Result, error)
 
 // runStaging checks a publish's flags, lists its inputs, opens the catalog
 // and hands over to act: publish and plan share all of it.
-func runStaging(ctx context.Context, g *globals, o publishOptions, act stageFunc, view func(*swap.Result) any, print func(io.Writer, *swap.Result)) error {
+func runStaging(ctx context.Context, g *globals, o publishOptions, finishWith func(*swap.Publisher) finishFunc, view func(*swap.Result) any, print func(io.Writer, *swap.Result)) error {
 	var j *job.Job
 	if o.job != "" {
 		if len(o.files) > 0 {
@@ -157,9 +148,9 @@ func runStaging(ctx context.Context, g *globals, o publishOptions, act stageFunc
 			return usagef("--job computes rows with SQL: --adopt and --build-twice do not apply")
 		}
 	}
-	ident, err := catalog.ParseIdent(o.table)
+	ident, err := swap.ParseTable(o.table)
 	if err != nil {
-		return usageError{err}
+		return err
 	}
 	if o.partitions == "" {
 		return usagef("--partitions is required, for example --partitions order_date=2026-01-01..2026-01-02")
@@ -272,7 +263,16 @@ func runStaging(ctx context.Context, g *globals, o publishOptions, act stageFunc
 		}
 		req.Band = &band
 	}
-	res, err := act(ctx, pub, req, files, j, in)
+	finish := finishWith(pub)
+	var res *swap.Result
+	switch {
+	case j != nil:
+		res, err = j.Run(ctx, pub, req, job.RunOptions{Partitions: o.partitions, RejectsFile: o.rejects, Inputs: in}, finish)
+	case o.adopt:
+		res, err = stageAdopted(ctx, pub, req, o.partitions, files, finish)
+	default:
+		res, err = stageFiles(ctx, pub, req, o.partitions, files, in, o.buildTwice, writerBytes(g.props), finish)
+	}
 	if res == nil {
 		return err
 	}
@@ -308,23 +308,18 @@ func publishFiles(ctx context.Context, pub *swap.Publisher, req swap.Request, se
 // hands the request to finish: Publish, or a Stage that stops at the plan.
 // twice reads them a second time, for the stage to compare.
 // writer is what staging one partition holds besides its grain keys.
-func stageFiles(ctx context.Context, pub *swap.Publisher, req swap.Request, selector string, files []string, in source.Options, twice bool, writer int64, finish func(context.Context, swap.Request) (*swap.Result, error)) (*swap.Result, error) {
+func stageFiles(ctx context.Context, pub *swap.Publisher, req swap.Request, selector string, files []string, in source.Options, twice bool, writer int64, finish finishFunc) (*swap.Result, error) {
 	target, err := pub.Open(ctx, req.Table)
 	if err != nil {
 		return nil, err
 	}
 	contract := target.Contract
-	values, err := contract.Partition.ParseSelector(selector)
+	values, err := target.Partitions(selector)
 	if err != nil {
-		return nil, usageError{err}
+		return nil, err
 	}
 	if p, ok := pub.Progress.(interface{ Partitions(int) }); ok {
 		p.Partitions(len(values))
-	}
-	for _, v := range values {
-		if err := swap.CheckPartitionValue(target.Metadata(), contract.Partition.Name, v); err != nil {
-			return nil, usageError{err}
-		}
 	}
 	src, err := source.ReadFiles(ctx, contract, values, files, in)
 	if err != nil {
@@ -367,27 +362,21 @@ func inputStore(ctx context.Context, props map[string]string, getenv func(string
 	return s3store.New(awsCfg, c), nil
 }
 
-// publishAdopted publishes Parquet files another engine wrote under the
-// table's location, as they are.
-func publishAdopted(ctx context.Context, pub *swap.Publisher, req swap.Request, selector string, files []string) (*swap.Result, error) {
-	return stageAdopted(ctx, pub, req, selector, files, pub.Publish)
-}
-
 // stageAdopted names Parquet files another engine wrote for adoption and
 // hands the request to finish.
-func stageAdopted(ctx context.Context, pub *swap.Publisher, req swap.Request, selector string, files []string, finish func(context.Context, swap.Request) (*swap.Result, error)) (*swap.Result, error) {
+func stageAdopted(ctx context.Context, pub *swap.Publisher, req swap.Request, selector string, files []string, finish finishFunc) (*swap.Result, error) {
 	target, err := pub.Open(ctx, req.Table)
 	if err != nil {
 		return nil, err
 	}
-	values, err := target.Contract.Partition.ParseSelector(selector)
+	values, err := target.Partitions(selector)
 	if err != nil {
-		return nil, usageError{err}
+		return nil, err
 	}
 	if p, ok := pub.Progress.(interface{ Partitions(int) }); ok {
 		p.Partitions(len(values))
 	}
-	loc := target.Metadata().Location()
+	loc := target.Location()
 	for _, f := range files {
 		if format, _ := source.InputFormat(f); format != "parquet" {
 			return nil, usagef("--adopt takes Parquet files; %s is not one", f)
@@ -407,7 +396,7 @@ func stageAdopted(ctx context.Context, pub *swap.Publisher, req swap.Request, se
 
 func printResult(w io.Writer, res *swap.Result) {
 	p := res.Plan
-	if res.Status == "unchanged" {
+	if res.Status == swap.StatusUnchanged {
 		if p.Fingerprint.Rows == 0 {
 			fmt.Fprintf(w, "run %s on %s: unchanged: the declared partitions hold no rows, and the run staged none; nothing was committed\n", p.RunID, p.Table)
 			return
@@ -432,7 +421,7 @@ func printResult(w io.Writer, res *swap.Result) {
 		fmt.Fprintf(w, "rows %d, sums %s, fingerprint %s\n", p.Fingerprint.Rows, formatSums(p.Fingerprint.Sums), p.Fingerprint.Hash)
 		return
 	}
-	if res.Status == "already-published" {
+	if res.Status == swap.StatusAlreadyPublished {
 		fmt.Fprintf(w, "run %s on %s: already published in snapshot %d with this content (fingerprint %s); nothing was committed\n",
 			p.RunID, p.Table, res.SnapshotID, short(p.Fingerprint.Hash))
 		return

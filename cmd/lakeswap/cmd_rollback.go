@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/swap"
 )
 
@@ -48,7 +47,7 @@ one of the run's partitions. The rollback is recorded as run rollback-<run id>.
 }
 
 func runRollback(ctx context.Context, g *globals, o rollbackOptions) error {
-	ident, err := catalog.ParseIdent(o.table)
+	ident, err := swap.ParseTable(o.table)
 	if err != nil {
 		return usageError{err}
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/swap"
 )
 
@@ -24,7 +23,7 @@ func newStatusCmd(g *globals) *cobra.Command {
 			"and 5 when the table cannot be read.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ident, err := catalog.ParseIdent(table)
+			ident, err := swap.ParseTable(table)
 			if err != nil {
 				return usageError{err}
 			}

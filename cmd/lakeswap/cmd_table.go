@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/lakeswap/lakeswap/catalog"
+	"github.com/lakeswap/lakeswap/swap"
 )
 
 func newTableCmd(g *globals) *cobra.Command {
@@ -48,19 +48,16 @@ func runTableCreate(ctx context.Context, g *globals, schemaFile, name string) er
 	if schemaFile == "" {
 		return usagef("--schema is required")
 	}
-	spec, err := catalog.ReadTableSpec(schemaFile)
+	spec, err := swap.ReadTableSpec(schemaFile)
 	if err != nil {
-		return usageError{err}
+		return err
 	}
 	if name == "" {
 		name = spec.Table
 	}
-	ident, err := catalog.ParseIdent(name)
+	ident, err := swap.ParseTable(name)
 	if err != nil {
 		return usageError{err}
-	}
-	if _, _, _, err := spec.Build(); err != nil {
-		return usageError{fmt.Errorf("%s: %w", schemaFile, err)}
 	}
 	g.writes = true
 	ctx, cat, _, err := g.open(ctx)
@@ -68,7 +65,7 @@ func runTableCreate(ctx context.Context, g *globals, schemaFile, name string) er
 		return err
 	}
 	defer cat.Close()
-	tbl, err := catalog.CreateTable(ctx, cat, ident, spec)
+	tbl, err := swap.CreateTable(ctx, cat, ident, spec)
 	if err != nil {
 		return err
 	}

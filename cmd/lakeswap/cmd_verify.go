@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/swap"
 	"github.com/lakeswap/lakeswap/verify"
 )
@@ -30,7 +29,7 @@ partition as it committed it, fingerprints as it recorded. It holds a hash of ev
 ` + exitCodesHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ident, err := catalog.ParseIdent(table)
+			ident, err := swap.ParseTable(table)
 			if err != nil {
 				return usageError{err}
 			}

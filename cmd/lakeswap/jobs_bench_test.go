@@ -64,8 +64,8 @@ rejects:
 		pub := &swap.Publisher{Catalog: cat}
 		in := source.Options{MemoryLimit: defaultMemoryLimit()}
 		b.StartTimer()
-		res, err := stageJob(ctx, pub, swap.Request{Table: []string{"retail", "orders_fact"}, RunID: fmt.Sprint("bench-", i)},
-			"order_date=2026-01-01..2026-01-30", j, filepath.Join(home, "rejects.ndjson"), in, pub.Publish)
+		res, err := j.Run(ctx, pub, swap.Request{Table: []string{"retail", "orders_fact"}, RunID: fmt.Sprint("bench-", i)},
+			job.RunOptions{Partitions: "order_date=2026-01-01..2026-01-30", RejectsFile: filepath.Join(home, "rejects.ndjson"), Inputs: in}, pub.Publish)
 		if err != nil {
 			b.Fatal(err)
 		}

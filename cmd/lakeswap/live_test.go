@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+
+	"github.com/lakeswap/lakeswap/swap"
 )
 
 // onTerminal runs the binary with its stderr on a pseudo-terminal and
@@ -81,7 +83,7 @@ func TestApplyAtATerminal(t *testing.T) {
 	if code, _, errs := cli(t, home, "plan", "--table", "retail.daily_orders", "--partitions", twoDays, "--out", plan, batch2Input(t)); code != 0 {
 		t.Fatalf("plan: exit %d: %s", code, errs)
 	}
-	pf, err := readPlanFile(plan)
+	pf, err := swap.ReadPlan(plan)
 	if err != nil {
 		t.Fatal(err)
 	}

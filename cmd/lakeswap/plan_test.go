@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/lakeswap/lakeswap/internal/retail"
+	"github.com/lakeswap/lakeswap/swap"
 )
 
 // batch2Input writes the retail fixture's corrected batch as NDJSON.
@@ -132,7 +133,7 @@ func TestPlanThenApply(t *testing.T) {
 		if code, _, errs := s.cli("plan", "--table", "retail.daily_orders", "--partitions", twoDays, "--out", other, newHomeInput(t)); code != 0 {
 			t.Fatalf("second plan: exit %d: %s", code, errs)
 		}
-		second, err := readPlanFile(other)
+		second, err := swap.ReadPlan(other)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -215,7 +216,7 @@ func TestRepublishIdenticalCommitsNothing(t *testing.T) {
 		if out := s.must("plan", "--table", "retail.daily_orders", "--partitions", twoDays, "--out", plan, newHomeInput(t)); !strings.Contains(out, "no changes: every partition of retail.daily_orders already holds the planned content") {
 			t.Errorf("plan of identical input: %s", out)
 		}
-		pf, err := readPlanFile(plan)
+		pf, err := swap.ReadPlan(plan)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -331,7 +332,7 @@ func TestDiscard(t *testing.T) {
 		// to match, and a plan of another catalog's table, remove nothing.
 		victim := write(t, t.TempDir(), "notes.txt", "keep me")
 		s.must("plan", "--table", "retail.daily_orders", "--partitions", twoDays, "--out", plan+"2", batch2Input(t))
-		pf, err := readPlanFile(plan + "2")
+		pf, err := swap.ReadPlan(plan + "2")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -339,7 +340,7 @@ func TestDiscard(t *testing.T) {
 		pf.Plan.Partitions[0].NewFiles[0].Path = "file://" + victim
 		for _, fix := range []bool{false, true} {
 			if fix {
-				pf.PlanID = planID(pf.Plan)
+				pf.PlanID = swap.PlanID(pf.Plan)
 			}
 			raw, _ := json.Marshal(pf)
 			edited := write(t, t.TempDir(), "edited.json", string(raw))
@@ -359,7 +360,7 @@ func TestDiscard(t *testing.T) {
 
 		applied := filepath.Join(t.TempDir(), "applied.json")
 		s.must("plan", "--table", "retail.daily_orders", "--partitions", twoDays, "--out", applied, batch2Input(t))
-		pf, err = readPlanFile(applied)
+		pf, err = swap.ReadPlan(applied)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -425,7 +426,7 @@ func TestShardsApplyAsOneSnapshot(t *testing.T) {
 			if err := cmd.Wait(); err != nil {
 				t.Fatalf("plan of %s: %v: %s", thirds[i], err, outs[i])
 			}
-			pf, err := readPlanFile(plans[i])
+			pf, err := swap.ReadPlan(plans[i])
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -439,7 +440,7 @@ func TestShardsApplyAsOneSnapshot(t *testing.T) {
 		// A fourth plan overlapping the second, and one of another run.
 		overlap := filepath.Join(dir, "overlap.json")
 		s.must("plan", "--run-id", "backfill-jan", "--allow-implausible", "--table", "retail.daily_orders", "--partitions", "order_date=2026-01-03..2026-01-04", "--out", overlap, shardIn[1])
-		pf, _ := readPlanFile(overlap)
+		pf, _ := swap.ReadPlan(overlap)
 		code, _, errs := s.cli("apply", plans[0], plans[1], overlap, "--approve", ids[0]+","+ids[1]+","+pf.PlanID)
 		if code != exitRefused || !strings.Contains(errs, "partition order_date=2026-01-03 is in two partial plans") {
 			t.Errorf("apply of overlapping plans: exit %d: %s", code, errs)
@@ -447,7 +448,7 @@ func TestShardsApplyAsOneSnapshot(t *testing.T) {
 		s.must("discard", overlap)
 		stranger := filepath.Join(dir, "stranger.json")
 		s.must("plan", "--run-id", "another", "--allow-implausible", "--table", "retail.daily_orders", "--partitions", "order_date=2026-01-03..2026-01-04", "--out", stranger, shardIn[1])
-		pf, _ = readPlanFile(stranger)
+		pf, _ = swap.ReadPlan(stranger)
 		if code, _, errs := s.cli("apply", plans[0], stranger, "--approve", ids[0], "--approve", pf.PlanID); code != exitRefused || !strings.Contains(errs, "share a run id") {
 			t.Errorf("apply of plans of two runs: exit %d: %s", code, errs)
 		}

@@ -81,7 +81,7 @@ func TestCommitPerPartitionResumes(t *testing.T) {
 		}
 		var statuses []string
 		for _, b := range res.Batches {
-			statuses = append(statuses, b.Batch+" "+b.Status)
+			statuses = append(statuses, b.Batch+" "+string(b.Status))
 		}
 		want := "1/6 already-published,2/6 already-published,3/6 already-published,4/6 published,5/6 published,6/6 published"
 		if got := strings.Join(statuses, ","); got != want || res.Status != "published" {

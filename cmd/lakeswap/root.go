@@ -64,7 +64,7 @@ func exitCode(err error) int {
 	switch {
 	case err == nil:
 		return exitOK
-	case errors.As(err, &u), errors.As(err, new(*source.NotAFileError)):
+	case errors.As(err, &u), errors.As(err, new(*source.NotAFileError)), errors.Is(err, swap.ErrInvalidRequest):
 		return exitUsage
 	// An unknown commit outcome outranks a cancellation that caused it: the
 	// operator must check history before running again.

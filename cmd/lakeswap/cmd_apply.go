@@ -1,0 +1,120 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lakeswap/lakeswap/job"
+	"github.com/lakeswap/lakeswap/source"
+	"github.com/lakeswap/lakeswap/swap"
+)
+
+type applyOptions struct {
+	files   []string // the plan files
+	approve []string
+	swap.ApplyOptions
+}
+
+func newApplyCmd(g *globals) *cobra.Command {
+	var o applyOptions
+	cmd := &cobra.Command{
+		Use:   "apply PLAN... --approve PLAN_ID...",
+		Short: "Commit exactly the plans a person approved, if everything they relied on still holds",
+		Long: `apply commits the plan in a file written by lakeswap plan. It needs the plan's id: --approve with
+the id or its first 12 characters, or, at a terminal, typed in after the plan is shown. It refuses a plan
+file whose content no longer has its id (edited by hand), and rechecks what the plan relied on: main at
+the plan's base snapshot, the table's contract, each staged file where the plan put it with the size and
+SHA-256 it was written with (--recheck also reads their rows again and compares fingerprints). Then it
+commits, reads the commit back and compares, as publish does.
+
+Several plans are the partial plans of one backfill, planned on disjoint partitions by several machines
+with one --run-id against one base snapshot: apply checks that, needs each plan's id approved (repeat
+--approve, or separate the ids by commas), and commits them all as one snapshot.
+
+` + exitCodesHelp,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.files = args
+			return runApply(cmd.Context(), g, o)
+		},
+	}
+	cmd.Flags().StringSliceVar(&o.approve, "approve", nil, "each plan's id, or its first 12 characters")
+	cmd.Flags().BoolVar(&o.NoAutoRollback, "no-auto-rollback", false, "keep a commit that fails verification instead of rolling it back")
+	cmd.Flags().BoolVar(&o.Recheck, "recheck", false, "read the staged files' rows again and compare their fingerprints with the plan's before committing")
+	return cmd
+}
+
+func runApply(ctx context.Context, g *globals, o applyOptions) error {
+	files := make([]*swap.PlanFile, len(o.files))
+	for i, name := range o.files {
+		pf, err := swap.ReadPlan(name)
+		if err != nil {
+			return err
+		}
+		if err := pf.Unedited("apply"); err != nil {
+			return err
+		}
+		files[i] = pf
+	}
+	approve := o.approve
+	if len(approve) == 0 {
+		if !isTerminal(g.stdout) || !isTerminal(os.Stdin) {
+			return usagef("apply needs --approve <plan id> for each plan (the id lakeswap plan printed: %s)", strings.Join(swap.ShortIDs(files), ", "))
+		}
+		approve = askApproval(g.stdout, os.Stdin, files)
+	}
+	plans, err := swap.Approve(files, approve)
+	if err != nil {
+		return err
+	}
+	g.writes = true
+	ctx, cat, pub, err := g.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer cat.Close()
+	pub.Progress = progressLog{g}
+	pub.BeforeCommit = commitBarrier(g.getenv)
+	for _, plan := range plans {
+		if err := job.Recheck(ctx, pub, plan, func(ctx context.Context) (source.ObjectStore, error) { return inputStore(ctx, g.props, g.getenv) }); err != nil {
+			return err
+		}
+	}
+	res, err := pub.Apply(ctx, o.ApplyOptions, plans...)
+	if res == nil {
+		return err
+	}
+	view := planView{PlanID: files[0].PlanID, Result: res}
+	if len(files) > 1 {
+		view = planView{PlanIDs: planIDs(files), Result: res}
+	}
+	return g.report(view, err, func(w io.Writer) { printResult(w, res) })
+}
+
+// askApproval shows each plan at the terminal and reads the id a person
+// types for it.
+func askApproval(w io.Writer, r io.Reader, files []*swap.PlanFile) []string {
+	in := bufio.NewReader(r)
+	var approve []string
+	for _, pf := range files {
+		printPlan(w, pf.PlanID, pf.Plan, false)
+		fmt.Fprintf(w, "type the id of %s (or its first 12 characters) to apply it: ", pf.Name)
+		line, _ := in.ReadString('\n')
+		approve = append(approve, strings.TrimSpace(line))
+	}
+	return approve
+}
+
+func planIDs(files []*swap.PlanFile) []string {
+	out := make([]string, len(files))
+	for i, pf := range files {
+		out[i] = pf.PlanID
+	}
+	return out
+}

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lakeswap/lakeswap/swap"
+)
+
+type discardOptions struct {
+	file string // the plan file
+}
+
+func newDiscardCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "discard PLAN",
+		Short: "Remove the files a plan staged that will not be applied",
+		Long: `discard removes exactly the files a plan lists as staged, one by one, never a prefix. It refuses
+a plan that was applied (a snapshot references its files) and never removes files a plan adopts.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runDiscard(cmd.Context(), g, discardOptions{file: args[0]})
+		},
+	}
+}
+
+func runDiscard(ctx context.Context, g *globals, o discardOptions) error {
+	pf, err := swap.ReadPlan(o.file)
+	if err != nil {
+		return err
+	}
+	if err := pf.Unedited("discard"); err != nil {
+		return err
+	}
+	g.writes = true
+	ctx, cat, pub, err := g.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer cat.Close()
+	said, err := pub.Discard(ctx, pf.Plan)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(g.stdout, said)
+	return nil
+}

@@ -1,0 +1,253 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/lakeswap/lakeswap/swap"
+	"github.com/lakeswap/lakeswap/verify"
+)
+
+// planView is a plan as -o json prints it: with its id.
+type planView struct {
+	PlanID  string   `json:"plan_id,omitempty"`
+	PlanIDs []string `json:"plan_ids,omitempty"` // of partial plans applied together
+	File    string   `json:"plan_file,omitempty"`
+	*swap.Result
+}
+
+// printPlan shows what a plan changes, the way a person checks it before
+// approving: every partition that changes, largest relative change first
+// (rows and sums before and after, what changed at the grain with a few
+// keys), then the unchanged ones, elided when many unless whole, and what
+// the run allowed.
+func printPlan(w io.Writer, id string, p *swap.Plan, whole bool) {
+	base := "an empty table"
+	if p.BaseSnapshotID != nil {
+		base = fmt.Sprintf("snapshot %d", *p.BaseSnapshotID)
+	}
+	fmt.Fprintf(w, "plan %s: run %s on %s, against %s\n", short(id), p.RunID, p.Table, base)
+	var sums []string
+	for c := range p.Fingerprint.Sums {
+		sums = append(sums, c)
+	}
+	sort.Strings(sums)
+	grain := false
+	for _, pp := range p.Partitions {
+		grain = grain || pp.Changes != nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	head := "PARTITION\tROWS"
+	for _, c := range sums {
+		head += "\t" + strings.ToUpper(c)
+	}
+	if grain {
+		head += "\tGRAIN (+added -removed ~changed)"
+	}
+	fmt.Fprintln(tw, head+"\tCONTENT")
+	type entry struct {
+		line, keys string
+		rel        float64
+	}
+	var changedRows, sameRows []entry
+	var keys []string
+	for _, pp := range p.Partitions {
+		same := pp.OldFingerprint.Hash == pp.Fingerprint.Hash
+		line := verify.DisplayKey(pp.Key) + "\t" + change(pp.OldFingerprint.Rows, pp.Fingerprint.Rows)
+		rel := relative(pp.OldFingerprint.Rows, pp.Fingerprint.Rows)
+		for _, c := range sums {
+			line += "\t" + change(pp.OldFingerprint.Sums[c], pp.Fingerprint.Sums[c])
+			rel = max(rel, relative(pp.OldFingerprint.Sums[c], pp.Fingerprint.Sums[c]))
+		}
+		if grain {
+			line += "\t" + grainChange(pp.Changes)
+		}
+		if same {
+			sameRows = append(sameRows, entry{line: line + "\tunchanged (files kept)"})
+			continue
+		}
+		e := entry{line: line + "\t" + short(pp.OldFingerprint.Hash) + " -> " + short(pp.Fingerprint.Hash), rel: rel}
+		if k := exampleKeys(pp.Changes); k != "" {
+			e.keys = "  " + verify.DisplayKey(pp.Key) + ": " + k
+		}
+		changedRows = append(changedRows, e)
+	}
+	changed := len(changedRows)
+	// Largest relative change first; partition order among equals.
+	sort.SliceStable(changedRows, func(i, j int) bool { return changedRows[i].rel > changedRows[j].rel })
+	var rows []string
+	for _, e := range changedRows {
+		rows = append(rows, e.line)
+		if e.keys != "" {
+			keys = append(keys, e.keys)
+		}
+	}
+	cells := strings.Repeat("\t", strings.Count(head, "\t"))
+	if whole || len(sameRows) <= 5 {
+		for _, e := range sameRows {
+			rows = append(rows, e.line)
+		}
+	} else {
+		rows = append(rows, fmt.Sprintf("... %d unchanged partitions (lakeswap show lists them) ...", len(sameRows))+cells)
+	}
+	if len(p.Partitions) > 12 {
+		line := fmt.Sprintf("total of %d\t%s", len(p.Partitions), change(p.BaseFingerprint.Rows, p.Fingerprint.Rows))
+		for _, c := range sums {
+			line += "\t" + change(p.BaseFingerprint.Sums[c], p.Fingerprint.Sums[c])
+		}
+		if grain {
+			line += "\t"
+		}
+		rows = append(rows, line+"\t"+fmt.Sprintf("%d changed", changed))
+	}
+	for _, r := range rows {
+		fmt.Fprintln(tw, r)
+	}
+	_ = tw.Flush()
+	if len(keys) > 0 {
+		fmt.Fprintln(w, "keys changed at the grain (a few of each):")
+		if !whole {
+			keys = byEnds(keys, 12, 5)
+		}
+		for _, k := range keys {
+			fmt.Fprintln(w, k)
+		}
+	}
+	for _, warning := range p.Warnings {
+		fmt.Fprintln(w, "warning: "+warning)
+	}
+	printChecks(w, p.Checks)
+	if changed == 0 {
+		fmt.Fprintf(w, "no changes: every partition of %s already holds the planned content\n", p.Table)
+		return
+	}
+	printJob(w, p)
+	fmt.Fprintf(w, "this will replace %d partitions of %s", changed, p.Table)
+	if n := len(p.Partitions) - changed; n > 0 {
+		fmt.Fprintf(w, " (%d declared partition(s) hold the planned content already and keep their files)", n)
+	}
+	batches := p.Batches()
+	if len(batches) > 0 {
+		fmt.Fprintf(w, ", in %d batches of %d partitions, one snapshot each", len(batches), p.Batch)
+		if len(p.Together) > 0 {
+			fmt.Fprintf(w, " (partitions that exchange records commit in one batch)")
+		}
+	}
+	fmt.Fprintln(w)
+	// Every batch that holds a group is shown whole; the others are the
+	// next partitions in order.
+	keyOf := map[string]string{}
+	for _, pp := range p.Partitions {
+		keyOf[pp.Value] = pp.Key
+	}
+	grouped := map[string]bool{}
+	for _, g := range p.Together {
+		for _, v := range g {
+			grouped[keyOf[v]] = true
+		}
+	}
+	for i, b := range batches {
+		keys := make([]string, len(b))
+		joined := false
+		for j, k := range b {
+			keys[j] = verify.DisplayKey(k)
+			joined = joined || grouped[k]
+		}
+		if joined {
+			fmt.Fprintf(w, "  batch %d/%d: %s (they exchange records)\n", i+1, len(batches), strings.Join(keys, ", "))
+		}
+	}
+}
+
+// byEnds shows a long list by its ends: its first and last n lines when it
+// has more than most.
+func byEnds(lines []string, most, n int) []string {
+	if len(lines) <= most {
+		return lines
+	}
+	more := fmt.Sprintf("... %d more ...", len(lines)-2*n)
+	// Kept in a table's columns: as many cells as the lines around it.
+	more += strings.Repeat("\t", strings.Count(lines[0], "\t"))
+	return append(append(lines[:n:n], more), lines[len(lines)-n:]...)
+}
+
+// printChecks says which of the run's guards passed, which a flag let
+// through and which did not run.
+func printChecks(w io.Writer, checks []swap.Check) {
+	by := map[string][]string{}
+	var order []string
+	for _, c := range checks {
+		name := c.Name
+		if c.At == "commit" {
+			name += " (again at commit)"
+		}
+		if by[c.Result] == nil {
+			order = append(order, c.Result)
+		}
+		by[c.Result] = append(by[c.Result], name)
+	}
+	var parts []string
+	for _, r := range order {
+		parts = append(parts, r+": "+strings.Join(by[r], ", "))
+	}
+	if len(parts) > 0 {
+		fmt.Fprintln(w, "checks "+strings.Join(parts, "; "))
+	}
+}
+
+// relative is how far a figure moved, relative to what it was: 1 is a
+// doubling or a halving's loss of half, growth from zero counts as 1 per
+// unit, so that the partition that moved most shows first.
+func relative(before, after int64) float64 {
+	d := math.Abs(float64(after) - float64(before))
+	return d / max(math.Abs(float64(before)), 1)
+}
+
+// grainChange is a partition's change at the grain in a few characters.
+func grainChange(ch *verify.Changes) string {
+	switch {
+	case ch == nil:
+		return "-"
+	case ch.Skipped != "":
+		return "not compared"
+	}
+	return fmt.Sprintf("+%d -%d ~%d", ch.Added, ch.Removed, ch.Changed)
+}
+
+// exampleKeys names a few keys of each change.
+func exampleKeys(ch *verify.Changes) string {
+	if ch == nil {
+		return ""
+	}
+	if ch.Skipped != "" {
+		return ch.Skipped
+	}
+	var parts []string
+	for _, k := range []struct {
+		what string
+		n    int64
+		keys []string
+	}{{"added", ch.Added, ch.AddedKeys}, {"removed", ch.Removed, ch.RemovedKeys}, {"changed", ch.Changed, ch.ChangedKeys}} {
+		if len(k.keys) == 0 {
+			continue
+		}
+		part := k.what + " " + strings.Join(k.keys, "; ")
+		if more := k.n - int64(len(k.keys)); more > 0 {
+			part += fmt.Sprintf(" (and %d more)", more)
+		}
+		parts = append(parts, part)
+	}
+	return strings.Join(parts, " | ")
+}
+
+// change writes before -> after (difference).
+func change(before, after int64) string {
+	if before == after {
+		return fmt.Sprint(after)
+	}
+	return fmt.Sprintf("%d -> %d (%+d)", before, after, after-before)
+}

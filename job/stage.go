@@ -1,0 +1,269 @@
+package job
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/iceberg-go"
+
+	"github.com/lakeswap/lakeswap/contract"
+	"github.com/lakeswap/lakeswap/runrecord"
+	"github.com/lakeswap/lakeswap/source"
+	"github.com/lakeswap/lakeswap/swap"
+)
+
+// RunOptions are a job run's choices beyond the publish request.
+type RunOptions struct {
+	// Partitions selects the partitions the run owns (COL=FROM..TO, a list).
+	Partitions string
+	// RejectsFile is where the source rows the job's rules reject go, as
+	// JSON lines; empty names one by the run id and time. It is never
+	// overwritten, and kept only if some rows were rejected.
+	RejectsFile string
+	// Inputs are how sources are read: S3, memory, spill folder.
+	Inputs source.Options
+}
+
+// Run computes a run's rows with the job and hands the request to finish
+// (Publish, or a Stage that stops at the plan): it lists the job's sources
+// (the run reads those files and no others), makes each a view of them
+// without the rows the job's rules reject (written to the rejects file),
+// runs the SQL for the declared range, and stages its result as any
+// input's, with the job's reconciliation as what each partition must hold.
+func (j *Job) Run(ctx context.Context, pub *swap.Publisher, req swap.Request, o RunOptions, finish func(context.Context, swap.Request) (*swap.Result, error)) (*swap.Result, error) {
+	target, err := pub.Open(ctx, req.Table)
+	if err != nil {
+		return nil, err
+	}
+	c := target.Contract
+	values, err := target.Partitions(o.Partitions)
+	if err != nil {
+		return nil, err
+	}
+	if req.RunID == "" {
+		req.RunID = swap.NewRunID() // to name the rejects file
+	}
+	rejectsFile := o.RejectsFile
+	if rejectsFile == "" {
+		// A rerun of a run id is legitimate; each run gets a file of its
+		// own, named by the time it started.
+		rejectsFile = "rejects-" + req.RunID + "-" + time.Now().UTC().Format("20060102T150405.000Z") + ".ndjson"
+	}
+	in := o.Inputs
+	listing, err := j.List(ctx, in.Store, tableFiles(pub))
+	if err != nil {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp(in.SpillDir, "lakeswap-job-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	limit := in.MemoryLimit
+	if limit <= 0 {
+		limit = 512 << 20
+	}
+	eng, err := source.OpenSQLEngine(tmp, limit/4)
+	if err != nil {
+		return nil, err
+	}
+	defer eng.Close()
+	rejected, err := j.prepareInto(ctx, eng, listing, rejectsFile, fetcher(in.Store, tmp), tmp)
+	if err != nil {
+		return nil, err
+	}
+	from, to := bounds(c, values)
+	if req.Expect, err = j.expected(ctx, eng, c, values, from, to); err != nil {
+		return nil, err
+	}
+	// Rows that arrived later than the lookback, for a table partitioned by
+	// the day of its events.
+	var late map[string]int64
+	if c.Arrow.Field(c.Partition.Column).Type.ID() == arrow.DATE32 {
+		if late, err = j.Late(ctx, eng, from, to); err != nil {
+			return nil, j.Named(err)
+		}
+	}
+	rr, err := j.Query(ctx, eng, from, to)
+	if err != nil {
+		return nil, j.Named(err)
+	}
+	name := "job " + filepath.Base(j.File)
+	src, err := source.ReadResult(ctx, c, values, name, rr, in)
+	rr.Release()
+	if err != nil {
+		return nil, j.Named(err)
+	}
+	defer src.Release()
+	file, err := filepath.Abs(j.File)
+	if err != nil {
+		return nil, err
+	}
+	info := &swap.JobInfo{File: file, Version: j.Version, SourcesHash: listing.Hash, RejectedRows: rejected.Rows, Rejected: rejected.ByReason,
+		Reconciled: req.Expect, Late: late}
+	if rejected.Rows > 0 {
+		info.RejectsFile = rejectsFile
+	}
+	if late != nil {
+		info.Lookback = time.Duration(j.Lookback).String()
+	}
+	req.Partitions, req.Source, req.Target, req.Job = values, src, target, info
+	req.SourceName = fmt.Sprintf("%s (version %s, sources %s)", name, short(j.Version), short(listing.Hash))
+	return finish(ctx, req)
+}
+
+// prepareInto prepares the job's views on eng, writing rejected rows to a
+// file of their own, never overwritten, and kept only if some were.
+func (j *Job) prepareInto(ctx context.Context, eng *source.SQLEngine, listing *Listing, rejectsFile string, fetch Fetch, dir string) (*Rejected, error) {
+	w, err := os.OpenFile(rejectsFile, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("%w: rejects file: %w (a rejects file is never overwritten: name another with --rejects)", swap.ErrInvalidRequest, err)
+	}
+	rejected, err := j.Prepare(ctx, eng, listing, w, fetch, dir)
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil || rejected.Rows == 0 {
+		_ = os.Remove(rejectsFile)
+	}
+	return rejected, err
+}
+
+// expected is what the job's reconciliation query says each declared
+// partition must hold (a partition the source does not name holds
+// nothing), or nil when the job has none.
+func (j *Job) expected(ctx context.Context, eng *source.SQLEngine, c *contract.Contract, values []string, from, to string) (map[string]swap.Figures, error) {
+	reconciled, err := j.Reconciled(ctx, eng, c, from, to)
+	if err != nil || reconciled == nil {
+		return nil, j.Named(err)
+	}
+	out := map[string]swap.Figures{}
+	for _, v := range values {
+		f := reconciled[v]
+		out[v] = swap.Figures{Rows: f.Rows, Sums: f.Sums}
+	}
+	return out, nil
+}
+
+// Recheck refuses, as a conflict, to apply a plan a job computed once the
+// job or its sources changed: the plan's rows are what that job made of
+// those files, and no longer what it would make. store opens the S3 store
+// a job's S3 sources are listed through; it is called only for those.
+func Recheck(ctx context.Context, pub *swap.Publisher, plan *swap.Plan, store func(context.Context) (source.ObjectStore, error)) error {
+	info := plan.Job
+	if info == nil {
+		return nil
+	}
+	conflict := func(format string, args ...any) error {
+		return &swap.OpError{Op: "apply", Table: plan.Table, RunID: plan.RunID,
+			Err:  fmt.Errorf("%w: "+format, append([]any{swap.ErrConflict}, args...)...),
+			Hint: "nothing was committed; plan the job again"}
+	}
+	j, err := Load(info.File)
+	if err != nil {
+		return conflict("the plan's job cannot be read again: %v", err)
+	}
+	if j.Version != info.Version {
+		return conflict("job %s changed since the plan (version %s, planned as %s)", info.File, short(j.Version), short(info.Version))
+	}
+	var s3 source.ObjectStore
+	if slices.ContainsFunc(j.SourceNames(), func(n string) bool { return source.IsObjectURL(j.Sources[n].Path) }) {
+		if s3, err = store(ctx); err != nil {
+			return err
+		}
+	}
+	l, err := j.List(ctx, s3, tableFiles(pub))
+	if err != nil {
+		return conflict("the job's sources cannot be listed again: %v", err)
+	}
+	if l.Hash != info.SourcesHash {
+		return conflict("the sources of job %s changed since the plan (listed as %s, planned from %s): a file was added, removed or rewritten", info.File, short(l.Hash), short(info.SourcesHash))
+	}
+	return nil
+}
+
+// tableFiles lists what a job reads of a table of the catalog: the data
+// files of its pinned snapshot.
+func tableFiles(pub *swap.Publisher) TableFiles {
+	return func(ctx context.Context, name string, snapshot int64) (int64, []runrecord.Input, error) {
+		ident, err := swap.ParseTable(name)
+		if err != nil {
+			return 0, nil, err
+		}
+		return pub.SnapshotFiles(ctx, ident, snapshot)
+	}
+}
+
+// fetcher copies a job's S3 files to dir, each only if it is still as
+// listed.
+func fetcher(store source.ObjectStore, dir string) Fetch {
+	if store == nil {
+		return nil
+	}
+	n := 0
+	return func(ctx context.Context, in runrecord.Input) (string, error) {
+		n++
+		return source.Fetch(ctx, store, in, dir, n)
+	}
+}
+
+// bounds are the least and the greatest of the declared values in the
+// partition column's order: as numbers for an integer column (9 before
+// 10), as text for dates, months and strings, whose text sorts as they do.
+func bounds(c *contract.Contract, values []string) (from, to string) {
+	order := strings.Compare
+	switch c.Partition.Type.(type) {
+	case iceberg.Int32Type, iceberg.Int64Type:
+		order = func(a, b string) int {
+			x, _ := strconv.ParseInt(a, 10, 64)
+			y, _ := strconv.ParseInt(b, 10, 64)
+			return cmp.Compare(x, y)
+		}
+	}
+	return slices.MinFunc(values, order), slices.MaxFunc(values, order)
+}
+
+// short is a hash's first 12 characters, as messages show it.
+func short(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}
+
+// MeasureArrival lists the job's sources and measures how late their rows arrive
+// (MeasureLag). pub reads the tables a job reads, and may be nil for a job
+// that reads none; store reads its S3 sources.
+func (j *Job) MeasureArrival(ctx context.Context, pub *swap.Publisher, store source.ObjectStore, memoryLimit int64) (*LagReport, error) {
+	var tables TableFiles
+	if pub != nil {
+		tables = tableFiles(pub)
+	}
+	l, err := j.List(ctx, store, tables)
+	if err != nil {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp("", "lakeswap-lag-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	eng, err := source.OpenSQLEngine(tmp, memoryLimit/4)
+	if err != nil {
+		return nil, err
+	}
+	defer eng.Close()
+	if _, err := j.Prepare(ctx, eng, l, io.Discard, fetcher(store, tmp), tmp); err != nil {
+		return nil, err
+	}
+	return j.MeasureLag(ctx, eng)
+}

@@ -1,0 +1,138 @@
+package swap
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/lakeswap/lakeswap/swap/internal/outcome"
+	"github.com/lakeswap/lakeswap/verify"
+)
+
+// PlanFile is what a plan is approved by and applied from: the plan and
+// its id, the SHA-256 of the plan's JSON, so that a plan edited after
+// approval is another plan.
+type PlanFile struct {
+	PlanID string `json:"plan_id"`
+	Plan   *Plan  `json:"plan"`
+	// Name is the file it was read from or written to.
+	Name string `json:"-"`
+}
+
+// PlanID is the id of a plan: the SHA-256 of its JSON.
+func PlanID(p *Plan) string {
+	raw, _ := json.Marshal(p)
+	sum := sha256.Sum256(raw)
+	return hex.EncodeToString(sum[:])
+}
+
+// ErrNotApproved is a plan without a matching approval.
+var ErrNotApproved = errors.New("not approved")
+
+// WritePlan writes a plan file, only where none exists: a plan file is the
+// list of what its run staged, for apply and discard, and is never
+// overwritten.
+func WritePlan(file string, plan *Plan) (*PlanFile, error) {
+	pf := &PlanFile{PlanID: PlanID(plan), Plan: plan, Name: file}
+	raw, err := json.MarshalIndent(pf, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := f.Write(append(raw, '\n')); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return pf, f.Close()
+}
+
+// ReadPlan reads a plan file WritePlan wrote. It reads a plan edited since
+// (for a person to look at); Unedited says whether it was.
+func ReadPlan(file string) (*PlanFile, error) {
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("%w: read the plan: %w", ErrInvalidRequest, err)
+	}
+	return DecodePlan(file, raw)
+}
+
+// DecodePlan reads a plan file's content; file names it in errors.
+func DecodePlan(file string, raw []byte) (*PlanFile, error) {
+	var pf PlanFile
+	if err := json.Unmarshal(raw, &pf); err != nil {
+		return nil, fmt.Errorf("%w: %s is not a plan lakeswap wrote: %w", ErrInvalidRequest, file, err)
+	}
+	if pf.Plan == nil {
+		return nil, fmt.Errorf("%w: %s is not a plan lakeswap wrote: it holds no plan", ErrInvalidRequest, file)
+	}
+	pf.Name = file
+	return &pf, nil
+}
+
+// Unedited refuses a plan whose content no longer has the id it was
+// written with: one edited by hand is another plan, which nobody approved
+// and whose files lakeswap did not stage. op names what is refused.
+func (pf *PlanFile) Unedited(op string) error {
+	if PlanID(pf.Plan) == pf.PlanID {
+		return nil
+	}
+	return &outcome.RefusedError{Op: op, Table: pf.Plan.Table, Findings: []verify.Finding{{Kind: verify.KindCheck, Where: pf.Name,
+		Message: "the plan's content does not have the id it was written with: it was edited after it was planned; plan again"}}}
+}
+
+// Approve checks plans read back for an apply: each unedited, each one's
+// id approved, by itself or by its first 12 characters or more, and every
+// approval naming one of them. It returns the plans, in order.
+func Approve(files []*PlanFile, approvals []string) ([]*Plan, error) {
+	if len(files) == 0 {
+		return nil, errors.New("apply needs plans, and none was given")
+	}
+	plans := make([]*Plan, len(files))
+	for i, pf := range files {
+		if err := pf.Unedited("apply"); err != nil {
+			return nil, err
+		}
+		plans[i] = pf.Plan
+	}
+	if err := approved(files, approvals); err != nil {
+		return nil, &outcome.RefusedError{Op: "apply", Table: plans[0].Table, Findings: []verify.Finding{{Kind: verify.KindCheck, Message: err.Error()}}}
+	}
+	return plans, nil
+}
+
+func approved(files []*PlanFile, approvals []string) error {
+	used := make([]bool, len(approvals))
+	for _, pf := range files {
+		ok := false
+		for j, a := range approvals {
+			if len(a) >= 12 && strings.HasPrefix(pf.PlanID, a) {
+				ok, used[j] = true, true
+			}
+		}
+		if !ok {
+			return fmt.Errorf("%s (plan %s) is %w: no --approve given matches its id", pf.Name, short(pf.PlanID), ErrNotApproved)
+		}
+	}
+	for j, a := range approvals {
+		if !used[j] {
+			return fmt.Errorf("approval %q is not the id of any plan given (%s): %w", a, strings.Join(ShortIDs(files), ", "), ErrNotApproved)
+		}
+	}
+	return nil
+}
+
+// ShortIDs are the plans' ids as a person types them: 12 characters.
+func ShortIDs(files []*PlanFile) []string {
+	out := make([]string, len(files))
+	for i, pf := range files {
+		out[i] = short(pf.PlanID)
+	}
+	return out
+}
