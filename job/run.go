@@ -2,8 +2,6 @@ package job
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,6 +17,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/lakeswap/lakeswap/contract"
+	"github.com/lakeswap/lakeswap/parquetio"
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/source"
 )
@@ -415,15 +414,14 @@ func copyListed(ctx context.Context, f runrecord.Input, dir string) (string, err
 		return "", err
 	}
 	local := out.Name()
-	h := sha256.New()
-	size, err := io.Copy(io.MultiWriter(out, h), ctxReader{ctx, in})
+	size, got, err := parquetio.Checksum(ctx, io.TeeReader(in, out))
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
 		return "", fmt.Errorf("copy %s: %w", f.URL, err)
 	}
-	if got := hex.EncodeToString(h.Sum(nil)); got != want || size != f.Size {
+	if got != want || size != f.Size {
 		return "", fmt.Errorf("%s changed since the run listed it (%d bytes, SHA-256 %.12s; listed %d bytes, %.12s): run again", f.URL, size, got, f.Size, want)
 	}
 	return local, nil

@@ -2,13 +2,11 @@ package job
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 
+	"github.com/lakeswap/lakeswap/parquetio"
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/source"
 )
@@ -90,23 +88,9 @@ func fileSHA256(ctx context.Context, path string) (int64, string, error) {
 		return 0, "", err
 	}
 	defer f.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, ctxReader{ctx, f})
+	n, sum, err := parquetio.Checksum(ctx, f)
 	if err != nil {
 		return 0, "", fmt.Errorf("read %s: %w", path, err)
 	}
-	return n, hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// ctxReader stops a long read when its context ends.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
+	return n, sum, nil
 }

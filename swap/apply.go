@@ -2,11 +2,8 @@ package swap
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"slices"
 	"strings"
@@ -183,25 +180,7 @@ func fileSHA256(ctx context.Context, fsys icebergio.IO, path string) (int64, str
 		return 0, "", err
 	}
 	defer r.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, ctxReader{ctx, r})
-	if err != nil {
-		return 0, "", err
-	}
-	return n, hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// ctxReader stops a long read when its context ends.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
+	return parquetio.Checksum(ctx, r)
 }
 
 // filesAt lists a snapshot's live data files by partition value.

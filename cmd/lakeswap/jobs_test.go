@@ -11,9 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apache/iceberg-go"
-
-	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/internal/retail"
 	"github.com/lakeswap/lakeswap/swap"
 )
@@ -277,19 +274,5 @@ func TestJobOnS3Sources(t *testing.T) {
 	}
 	if fp := res.Plan.Fingerprint; fp.Rows != 5 || fp.Sums["amount_cents"] != 36500 || res.Plan.Job.RejectedRows != 3 {
 		t.Errorf("a job on S3 sources: %d facts, %d cents, %d rejected; want 5, 36500, 3", fp.Rows, fp.Sums["amount_cents"], res.Plan.Job.RejectedRows)
-	}
-}
-
-// TestJobRangeInTheColumnsOrder: for an integer partition column the
-// range bound to the SQL is the least and greatest value as numbers:
-// bucket=9..10 runs from 9 to 10, not from "10" to "9".
-func TestJobRangeInTheColumnsOrder(t *testing.T) {
-	ints := &contract.Contract{Partition: contract.Partitioner{Name: "bucket", Transform: "identity", Type: iceberg.Int64Type{}}}
-	if from, to := bounds(ints, []string{"10", "9", "12", "1"}); from != "1" || to != "12" {
-		t.Errorf("bounds of 1, 9, 10, 12: %s..%s, want 1..12", from, to)
-	}
-	days := &contract.Contract{Partition: contract.Partitioner{Name: "order_date", Transform: "identity", Type: iceberg.DateType{}}}
-	if from, to := bounds(days, []string{"2026-01-10", "2026-01-09"}); from != "2026-01-09" || to != "2026-01-10" {
-		t.Errorf("bounds of two days: %s..%s", from, to)
 	}
 }
