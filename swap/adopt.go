@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 	"io/fs"
 	"path"
 	"path/filepath"
@@ -45,7 +46,7 @@ func (p *Publisher) adopt(ctx context.Context, fsys icebergio.IO, meta table.Met
 		defer mu.Unlock()
 		findings = append(findings, verify.Finding{Kind: verify.KindAdopt, Where: file, Message: msg})
 	}
-	referenced, err := referencedFiles(ctx, fsys, meta)
+	referenced, err := snapshot.Referenced(ctx, fsys, meta)
 	if err != nil {
 		return err
 	}
@@ -306,7 +307,7 @@ func adoptPartition(ctx context.Context, fsys icebergio.IO, c *contract.Contract
 			return fmt.Errorf("read %s: %w", a.path, err)
 		}
 		before := acc.Rows()
-		if err := addFile(ctx, fsys, acc, a.path); err != nil {
+		if err := snapshot.AddFile(ctx, fsys, acc, a.path); err != nil {
 			return err
 		}
 		ends = append(ends, acc.Rows())
@@ -327,33 +328,4 @@ func relaxed(sc *iceberg.Schema) *iceberg.Schema {
 		fields[i].Required = false
 	}
 	return iceberg.NewSchema(sc.ID, fields...)
-}
-
-// referencedFiles lists every data file any snapshot of the table names.
-func referencedFiles(ctx context.Context, fsys icebergio.IO, meta table.Metadata) (map[string]bool, error) {
-	out := map[string]bool{}
-	seen := map[string]bool{}
-	for _, s := range meta.Snapshots() {
-		manifests, err := s.Manifests(fsys)
-		if err != nil {
-			return nil, fmt.Errorf("read manifest list of snapshot %d: %w", s.SnapshotID, err)
-		}
-		for _, m := range manifests {
-			if seen[m.FilePath()] {
-				continue
-			}
-			seen[m.FilePath()] = true
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			entries, err := m.FetchEntries(fsys, false)
-			if err != nil {
-				return nil, fmt.Errorf("read manifest %s: %w", m.FilePath(), err)
-			}
-			for _, e := range entries {
-				out[e.DataFile().FilePath()] = true
-			}
-		}
-	}
-	return out, nil
 }

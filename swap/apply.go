@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 	"io/fs"
 	"slices"
 	"strings"
 
-	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
@@ -54,7 +54,7 @@ func (p *Publisher) bind(ctx context.Context, tbl *table.Table, plan *Plan, opts
 				return err
 			}
 			if referenced == nil {
-				if referenced, err = referencedFiles(ctx, fsys, meta); err != nil {
+				if referenced, err = snapshot.Referenced(ctx, fsys, meta); err != nil {
 					return err
 				}
 			}
@@ -93,7 +93,7 @@ func (p *Publisher) bind(ctx context.Context, tbl *table.Table, plan *Plan, opts
 			return err
 		}
 		for _, pp := range plan.Partitions {
-			got, err := fingerprintFiles(ctx, fsys, c, pp.Value, filePaths(pp.NewFiles))
+			got, err := snapshot.Fingerprint(ctx, fsys, c, pp.Value, filePaths(pp.NewFiles))
 			if err != nil {
 				return conflict("partition %s: reading its staged files again: %v", pp.Key, err)
 			}
@@ -109,17 +109,17 @@ func (p *Publisher) bind(ctx context.Context, tbl *table.Table, plan *Plan, opts
 	if plan.prior != nil {
 		// Settled as a rerun: main holds the run if the declared
 		// partitions hold now the files the run committed.
-		now, err := filesAt(ctx, tbl, head, c)
+		now, err := snapshot.FilesAt(ctx, tbl, head, c)
 		if err != nil {
 			return err
 		}
-		then, err := filesAt(ctx, tbl, plan.prior, c)
+		then, err := snapshot.FilesAt(ctx, tbl, plan.prior, c)
 		if err != nil {
 			return err
 		}
 		plan.held = true
 		for _, pp := range plan.Partitions {
-			plan.held = plan.held && slices.Equal(paths(now[pp.Value]), paths(then[pp.Value]))
+			plan.held = plan.held && slices.Equal(snapshot.Paths(now[pp.Value]), snapshot.Paths(then[pp.Value]))
 		}
 		return nil
 	}
@@ -133,7 +133,7 @@ func (p *Publisher) bind(ctx context.Context, tbl *table.Table, plan *Plan, opts
 		return conflict("main moved since the plan's base snapshot %s: %s", fmtID(plan.BaseSnapshotID), why)
 	}
 	for _, pp := range plan.Partitions {
-		if err := noDeletes(pp.Key, plan.oldFiles[pp.Value]); err != nil {
+		if err := snapshot.NoDeletes(pp.Key, plan.oldFiles[pp.Value]); err != nil {
 			return conflict("%v", err)
 		}
 	}
@@ -183,15 +183,6 @@ func fileSHA256(ctx context.Context, fsys icebergio.IO, path string) (int64, str
 	return parquetio.Checksum(ctx, r)
 }
 
-// filesAt lists a snapshot's live data files by partition value.
-func filesAt(ctx context.Context, tbl *table.Table, snap *table.Snapshot, c *contract.Contract) (map[string][]iceberg.DataFile, error) {
-	fsys, err := tbl.FS(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return baseFiles(ctx, fsys, snap, c)
-}
-
 // Discard removes the files a plan staged that was never applied: exactly
 // the files it lists, one by one, and only if no snapshot of the table
 // references any of them (an applied plan's files are the table's). Files
@@ -220,7 +211,7 @@ func (p *Publisher) discardListed(ctx context.Context, tbl *table.Table, plan *P
 	if err != nil {
 		return "", fmt.Errorf("table %s: %w", plan.Table, err)
 	}
-	referenced, err := referencedFiles(ctx, fsys, meta)
+	referenced, err := snapshot.Referenced(ctx, fsys, meta)
 	if err != nil {
 		return "", err
 	}

@@ -3,6 +3,7 @@ package swap
 import (
 	"context"
 	"fmt"
+	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 	"slices"
 	"strings"
 
@@ -187,7 +188,7 @@ func landedBatches(ctx context.Context, tbl *table.Table, plan *Plan, batches []
 	if err != nil {
 		return nil, "", err
 	}
-	head, err := baseFiles(ctx, fsys, meta.CurrentSnapshot(), plan.contract)
+	head, err := snapshot.Files(ctx, fsys, meta.CurrentSnapshot(), plan.contract)
 	if err != nil {
 		return nil, "", err
 	}
@@ -212,12 +213,12 @@ func landedBatches(ctx context.Context, tbl *table.Table, plan *Plan, batches []
 		}
 		// Main holds the batch if its partitions hold now the files it
 		// committed (paths are unique to an attempt).
-		then, err := baseFiles(ctx, fsys, &s, plan.contract)
+		then, err := snapshot.Files(ctx, fsys, &s, plan.contract)
 		if err != nil {
 			return nil, "", err
 		}
 		for _, pp := range b.Partitions {
-			if !slices.Equal(paths(head[pp.Value]), paths(then[pp.Value])) {
+			if !slices.Equal(snapshot.Paths(head[pp.Value]), snapshot.Paths(then[pp.Value])) {
 				return nil, fmt.Sprintf("batch %s of run %s was committed as snapshot %d, which main no longer holds in partition %s (rolled back, or replaced since); %s for what remains",
 					rec.Batch, plan.RunID, s.SnapshotID, verify.DisplayKey(pp.Key), again), nil
 			}

@@ -5,12 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
+	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 	"maps"
 	"slices"
 	"strconv"
-	"strings"
-	"sync"
 
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
@@ -151,21 +149,21 @@ func (p *Publisher) commitOn(ctx context.Context, tbl *table.Table, plan *Plan) 
 	// away again, so that a conflict leaves no file behind. The snapshot
 	// the run replaces and the run's own are tagged in the same commit, so
 	// that snapshot expiry keeps the run's rollback target and its record.
-	written := &recordingIO{IO: fsys}
+	written := &snapshot.RecordingIO{IO: fsys}
 	// Main pinned alone would let a schema change (which moves no branch)
 	// slip in between: files staged under the old schema would then be
 	// committed under the new. The schema and spec are pinned too.
 	meta := tbl.Metadata()
-	cat := &extended{Catalog: p.Catalog, reqs: []table.Requirement{
+	cat := &snapshot.Extended{Catalog: p.Catalog, Reqs: []table.Requirement{
 		table.AssertCurrentSchemaID(meta.CurrentSchema().ID),
 		table.AssertDefaultSpecID(meta.DefaultPartitionSpec()),
 	}}
 	// A run committed in batches keeps the target of its first batch.
 	if head != nil && tbl.Metadata().SnapshotByName(RollbackTag(plan.RunID)) == nil {
-		cat.updates = append(cat.updates, p.rollbackTag(plan.RunID, head))
+		cat.Updates = append(cat.Updates, snapshot.TagRollbackTarget(plan.RunID, head, p.RollbackRetention))
 	}
 	tx := table.New(tbl.Identifier(), tbl.Metadata(), tbl.MetadataLocation(),
-		func(context.Context) (icebergio.IO, error) { return written.io(), nil }, cat).NewTransaction()
+		func(context.Context) (icebergio.IO, error) { return written.FS(), nil }, cat).NewTransaction()
 	if err := tx.AssertRefSnapshotID(table.MainBranch); err != nil {
 		return 0, fmt.Errorf("pin main at the base snapshot: %w", err)
 	}
@@ -182,7 +180,7 @@ func (p *Publisher) commitOn(ctx context.Context, tbl *table.Table, plan *Plan) 
 	}
 	if err := tx.ReplaceDataFilesWithDataFiles(ctx, removed, added, rec.Properties()); err != nil {
 		return 0, &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID, Err: err,
-			Hint: "nothing was committed; " + p.removeWritten(ctx, tbl, written)}
+			Hint: "nothing was committed; " + snapshot.RemoveWritten(ctx, p.log(), tbl, written)}
 	}
 	// The snapshot id is decided before the commit: it is how an
 	// unanswered commit is found, or not, in the table's history.
@@ -191,28 +189,16 @@ func (p *Publisher) commitOn(ctx context.Context, tbl *table.Table, plan *Plan) 
 		return 0, fmt.Errorf("read the commit's snapshot id: %w", err)
 	}
 	id := staged.CurrentSnapshot().SnapshotID
-	cat.updates = append(cat.updates, p.runTag(runTagName(plan), id))
+	cat.Updates = append(cat.Updates, snapshot.TagRun(runTagName(plan), id, p.RollbackRetention))
 	if _, err = tx.Commit(ctx); err == nil {
 		return id, nil
 	}
 	if errors.Is(err, table.ErrCommitFailed) {
 		return 0, &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID,
 			Err:  fmt.Errorf("%w: main moved since the plan's base snapshot %s: %w", ErrConflict, fmtID(plan.BaseSnapshotID), err),
-			Hint: "nothing was committed and the other commit is intact; plan the run again against main as it is now; " + p.removeWritten(ctx, tbl, written)}
+			Hint: "nothing was committed and the other commit is intact; plan the run again against main as it is now; " + snapshot.RemoveWritten(ctx, p.log(), tbl, written)}
 	}
 	return p.settle(ctx, tbl, plan, id, err)
-}
-
-// extended is a catalog that adds requirements and updates to every commit
-// made through it, in the same compare-and-swap.
-type extended struct {
-	Catalog
-	reqs    []table.Requirement
-	updates []table.Update
-}
-
-func (c *extended) CommitTable(ctx context.Context, ident table.Identifier, reqs []table.Requirement, updates []table.Update) (table.Metadata, string, error) {
-	return c.Catalog.CommitTable(ctx, ident, append(slices.Clip(reqs), c.reqs...), append(slices.Clip(updates), c.updates...))
 }
 
 // dataFiles describes the staged files for the catalog, reading each footer
@@ -286,64 +272,4 @@ func fmtID(id *int64) string {
 		return "(none: the table was empty)"
 	}
 	return strconv.FormatInt(*id, 10)
-}
-
-// recordingIO notes every file iceberg-go writes through it.
-type recordingIO struct {
-	icebergio.IO
-	mu      sync.Mutex
-	written []string
-}
-
-// io is the recorder where the table's IO can write, else the IO itself.
-func (r *recordingIO) io() icebergio.IO {
-	if _, ok := r.IO.(icebergio.WriteFileIO); ok {
-		return r
-	}
-	return r.IO
-}
-
-func (r *recordingIO) note(name string) {
-	r.mu.Lock()
-	r.written = append(r.written, name)
-	r.mu.Unlock()
-}
-
-// Create notes name before it is written, so that a half-written file is
-// removed too.
-func (r *recordingIO) Create(name string) (icebergio.FileWriter, error) {
-	r.note(name)
-	return r.IO.(icebergio.WriteFileIO).Create(name)
-}
-
-func (r *recordingIO) WriteFile(name string, p []byte) error {
-	r.note(name)
-	return r.IO.(icebergio.WriteFileIO).WriteFile(name, p)
-}
-
-// removeWritten deletes the metadata files of a commit the catalog refused,
-// on a context of its own as removeStaged does, and says what it did.
-func (p *Publisher) removeWritten(ctx context.Context, tbl *table.Table, rec *recordingIO) string {
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-	defer cancel()
-	fsys, err := tbl.FS(ctx)
-	if err != nil {
-		fsys = rec.IO
-	}
-	var left []string
-	for _, f := range rec.written {
-		if err := fsys.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			p.log().Warn("remove metadata file of the refused commit", "path", f, "err", err)
-			left = append(left, f)
-		}
-	}
-	if len(left) > 0 {
-		return fmt.Sprintf("could not remove %d manifest file(s) of the refused commit: %s", len(left), strings.Join(left, ", "))
-	}
-	// A metadata file the catalog itself wrote before refusing is the
-	// catalog's: no table version names it, and lakeswap cannot tell it
-	// from another writer's.
-	return fmt.Sprintf("removed the %d manifest file(s) the refused commit wrote", len(rec.written))
 }

@@ -1,6 +1,9 @@
 package swap
 
-import "github.com/lakeswap/lakeswap/swap/internal/outcome"
+import (
+	"github.com/lakeswap/lakeswap/swap/internal/outcome"
+	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
+)
 
 // The outcomes of a publish or rollback that callers act on differently
 // (package outcome says what each means). Each typed error below matches
@@ -24,3 +27,19 @@ type (
 	// OpError carries what an operator needs about a failed step.
 	OpError = outcome.OpError
 )
+
+// Each publish tags, in its commit, the snapshot it replaces
+// (lakeswap-before-<run id>: the run's rollback target) and the snapshot it
+// makes (lakeswap-run-<run id>: the run's record), so that snapshot expiry
+// by any engine keeps both for the retention.
+const (
+	RollbackTagPrefix        = snapshot.RollbackTagPrefix
+	RunTagPrefix             = snapshot.RunTagPrefix
+	DefaultRollbackRetention = snapshot.DefaultRollbackRetention
+)
+
+// RollbackTag names the tag that keeps run's rollback target.
+func RollbackTag(runID string) string { return snapshot.RollbackTag(runID) }
+
+// RunTag names the tag that keeps run's own snapshot.
+func RunTag(runID string) string { return snapshot.RunTag(runID) }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 	"io"
 	"io/fs"
 	"os"
@@ -122,7 +123,7 @@ func (p *Publisher) holdWhileRunning(ctx context.Context, tbl *table.Table, plan
 // removeHold removes one hold file, if it is there, on a context of its
 // own, as release does.
 func (p *Publisher) removeHold(ctx context.Context, tbl *table.Table, runID, loc string) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), snapshot.CleanupTimeout)
 	defer cancel()
 	wfs, err := p.tableStagingIO(ctx, tbl)
 	if err != nil {
@@ -146,7 +147,7 @@ func (p *Publisher) tableStagingIO(ctx context.Context, tbl *table.Table) (icebe
 // release removes a plan's holds, if it has any, on a context of its own
 // as removeStaged does: a cancelled publish releases its hold too.
 func (p *Publisher) release(ctx context.Context, tbl *table.Table, plan *Plan) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), snapshot.CleanupTimeout)
 	defer cancel()
 	wfs, err := p.tableStagingIO(ctx, tbl)
 	if err != nil {
@@ -248,8 +249,8 @@ func (p *Publisher) GC(ctx context.Context, req GCRequest) (*GCResult, error) {
 	// A data path outside the table's location may be another table's
 	// too, and what this table's snapshots do not reference may be that
 	// table's.
-	if loc := strings.TrimSuffix(meta.Location(), "/") + "/"; !strings.HasPrefix(dataLocation(meta)+"/", loc) {
-		return nil, fmt.Errorf("gc of %s: its data files are written to %s (write.data.path), outside the table's location %s; other tables may share that path and gc cannot tell their files apart, so it removes nothing there", name, dataLocation(meta), loc)
+	if loc := strings.TrimSuffix(meta.Location(), "/") + "/"; !strings.HasPrefix(snapshot.DataLocation(meta)+"/", loc) {
+		return nil, fmt.Errorf("gc of %s: its data files are written to %s (write.data.path), outside the table's location %s; other tables may share that path and gc cannot tell their files apart, so it removes nothing there", name, snapshot.DataLocation(meta), loc)
 	}
 
 	// Holds: an attempt held by a running publish refreshed within the
@@ -290,11 +291,11 @@ func (p *Publisher) GC(ctx context.Context, req GCRequest) (*GCResult, error) {
 		return nil, fmt.Errorf("load table %s: %w", name, err)
 	}
 	meta = tbl.Metadata()
-	referenced, err := referencedFiles(ctx, fsys, meta)
+	referenced, err := snapshot.Referenced(ctx, fsys, meta)
 	if err != nil {
 		return nil, err
 	}
-	data := dataLocation(meta) + "/"
+	data := snapshot.DataLocation(meta) + "/"
 	// An attempt is judged as a whole, by its newest file or upload: a
 	// backfill staging for longer than the grace period writes something
 	// newer all along, and keeps its older files with it.
@@ -382,7 +383,7 @@ func (p *Publisher) GC(ctx context.Context, req GCRequest) (*GCResult, error) {
 	if now, err := p.Catalog.LoadTable(ctx, req.Table); err != nil {
 		return nil, fmt.Errorf("load table %s: %w", name, err)
 	} else if now.MetadataLocation() != tbl.MetadataLocation() {
-		again, err := referencedFiles(ctx, fsys, now.Metadata())
+		again, err := snapshot.Referenced(ctx, fsys, now.Metadata())
 		if err != nil {
 			return nil, err
 		}

@@ -3,6 +3,7 @@ package swap
 import (
 	"context"
 	"fmt"
+	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 	"maps"
 	"slices"
 	"strconv"
@@ -97,7 +98,7 @@ func (p *Publisher) Status(ctx context.Context, ident table.Identifier, runID st
 	if err != nil {
 		return nil, err
 	}
-	now, err := baseFiles(ctx, fsys, head, c)
+	now, err := snapshot.Files(ctx, fsys, head, c)
 	if err != nil {
 		return nil, err
 	}
@@ -106,13 +107,13 @@ func (p *Publisher) Status(ctx context.Context, ident table.Identifier, runID st
 	for i := range snaps {
 		s := &snaps[i]
 		rec, _ := runrecord.Read(s.Summary.Properties)
-		then, err := baseFiles(ctx, fsys, s, c)
+		then, err := snapshot.Files(ctx, fsys, s, c)
 		if err != nil {
 			return nil, err
 		}
 		holds := true
 		for _, v := range rec.Partitions {
-			holds = holds && slices.Equal(paths(now[v]), paths(then[v]))
+			holds = holds && slices.Equal(snapshot.Paths(now[v]), snapshot.Paths(then[v]))
 		}
 		st.OnMain = st.OnMain && holds
 		if _, of, ok := strings.Cut(rec.Batch, "/"); ok {
@@ -146,17 +147,17 @@ func (p *Publisher) SnapshotFiles(ctx context.Context, ident table.Identifier, s
 		}
 		snapshotID = head.SnapshotID
 	}
-	at, err := p.loadSnapshot(ctx, ident, snapshotID)
+	at, err := snapshot.Load(ctx, p.Catalog, ident, snapshotID)
 	if err != nil {
 		return 0, nil, err
 	}
 	var out []runrecord.Input
-	for _, v := range slices.Sorted(maps.Keys(at.live)) {
-		key := at.contract.Partition.Key(v)
-		if err := noDeletes(key, at.live[v]); err != nil {
+	for _, v := range slices.Sorted(maps.Keys(at.Live)) {
+		key := at.Contract.Partition.Key(v)
+		if err := snapshot.NoDeletes(key, at.Live[v]); err != nil {
 			return 0, nil, err
 		}
-		for _, f := range at.live[v] {
+		for _, f := range at.Live[v] {
 			out = append(out, runrecord.Input{URL: f.FilePath(), Size: f.FileSizeBytes()})
 		}
 	}

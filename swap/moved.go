@@ -3,18 +3,16 @@ package swap
 import (
 	"context"
 	"fmt"
+	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 	"hash/maphash"
 	"slices"
 	"sort"
 	"strings"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
 
 	"github.com/lakeswap/lakeswap/contract"
-	"github.com/lakeswap/lakeswap/parquetio"
-	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/verify"
 )
 
@@ -70,7 +68,7 @@ func moved(ctx context.Context, fsys icebergio.IO, c *contract.Contract, plan *P
 			if df.ContentType() != iceberg.EntryContentData {
 				continue
 			}
-			err := eachKey(ctx, fsys, c, df.FilePath(), seed, func(h uint64, key func() string) {
+			err := snapshot.EachKey(ctx, fsys, c, df.FilePath(), seed, func(h uint64, key func() string) {
 				if _, ok := staged[h]; ok {
 					n++
 					if len(keys) < movedKeyExamples {
@@ -101,7 +99,7 @@ func stagedKeys(ctx context.Context, fsys icebergio.IO, c *contract.Contract, pl
 	twice := map[int]map[int][]string{}
 	for i, pp := range plan.Partitions {
 		for _, f := range pp.NewFiles {
-			err := eachKey(ctx, fsys, c, f.Path, seed, func(h uint64, key func() string) {
+			err := snapshot.EachKey(ctx, fsys, c, f.Path, seed, func(h uint64, key func() string) {
 				j, seen := staged[h]
 				if !seen {
 					staged[h] = i
@@ -135,50 +133,6 @@ func stagedKeys(ctx context.Context, fsys icebergio.IO, c *contract.Contract, pl
 	return staged, out, nil
 }
 
-// eachKey calls fn with the hash of every row's grain in a file, and a
-// function that writes the grain out as text (only for the few named).
-func eachKey(ctx context.Context, fsys icebergio.IO, c *contract.Contract, path string, seed maphash.Seed, fn func(uint64, func() string)) error {
-	names := make([]string, len(c.Grain))
-	for i, g := range c.Grain {
-		names[i] = c.Fields[g].Name
-	}
-	rr, err := parquetio.OpenColumns(ctx, fsys, path, names)
-	if err != nil {
-		return err
-	}
-	defer rr.Release()
-	hasher := verify.NewKeyHasher(c, seed)
-	defer hasher.Release()
-	cols := make([]arrow.Array, len(c.Fields))
-	var hashes []uint64
-	for rr.Next() {
-		rec := rr.RecordBatch()
-		for i, name := range names {
-			idx := rec.Schema().FieldIndices(name)
-			if len(idx) == 0 {
-				return fmt.Errorf("column %s missing", name)
-			}
-			cols[c.Grain[i]] = rec.Column(idx[0])
-		}
-		if hashes, err = hasher.Hashes(hashes[:0], cols, int(rec.NumRows())); err != nil {
-			return err
-		}
-		for r, h := range hashes {
-			fn(h, func() string {
-				var b strings.Builder
-				for i, g := range c.Grain {
-					if i > 0 {
-						b.WriteString(", ")
-					}
-					b.WriteString(names[i] + "=" + cols[g].ValueStr(r))
-				}
-				return b.String()
-			})
-		}
-	}
-	return rr.Err()
-}
-
 // movedInto judges again, at commit time, what the commits since the
 // plan's base added outside its partitions: a record one of them brought
 // into another partition that this run stages too would be in two
@@ -186,68 +140,12 @@ func eachKey(ctx context.Context, fsys icebergio.IO, c *contract.Contract, path 
 // record, the snapshot and both partitions, or says "". The keys of what
 // was added (a daily job's commit, small) are held; the staged keys
 // stream past them. The run's own earlier batches are its own.
-func movedInto(ctx context.Context, fsys icebergio.IO, c *contract.Contract, plan *Plan, added []addedFile) (string, error) {
+func movedInto(ctx context.Context, fsys icebergio.IO, c *contract.Contract, plan *Plan, added []snapshot.Added) (string, error) {
 	ours := map[string][]string{}
 	for _, pp := range plan.Partitions {
 		ours[pp.Key] = filePaths(pp.NewFiles)
 	}
-	return keysAddedElsewhere(ctx, fsys, c, plan.RunID, ours, added, "this run stages")
-}
-
-// keysAddedElsewhere names the first grain key that files added by other
-// commits (added) hold and that ours (partition key -> files) hold too,
-// with the snapshot and both partitions, or says "". what says what ours
-// are ("this run stages", "the rollback puts back"). Snapshots of runID
-// are left out: a run's own batches are its own.
-func keysAddedElsewhere(ctx context.Context, fsys icebergio.IO, c *contract.Contract, runID string, ours map[string][]string, added []addedFile, what string) (string, error) {
-	if len(c.Grain) == 0 || slices.Contains(c.Grain, c.Partition.Column) || len(added) == 0 {
-		return "", nil
-	}
-	seed := maphash.MakeSeed()
-	keys := map[uint64]int{} // grain hash -> index in added
-	for i, a := range added {
-		if a.snapshot.Summary != nil {
-			if rec, ok := runrecord.Read(a.snapshot.Summary.Properties); ok && rec.RunID == runID {
-				continue
-			}
-		}
-		err := eachKey(ctx, fsys, c, a.path, seed, func(h uint64, _ func() string) {
-			if _, ok := keys[h]; !ok {
-				keys[h] = i
-			}
-		})
-		if err != nil {
-			return "", fmt.Errorf("read %s, added by snapshot %d: %w", a.path, a.snapshot.SnapshotID, err)
-		}
-	}
-	if len(keys) == 0 {
-		return "", nil
-	}
-	partitions := make([]string, 0, len(ours))
-	for k := range ours {
-		partitions = append(partitions, k)
-	}
-	sort.Strings(partitions)
-	for _, part := range partitions {
-		for _, path := range ours[part] {
-			var key string
-			at := -1
-			err := eachKey(ctx, fsys, c, path, seed, func(h uint64, k func() string) {
-				if i, ok := keys[h]; ok && at < 0 {
-					at, key = i, k()
-				}
-			})
-			if err != nil {
-				return "", fmt.Errorf("read %s: %w", path, err)
-			}
-			if at >= 0 {
-				a := added[at]
-				return fmt.Sprintf("%s added the record %s in partition %s, which %s in partition %s: committed, the table would hold it twice",
-					describeSnapshot(a.snapshot), key, verify.DisplayKey(c.Partition.Key(a.partition)), what, verify.DisplayKey(part)), nil
-			}
-		}
-	}
-	return "", nil
+	return snapshot.KeysAddedElsewhere(ctx, fsys, c, plan.RunID, ours, added, "this run stages")
 }
 
 // exchanges finds the declared partitions that exchange records within the
@@ -264,7 +162,7 @@ func exchanges(ctx context.Context, fsys icebergio.IO, c *contract.Contract, pla
 	old := map[uint64]int{} // key hash -> partition index at the base
 	for i, pp := range plan.Partitions {
 		for _, f := range pp.OldFiles {
-			if err := eachKey(ctx, fsys, c, f.Path, seed, func(h uint64, _ func() string) { old[h] = i }); err != nil {
+			if err := snapshot.EachKey(ctx, fsys, c, f.Path, seed, func(h uint64, _ func() string) { old[h] = i }); err != nil {
 				return nil, fmt.Errorf("read %s: %w", f.Path, err)
 			}
 		}
@@ -285,7 +183,7 @@ func exchanges(ctx context.Context, fsys icebergio.IO, c *contract.Contract, pla
 	}
 	for i, pp := range plan.Partitions {
 		for _, f := range pp.NewFiles {
-			err := eachKey(ctx, fsys, c, f.Path, seed, func(h uint64, _ func() string) {
+			err := snapshot.EachKey(ctx, fsys, c, f.Path, seed, func(h uint64, _ func() string) {
 				if j, ok := old[h]; ok && j != i {
 					if a, b := root(i), root(j); a != b {
 						parent[max(a, b)] = min(a, b)

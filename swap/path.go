@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 	"net/url"
 	"path"
 	"strings"
@@ -127,22 +128,13 @@ func newAttempt() string {
 	return hex.EncodeToString(b[:])
 }
 
-// dataLocation is where the table keeps its data files.
-func dataLocation(meta table.Metadata) string {
-	base := meta.Properties()["write.data.path"]
-	if base == "" {
-		base = strings.TrimSuffix(meta.Location(), "/") + "/data"
-	}
-	return strings.TrimSuffix(base, "/")
-}
-
 // stagingPrefix is where an attempt stages a partition: a fresh folder named
 // after the run and the attempt, inside the table's data location, so that a
 // staged file never shares a path with a live one or with another attempt's,
 // and is found again by its run id. It refuses a prefix that would read, as
 // a URL, as anything but itself or that leaves the data location.
 func stagingPrefix(meta table.Metadata, column, value, runID, attempt string) (string, error) {
-	base := dataLocation(meta)
+	base := snapshot.DataLocation(meta)
 	seg := PartitionFolder(column, value)
 	p := base + "/" + seg + "/run-" + runID + "-" + attempt
 	if err := checkInside(base, p); err != nil {

@@ -2,12 +2,8 @@ package swap
 
 import (
 	"context"
-	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/apache/iceberg-go"
-	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakeswap/lakeswap/contract"
@@ -175,43 +171,6 @@ func (p *Plan) op() string {
 // Refused reports whether validation found anything.
 func (p *Plan) Refused() bool { return len(p.Findings) > 0 || p.DroppedFindings > 0 }
 
-// baseFiles lists the live files of a snapshot by partition value, delete
-// files included: a partition with deletes cannot be replaced or
-// fingerprinted (deleteIn finds them), but it can stand beside a run.
-func baseFiles(ctx context.Context, fsys icebergio.IO, snap *table.Snapshot, c *contract.Contract) (map[string][]iceberg.DataFile, error) {
-	out := map[string][]iceberg.DataFile{}
-	if snap == nil {
-		return out, nil
-	}
-	manifests, err := snap.Manifests(fsys)
-	if err != nil {
-		return nil, fmt.Errorf("read manifest list of snapshot %d: %w", snap.SnapshotID, err)
-	}
-	for _, m := range manifests {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		// A file of an earlier partition spec has no value in the current
-		// one; replacing around it would leave its rows beside the new.
-		if int(m.PartitionSpecID()) != c.SpecID {
-			return nil, fmt.Errorf("manifest %s holds files of partition spec %d, but the table is partitioned by spec %d now; lakeswap replaces partitions only when every live file has the current spec: rewrite the table's data files first", m.FilePath(), m.PartitionSpecID(), c.SpecID)
-		}
-		entries, err := m.FetchEntries(fsys, true)
-		if err != nil {
-			return nil, fmt.Errorf("read manifest %s: %w", m.FilePath(), err)
-		}
-		for _, e := range entries {
-			df := e.DataFile()
-			v := c.PartitionOf(df)
-			out[v] = append(out[v], df)
-		}
-	}
-	for _, files := range out {
-		slices.SortFunc(files, func(a, b iceberg.DataFile) int { return strings.Compare(a.FilePath(), b.FilePath()) })
-	}
-	return out, nil
-}
-
 // describe gives the path, rows and size of each data file.
 func describe(files []iceberg.DataFile) []parquetio.File {
 	out := make([]parquetio.File, len(files))
@@ -225,26 +184,6 @@ func filePaths(files []parquetio.File) []string {
 	out := make([]string, len(files))
 	for i, f := range files {
 		out[i] = f.Path
-	}
-	return out
-}
-
-// noDeletes refuses a partition that holds delete files: replacing its data
-// files would leave the deletes applying to nothing, and lakeswap does not
-// rewrite them.
-func noDeletes(key string, files []iceberg.DataFile) error {
-	for _, f := range files {
-		if f.ContentType() != iceberg.EntryContentData {
-			return fmt.Errorf("partition %s has delete files (%s); lakeswap replaces and reads only partitions without deletes: compact the table first", key, f.FilePath())
-		}
-	}
-	return nil
-}
-
-func paths(files []iceberg.DataFile) []string {
-	out := make([]string, len(files))
-	for i, f := range files {
-		out[i] = f.FilePath()
 	}
 	return out
 }

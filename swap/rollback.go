@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 	"slices"
 	"strconv"
 	"strings"
@@ -170,7 +171,7 @@ func (p *Publisher) Rollback(ctx context.Context, req RollbackRequest) (*Rollbac
 		}
 		// Answered with an error: the table says whether main moved back.
 		to := res.ToSnapshotID
-		if err := p.lookFor(ctx, tbl, res.RunID, to, err, func(m table.Metadata) bool {
+		if err := snapshot.LookFor(ctx, p.Catalog, p.log(), tbl, res.RunID, to, err, func(m table.Metadata) bool {
 			return m.CurrentSnapshot() != nil && m.CurrentSnapshot().SnapshotID == to
 		}); err != nil {
 			return nil, &OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: err,
@@ -208,17 +209,17 @@ func (p *Publisher) fingerprintAt(ctx context.Context, ident table.Identifier, s
 // partitionFingerprints fingerprints partitions of a snapshot, keyed as
 // column=value.
 func (p *Publisher) partitionFingerprints(ctx context.Context, ident table.Identifier, snapshotID int64, values []string) (map[string]verify.Fingerprint, error) {
-	at, err := p.loadSnapshot(ctx, ident, snapshotID)
+	at, err := snapshot.Load(ctx, p.Catalog, ident, snapshotID)
 	if err != nil {
 		return nil, err
 	}
 	out := map[string]verify.Fingerprint{}
 	for _, value := range values {
-		key := at.contract.Partition.Key(value)
-		if err := noDeletes(key, at.live[value]); err != nil {
+		key := at.Contract.Partition.Key(value)
+		if err := snapshot.NoDeletes(key, at.Live[value]); err != nil {
 			return nil, err
 		}
-		fp, err := fingerprintFiles(ctx, at.fsys, at.contract, value, paths(at.live[value]))
+		fp, err := snapshot.Fingerprint(ctx, at.FS, at.Contract, value, snapshot.Paths(at.Live[value]))
 		if err != nil {
 			return nil, err
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 	"slices"
 	"strings"
 
@@ -58,7 +59,7 @@ func (p *Publisher) scopedRollback(ctx context.Context, tbl *table.Table, runs [
 			return nil, err
 		}
 		head := meta.CurrentSnapshot()
-		now, err := baseFiles(ctx, fsys, head, c)
+		now, err := snapshot.Files(ctx, fsys, head, c)
 		if err != nil {
 			return nil, err
 		}
@@ -66,7 +67,7 @@ func (p *Publisher) scopedRollback(ctx context.Context, tbl *table.Table, runs [
 		before := map[string][]iceberg.DataFile{}
 		var out, back []iceberg.DataFile
 		for i, run := range runs {
-			then, err := baseFiles(ctx, fsys, meta.SnapshotByID(run.SnapshotID), c)
+			then, err := snapshot.Files(ctx, fsys, meta.SnapshotByID(run.SnapshotID), c)
 			if err != nil {
 				return nil, err
 			}
@@ -74,7 +75,7 @@ func (p *Publisher) scopedRollback(ctx context.Context, tbl *table.Table, runs [
 			if run.ParentSnapshotID != nil {
 				target = meta.SnapshotByID(*run.ParentSnapshotID)
 			}
-			held, err := baseFiles(ctx, fsys, target, c)
+			held, err := snapshot.Files(ctx, fsys, target, c)
 			if err != nil {
 				return nil, err
 			}
@@ -84,18 +85,18 @@ func (p *Publisher) scopedRollback(ctx context.Context, tbl *table.Table, runs [
 				values[v], batch[v] = key, key
 				// The run's partitions hold the run's files, or a later
 				// commit changed them.
-				if !slices.Equal(paths(now[v]), paths(then[v])) {
-					why, _, _ := movedSince(ctx, fsys, meta, &run.SnapshotID, c, map[string]string{v: key})
+				if !slices.Equal(snapshot.Paths(now[v]), snapshot.Paths(then[v])) {
+					why, _, _ := snapshot.MovedSince(ctx, fsys, meta, &run.SnapshotID, c, map[string]string{v: key})
 					if why == "" {
 						why = "its files differ from the run's"
 					}
 					return fail("a later commit touched partition %s of run %s: %s; undoing the run there would undo that commit too", key, rec.RunID, why)
 				}
-				if err := noDeletes(key, held[v]); err != nil {
+				if err := snapshot.NoDeletes(key, held[v]); err != nil {
 					return fail("%v", err)
 				}
 				before[v] = held[v]
-				if slices.Equal(paths(then[v]), paths(held[v])) {
+				if slices.Equal(snapshot.Paths(then[v]), snapshot.Paths(held[v])) {
 					continue // the run left it as it was (unchanged)
 				}
 				out, back = append(out, now[v]...), append(back, held[v]...)
@@ -116,15 +117,15 @@ func (p *Publisher) scopedRollback(ctx context.Context, tbl *table.Table, runs [
 		// A record the run took out of its partitions may live in another
 		// one now, put there by a later commit: putting it back would
 		// count it twice.
-		added, err := addedSince(ctx, fsys, meta, runs[0].SnapshotID, c, values)
+		added, err := snapshot.AddedSince(ctx, fsys, meta, runs[0].SnapshotID, c, values)
 		if err != nil {
 			return nil, err
 		}
 		restored := map[string][]string{}
 		for v, files := range before {
-			restored[values[v]] = paths(files)
+			restored[values[v]] = snapshot.Paths(files)
 		}
-		if why, err := keysAddedElsewhere(ctx, fsys, c, rec.RunID, restored, added, "the rollback puts back"); why != "" || err != nil {
+		if why, err := snapshot.KeysAddedElsewhere(ctx, fsys, c, rec.RunID, restored, added, "the rollback puts back"); why != "" || err != nil {
 			if err != nil {
 				return nil, err
 			}
@@ -188,11 +189,11 @@ func inBatch(r runrecord.Record) string {
 // commitUndo commits the replace of a scoped rollback on main as tbl holds
 // it, and returns its snapshot.
 func (p *Publisher) commitUndo(ctx context.Context, tbl *table.Table, fsys icebergio.IO, out, back []iceberg.DataFile, undo runrecord.Record) (int64, error) {
-	written := &recordingIO{IO: fsys}
+	written := &snapshot.RecordingIO{IO: fsys}
 	head := tbl.CurrentSnapshot()
-	cat := &extended{Catalog: p.Catalog, updates: []table.Update{p.rollbackTag(undo.RunID, head)}}
+	cat := &snapshot.Extended{Catalog: p.Catalog, Updates: []table.Update{snapshot.TagRollbackTarget(undo.RunID, head, p.RollbackRetention)}}
 	tx := table.New(tbl.Identifier(), tbl.Metadata(), tbl.MetadataLocation(),
-		func(context.Context) (icebergio.IO, error) { return written.io(), nil }, cat).NewTransaction()
+		func(context.Context) (icebergio.IO, error) { return written.FS(), nil }, cat).NewTransaction()
 	if err := tx.AssertRefSnapshotID(table.MainBranch); err != nil {
 		return 0, err
 	}
@@ -204,14 +205,14 @@ func (p *Publisher) commitUndo(ctx context.Context, tbl *table.Table, fsys icebe
 		return 0, err
 	}
 	id := staged.CurrentSnapshot().SnapshotID
-	cat.updates = append(cat.updates, p.runTag(RunTag(undo.RunID), id))
+	cat.Updates = append(cat.Updates, snapshot.TagRun(RunTag(undo.RunID), id, p.RollbackRetention))
 	if _, err := tx.Commit(ctx); err != nil {
 		if errors.Is(err, table.ErrCommitFailed) {
-			p.removeWritten(ctx, tbl, written)
+			snapshot.RemoveWritten(ctx, p.log(), tbl, written)
 			return 0, err
 		}
 		// Answered with an error: the table says whether it landed.
-		if err := p.lookFor(ctx, tbl, undo.RunID, id, err, func(m table.Metadata) bool { return m.SnapshotByID(id) != nil }); err != nil {
+		if err := snapshot.LookFor(ctx, p.Catalog, p.log(), tbl, undo.RunID, id, err, func(m table.Metadata) bool { return m.SnapshotByID(id) != nil }); err != nil {
 			return 0, fmt.Errorf("%w (`lakeswap status --run %s` answers later whether the rollback landed)", err, undo.RunID)
 		}
 	}
@@ -223,7 +224,7 @@ func (p *Publisher) commitUndo(ctx context.Context, tbl *table.Table, fsys icebe
 func partitionFingerprintsOf(ctx context.Context, fsys icebergio.IO, c *contract.Contract, files map[string][]iceberg.DataFile, values map[string]string) (map[string]verify.Fingerprint, error) {
 	out := map[string]verify.Fingerprint{}
 	for v, key := range values {
-		fp, err := fingerprintFiles(ctx, fsys, c, v, paths(files[v]))
+		fp, err := snapshot.Fingerprint(ctx, fsys, c, v, snapshot.Paths(files[v]))
 		if err != nil {
 			return nil, err
 		}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 	"io/fs"
 	"regexp"
 	"runtime"
@@ -202,7 +203,7 @@ func (p *Publisher) stage(ctx context.Context, req Request, kind string) (*Plan,
 		plan.BaseSnapshotID = &id
 	}
 	plan.prior = runrecord.Find(meta, runID)
-	all, err := baseFiles(ctx, fsys, base, contract)
+	all, err := snapshot.Files(ctx, fsys, base, contract)
 	if err != nil {
 		return nil, nil, fmt.Errorf("table %s: %w", name, err)
 	}
@@ -217,7 +218,7 @@ func (p *Publisher) stage(ctx context.Context, req Request, kind string) (*Plan,
 		if err := target.check(v); err != nil {
 			return nil, nil, fmt.Errorf("publish to %s: %w", name, err)
 		}
-		if err := noDeletes(contract.Partition.Key(v), all[v]); err != nil {
+		if err := snapshot.NoDeletes(contract.Partition.Key(v), all[v]); err != nil {
 			return nil, nil, fmt.Errorf("publish to %s: %w", name, err)
 		}
 		prefix, err := stagingPrefix(meta, contract.Partition.Name, v, runID, plan.Attempt)
@@ -496,7 +497,7 @@ func (p *Publisher) stageRows(ctx context.Context, wfs icebergio.WriteFileIO, fs
 			if err := p.stagePartition(gctx, wfs, c, pp, req, locate); err != nil {
 				return fmt.Errorf("stage partition %s: %w", pp.Key, err)
 			}
-			old, err := fingerprintFiles(gctx, fsys, c, pp.Value, filePaths(pp.OldFiles))
+			old, err := snapshot.Fingerprint(gctx, fsys, c, pp.Value, filePaths(pp.OldFiles))
 			if err != nil {
 				return fmt.Errorf("fingerprint partition %s at the base: %w", pp.Key, err)
 			}
@@ -520,7 +521,7 @@ func fingerprintBase(ctx context.Context, fsys icebergio.IO, c *contract.Contrac
 	for i := range plan.Partitions {
 		pp := &plan.Partitions[i]
 		g.Go(func() error {
-			old, err := fingerprintFiles(gctx, fsys, c, pp.Value, filePaths(pp.OldFiles))
+			old, err := snapshot.Fingerprint(gctx, fsys, c, pp.Value, filePaths(pp.OldFiles))
 			if err != nil {
 				return fmt.Errorf("fingerprint partition %s at the base: %w", pp.Key, err)
 			}
@@ -575,9 +576,6 @@ func (p *Publisher) stagePartition(ctx context.Context, wfs icebergio.WriteFileI
 	return nil
 }
 
-// cleanupTimeout bounds how long removing an attempt's files may take.
-const cleanupTimeout = time.Minute
-
 // removeStaged deletes what this attempt staged: exactly the files its
 // writers created, one by one, never a prefix, since a prefix may hold what
 // another attempt wrote. It runs on a context of its own, so that a
@@ -586,7 +584,7 @@ const cleanupTimeout = time.Minute
 // is opened afresh on that context, since iceberg-go's object-store IO
 // keeps the context it was opened with.
 func (p *Publisher) removeStaged(ctx context.Context, tbl *table.Table, plan *Plan) string {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), snapshot.CleanupTimeout)
 	defer cancel()
 	fsys, err := tbl.FS(ctx)
 	var wfs icebergio.WriteFileIO

@@ -3,6 +3,7 @@ package swap
 import (
 	"context"
 	"fmt"
+	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 	"hash/maphash"
 	"slices"
 	"sort"
@@ -68,19 +69,19 @@ func (p *Publisher) VerifyTable(ctx context.Context, ident table.Identifier, sna
 		return res, nil // an empty table holds nothing to check
 	}
 	res.SnapshotID = snap.SnapshotID
-	at, err := p.loadSnapshot(ctx, ident, snap.SnapshotID)
+	at, err := snapshot.Load(ctx, p.Catalog, ident, snap.SnapshotID)
 	if err != nil {
 		return nil, err
 	}
-	c := at.contract
+	c := at.Contract
 	find := func(f verify.Finding) {
 		if len(res.Findings) < maxTableFindings {
 			res.Findings = append(res.Findings, f)
 		}
 		res.OK = false
 	}
-	values := make([]string, 0, len(at.live))
-	for v := range at.live {
+	values := make([]string, 0, len(at.Live))
+	for v := range at.Live {
 		values = append(values, v)
 	}
 	sort.Strings(values)
@@ -90,12 +91,12 @@ func (p *Publisher) VerifyTable(ctx context.Context, ident table.Identifier, sna
 	parts := map[string]verify.Fingerprint{}
 	for _, v := range values {
 		key := c.Partition.Key(v)
-		if err := noDeletes(key, at.live[v]); err != nil {
+		if err := snapshot.NoDeletes(key, at.Live[v]); err != nil {
 			find(verify.Finding{Kind: verify.KindCheck, Partition: verify.DisplayKey(key), Message: err.Error()})
 			continue
 		}
-		res.Files += len(at.live[v])
-		fp, err := fingerprintFiles(ctx, at.fsys, c, v, paths(at.live[v]))
+		res.Files += len(at.Live[v])
+		fp, err := snapshot.Fingerprint(ctx, at.FS, c, v, snapshot.Paths(at.Live[v]))
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -112,8 +113,8 @@ func (p *Publisher) VerifyTable(ctx context.Context, ident table.Identifier, sna
 		seed := maphash.MakeSeed()
 		seen := map[uint64]string{} // key hash -> partition value
 		for _, v := range values {
-			for _, df := range at.live[v] {
-				err := eachKey(ctx, at.fsys, c, df.FilePath(), seed, func(h uint64, key func() string) {
+			for _, df := range at.Live[v] {
+				err := snapshot.EachKey(ctx, at.FS, c, df.FilePath(), seed, func(h uint64, key func() string) {
 					other, dup := seen[h]
 					if !dup {
 						seen[h] = v
@@ -144,13 +145,13 @@ func (p *Publisher) VerifyTable(ctx context.Context, ident table.Identifier, sna
 		if !ok || rec.Fingerprint == "" {
 			continue
 		}
-		then, err := baseFiles(ctx, at.fsys, &s, c)
+		then, err := snapshot.Files(ctx, at.FS, &s, c)
 		if err != nil {
 			return nil, err
 		}
 		rc := RunCheck{RunID: rec.RunID, SnapshotID: s.SnapshotID, OK: true}
 		for _, v := range rec.Partitions {
-			if !slices.Equal(paths(at.live[v]), paths(then[v])) {
+			if !slices.Equal(snapshot.Paths(at.Live[v]), snapshot.Paths(then[v])) {
 				continue // a later commit replaced it
 			}
 			key := c.Partition.Key(v)

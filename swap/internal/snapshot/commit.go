@@ -1,0 +1,99 @@
+package snapshot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+)
+
+// Catalog is what a commit needs of a catalog: loading a table and
+// committing to it, iceberg-go's table.CatalogIO.
+type Catalog interface {
+	Loader
+	CommitTable(context.Context, table.Identifier, []table.Requirement, []table.Update) (table.Metadata, string, error)
+}
+
+// Extended is a catalog that adds requirements and updates to every commit
+// made through it, in the same compare-and-swap.
+type Extended struct {
+	Catalog
+	Reqs    []table.Requirement
+	Updates []table.Update
+}
+
+func (c *Extended) CommitTable(ctx context.Context, ident table.Identifier, reqs []table.Requirement, updates []table.Update) (table.Metadata, string, error) {
+	return c.Catalog.CommitTable(ctx, ident, append(slices.Clip(reqs), c.Reqs...), append(slices.Clip(updates), c.Updates...))
+}
+
+// RecordingIO notes every file iceberg-go writes through it.
+type RecordingIO struct {
+	icebergio.IO
+	mu      sync.Mutex
+	written []string
+}
+
+// FS is the recorder where the table's IO can write, else the IO itself.
+func (r *RecordingIO) FS() icebergio.IO {
+	if _, ok := r.IO.(icebergio.WriteFileIO); ok {
+		return r
+	}
+	return r.IO
+}
+
+func (r *RecordingIO) note(name string) {
+	r.mu.Lock()
+	r.written = append(r.written, name)
+	r.mu.Unlock()
+}
+
+// Create notes name before it is written, so that a half-written file is
+// removed too.
+func (r *RecordingIO) Create(name string) (icebergio.FileWriter, error) {
+	r.note(name)
+	return r.IO.(icebergio.WriteFileIO).Create(name)
+}
+
+func (r *RecordingIO) WriteFile(name string, p []byte) error {
+	r.note(name)
+	return r.IO.(icebergio.WriteFileIO).WriteFile(name, p)
+}
+
+// RemoveWritten deletes the metadata files of a commit the catalog
+// refused, on a context of its own (a cancelled commit cleans up too), and
+// says what it did.
+func RemoveWritten(ctx context.Context, log *slog.Logger, tbl *table.Table, rec *RecordingIO) string {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), CleanupTimeout)
+	defer cancel()
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		fsys = rec.IO
+	}
+	var left []string
+	for _, f := range rec.written {
+		if err := fsys.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			log.Warn("remove metadata file of the refused commit", "path", f, "err", err)
+			left = append(left, f)
+		}
+	}
+	if len(left) > 0 {
+		return fmt.Sprintf("could not remove %d manifest file(s) of the refused commit: %s", len(left), strings.Join(left, ", "))
+	}
+	// A metadata file the catalog itself wrote before refusing is the
+	// catalog's: no table version names it, and lakeswap cannot tell it
+	// from another writer's.
+	return fmt.Sprintf("removed the %d manifest file(s) the refused commit wrote", len(rec.written))
+}
+
+// CleanupTimeout bounds how long removing an attempt's files may take.
+const CleanupTimeout = time.Minute

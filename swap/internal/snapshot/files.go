@@ -1,0 +1,187 @@
+package snapshot
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/apache/iceberg-go"
+	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakeswap/lakeswap/contract"
+	"github.com/lakeswap/lakeswap/parquetio"
+	"github.com/lakeswap/lakeswap/verify"
+)
+
+// Files lists the live files of a snapshot by partition value, delete
+// files included: a partition with deletes cannot be replaced or
+// fingerprinted (deleteIn finds them), but it can stand beside a run.
+func Files(ctx context.Context, fsys icebergio.IO, snap *table.Snapshot, c *contract.Contract) (map[string][]iceberg.DataFile, error) {
+	out := map[string][]iceberg.DataFile{}
+	if snap == nil {
+		return out, nil
+	}
+	manifests, err := snap.Manifests(fsys)
+	if err != nil {
+		return nil, fmt.Errorf("read manifest list of snapshot %d: %w", snap.SnapshotID, err)
+	}
+	for _, m := range manifests {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		// A file of an earlier partition spec has no value in the current
+		// one; replacing around it would leave its rows beside the new.
+		if int(m.PartitionSpecID()) != c.SpecID {
+			return nil, fmt.Errorf("manifest %s holds files of partition spec %d, but the table is partitioned by spec %d now; lakeswap replaces partitions only when every live file has the current spec: rewrite the table's data files first", m.FilePath(), m.PartitionSpecID(), c.SpecID)
+		}
+		entries, err := m.FetchEntries(fsys, true)
+		if err != nil {
+			return nil, fmt.Errorf("read manifest %s: %w", m.FilePath(), err)
+		}
+		for _, e := range entries {
+			df := e.DataFile()
+			v := c.PartitionOf(df)
+			out[v] = append(out[v], df)
+		}
+	}
+	for _, files := range out {
+		slices.SortFunc(files, func(a, b iceberg.DataFile) int { return strings.Compare(a.FilePath(), b.FilePath()) })
+	}
+	return out, nil
+}
+
+func Paths(files []iceberg.DataFile) []string {
+	out := make([]string, len(files))
+	for i, f := range files {
+		out[i] = f.FilePath()
+	}
+	return out
+}
+
+// NoDeletes refuses a partition that holds delete files: replacing its data
+// files would leave the deletes applying to nothing, and lakeswap does not
+// rewrite them.
+func NoDeletes(key string, files []iceberg.DataFile) error {
+	for _, f := range files {
+		if f.ContentType() != iceberg.EntryContentData {
+			return fmt.Errorf("partition %s has delete files (%s); lakeswap replaces and reads only partitions without deletes: compact the table first", key, f.FilePath())
+		}
+	}
+	return nil
+}
+
+// Fingerprint reads a partition's files and fingerprints their rows
+// together; the order of files does not matter.
+func Fingerprint(ctx context.Context, fsys icebergio.IO, c *contract.Contract, value string, files []string) (verify.Fingerprint, error) {
+	acc := verify.NewAccumulator(c, value, nil)
+	for _, path := range files {
+		if err := AddFile(ctx, fsys, acc, path); err != nil {
+			return verify.Fingerprint{}, err
+		}
+	}
+	return acc.Result(), nil
+}
+
+func AddFile(ctx context.Context, fsys icebergio.IO, acc *verify.Accumulator, path string) error {
+	rr, err := parquetio.Open(ctx, fsys, path)
+	if err != nil {
+		return err
+	}
+	defer rr.Release()
+	for rr.Next() {
+		rec, ok := acc.Conform(rr.RecordBatch())
+		if !ok {
+			return fmt.Errorf("%s does not have the table's schema", path)
+		}
+		err := acc.Add(rec)
+		rec.Release()
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	return rr.Err()
+}
+
+// At is a snapshot's live data files by partition value, with
+// what is needed to read them.
+type At struct {
+	Meta     table.Metadata
+	Contract *contract.Contract
+	FS       icebergio.IO
+	Live     map[string][]iceberg.DataFile
+}
+
+// Load reloads the table from the catalog and lists a snapshot's files.
+func Load(ctx context.Context, cat Loader, ident table.Identifier, snapshotID int64) (*At, error) {
+	tbl, err := cat.LoadTable(ctx, ident)
+	if err != nil {
+		return nil, fmt.Errorf("reload %s: %w", strings.Join(ident, "."), err)
+	}
+	meta := tbl.Metadata()
+	snap := meta.SnapshotByID(snapshotID)
+	if snap == nil {
+		return nil, fmt.Errorf("snapshot %d is not in the metadata of %s", snapshotID, strings.Join(ident, "."))
+	}
+	contract, err := contract.Of(meta)
+	if err != nil {
+		return nil, err
+	}
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, err
+	}
+	live, err := Files(ctx, fsys, snap, contract)
+	if err != nil {
+		return nil, err
+	}
+	return &At{Meta: meta, Contract: contract, FS: fsys, Live: live}, nil
+}
+
+// Referenced lists every data file any snapshot of the table names.
+func Referenced(ctx context.Context, fsys icebergio.IO, meta table.Metadata) (map[string]bool, error) {
+	out := map[string]bool{}
+	seen := map[string]bool{}
+	for _, s := range meta.Snapshots() {
+		manifests, err := s.Manifests(fsys)
+		if err != nil {
+			return nil, fmt.Errorf("read manifest list of snapshot %d: %w", s.SnapshotID, err)
+		}
+		for _, m := range manifests {
+			if seen[m.FilePath()] {
+				continue
+			}
+			seen[m.FilePath()] = true
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			entries, err := m.FetchEntries(fsys, false)
+			if err != nil {
+				return nil, fmt.Errorf("read manifest %s: %w", m.FilePath(), err)
+			}
+			for _, e := range entries {
+				out[e.DataFile().FilePath()] = true
+			}
+		}
+	}
+	return out, nil
+}
+
+// DataLocation is where the table keeps its data files.
+func DataLocation(meta table.Metadata) string {
+	base := meta.Properties()["write.data.path"]
+	if base == "" {
+		base = strings.TrimSuffix(meta.Location(), "/") + "/data"
+	}
+	return strings.TrimSuffix(base, "/")
+}
+
+// FilesAt lists a snapshot's live data files by partition value.
+func FilesAt(ctx context.Context, tbl *table.Table, snap *table.Snapshot, c *contract.Contract) (map[string][]iceberg.DataFile, error) {
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return Files(ctx, fsys, snap, c)
+}
