@@ -6,11 +6,9 @@ import (
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 	"slices"
 
-
 	"github.com/apache/iceberg-go"
 
 	"github.com/lakeswap/lakeswap/catalog"
-
 )
 
 // Mismatch is one way a committed snapshot differs from its plan.

@@ -69,7 +69,7 @@ func (p *Publisher) commit(ctx context.Context, tbl *table.Table, plan *Plan) (i
 			}
 			return id, nil
 		}
-		if !errors.Is(err, ErrConflict) || attempt >= rebaseAttempts {
+		if !errors.Is(err, ErrConflict) || attempt >= snapshot.RebaseAttempts {
 			return id, err
 		}
 		now, lerr := p.Catalog.LoadTable(ctx, tbl.Identifier())

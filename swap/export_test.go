@@ -1,6 +1,10 @@
 package swap
 
-import "time"
+import (
+	"time"
+
+	"github.com/lakeswap/lakeswap/swap/internal/hold"
+)
 
 // SetCheckBackoff shortens the wait between reads of a landed commit, for
 // tests; it returns the function that restores it.
@@ -13,7 +17,7 @@ func SetCheckBackoff(d time.Duration) func() {
 // SetHoldRefresh sets how often a running publish refreshes its hold, for
 // tests; it returns the function that restores it.
 func SetHoldRefresh(d time.Duration) func() {
-	old := holdRefresh
-	holdRefresh = d
-	return func() { holdRefresh = old }
+	old := hold.Refresh
+	hold.Refresh = d
+	return func() { hold.Refresh = old }
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/lakeswap/lakeswap/swap/internal/hold"
 	"hash/maphash"
 	"io/fs"
 	"log/slog"
@@ -174,15 +175,15 @@ func (p *Publisher) Apply(ctx context.Context, opts ApplyOptions, plans ...*Plan
 	// the apply settles.
 	applier := newAttempt()
 	for _, plan := range plans {
-		loc := applyHold(tbl.Metadata(), plan.RunID, plan.Attempt, applier)
-		stop, err := p.holdWhileRunning(ctx, tbl, plan, loc)
+		loc := hold.ApplyLocation(tbl.Metadata(), plan.RunID, plan.Attempt, applier)
+		stop, err := hold.WhileRunning(ctx, p.holds(tbl), p.log(), plan.RunID, plan.Attempt, loc)
 		if err != nil {
 			return &Result{Plan: plan, Status: StatusNotCommitted}, err
 		}
 		defer func() {
 			stop()
-			p.removeHold(ctx, tbl, plan.RunID, loc)
-			p.removeHold(ctx, tbl, plan.RunID, otherHold(loc))
+			hold.Remove(ctx, p.holds(tbl), p.log(), plan.RunID, loc)
+			hold.Remove(ctx, p.holds(tbl), p.log(), plan.RunID, hold.Other(loc))
 		}()
 	}
 	for _, plan := range plans {

@@ -23,9 +23,6 @@ import (
 // one compare-and-swap on that head. iceberg-go's own validation of a file
 // replace is table-wide (any concurrent append fails it), hence this one.
 
-// rebaseAttempts bounds how often a commit is tried again on a main that
-// keeps moving under it.
-const rebaseAttempts = 10
 
 // plannedValues maps a plan's partition values to their keys.
 func plannedValues(plan *Plan) map[string]string {

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/lakeswap/lakeswap/swap/internal/hold"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 	"io/fs"
 	"regexp"
@@ -236,9 +237,9 @@ func (p *Publisher) stage(ctx context.Context, req Request, kind string) (*Plan,
 		// a file of this attempt for a killed one's.
 		var err error
 		if kind == "run" {
-			plan.stopHold, err = p.holdWhileRunning(ctx, tbl, plan, holdLocation(meta, plan.RunID, plan.Attempt))
+			plan.stopHold, err = hold.WhileRunning(ctx, p.holds(tbl), p.log(), plan.RunID, plan.Attempt, hold.Location(meta, plan.RunID, plan.Attempt))
 		} else {
-			err = p.writeHold(ctx, tbl, plan, kind, time.Now(), holdLocation(meta, plan.RunID, plan.Attempt))
+			err = hold.Write(ctx, p.holds(tbl), plan.RunID, plan.Attempt, kind, time.Now(), hold.Location(meta, plan.RunID, plan.Attempt))
 		}
 		if err != nil {
 			return nil, nil, err

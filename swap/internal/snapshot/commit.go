@@ -15,6 +15,10 @@ import (
 	"github.com/apache/iceberg-go/table"
 )
 
+// RebaseAttempts bounds how often a commit is tried again on a main that
+// keeps moving under it.
+const RebaseAttempts = 10
+
 // Catalog is what a commit needs of a catalog: loading a table and
 // committing to it, iceberg-go's table.CatalogIO.
 type Catalog interface {

@@ -1,4 +1,4 @@
-package swap
+package rollback
 
 import (
 	"context"
@@ -18,8 +18,8 @@ import (
 // History lists main's snapshots, newest first, and apart from them, in
 // the order the table keeps them, the snapshots main no longer reaches (a
 // rolled-back run).
-func (p *Publisher) History(ctx context.Context, ident table.Identifier) (main []runrecord.Entry, off []runrecord.Entry, err error) {
-	tbl, err := p.Catalog.LoadTable(ctx, ident)
+func (l *Ledger) History(ctx context.Context, ident table.Identifier) (main []runrecord.Entry, off []runrecord.Entry, err error) {
+	tbl, err := l.Catalog.LoadTable(ctx, ident)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -68,8 +68,8 @@ type RunStatus struct {
 
 // Status answers from the table's history alone whether a run landed: the
 // question a commit whose answer was lost leaves open.
-func (p *Publisher) Status(ctx context.Context, ident table.Identifier, runID string) (*RunStatus, error) {
-	tbl, err := p.Catalog.LoadTable(ctx, ident)
+func (l *Ledger) Status(ctx context.Context, ident table.Identifier, runID string) (*RunStatus, error) {
+	tbl, err := l.Catalog.LoadTable(ctx, ident)
 	if err != nil {
 		return nil, err
 	}
@@ -79,7 +79,7 @@ func (p *Publisher) Status(ctx context.Context, ident table.Identifier, runID st
 	for _, s := range snaps {
 		st.Snapshots = append(st.Snapshots, runrecord.EntryOf(s))
 	}
-	if s := meta.SnapshotByName(RollbackTag(runID)); s != nil {
+	if s := meta.SnapshotByName(snapshot.RollbackTag(runID)); s != nil {
 		st.RollbackTarget = &s.SnapshotID
 	}
 	head := meta.CurrentSnapshot()
@@ -135,9 +135,9 @@ func (p *Publisher) Status(ctx context.Context, ident table.Identifier, runID st
 // SnapshotFiles lists the live data files of a table's snapshot (0: the
 // one main holds), with their sizes, and says which snapshot that was: what
 // a job reads of a table it is pinned to.
-func (p *Publisher) SnapshotFiles(ctx context.Context, ident table.Identifier, snapshotID int64) (int64, []runrecord.Input, error) {
+func (l *Ledger) SnapshotFiles(ctx context.Context, ident table.Identifier, snapshotID int64) (int64, []runrecord.Input, error) {
 	if snapshotID == 0 {
-		tbl, err := p.Catalog.LoadTable(ctx, ident)
+		tbl, err := l.Catalog.LoadTable(ctx, ident)
 		if err != nil {
 			return 0, nil, err
 		}
@@ -147,7 +147,7 @@ func (p *Publisher) SnapshotFiles(ctx context.Context, ident table.Identifier, s
 		}
 		snapshotID = head.SnapshotID
 	}
-	at, err := snapshot.Load(ctx, p.Catalog, ident, snapshotID)
+	at, err := snapshot.Load(ctx, l.Catalog, ident, snapshotID)
 	if err != nil {
 		return 0, nil, err
 	}

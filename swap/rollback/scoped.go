@@ -1,9 +1,10 @@
-package swap
+package rollback
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/lakeswap/lakeswap/swap/internal/outcome"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 	"slices"
 	"strings"
@@ -27,10 +28,10 @@ import (
 // those partitions, since undoing the run there would undo that commit
 // too. The rollback is itself recorded as a run, rollback-<run id>, whose
 // fingerprint is the one recorded before the run.
-func (p *Publisher) scopedRollback(ctx context.Context, tbl *table.Table, runs []table.Snapshot, recs []runrecord.Record, res *RollbackResult) (*RollbackResult, error) {
+func (l *Ledger) scopedRollback(ctx context.Context, tbl *table.Table, runs []table.Snapshot, recs []runrecord.Record, res *Result) (*Result, error) {
 	name := strings.Join(tbl.Identifier(), ".")
-	fail := func(format string, args ...any) (*RollbackResult, error) {
-		return nil, &OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: fmt.Errorf("%w: "+format, append([]any{ErrRollbackRefused}, args...)...)}
+	fail := func(format string, args ...any) (*Result, error) {
+		return nil, &outcome.OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: fmt.Errorf("%w: "+format, append([]any{outcome.ErrRollbackRefused}, args...)...)}
 	}
 	rec := recs[len(recs)-1]
 	if rec.RunID == "" {
@@ -107,7 +108,7 @@ func (p *Publisher) scopedRollback(ctx context.Context, tbl *table.Table, runs [
 					return nil, err
 				}
 				if fp, _ := verify.Combine(parts); fp.Hash != recs[i].BaseFingerprint {
-					return fail("the files run %s replaced%s fingerprint %s, not %s as recorded before the run", rec.RunID, inBatch(recs[i]), short(fp.Hash), short(recs[i].BaseFingerprint))
+					return fail("the files run %s replaced%s fingerprint %s, not %s as recorded before the run", rec.RunID, inBatch(recs[i]), outcome.Short(fp.Hash), outcome.Short(recs[i].BaseFingerprint))
 				}
 			}
 		}
@@ -151,26 +152,26 @@ func (p *Publisher) scopedRollback(ctx context.Context, tbl *table.Table, runs [
 		for k, pf := range parts {
 			undo.PartitionHashes[k] = pf.Hash
 		}
-		id, err := p.commitUndo(ctx, tbl, fsys, out, back, undo)
-		if errors.Is(err, table.ErrCommitFailed) && attempt < rebaseAttempts {
-			if tbl, err = p.Catalog.LoadTable(ctx, tbl.Identifier()); err != nil {
+		id, err := l.commitUndo(ctx, tbl, fsys, out, back, undo)
+		if errors.Is(err, table.ErrCommitFailed) && attempt < snapshot.RebaseAttempts {
+			if tbl, err = l.Catalog.LoadTable(ctx, tbl.Identifier()); err != nil {
 				return nil, fmt.Errorf("reload %s: %w", name, err)
 			}
 			continue
 		}
 		if err != nil {
-			return nil, &OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: err}
+			return nil, &outcome.OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: err}
 		}
 		res.FromSnapshotID, res.ToSnapshotID = head.SnapshotID, id
-		got, err := p.partitionFingerprints(ctx, tbl.Identifier(), id, partitions)
+		got, err := l.partitionFingerprints(ctx, tbl.Identifier(), id, partitions)
 		if err != nil {
-			return res, &OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: fmt.Errorf("%w: the rollback landed as snapshot %d, but reading it back failed: %w", ErrLandedUnverified, id, err)}
+			return res, &outcome.OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: fmt.Errorf("%w: the rollback landed as snapshot %d, but reading it back failed: %w", outcome.ErrLandedUnverified, id, err)}
 		}
 		now2, _ := verify.Combine(got)
 		res.Fingerprint = now2.Hash
 		if now2.Hash != fp.Hash {
-			return res, &OpError{Op: "rollback", Table: name, RunID: res.RunID,
-				Err: fmt.Errorf("%w: snapshot %d fingerprints %s, the files put back %s", ErrVerifyFailed, id, short(now2.Hash), short(fp.Hash))}
+			return res, &outcome.OpError{Op: "rollback", Table: name, RunID: res.RunID,
+				Err: fmt.Errorf("%w: snapshot %d fingerprints %s, the files put back %s", outcome.ErrVerifyFailed, id, outcome.Short(now2.Hash), outcome.Short(fp.Hash))}
 		}
 		res.Verified = !slices.ContainsFunc(recs, func(r runrecord.Record) bool { return r.BaseFingerprint == "" })
 		return res, nil
@@ -188,10 +189,10 @@ func inBatch(r runrecord.Record) string {
 
 // commitUndo commits the replace of a scoped rollback on main as tbl holds
 // it, and returns its snapshot.
-func (p *Publisher) commitUndo(ctx context.Context, tbl *table.Table, fsys icebergio.IO, out, back []iceberg.DataFile, undo runrecord.Record) (int64, error) {
+func (l *Ledger) commitUndo(ctx context.Context, tbl *table.Table, fsys icebergio.IO, out, back []iceberg.DataFile, undo runrecord.Record) (int64, error) {
 	written := &snapshot.RecordingIO{IO: fsys}
 	head := tbl.CurrentSnapshot()
-	cat := &snapshot.Extended{Catalog: p.Catalog, Updates: []table.Update{snapshot.TagRollbackTarget(undo.RunID, head, p.RollbackRetention)}}
+	cat := &snapshot.Extended{Catalog: l.Catalog, Updates: []table.Update{snapshot.TagRollbackTarget(undo.RunID, head, l.Retention)}}
 	tx := table.New(tbl.Identifier(), tbl.Metadata(), tbl.MetadataLocation(),
 		func(context.Context) (icebergio.IO, error) { return written.FS(), nil }, cat).NewTransaction()
 	if err := tx.AssertRefSnapshotID(table.MainBranch); err != nil {
@@ -205,14 +206,14 @@ func (p *Publisher) commitUndo(ctx context.Context, tbl *table.Table, fsys icebe
 		return 0, err
 	}
 	id := staged.CurrentSnapshot().SnapshotID
-	cat.Updates = append(cat.Updates, snapshot.TagRun(RunTag(undo.RunID), id, p.RollbackRetention))
+	cat.Updates = append(cat.Updates, snapshot.TagRun(snapshot.RunTag(undo.RunID), id, l.Retention))
 	if _, err := tx.Commit(ctx); err != nil {
 		if errors.Is(err, table.ErrCommitFailed) {
-			snapshot.RemoveWritten(ctx, p.log(), tbl, written)
+			snapshot.RemoveWritten(ctx, l.log(), tbl, written)
 			return 0, err
 		}
 		// Answered with an error: the table says whether it landed.
-		if err := snapshot.LookFor(ctx, p.Catalog, p.log(), tbl, undo.RunID, id, err, func(m table.Metadata) bool { return m.SnapshotByID(id) != nil }); err != nil {
+		if err := snapshot.LookFor(ctx, l.Catalog, l.log(), tbl, undo.RunID, id, err, func(m table.Metadata) bool { return m.SnapshotByID(id) != nil }); err != nil {
 			return 0, fmt.Errorf("%w (`lakeswap status --run %s` answers later whether the rollback landed)", err, undo.RunID)
 		}
 	}

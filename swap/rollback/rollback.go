@@ -1,9 +1,10 @@
-package swap
+package rollback
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/lakeswap/lakeswap/swap/internal/outcome"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 	"slices"
 	"strconv"
@@ -15,9 +16,9 @@ import (
 	"github.com/lakeswap/lakeswap/verify"
 )
 
-// RollbackRequest names the run to undo, by run id or by the snapshot it
+// Request names the run to undo, by run id or by the snapshot it
 // committed.
-type RollbackRequest struct {
+type Request struct {
 	Table      table.Identifier
 	RunID      string
 	SnapshotID int64
@@ -30,8 +31,8 @@ type RollbackRequest struct {
 	Scoped bool
 }
 
-// RollbackResult is what a rollback did.
-type RollbackResult struct {
+// Result is what a rollback did.
+type Result struct {
 	RunID          string `json:"run_id,omitempty"`
 	FromSnapshotID int64  `json:"from_snapshot_id"`
 	ToSnapshotID   int64  `json:"to_snapshot_id"`
@@ -51,21 +52,20 @@ func findRun(meta table.Metadata, runID string, snapshotID int64) (*table.Snapsh
 		if s := runrecord.Find(meta, runID); s != nil {
 			return s, nil
 		}
-		return nil, fmt.Errorf("%w: no snapshot of the table records run %s; `lakeswap history` lists the runs", ErrRunNotFound, runID)
+		return nil, fmt.Errorf("%w: no snapshot of the table records run %s; `lakeswap history` lists the runs", outcome.ErrRunNotFound, runID)
 	}
 	if s := meta.SnapshotByID(snapshotID); s != nil {
 		return s, nil
 	}
-	return nil, fmt.Errorf("%w: snapshot %d is not in the table's metadata; `lakeswap history` lists the snapshots", ErrRunNotFound, snapshotID)
+	return nil, fmt.Errorf("%w: snapshot %d is not in the table's metadata; `lakeswap history` lists the snapshots", outcome.ErrRunNotFound, snapshotID)
 }
 
 // Rollback points main back at the snapshot a run replaced, then checks that
 // the run's partitions there have the fingerprint recorded before the run.
 // It refuses when main has moved past the run's snapshot unless Force.
-func (p *Publisher) Rollback(ctx context.Context, req RollbackRequest) (*RollbackResult, error) {
-	p.progress().Step("rollback")
+func (l *Ledger) Rollback(ctx context.Context, req Request) (*Result, error) {
 	name := strings.Join(req.Table, ".")
-	tbl, err := p.Catalog.LoadTable(ctx, req.Table)
+	tbl, err := l.Catalog.LoadTable(ctx, req.Table)
 	if err != nil {
 		return nil, fmt.Errorf("load table %s: %w", name, err)
 	}
@@ -78,9 +78,9 @@ func (p *Publisher) Rollback(ctx context.Context, req RollbackRequest) (*Rollbac
 	if run.Summary != nil {
 		rec, _ = runrecord.Read(run.Summary.Properties)
 	}
-	res := &RollbackResult{RunID: rec.RunID, FromSnapshotID: run.SnapshotID}
-	fail := func(format string, args ...any) (*RollbackResult, error) {
-		return nil, &OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: fmt.Errorf("%w: "+format, append([]any{ErrRollbackRefused}, args...)...)}
+	res := &Result{RunID: rec.RunID, FromSnapshotID: run.SnapshotID}
+	fail := func(format string, args ...any) (*Result, error) {
+		return nil, &outcome.OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: fmt.Errorf("%w: "+format, append([]any{outcome.ErrRollbackRefused}, args...)...)}
 	}
 	// A run committed in batches, named by its id, is undone whole: main
 	// goes back to before its first batch, which needs its batches to
@@ -107,7 +107,7 @@ func (p *Publisher) Rollback(ctx context.Context, req RollbackRequest) (*Rollbac
 				recs = append(recs, r)
 			}
 			res.Batches = len(all)
-			return p.scopedRollback(ctx, tbl, all, recs, res)
+			return l.scopedRollback(ctx, tbl, all, recs, res)
 		}
 		first, run, recs = &all[0], &all[len(all)-1], nil
 		res.FromSnapshotID = run.SnapshotID
@@ -148,7 +148,7 @@ func (p *Publisher) Rollback(ctx context.Context, req RollbackRequest) (*Rollbac
 	switch {
 	case req.Scoped:
 		// Judged by the run's partitions' files, which expiry leaves.
-		return p.scopedRollback(ctx, tbl, []table.Snapshot{*run}, []runrecord.Record{rec}, res)
+		return l.scopedRollback(ctx, tbl, []table.Snapshot{*run}, []runrecord.Record{rec}, res)
 	case cut:
 		return fail("main's history back to snapshot %d of run %s was expired, so whether main still holds the run is not known; pass --scoped to undo only the run's partitions, which is judged by their files", run.SnapshotID, res.RunID)
 	case !onMain:
@@ -160,35 +160,35 @@ func (p *Publisher) Rollback(ctx context.Context, req RollbackRequest) (*Rollbac
 	}
 
 	// Through the publisher's catalog, as every commit of lakeswap's.
-	tx := table.New(tbl.Identifier(), meta, tbl.MetadataLocation(), tbl.FS, p.Catalog).NewTransaction()
+	tx := table.New(tbl.Identifier(), meta, tbl.MetadataLocation(), tbl.FS, l.Catalog).NewTransaction()
 	if err := tx.RollbackToSnapshot(res.ToSnapshotID); err != nil {
-		return nil, &OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: err}
+		return nil, &outcome.OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: err}
 	}
 	if _, err := tx.Commit(ctx); err != nil {
 		if errors.Is(err, table.ErrCommitFailed) {
-			return nil, &OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: err,
+			return nil, &outcome.OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: err,
 				Hint: "main moved meanwhile; check `lakeswap history` and try again"}
 		}
 		// Answered with an error: the table says whether main moved back.
 		to := res.ToSnapshotID
-		if err := snapshot.LookFor(ctx, p.Catalog, p.log(), tbl, res.RunID, to, err, func(m table.Metadata) bool {
+		if err := snapshot.LookFor(ctx, l.Catalog, l.log(), tbl, res.RunID, to, err, func(m table.Metadata) bool {
 			return m.CurrentSnapshot() != nil && m.CurrentSnapshot().SnapshotID == to
 		}); err != nil {
-			return nil, &OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: err,
+			return nil, &outcome.OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: err,
 				Hint: "`lakeswap history` shows where main is once the table can be read"}
 		}
 	}
 
 	res.Verified = true
 	for _, rec := range recs {
-		fp, err := p.fingerprintAt(ctx, req.Table, res.ToSnapshotID, rec.Partitions)
+		fp, err := l.fingerprintAt(ctx, req.Table, res.ToSnapshotID, rec.Partitions)
 		if err != nil {
-			return nil, &OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: fmt.Errorf("main points at %d, but its fingerprint could not be read: %w", res.ToSnapshotID, err)}
+			return nil, &outcome.OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: fmt.Errorf("main points at %d, but its fingerprint could not be read: %w", res.ToSnapshotID, err)}
 		}
 		res.Fingerprint = fp.Hash
 		if want := rec.BaseFingerprint; want != "" && want != fp.Hash {
-			return res, &OpError{Op: "rollback", Table: name, RunID: res.RunID,
-				Err: fmt.Errorf("%w: main points at %d, but its fingerprint %s differs from %s recorded before the run", ErrVerifyFailed, res.ToSnapshotID, short(fp.Hash), short(want))}
+			return res, &outcome.OpError{Op: "rollback", Table: name, RunID: res.RunID,
+				Err: fmt.Errorf("%w: main points at %d, but its fingerprint %s differs from %s recorded before the run", outcome.ErrVerifyFailed, res.ToSnapshotID, outcome.Short(fp.Hash), outcome.Short(want))}
 		}
 		res.Verified = res.Verified && rec.BaseFingerprint != ""
 	}
@@ -197,8 +197,8 @@ func (p *Publisher) Rollback(ctx context.Context, req RollbackRequest) (*Rollbac
 
 // fingerprintAt recomputes the run fingerprint of the partitions with the
 // given values in a snapshot.
-func (p *Publisher) fingerprintAt(ctx context.Context, ident table.Identifier, snapshotID int64, values []string) (verify.Fingerprint, error) {
-	parts, err := p.partitionFingerprints(ctx, ident, snapshotID, values)
+func (l *Ledger) fingerprintAt(ctx context.Context, ident table.Identifier, snapshotID int64, values []string) (verify.Fingerprint, error) {
+	parts, err := l.partitionFingerprints(ctx, ident, snapshotID, values)
 	if err != nil {
 		return verify.Fingerprint{}, err
 	}
@@ -208,8 +208,8 @@ func (p *Publisher) fingerprintAt(ctx context.Context, ident table.Identifier, s
 
 // partitionFingerprints fingerprints partitions of a snapshot, keyed as
 // column=value.
-func (p *Publisher) partitionFingerprints(ctx context.Context, ident table.Identifier, snapshotID int64, values []string) (map[string]verify.Fingerprint, error) {
-	at, err := snapshot.Load(ctx, p.Catalog, ident, snapshotID)
+func (l *Ledger) partitionFingerprints(ctx context.Context, ident table.Identifier, snapshotID int64, values []string) (map[string]verify.Fingerprint, error) {
+	at, err := snapshot.Load(ctx, l.Catalog, ident, snapshotID)
 	if err != nil {
 		return nil, err
 	}
@@ -247,8 +247,8 @@ type VerifyResult struct {
 // snapshot it committed, and compares it with the one the run recorded. A
 // run committed in batches is verified batch by batch, each in its own
 // snapshot (Batches); it is OK when every batch is.
-func (p *Publisher) VerifyRun(ctx context.Context, ident table.Identifier, runID string, snapshotID int64) (*VerifyResult, error) {
-	tbl, err := p.Catalog.LoadTable(ctx, ident)
+func (l *Ledger) VerifyRun(ctx context.Context, ident table.Identifier, runID string, snapshotID int64) (*VerifyResult, error) {
+	tbl, err := l.Catalog.LoadTable(ctx, ident)
 	if err != nil {
 		return nil, err
 	}
@@ -258,7 +258,7 @@ func (p *Publisher) VerifyRun(ctx context.Context, ident table.Identifier, runID
 			var errs []error
 			var batches []VerifyResult
 			for _, s := range all {
-				r, err := p.verifySnapshot(ctx, ident, &s)
+				r, err := l.verifySnapshot(ctx, ident, &s)
 				if r == nil {
 					return nil, err
 				}
@@ -273,11 +273,11 @@ func (p *Publisher) VerifyRun(ctx context.Context, ident table.Identifier, runID
 	if err != nil {
 		return nil, err
 	}
-	return p.verifySnapshot(ctx, ident, run)
+	return l.verifySnapshot(ctx, ident, run)
 }
 
 // verifySnapshot verifies the run one snapshot records.
-func (p *Publisher) verifySnapshot(ctx context.Context, ident table.Identifier, run *table.Snapshot) (*VerifyResult, error) {
+func (l *Ledger) verifySnapshot(ctx context.Context, ident table.Identifier, run *table.Snapshot) (*VerifyResult, error) {
 	var rec runrecord.Record
 	if run.Summary != nil {
 		rec, _ = runrecord.Read(run.Summary.Properties)
@@ -285,7 +285,7 @@ func (p *Publisher) verifySnapshot(ctx context.Context, ident table.Identifier, 
 	if rec.Fingerprint == "" {
 		return nil, fmt.Errorf("snapshot %d was not committed by lakeswap: it records no fingerprint", run.SnapshotID)
 	}
-	parts, err := p.partitionFingerprints(ctx, ident, run.SnapshotID, rec.Partitions)
+	parts, err := l.partitionFingerprints(ctx, ident, run.SnapshotID, rec.Partitions)
 	if err != nil {
 		return nil, err
 	}
@@ -302,8 +302,8 @@ func (p *Publisher) verifySnapshot(ctx context.Context, ident table.Identifier, 
 	}
 	res.OK = res.Recorded == res.Computed
 	if !res.OK {
-		return res, &OpError{Op: "verify", Table: strings.Join(ident, "."), RunID: res.RunID,
-			Err: fmt.Errorf("%w: snapshot %d fingerprint %s, recorded %s", ErrVerifyFailed, run.SnapshotID, short(res.Computed), short(res.Recorded))}
+		return res, &outcome.OpError{Op: "verify", Table: strings.Join(ident, "."), RunID: res.RunID,
+			Err: fmt.Errorf("%w: snapshot %d fingerprint %s, recorded %s", outcome.ErrVerifyFailed, run.SnapshotID, outcome.Short(res.Computed), outcome.Short(res.Recorded))}
 	}
 	return res, nil
 }

@@ -1,8 +1,9 @@
-package swap
+package rollback
 
 import (
 	"context"
 	"fmt"
+	"github.com/lakeswap/lakeswap/swap/internal/outcome"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 	"hash/maphash"
 	"slices"
@@ -49,10 +50,10 @@ const maxTableFindings = 100
 // partition column: a key in two partitions is counted twice); and each
 // lakeswap run that main still holds, partition by partition as it
 // committed it, fingerprints as it recorded. It holds a hash of every key
-// in memory (about 40 bytes a row). A finding is ErrVerifyFailed.
-func (p *Publisher) VerifyTable(ctx context.Context, ident table.Identifier, snapshotID int64) (*TableCheck, error) {
+// in memory (about 40 bytes a row). A finding is outcome.ErrVerifyFailed.
+func (l *Ledger) VerifyTable(ctx context.Context, ident table.Identifier, snapshotID int64) (*TableCheck, error) {
 	name := strings.Join(ident, ".")
-	tbl, err := p.Catalog.LoadTable(ctx, ident)
+	tbl, err := l.Catalog.LoadTable(ctx, ident)
 	if err != nil {
 		return nil, fmt.Errorf("load table %s: %w", name, err)
 	}
@@ -69,7 +70,7 @@ func (p *Publisher) VerifyTable(ctx context.Context, ident table.Identifier, sna
 		return res, nil // an empty table holds nothing to check
 	}
 	res.SnapshotID = snap.SnapshotID
-	at, err := snapshot.Load(ctx, p.Catalog, ident, snap.SnapshotID)
+	at, err := snapshot.Load(ctx, l.Catalog, ident, snap.SnapshotID)
 	if err != nil {
 		return nil, err
 	}
@@ -167,7 +168,7 @@ func (p *Publisher) VerifyTable(ctx context.Context, ident table.Identifier, sna
 			if got.Hash != want {
 				rc.OK = false
 				find(verify.Finding{Kind: verify.KindCheck, Partition: verify.DisplayKey(key),
-					Message: fmt.Sprintf("run %s (snapshot %d) recorded fingerprint %s, the partition holds %s", rec.RunID, s.SnapshotID, short(want), short(got.Hash))})
+					Message: fmt.Sprintf("run %s (snapshot %d) recorded fingerprint %s, the partition holds %s", rec.RunID, s.SnapshotID, outcome.Short(want), outcome.Short(got.Hash))})
 			}
 		}
 		if len(rc.Partitions) > 0 {
@@ -176,7 +177,7 @@ func (p *Publisher) VerifyTable(ctx context.Context, ident table.Identifier, sna
 	}
 	slices.Reverse(res.Runs) // oldest first
 	if !res.OK {
-		return res, &OpError{Op: "verify", Table: name, Err: fmt.Errorf("%w: snapshot %d: %d finding(s)", ErrVerifyFailed, snap.SnapshotID, len(res.Findings))}
+		return res, &outcome.OpError{Op: "verify", Table: name, Err: fmt.Errorf("%w: snapshot %d: %d finding(s)", outcome.ErrVerifyFailed, snap.SnapshotID, len(res.Findings))}
 	}
 	return res, nil
 }

@@ -1,0 +1,60 @@
+package swap
+
+import (
+	"context"
+
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakeswap/lakeswap/runrecord"
+	"github.com/lakeswap/lakeswap/swap/rollback"
+)
+
+// What a rollback, a check of a run or of the table, and a run's status
+// answer (package rollback).
+type (
+	RollbackRequest = rollback.Request
+	RollbackResult  = rollback.Result
+	VerifyResult    = rollback.VerifyResult
+	TableCheck      = rollback.TableCheck
+	RunCheck        = rollback.RunCheck
+	RunStatus       = rollback.RunStatus
+)
+
+// ledger reads and undoes runs through the publisher's catalog.
+func (p *Publisher) ledger() *rollback.Ledger {
+	return &rollback.Ledger{Catalog: p.Catalog, Logger: p.Logger, Retention: p.RollbackRetention}
+}
+
+// Rollback points main back at the snapshot a run replaced, or, scoped,
+// gives the run's partitions back what they held (rollback.Ledger.Rollback).
+func (p *Publisher) Rollback(ctx context.Context, req RollbackRequest) (*RollbackResult, error) {
+	p.progress().Step("rollback")
+	return p.ledger().Rollback(ctx, req)
+}
+
+// VerifyRun recomputes a committed run's fingerprint from the table and
+// compares it with what the run recorded.
+func (p *Publisher) VerifyRun(ctx context.Context, ident table.Identifier, runID string, snapshotID int64) (*VerifyResult, error) {
+	return p.ledger().VerifyRun(ctx, ident, runID, snapshotID)
+}
+
+// VerifyTable checks a snapshot of the whole table (main's head for 0):
+// every grain key once, every run's partitions as the run recorded them.
+func (p *Publisher) VerifyTable(ctx context.Context, ident table.Identifier, snapshotID int64) (*TableCheck, error) {
+	return p.ledger().VerifyTable(ctx, ident, snapshotID)
+}
+
+// History lists main's snapshots, newest first, and those off main.
+func (p *Publisher) History(ctx context.Context, ident table.Identifier) (main, off []runrecord.Entry, err error) {
+	return p.ledger().History(ctx, ident)
+}
+
+// Status says what became of a run, from the table's history alone.
+func (p *Publisher) Status(ctx context.Context, ident table.Identifier, runID string) (*RunStatus, error) {
+	return p.ledger().Status(ctx, ident, runID)
+}
+
+// SnapshotFiles lists the data files of a snapshot (main's head for 0).
+func (p *Publisher) SnapshotFiles(ctx context.Context, ident table.Identifier, snapshotID int64) (int64, []runrecord.Input, error) {
+	return p.ledger().SnapshotFiles(ctx, ident, snapshotID)
+}
