@@ -23,7 +23,6 @@ import (
 // one compare-and-swap on that head. iceberg-go's own validation of a file
 // replace is table-wide (any concurrent append fails it), hence this one.
 
-
 // plannedValues maps a plan's partition values to their keys.
 func plannedValues(plan *Plan) map[string]string {
 	out := make(map[string]string, len(plan.Partitions))
