@@ -231,47 +231,77 @@ func (p *Publisher) Apply(ctx context.Context, opts ApplyOptions, plans ...*Plan
 
 // apply settles a staged plan against the table it was staged on, or
 // bound to: a refusal, a rerun of a recorded run id, or a commit and its
-// check.
+// check. Its calls are the steps of swap/doc.go from the commit on.
 func (p *Publisher) apply(ctx context.Context, tbl *table.Table, plan *Plan, noAutoRollback bool) (*Result, error) {
-	name := plan.Table
-	res := &Result{Plan: plan}
-	if plan.Refused() {
-		res.Status = StatusRefused
-		p.log().Info("publish refused", "table", name, "run", plan.RunID, "findings", len(plan.Findings)+int(plan.DroppedFindings))
-		return res, &RefusedError{Op: plan.op(), Table: name, Findings: plan.Findings, Dropped: plan.DroppedFindings, Cleanup: plan.Cleanup}
+	// A plan that commits nothing settles without a commit.
+	if res, err, settled := p.settleUncommitted(ctx, tbl, plan); settled {
+		return res, err
 	}
 	if plan.Batch > 0 && len(plan.Partitions) > plan.Batch {
 		return p.applyBatches(ctx, tbl, plan, noAutoRollback)
 	}
-	if plan.prior != nil {
-		return p.rerun(ctx, tbl, plan, res)
+	// 1. Commit: one snapshot replacing exactly the declared partitions'
+	//    files, on condition that main is at the base (or rebased on a
+	//    head that moved elsewhere).
+	res, err := p.commitPlan(ctx, tbl, plan)
+	if err != nil || res.Status != "" {
+		return res, err
 	}
+	// 2. Verify: read the commit back and compare fingerprints; a commit
+	//    that differs is rolled back unless the run asked to keep it.
+	return p.verifyCommit(ctx, tbl, plan, res, noAutoRollback)
+}
 
-	if plan.empty() {
+// settleUncommitted settles a plan that needs no commit: one refused, a
+// rerun of a run id the table records, or one whose partitions hold its
+// content already. settled is false for a plan to commit.
+func (p *Publisher) settleUncommitted(ctx context.Context, tbl *table.Table, plan *Plan) (res *Result, err error, settled bool) {
+	name := plan.Table
+	res = &Result{Plan: plan}
+	switch {
+	case plan.Refused():
+		res.Status = StatusRefused
+		p.log().Info("publish refused", "table", name, "run", plan.RunID, "findings", len(plan.Findings)+int(plan.DroppedFindings))
+		return res, &RefusedError{Op: plan.op(), Table: name, Findings: plan.Findings, Dropped: plan.DroppedFindings, Cleanup: plan.Cleanup}, true
+	case plan.Batch > 0 && len(plan.Partitions) > plan.Batch:
+		return nil, nil, false // each batch settles on its own
+	case plan.prior != nil:
+		res, err = p.rerun(ctx, tbl, plan, res)
+		return res, err, true
+	case plan.empty():
 		// Nothing to replace and nothing staged (--allow-empty on empty
 		// partitions): a commit would make a snapshot that changes nothing.
 		res.Status = StatusUnchanged
 		p.log().Info("nothing to commit", "table", name, "run", plan.RunID)
-		return res, nil
+		return res, nil, true
+	case plan.BaseFingerprint.Hash != plan.Fingerprint.Hash || plan.BaseFingerprint.Rows != plan.Fingerprint.Rows:
+		return nil, nil, false
 	}
-	if plan.BaseFingerprint.Hash == plan.Fingerprint.Hash && plan.BaseFingerprint.Rows == plan.Fingerprint.Rows {
-		// The declared partitions hold now exactly what the run staged: a
-		// rerun of the same input commits nothing.
-		res.Status = StatusUnchanged
-		p.log().Info("partitions already hold the planned content", "table", name, "run", plan.RunID)
-		if !plan.bound {
-			p.discard(ctx, tbl, plan)
-			return res, nil
-		}
-		// A plan read back keeps its files unless no snapshot references
-		// them, as discard checks: the plan may be old, and applied.
-		said, err := p.discardListed(ctx, tbl, plan)
-		if err != nil {
-			said = fmt.Sprintf("the plan's staged files were left in place: %v", err)
-		}
-		plan.Cleanup = said
-		return res, nil
+	// The declared partitions hold now exactly what the run staged: a
+	// rerun of the same input commits nothing.
+	res.Status = StatusUnchanged
+	p.log().Info("partitions already hold the planned content", "table", name, "run", plan.RunID)
+	if !plan.bound {
+		p.discard(ctx, tbl, plan)
+		return res, nil, true
 	}
+	// A plan read back keeps its files unless no snapshot references
+	// them, as discard checks: the plan may be old, and applied.
+	said, err := p.discardListed(ctx, tbl, plan)
+	if err != nil {
+		said = fmt.Sprintf("the plan's staged files were left in place: %v", err)
+	}
+	plan.Cleanup = said
+	return res, nil, true
+}
+
+// commitPlan commits a staged plan and says what became of it: a Result
+// with no status yet for a commit that landed, to be verified; one settled
+// already (another process committed the same run); or the error of a
+// commit that did not land, or may have.
+func (p *Publisher) commitPlan(ctx context.Context, tbl *table.Table, plan *Plan) (*Result, error) {
+	name := plan.Table
+	res := &Result{Plan: plan}
 	if p.BeforeCommit != nil {
 		if err := p.BeforeCommit(ctx, plan); err != nil {
 			res.Status = StatusNotCommitted
@@ -303,7 +333,13 @@ func (p *Publisher) apply(ctx context.Context, tbl *table.Table, plan *Plan, noA
 	}
 	res.SnapshotID, res.CommittedOn = id, plan.committedOn
 	p.log().Info("committed", "table", name, "run", plan.RunID, "snapshot", id)
+	return res, nil
+}
 
+// verifyCommit reads a landed commit back and compares it with the plan;
+// one that differs is rolled back, unless noAutoRollback.
+func (p *Publisher) verifyCommit(ctx context.Context, tbl *table.Table, plan *Plan, res *Result, noAutoRollback bool) (*Result, error) {
+	name, id := plan.Table, res.SnapshotID
 	mismatches, err := p.checkLanded(ctx, plan, id)
 	if err != nil {
 		// Exit codes never say "rolled back" of a commit main holds.

@@ -12,7 +12,6 @@ import (
 	"regexp"
 	"runtime"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -161,189 +160,45 @@ func (p *Publisher) Stage(ctx context.Context, req Request) (*Plan, error) {
 }
 
 // stage stages a run, holding its attempt as kind ("run": refreshed while
-// the publish runs; "plan": until applied or discarded).
+// the publish runs; "plan": until applied or discarded). Its calls are the
+// steps of swap/doc.go up to the commit.
 func (p *Publisher) stage(ctx context.Context, req Request, kind string) (*Plan, *table.Table, error) {
-	name := strings.Join(req.Table, ".")
-	if len(req.Partitions) == 0 {
-		return nil, nil, fmt.Errorf("publish to %s declares no partitions", name)
-	}
-	if (len(req.Adopt) > 0) == (req.Source != nil) {
-		return nil, nil, fmt.Errorf("publish to %s: name either a source of rows or files to adopt", name)
-	}
-	runID := req.RunID
-	if runID == "" {
-		runID = NewRunID()
-	}
-	if err := CheckRunID(runID); err != nil {
+	// 1. Plan: note main's snapshot (the base) and the files each declared
+	//    partition holds there, each under a prefix no attempt used.
+	p.progress().Step("plan")
+	plan, tbl, base, err := p.planRun(ctx, req)
+	if err != nil {
 		return nil, nil, err
 	}
-	p.progress().Step("plan")
-	target := req.Target
-	if target.tableOf(req.Table) == nil {
-		var err error
-		if target, err = p.Open(ctx, req.Table); err != nil {
-			return nil, nil, err
-		}
-	}
-	tbl, contract := target.table, target.Contract
-	meta := tbl.Metadata()
-	fsys, err := tbl.FS(ctx)
-	if err != nil {
-		return nil, nil, fmt.Errorf("file IO of %s: %w", name, err)
-	}
-	wfs, err := p.stagingIO(ctx, fsys)
-	if err != nil {
-		return nil, nil, fmt.Errorf("staging IO of %s: %w", name, err)
-	}
-
-	plan := &Plan{RunID: runID, Attempt: newAttempt(), Table: name, Source: req.SourceName, BaseMetadata: tbl.MetadataLocation(),
-		PartitionColumn: contract.Partition.Name, Contract: contract.Summary(), Batch: req.Batch, Job: req.Job, oldFiles: map[string][]iceberg.DataFile{}, contract: contract}
-	base := meta.CurrentSnapshot()
-	if base != nil {
-		id := base.SnapshotID
-		plan.BaseSnapshotID = &id
-	}
-	plan.prior = runrecord.Find(meta, runID)
-	all, err := snapshot.Files(ctx, fsys, base, contract)
-	if err != nil {
-		return nil, nil, fmt.Errorf("table %s: %w", name, err)
-	}
-	declared := map[string]bool{}
-	values := append([]string(nil), req.Partitions...)
-	sort.Strings(values)
-	for _, v := range values {
-		if declared[v] {
-			continue
-		}
-		declared[v] = true
-		if err := target.check(v); err != nil {
-			return nil, nil, fmt.Errorf("publish to %s: %w", name, err)
-		}
-		if err := snapshot.NoDeletes(contract.Partition.Key(v), all[v]); err != nil {
-			return nil, nil, fmt.Errorf("publish to %s: %w", name, err)
-		}
-		prefix, err := stagingPrefix(meta, contract.Partition.Name, v, runID, plan.Attempt)
-		if err != nil {
-			return nil, nil, fmt.Errorf("table %s: %w", name, err)
-		}
-		plan.Partitions = append(plan.Partitions, PartitionPlan{
-			Value: v, Key: contract.Partition.Key(v), Prefix: prefix, OldFiles: describe(all[v]),
-		})
-		plan.oldFiles[v] = all[v]
-	}
-
+	// 2. Hold the attempt before the first file is written, so that gc
+	//    never takes a file of this attempt for a killed one's.
 	if len(req.Adopt) == 0 {
-		// Held before the first file is written, so that gc never takes
-		// a file of this attempt for a killed one's.
-		var err error
-		if kind == "run" {
-			plan.stopHold, err = hold.WhileRunning(ctx, p.holds(tbl), p.log(), plan.RunID, plan.Attempt, hold.Location(meta, plan.RunID, plan.Attempt))
-		} else {
-			err = hold.Write(ctx, p.holds(tbl), plan.RunID, plan.Attempt, kind, time.Now(), hold.Location(meta, plan.RunID, plan.Attempt))
-		}
-		if err != nil {
+		if err := p.holdAttempt(ctx, tbl, plan, kind); err != nil {
 			return nil, nil, err
 		}
 	}
-	if contract.DeltaIntegers {
-		req.Writer.DeltaIntegers = true
-	}
+	// 3. Stage: write each partition's rows as Parquet, validating and
+	//    fingerprinting them on the way (or read the files to adopt).
 	p.progress().Step("stage")
-	var stageErr error
-	if len(req.Adopt) > 0 {
-		stageErr = p.adopt(ctx, fsys, meta, contract, plan, req.Adopt, req.AllowEmpty)
-		if stageErr == nil {
-			stageErr = fingerprintBase(ctx, fsys, contract, plan)
-		}
-	} else {
-		stageErr = p.stageRows(ctx, wfs, fsys, contract, plan, req)
-	}
-
-	if in, ok := req.Source.(source.ObjectReporter); ok {
-		plan.Inputs = in.Objects()
-	}
-	if stray, ok := req.Source.(source.StrayReporter); ok {
-		plan.Findings = append(plan.Findings, stray.Stray()...)
-	}
-	for _, pp := range plan.Partitions {
-		plan.Findings = append(plan.Findings, pp.findings.List...)
-		plan.DroppedFindings += pp.findings.Dropped
-	}
+	stageErr := p.stageAll(ctx, tbl, plan, req)
+	p.gatherFindings(plan, req.Source)
+	// 4. Guard: the checks that look across partitions and at the rest of
+	//    the table, each named in the plan's checks.
 	ran, allowed := map[string]bool{}, map[string]bool{}
-	if stageErr == nil && req.SecondBuild != nil && !plan.Refused() {
-		var found []verify.Finding
-		found, stageErr = buildsAgree(ctx, plan, contract, req.SecondBuild)
-		plan.Findings = append(plan.Findings, found...)
-		ran["build twice"] = true
-	}
-	if stageErr == nil && !plan.Refused() {
-		var found []verify.Finding
-		var skipped string
-		found, skipped, stageErr = moved(ctx, fsys, contract, plan, all, req.KeysMaxRows)
-		plan.Findings = append(plan.Findings, found...)
-		if skipped != "" {
-			plan.Warnings = append(plan.Warnings, skipped)
-		}
-		ran["moved records"] = len(contract.Grain) > 0 && !slices.Contains(contract.Grain, contract.Partition.Column)
-	}
-	if stageErr == nil && !plan.Refused() && plan.Batch > 0 && len(plan.Partitions) > plan.Batch {
-		plan.Together, stageErr = exchanges(ctx, fsys, contract, plan)
-		plan.withLanded(meta)
-	}
 	if stageErr == nil {
-		band := contract.Band
-		if req.Band != nil {
-			band = *req.Band
-		}
-		ran["plausible band"], ran["reconciliation"] = true, req.Expect != nil
-		for _, f := range reconcile(plan, contract, req.Expect) {
-			if req.AllowMismatch {
-				allowed["reconciliation"] = true
-				plan.Warnings = append(plan.Warnings, "allowed (--allow-mismatch): "+f.String())
-				continue
-			}
-			plan.Findings = append(plan.Findings, f)
-		}
-		found := implausible(plan, contract, band)
-		for _, f := range found {
-			if req.AllowImplausible {
-				allowed["plausible band"] = true
-				plan.Warnings = append(plan.Warnings, "allowed (--allow-implausible): "+f.String())
-				continue
-			}
-			f.Message += implausibleAdvice
-			plan.Findings = append(plan.Findings, f)
-		}
-		for _, pp := range plan.Partitions {
-			if req.AllowEmpty && pp.Fingerprint.Rows == 0 && pp.OldFingerprint.Rows > 0 {
-				allowed["empty"] = true
-				plan.Warnings = append(plan.Warnings, fmt.Sprintf("allowed (--allow-empty): partition %s goes from %d rows to none", verify.DisplayKey(pp.Key), pp.OldFingerprint.Rows))
-			}
-		}
+		stageErr = guard(ctx, tbl, plan, req, base, ran, allowed)
 	}
-	if stageErr == nil && !plan.Refused() && req.Changes {
-		stageErr = grainChanges(ctx, fsys, contract, plan, req.ChangesMaxRows, parallelism(req.Parallelism))
-	}
+	// 5. Fingerprint the run as a whole, and what it replaces.
 	if stageErr == nil && !plan.Refused() {
-		newFP, oldFP := map[string]verify.Fingerprint{}, map[string]verify.Fingerprint{}
-		for _, pp := range plan.Partitions {
-			newFP[pp.Key], oldFP[pp.Key] = pp.Fingerprint, pp.OldFingerprint
-		}
-		var sumErr error
-		plan.Fingerprint, sumErr = verify.Combine(newFP)
-		// What the run replaces is only recorded by its hash and rows; a
-		// base sum that does not fit is left out of the plan, not wrapped.
-		plan.BaseFingerprint, _ = verify.Combine(oldFP)
-		if sumErr != nil {
-			plan.Findings = append(plan.Findings, verify.Finding{Kind: verify.KindCheck, Message: "the run's " + sumErr.Error()})
-		}
+		fingerprintRun(plan)
 	}
 	plan.Checks = checksOf(plan, ran, allowed)
+	// 6. A stage that failed or was refused removes exactly what it wrote.
 	if stageErr != nil || plan.Refused() {
 		cleanup := p.removeStaged(ctx, tbl, plan)
 		plan.unhold(ctx, p, tbl)
 		if stageErr != nil {
-			return nil, nil, &OpError{Op: "stage", Table: name, RunID: runID, Err: stageErr,
+			return nil, nil, &OpError{Op: "stage", Table: plan.Table, RunID: plan.RunID, Err: stageErr,
 				Hint: "nothing was committed; " + cleanup}
 		}
 		plan.Cleanup = cleanup
@@ -357,6 +212,216 @@ func (p *Publisher) stage(ctx context.Context, req Request, kind string) (*Plan,
 	// declared partitions hold now what the run staged.
 	plan.held = plan.BaseFingerprint.Hash == plan.Fingerprint.Hash
 	return plan, tbl, nil
+}
+
+// planRun loads the table (unless the request carries it), notes main's
+// snapshot and the files each declared partition holds there, and names
+// the attempt and each partition's staging prefix. It returns every live
+// file of the base by partition, for the guards.
+func (p *Publisher) planRun(ctx context.Context, req Request) (*Plan, *table.Table, map[string][]iceberg.DataFile, error) {
+	name := strings.Join(req.Table, ".")
+	if len(req.Partitions) == 0 {
+		return nil, nil, nil, fmt.Errorf("publish to %s declares no partitions", name)
+	}
+	if (len(req.Adopt) > 0) == (req.Source != nil) {
+		return nil, nil, nil, fmt.Errorf("publish to %s: name either a source of rows or files to adopt", name)
+	}
+	runID := req.RunID
+	if runID == "" {
+		runID = NewRunID()
+	}
+	if err := CheckRunID(runID); err != nil {
+		return nil, nil, nil, err
+	}
+	target := req.Target
+	if target.tableOf(req.Table) == nil {
+		var err error
+		if target, err = p.Open(ctx, req.Table); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	tbl, contract := target.table, target.Contract
+	meta := tbl.Metadata()
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("file IO of %s: %w", name, err)
+	}
+	plan := &Plan{RunID: runID, Attempt: newAttempt(), Table: name, Source: req.SourceName, BaseMetadata: tbl.MetadataLocation(),
+		PartitionColumn: contract.Partition.Name, Contract: contract.Summary(), Batch: req.Batch, Job: req.Job, oldFiles: map[string][]iceberg.DataFile{}, contract: contract}
+	base := meta.CurrentSnapshot()
+	if base != nil {
+		id := base.SnapshotID
+		plan.BaseSnapshotID = &id
+	}
+	plan.prior = runrecord.Find(meta, runID)
+	all, err := snapshot.Files(ctx, fsys, base, contract)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("table %s: %w", name, err)
+	}
+	values := slices.Compact(slices.Sorted(slices.Values(req.Partitions)))
+	for _, v := range values {
+		if err := target.check(v); err != nil {
+			return nil, nil, nil, fmt.Errorf("publish to %s: %w", name, err)
+		}
+		if err := snapshot.NoDeletes(contract.Partition.Key(v), all[v]); err != nil {
+			return nil, nil, nil, fmt.Errorf("publish to %s: %w", name, err)
+		}
+		prefix, err := stagingPrefix(meta, contract.Partition.Name, v, runID, plan.Attempt)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("table %s: %w", name, err)
+		}
+		plan.Partitions = append(plan.Partitions, PartitionPlan{
+			Value: v, Key: contract.Partition.Key(v), Prefix: prefix, OldFiles: describe(all[v]),
+		})
+		plan.oldFiles[v] = all[v]
+	}
+	return plan, tbl, all, nil
+}
+
+// holdAttempt holds the plan's attempt as kind: a running publish's hold
+// is refreshed until it ends, a plan's stays until applied or discarded.
+func (p *Publisher) holdAttempt(ctx context.Context, tbl *table.Table, plan *Plan, kind string) error {
+	loc := hold.Location(tbl.Metadata(), plan.RunID, plan.Attempt)
+	if kind == "run" {
+		var err error
+		plan.stopHold, err = hold.WhileRunning(ctx, p.holds(tbl), p.log(), plan.RunID, plan.Attempt, loc)
+		return err
+	}
+	return hold.Write(ctx, p.holds(tbl), plan.RunID, plan.Attempt, kind, time.Now(), loc)
+}
+
+// stageAll stages every declared partition: the request's rows, or the
+// files it adopts, and what each partition holds at the base.
+func (p *Publisher) stageAll(ctx context.Context, tbl *table.Table, plan *Plan, req Request) error {
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return err
+	}
+	c := plan.contract
+	if len(req.Adopt) > 0 {
+		if err := p.adopt(ctx, fsys, tbl.Metadata(), c, plan, req.Adopt, req.AllowEmpty); err != nil {
+			return err
+		}
+		return fingerprintBase(ctx, fsys, c, plan)
+	}
+	wfs, err := p.stagingIO(ctx, fsys)
+	if err != nil {
+		return fmt.Errorf("staging IO of %s: %w", plan.Table, err)
+	}
+	if c.DeltaIntegers {
+		req.Writer.DeltaIntegers = true
+	}
+	return p.stageRows(ctx, wfs, fsys, c, plan, req)
+}
+
+// gatherFindings collects into the plan what each partition's validation
+// found, what the source found outside every partition, and the objects
+// it read.
+func (p *Publisher) gatherFindings(plan *Plan, src source.Source) {
+	if in, ok := src.(source.ObjectReporter); ok {
+		plan.Inputs = in.Objects()
+	}
+	if stray, ok := src.(source.StrayReporter); ok {
+		plan.Findings = append(plan.Findings, stray.Stray()...)
+	}
+	for _, pp := range plan.Partitions {
+		plan.Findings = append(plan.Findings, pp.findings.List...)
+		plan.DroppedFindings += pp.findings.Dropped
+	}
+}
+
+// guard runs the checks that look across the run's partitions and at the
+// rest of the table (all: the base's files by partition), noting in ran
+// which of those that do not always run did, and in allowed which found
+// something the request let through.
+func guard(ctx context.Context, tbl *table.Table, plan *Plan, req Request, all map[string][]iceberg.DataFile, ran, allowed map[string]bool) error {
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return err
+	}
+	c := plan.contract
+	if req.SecondBuild != nil && !plan.Refused() {
+		found, err := buildsAgree(ctx, plan, c, req.SecondBuild)
+		if err != nil {
+			return err
+		}
+		plan.Findings = append(plan.Findings, found...)
+		ran["build twice"] = true
+	}
+	if !plan.Refused() {
+		found, skipped, err := moved(ctx, fsys, c, plan, all, req.KeysMaxRows)
+		if err != nil {
+			return err
+		}
+		plan.Findings = append(plan.Findings, found...)
+		if skipped != "" {
+			plan.Warnings = append(plan.Warnings, skipped)
+		}
+		ran["moved records"] = len(c.Grain) > 0 && !slices.Contains(c.Grain, c.Partition.Column)
+	}
+	if !plan.Refused() && plan.Batch > 0 && len(plan.Partitions) > plan.Batch {
+		if plan.Together, err = exchanges(ctx, fsys, c, plan); err != nil {
+			return err
+		}
+		plan.withLanded(tbl.Metadata())
+	}
+	plausible(plan, req, ran, allowed)
+	if !plan.Refused() && req.Changes {
+		return grainChanges(ctx, fsys, c, plan, req.ChangesMaxRows, parallelism(req.Parallelism))
+	}
+	return nil
+}
+
+// plausible judges each partition's figures against what it held (the
+// band) and what the source says it must hold (reconciliation), and notes
+// the empty partitions the request allowed.
+func plausible(plan *Plan, req Request, ran, allowed map[string]bool) {
+	c := plan.contract
+	band := c.Band
+	if req.Band != nil {
+		band = *req.Band
+	}
+	ran["plausible band"], ran["reconciliation"] = true, req.Expect != nil
+	for _, f := range reconcile(plan, c, req.Expect) {
+		if req.AllowMismatch {
+			allowed["reconciliation"] = true
+			plan.Warnings = append(plan.Warnings, "allowed (--allow-mismatch): "+f.String())
+			continue
+		}
+		plan.Findings = append(plan.Findings, f)
+	}
+	for _, f := range implausible(plan, c, band) {
+		if req.AllowImplausible {
+			allowed["plausible band"] = true
+			plan.Warnings = append(plan.Warnings, "allowed (--allow-implausible): "+f.String())
+			continue
+		}
+		f.Message += implausibleAdvice
+		plan.Findings = append(plan.Findings, f)
+	}
+	for _, pp := range plan.Partitions {
+		if req.AllowEmpty && pp.Fingerprint.Rows == 0 && pp.OldFingerprint.Rows > 0 {
+			allowed["empty"] = true
+			plan.Warnings = append(plan.Warnings, fmt.Sprintf("allowed (--allow-empty): partition %s goes from %d rows to none", verify.DisplayKey(pp.Key), pp.OldFingerprint.Rows))
+		}
+	}
+}
+
+// fingerprintRun combines the partitions' fingerprints into the run's, and
+// what they held into what the run replaces.
+func fingerprintRun(plan *Plan) {
+	newFP, oldFP := map[string]verify.Fingerprint{}, map[string]verify.Fingerprint{}
+	for _, pp := range plan.Partitions {
+		newFP[pp.Key], oldFP[pp.Key] = pp.Fingerprint, pp.OldFingerprint
+	}
+	var sumErr error
+	plan.Fingerprint, sumErr = verify.Combine(newFP)
+	// What the run replaces is only recorded by its hash and rows; a base
+	// sum that does not fit is left out of the plan, not wrapped.
+	plan.BaseFingerprint, _ = verify.Combine(oldFP)
+	if sumErr != nil {
+		plan.Findings = append(plan.Findings, verify.Finding{Kind: verify.KindCheck, Message: "the run's " + sumErr.Error()})
+	}
 }
 
 func parallelism(n int) int {
