@@ -70,9 +70,11 @@ var layer = map[string]int{
 	"swap": 8,
 	// SQL jobs, which stage through swap.
 	"job": 9,
+	// The retail-orders story, told through the protocol.
+	"internal/demo": 10,
 	// The binary and the servers tests start.
-	"cmd/lakeswap": 10, "testenv": 10, "testenv/cmd/devenv": 11,
-	"internal/layers": 12,
+	"cmd/lakeswap": 11, "testenv": 11, "testenv/cmd/devenv": 12,
+	"internal/layers": 13,
 }
 
 func TestLayers(t *testing.T) {
