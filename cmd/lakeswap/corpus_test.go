@@ -93,4 +93,3 @@ func warehouseFiles(t *testing.T, home string) []string {
 	slices.Sort(out)
 	return out
 }
-
