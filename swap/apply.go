@@ -12,7 +12,6 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/parquetio"
 	"github.com/lakeswap/lakeswap/runrecord"
@@ -181,96 +180,4 @@ func fileSHA256(ctx context.Context, fsys icebergio.IO, path string) (int64, str
 	}
 	defer r.Close()
 	return parquetio.Checksum(ctx, r)
-}
-
-// Discard removes the files a plan staged that was never applied: exactly
-// the files it lists, one by one, and only if no snapshot of the table
-// references any of them (an applied plan's files are the table's). Files
-// a plan adopts belong to the engine that wrote them and are left.
-func (p *Publisher) Discard(ctx context.Context, plan *Plan) (string, error) {
-	ident, err := catalog.ParseIdent(plan.Table)
-	if err != nil {
-		return "", err
-	}
-	tbl, err := p.Catalog.LoadTable(ctx, ident)
-	if err != nil {
-		return "", fmt.Errorf("load table %s: %w", plan.Table, err)
-	}
-	return p.discardListed(ctx, tbl, plan)
-}
-
-// discardListed removes the files a plan lists as staged, as Discard does,
-// from the table as loaded.
-func (p *Publisher) discardListed(ctx context.Context, tbl *table.Table, plan *Plan) (string, error) {
-	fsys, err := tbl.FS(ctx)
-	if err != nil {
-		return "", err
-	}
-	meta := tbl.Metadata()
-	c, err := contract.Of(meta)
-	if err != nil {
-		return "", fmt.Errorf("table %s: %w", plan.Table, err)
-	}
-	referenced, err := snapshot.Referenced(ctx, fsys, meta)
-	if err != nil {
-		return "", err
-	}
-	var files, applied []string
-	for _, pp := range plan.Partitions {
-		if pp.Adopted {
-			continue
-		}
-		// Only what this run's attempt staged under this table: a plan of
-		// another table, or one edited to name other files, removes
-		// nothing.
-		if want, err := stagingPrefix(meta, c.Partition.Name, pp.Value, plan.RunID, pp.attemptOr(plan.Attempt)); err != nil || pp.Prefix != want {
-			return "", fmt.Errorf("the plan of run %s stages partition %s at %s, which is not where the run stages under %s (%s); is it a plan of this table? nothing was removed",
-				plan.RunID, pp.Key, pp.Prefix, plan.Table, want)
-		}
-		for _, f := range pp.NewFiles {
-			if !strings.HasPrefix(f.Path, pp.Prefix+"/") {
-				return "", fmt.Errorf("plan of run %s lists %s outside its prefix %s; nothing was removed", plan.RunID, f.Path, pp.Prefix)
-			}
-			if referenced[f.Path] {
-				applied = append(applied, f.Path)
-				continue
-			}
-			files = append(files, f.Path)
-		}
-	}
-	// A plan applied is the table's: nothing of it goes. A plan applied in
-	// part (batches, the later ones stopped) keeps what was committed and
-	// loses the rest.
-	if len(applied) > 0 && len(files) == 0 {
-		return "", fmt.Errorf("a snapshot of %s references %s: the plan of run %s was applied, and its files are the table's; nothing was removed", plan.Table, applied[0], plan.RunID)
-	}
-	wfs, err := p.stagingIO(ctx, fsys)
-	if err != nil {
-		return "", err
-	}
-	removed, gone := 0, 0
-	for _, f := range files {
-		switch err := wfs.Remove(f); {
-		case err == nil:
-			removed++
-		case errors.Is(err, fs.ErrNotExist):
-			gone++
-		default:
-			return fmt.Sprintf("removed %d of the plan's %d files", removed, len(files)), fmt.Errorf("remove %s: %w", f, err)
-		}
-	}
-	if _, ok := wfs.(icebergio.LocalFS); ok {
-		// A local attempt's folder, once empty (Remove takes no other).
-		for _, pp := range plan.Partitions {
-			if !pp.Adopted {
-				_ = wfs.Remove(pp.Prefix)
-			}
-		}
-	}
-	p.release(ctx, tbl, plan)
-	said := fmt.Sprintf("removed the %d file(s) the plan of run %s staged (%d were already gone)", removed, plan.RunID, gone)
-	if len(applied) > 0 {
-		said += fmt.Sprintf("; its %d file(s) a snapshot references (batches that were applied) are the table's and stay", len(applied))
-	}
-	return said, nil
 }

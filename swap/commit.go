@@ -9,6 +9,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
@@ -272,4 +273,72 @@ func fmtID(id *int64) string {
 		return "(none: the table was empty)"
 	}
 	return strconv.FormatInt(*id, 10)
+}
+
+// commitPlan commits a staged plan and says what became of it: a Result
+// with no status yet for a commit that landed, to be verified; one settled
+// already (another process committed the same run); or the error of a
+// commit that did not land, or may have.
+func (p *Publisher) commitPlan(ctx context.Context, tbl *table.Table, plan *Plan) (*Result, error) {
+	name := plan.Table
+	res := &Result{Plan: plan}
+	if p.BeforeCommit != nil {
+		if err := p.BeforeCommit(ctx, plan); err != nil {
+			res.Status = StatusNotCommitted
+			return res, &OpError{Op: "commit", Table: name, RunID: plan.RunID, Err: err, Hint: "nothing was committed; " + p.discard(ctx, tbl, plan)}
+		}
+	}
+	id, err := p.commit(ctx, tbl, plan)
+	if elsewhere := (*committedElsewhere)(nil); errors.As(err, &elsewhere) {
+		// Another process committed this very run; what this one staged
+		// is either those files (the same plan) or its own, unreferenced.
+		res.Status, res.SnapshotID = StatusAlreadyPublished, elsewhere.snapshotID
+		plan.Cleanup = p.discard(ctx, tbl, plan)
+		p.log().Info("already published by another process", "table", name, "run", plan.RunID, "snapshot", id)
+		return res, nil
+	}
+	if err != nil {
+		var op *OpError
+		// A commit whose answer was lost may reference the staged files,
+		// and one found not to have landed keeps them too: a catalog
+		// that answered wrongly once is not trusted to have told the end.
+		if !errors.Is(err, ErrCommitUnknown) && !errors.Is(err, ErrNotLanded) {
+			cleanup := p.discard(ctx, tbl, plan)
+			if errors.As(err, &op) {
+				op.Hint += "; " + cleanup
+			}
+		}
+		res.Status = StatusNotCommitted
+		return res, err
+	}
+	res.SnapshotID, res.CommittedOn = id, plan.committedOn
+	p.log().Info("committed", "table", name, "run", plan.RunID, "snapshot", id)
+	return res, nil
+}
+
+// settle finds out whether a publish's commit id, answered with cause,
+// landed (lookFor), and says what to do if it did not or if that is not
+// known.
+func (p *Publisher) settle(ctx context.Context, tbl *table.Table, plan *Plan, id int64, cause error) (int64, error) {
+	err := snapshot.LookFor(ctx, p.Catalog, p.log(), tbl, plan.RunID, id, cause, func(m table.Metadata) bool { return m.SnapshotByID(id) != nil })
+	switch {
+	case err == nil:
+		return id, nil
+	case errors.Is(err, ErrNotLanded):
+		return 0, &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID, Err: err,
+			Hint: fmt.Sprintf("nothing was committed as far as the table shows; run the publish again with the same run id (should the commit land late after all, the rerun finds it and reports it); the files staged by attempt %s were kept, and `lakeswap gc --table %s` removes them once past its grace period", plan.Attempt, plan.Table)}
+	}
+	return 0, &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID, Err: err,
+		Hint: fmt.Sprintf("the commit would be snapshot %d; `lakeswap status --table %s --run %s` answers from the table's history whether it landed; the files staged by attempt %s were kept, since the commit may reference them",
+			id, plan.Table, plan.RunID, plan.Attempt)}
+}
+
+// runTagName names the tag of a run's snapshot: one for each batch of a
+// run committed in batches (lakeswap-run-<run id>-batch-<k>), so that
+// expiry keeps every batch, and with them the run's way back.
+func runTagName(plan *Plan) string {
+	if k, _, ok := strings.Cut(plan.BatchOf, "/"); ok {
+		return RunTag(plan.RunID) + "-batch-" + k
+	}
+	return RunTag(plan.RunID)
 }

@@ -3,11 +3,7 @@ package swap
 import (
 	"context"
 
-	icebergio "github.com/apache/iceberg-go/io"
-	"github.com/apache/iceberg-go/table"
-
 	"github.com/lakeswap/lakeswap/swap/gc"
-	"github.com/lakeswap/lakeswap/swap/internal/hold"
 )
 
 type (
@@ -23,27 +19,4 @@ type (
 func (p *Publisher) GC(ctx context.Context, req GCRequest) (*GCResult, error) {
 	c := &gc.Collector{Catalog: p.Catalog, StagingIO: p.stagingIO, Logger: p.Logger}
 	return c.Run(ctx, req)
-}
-
-// holds is where a table's holds are written: its staging IO.
-func (p *Publisher) holds(tbl *table.Table) hold.Store {
-	return func(ctx context.Context) (icebergio.WriteFileIO, error) {
-		fsys, err := tbl.FS(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return p.stagingIO(ctx, fsys)
-	}
-}
-
-// release removes a plan's holds, one per attempt that staged it (a plan
-// merged from shards has several).
-func (p *Publisher) release(ctx context.Context, tbl *table.Table, plan *Plan) {
-	attempts := []string{plan.Attempt}
-	for i := range plan.Partitions {
-		if a := plan.Partitions[i].attemptOr(plan.Attempt); a != plan.Attempt {
-			attempts = append(attempts, a)
-		}
-	}
-	hold.Release(ctx, p.holds(tbl), p.log(), tbl.Metadata(), plan.RunID, attempts)
 }

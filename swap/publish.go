@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"github.com/lakeswap/lakeswap/swap/internal/hold"
 	"hash/maphash"
-	"io/fs"
 	"log/slog"
 	"slices"
 	"strings"
@@ -56,28 +55,6 @@ func (p *Publisher) log() *slog.Logger {
 		return slog.New(slog.DiscardHandler)
 	}
 	return p.Logger
-}
-
-// discard removes a plan's staged files when nothing references them, and
-// says what it did.
-func (p *Publisher) discard(ctx context.Context, tbl *table.Table, plan *Plan) string {
-	if plan.bound {
-		var prefixes []string
-		for _, pp := range plan.Partitions {
-			if !pp.Adopted { // another engine's files are its own to remove
-				prefixes = append(prefixes, pp.Prefix)
-			}
-		}
-		if len(prefixes) == 0 {
-			plan.Cleanup = "the plan adopts files another engine wrote; they were left as they are"
-			return plan.Cleanup
-		}
-		plan.Cleanup = "the plan's staged files were left under " + strings.Join(prefixes, ", ") +
-			" (a plan read back may be old, and its files since committed: remove them once no snapshot references them)"
-		return plan.Cleanup
-	}
-	plan.Cleanup = p.removeStaged(ctx, tbl, plan)
-	return plan.Cleanup
 }
 
 // stagingIO is the file IO staged files are written and removed through.
@@ -293,142 +270,6 @@ func (p *Publisher) settleUncommitted(ctx context.Context, tbl *table.Table, pla
 	}
 	plan.Cleanup = said
 	return res, nil, true
-}
-
-// commitPlan commits a staged plan and says what became of it: a Result
-// with no status yet for a commit that landed, to be verified; one settled
-// already (another process committed the same run); or the error of a
-// commit that did not land, or may have.
-func (p *Publisher) commitPlan(ctx context.Context, tbl *table.Table, plan *Plan) (*Result, error) {
-	name := plan.Table
-	res := &Result{Plan: plan}
-	if p.BeforeCommit != nil {
-		if err := p.BeforeCommit(ctx, plan); err != nil {
-			res.Status = StatusNotCommitted
-			return res, &OpError{Op: "commit", Table: name, RunID: plan.RunID, Err: err, Hint: "nothing was committed; " + p.discard(ctx, tbl, plan)}
-		}
-	}
-	id, err := p.commit(ctx, tbl, plan)
-	if elsewhere := (*committedElsewhere)(nil); errors.As(err, &elsewhere) {
-		// Another process committed this very run; what this one staged
-		// is either those files (the same plan) or its own, unreferenced.
-		res.Status, res.SnapshotID = StatusAlreadyPublished, elsewhere.snapshotID
-		plan.Cleanup = p.discard(ctx, tbl, plan)
-		p.log().Info("already published by another process", "table", name, "run", plan.RunID, "snapshot", id)
-		return res, nil
-	}
-	if err != nil {
-		var op *OpError
-		// A commit whose answer was lost may reference the staged files,
-		// and one found not to have landed keeps them too: a catalog
-		// that answered wrongly once is not trusted to have told the end.
-		if !errors.Is(err, ErrCommitUnknown) && !errors.Is(err, ErrNotLanded) {
-			cleanup := p.discard(ctx, tbl, plan)
-			if errors.As(err, &op) {
-				op.Hint += "; " + cleanup
-			}
-		}
-		res.Status = StatusNotCommitted
-		return res, err
-	}
-	res.SnapshotID, res.CommittedOn = id, plan.committedOn
-	p.log().Info("committed", "table", name, "run", plan.RunID, "snapshot", id)
-	return res, nil
-}
-
-// verifyCommit reads a landed commit back and compares it with the plan;
-// one that differs is rolled back, unless noAutoRollback.
-func (p *Publisher) verifyCommit(ctx context.Context, tbl *table.Table, plan *Plan, res *Result, noAutoRollback bool) (*Result, error) {
-	name, id := plan.Table, res.SnapshotID
-	mismatches, err := p.checkLanded(ctx, plan, id)
-	if err != nil {
-		// Exit codes never say "rolled back" of a commit main holds.
-		res.Status = StatusLandedUnverified
-		return res, &OpError{Op: "verify", Table: name, RunID: plan.RunID, Err: fmt.Errorf("%w: %w", ErrLandedUnverified, err),
-			Hint: fmt.Sprintf("the commit landed as snapshot %d and main holds it, but it could not be read back to check it; finish the check with `lakeswap verify --table %s --run %s` (and roll it back if that fails)", id, name, plan.RunID)}
-	}
-	if len(mismatches) == 0 {
-		res.Status = StatusPublished
-		p.dropUnchanged(ctx, tbl, plan)
-		return res, nil
-	}
-	res.Mismatches = mismatches
-	res.Status = StatusVerifyFailed
-	verr := fmt.Errorf("%w: snapshot %d differs from the staged plan: %v", ErrVerifyFailed, id, mismatches)
-	if noAutoRollback {
-		return res, &OpError{Op: "verify", Table: name, RunID: plan.RunID, Err: verr,
-			Hint: fmt.Sprintf("kept as asked (--no-auto-rollback); undo with `lakeswap rollback --table %s --run %s`", name, plan.RunID)}
-	}
-	if _, rerr := p.Rollback(ctx, RollbackRequest{Table: tbl.Identifier(), SnapshotID: id}); rerr != nil {
-		// The rollback's own check can fail after its commit moved main
-		// back: what main holds says which happened.
-		if now, lerr := p.Catalog.LoadTable(context.WithoutCancel(ctx), tbl.Identifier()); lerr == nil && now.CurrentSnapshot() != nil &&
-			now.CurrentSnapshot().SnapshotID != id {
-			res.Status = StatusRolledBack
-			return res, &OpError{Op: "verify", Table: name, RunID: plan.RunID, Err: verr,
-				Hint: fmt.Sprintf("main was rolled back to snapshot %d, but checking it failed: %v; run `lakeswap history --table %s`", now.CurrentSnapshot().SnapshotID, rerr, name)}
-		}
-		res.Status = StatusLandedUnverified
-		return res, &OpError{Op: "verify", Table: name, RunID: plan.RunID, Err: fmt.Errorf("%w: %w", ErrLandedUnverified, errors.Join(verr, rerr)),
-			Hint: fmt.Sprintf("main still holds snapshot %d, which differs from the plan: the automatic rollback failed; roll back by hand with `lakeswap rollback --table %s --run %s`", id, name, plan.RunID)}
-	}
-	res.Status = StatusRolledBack
-	return res, &OpError{Op: "verify", Table: name, RunID: plan.RunID, Err: verr, Hint: "main was rolled back to the snapshot the commit replaced"}
-}
-
-// dropUnchanged removes the staged files of the partitions a commit left
-// as they were (their content unchanged): no snapshot references them.
-func (p *Publisher) dropUnchanged(ctx context.Context, tbl *table.Table, plan *Plan) {
-	sub := *plan
-	sub.Partitions = nil
-	for _, pp := range plan.Partitions {
-		if pp.same() && !pp.Adopted {
-			sub.Partitions = append(sub.Partitions, pp)
-		}
-	}
-	if len(sub.Partitions) == 0 {
-		return
-	}
-	if !plan.bound {
-		p.removeStaged(ctx, tbl, &sub)
-		return
-	}
-	if _, err := p.discardListed(ctx, tbl, &sub); err != nil {
-		p.log().Warn("staged files of unchanged partitions left in place", "run", plan.RunID, "err", err)
-	}
-}
-
-// Reading a landed commit back is retried this many times, with backoff
-// from checkBackoff, before its outcome is reported as unverified.
-var (
-	checkAttempts = 4
-	checkBackoff  = time.Second
-)
-
-// checkLanded reads a landed commit back and compares it with the plan,
-// again after a read error (a reset, a truncated body) with backoff: only
-// a check that cannot complete is an error. A file the commit references
-// that is gone (removed behind the run's back, by a discard of the same
-// plan, say) makes the snapshot unreadable, which is as wrong as other
-// content.
-func (p *Publisher) checkLanded(ctx context.Context, plan *Plan, snapshotID int64) ([]Mismatch, error) {
-	wait := checkBackoff
-	for attempt := 1; ; attempt++ {
-		mismatches, err := p.checkCommitted(ctx, plan, snapshotID)
-		if errors.Is(err, fs.ErrNotExist) {
-			return []Mismatch{{What: "a committed file is missing: " + err.Error()}}, nil
-		}
-		if err == nil || attempt >= checkAttempts || ctx.Err() != nil {
-			return mismatches, err
-		}
-		p.log().Warn("reading the commit back failed; trying again", "run", plan.RunID, "attempt", attempt, "err", err)
-		select {
-		case <-ctx.Done():
-			return nil, errors.Join(err, ctx.Err())
-		case <-time.After(wait):
-		}
-		wait *= 2
-	}
 }
 
 // rerun settles a publish whose run id the table already records. The id is

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"github.com/lakeswap/lakeswap/swap/internal/hold"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
-	"io/fs"
 	"regexp"
 	"runtime"
 	"slices"
@@ -640,54 +639,6 @@ func (p *Publisher) stagePartition(ctx context.Context, wfs icebergio.WriteFileI
 	pp.findings = acc.Findings(req.AllowEmpty)
 	pp.Fingerprint = acc.Result()
 	return nil
-}
-
-// removeStaged deletes what this attempt staged: exactly the files its
-// writers created, one by one, never a prefix, since a prefix may hold what
-// another attempt wrote. It runs on a context of its own, so that a
-// publish cancelled by Ctrl-C or SIGTERM still removes what it wrote. It
-// returns, for the operator, what it removed and what it left. The file IO
-// is opened afresh on that context, since iceberg-go's object-store IO
-// keeps the context it was opened with.
-func (p *Publisher) removeStaged(ctx context.Context, tbl *table.Table, plan *Plan) string {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), snapshot.CleanupTimeout)
-	defer cancel()
-	fsys, err := tbl.FS(ctx)
-	var wfs icebergio.WriteFileIO
-	if err == nil {
-		wfs, err = p.stagingIO(ctx, fsys)
-	}
-	if err != nil {
-		p.log().Warn("staged files not removed", "run", plan.RunID, "err", err)
-		return fmt.Sprintf("the files staged by run %s (attempt %s) were left in place: %v", plan.RunID, plan.Attempt, err)
-	}
-	removed := 0
-	var left []string
-	for i := range plan.Partitions {
-		pp := &plan.Partitions[i]
-		for _, f := range pp.created {
-			if err := wfs.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				p.log().Warn("remove staged file", "path", f, "err", err)
-				left = append(left, f)
-				continue
-			}
-			removed++
-		}
-		if pp.touched && len(left) == 0 {
-			// A local attempt's folder is its own; remove it once empty
-			// (Remove takes only an empty folder). The partition's folder
-			// stays: another attempt may be creating its own inside it.
-			if _, ok := wfs.(icebergio.LocalFS); ok {
-				_ = wfs.Remove(pp.Prefix)
-			}
-		}
-		pp.NewFiles, pp.created = nil, nil
-	}
-	plan.Staged = false
-	if len(left) > 0 {
-		return fmt.Sprintf("removed %d staged file(s) of run %s but could not remove %d: %s", removed, plan.RunID, len(left), strings.Join(left, ", "))
-	}
-	return fmt.Sprintf("removed the %d file(s) run %s staged (attempt %s)", removed, plan.RunID, plan.Attempt)
 }
 
 // ErrInvalidRequest marks a request that names something wrong (a

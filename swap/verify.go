@@ -1,0 +1,192 @@
+package swap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"github.com/apache/iceberg-go/table"
+	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
+	"io/fs"
+	"slices"
+	"time"
+
+	"github.com/apache/iceberg-go"
+
+	"github.com/lakeswap/lakeswap/catalog"
+)
+
+// Mismatch is one way a committed snapshot differs from its plan.
+type Mismatch struct {
+	Partition string `json:"partition"`
+	What      string `json:"what"`
+}
+
+// checkCommitted reloads the table and checks the run's snapshot: each
+// declared partition holds exactly the staged files, every other partition
+// exactly what it held at the base, and the committed files' fingerprint is
+// the staged one.
+func (p *Publisher) checkCommitted(ctx context.Context, plan *Plan, snapshotID int64) ([]Mismatch, error) {
+	p.progress().Step("verify")
+	ident, err := catalog.ParseIdent(plan.Table)
+	if err != nil {
+		return nil, err
+	}
+	at, err := snapshot.Load(ctx, p.Catalog, ident, snapshotID)
+	if err != nil {
+		return nil, err
+	}
+	contract, fsys, live := at.Contract, at.FS, at.Live
+	var out []Mismatch
+	declared := map[string]bool{}
+	for _, pp := range plan.Partitions {
+		declared[pp.Value] = true
+		files := pp.NewFiles
+		if pp.same() {
+			files = pp.OldFiles // left as they were
+		}
+		want := make([]string, len(files))
+		for i, f := range files {
+			want[i] = f.Path
+		}
+		slices.Sort(want)
+		got := snapshot.Paths(live[pp.Value])
+		if !slices.Equal(got, want) {
+			out = append(out, Mismatch{pp.Key, fmt.Sprintf("holds files %v, staged %v", got, want)})
+			continue
+		}
+		fp, err := snapshot.Fingerprint(ctx, fsys, contract, pp.Value, got)
+		if err != nil {
+			return nil, err
+		}
+		if fp.Hash != pp.Fingerprint.Hash || fp.Rows != pp.Fingerprint.Rows {
+			out = append(out, Mismatch{pp.Key, fmt.Sprintf("committed fingerprint %s (%d rows) differs from staged %s (%d rows)",
+				short(fp.Hash), fp.Rows, short(pp.Fingerprint.Hash), pp.Fingerprint.Rows)})
+		}
+	}
+	// Every other partition holds what it held in the snapshot the commit
+	// replaced (the plan's base, or the head it was rebased on), which the
+	// same metadata still lists.
+	before := map[string][]iceberg.DataFile{}
+	if parent := at.Meta.SnapshotByID(snapshotID).ParentSnapshotID; parent != nil {
+		base := at.Meta.SnapshotByID(*parent)
+		if base == nil {
+			return nil, fmt.Errorf("the snapshot %d replaced is no longer in the table's metadata", *parent)
+		}
+		if before, err = snapshot.Files(ctx, fsys, base, contract); err != nil {
+			return nil, err
+		}
+	}
+	for v, files := range live {
+		if !declared[v] && !slices.Equal(snapshot.Paths(files), snapshot.Paths(before[v])) {
+			out = append(out, Mismatch{contract.Partition.Key(v), "partition outside the run changed"})
+		}
+	}
+	for v := range before {
+		if _, ok := live[v]; !ok && !declared[v] {
+			out = append(out, Mismatch{contract.Partition.Key(v), "partition outside the run lost its files"})
+		}
+	}
+	return out, nil
+}
+
+func short(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}
+
+// verifyCommit reads a landed commit back and compares it with the plan;
+// one that differs is rolled back, unless noAutoRollback.
+func (p *Publisher) verifyCommit(ctx context.Context, tbl *table.Table, plan *Plan, res *Result, noAutoRollback bool) (*Result, error) {
+	name, id := plan.Table, res.SnapshotID
+	mismatches, err := p.checkLanded(ctx, plan, id)
+	if err != nil {
+		// Exit codes never say "rolled back" of a commit main holds.
+		res.Status = StatusLandedUnverified
+		return res, &OpError{Op: "verify", Table: name, RunID: plan.RunID, Err: fmt.Errorf("%w: %w", ErrLandedUnverified, err),
+			Hint: fmt.Sprintf("the commit landed as snapshot %d and main holds it, but it could not be read back to check it; finish the check with `lakeswap verify --table %s --run %s` (and roll it back if that fails)", id, name, plan.RunID)}
+	}
+	if len(mismatches) == 0 {
+		res.Status = StatusPublished
+		p.dropUnchanged(ctx, tbl, plan)
+		return res, nil
+	}
+	res.Mismatches = mismatches
+	res.Status = StatusVerifyFailed
+	verr := fmt.Errorf("%w: snapshot %d differs from the staged plan: %v", ErrVerifyFailed, id, mismatches)
+	if noAutoRollback {
+		return res, &OpError{Op: "verify", Table: name, RunID: plan.RunID, Err: verr,
+			Hint: fmt.Sprintf("kept as asked (--no-auto-rollback); undo with `lakeswap rollback --table %s --run %s`", name, plan.RunID)}
+	}
+	if _, rerr := p.Rollback(ctx, RollbackRequest{Table: tbl.Identifier(), SnapshotID: id}); rerr != nil {
+		// The rollback's own check can fail after its commit moved main
+		// back: what main holds says which happened.
+		if now, lerr := p.Catalog.LoadTable(context.WithoutCancel(ctx), tbl.Identifier()); lerr == nil && now.CurrentSnapshot() != nil &&
+			now.CurrentSnapshot().SnapshotID != id {
+			res.Status = StatusRolledBack
+			return res, &OpError{Op: "verify", Table: name, RunID: plan.RunID, Err: verr,
+				Hint: fmt.Sprintf("main was rolled back to snapshot %d, but checking it failed: %v; run `lakeswap history --table %s`", now.CurrentSnapshot().SnapshotID, rerr, name)}
+		}
+		res.Status = StatusLandedUnverified
+		return res, &OpError{Op: "verify", Table: name, RunID: plan.RunID, Err: fmt.Errorf("%w: %w", ErrLandedUnverified, errors.Join(verr, rerr)),
+			Hint: fmt.Sprintf("main still holds snapshot %d, which differs from the plan: the automatic rollback failed; roll back by hand with `lakeswap rollback --table %s --run %s`", id, name, plan.RunID)}
+	}
+	res.Status = StatusRolledBack
+	return res, &OpError{Op: "verify", Table: name, RunID: plan.RunID, Err: verr, Hint: "main was rolled back to the snapshot the commit replaced"}
+}
+
+// checkLanded reads a landed commit back and compares it with the plan,
+// again after a read error (a reset, a truncated body) with backoff: only
+// a check that cannot complete is an error. A file the commit references
+// that is gone (removed behind the run's back, by a discard of the same
+// plan, say) makes the snapshot unreadable, which is as wrong as other
+// content.
+func (p *Publisher) checkLanded(ctx context.Context, plan *Plan, snapshotID int64) ([]Mismatch, error) {
+	wait := checkBackoff
+	for attempt := 1; ; attempt++ {
+		mismatches, err := p.checkCommitted(ctx, plan, snapshotID)
+		if errors.Is(err, fs.ErrNotExist) {
+			return []Mismatch{{What: "a committed file is missing: " + err.Error()}}, nil
+		}
+		if err == nil || attempt >= checkAttempts || ctx.Err() != nil {
+			return mismatches, err
+		}
+		p.log().Warn("reading the commit back failed; trying again", "run", plan.RunID, "attempt", attempt, "err", err)
+		select {
+		case <-ctx.Done():
+			return nil, errors.Join(err, ctx.Err())
+		case <-time.After(wait):
+		}
+		wait *= 2
+	}
+}
+
+// dropUnchanged removes the staged files of the partitions a commit left
+// as they were (their content unchanged): no snapshot references them.
+func (p *Publisher) dropUnchanged(ctx context.Context, tbl *table.Table, plan *Plan) {
+	sub := *plan
+	sub.Partitions = nil
+	for _, pp := range plan.Partitions {
+		if pp.same() && !pp.Adopted {
+			sub.Partitions = append(sub.Partitions, pp)
+		}
+	}
+	if len(sub.Partitions) == 0 {
+		return
+	}
+	if !plan.bound {
+		p.removeStaged(ctx, tbl, &sub)
+		return
+	}
+	if _, err := p.discardListed(ctx, tbl, &sub); err != nil {
+		p.log().Warn("staged files of unchanged partitions left in place", "run", plan.RunID, "err", err)
+	}
+}
+
+// Reading a landed commit back is retried this many times, with backoff
+// from checkBackoff, before its outcome is reported as unverified.
+var (
+	checkAttempts = 4
+	checkBackoff  = time.Second
+)
