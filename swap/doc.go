@@ -5,9 +5,26 @@
 // the declared partitions' files on condition that main is still at the base,
 // then reads the commit back and compares fingerprints. A run id the table
 // already records is settled, not committed twice. Stage and Apply split a
-// publish in two, so that a plan can be approved, stored as JSON and
-// committed by another process. A rollback points main back at the snapshot
-// a run replaced.
+// publish in two, so that a plan can be approved, stored as a plan file
+// (WritePlan, ReadPlan, Approve) and committed by another process. A
+// rollback points main back at the snapshot a run replaced.
+//
+// The steps are two functions whose calls are the steps, in stage.go and
+// publish.go:
+//
+//   - stage: planRun (the base and each partition's prefix), holdAttempt
+//     (gc keeps the attempt's files), stageAll (rows to Parquet, validated
+//     and fingerprinted), guard (the checks across partitions and the
+//     table), fingerprintRun;
+//   - apply: settleUncommitted (refused, a rerun, nothing to change),
+//     commitPlan (commit.go: one compare-and-swap, rebased when main moved
+//     elsewhere), verifyCommit (verify.go: read back, rolled back if it
+//     differs).
+//
+// What a run holds and removes is in cleanup.go; rollback, verify of a
+// run or the table, history and status are package swap/rollback; gc is
+// package swap/gc. Both take only the catalog and file IO they need, and
+// Publisher is their front door.
 //
 //	p := &swap.Publisher{Catalog: cat} // any Catalog: LoadTable, CommitTable
 //	res, err := p.Publish(ctx, swap.Request{
@@ -16,7 +33,8 @@
 //		Source:     src, // a source.Source: partition value -> array.RecordReader
 //	})
 //	switch {
-//	case errors.Is(err, swap.ErrRefused):  // findings; nothing committed
-//	case errors.Is(err, swap.ErrConflict): // main moved; nothing committed
+//	case errors.Is(err, swap.ErrRefused):      // findings; nothing committed
+//	case errors.Is(err, swap.ErrConflict):     // main moved; nothing committed
+//	case errors.Is(err, swap.ErrNotCommitted): // either, or a commit that did not land
 //	}
 package swap
