@@ -35,23 +35,41 @@ func (p *Publisher) bind(ctx context.Context, tbl *table.Table, plan *Plan, opts
 	if !plan.Staged || plan.Refused() {
 		return fmt.Errorf("plan of run %s holds no staged files to commit (it was refused, or its files removed); stage it again", plan.RunID)
 	}
-	meta := tbl.Metadata()
-	c, err := contract.Of(meta)
+	c, err := contract.Of(tbl.Metadata())
 	if err != nil {
 		return fmt.Errorf("table %s: %w", plan.Table, err)
 	}
 	plan.contract = c
-	var referenced map[string]bool // by any snapshot, for adopted files
 	// A plan whose partitions held its content when planned commits
 	// nothing, and needs no staged file.
 	noop := plan.BaseFingerprint.Hash == plan.Fingerprint.Hash && plan.BaseFingerprint.Rows == plan.Fingerprint.Rows
+	if err := stagedAsPlanned(ctx, tbl, plan, !noop, conflict); err != nil {
+		return err
+	}
+	if opts.Recheck && !noop {
+		if err := fingerprintsAsPlanned(ctx, tbl, plan, conflict); err != nil {
+			return err
+		}
+	}
+	return baseAsPlanned(ctx, tbl, plan, conflict)
+}
+
+// stagedAsPlanned checks that each partition's files are where the run
+// stages them (or adoptable where another engine wrote them), and, when
+// they are to be committed (bytes), that each holds the size and SHA-256
+// it was written with.
+func stagedAsPlanned(ctx context.Context, tbl *table.Table, plan *Plan, bytes bool, conflict func(string, ...any) error) error {
+	meta, c := tbl.Metadata(), plan.contract
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return err
+	}
+	var referenced map[string]bool // by any snapshot, for adopted files
 	for i := range plan.Partitions {
 		pp := &plan.Partitions[i]
+		what := "staged file"
 		if pp.Adopted {
-			fsys, err := tbl.FS(ctx)
-			if err != nil {
-				return err
-			}
+			what = "adopted file"
 			if referenced == nil {
 				if referenced, err = snapshot.Referenced(ctx, fsys, meta); err != nil {
 					return err
@@ -60,55 +78,55 @@ func (p *Publisher) bind(ctx context.Context, tbl *table.Table, plan *Plan, opts
 			if err := adoptable(fsys, meta, pp.NewFiles, referenced); err != nil {
 				return fmt.Errorf("plan of run %s: %w", plan.RunID, err)
 			}
-			if !noop { // else nothing of them will be committed
-				if err := sameBytes(ctx, fsys, "adopted file", pp.NewFiles, conflict); err != nil {
-					return err
+		} else {
+			want, err := stagingPrefix(meta, c.Partition.Name, pp.Value, plan.RunID, plan.Attempt)
+			if err != nil || pp.Prefix != want || pp.Key != c.Partition.Key(pp.Value) {
+				return fmt.Errorf("plan of run %s: partition %s is staged at %s, not where the run stages it (%s)", plan.RunID, pp.Key, pp.Prefix, want)
+			}
+			for _, f := range pp.NewFiles {
+				if !strings.HasPrefix(f.Path, pp.Prefix+"/") {
+					return fmt.Errorf("plan of run %s: file %s lies outside the run's prefix %s", plan.RunID, f.Path, pp.Prefix)
 				}
 			}
-			continue
 		}
-		want, err := stagingPrefix(meta, c.Partition.Name, pp.Value, plan.RunID, plan.Attempt)
-		if err != nil || pp.Prefix != want || pp.Key != c.Partition.Key(pp.Value) {
-			return fmt.Errorf("plan of run %s: partition %s is staged at %s, not where the run stages it (%s)", plan.RunID, pp.Key, pp.Prefix, want)
-		}
-		fsys, err := tbl.FS(ctx)
-		if err != nil {
-			return err
-		}
-		for _, f := range pp.NewFiles {
-			if !strings.HasPrefix(f.Path, pp.Prefix+"/") {
-				return fmt.Errorf("plan of run %s: file %s lies outside the run's prefix %s", plan.RunID, f.Path, pp.Prefix)
-			}
-		}
-		if !noop { // else nothing of them will be committed
-			if err := sameBytes(ctx, fsys, "staged file", pp.NewFiles, conflict); err != nil {
+		if bytes {
+			if err := sameBytes(ctx, fsys, what, pp.NewFiles, conflict); err != nil {
 				return err
 			}
 		}
 	}
-	if opts.Recheck && !noop {
-		fsys, err := tbl.FS(ctx)
+	return nil
+}
+
+// fingerprintsAsPlanned reads every staged file's rows again and compares
+// each partition's fingerprint with the plan's.
+func fingerprintsAsPlanned(ctx context.Context, tbl *table.Table, plan *Plan, conflict func(string, ...any) error) error {
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return err
+	}
+	for _, pp := range plan.Partitions {
+		got, err := snapshot.Fingerprint(ctx, fsys, plan.contract, pp.Value, filePaths(pp.NewFiles))
 		if err != nil {
-			return err
+			return conflict("partition %s: reading its staged files again: %v", pp.Key, err)
 		}
-		for _, pp := range plan.Partitions {
-			got, err := snapshot.Fingerprint(ctx, fsys, c, pp.Value, filePaths(pp.NewFiles))
-			if err != nil {
-				return conflict("partition %s: reading its staged files again: %v", pp.Key, err)
-			}
-			if got.Hash != pp.Fingerprint.Hash || got.Rows != pp.Fingerprint.Rows {
-				return conflict("partition %s's staged files hold %d rows fingerprinting %s now, the plan %d rows fingerprinting %s",
-					pp.Key, got.Rows, short(got.Hash), pp.Fingerprint.Rows, short(pp.Fingerprint.Hash))
-			}
+		if got.Hash != pp.Fingerprint.Hash || got.Rows != pp.Fingerprint.Rows {
+			return conflict("partition %s's staged files hold %d rows fingerprinting %s now, the plan %d rows fingerprinting %s",
+				pp.Key, got.Rows, short(got.Hash), pp.Fingerprint.Rows, short(pp.Fingerprint.Hash))
 		}
 	}
+	return nil
+}
 
-	head := meta.CurrentSnapshot()
+// baseAsPlanned restores what a commit needs that JSON does not carry: a
+// plan whose run the table records settles as a rerun (held: whether main
+// still holds the run's files); any other holds if no commit since its
+// base touched its partitions, and replaces their files as they are now.
+func baseAsPlanned(ctx context.Context, tbl *table.Table, plan *Plan, conflict func(string, ...any) error) error {
+	meta, c := tbl.Metadata(), plan.contract
 	plan.prior = runrecord.Find(meta, plan.RunID)
 	if plan.prior != nil {
-		// Settled as a rerun: main holds the run if the declared
-		// partitions hold now the files the run committed.
-		now, err := snapshot.FilesAt(ctx, tbl, head, c)
+		now, err := snapshot.FilesAt(ctx, tbl, meta.CurrentSnapshot(), c)
 		if err != nil {
 			return err
 		}

@@ -132,69 +132,35 @@ type ApplyOptions struct {
 // back may be old, its files since committed). A plan whose run the table
 // already records settles as a rerun of that run id does.
 func (p *Publisher) Apply(ctx context.Context, opts ApplyOptions, plans ...*Plan) (*Result, error) {
-	if len(plans) == 0 || slices.Contains(plans, nil) {
-		return nil, errors.New("apply needs plans, and a plan is missing")
-	}
-	if err := shards(plans); err != nil {
-		return nil, &RefusedError{Op: "apply", Table: plans[0].Table, Findings: []verify.Finding{{Kind: verify.KindPartialPlans, Message: err.Error()}}}
-	}
-	ident, err := catalog.ParseIdent(plans[0].Table)
+	// 1. The plans are one run's: one table, one run id and base,
+	//    partitions apart.
+	tbl, err := p.loadPlans(ctx, plans)
 	if err != nil {
 		return nil, err
 	}
-	tbl, err := p.Catalog.LoadTable(ctx, ident)
+	// 2. Each plan's attempt is held while the apply runs, refreshed as a
+	//    publish's is: a plan near its retention, or a long apply in
+	//    batches, keeps its files from gc. The plan's own hold stays until
+	//    the apply settles.
+	unhold, err := p.holdPlans(ctx, tbl, plans)
 	if err != nil {
-		return nil, fmt.Errorf("load table %s: %w", plans[0].Table, err)
+		return &Result{Plan: plans[0], Status: StatusNotCommitted}, err
 	}
-	// Each plan's attempt is held while the apply runs, refreshed as a
-	// publish's is: a plan near its retention, or a long apply in
-	// batches, keeps its files from gc. The plan's own hold stays until
-	// the apply settles.
-	applier := newAttempt()
-	for _, plan := range plans {
-		loc := hold.ApplyLocation(tbl.Metadata(), plan.RunID, plan.Attempt, applier)
-		stop, err := hold.WhileRunning(ctx, p.holds(tbl), p.log(), plan.RunID, plan.Attempt, loc)
-		if err != nil {
-			return &Result{Plan: plan, Status: StatusNotCommitted}, err
-		}
-		defer func() {
-			stop()
-			hold.Remove(ctx, p.holds(tbl), p.log(), plan.RunID, loc)
-			hold.Remove(ctx, p.holds(tbl), p.log(), plan.RunID, hold.Other(loc))
-		}()
-	}
+	defer unhold()
+	// 3. Bind: each plan still holds against the table as it is now.
 	for _, plan := range plans {
 		if err := p.bind(ctx, tbl, plan, opts); err != nil {
 			return &Result{Plan: plan, Status: StatusNotCommitted}, err
 		}
 	}
+	// 4. Shards staged apart are judged together.
 	whole := merge(plans)
-	if c := whole.contract; len(plans) > 1 && c != nil && len(c.Grain) > 0 && !slices.Contains(c.Grain, c.Partition.Column) {
-		// Shards staged apart never saw each other's keys.
-		fsys, err := tbl.FS(ctx)
-		if err != nil {
-			return &Result{Plan: whole, Status: StatusNotCommitted}, err
-		}
-		_, found, err := stagedKeys(ctx, fsys, c, whole, maphash.MakeSeed())
-		if err != nil {
-			return &Result{Plan: whole, Status: StatusNotCommitted}, err
-		}
-		if len(found) > 0 {
-			return &Result{Plan: whole, Status: StatusRefused}, &RefusedError{Op: "apply", Table: whole.Table, Findings: found}
+	if len(plans) > 1 {
+		if res, err := p.judgeShards(ctx, tbl, whole); err != nil {
+			return res, err
 		}
 	}
-	if len(plans) > 1 && whole.Batch > 0 && len(whole.Partitions) > whole.Batch && whole.contract != nil {
-		// Judged again over the whole run: shards staged apart see only
-		// their own partitions' records. A plan staged whole found its
-		// groups at stage time, and its id covers them.
-		fsys, err := tbl.FS(ctx)
-		if err != nil {
-			return &Result{Plan: whole, Status: StatusNotCommitted}, err
-		}
-		if whole.Together, err = exchanges(ctx, fsys, whole.contract, whole); err != nil {
-			return &Result{Plan: whole, Status: StatusNotCommitted}, err
-		}
-	}
+	// 5. Commit and verify, as a publish does.
 	res, err := p.apply(ctx, tbl, whole, opts.NoAutoRollback)
 	if res != nil && res.Status != StatusNotCommitted && res.Status != StatusRefused {
 		// Settled one way or the other: the plans wait for nothing now,
@@ -204,6 +170,82 @@ func (p *Publisher) Apply(ctx context.Context, opts ApplyOptions, plans ...*Plan
 		}
 	}
 	return res, err
+}
+
+// loadPlans checks that plans are one run's partial plans and loads their
+// table.
+func (p *Publisher) loadPlans(ctx context.Context, plans []*Plan) (*table.Table, error) {
+	if len(plans) == 0 || slices.Contains(plans, nil) {
+		return nil, errors.New("apply needs plans, and a plan is missing")
+	}
+	if err := shards(plans); err != nil {
+		return nil, &RefusedError{Op: "apply", Table: plans[0].Table, Findings: []verify.Finding{{Kind: verify.KindPartialPlans, Message: err.Error()}}}
+	}
+	ident, err := ParseTable(plans[0].Table)
+	if err != nil {
+		return nil, err
+	}
+	tbl, err := p.Catalog.LoadTable(ctx, ident)
+	if err != nil {
+		return nil, fmt.Errorf("load table %s: %w", plans[0].Table, err)
+	}
+	return tbl, nil
+}
+
+// holdPlans holds each plan's attempt for this apply, under a name of its
+// own (several processes may apply one plan), and returns what ends it.
+func (p *Publisher) holdPlans(ctx context.Context, tbl *table.Table, plans []*Plan) (unhold func(), err error) {
+	applier := newAttempt()
+	var ends []func()
+	unhold = func() {
+		for _, end := range ends {
+			end()
+		}
+	}
+	for _, plan := range plans {
+		loc := hold.ApplyLocation(tbl.Metadata(), plan.RunID, plan.Attempt, applier)
+		stop, err := hold.WhileRunning(ctx, p.holds(tbl), p.log(), plan.RunID, plan.Attempt, loc)
+		if err != nil {
+			unhold()
+			return nil, err
+		}
+		ends = append(ends, func() {
+			stop()
+			hold.Remove(ctx, p.holds(tbl), p.log(), plan.RunID, loc)
+			hold.Remove(ctx, p.holds(tbl), p.log(), plan.RunID, hold.Other(loc))
+		})
+	}
+	return unhold, nil
+}
+
+// judgeShards runs over a run merged from shards the checks that shards
+// staged apart could not: a key staged in two shards, and the partitions
+// that exchange records, which commit in one batch. A plan staged whole
+// did both at stage time, and its id covers them.
+func (p *Publisher) judgeShards(ctx context.Context, tbl *table.Table, whole *Plan) (*Result, error) {
+	c := whole.contract
+	if c == nil {
+		return nil, nil
+	}
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return &Result{Plan: whole, Status: StatusNotCommitted}, err
+	}
+	if len(c.Grain) > 0 && !slices.Contains(c.Grain, c.Partition.Column) {
+		_, found, err := stagedKeys(ctx, fsys, c, whole, maphash.MakeSeed())
+		if err != nil {
+			return &Result{Plan: whole, Status: StatusNotCommitted}, err
+		}
+		if len(found) > 0 {
+			return &Result{Plan: whole, Status: StatusRefused}, &RefusedError{Op: "apply", Table: whole.Table, Findings: found}
+		}
+	}
+	if whole.Batch > 0 && len(whole.Partitions) > whole.Batch {
+		if whole.Together, err = exchanges(ctx, fsys, c, whole); err != nil {
+			return &Result{Plan: whole, Status: StatusNotCommitted}, err
+		}
+	}
+	return nil, nil
 }
 
 // apply settles a staged plan against the table it was staged on, or
