@@ -156,7 +156,7 @@ func (p *Publisher) Apply(ctx context.Context, opts ApplyOptions, plans ...*Plan
 	// 4. Shards staged apart are judged together.
 	whole := merge(plans)
 	if len(plans) > 1 {
-		if res, err := p.judgeShards(ctx, tbl, whole); err != nil {
+		if res, err := judgeShards(ctx, tbl, whole); err != nil {
 			return res, err
 		}
 	}
@@ -222,7 +222,7 @@ func (p *Publisher) holdPlans(ctx context.Context, tbl *table.Table, plans []*Pl
 // staged apart could not: a key staged in two shards, and the partitions
 // that exchange records, which commit in one batch. A plan staged whole
 // did both at stage time, and its id covers them.
-func (p *Publisher) judgeShards(ctx context.Context, tbl *table.Table, whole *Plan) (*Result, error) {
+func judgeShards(ctx context.Context, tbl *table.Table, whole *Plan) (*Result, error) {
 	c := whole.contract
 	if c == nil {
 		return nil, nil

@@ -180,7 +180,7 @@ func (p *Publisher) stage(ctx context.Context, req Request, kind string) (*Plan,
 	//    fingerprinting them on the way (or read the files to adopt).
 	p.progress().Step("stage")
 	stageErr := p.stageAll(ctx, tbl, plan, req)
-	p.gatherFindings(plan, req.Source)
+	gatherFindings(plan, req.Source)
 	// 4. Guard: the checks that look across partitions and at the rest of
 	//    the table, each named in the plan's checks.
 	ran, allowed := map[string]bool{}, map[string]bool{}
@@ -316,7 +316,7 @@ func (p *Publisher) stageAll(ctx context.Context, tbl *table.Table, plan *Plan, 
 // gatherFindings collects into the plan what each partition's validation
 // found, what the source found outside every partition, and the objects
 // it read.
-func (p *Publisher) gatherFindings(plan *Plan, src source.Source) {
+func gatherFindings(plan *Plan, src source.Source) {
 	if in, ok := src.(source.ObjectReporter); ok {
 		plan.Inputs = in.Objects()
 	}
@@ -559,7 +559,7 @@ func (p *Publisher) stageRows(ctx context.Context, wfs icebergio.WriteFileIO, fs
 	for i := range plan.Partitions {
 		pp := &plan.Partitions[i]
 		g.Go(func() error {
-			if err := p.stagePartition(gctx, wfs, c, pp, req, locate); err != nil {
+			if err := stagePartition(gctx, wfs, c, pp, req, locate); err != nil {
 				return fmt.Errorf("stage partition %s: %w", pp.Key, err)
 			}
 			old, err := snapshot.Fingerprint(gctx, fsys, c, pp.Value, filePaths(pp.OldFiles))
@@ -600,7 +600,7 @@ func fingerprintBase(ctx context.Context, fsys icebergio.IO, c *contract.Contrac
 // stagePartition streams one partition's rows through validation, the
 // fingerprint and the Parquet writer. After the first finding it stops
 // writing but goes on validating, so that every finding is reported.
-func (p *Publisher) stagePartition(ctx context.Context, wfs icebergio.WriteFileIO, c *contract.Contract, pp *PartitionPlan, req Request, locate func(string, int64) string) error {
+func stagePartition(ctx context.Context, wfs icebergio.WriteFileIO, c *contract.Contract, pp *PartitionPlan, req Request, locate func(string, int64) string) error {
 	rr, err := req.Source.Open(ctx, pp.Value)
 	if err != nil {
 		return err

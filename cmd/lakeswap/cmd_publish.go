@@ -128,140 +128,37 @@ func runPublish(ctx context.Context, g *globals, o publishOptions) error {
 type finishFunc func(context.Context, swap.Request) (*swap.Result, error)
 
 // runStaging checks a publish's flags, lists its inputs, opens the catalog
-// and hands over to act: publish and plan share all of it.
+// and hands the request over to finish, through a job, adoption or the
+// inputs' rows: publish and plan share all of it.
 func runStaging(ctx context.Context, g *globals, o publishOptions, finishWith func(*swap.Publisher) finishFunc, view func(*swap.Result) any, print func(io.Writer, *swap.Result)) error {
-	var j *job.Job
-	if o.job != "" {
-		if len(o.files) > 0 {
-			return usagef("a job reads its own sources: give --job or inputs, not both")
-		}
-		var err error
-		if j, err = job.Load(o.job); err != nil {
-			return usageError{err}
-		}
-		if o.table == "" {
-			o.table = j.Table
-		} else if o.table != j.Table {
-			return usagef("--table %s, but job %s computes %s", o.table, o.job, j.Table)
-		}
-		if o.adopt || o.buildTwice {
-			return usagef("--job computes rows with SQL: --adopt and --build-twice do not apply")
-		}
-	}
-	ident, err := swap.ParseTable(o.table)
+	j, err := loadJob(&o)
 	if err != nil {
 		return err
 	}
-	if o.partitions == "" {
-		return usagef("--partitions is required, for example --partitions order_date=2026-01-01..2026-01-02")
-	}
-	if o.runID != "" {
-		if err := swap.CheckRunID(o.runID); err != nil {
-			return usageError{err}
-		}
-	}
-	writer, err := parquetio.ParseCompression(o.compression)
+	req, in, err := stagingRequest(&o)
 	if err != nil {
-		return usageError{err}
-	}
-	if o.targetFileMiB < 1 || o.targetFileMiB > 1<<20 {
-		return usagef("--target-file-size-mib %d: want a size from 1 to %d MiB", o.targetFileMiB, 1<<20)
-	}
-	if o.parallelism < 0 || o.parallelism > 1024 {
-		return usagef("--parallelism %d: want 0 (one per core) up to 1024", o.parallelism)
-	}
-	if o.perPartition {
-		if o.batch > 1 {
-			return usagef("--commit-per-partition is --batch 1; pass one of them")
-		}
-		o.batch = 1
-	}
-	if o.batch < 0 {
-		return usagef("--batch %d: want a number of partitions per commit", o.batch)
-	}
-	if o.batch > 0 && o.adopt {
-		return usagef("--adopt commits another engine's files as they are, in one snapshot: --batch and --commit-per-partition do not apply")
-	}
-	writer.TargetFileSize = o.targetFileMiB << 20
-	in := source.Options{SpillDir: o.spillDir, MemoryLimit: defaultMemoryLimit()}
-	if o.memoryLimit != "" {
-		if in.MemoryLimit, err = parseSize(o.memoryLimit); err != nil {
-			return usagef("--memory-limit: %v", err)
-		}
-		if in.MemoryLimit < minMemoryLimit {
-			return usagef("--memory-limit %s: lakeswap needs at least 16MiB", o.memoryLimit)
-		}
+		return err
 	}
 	defer applyMemoryLimit(in.MemoryLimit)()
-	var local, remote []string
-	for _, f := range o.files {
-		if source.IsObjectURL(f) {
-			remote = append(remote, f)
-		} else {
-			local = append(local, f)
-		}
-	}
 	var files []string
 	if j == nil {
-		if files, err = source.ListInputs(local); err != nil {
+		if files, err = source.ListInputs(localInputs(o.files)); err != nil {
 			return usageError{err}
 		}
 	}
-
 	g.writes = true
 	ctx, cat, pub, err := g.open(ctx)
 	if err != nil {
 		return err
 	}
 	defer cat.Close()
-	pub.Progress = progressLog{g}
-	if !o.noProgress && !g.json() && !g.verbose && isTerminal(g.stderr) {
-		live := newLiveProgress(g.stderr)
-		defer live.Close()
-		pub.Progress, in.Read = live, live.Read
+	in, unwire, err := g.wire(ctx, pub, j, o, in)
+	if err != nil {
+		return err
 	}
-	pub.BeforeCommit = commitBarrier(g.getenv)
-	// A job reads S3 sources, and the files of a table on S3, through
-	// lakeswap's own S3 client.
-	jobS3 := j != nil && (s3store.UsesS3(g.props) || slices.ContainsFunc(j.SourceNames(), func(n string) bool { return source.IsObjectURL(j.Sources[n].Path) }))
-	if jobS3 {
-		if in.Store, err = inputStore(ctx, g.props, g.getenv); err != nil {
-			return err
-		}
-	}
-	if len(remote) > 0 {
-		if in.Store, err = inputStore(ctx, g.props, g.getenv); err != nil {
-			return err
-		}
-		in.Objects = map[string]source.Object{}
-		for _, arg := range remote {
-			objs, err := source.ListObjects(ctx, in.Store, arg)
-			var nm *source.NoMatchError
-			if errors.As(err, &nm) {
-				return usageError{err}
-			}
-			if err != nil {
-				return err
-			}
-			for _, o := range objs {
-				if _, seen := in.Objects[o.URL]; !seen {
-					in.Objects[o.URL] = o
-					files = append(files, o.URL)
-				}
-			}
-		}
-	}
-	req := swap.Request{
-		Table: ident, RunID: o.runID, AllowEmpty: o.allowEmpty, NoAutoRollback: o.noAutoRollback, Parallelism: o.parallelism, Writer: writer,
-		AllowImplausible: o.implausible, Changes: o.changes, Batch: o.batch, AllowMismatch: o.allowMismatch, ChangesMaxRows: changesMaxRows(in.MemoryLimit, o.parallelism),
-		KeysMaxRows: keysMaxRows(in.MemoryLimit),
-	}
-	if o.band != "" {
-		band, err := contract.ParseBand(o.band)
-		if err != nil {
-			return usageError{err}
-		}
-		req.Band = &band
+	defer unwire()
+	if files, err = listObjects(ctx, o.files, files, &in); err != nil {
+		return err
 	}
 	finish := finishWith(pub)
 	var res *swap.Result
@@ -281,6 +178,158 @@ func runStaging(ctx context.Context, g *globals, o publishOptions, finishWith fu
 		v = view(res)
 	}
 	return g.report(v, err, func(w io.Writer) { print(w, res) })
+}
+
+// loadJob loads --job, if given, and checks the flags that go with it; a
+// job names its table.
+func loadJob(o *publishOptions) (*job.Job, error) {
+	if o.job == "" {
+		return nil, nil
+	}
+	if len(o.files) > 0 {
+		return nil, usagef("a job reads its own sources: give --job or inputs, not both")
+	}
+	j, err := job.Load(o.job)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	if o.table == "" {
+		o.table = j.Table
+	} else if o.table != j.Table {
+		return nil, usagef("--table %s, but job %s computes %s", o.table, o.job, j.Table)
+	}
+	if o.adopt || o.buildTwice {
+		return nil, usagef("--job computes rows with SQL: --adopt and --build-twice do not apply")
+	}
+	return j, nil
+}
+
+// stagingRequest checks the staging flags and makes the request and the
+// input options of them.
+func stagingRequest(o *publishOptions) (swap.Request, source.Options, error) {
+	var req swap.Request
+	var in source.Options
+	fail := func(err error) (swap.Request, source.Options, error) { return req, in, err }
+	ident, err := swap.ParseTable(o.table)
+	if err != nil {
+		return fail(err)
+	}
+	if o.partitions == "" {
+		return fail(usagef("--partitions is required, for example --partitions order_date=2026-01-01..2026-01-02"))
+	}
+	if o.runID != "" {
+		if err := swap.CheckRunID(o.runID); err != nil {
+			return fail(usageError{err})
+		}
+	}
+	writer, err := parquetio.ParseCompression(o.compression)
+	if err != nil {
+		return fail(usageError{err})
+	}
+	if o.targetFileMiB < 1 || o.targetFileMiB > 1<<20 {
+		return fail(usagef("--target-file-size-mib %d: want a size from 1 to %d MiB", o.targetFileMiB, 1<<20))
+	}
+	if o.parallelism < 0 || o.parallelism > 1024 {
+		return fail(usagef("--parallelism %d: want 0 (one per core) up to 1024", o.parallelism))
+	}
+	if o.perPartition {
+		if o.batch > 1 {
+			return fail(usagef("--commit-per-partition is --batch 1; pass one of them"))
+		}
+		o.batch = 1
+	}
+	if o.batch < 0 {
+		return fail(usagef("--batch %d: want a number of partitions per commit", o.batch))
+	}
+	if o.batch > 0 && o.adopt {
+		return fail(usagef("--adopt commits another engine's files as they are, in one snapshot: --batch and --commit-per-partition do not apply"))
+	}
+	writer.TargetFileSize = o.targetFileMiB << 20
+	in = source.Options{SpillDir: o.spillDir, MemoryLimit: defaultMemoryLimit()}
+	if o.memoryLimit != "" {
+		if in.MemoryLimit, err = parseSize(o.memoryLimit); err != nil {
+			return fail(usagef("--memory-limit: %v", err))
+		}
+		if in.MemoryLimit < minMemoryLimit {
+			return fail(usagef("--memory-limit %s: lakeswap needs at least 16MiB", o.memoryLimit))
+		}
+	}
+	req = swap.Request{
+		RunID: o.runID, AllowEmpty: o.allowEmpty, NoAutoRollback: o.noAutoRollback, Parallelism: o.parallelism, Writer: writer,
+		AllowImplausible: o.implausible, Changes: o.changes, Batch: o.batch, AllowMismatch: o.allowMismatch, ChangesMaxRows: changesMaxRows(in.MemoryLimit, o.parallelism),
+		KeysMaxRows: keysMaxRows(in.MemoryLimit), Table: ident,
+	}
+	if o.band != "" {
+		band, err := contract.ParseBand(o.band)
+		if err != nil {
+			return fail(usageError{err})
+		}
+		req.Band = &band
+	}
+	return req, in, nil
+}
+
+// localInputs are the inputs that are not S3 objects.
+func localInputs(args []string) []string {
+	var local []string
+	for _, f := range args {
+		if !source.IsObjectURL(f) {
+			local = append(local, f)
+		}
+	}
+	return local
+}
+
+// wire hooks the publisher up to the terminal and the test hooks, and
+// opens the S3 store a job or S3 inputs read through.
+// The returned function stops the live display.
+func (g *globals) wire(ctx context.Context, pub *swap.Publisher, j *job.Job, o publishOptions, in source.Options) (source.Options, func(), error) {
+	pub.Progress = progressLog{g}
+	unwire := func() {}
+	if !o.noProgress && !g.json() && !g.verbose && isTerminal(g.stderr) {
+		live := newLiveProgress(g.stderr)
+		unwire = func() { live.Close() }
+		pub.Progress, in.Read = live, live.Read
+	}
+	pub.BeforeCommit = commitBarrier(g.getenv)
+	// A job reads S3 sources, and the files of a table on S3, through
+	// lakeswap's own S3 client; so do S3 inputs.
+	jobS3 := j != nil && (s3store.UsesS3(g.props) || slices.ContainsFunc(j.SourceNames(), func(n string) bool { return source.IsObjectURL(j.Sources[n].Path) }))
+	if jobS3 || len(localInputs(o.files)) < len(o.files) {
+		var err error
+		if in.Store, err = inputStore(ctx, g.props, g.getenv); err != nil {
+			unwire()
+			return in, nil, err
+		}
+	}
+	return in, unwire, nil
+}
+
+// listObjects lists the S3 inputs among args, once each, after files.
+func listObjects(ctx context.Context, args, files []string, in *source.Options) ([]string, error) {
+	for _, arg := range args {
+		if !source.IsObjectURL(arg) {
+			continue
+		}
+		if in.Objects == nil {
+			in.Objects = map[string]source.Object{}
+		}
+		objs, err := source.ListObjects(ctx, in.Store, arg)
+		var nm *source.NoMatchError
+		if errors.As(err, &nm) {
+			return nil, usageError{err}
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range objs {
+			if _, seen := in.Objects[o.URL]; !seen {
+				in.Objects[o.URL] = o
+				files = append(files, o.URL)
+			}
+		}
+	}
+	return files, nil
 }
 
 // readCancelled says, of a read stopped by Ctrl-C or SIGTERM, what became
