@@ -102,47 +102,103 @@ func (c *Collector) Run(ctx context.Context, req Request) (*Result, error) {
 	if req.Now.IsZero() {
 		req.Now = time.Now()
 	}
-	name := strings.Join(req.Table, ".")
-	tbl, err := c.Catalog.LoadTable(ctx, req.Table)
-	if err != nil {
-		return nil, fmt.Errorf("load table %s: %w", name, err)
-	}
-	meta := tbl.Metadata()
-	fsys, err := tbl.FS(ctx)
+	// 1. Open the table's storage, and refuse a data path gc cannot own.
+	g, err := c.open(ctx, req)
 	if err != nil {
 		return nil, err
-	}
-	wfs, err := c.StagingIO(ctx, fsys)
-	if err != nil {
-		return nil, err
-	}
-	ls, err := listerFor(wfs)
-	if err != nil {
-		return nil, fmt.Errorf("gc of %s: %w", name, err)
 	}
 	res := &Result{Removed: req.Yes}
+	// 2. Holds: which attempts are live, and which holds are past their time.
+	live, err := g.holds(ctx, res)
+	if err != nil {
+		return nil, err
+	}
+	// 3. The table is loaded again once the holds are listed: a commit
+	//    comes before its attempt's hold is released, so a file whose hold
+	//    was gone when listed is referenced by the table as loaded now.
+	if g.tbl, err = c.Catalog.LoadTable(ctx, req.Table); err != nil {
+		return nil, fmt.Errorf("load table %s: %w", g.name, err)
+	}
+	emptied, err := g.stray(ctx, live, res)
+	if err != nil {
+		return nil, err
+	}
+	// 4. Lakeswap's tags past their retention.
+	expire := g.expiredTags(res)
+	slices.SortFunc(res.Items, func(a, b Item) int { return strings.Compare(a.Kind+a.Location, b.Kind+b.Location) })
+	res.Bytes = total(res.Items)
+	if !req.Yes {
+		return res, nil
+	}
+	// 5. And once more before anything goes, for a commit since.
+	if err := g.dropReferenced(ctx, res); err != nil {
+		return nil, err
+	}
+	// 6. Remove, one by one, then the tags in one commit.
+	if err := g.remove(ctx, res, emptied); err != nil {
+		return res, err
+	}
+	if err := expire(ctx); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// run is one gc of one table.
+type run struct {
+	c    *Collector
+	req  Request
+	name string
+	tbl  *table.Table
+	fsys icebergio.IO
+	wfs  icebergio.WriteFileIO
+	ls   lister
+}
+
+// open loads the table and the IO gc lists and removes through.
+func (c *Collector) open(ctx context.Context, req Request) (*run, error) {
+	g := &run{c: c, req: req, name: strings.Join(req.Table, ".")}
+	var err error
+	if g.tbl, err = c.Catalog.LoadTable(ctx, req.Table); err != nil {
+		return nil, fmt.Errorf("load table %s: %w", g.name, err)
+	}
+	if g.fsys, err = g.tbl.FS(ctx); err != nil {
+		return nil, err
+	}
+	if g.wfs, err = c.StagingIO(ctx, g.fsys); err != nil {
+		return nil, err
+	}
+	if g.ls, err = listerFor(g.wfs); err != nil {
+		return nil, fmt.Errorf("gc of %s: %w", g.name, err)
+	}
 	// A data path outside the table's location may be another table's
 	// too, and what this table's snapshots do not reference may be that
 	// table's.
+	meta := g.tbl.Metadata()
 	if loc := strings.TrimSuffix(meta.Location(), "/") + "/"; !strings.HasPrefix(snapshot.DataLocation(meta)+"/", loc) {
-		return nil, fmt.Errorf("gc of %s: its data files are written to %s (write.data.path), outside the table's location %s; other tables may share that path and gc cannot tell their files apart, so it removes nothing there", name, snapshot.DataLocation(meta), loc)
+		return nil, fmt.Errorf("gc of %s: its data files are written to %s (write.data.path), outside the table's location %s; other tables may share that path and gc cannot tell their files apart, so it removes nothing there", g.name, snapshot.DataLocation(meta), loc)
 	}
+	return g, nil
+}
 
-	// Holds: an attempt held by a running publish refreshed within the
-	// grace period, or by a plan younger than the plan retention, is live;
-	// a hold past that goes, and its attempt's files are judged as any.
-	live := map[string]bool{} // run id-attempt
-	err = ls.ListFiles(ctx, hold.Folder(meta)+"/", func(loc string, size int64, modified time.Time) error {
+// holds lists the table's holds: an attempt held by a running publish
+// refreshed within the grace period, or by a plan younger than the plan
+// retention, is live (by run id-attempt); a hold past that goes, and its
+// attempt's files are judged as any.
+func (g *run) holds(ctx context.Context, res *Result) (map[string]bool, error) {
+	live := map[string]bool{}
+	req := g.req
+	err := g.ls.ListFiles(ctx, hold.Folder(g.tbl.Metadata())+"/", func(loc string, size int64, modified time.Time) error {
 		m := hold.Name.FindStringSubmatch(loc[strings.LastIndex(loc, "/")+1:])
 		if m == nil {
 			return nil // not lakeswap's
 		}
 		key := m[1] + "-" + m[2]
-		h, err := hold.Read(fsys, loc)
+		h, err := hold.Read(g.fsys, loc)
 		if err != nil {
 			// Kept, as if live: a hold that cannot be read says nothing
 			// of its attempt.
-			c.log().Warn("unreadable hold; its attempt's files are kept", "location", loc, "err", err)
+			g.c.log().Warn("unreadable hold; its attempt's files are kept", "location", loc, "err", err)
 			live[key] = true
 			return nil
 		}
@@ -155,35 +211,27 @@ func (c *Collector) Run(ctx context.Context, req Request) (*Result, error) {
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
+	return live, err
+}
 
-	// The table is loaded again once the holds are listed: a commit comes
-	// before its attempt's hold is released, so a file whose hold was gone
-	// when listed is referenced by the table as loaded now.
-	if tbl, err = c.Catalog.LoadTable(ctx, req.Table); err != nil {
-		return nil, fmt.Errorf("load table %s: %w", name, err)
-	}
-	meta = tbl.Metadata()
-	referenced, err := snapshot.Referenced(ctx, fsys, meta)
+// stray finds the files and uploads of attempts that never committed: in
+// lakeswap's staging layout, referenced by no snapshot, held by no live
+// attempt, and written before the grace period. An attempt is judged as a
+// whole, by its newest file or upload: a backfill staging for longer than
+// the grace period writes something newer all along, and keeps its older
+// files with it. It returns the attempts' folders, to remove once empty.
+func (g *run) stray(ctx context.Context, live map[string]bool, res *Result) (map[string]bool, error) {
+	referenced, err := snapshot.Referenced(ctx, g.fsys, g.tbl.Metadata())
 	if err != nil {
 		return nil, err
 	}
-	data := snapshot.DataLocation(meta) + "/"
-	// An attempt is judged as a whole, by its newest file or upload: a
-	// backfill staging for longer than the grace period writes something
-	// newer all along, and keeps its older files with it.
+	data := snapshot.DataLocation(g.tbl.Metadata()) + "/"
 	type attempt struct {
 		newest time.Time
 		items  []Item
 	}
 	attempts := map[string]*attempt{}
-	note := func(loc string, it Item) {
-		m := stagedPath.FindStringSubmatch(strings.TrimPrefix(loc, data))
-		if m == nil {
-			return
-		}
+	note := func(m []string, it Item) {
 		key := m[1] + "-" + m[2]
 		a := attempts[key]
 		if a == nil {
@@ -196,24 +244,23 @@ func (c *Collector) Run(ctx context.Context, req Request) (*Result, error) {
 		it.RunID = m[1]
 		a.items = append(a.items, it)
 	}
-	err = ls.ListFiles(ctx, data, func(loc string, size int64, modified time.Time) error {
+	err = g.ls.ListFiles(ctx, data, func(loc string, size int64, modified time.Time) error {
 		m := stagedPath.FindStringSubmatch(strings.TrimPrefix(loc, data))
-		if referenced[loc] || m == nil {
-			return nil
-		}
-		if live[m[1]+"-"+m[2]] {
+		switch {
+		case referenced[loc] || m == nil:
+		case live[m[1]+"-"+m[2]]:
 			res.Kept++
-			return nil
+		default:
+			note(m, Item{Kind: "file", Location: loc, Bytes: size, Time: modified})
 		}
-		note(loc, Item{Kind: "file", Location: loc, Bytes: size, Time: modified})
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	err = ls.ListUploads(ctx, data, func(loc, id string, initiated time.Time) error {
+	err = g.ls.ListUploads(ctx, data, func(loc, id string, initiated time.Time) error {
 		if m := stagedPath.FindStringSubmatch(strings.TrimPrefix(loc, data)); m != nil && !live[m[1]+"-"+m[2]] {
-			note(loc, Item{Kind: "upload", Location: loc + "#" + id, Time: initiated})
+			note(m, Item{Kind: "upload", Location: loc + "#" + id, Time: initiated})
 		}
 		return nil
 	})
@@ -222,7 +269,7 @@ func (c *Collector) Run(ctx context.Context, req Request) (*Result, error) {
 	}
 	emptied := map[string]bool{}
 	for _, a := range attempts {
-		if req.Now.Sub(a.newest) < req.Grace {
+		if g.req.Now.Sub(a.newest) < g.req.Grace {
 			res.Young += len(a.items)
 			continue
 		}
@@ -233,6 +280,13 @@ func (c *Collector) Run(ctx context.Context, req Request) (*Result, error) {
 			}
 		}
 	}
+	return emptied, nil
+}
+
+// expiredTags lists lakeswap's tags past their retention, and returns the
+// commit that expires them, pinned to each tag's snapshot.
+func (g *run) expiredTags(res *Result) func(context.Context) error {
+	meta := g.tbl.Metadata()
 	var expired []table.Update
 	var pins []table.Requirement
 	for name, ref := range meta.Refs() {
@@ -240,63 +294,77 @@ func (c *Collector) Run(ctx context.Context, req Request) (*Result, error) {
 			continue
 		}
 		snap := meta.SnapshotByID(ref.SnapshotID)
-		if snap == nil || req.Now.UnixMilli()-snap.TimestampMs <= *ref.MaxRefAgeMs {
+		if snap == nil || g.req.Now.UnixMilli()-snap.TimestampMs <= *ref.MaxRefAgeMs {
 			continue
 		}
 		res.Items = append(res.Items, Item{Kind: "tag", Location: name, Time: time.UnixMilli(snap.TimestampMs + *ref.MaxRefAgeMs).UTC()})
 		expired = append(expired, table.NewRemoveSnapshotRefUpdate(name))
 		pins = append(pins, table.AssertRefSnapshotID(name, &ref.SnapshotID))
 	}
-	slices.SortFunc(res.Items, func(a, b Item) int { return strings.Compare(a.Kind+a.Location, b.Kind+b.Location) })
-	for _, it := range res.Items {
-		res.Bytes += it.Bytes
-	}
-	if !req.Yes {
-		return res, nil
-	}
-	// And once more before anything goes, for a commit since.
-	if now, err := c.Catalog.LoadTable(ctx, req.Table); err != nil {
-		return nil, fmt.Errorf("load table %s: %w", name, err)
-	} else if now.MetadataLocation() != tbl.MetadataLocation() {
-		again, err := snapshot.Referenced(ctx, fsys, now.Metadata())
-		if err != nil {
-			return nil, err
+	return func(ctx context.Context) error {
+		if len(expired) == 0 {
+			return nil
 		}
-		res.Items = slices.DeleteFunc(res.Items, func(it Item) bool { return again[it.Location] })
-		res.Bytes = 0
-		for _, it := range res.Items {
-			res.Bytes += it.Bytes
+		pins = append(pins, table.AssertTableUUID(meta.TableUUID()))
+		if _, _, err := g.c.Catalog.CommitTable(ctx, g.req.Table, pins, expired); err != nil {
+			return fmt.Errorf("gc of %s: expire %d lakeswap tag(s): %w (the files were removed)", g.name, len(expired), err)
 		}
+		return nil
 	}
+}
 
+// dropReferenced loads the table once more and leaves out of the items
+// what a commit since referenced.
+func (g *run) dropReferenced(ctx context.Context, res *Result) error {
+	now, err := g.c.Catalog.LoadTable(ctx, g.req.Table)
+	if err != nil {
+		return fmt.Errorf("load table %s: %w", g.name, err)
+	}
+	if now.MetadataLocation() == g.tbl.MetadataLocation() {
+		return nil
+	}
+	again, err := snapshot.Referenced(ctx, g.fsys, now.Metadata())
+	if err != nil {
+		return err
+	}
+	res.Items = slices.DeleteFunc(res.Items, func(it Item) bool { return again[it.Location] })
+	res.Bytes = total(res.Items)
+	return nil
+}
+
+// remove removes the listed files, holds and uploads one by one, then the
+// attempts' folders once empty.
+func (g *run) remove(ctx context.Context, res *Result, emptied map[string]bool) error {
 	for _, it := range res.Items {
 		var err error
 		switch it.Kind {
 		case "file", "hold":
-			err = wfs.Remove(it.Location)
+			err = g.wfs.Remove(it.Location)
 			if errors.Is(err, fs.ErrNotExist) {
 				err = nil
 			}
 		case "upload":
 			loc, id, _ := strings.Cut(it.Location, "#")
-			err = ls.AbortUpload(ctx, loc, id)
+			err = g.ls.AbortUpload(ctx, loc, id)
 		}
 		if err != nil {
-			return res, fmt.Errorf("gc of %s: remove %s: %w (what is listed before it was removed)", name, it.Location, err)
+			return fmt.Errorf("gc of %s: remove %s: %w (what is listed before it was removed)", g.name, it.Location, err)
 		}
 	}
-	if _, ok := wfs.(icebergio.LocalFS); ok {
+	if _, ok := g.wfs.(icebergio.LocalFS); ok {
 		for prefix := range emptied {
-			_ = wfs.Remove(prefix) // the attempt's folder, once empty
+			_ = g.wfs.Remove(prefix) // the attempt's folder, once empty
 		}
 	}
-	if len(expired) > 0 {
-		pins = append(pins, table.AssertTableUUID(meta.TableUUID()))
-		if _, _, err := c.Catalog.CommitTable(ctx, req.Table, pins, expired); err != nil {
-			return res, fmt.Errorf("gc of %s: expire %d lakeswap tag(s): %w (the files were removed)", name, len(expired), err)
-		}
+	return nil
+}
+
+func total(items []Item) int64 {
+	var n int64
+	for _, it := range items {
+		n += it.Bytes
 	}
-	return res, nil
+	return n
 }
 
 // lister is what gc needs of a store: listing with ages, and incomplete
