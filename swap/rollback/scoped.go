@@ -30,15 +30,15 @@ import (
 // fingerprint is the one recorded before the run.
 func (l *Ledger) scopedRollback(ctx context.Context, tbl *table.Table, runs []table.Snapshot, recs []runrecord.Record, res *Result) (*Result, error) {
 	name := strings.Join(tbl.Identifier(), ".")
-	fail := func(format string, args ...any) (*Result, error) {
-		return nil, &outcome.OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: fmt.Errorf("%w: "+format, append([]any{outcome.ErrRollbackRefused}, args...)...)}
+	refuse := func(format string, args ...any) error {
+		return &outcome.OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: fmt.Errorf("%w: "+format, append([]any{outcome.ErrRollbackRefused}, args...)...)}
 	}
 	rec := recs[len(recs)-1]
 	if rec.RunID == "" {
-		return fail("snapshot %d was not committed by lakeswap: it records no run and its partitions", runs[0].SnapshotID)
+		return nil, refuse("snapshot %d was not committed by lakeswap: it records no run and its partitions", runs[0].SnapshotID)
 	}
 	if s := runrecord.Find(tbl.Metadata(), "rollback-"+rec.RunID); s != nil {
-		return fail("run rollback-%s is recorded already (snapshot %d): run %s was rolled back scoped before, or another run took that id", rec.RunID, s.SnapshotID, rec.RunID)
+		return nil, refuse("run rollback-%s is recorded already (snapshot %d): run %s was rolled back scoped before, or another run took that id", rec.RunID, s.SnapshotID, rec.RunID)
 	}
 	var partitions []string // every batch's, in partition order
 	for _, r := range recs {
@@ -47,112 +47,19 @@ func (l *Ledger) scopedRollback(ctx context.Context, tbl *table.Table, runs []ta
 	slices.Sort(partitions)
 	res.Scoped = true
 	for attempt := 1; ; attempt++ {
-		meta := tbl.Metadata()
-		c, err := contract.Of(meta)
-		if err != nil {
-			return nil, fmt.Errorf("table %s: %w", name, err)
-		}
-		if rec.PartitionColumn != c.Partition.Name {
-			return fail("run %s partitioned by %s, the table by %s now", rec.RunID, rec.PartitionColumn, c.Partition.Name)
-		}
-		fsys, err := tbl.FS(ctx)
+		// 1. What the undo takes out and puts back, on main as it is now.
+		u, err := planUndo(ctx, tbl, runs, recs, refuse)
 		if err != nil {
 			return nil, err
 		}
-		head := meta.CurrentSnapshot()
-		now, err := snapshot.Files(ctx, fsys, head, c)
+		// 2. What it records: a run of its own, rollback-<run id>.
+		undo, err := u.record(ctx, rec, partitions, len(runs) > 1)
 		if err != nil {
 			return nil, err
 		}
-		values := map[string]string{}
-		before := map[string][]iceberg.DataFile{}
-		var out, back []iceberg.DataFile
-		for i, run := range runs {
-			then, err := snapshot.Files(ctx, fsys, meta.SnapshotByID(run.SnapshotID), c)
-			if err != nil {
-				return nil, err
-			}
-			var target *table.Snapshot // nil: the batch was the table's first
-			if run.ParentSnapshotID != nil {
-				target = meta.SnapshotByID(*run.ParentSnapshotID)
-			}
-			held, err := snapshot.Files(ctx, fsys, target, c)
-			if err != nil {
-				return nil, err
-			}
-			batch := map[string]string{}
-			for _, v := range recs[i].Partitions {
-				key := c.Partition.Key(v)
-				values[v], batch[v] = key, key
-				// The run's partitions hold the run's files, or a later
-				// commit changed them.
-				if !slices.Equal(snapshot.Paths(now[v]), snapshot.Paths(then[v])) {
-					why, _, _ := snapshot.MovedSince(ctx, fsys, meta, &run.SnapshotID, c, map[string]string{v: key})
-					if why == "" {
-						why = "its files differ from the run's"
-					}
-					return fail("a later commit touched partition %s of run %s: %s; undoing the run there would undo that commit too", key, rec.RunID, why)
-				}
-				if err := snapshot.NoDeletes(key, held[v]); err != nil {
-					return fail("%v", err)
-				}
-				before[v] = held[v]
-				if slices.Equal(snapshot.Paths(then[v]), snapshot.Paths(held[v])) {
-					continue // the run left it as it was (unchanged)
-				}
-				out, back = append(out, now[v]...), append(back, held[v]...)
-			}
-			if recs[i].BaseFingerprint != "" {
-				parts, err := partitionFingerprintsOf(ctx, fsys, c, held, batch)
-				if err != nil {
-					return nil, err
-				}
-				if fp, _ := verify.Combine(parts); fp.Hash != recs[i].BaseFingerprint {
-					return fail("the files run %s replaced%s fingerprint %s, not %s as recorded before the run", rec.RunID, inBatch(recs[i]), outcome.Short(fp.Hash), outcome.Short(recs[i].BaseFingerprint))
-				}
-			}
-		}
-		if len(out) == 0 && len(back) == 0 {
-			return fail("run %s's partitions hold no files, and held none before it: there is nothing to undo", rec.RunID)
-		}
-		// A record the run took out of its partitions may live in another
-		// one now, put there by a later commit: putting it back would
-		// count it twice.
-		added, err := snapshot.AddedSince(ctx, fsys, meta, runs[0].SnapshotID, c, values)
-		if err != nil {
-			return nil, err
-		}
-		restored := map[string][]string{}
-		for v, files := range before {
-			restored[values[v]] = snapshot.Paths(files)
-		}
-		if why, err := snapshot.KeysAddedElsewhere(ctx, fsys, c, rec.RunID, restored, added, "the rollback puts back"); why != "" || err != nil {
-			if err != nil {
-				return nil, err
-			}
-			return fail("%s; publish what the run's partitions should hold instead", why)
-		}
-		parts, err := partitionFingerprintsOf(ctx, fsys, c, before, values)
-		if err != nil {
-			return nil, err
-		}
-		fp, _ := verify.Combine(parts)
-		undo := runrecord.Record{RunID: "rollback-" + rec.RunID, Source: "scoped rollback of run " + rec.RunID, PartitionColumn: rec.PartitionColumn,
-			Partitions: partitions, Fingerprint: fp.Hash, FingerprintVersion: verify.Version, PartitionHashes: map[string]string{},
-			Rows: fp.Rows, Sums: fp.Sums, BaseSnapshotID: &head.SnapshotID, BaseFingerprint: rec.Fingerprint, BaseRows: rec.Rows, Version: runrecord.Version}
-		if len(runs) > 1 {
-			// What the undo replaces is the run's batches together.
-			ran, err := partitionFingerprintsOf(ctx, fsys, c, now, values)
-			if err != nil {
-				return nil, err
-			}
-			whole, _ := verify.Combine(ran)
-			undo.BaseFingerprint, undo.BaseRows = whole.Hash, whole.Rows
-		}
-		for k, pf := range parts {
-			undo.PartitionHashes[k] = pf.Hash
-		}
-		id, err := l.commitUndo(ctx, tbl, fsys, out, back, undo)
+		// 3. One commit, pinned to main's head like a publish; tried again
+		//    on a head that moved.
+		id, err := l.commitUndo(ctx, tbl, u.fsys, u.out, u.back, undo)
 		if errors.Is(err, table.ErrCommitFailed) && attempt < snapshot.RebaseAttempts {
 			if tbl, err = l.Catalog.LoadTable(ctx, tbl.Identifier()); err != nil {
 				return nil, fmt.Errorf("reload %s: %w", name, err)
@@ -162,20 +69,158 @@ func (l *Ledger) scopedRollback(ctx context.Context, tbl *table.Table, runs []ta
 		if err != nil {
 			return nil, &outcome.OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: err}
 		}
-		res.FromSnapshotID, res.ToSnapshotID = head.SnapshotID, id
+		// 4. Read back: the partitions hold what was put back.
+		res.FromSnapshotID, res.ToSnapshotID = u.head.SnapshotID, id
 		got, err := l.partitionFingerprints(ctx, tbl.Identifier(), id, partitions)
 		if err != nil {
 			return res, &outcome.OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: fmt.Errorf("%w: the rollback landed as snapshot %d, but reading it back failed: %w", outcome.ErrLandedUnverified, id, err)}
 		}
-		now2, _ := verify.Combine(got)
-		res.Fingerprint = now2.Hash
-		if now2.Hash != fp.Hash {
+		now, _ := verify.Combine(got)
+		res.Fingerprint = now.Hash
+		if now.Hash != undo.Fingerprint {
 			return res, &outcome.OpError{Op: "rollback", Table: name, RunID: res.RunID,
-				Err: fmt.Errorf("%w: snapshot %d fingerprints %s, the files put back %s", outcome.ErrVerifyFailed, id, outcome.Short(now2.Hash), outcome.Short(fp.Hash))}
+				Err: fmt.Errorf("%w: snapshot %d fingerprints %s, the files put back %s", outcome.ErrVerifyFailed, id, outcome.Short(now.Hash), outcome.Short(undo.Fingerprint))}
 		}
 		res.Verified = !slices.ContainsFunc(recs, func(r runrecord.Record) bool { return r.BaseFingerprint == "" })
 		return res, nil
 	}
+}
+
+// undoPlan is what a scoped rollback takes out of the run's partitions and
+// puts back, against main's head.
+type undoPlan struct {
+	fsys      icebergio.IO
+	c         *contract.Contract
+	head      *table.Snapshot
+	out, back []iceberg.DataFile
+	now       map[string][]iceberg.DataFile // main's files by partition value
+	before    map[string][]iceberg.DataFile // what each partition held before the run
+	values    map[string]string             // the run's partition values and keys
+}
+
+// planUndo finds, for each batch of the run, the files its partitions hold
+// now (the run's, or a later commit touched them: refused) and those they
+// held before it (which must fingerprint as recorded); and refuses to put
+// back a record a later commit added to another partition.
+func planUndo(ctx context.Context, tbl *table.Table, runs []table.Snapshot, recs []runrecord.Record, refuse func(string, ...any) error) (*undoPlan, error) {
+	rec := recs[len(recs)-1]
+	meta := tbl.Metadata()
+	c, err := contract.Of(meta)
+	if err != nil {
+		return nil, fmt.Errorf("table %s: %w", strings.Join(tbl.Identifier(), "."), err)
+	}
+	if rec.PartitionColumn != c.Partition.Name {
+		return nil, refuse("run %s partitioned by %s, the table by %s now", rec.RunID, rec.PartitionColumn, c.Partition.Name)
+	}
+	u := &undoPlan{c: c, head: meta.CurrentSnapshot(), values: map[string]string{}, before: map[string][]iceberg.DataFile{}}
+	if u.fsys, err = tbl.FS(ctx); err != nil {
+		return nil, err
+	}
+	if u.now, err = snapshot.Files(ctx, u.fsys, u.head, c); err != nil {
+		return nil, err
+	}
+	for i, run := range runs {
+		if err := u.batch(ctx, meta, run, recs[i], rec.RunID, refuse); err != nil {
+			return nil, err
+		}
+	}
+	if len(u.out) == 0 && len(u.back) == 0 {
+		return nil, refuse("run %s's partitions hold no files, and held none before it: there is nothing to undo", rec.RunID)
+	}
+	// A record the run took out of its partitions may live in another
+	// one now, put there by a later commit: putting it back would
+	// count it twice.
+	added, err := snapshot.AddedSince(ctx, u.fsys, meta, runs[0].SnapshotID, c, u.values)
+	if err != nil {
+		return nil, err
+	}
+	restored := map[string][]string{}
+	for v, files := range u.before {
+		restored[u.values[v]] = snapshot.Paths(files)
+	}
+	if why, err := snapshot.KeysAddedElsewhere(ctx, u.fsys, c, rec.RunID, restored, added, "the rollback puts back"); why != "" || err != nil {
+		if err != nil {
+			return nil, err
+		}
+		return nil, refuse("%s; publish what the run's partitions should hold instead", why)
+	}
+	return u, nil
+}
+
+// batch adds one batch of the run (run, recorded as r) to the undo.
+func (u *undoPlan) batch(ctx context.Context, meta table.Metadata, run table.Snapshot, r runrecord.Record, runID string, refuse func(string, ...any) error) error {
+	c := u.c
+	then, err := snapshot.Files(ctx, u.fsys, meta.SnapshotByID(run.SnapshotID), c)
+	if err != nil {
+		return err
+	}
+	var target *table.Snapshot // nil: the batch was the table's first
+	if run.ParentSnapshotID != nil {
+		target = meta.SnapshotByID(*run.ParentSnapshotID)
+	}
+	held, err := snapshot.Files(ctx, u.fsys, target, c)
+	if err != nil {
+		return err
+	}
+	batch := map[string]string{}
+	for _, v := range r.Partitions {
+		key := c.Partition.Key(v)
+		u.values[v], batch[v] = key, key
+		// The run's partitions hold the run's files, or a later commit
+		// changed them.
+		if !slices.Equal(snapshot.Paths(u.now[v]), snapshot.Paths(then[v])) {
+			why, _, _ := snapshot.MovedSince(ctx, u.fsys, meta, &run.SnapshotID, c, map[string]string{v: key})
+			if why == "" {
+				why = "its files differ from the run's"
+			}
+			return refuse("a later commit touched partition %s of run %s: %s; undoing the run there would undo that commit too", key, runID, why)
+		}
+		if err := snapshot.NoDeletes(key, held[v]); err != nil {
+			return refuse("%v", err)
+		}
+		u.before[v] = held[v]
+		if slices.Equal(snapshot.Paths(then[v]), snapshot.Paths(held[v])) {
+			continue // the run left it as it was (unchanged)
+		}
+		u.out, u.back = append(u.out, u.now[v]...), append(u.back, held[v]...)
+	}
+	if r.BaseFingerprint != "" {
+		parts, err := partitionFingerprintsOf(ctx, u.fsys, c, held, batch)
+		if err != nil {
+			return err
+		}
+		if fp, _ := verify.Combine(parts); fp.Hash != r.BaseFingerprint {
+			return refuse("the files run %s replaced%s fingerprint %s, not %s as recorded before the run", runID, inBatch(r), outcome.Short(fp.Hash), outcome.Short(r.BaseFingerprint))
+		}
+	}
+	return nil
+}
+
+// record is what the undo records: the rollback as a run of its own,
+// whose fingerprint is the one recorded before the run, and whose base is
+// what the run's partitions hold now (all its batches, for batches).
+func (u *undoPlan) record(ctx context.Context, rec runrecord.Record, partitions []string, batches bool) (runrecord.Record, error) {
+	parts, err := partitionFingerprintsOf(ctx, u.fsys, u.c, u.before, u.values)
+	if err != nil {
+		return runrecord.Record{}, err
+	}
+	fp, _ := verify.Combine(parts)
+	undo := runrecord.Record{RunID: "rollback-" + rec.RunID, Source: "scoped rollback of run " + rec.RunID, PartitionColumn: rec.PartitionColumn,
+		Partitions: partitions, Fingerprint: fp.Hash, FingerprintVersion: verify.Version, PartitionHashes: map[string]string{},
+		Rows: fp.Rows, Sums: fp.Sums, BaseSnapshotID: &u.head.SnapshotID, BaseFingerprint: rec.Fingerprint, BaseRows: rec.Rows, Version: runrecord.Version}
+	if batches {
+		// What the undo replaces is the run's batches together.
+		ran, err := partitionFingerprintsOf(ctx, u.fsys, u.c, u.now, u.values)
+		if err != nil {
+			return runrecord.Record{}, err
+		}
+		whole, _ := verify.Combine(ran)
+		undo.BaseFingerprint, undo.BaseRows = whole.Hash, whole.Rows
+	}
+	for k, pf := range parts {
+		undo.PartitionHashes[k] = pf.Hash
+	}
+	return undo, nil
 }
 
 // inBatch names a run's batch in a message, or nothing for a run
