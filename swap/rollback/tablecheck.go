@@ -74,21 +74,50 @@ func (l *Ledger) VerifyTable(ctx context.Context, ident table.Identifier, snapsh
 	if err != nil {
 		return nil, err
 	}
-	c := at.Contract
-	find := func(f verify.Finding) {
-		if len(res.Findings) < maxTableFindings {
-			res.Findings = append(res.Findings, f)
-		}
-		res.OK = false
+	tc := &tableCheck{res: res, at: at}
+	// 1. Every file read whole: present, readable, of the table's schema.
+	if err := tc.files(ctx); err != nil {
+		return nil, err
 	}
-	values := make([]string, 0, len(at.Live))
-	for v := range at.Live {
-		values = append(values, v)
+	// 2. The grain, across the table.
+	if err := tc.grain(ctx); err != nil {
+		return nil, err
 	}
-	sort.Strings(values)
-	res.Partitions = len(values)
+	// 3. Each run main holds as it committed it.
+	if err := tc.runs(ctx, meta, snap); err != nil {
+		return nil, err
+	}
+	if !res.OK {
+		return res, &outcome.OpError{Op: "verify", Table: name, Err: fmt.Errorf("%w: snapshot %d: %d finding(s)", outcome.ErrVerifyFailed, snap.SnapshotID, len(res.Findings))}
+	}
+	return res, nil
+}
 
-	// Every file read whole: present, readable, of the table's schema.
+// tableCheck is one check of a table's snapshot.
+type tableCheck struct {
+	res    *TableCheck
+	at     *snapshot.At
+	values []string                      // the partitions, sorted
+	parts  map[string]verify.Fingerprint // by key, of those read
+}
+
+// find notes a finding, listing at most maxTableFindings.
+func (tc *tableCheck) find(f verify.Finding) {
+	if len(tc.res.Findings) < maxTableFindings {
+		tc.res.Findings = append(tc.res.Findings, f)
+	}
+	tc.res.OK = false
+}
+
+// files reads every partition's files whole and fingerprints it.
+func (tc *tableCheck) files(ctx context.Context) error {
+	at, res, c, find := tc.at, tc.res, tc.at.Contract, tc.find
+	for v := range at.Live {
+		tc.values = append(tc.values, v)
+	}
+	sort.Strings(tc.values)
+	values := tc.values
+	res.Partitions = len(values)
 	parts := map[string]verify.Fingerprint{}
 	for _, v := range values {
 		key := c.Partition.Key(v)
@@ -100,7 +129,7 @@ func (l *Ledger) VerifyTable(ctx context.Context, ident table.Identifier, snapsh
 		fp, err := snapshot.Fingerprint(ctx, at.FS, c, v, snapshot.Paths(at.Live[v]))
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, ctx.Err()
+				return ctx.Err()
 			}
 			find(verify.Finding{Kind: verify.KindCheck, Partition: verify.DisplayKey(key), Message: "a file the table references cannot be read: " + err.Error()})
 			continue
@@ -109,7 +138,14 @@ func (l *Ledger) VerifyTable(ctx context.Context, ident table.Identifier, snapsh
 		res.Rows += fp.Rows
 	}
 
-	// The grain, across the table.
+	tc.parts = parts
+	return nil
+}
+
+// grain reads every file's keys and finds each held twice, within a
+// partition or across two.
+func (tc *tableCheck) grain(ctx context.Context) error {
+	at, c, find, values := tc.at, tc.at.Contract, tc.find, tc.values
 	if len(c.Grain) > 0 {
 		seed := maphash.MakeSeed()
 		seen := map[uint64]string{} // key hash -> partition value
@@ -129,14 +165,20 @@ func (l *Ledger) VerifyTable(ctx context.Context, ident table.Identifier, snapsh
 					find(verify.Finding{Kind: verify.KindDuplicateGrain, Partition: here, Message: msg})
 				})
 				if err != nil && ctx.Err() != nil {
-					return nil, ctx.Err()
+					return ctx.Err()
 				}
 				// An unreadable file is already a finding above.
 			}
 		}
 	}
 
-	// Each run main holds as it committed it.
+	return nil
+}
+
+// runs checks that each run main holds from snap back holds, in the
+// partitions no later commit replaced, what it recorded.
+func (tc *tableCheck) runs(ctx context.Context, meta table.Metadata, snap *table.Snapshot) error {
+	at, res, c, find, parts := tc.at, tc.res, tc.at.Contract, tc.find, tc.parts
 	lookup := func(id int64) *table.Snapshot { return meta.SnapshotByID(id) }
 	for _, s := range table.AncestorsOf(snap.SnapshotID, lookup) {
 		if s.Summary == nil {
@@ -148,7 +190,7 @@ func (l *Ledger) VerifyTable(ctx context.Context, ident table.Identifier, snapsh
 		}
 		then, err := snapshot.Files(ctx, at.FS, &s, c)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		rc := RunCheck{RunID: rec.RunID, SnapshotID: s.SnapshotID, OK: true}
 		for _, v := range rec.Partitions {
@@ -176,8 +218,5 @@ func (l *Ledger) VerifyTable(ctx context.Context, ident table.Identifier, snapsh
 		}
 	}
 	slices.Reverse(res.Runs) // oldest first
-	if !res.OK {
-		return res, &outcome.OpError{Op: "verify", Table: name, Err: fmt.Errorf("%w: snapshot %d: %d finding(s)", outcome.ErrVerifyFailed, snap.SnapshotID, len(res.Findings))}
-	}
-	return res, nil
+	return nil
 }
