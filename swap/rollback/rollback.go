@@ -159,14 +159,26 @@ func (l *Ledger) Rollback(ctx context.Context, req Request) (*Result, error) {
 			run.SnapshotID, head.SnapshotID, strings.Join(later, ", "))
 	}
 
+	// Main goes back to the snapshot the run replaced, then is read back.
+	if err := l.pointMainAt(ctx, tbl, res); err != nil {
+		return nil, err
+	}
+	return l.checkRestored(ctx, req.Table, recs, res)
+}
+
+// pointMainAt moves main back to res.ToSnapshotID in one commit, pinned to
+// main as tbl holds it; an answer lost on the way is settled from the
+// table.
+func (l *Ledger) pointMainAt(ctx context.Context, tbl *table.Table, res *Result) error {
+	name, meta := strings.Join(tbl.Identifier(), "."), tbl.Metadata()
 	// Through the publisher's catalog, as every commit of lakeswap's.
 	tx := table.New(tbl.Identifier(), meta, tbl.MetadataLocation(), tbl.FS, l.Catalog).NewTransaction()
 	if err := tx.RollbackToSnapshot(res.ToSnapshotID); err != nil {
-		return nil, &outcome.OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: err}
+		return &outcome.OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: err}
 	}
 	if _, err := tx.Commit(ctx); err != nil {
 		if errors.Is(err, table.ErrCommitFailed) {
-			return nil, &outcome.OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: err,
+			return &outcome.OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: err,
 				Hint: "main moved meanwhile; check `lakeswap history` and try again"}
 		}
 		// Answered with an error: the table says whether main moved back.
@@ -174,14 +186,21 @@ func (l *Ledger) Rollback(ctx context.Context, req Request) (*Result, error) {
 		if err := snapshot.LookFor(ctx, l.Catalog, l.log(), tbl, res.RunID, to, err, func(m table.Metadata) bool {
 			return m.CurrentSnapshot() != nil && m.CurrentSnapshot().SnapshotID == to
 		}); err != nil {
-			return nil, &outcome.OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: err,
+			return &outcome.OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: err,
 				Hint: "`lakeswap history` shows where main is once the table can be read"}
 		}
 	}
 
+	return nil
+}
+
+// checkRestored reads each undone run's partitions at the snapshot main
+// now points at and compares them with what the run recorded before it.
+func (l *Ledger) checkRestored(ctx context.Context, ident table.Identifier, recs []runrecord.Record, res *Result) (*Result, error) {
+	name := strings.Join(ident, ".")
 	res.Verified = true
 	for _, rec := range recs {
-		fp, err := l.fingerprintAt(ctx, req.Table, res.ToSnapshotID, rec.Partitions)
+		fp, err := l.fingerprintAt(ctx, ident, res.ToSnapshotID, rec.Partitions)
 		if err != nil {
 			return nil, &outcome.OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: fmt.Errorf("main points at %d, but its fingerprint could not be read: %w", res.ToSnapshotID, err)}
 		}
