@@ -31,6 +31,35 @@ func printPlan(w io.Writer, id string, p *swap.Plan, whole bool) {
 		base = fmt.Sprintf("snapshot %d", *p.BaseSnapshotID)
 	}
 	fmt.Fprintf(w, "plan %s: run %s on %s, against %s\n", short(id), p.RunID, p.Table, base)
+	changed := printPartitions(w, p, whole)
+	for _, warning := range p.Warnings {
+		fmt.Fprintln(w, "warning: "+warning)
+	}
+	printChecks(w, p.Checks)
+	if changed == 0 {
+		fmt.Fprintf(w, "no changes: every partition of %s already holds the planned content\n", p.Table)
+		return
+	}
+	printJob(w, p)
+	fmt.Fprintf(w, "this will replace %d partitions of %s", changed, p.Table)
+	if n := len(p.Partitions) - changed; n > 0 {
+		fmt.Fprintf(w, " (%d declared partition(s) hold the planned content already and keep their files)", n)
+	}
+	batches := p.Batches()
+	if len(batches) > 0 {
+		fmt.Fprintf(w, ", in %d batches of %d partitions, one snapshot each", len(batches), p.Batch)
+		if len(p.Together) > 0 {
+			fmt.Fprintf(w, " (partitions that exchange records commit in one batch)")
+		}
+	}
+	fmt.Fprintln(w)
+	printTogether(w, p, batches)
+}
+
+// printPartitions prints the plan's partitions as a table, those that
+// change first, largest relative change first, with example keys; it
+// returns how many change.
+func printPartitions(w io.Writer, p *swap.Plan, whole bool) int {
 	var sums []string
 	for c := range p.Fingerprint.Sums {
 		sums = append(sums, c)
@@ -117,27 +146,12 @@ func printPlan(w io.Writer, id string, p *swap.Plan, whole bool) {
 			fmt.Fprintln(w, k)
 		}
 	}
-	for _, warning := range p.Warnings {
-		fmt.Fprintln(w, "warning: "+warning)
-	}
-	printChecks(w, p.Checks)
-	if changed == 0 {
-		fmt.Fprintf(w, "no changes: every partition of %s already holds the planned content\n", p.Table)
-		return
-	}
-	printJob(w, p)
-	fmt.Fprintf(w, "this will replace %d partitions of %s", changed, p.Table)
-	if n := len(p.Partitions) - changed; n > 0 {
-		fmt.Fprintf(w, " (%d declared partition(s) hold the planned content already and keep their files)", n)
-	}
-	batches := p.Batches()
-	if len(batches) > 0 {
-		fmt.Fprintf(w, ", in %d batches of %d partitions, one snapshot each", len(batches), p.Batch)
-		if len(p.Together) > 0 {
-			fmt.Fprintf(w, " (partitions that exchange records commit in one batch)")
-		}
-	}
-	fmt.Fprintln(w)
+	return changed
+}
+
+// printTogether names the batches that hold partitions exchanging
+// records, each shown whole.
+func printTogether(w io.Writer, p *swap.Plan, batches [][]string) {
 	// Every batch that holds a group is shown whole; the others are the
 	// next partitions in order.
 	keyOf := map[string]string{}
