@@ -35,16 +35,7 @@ func newGCCmd(g *globals) *cobra.Command {
 An attempt that is held, or that wrote anything within --grace, is left whole. Without --yes, gc
 removes nothing and prints what it would remove.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			ident, err := swap.ParseTable(o.table)
-			if err != nil {
-				return usageError{err}
-			}
-			if o.grace < time.Hour {
-				return usagef("--grace %s: want at least an hour: a running publish refreshes its hold every 10 minutes, and gc must see it", o.grace)
-			}
-			return runGC(cmd.Context(), g, ident, o)
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return runGC(cmd.Context(), g, o) },
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.table, "table", "", "table, NAMESPACE.NAME (required)")
@@ -54,7 +45,14 @@ removes nothing and prints what it would remove.`,
 	return cmd
 }
 
-func runGC(ctx context.Context, g *globals, ident []string, o gcOptions) error {
+func runGC(ctx context.Context, g *globals, o gcOptions) error {
+	ident, err := swap.ParseTable(o.table)
+	if err != nil {
+		return usageError{err}
+	}
+	if o.grace < time.Hour {
+		return usagef("--grace %s: want at least an hour: a running publish refreshes its hold every 10 minutes, and gc must see it", o.grace)
+	}
 	g.writes = o.yes
 	ctx, cat, pub, err := g.open(ctx)
 	if err != nil {

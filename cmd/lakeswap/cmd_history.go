@@ -16,20 +16,24 @@ import (
 	"github.com/lakeswap/lakeswap/verify"
 )
 
+type historyOptions struct {
+	table string
+}
+
 func newHistoryCmd(g *globals) *cobra.Command {
-	var table string
+	var o historyOptions
 	cmd := &cobra.Command{
 		Use:   "history --table NS.NAME",
 		Short: "List main's snapshots with the runs that made them",
 		Args:  cobra.NoArgs,
-		RunE:  func(cmd *cobra.Command, _ []string) error { return runHistory(cmd.Context(), g, table) },
+		RunE:  func(cmd *cobra.Command, _ []string) error { return runHistory(cmd.Context(), g, o) },
 	}
-	cmd.Flags().StringVar(&table, "table", "", "table, NAMESPACE.NAME (required)")
+	cmd.Flags().StringVar(&o.table, "table", "", "table, NAMESPACE.NAME (required)")
 	return cmd
 }
 
-func runHistory(ctx context.Context, g *globals, table string) error {
-	ident, err := swap.ParseTable(table)
+func runHistory(ctx context.Context, g *globals, o historyOptions) error {
+	ident, err := swap.ParseTable(o.table)
 	if err != nil {
 		return usageError{err}
 	}

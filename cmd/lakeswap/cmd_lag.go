@@ -14,8 +14,12 @@ import (
 	"github.com/lakeswap/lakeswap/swap"
 )
 
+type lagOptions struct {
+	job string // the job file
+}
+
 func newLagCmd(g *globals) *cobra.Command {
-	var jobFile string
+	var o lagOptions
 	cmd := &cobra.Command{
 		Use:   "lag --job JOB",
 		Short: "Measure how late a job's source rows arrive, to size its lookback",
@@ -24,22 +28,20 @@ ingested_at - event_time (the job's lag: {event_time, ingested_at}, SQL on the s
 percentiles, and how many rows arrived later than the job's lookback. It reads the sources and
 nothing else.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if jobFile == "" {
-				return usagef("name the job with --job")
-			}
-			j, err := job.Load(jobFile)
-			if err != nil {
-				return usageError{err}
-			}
-			return runLag(cmd.Context(), g, j)
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return runLag(cmd.Context(), g, o) },
 	}
-	cmd.Flags().StringVar(&jobFile, "job", "", "the job file (required)")
+	cmd.Flags().StringVar(&o.job, "job", "", "the job file (required)")
 	return cmd
 }
 
-func runLag(ctx context.Context, g *globals, j *job.Job) error {
+func runLag(ctx context.Context, g *globals, o lagOptions) error {
+	if o.job == "" {
+		return usagef("name the job with --job")
+	}
+	j, err := job.Load(o.job)
+	if err != nil {
+		return usageError{err}
+	}
 	var pub *swap.Publisher
 	var store source.ObjectStore
 	onS3 := slices.ContainsFunc(j.SourceNames(), func(name string) bool { return source.IsObjectURL(j.Sources[name].Path) })

@@ -11,8 +11,12 @@ import (
 	"github.com/lakeswap/lakeswap/swap"
 )
 
+type statusOptions struct {
+	table, runID string
+}
+
 func newStatusCmd(g *globals) *cobra.Command {
-	var table, runID string
+	var o statusOptions
 	cmd := &cobra.Command{
 		Use:   "status --table NS.NAME --run RUN_ID",
 		Short: "Say from the table's history whether a run landed",
@@ -22,23 +26,22 @@ func newStatusCmd(g *globals) *cobra.Command {
 			"holds it is printed), 1 when no snapshot of the table records it or only some of its batches landed,\n" +
 			"and 5 when the table cannot be read.",
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			ident, err := swap.ParseTable(table)
-			if err != nil {
-				return usageError{err}
-			}
-			if runID == "" {
-				return usagef("name the run with --run")
-			}
-			return runStatus(cmd.Context(), g, ident, runID)
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return runStatus(cmd.Context(), g, o) },
 	}
-	cmd.Flags().StringVar(&table, "table", "", "table, NAMESPACE.NAME (required)")
-	cmd.Flags().StringVar(&runID, "run", "", "run id (required)")
+	cmd.Flags().StringVar(&o.table, "table", "", "table, NAMESPACE.NAME (required)")
+	cmd.Flags().StringVar(&o.runID, "run", "", "run id (required)")
 	return cmd
 }
 
-func runStatus(ctx context.Context, g *globals, ident []string, runID string) error {
+func runStatus(ctx context.Context, g *globals, o statusOptions) error {
+	ident, err := swap.ParseTable(o.table)
+	if err != nil {
+		return usageError{err}
+	}
+	if o.runID == "" {
+		return usagef("name the run with --run")
+	}
+	runID := o.runID
 	ctx, cat, pub, err := g.open(ctx)
 	if err != nil {
 		return err

@@ -11,9 +11,14 @@ import (
 	"github.com/lakeswap/lakeswap/swap"
 )
 
+type tableCreateOptions struct {
+	schema string // the schema file
+	table  string // default: the file's table:
+}
+
 func newTableCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "table", Short: "Manage tables"}
-	var schemaFile, name string
+	var o tableCreateOptions
 	create := &cobra.Command{
 		Use:   "create --schema FILE [--table NS.NAME]",
 		Short: "Create a table from a small schema file (columns, grain, partitioning, additive columns, checks)",
@@ -35,16 +40,17 @@ decimal(P,S). The grain is stored as the schema's identifier fields; additive co
 the table properties lakeswap.additive-columns and lakeswap.check.<column>.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runTableCreate(cmd.Context(), g, schemaFile, name)
+			return runTableCreate(cmd.Context(), g, o)
 		},
 	}
-	create.Flags().StringVar(&schemaFile, "schema", "", "schema file (required)")
-	create.Flags().StringVar(&name, "table", "", "table name, NAMESPACE.NAME (default: the file's table:)")
+	create.Flags().StringVar(&o.schema, "schema", "", "schema file (required)")
+	create.Flags().StringVar(&o.table, "table", "", "table name, NAMESPACE.NAME (default: the file's table:)")
 	cmd.AddCommand(create)
 	return cmd
 }
 
-func runTableCreate(ctx context.Context, g *globals, schemaFile, name string) error {
+func runTableCreate(ctx context.Context, g *globals, o tableCreateOptions) error {
+	schemaFile, name := o.schema, o.table
 	if schemaFile == "" {
 		return usagef("--schema is required")
 	}

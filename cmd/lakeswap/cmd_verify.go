@@ -12,9 +12,15 @@ import (
 	"github.com/lakeswap/lakeswap/verify"
 )
 
+type verifyOptions struct {
+	table      string
+	runID      string
+	snapshotID int64 // a run's snapshot, instead of its id
+	at         int64 // with no run: the snapshot the whole table is checked at
+}
+
 func newVerifyCmd(g *globals) *cobra.Command {
-	var table, runID string
-	var snapshotID, at int64
+	var o verifyOptions
 	cmd := &cobra.Command{
 		Use:   "verify --table NS.NAME [--run RUN_ID | --snapshot ID | --at ID]",
 		Short: "Check a committed run's fingerprint, or the whole table's invariants",
@@ -28,28 +34,31 @@ partition as it committed it, fingerprints as it recorded. It holds a hash of ev
 
 ` + exitCodesHelp,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			ident, err := swap.ParseTable(table)
-			if err != nil {
-				return usageError{err}
-			}
-			if runID != "" && snapshotID != 0 {
-				return usagef("name the run with one of --run or --snapshot")
-			}
-			if runID == "" && snapshotID == 0 {
-				return runVerifyTable(cmd.Context(), g, ident, at)
-			}
-			if at != 0 {
-				return usagef("--at names the snapshot a whole-table check reads; a run is checked in the snapshot it committed")
-			}
-			return runVerify(cmd.Context(), g, ident, runID, snapshotID)
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return runVerify(cmd.Context(), g, o) },
 	}
-	cmd.Flags().StringVar(&table, "table", "", "table, NAMESPACE.NAME (required)")
-	cmd.Flags().StringVar(&runID, "run", "", "run id")
-	cmd.Flags().Int64Var(&snapshotID, "snapshot", 0, "a run's snapshot id (instead of --run)")
-	cmd.Flags().Int64Var(&at, "at", 0, "with no run: check the table at this snapshot instead of main")
+	cmd.Flags().StringVar(&o.table, "table", "", "table, NAMESPACE.NAME (required)")
+	cmd.Flags().StringVar(&o.runID, "run", "", "run id")
+	cmd.Flags().Int64Var(&o.snapshotID, "snapshot", 0, "a run's snapshot id (instead of --run)")
+	cmd.Flags().Int64Var(&o.at, "at", 0, "with no run: check the table at this snapshot instead of main")
 	return cmd
+}
+
+// runVerify checks a run, or with none the whole table.
+func runVerify(ctx context.Context, g *globals, o verifyOptions) error {
+	ident, err := swap.ParseTable(o.table)
+	if err != nil {
+		return usageError{err}
+	}
+	if o.runID != "" && o.snapshotID != 0 {
+		return usagef("name the run with one of --run or --snapshot")
+	}
+	if o.runID == "" && o.snapshotID == 0 {
+		return runVerifyTable(ctx, g, ident, o.at)
+	}
+	if o.at != 0 {
+		return usagef("--at names the snapshot a whole-table check reads; a run is checked in the snapshot it committed")
+	}
+	return runVerifyRun(ctx, g, ident, o.runID, o.snapshotID)
 }
 
 func runVerifyTable(ctx context.Context, g *globals, ident []string, at int64) error {
@@ -82,7 +91,7 @@ func runVerifyTable(ctx context.Context, g *globals, ident []string, at int64) e
 	})
 }
 
-func runVerify(ctx context.Context, g *globals, ident []string, runID string, snapshotID int64) error {
+func runVerifyRun(ctx context.Context, g *globals, ident []string, runID string, snapshotID int64) error {
 	ctx, cat, pub, err := g.open(ctx)
 	if err != nil {
 		return err
