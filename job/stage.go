@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go"
 
+	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/source"
@@ -126,7 +127,7 @@ func (j *Job) Run(ctx context.Context, pub *swap.Publisher, req swap.Request, o 
 func (j *Job) prepareInto(ctx context.Context, eng *source.SQLEngine, listing *Listing, rejectsFile string, fetch Fetch, dir string) (*Rejected, error) {
 	w, err := os.OpenFile(rejectsFile, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("%w: rejects file: %w (a rejects file is never overwritten: name another with --rejects)", swap.ErrInvalidRequest, err)
+		return nil, swap.InvalidRequest(fmt.Errorf("rejects file: %w (a rejects file is never overwritten: name another with --rejects)", err))
 	}
 	rejected, err := j.Prepare(ctx, eng, listing, w, fetch, dir)
 	if cerr := w.Close(); err == nil {
@@ -195,7 +196,9 @@ func Recheck(ctx context.Context, pub *swap.Publisher, plan *swap.Plan, store fu
 // files of its pinned snapshot.
 func tableFiles(pub *swap.Publisher) TableFiles {
 	return func(ctx context.Context, name string, snapshot int64) (int64, []runrecord.Input, error) {
-		ident, err := swap.ParseTable(name)
+		// A job file's table name is not a flag: a bad one is an error of
+		// the job's, not of how lakeswap was called.
+		ident, err := catalog.ParseIdent(name)
 		if err != nil {
 			return 0, nil, err
 		}

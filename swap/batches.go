@@ -3,6 +3,7 @@ package swap
 import (
 	"context"
 	"fmt"
+	"github.com/lakeswap/lakeswap/swap/internal/outcome"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 	"slices"
 	"strings"
@@ -288,7 +289,7 @@ func (p *Publisher) applyBatches(ctx context.Context, tbl *table.Table, plan *Pl
 				}
 				res.Status = StatusNotCommitted
 				return res, &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID, Err: fmt.Errorf("batch %s: %w", b.BatchOf, err),
-					Hint: fmt.Sprintf("%d batch(es) before it landed and stay; this batch's and the later batches' files: %s", i, rest(i))}
+					Hint: fmt.Sprintf("%d batch(es) before it landed and stay; this batch's and the later batches' files: %s", i, rest(i)), Partial: onMain(res)}
 			}
 		}
 		r, err := p.apply(ctx, tbl, b, noAutoRollback)
@@ -310,6 +311,9 @@ func (p *Publisher) applyBatches(ctx context.Context, tbl *table.Table, plan *Pl
 			}
 			if later := rest(i + 1); later != "" {
 				hint += "; the later batches' files: " + later
+			}
+			if onMain(res) {
+				outcome.MarkPartial(err) // the table is not as it was
 			}
 			return res, fmt.Errorf("batch %s (%s) of run %s: %w\nhint: %s", b.BatchOf, strings.Join(keysOf(b), ","), plan.RunID, err, hint)
 		}
@@ -337,4 +341,10 @@ func keysOf(plan *Plan) []string {
 		out[i] = pp.Key
 	}
 	return out
+}
+
+// onMain reports whether a batch of the run landed, now or in an earlier
+// attempt: a later batch's failure leaves the table changed.
+func onMain(res *Result) bool {
+	return slices.ContainsFunc(res.Batches, func(b BatchResult) bool { return b.SnapshotID != 0 })
 }

@@ -1,8 +1,13 @@
 package swap_test
 
 import (
+	"context"
+
+	"github.com/apache/iceberg-go/table"
+
 	"errors"
 	"fmt"
+	"github.com/lakeswap/lakeswap/catalog"
 	"testing"
 
 	"github.com/lakeswap/lakeswap/swap"
@@ -20,6 +25,9 @@ func TestNothingCommittedIsOneFamily(t *testing.T) {
 		{&swap.RefusedError{Table: "t"}, true},
 		{&swap.OpError{Op: "apply", Err: fmt.Errorf("%w: main moved", swap.ErrConflict)}, true},
 		{&swap.OpError{Op: "commit", Err: fmt.Errorf("%w: absent twice", swap.ErrNotLanded)}, true},
+		// A later batch's conflict, once earlier batches landed.
+		{fmt.Errorf("batch 2/3: %w", &swap.OpError{Op: "commit", Err: fmt.Errorf("%w: main moved", swap.ErrConflict), Partial: true}), false},
+		{&swap.RefusedError{Table: "t", Partial: true}, false},
 		{fmt.Errorf("wrapped: %w", &swap.RefusedError{}), true},
 		{&swap.OpError{Op: "commit", Err: fmt.Errorf("%w: lost answer", swap.ErrCommitUnknown)}, false},
 		{&swap.OpError{Op: "verify", Err: swap.ErrVerifyFailed}, false},
@@ -34,9 +42,48 @@ func TestNothingCommittedIsOneFamily(t *testing.T) {
 	if !errors.Is(&swap.RefusedError{}, swap.ErrRefused) || errors.Is(&swap.RefusedError{}, swap.ErrConflict) {
 		t.Error("a refusal is not ErrRefused alone")
 	}
-	for _, s := range []swap.Status{swap.StatusRefused, swap.StatusNotCommitted, swap.StatusUnchanged, swap.StatusRolledBack, swap.StatusPlanned} {
-		if s.Committed() {
-			t.Errorf("%s says a commit of the run is on main", s)
+
+}
+
+// conflictingCatalog refuses, as the catalog would a moved main, every
+// commit after the first n.
+type conflictingCatalog struct {
+	swap.Catalog
+	n, commits int
+}
+
+func (c *conflictingCatalog) CommitTable(ctx context.Context, ident table.Identifier, reqs []table.Requirement, ups []table.Update) (table.Metadata, string, error) {
+	if c.commits++; c.commits > c.n {
+		return nil, "", fmt.Errorf("%w: injected", catalog.ErrConflict)
+	}
+	return c.Catalog.CommitTable(ctx, ident, reqs, ups)
+}
+
+// TestABatchLandedIsCommitted: a run in batches whose second batch cannot
+// commit has changed the table with its first: the error says conflict
+// (exit 4) but not ErrNotCommitted, and the result lists the batch that
+// landed; a run stopped at its first batch has committed nothing.
+func TestABatchLandedIsCommitted(t *testing.T) {
+	for _, tc := range []struct {
+		landing int
+		want    bool // errors.Is(err, ErrNotCommitted)
+	}{{0, true}, {1, false}} {
+		e := newEnv(t)
+		e.mustPublish(daysOf(1, fourDays...), fourDays...)
+		before := e.table().MetadataLocation()
+		e.pub.Catalog = &conflictingCatalog{Catalog: e.cat, n: tc.landing}
+		res, err := e.publishBatched("bf", 2, daysOf(10, fourDays...), fourDays...)
+		if !errors.Is(err, swap.ErrConflict) || errors.Is(err, swap.ErrNotCommitted) != tc.want {
+			t.Errorf("%d batch(es) landing: err %v; want a conflict, ErrNotCommitted %v", tc.landing, err, tc.want)
+		}
+		landed := 0
+		for _, b := range res.Batches {
+			if b.SnapshotID != 0 {
+				landed++
+			}
+		}
+		if moved := e.table().MetadataLocation() != before; landed != tc.landing || moved != (tc.landing > 0) {
+			t.Errorf("%d batch(es) landing: the result lists %d, the table moved: %v", tc.landing, landed, moved)
 		}
 	}
 }

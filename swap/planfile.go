@@ -58,7 +58,7 @@ func WritePlan(file string, plan *Plan) (*PlanFile, error) {
 func ReadPlan(file string) (*PlanFile, error) {
 	raw, err := os.ReadFile(file)
 	if err != nil {
-		return nil, fmt.Errorf("%w: read the plan: %w", ErrInvalidRequest, err)
+		return nil, InvalidRequest(fmt.Errorf("read the plan: %w", err))
 	}
 	return DecodePlan(file, raw)
 }
@@ -67,10 +67,10 @@ func ReadPlan(file string) (*PlanFile, error) {
 func DecodePlan(file string, raw []byte) (*PlanFile, error) {
 	var pf PlanFile
 	if err := json.Unmarshal(raw, &pf); err != nil {
-		return nil, fmt.Errorf("%w: %s is not a plan lakeswap wrote: %w", ErrInvalidRequest, file, err)
+		return nil, InvalidRequest(fmt.Errorf("%s is not a plan lakeswap wrote: %w", file, err))
 	}
 	if pf.Plan == nil {
-		return nil, fmt.Errorf("%w: %s is not a plan lakeswap wrote: it holds no plan", ErrInvalidRequest, file)
+		return nil, InvalidRequest(fmt.Errorf("%s is not a plan lakeswap wrote: it holds no plan", file))
 	}
 	pf.Name = file
 	return &pf, nil

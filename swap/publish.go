@@ -142,9 +142,9 @@ func (p *Publisher) Apply(ctx context.Context, opts ApplyOptions, plans ...*Plan
 	//    publish's is: a plan near its retention, or a long apply in
 	//    batches, keeps its files from gc. The plan's own hold stays until
 	//    the apply settles.
-	unhold, err := p.holdPlans(ctx, tbl, plans)
+	unhold, failed, err := p.holdPlans(ctx, tbl, plans)
 	if err != nil {
-		return &Result{Plan: plans[0], Status: StatusNotCommitted}, err
+		return &Result{Plan: failed, Status: StatusNotCommitted}, err
 	}
 	defer unhold()
 	// 3. Bind: each plan still holds against the table as it is now.
@@ -181,7 +181,7 @@ func (p *Publisher) loadPlans(ctx context.Context, plans []*Plan) (*table.Table,
 	if err := shards(plans); err != nil {
 		return nil, &RefusedError{Op: "apply", Table: plans[0].Table, Findings: []verify.Finding{{Kind: verify.KindPartialPlans, Message: err.Error()}}}
 	}
-	ident, err := ParseTable(plans[0].Table)
+	ident, err := catalog.ParseIdent(plans[0].Table)
 	if err != nil {
 		return nil, err
 	}
@@ -193,8 +193,9 @@ func (p *Publisher) loadPlans(ctx context.Context, plans []*Plan) (*table.Table,
 }
 
 // holdPlans holds each plan's attempt for this apply, under a name of its
-// own (several processes may apply one plan), and returns what ends it.
-func (p *Publisher) holdPlans(ctx context.Context, tbl *table.Table, plans []*Plan) (unhold func(), err error) {
+// own (several processes may apply one plan), and returns what ends it, or
+// the plan it could not hold.
+func (p *Publisher) holdPlans(ctx context.Context, tbl *table.Table, plans []*Plan) (unhold func(), failed *Plan, err error) {
 	applier := newAttempt()
 	var ends []func()
 	unhold = func() {
@@ -207,7 +208,7 @@ func (p *Publisher) holdPlans(ctx context.Context, tbl *table.Table, plans []*Pl
 		stop, err := hold.WhileRunning(ctx, p.holds(tbl), p.log(), plan.RunID, plan.Attempt, loc)
 		if err != nil {
 			unhold()
-			return nil, err
+			return nil, plan, err
 		}
 		ends = append(ends, func() {
 			stop()
@@ -215,7 +216,7 @@ func (p *Publisher) holdPlans(ctx context.Context, tbl *table.Table, plans []*Pl
 			hold.Remove(ctx, p.holds(tbl), p.log(), plan.RunID, hold.Other(loc))
 		})
 	}
-	return unhold, nil
+	return unhold, nil, nil
 }
 
 // judgeShards runs over a run merged from shards the checks that shards

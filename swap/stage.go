@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"github.com/lakeswap/lakeswap/swap/internal/hold"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
@@ -259,7 +258,7 @@ func (p *Publisher) planRun(ctx context.Context, req Request) (*Plan, *table.Tab
 	}
 	values := slices.Compact(slices.Sorted(slices.Values(req.Partitions)))
 	for _, v := range values {
-		if err := target.check(v); err != nil {
+		if err := contract.Partition.ParseValue(v); err != nil {
 			return nil, nil, nil, fmt.Errorf("publish to %s: %w", name, err)
 		}
 		if err := snapshot.NoDeletes(contract.Partition.Key(v), all[v]); err != nil {
@@ -641,11 +640,6 @@ func stagePartition(ctx context.Context, wfs icebergio.WriteFileIO, c *contract.
 	return nil
 }
 
-// ErrInvalidRequest marks a request that names something wrong (a
-// partition selector, a value the table's storage cannot hold): the
-// caller's to correct, before anything is read.
-var ErrInvalidRequest = errors.New("invalid request")
-
 // Partitions resolves a selector on the partition column (FROM..TO, or a
 // list; see contract.Partition.ParseSelector) to the values a run owns,
 // each checked against the column's type and against what the table's
@@ -654,26 +648,14 @@ var ErrInvalidRequest = errors.New("invalid request")
 func (t *Target) Partitions(selector string) ([]string, error) {
 	values, err := t.Contract.Partition.ParseSelector(selector)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidRequest, err)
+		return nil, InvalidRequest(err)
 	}
 	for _, v := range values {
-		if err := t.check(v); err != nil {
-			return nil, err
+		if err := CheckPartitionValue(t.Metadata(), t.Contract.Partition.Name, v); err != nil {
+			return nil, InvalidRequest(err)
 		}
 	}
 	return values, nil
-}
-
-// check refuses a partition value the column's type does not hold, or
-// whose folder the table's storage cannot hold.
-func (t *Target) check(value string) error {
-	if err := t.Contract.Partition.ParseValue(value); err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalidRequest, err)
-	}
-	if err := CheckPartitionValue(t.Metadata(), t.Contract.Partition.Name, value); err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalidRequest, err)
-	}
-	return nil
 }
 
 // Location is the table's location, under which adopted files must lie.
@@ -682,8 +664,5 @@ func (t *Target) Location() string { return t.table.Metadata().Location() }
 // ParseTable reads a table name as NS.NAME (nested namespaces: A.B.NAME).
 func ParseTable(name string) (table.Identifier, error) {
 	ident, err := catalog.ParseIdent(name)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidRequest, err)
-	}
-	return ident, nil
+	return ident, InvalidRequest(err)
 }

@@ -19,7 +19,9 @@ const (
 	// StatusRefused: a guard found something; nothing was committed.
 	StatusRefused Status = "refused"
 	// StatusNotCommitted: a conflict, a commit that did not land, or an
-	// error before the commit; nothing was committed.
+	// error before the commit; nothing was committed by that commit. A run
+	// in batches says so of the batch that stopped it: the Result's
+	// Batches list those that landed before it.
 	StatusNotCommitted Status = "not-committed"
 	// StatusRolledBack: the commit landed, failed verification and was
 	// rolled back.
@@ -31,12 +33,3 @@ const (
 	// wrong and not rolled back.
 	StatusLandedUnverified Status = "landed-unverified"
 )
-
-// Committed reports whether the status leaves a commit of the run on main.
-func (s Status) Committed() bool {
-	switch s {
-	case StatusPublished, StatusAlreadyPublished, StatusVerifyFailed, StatusLandedUnverified:
-		return true
-	}
-	return false
-}

@@ -17,10 +17,10 @@ type TableSpec = catalog.TableSpec
 func ReadTableSpec(file string) (TableSpec, error) {
 	spec, err := catalog.ReadTableSpec(file)
 	if err != nil {
-		return spec, fmt.Errorf("%w: %w", ErrInvalidRequest, err)
+		return spec, InvalidRequest(err)
 	}
 	if _, _, _, err := spec.Build(); err != nil {
-		return spec, fmt.Errorf("%w: %s: %w", ErrInvalidRequest, file, err)
+		return spec, InvalidRequest(fmt.Errorf("%s: %w", file, err))
 	}
 	return spec, nil
 }

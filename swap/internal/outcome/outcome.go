@@ -12,34 +12,25 @@ import (
 	"github.com/lakeswap/lakeswap/verify"
 )
 
-// family is an outcome that belongs to a wider one: errors.Is matches it
-// and its parent.
-type family struct {
-	msg    string
-	parent error
-}
-
-func (f *family) Error() string { return f.msg }
-func (f *family) Unwrap() error { return f.parent }
-
 var (
-	// ErrNotCommitted: the table is as it was. Refused, conflict and not
-	// landed all match it: a caller that needs only to know whether
-	// anything changed asks errors.Is(err, ErrNotCommitted).
+	// ErrNotCommitted: the table is as it was. A RefusedError, and an
+	// OpError carrying a conflict or a commit that did not land, match it,
+	// unless an earlier batch of the same run landed (Partial): a caller
+	// that needs only to know whether anything changed asks
+	// errors.Is(err, ErrNotCommitted).
 	ErrNotCommitted = errors.New("nothing was committed")
 	// ErrRefused: validation found problems; nothing was committed and the
 	// staged files were removed.
-	ErrRefused error = &family{"refused by validation", ErrNotCommitted}
+	ErrRefused = errors.New("refused by validation")
 	// ErrConflict: main moved since the plan; nothing was committed. A
-	// fresh run may succeed. An OpError carrying it matches
-	// ErrNotCommitted.
+	// fresh run may succeed.
 	ErrConflict = catalog.ErrConflict
 	// ErrCommitUnknown: the catalog did not say whether the commit landed,
 	// and the table could not be read back to find out.
 	ErrCommitUnknown = errors.New("commit outcome unknown")
 	// ErrNotLanded: the catalog answered a commit with an error, and the
 	// table read back shows that it did not land.
-	ErrNotLanded error = &family{"commit did not land", ErrNotCommitted}
+	ErrNotLanded = errors.New("commit did not land")
 	// ErrVerifyFailed: the commit landed but does not hold what was staged.
 	ErrVerifyFailed = errors.New("verification failed")
 	// ErrLandedUnverified: the commit landed and main holds it, but it
@@ -61,6 +52,9 @@ type RefusedError struct {
 	Findings []verify.Finding
 	Dropped  int64  // findings beyond those listed
 	Cleanup  string // what became of the staged files
+	// Partial says earlier batches of the run landed before this one was
+	// refused: the table is not as it was.
+	Partial bool
 }
 
 func (e *RefusedError) Error() string {
@@ -86,6 +80,9 @@ func (e *RefusedError) Error() string {
 
 func (e *RefusedError) Unwrap() error { return ErrRefused }
 
+// Is makes a refusal ErrNotCommitted, unless earlier batches landed.
+func (e *RefusedError) Is(target error) bool { return target == ErrNotCommitted && !e.Partial }
+
 // OpError carries what an operator needs about a failed step: the
 // operation, the table, the run, and what to do next.
 type OpError struct {
@@ -94,6 +91,9 @@ type OpError struct {
 	RunID string
 	Hint  string
 	Err   error
+	// Partial says earlier batches of the run landed before this step
+	// failed: the table is not as it was.
+	Partial bool
 }
 
 func (e *OpError) Error() string {
@@ -109,11 +109,46 @@ func (e *OpError) Error() string {
 
 func (e *OpError) Unwrap() error { return e.Err }
 
-// Is makes a conflict ErrNotCommitted too: the catalog's conflict is
-// catalog.ErrConflict, which knows nothing of the families here, and every
-// conflict reaches a caller as an OpError.
+// Is makes a conflict, and a commit that did not land, ErrNotCommitted,
+// unless earlier batches of the run landed. Every such outcome reaches a
+// caller as an OpError; the catalog's conflict is catalog.ErrConflict,
+// which knows nothing of the outcomes here.
 func (e *OpError) Is(target error) bool {
-	return target == ErrNotCommitted && errors.Is(e.Err, ErrConflict)
+	return target == ErrNotCommitted && !e.Partial && (errors.Is(e.Err, ErrConflict) || errors.Is(e.Err, ErrNotLanded))
+}
+
+// MarkPartial notes, on every OpError and RefusedError err holds, that
+// earlier batches of the run landed: it no longer matches ErrNotCommitted.
+func MarkPartial(err error) {
+	var op *OpError
+	if errors.As(err, &op) {
+		op.Partial = true
+	}
+	var refused *RefusedError
+	if errors.As(err, &refused) {
+		refused.Partial = true
+	}
+}
+
+// invalid marks a request that names something wrong, keeping its
+// message as it was.
+type invalid struct{ err error }
+
+func (e *invalid) Error() string        { return e.err.Error() }
+func (e *invalid) Unwrap() error        { return e.err }
+func (e *invalid) Is(target error) bool { return target == ErrInvalidRequest }
+
+// ErrInvalidRequest marks a request that names something wrong (a
+// partition selector, a table name, a plan file): the caller's to
+// correct, before anything is read.
+var ErrInvalidRequest = errors.New("invalid request")
+
+// Invalid marks err as an invalid request; its message is err's.
+func Invalid(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &invalid{err}
 }
 
 // Conflict is an OpError for a plan that no longer holds: nothing was
