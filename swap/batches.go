@@ -252,11 +252,10 @@ func (p *Publisher) applyBatches(ctx context.Context, tbl *table.Table, plan *Pl
 		return strings.Join(said, "; ")
 	}
 	if plan.contract == nil {
-		c, err := contract.Of(tbl.Metadata())
-		if err != nil {
+		var err error
+		if plan.contract, err = contract.Of(tbl.Metadata()); err != nil {
 			return res, fmt.Errorf("table %s: %w", plan.Table, err)
 		}
-		plan.contract = c
 	}
 	landed, why, err := landedBatches(ctx, tbl, plan, batches)
 	if err != nil {
@@ -281,16 +280,10 @@ func (p *Publisher) applyBatches(ctx context.Context, tbl *table.Table, plan *Pl
 			res.SnapshotID = id
 			continue
 		}
-		if i > 0 || plan.BaseSnapshotID == nil || tbl.CurrentSnapshot() == nil || tbl.CurrentSnapshot().SnapshotID != *plan.BaseSnapshotID {
-			// Main moved, by the batches before this one at least.
-			if why, err := rebase(ctx, tbl, b); err != nil || why != "" {
-				if err == nil {
-					err = fmt.Errorf("%w: main moved since the plan's base snapshot %s: %s", ErrConflict, fmtID(plan.BaseSnapshotID), why)
-				}
-				res.Status = StatusNotCommitted
-				return res, &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID, Err: fmt.Errorf("batch %s: %w", b.BatchOf, err),
-					Hint: fmt.Sprintf("%d batch(es) before it landed and stay; this batch's and the later batches' files: %s", i, rest(i)), Partial: onMain(res)}
-			}
+		if err := rebaseBatch(ctx, tbl, plan, b, i); err != nil {
+			res.Status = StatusNotCommitted
+			return res, &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID, Err: fmt.Errorf("batch %s: %w", b.BatchOf, err),
+				Hint: fmt.Sprintf("%d batch(es) before it landed and stay; this batch's and the later batches' files: %s", i, rest(i)), Partial: onMain(res)}
 		}
 		r, err := p.apply(ctx, tbl, b, noAutoRollback)
 		if r != nil {
@@ -302,20 +295,7 @@ func (p *Publisher) applyBatches(ctx context.Context, tbl *table.Table, plan *Pl
 			if r != nil {
 				res.Status = r.Status
 			}
-			hint := fmt.Sprintf("%d batch(es) before it landed and stay; run the same run id again to resume after them", i)
-			if r != nil && (r.Status == StatusRolledBack || r.Status == StatusVerifyFailed) {
-				// The run id records this batch now, and a resume cannot
-				// go over a batch main does not hold.
-				hint = fmt.Sprintf("%d batch(es) before it landed and stay; this batch was committed and %s, so run id %s cannot resume over it: publish the remaining partitions under a new run id",
-					i, map[Status]string{StatusRolledBack: "rolled back", StatusVerifyFailed: "kept as asked"}[r.Status], plan.RunID)
-			}
-			if later := rest(i + 1); later != "" {
-				hint += "; the later batches' files: " + later
-			}
-			if onMain(res) {
-				outcome.MarkPartial(err) // the table is not as it was
-			}
-			return res, fmt.Errorf("batch %s (%s) of run %s: %w\nhint: %s", b.BatchOf, strings.Join(keysOf(b), ","), plan.RunID, err, hint)
+			return res, batchFailed(plan, b, i, r, err, rest(i+1), onMain(res))
 		}
 		if r.SnapshotID != 0 {
 			res.SnapshotID = r.SnapshotID
@@ -347,4 +327,39 @@ func keysOf(plan *Plan) []string {
 // attempt: a later batch's failure leaves the table changed.
 func onMain(res *Result) bool {
 	return slices.ContainsFunc(res.Batches, func(b BatchResult) bool { return b.SnapshotID != 0 })
+}
+
+// batchFailed says what became of a run whose batch b (the i-th, counted
+// from 0) failed with err, r its result if it has one: the batches before
+// it stay (partial: some landed), and the later ones' files went (later).
+func batchFailed(plan, b *Plan, i int, r *Result, err error, later string, partial bool) error {
+	hint := fmt.Sprintf("%d batch(es) before it landed and stay; run the same run id again to resume after them", i)
+	if r != nil && (r.Status == StatusRolledBack || r.Status == StatusVerifyFailed) {
+		// The run id records this batch now, and a resume cannot go over
+		// a batch main does not hold.
+		hint = fmt.Sprintf("%d batch(es) before it landed and stay; this batch was committed and %s, so run id %s cannot resume over it: publish the remaining partitions under a new run id",
+			i, map[Status]string{StatusRolledBack: "rolled back", StatusVerifyFailed: "kept as asked"}[r.Status], plan.RunID)
+	}
+	if later != "" {
+		hint += "; the later batches' files: " + later
+	}
+	if partial {
+		outcome.MarkPartial(err) // the table is not as it was
+	}
+	return fmt.Errorf("batch %s (%s) of run %s: %w\nhint: %s", b.BatchOf, strings.Join(keysOf(b), ","), plan.RunID, err, hint)
+}
+
+// rebaseBatch checks that batch b (the i-th) of plan still holds on main
+// as tbl holds it: main has moved since the plan's base, by the batches
+// before it at least, and no commit since may have touched its partitions.
+func rebaseBatch(ctx context.Context, tbl *table.Table, plan, b *Plan, i int) error {
+	head := tbl.CurrentSnapshot()
+	if i == 0 && plan.BaseSnapshotID != nil && head != nil && head.SnapshotID == *plan.BaseSnapshotID {
+		return nil
+	}
+	why, err := rebase(ctx, tbl, b)
+	if err == nil && why != "" {
+		err = fmt.Errorf("%w: main moved since the plan's base snapshot %s: %s", ErrConflict, fmtID(plan.BaseSnapshotID), why)
+	}
+	return err
 }
