@@ -278,8 +278,36 @@ With no catalog configured, lakeswap uses an embedded catalog (SQLite + local fi
 		return nil
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newTableCmd(g), newPublishCmd(g), newPlanCmd(g), newApplyCmd(g), newDiscardCmd(g), newShowCmd(g), newRollbackCmd(g), newHistoryCmd(g), newStatusCmd(g), newVerifyCmd(g), newGCCmd(g), newLagCmd(g), newDemoCmd(g))
+	root.AddCommand(newTableCmd(g), newPublishCmd(g), newPlanCmd(g), newApplyCmd(g), newDiscardCmd(g), newShowCmd(g), newRollbackCmd(g), newHistoryCmd(g), newStatusCmd(g), newVerifyCmd(g), newGCCmd(g), newLagCmd(g), newDemoCmd(g), newVersionCmd(g))
+	root.Version = buildVersion().String()
+	root.SetVersionTemplate("{{.Version}}\n")
+	needSubcommands(root)
 	return root
+}
+
+// needSubcommands makes a command that only groups others (table) refuse
+// to run alone or with an unknown subcommand, as a usage error: cobra would
+// print its help and exit 0, and a script would take that for success.
+func needSubcommands(root *cobra.Command) {
+	for _, c := range root.Commands() {
+		needSubcommands(c)
+		if c.Runnable() || !c.HasSubCommands() {
+			continue
+		}
+		c.Args = cobra.ArbitraryArgs
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			var names []string
+			for _, sub := range cmd.Commands() {
+				if sub.IsAvailableCommand() {
+					names = append(names, sub.Name())
+				}
+			}
+			if len(args) > 0 {
+				return usagef("unknown command %q for %q (its commands: %s)", args[0], cmd.CommandPath(), strings.Join(names, ", "))
+			}
+			return usagef("%s needs a command: %s", cmd.CommandPath(), strings.Join(names, ", "))
+		}
+	}
 }
 
 // Main runs lakeswap with args and returns the exit code; main is the only

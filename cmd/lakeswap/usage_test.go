@@ -1,0 +1,57 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestUnknownCommandsAreUsageErrors: a misspelled command or argument,
+// anywhere in the tree, exits 2 and creates nothing, so that a script never
+// takes a printed help for success; a command that only groups others
+// needs one of them.
+func TestUnknownCommandsAreUsageErrors(t *testing.T) {
+	home := t.TempDir()
+	for _, args := range [][]string{
+		{"bogus"},
+		{"table", "bogus"},
+		{"table"},
+		{"table", "create", "extra", "--schema", "x.yaml"},
+		{"history", "extra", "--table", "a.b"},
+		{"version", "extra"},
+	} {
+		code, out, errs := cli(t, home, args...)
+		if code != exitUsage || out != "" || !strings.Contains(errs, "Run 'lakeswap --help' for usage.") {
+			t.Errorf("lakeswap %s: exit %d, stdout %q, stderr %q; want exit %d and a usage line", strings.Join(args, " "), code, out, errs, exitUsage)
+		}
+	}
+	if entries, _ := os.ReadDir(home); len(entries) > 0 {
+		t.Errorf("a usage error created %v in the home", entries)
+	}
+}
+
+// TestVersion: --version and version say lakeswap's version; version -o
+// json also gives Go's, iceberg-go's and arrow-go's, and whether the SQL
+// engine is built in.
+func TestVersion(t *testing.T) {
+	home := t.TempDir()
+	code, out, _ := cli(t, home, "--version")
+	if code != 0 || !strings.HasPrefix(out, "lakeswap ") {
+		t.Errorf("--version: exit %d, %q", code, out)
+	}
+	code, out, errs := cli(t, home, "-o", "json", "version")
+	var v versionInfo
+	if err := json.Unmarshal([]byte(out), &v); code != 0 || err != nil {
+		t.Fatalf("version -o json: exit %d, %v: %s %s", code, err, out, errs)
+	}
+	if v.Version == "" || !strings.HasPrefix(v.Go, "go") || !strings.HasPrefix(v.IcebergGo, "v") || !strings.HasPrefix(v.ArrowGo, "v18.") {
+		t.Errorf("version -o json: %+v", v)
+	}
+	if want := os.Getenv("LAKESWAP_WANT_ENGINE"); want != "" && v.SQLEngine != (want == "duckdb") {
+		t.Errorf("version says the SQL engine is built in: %v; make test asks for engine %s", v.SQLEngine, want)
+	}
+	if entries, _ := os.ReadDir(home); len(entries) > 0 {
+		t.Errorf("version opened a catalog: %v", entries)
+	}
+}
