@@ -116,6 +116,10 @@ func TestTableSpecRefusesBadSchema(t *testing.T) {
 		"unknown transform":       {Columns: []catalog.ColumnSpec{{Name: "d", Type: "date"}}, Partition: []catalog.PartitionSpec{{Column: "d", Transform: "bucket[4]"}}},
 		"additive not a column":   {Columns: []catalog.ColumnSpec{{Name: "a", Type: "long"}}, Additive: []string{"b"}},
 		"a band of NaN":           {Columns: []catalog.ColumnSpec{{Name: "a", Type: "long"}}, Properties: map[string]string{"lakeswap.plausible-band": "NaN:2"}},
+		// What every publish would refuse is refused at create.
+		"a decimal additive": {Columns: []catalog.ColumnSpec{{Name: "a", Type: "decimal(12,2)"}}, Additive: []string{"a"}},
+		"a string additive":  {Columns: []catalog.ColumnSpec{{Name: "a", Type: "string"}}, Additive: []string{"a"}},
+		"an unknown check":   {Columns: []catalog.ColumnSpec{{Name: "a", Type: "long"}}, Checks: map[string][]string{"a": {"positive"}}},
 	}
 	for name, spec := range cases {
 		if _, _, _, err := spec.Build(); err == nil {

@@ -150,6 +150,18 @@ func (s TableSpec) Build() (*iceberg.Schema, *iceberg.PartitionSpec, iceberg.Pro
 		}
 		props[contract.PropCheckPrefix+col] = strings.Join(checks, ",")
 	}
+	// A contract every publish would refuse (a string or decimal additive
+	// column, an unknown check) is refused now, naming the column, not at
+	// the first publish. The partition is judged on its own above.
+	checks := map[string][]contract.Check{}
+	for col, cs := range s.Checks {
+		for _, c := range cs {
+			checks[col] = append(checks[col], contract.Check(c))
+		}
+	}
+	if _, err := contract.NewContract(sc, s.Identifier, s.Additive, checks, contract.Partitioner{}); err != nil {
+		return nil, nil, nil, fmt.Errorf("table contract: %w", err)
+	}
 	return sc, &spec, props, nil
 }
 

@@ -55,3 +55,32 @@ func TestVersion(t *testing.T) {
 		t.Errorf("version opened a catalog: %v", entries)
 	}
 }
+
+// TestTableCreateRefusesWhatPublishRefuses: a contract every publish would
+// refuse (a money column as additive, a string additive, an unknown check)
+// is refused by table create, naming the column, and creates no table.
+func TestTableCreateRefusesWhatPublishRefuses(t *testing.T) {
+	home := t.TempDir()
+	for _, contract := range []string{"additive: [amount]", "additive: [name]", "checks: {id: [positive]}"} {
+		schema := write(t, t.TempDir(), "s.yaml", `table: shop.money
+columns:
+  - {name: day, type: date, required: true}
+  - {name: id, type: long, required: true}
+  - {name: amount, type: "decimal(12,2)"}
+  - {name: name, type: string}
+identifier: [day, id]
+partition: [{column: day, transform: identity}]
+`+contract+"\n")
+		code, _, errs := cli(t, home, "table", "create", "--schema", schema)
+		col := strings.Trim(strings.Fields(contract)[len(strings.Fields(contract))-1], "[]}")
+		if col == "positive" {
+			col = "id"
+		}
+		if code != exitUsage || !strings.Contains(errs, `"`+col+`"`) {
+			t.Errorf("table create with %s: exit %d: %s; want exit %d naming %s", contract, code, errs, exitUsage, col)
+		}
+	}
+	if code, _, _ := cli(t, home, "history", "--table", "shop.money"); code == 0 {
+		t.Error("a refused table create left a table")
+	}
+}
