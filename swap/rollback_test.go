@@ -41,8 +41,15 @@ func TestRollbackRestoresPreviousSnapshot(t *testing.T) {
 		if got := e.daily(); !slices.Equal(got, want) {
 			t.Errorf("rows after rollback %v, want %v", got, want)
 		}
-		if _, err := e.pub.Rollback(e.ctx, swap.RollbackRequest{Table: e.ident, RunID: bad.Plan.RunID}); !errors.Is(err, swap.ErrRollbackRefused) {
-			t.Errorf("second rollback of the same run: err = %v, want ErrRollbackRefused", err)
+		// Retried, as an orchestrator does: said, with when, and not done
+		// twice.
+		meta := e.table().MetadataLocation()
+		again, err := e.pub.Rollback(e.ctx, swap.RollbackRequest{Table: e.ident, RunID: bad.Plan.RunID})
+		if err != nil || !again.AlreadyRolledBack || again.RolledBackAt == nil || again.ToSnapshotID != good.SnapshotID || !again.Verified {
+			t.Errorf("second rollback of the same run: %+v, %v; want already rolled back to %d, verified", again, err, good.SnapshotID)
+		}
+		if e.table().MetadataLocation() != meta {
+			t.Error("a second rollback of the same run committed")
 		}
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -68,6 +69,11 @@ func runRollback(ctx context.Context, g *globals, o rollbackOptions) error {
 		return err
 	}
 	return g.emit(res, func(w io.Writer) {
+		if res.AlreadyRolledBack {
+			fmt.Fprintf(w, "run %s was already rolled back at %s: main went back to snapshot %d then and descends from it still; nothing was committed now; fingerprint %s (matches the one recorded before the run: %v)\n",
+				res.RunID, res.RolledBackAt.Format(time.RFC3339), res.ToSnapshotID, short(res.Fingerprint), res.Verified)
+			return
+		}
 		if res.Scoped {
 			fmt.Fprintf(w, "rolled back run %s's partitions as snapshot %d on %d (run rollback-%s), fingerprint %s (matches the one recorded before the run: %v)\n",
 				res.RunID, res.ToSnapshotID, res.FromSnapshotID, res.RunID, short(res.Fingerprint), res.Verified)

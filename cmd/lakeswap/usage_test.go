@@ -84,3 +84,24 @@ partition: [{column: day, transform: identity}]
 		t.Error("a refused table create left a table")
 	}
 }
+
+// TestRollbackRetried: an orchestrator that retries a rollback that
+// succeeded gets exit 0 and when it was done, and nothing is committed
+// twice, for a whole and for a scoped rollback.
+func TestRollbackRetried(t *testing.T) {
+	s := newSite(t, "sqlite+local")
+	s.createDaily()
+	s.must("publish", "--run-id", "first", "--table", "retail.daily_orders", "--partitions", twoDays, batch2Input(t))
+	s.must("publish", "--run-id", "second", "--allow-implausible", "--table", "retail.daily_orders", "--partitions", twoDays, newHomeInput(t))
+	for _, args := range [][]string{{"--run", "second"}, {"--run", "first", "--scoped"}} {
+		s.must(append([]string{"rollback", "--table", "retail.daily_orders"}, args...)...)
+		meta := s.metadata("daily_orders")
+		out := s.must(append([]string{"rollback", "--table", "retail.daily_orders"}, args...)...)
+		if !strings.Contains(out, "was already rolled back at") || !strings.Contains(out, "nothing was committed now") {
+			t.Errorf("rollback %v again: %s", args, out)
+		}
+		if s.metadata("daily_orders") != meta {
+			t.Errorf("rollback %v again committed", args)
+		}
+	}
+}

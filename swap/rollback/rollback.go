@@ -1,6 +1,7 @@
 package rollback
 
 import (
+	"time"
 	"context"
 	"errors"
 	"fmt"
@@ -44,6 +45,11 @@ type Result struct {
 	// Batches is how many batches of a run committed in batches a scoped
 	// rollback undid together.
 	Batches int `json:"batches,omitempty"`
+	// AlreadyRolledBack says the run was rolled back before, at
+	// RolledBackAt (an orchestrator retrying a rollback): nothing was
+	// committed now.
+	AlreadyRolledBack bool       `json:"already_rolled_back,omitempty"`
+	RolledBackAt      *time.Time `json:"rolled_back_at,omitempty"`
 }
 
 // findRun returns the snapshot a run committed, by run id or snapshot id.
@@ -152,6 +158,12 @@ func (l *Ledger) Rollback(ctx context.Context, req Request) (*Result, error) {
 	case cut:
 		return fail("main's history back to snapshot %d of run %s was expired, so whether main still holds the run is not known; pass --scoped to undo only the run's partitions, which is judged by their files", run.SnapshotID, res.RunID)
 	case !onMain:
+		if at, ok := rolledBackAt(meta, run, res.ToSnapshotID); ok {
+			// A rollback retried: main went back to the run's target after
+			// it, and holds it still. Said, and checked, not done twice.
+			res.AlreadyRolledBack, res.RolledBackAt = true, &at
+			return l.checkRestored(ctx, req.Table, recs, res)
+		}
 		return fail("snapshot %d of run %s is not on main (already rolled back?)", run.SnapshotID, res.RunID)
 	case head.SnapshotID != run.SnapshotID && !req.Force:
 		slices.Reverse(later)
@@ -325,4 +337,20 @@ func (l *Ledger) verifySnapshot(ctx context.Context, ident table.Identifier, run
 			Err: fmt.Errorf("%w: snapshot %d fingerprint %s, recorded %s", outcome.ErrVerifyFailed, run.SnapshotID, outcome.Short(res.Computed), outcome.Short(res.Recorded))}
 	}
 	return res, nil
+}
+
+// rolledBackAt finds when main was pointed back at target, the snapshot
+// run replaced, after run was committed, and whether main descends from
+// target still: the table's own record that the run was rolled back.
+func rolledBackAt(meta table.Metadata, run *table.Snapshot, target int64) (time.Time, bool) {
+	head := meta.CurrentSnapshot()
+	if head == nil || !table.IsAncestorOf(head.SnapshotID, target, func(id int64) *table.Snapshot { return meta.SnapshotByID(id) }) {
+		return time.Time{}, false
+	}
+	for e := range meta.SnapshotLogs() {
+		if e.SnapshotID == target && e.TimestampMs >= run.TimestampMs {
+			return time.UnixMilli(e.TimestampMs).UTC(), true
+		}
+	}
+	return time.Time{}, false
 }

@@ -1,6 +1,7 @@
 package rollback
 
 import (
+	"time"
 	"context"
 	"errors"
 	"fmt"
@@ -37,15 +38,19 @@ func (l *Ledger) scopedRollback(ctx context.Context, tbl *table.Table, runs []ta
 	if rec.RunID == "" {
 		return nil, refuse("snapshot %d was not committed by lakeswap: it records no run and its partitions", runs[0].SnapshotID)
 	}
-	if s := runrecord.Find(tbl.Metadata(), "rollback-"+rec.RunID); s != nil {
-		return nil, refuse("run rollback-%s is recorded already (snapshot %d): run %s was rolled back scoped before, or another run took that id", rec.RunID, s.SnapshotID, rec.RunID)
-	}
 	var partitions []string // every batch's, in partition order
 	for _, r := range recs {
 		partitions = append(partitions, r.Partitions...)
 	}
 	slices.Sort(partitions)
 	res.Scoped = true
+	if s := runrecord.Find(tbl.Metadata(), "rollback-"+rec.RunID); s != nil {
+		if undo, ok := runrecord.Read(s.Summary.Properties); ok && onMain(tbl.Metadata(), s) && slices.Equal(undo.Partitions, partitions) {
+			// A scoped rollback retried: said, and checked, not done twice.
+			return l.alreadyScoped(ctx, tbl.Identifier(), s, undo, res)
+		}
+		return nil, refuse("run rollback-%s is recorded already (snapshot %d): run %s was rolled back scoped before, or another run took that id", rec.RunID, s.SnapshotID, rec.RunID)
+	}
 	for attempt := 1; ; attempt++ {
 		// 1. What the undo takes out and puts back, on main as it is now.
 		u, err := planUndo(ctx, tbl, runs, recs, refuse)
@@ -277,4 +282,28 @@ func partitionFingerprintsOf(ctx context.Context, fsys icebergio.IO, c *contract
 		out[key] = fp
 	}
 	return out, nil
+}
+
+// onMain reports whether main holds snapshot s.
+func onMain(meta table.Metadata, s *table.Snapshot) bool {
+	head := meta.CurrentSnapshot()
+	return head != nil && table.IsAncestorOf(head.SnapshotID, s.SnapshotID, func(id int64) *table.Snapshot { return meta.SnapshotByID(id) })
+}
+
+// alreadyScoped reports a scoped rollback done before as snapshot s, which
+// main holds, recorded as undo: its partitions are read again there and
+// compared with what it recorded.
+func (l *Ledger) alreadyScoped(ctx context.Context, ident table.Identifier, s *table.Snapshot, undo runrecord.Record, res *Result) (*Result, error) {
+	at := time.UnixMilli(s.TimestampMs).UTC()
+	res.AlreadyRolledBack, res.RolledBackAt, res.ToSnapshotID = true, &at, s.SnapshotID
+	if s.ParentSnapshotID != nil {
+		res.FromSnapshotID = *s.ParentSnapshotID
+	}
+	got, err := l.partitionFingerprints(ctx, ident, s.SnapshotID, undo.Partitions)
+	if err != nil {
+		return nil, &outcome.OpError{Op: "rollback", Table: strings.Join(ident, "."), RunID: res.RunID, Err: err}
+	}
+	fp, _ := verify.Combine(got)
+	res.Fingerprint, res.Verified = fp.Hash, fp.Hash == undo.Fingerprint
+	return res, nil
 }
