@@ -1,7 +1,6 @@
 package rollback
 
 import (
-	"time"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/apache/iceberg-go/table"
 

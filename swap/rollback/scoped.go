@@ -1,7 +1,6 @@
 package rollback
 
 import (
-	"time"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +8,7 @@ import (
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
