@@ -89,6 +89,13 @@ func Resolve(s Settings) (Config, error) {
 			return Config{}, fmt.Errorf("parse catalog config %s: %w", file, err)
 		}
 	}
+	if (file == "" && !explicit) || isPyIceberg(file) {
+		// PyIceberg's environment overrides its file, as in PyIceberg; a
+		// lakeswap.yaml or .iceberg-go.yaml found first wins over both.
+		if pyIcebergEnv(getenv, &doc) && file == "" {
+			file = "PYICEBERG_CATALOG__* environment variables"
+		}
+	}
 
 	name := pick(s.Catalog, EnvCatalog, doc.DefaultCatalog)
 	if name == "" {
@@ -114,6 +121,7 @@ func Resolve(s Settings) (Config, error) {
 		renameKey(cfg.Props, "sql-driver", "sql.driver")
 		renameKey(cfg.Props, "sql-dialect", "sql.dialect")
 	}
+	sqlAlchemyURI(cfg.Props)
 	if v := getenv(EnvURI); v != "" {
 		cfg.Props["uri"] = v
 	}
@@ -174,10 +182,18 @@ func sortedNames(m map[string]map[string]any) []string {
 
 func findConfigFile(getenv func(string) string) string {
 	candidates := []string{"lakeswap.yaml"}
+	home, _ := os.UserHomeDir()
 	if dir := getenv("GOICEBERG_HOME"); dir != "" {
 		candidates = append(candidates, filepath.Join(dir, ".iceberg-go.yaml"))
-	} else if home, err := os.UserHomeDir(); err == nil {
+	} else if home != "" {
 		candidates = append(candidates, filepath.Join(home, ".iceberg-go.yaml"))
+	}
+	// PyIceberg's, last: a team on PyIceberg already says where its
+	// catalog is.
+	if dir := getenv("PYICEBERG_HOME"); dir != "" {
+		candidates = append(candidates, filepath.Join(dir, pyIcebergFile))
+	} else if home != "" {
+		candidates = append(candidates, filepath.Join(home, pyIcebergFile))
 	}
 	for _, c := range candidates {
 		if _, err := os.Stat(c); err == nil {
@@ -214,7 +230,95 @@ func renameKey(m map[string]string, from, to string) {
 
 func orNone(file string) string {
 	if file == "" {
-		return "no config file: none of lakeswap.yaml, ~/.iceberg-go.yaml exists"
+		return "no config file: none of lakeswap.yaml, ~/.iceberg-go.yaml, ~/.pyiceberg.yaml exists, and no PYICEBERG_CATALOG__* variable is set"
 	}
 	return file
+}
+
+// pyIcebergFile is PyIceberg's config file, in the home folder or
+// PYICEBERG_HOME.
+const pyIcebergFile = ".pyiceberg.yaml"
+
+func isPyIceberg(file string) bool { return filepath.Base(file) == pyIcebergFile }
+
+// pyIcebergEnv adds PyIceberg's catalog variables to doc, over what its
+// file says: PYICEBERG_CATALOG__<NAME>__<KEY>=value, where a double
+// underscore in the key is a dot and a single one a dash
+// (PYICEBERG_CATALOG__PROD__S3__ENDPOINT is catalog prod's s3.endpoint),
+// and PYICEBERG_DEFAULT_CATALOG names the catalog to use. It reports
+// whether any was set.
+func pyIcebergEnv(getenv func(string) string, doc *configFile) bool {
+	found := false
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		rest, ok := strings.CutPrefix(k, "PYICEBERG_CATALOG__")
+		if !ok {
+			continue
+		}
+		name, key, ok := strings.Cut(rest, "__")
+		v := getenv(k)
+		if !ok || name == "" || key == "" || v == "" {
+			continue
+		}
+		name = strings.ToLower(name)
+		key = strings.ReplaceAll(strings.ReplaceAll(strings.ToLower(key), "__", "."), "_", "-")
+		if doc.Catalogs == nil {
+			doc.Catalogs = map[string]map[string]any{}
+		}
+		if doc.Catalogs[name] == nil {
+			doc.Catalogs[name] = map[string]any{}
+		}
+		setPath(doc.Catalogs[name], key, v)
+		found = true
+	}
+	if v := getenv("PYICEBERG_DEFAULT_CATALOG"); v != "" && doc.DefaultCatalog == "" {
+		doc.DefaultCatalog = v
+	}
+	return found
+}
+
+// setPath sets a dotted key in nested maps, as a YAML file would hold it,
+// replacing what the file had there.
+func setPath(m map[string]any, key, v string) {
+	head, rest, nested := strings.Cut(key, ".")
+	if !nested {
+		m[key] = v
+		return
+	}
+	sub, ok := m[head].(map[string]any)
+	if !ok {
+		sub = map[string]any{}
+		m[head] = sub
+	}
+	setPath(sub, rest, v)
+}
+
+// sqlAlchemyURI reads a PyIceberg SQL catalog's SQLAlchemy URI
+// (postgresql+psycopg2://..., sqlite:///path) as iceberg-go's SQL catalog
+// takes it: a driver, a dialect and the database's own URI.
+func sqlAlchemyURI(props map[string]string) {
+	uri := props["uri"]
+	scheme, rest, ok := strings.Cut(uri, "://")
+	if !ok || (props["type"] != "" && props["type"] != "sql") {
+		return
+	}
+	dialect, _, _ := strings.Cut(scheme, "+")
+	switch dialect {
+	case "postgresql", "postgres":
+		setDefault(props, "sql.driver", "pgx")
+		setDefault(props, "sql.dialect", "postgres")
+		props["uri"] = "postgres://" + rest
+	case "sqlite":
+		// sqlite:///catalog.db is a relative path, sqlite:////srv/c.db an
+		// absolute one.
+		setDefault(props, "sql.driver", "sqlite")
+		setDefault(props, "sql.dialect", "sqlite")
+		props["uri"] = "file:" + strings.TrimPrefix(rest, "/")
+	}
+}
+
+func setDefault(m map[string]string, k, v string) {
+	if m[k] == "" {
+		m[k] = v
+	}
 }

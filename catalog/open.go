@@ -20,6 +20,9 @@ import (
 // ErrConflict marks a commit the catalog refused because the table moved
 // since it was planned: nothing was committed, and a fresh plan may succeed.
 // It wraps iceberg-go's table.ErrCommitFailed.
+// ErrNoSuchTable is the catalog's answer for a table it does not hold.
+var ErrNoSuchTable = icebergcat.ErrNoSuchTable
+
 var ErrConflict = fmt.Errorf("commit conflict: %w", table.ErrCommitFailed)
 
 // Catalog is an opened iceberg-go catalog that counts its commits and tells a

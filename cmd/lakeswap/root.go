@@ -142,6 +142,9 @@ type globals struct {
 	// props are the opened catalog's properties, for reading inputs on S3
 	// with the same settings.
 	props map[string]string
+	// catalog names the opened catalog and where it was configured, for
+	// messages that depend on which catalog was asked.
+	catalog string
 	// writes is set by a command that may change a table or its files,
 	// which names the catalog it opens on stderr.
 	writes bool
@@ -193,7 +196,7 @@ func (g *globals) open(ctx context.Context) (context.Context, *catalog.Catalog, 
 	if err != nil {
 		return ctx, nil, nil, err
 	}
-	g.props = cfg.Props
+	g.props, g.catalog = cfg.Props, describeCatalog(cfg)
 	if g.writes {
 		// Which catalog a write goes to is never left to be guessed.
 		fmt.Fprintf(g.stderr, "lakeswap: catalog %s\n", describeCatalog(cfg))
@@ -337,6 +340,10 @@ func mainWithEnv(ctx context.Context, args []string, stdout, stderr io.Writer, g
 		// Stopped before a step that says what it leaves: before anything
 		// was staged or committed.
 		err = fmt.Errorf("%w\nhint: nothing was committed, and nothing had been staged", err)
+	}
+	if errors.Is(err, catalog.ErrNoSuchTable) && g.catalog != "" {
+		// Which catalog was asked is the first thing to check.
+		err = fmt.Errorf("%w\nhint: lakeswap looked in catalog %s; name another with --catalog, --config or --home", err, g.catalog)
 	}
 	if g.json() || wantsJSON(args) {
 		enc := json.NewEncoder(stdout)

@@ -105,3 +105,19 @@ func TestRollbackRetried(t *testing.T) {
 		}
 	}
 }
+
+// TestMissingTableNamesTheCatalog: a table the catalog does not hold is an
+// error that names the catalog lakeswap looked in, and where it was
+// configured, so that a catalog chosen by mistake shows.
+func TestMissingTableNamesTheCatalog(t *testing.T) {
+	home := t.TempDir()
+	for _, args := range [][]string{{"history", "--table", "retail.nowhere"}, {"-o", "json", "status", "--table", "retail.nowhere", "--run", "r"}} {
+		code, out, errs := cli(t, home, args...)
+		if code == 0 || !strings.Contains(errs, "looked in catalog default (embedded, in "+home+")") {
+			t.Errorf("%v: exit %d: %s", args, code, errs)
+		}
+		if args[0] == "-o" && !strings.Contains(out, "looked in catalog default") {
+			t.Errorf("%v: the JSON error does not name the catalog: %s", args, out)
+		}
+	}
+}

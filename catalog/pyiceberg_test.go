@@ -1,0 +1,76 @@
+package catalog_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lakeswap/lakeswap/catalog"
+)
+
+// TestResolvePyIcebergSetup: a team on PyIceberg has its catalog in
+// ~/.pyiceberg.yaml (or PYICEBERG_HOME) and PYICEBERG_CATALOG__* variables,
+// with SQLAlchemy URIs; lakeswap opens that catalog, not an embedded one,
+// and a lakeswap.yaml beats it.
+func TestResolvePyIcebergSetup(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("PYICEBERG_HOME", home)
+	t.Chdir(t.TempDir()) // no lakeswap.yaml here
+	t.Setenv("GOICEBERG_HOME", t.TempDir())
+	file := filepath.Join(home, ".pyiceberg.yaml")
+	if err := os.WriteFile(file, []byte(`catalog:
+  default:
+    type: sql
+    uri: postgresql+psycopg2://lake@db.internal:5432/iceberg
+    warehouse: s3://lake/warehouse
+    s3:
+      endpoint: http://minio:9000
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := catalog.Resolve(catalog.Settings{Getenv: os.Getenv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"uri": "postgres://lake@db.internal:5432/iceberg", "sql.driver": "pgx", "sql.dialect": "postgres",
+		"warehouse": "s3://lake/warehouse", "s3.endpoint": "http://minio:9000"}
+	for k, v := range want {
+		if cfg.Props[k] != v {
+			t.Errorf("%s = %q, want %q (from %s)", k, cfg.Props[k], v, cfg.Source)
+		}
+	}
+	if cfg.Embedded || cfg.Source != file {
+		t.Errorf("resolved embedded %v from %s, want %s", cfg.Embedded, cfg.Source, file)
+	}
+
+	// The environment overrides PyIceberg's file, key by key, and names
+	// another catalog.
+	t.Setenv("PYICEBERG_CATALOG__DEFAULT__S3__ENDPOINT", "http://other:9000")
+	t.Setenv("PYICEBERG_CATALOG__PROD__URI", "sqlite:////srv/prod.db")
+	t.Setenv("PYICEBERG_CATALOG__PROD__TYPE", "sql")
+	if cfg, err = catalog.Resolve(catalog.Settings{Getenv: os.Getenv}); err != nil || cfg.Props["s3.endpoint"] != "http://other:9000" {
+		t.Errorf("the environment's endpoint: %v, %v", cfg.Props, err)
+	}
+	t.Setenv("PYICEBERG_DEFAULT_CATALOG", "prod")
+	if cfg, err = catalog.Resolve(catalog.Settings{Getenv: os.Getenv}); err != nil || cfg.Name != "prod" || cfg.Props["uri"] != "file:/srv/prod.db" || cfg.Props["sql.driver"] != "sqlite" {
+		t.Errorf("the environment's catalog: %s %v, %v", cfg.Name, cfg.Props, err)
+	}
+
+	// Credentials stay in the AWS chain, from the environment as from a
+	// file.
+	t.Setenv("PYICEBERG_CATALOG__PROD__S3__SECRET_ACCESS_KEY", "not-here")
+	if _, err := catalog.Resolve(catalog.Settings{Getenv: os.Getenv}); err == nil || !strings.Contains(err.Error(), "s3.secret-access-key") || strings.Contains(err.Error(), "not-here") {
+		t.Errorf("a secret in PyIceberg's environment: %v", err)
+	}
+	os.Unsetenv("PYICEBERG_CATALOG__PROD__S3__SECRET_ACCESS_KEY")
+
+	// A lakeswap.yaml found first wins over PyIceberg's setup.
+	if err := os.WriteFile("lakeswap.yaml", []byte("catalog:\n  default:\n    uri: file:/srv/mine.db\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Unsetenv("PYICEBERG_DEFAULT_CATALOG")
+	if cfg, err = catalog.Resolve(catalog.Settings{Getenv: os.Getenv}); err != nil || cfg.Props["uri"] != "file:/srv/mine.db" {
+		t.Errorf("lakeswap.yaml beside PyIceberg's setup: %v, %v", cfg.Props, err)
+	}
+}
