@@ -38,6 +38,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/smithy-go/logging"
 	"github.com/aws/smithy-go"
 
 	"github.com/lakeswap/lakeswap/parquetio"
@@ -111,7 +112,9 @@ func ConfigFromProps(props map[string]string) Config {
 // roles) with the bounded standard retryer, and an HTTP client whose GET
 // bodies survive a broken connection (Resuming).
 func LoadAWS(ctx context.Context, c Config) (aws.Config, error) {
-	opts := []func(*config.LoadOptions) error{config.WithRetryer(Retryer(c.MaxBackoff))}
+	// The SDK's own log lines (an instance-metadata fallback, say) are
+	// noise to a person at a terminal; what matters is said once below.
+	opts := []func(*config.LoadOptions) error{config.WithRetryer(Retryer(c.MaxBackoff)), config.WithLogger(logging.Nop{})}
 	if c.Region != "" {
 		opts = append(opts, config.WithRegion(c.Region))
 	}
@@ -126,8 +129,16 @@ func LoadAWS(ctx context.Context, c Config) (aws.Config, error) {
 		cfg.HTTPClient = awshttp.NewBuildableClient()
 	}
 	cfg.HTTPClient = Resuming(cfg.HTTPClient)
+	// Found now, once, and said in one line when missing, rather than by
+	// the first request in the SDK's words.
+	if _, err := cfg.Credentials.Retrieve(ctx); err != nil {
+		return aws.Config{}, ErrNoCredentials
+	}
 	return cfg, nil
 }
+
+// ErrNoCredentials: the AWS chain found no credentials for S3.
+var ErrNoCredentials = errors.New("no AWS credentials for S3: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE, or run where the machine provides a role); lakeswap takes them only from the environment or the AWS chain")
 
 // Retryer is the SDK's standard retryer bounded at five attempts: it backs
 // off and retries 5xx answers, throttling and connection resets, and never a

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -119,5 +120,26 @@ func TestMissingTableNamesTheCatalog(t *testing.T) {
 		if args[0] == "-o" && !strings.Contains(out, "looked in catalog default") {
 			t.Errorf("%v: the JSON error does not name the catalog: %s", args, out)
 		}
+	}
+}
+
+// TestNoCredentialsIsOneLine: a catalog on S3 with no credentials anywhere
+// in the AWS chain says so in one line naming the variables to set, not in
+// the SDK's words, and commits nothing.
+func TestNoCredentialsIsOneLine(t *testing.T) {
+	dir := t.TempDir()
+	for _, k := range []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_DEFAULT_PROFILE",
+		"AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_CONTAINER_CREDENTIALS_FULL_URI", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"} {
+		t.Setenv(k, "")
+	}
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(dir, "none"))
+	t.Setenv("AWS_CONFIG_FILE", filepath.Join(dir, "none"))
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	conf := write(t, dir, "lakeswap.yaml", "catalog:\n  default:\n    type: sql\n    uri: file:"+filepath.Join(dir, "c.db")+
+		"\n    sql.driver: sqlite\n    sql.dialect: sqlite\n    warehouse: s3://bucket/w\n    s3.endpoint: http://127.0.0.1:1\n")
+	code, _, errs := cli(t, dir, "--config", conf, "history", "--table", "a.b")
+	lines := strings.Split(strings.TrimSpace(errs), "\n")
+	if code != exitError || len(lines) != 1 || !strings.Contains(errs, "no AWS credentials for S3: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY") {
+		t.Errorf("no credentials: exit %d, %d line(s):\n%s", code, len(lines), errs)
 	}
 }
