@@ -71,7 +71,7 @@ var layer = map[string]int{
 	// SQL jobs, which stage through swap.
 	"job": 9,
 	// The retail-orders story, told through the protocol.
-	"internal/demo": 10,
+	"internal/demo": 10, "internal/doctor": 10,
 	// The binary and the servers tests start.
 	"cmd/lakeswap": 11, "testenv": 11, "testenv/cmd/devenv": 12,
 	"internal/layers": 13, "internal/benchscale": 13,

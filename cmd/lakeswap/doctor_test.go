@@ -1,0 +1,40 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/lakeswap/lakeswap/internal/doctor"
+)
+
+// TestDoctor: doctor passes on every site (its probe leaves no file in the
+// warehouse), and fails with a named fix when the store cannot be reached,
+// masking the catalog's password.
+func TestDoctor(t *testing.T) {
+	forEachSite(t, func(t *testing.T, s *site) {
+		s.createDaily()
+		before := s.files()
+		out := s.must("-o", "json", "doctor")
+		var r doctor.Report
+		if err := json.Unmarshal([]byte(out), &r); err != nil || !r.OK || len(r.Checks) < 3 {
+			t.Fatalf("doctor: %v %s", err, out)
+		}
+		if s.srv != nil && (r.Credentials == "" || !strings.Contains(out, "clock within")) {
+			t.Errorf("doctor on S3 says nothing of credentials or the clock: %s", out)
+		}
+		if after := s.files(); len(after) != len(before) {
+			t.Errorf("doctor left files: before %v, after %v", before, after)
+		}
+	})
+	s := newSite(t, "sqlite+minio")
+	conf := write(t, s.home, "down.yaml", "catalog:\n  down:\n    type: sql\n    sql.driver: sqlite\n    sql.dialect: sqlite\n    uri: file:"+s.home+
+		"/down.db\n    warehouse: s3://"+s.bkt+"/w\n    s3.endpoint: http://127.0.0.1:1\n    lakeswap.s3.max-backoff: 10ms\n")
+	code, out, _ := cli(t, s.home, "--config", conf, "--catalog", "down", "doctor")
+	if code != exitError || !strings.Contains(out, "FAIL warehouse writable") || !strings.Contains(out, "fix: check the bucket exists, the endpoint") {
+		t.Errorf("doctor with the store down: exit %d:\n%s", code, out)
+	}
+	if got := doctor.Mask("postgres://lake:s3cret@db:5432/ice?sslmode=require&password=hunter2"); strings.Contains(got, "s3cret") || strings.Contains(got, "hunter2") {
+		t.Errorf("masked uri %s", got)
+	}
+}
