@@ -90,9 +90,9 @@ func runApply(ctx context.Context, g *globals, o applyOptions) error {
 	if res == nil {
 		return err
 	}
-	view := planView{PlanID: files[0].PlanID, Result: res}
+	view := planView{RunID: res.Plan.RunID, PlanID: files[0].PlanID, Result: res}
 	if len(files) > 1 {
-		view = planView{PlanIDs: planIDs(files), Result: res}
+		view = planView{RunID: res.Plan.RunID, PlanIDs: planIDs(files), Result: res}
 	}
 	return g.report(view, err, func(w io.Writer) { printResult(w, res) })
 }

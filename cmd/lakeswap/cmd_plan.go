@@ -83,9 +83,9 @@ func runPlan(ctx context.Context, g *globals, o planOptions) error {
 	}
 	return runStaging(ctx, g, o.publishOptions, finish, func(res *swap.Result) any {
 		if written == nil {
-			return planView{PlanID: swap.PlanID(res.Plan), Result: res}
+			return planView{RunID: res.Plan.RunID, PlanID: swap.PlanID(res.Plan), Result: res}
 		}
-		return planView{PlanID: written.PlanID, File: written.Name, Result: res}
+		return planView{RunID: res.Plan.RunID, PlanID: written.PlanID, File: written.Name, Result: res}
 	}, func(w io.Writer, res *swap.Result) {
 		if written == nil {
 			return // refused: the findings are on stderr, and no plan was written

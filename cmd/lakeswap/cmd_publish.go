@@ -120,7 +120,9 @@ func addStagingFlags(cmd *cobra.Command, o *publishOptions) {
 }
 
 func runPublish(ctx context.Context, g *globals, o publishOptions) error {
-	return runStaging(ctx, g, o, func(pub *swap.Publisher) finishFunc { return pub.Publish }, nil, printResult)
+	return runStaging(ctx, g, o, func(pub *swap.Publisher) finishFunc { return pub.Publish }, func(res *swap.Result) any {
+		return planView{RunID: res.Plan.RunID, Result: res}
+	}, printResult)
 }
 
 // finishFunc ends a request once its rows are read: Publish, or a Stage

@@ -12,8 +12,11 @@ import (
 	"github.com/lakeswap/lakeswap/verify"
 )
 
-// planView is a plan as -o json prints it: with its id.
+// planView is a result as -o json prints it: with its run's id, and a
+// plan's id.
 type planView struct {
+	// RunID is the run's id, at the top where scripts look for it.
+	RunID   string   `json:"run_id,omitempty"`
 	PlanID  string   `json:"plan_id,omitempty"`
 	PlanIDs []string `json:"plan_ids,omitempty"` // of partial plans applied together
 	File    string   `json:"plan_file,omitempty"`

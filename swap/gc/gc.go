@@ -107,7 +107,7 @@ func (c *Collector) Run(ctx context.Context, req Request) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Removed: req.Yes}
+	res := &Result{Removed: req.Yes, Items: []Item{}} // a list, never null
 	// 2. Holds: which attempts are live, and which holds are past their time.
 	live, err := g.holds(ctx, res)
 	if err != nil {
