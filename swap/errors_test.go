@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/lakeswap/lakeswap/catalog"
+	"github.com/lakeswap/lakeswap/internal/retail"
 	"testing"
 
 	"github.com/lakeswap/lakeswap/swap"
@@ -85,5 +86,40 @@ func TestABatchLandedIsCommitted(t *testing.T) {
 		if moved := e.table().MetadataLocation() != before; landed != tc.landing || moved != (tc.landing > 0) {
 			t.Errorf("%d batch(es) landing: the result lists %d, the table moved: %v", tc.landing, landed, moved)
 		}
+	}
+}
+
+// beforeCommit runs its hook once, before the first commit through it.
+type beforeCommit struct {
+	swap.Catalog
+	hook func()
+}
+
+func (c *beforeCommit) CommitTable(ctx context.Context, ident table.Identifier, reqs []table.Requirement, ups []table.Update) (table.Metadata, string, error) {
+	if h := c.hook; h != nil {
+		c.hook = nil
+		h()
+	}
+	return c.Catalog.CommitTable(ctx, ident, reqs, ups)
+}
+
+// TestSetPropertiesConflicts: a property change is pinned to main as it
+// was loaded: a publish that lands first makes it a conflict, and the
+// table keeps the publish and not the change.
+func TestSetPropertiesConflicts(t *testing.T) {
+	e := newEnv(t)
+	e.mustPublish(daysOf(1, fourDays...), fourDays...)
+	other := &swap.Publisher{Catalog: e.cat}
+	e.pub.Catalog = &beforeCommit{Catalog: e.cat, hook: func() {
+		if _, err := other.Publish(e.ctx, swap.Request{Table: e.ident, Partitions: fourDays[:1], Source: retail.NewSource(daysOf(2, fourDays[:1]...))}); err != nil {
+			t.Fatal(err)
+		}
+	}}
+	err := e.pub.SetProperties(e.ctx, e.ident, map[string]string{"lakeswap.plausible-band": "0.9:1.1"})
+	if !errors.Is(err, swap.ErrConflict) || !errors.Is(err, swap.ErrNotCommitted) {
+		t.Fatalf("set while a publish landed: %v, want a conflict", err)
+	}
+	if _, ok := e.table().Metadata().Properties()["lakeswap.plausible-band"]; ok {
+		t.Error("the conflicting change was committed")
 	}
 }

@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -45,8 +48,127 @@ the table properties lakeswap.additive-columns and lakeswap.check.<column>.`,
 	}
 	create.Flags().StringVar(&o.schema, "schema", "", "schema file (required)")
 	create.Flags().StringVar(&o.table, "table", "", "table name, NAMESPACE.NAME (default: the file's table:)")
-	cmd.AddCommand(create)
+	cmd.AddCommand(create, newTableDescribeCmd(g), newTableSetCmd(g))
 	return cmd
+}
+
+type tableDescribeOptions struct {
+	table string
+}
+
+func newTableDescribeCmd(g *globals) *cobra.Command {
+	var o tableDescribeOptions
+	cmd := &cobra.Command{
+		Use:   "describe --table NS.NAME",
+		Short: "Show a table's schema, partitioning, lakeswap contract and properties, and its last runs",
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return runTableDescribe(cmd.Context(), g, o) },
+	}
+	cmd.Flags().StringVar(&o.table, "table", "", "table, NAMESPACE.NAME (required)")
+	return cmd
+}
+
+func runTableDescribe(ctx context.Context, g *globals, o tableDescribeOptions) error {
+	ident, err := swap.ParseTable(o.table)
+	if err != nil {
+		return err
+	}
+	ctx, cat, pub, err := g.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer cat.Close()
+	info, err := pub.Describe(ctx, ident)
+	if err != nil {
+		return err
+	}
+	return g.emit(info, func(w io.Writer) {
+		fmt.Fprintf(w, "table %s at %s\n  metadata %s\ncolumns:\n", info.Table, info.Location, info.MetadataLocation)
+		for _, c := range info.Columns {
+			req := ""
+			if c.Required {
+				req = ", required"
+			}
+			fmt.Fprintf(w, "  %s %s%s\n", c.Name, c.Type, req)
+		}
+		fmt.Fprintf(w, "partitioned by %s\n", strings.Join(info.Partition, ", "))
+		if c := info.Contract; c != nil {
+			fmt.Fprintf(w, "contract: grain %s; additive %s; checks %v\n", strings.Join(c.Grain, ", "), noneIfEmpty(c.Additive), c.Checks)
+		} else {
+			fmt.Fprintf(w, "contract: lakeswap cannot publish to this table: %s\n", info.ContractError)
+		}
+		for _, k := range slices.Sorted(maps.Keys(info.Properties)) {
+			fmt.Fprintf(w, "  %s = %s\n", k, info.Properties[k])
+		}
+		fmt.Fprintf(w, "last runs main holds (%d):\n", len(info.Runs))
+		for _, e := range info.Runs {
+			fmt.Fprintf(w, "  %s  snapshot %d  %s  %d rows\n", e.Time.Format(time.RFC3339), e.SnapshotID, e.RunID, e.Rows)
+		}
+	})
+}
+
+func noneIfEmpty(list []string) string {
+	if len(list) == 0 {
+		return "none"
+	}
+	return strings.Join(list, ", ")
+}
+
+type tableSetOptions struct {
+	table string
+	set   []string // KEY=VALUE
+}
+
+func newTableSetCmd(g *globals) *cobra.Command {
+	var o tableSetOptions
+	cmd := &cobra.Command{
+		Use:   "set --table NS.NAME KEY=VALUE...",
+		Short: "Change lakeswap's table properties (band, checks, additive columns) in one commit",
+		Long: `set changes lakeswap's properties of a table (lakeswap.*), in one commit that is refused if the
+table changed meanwhile (exit 4, nothing changed). A value that would make every publish refuse the
+table is refused (exit 2); KEY= with no value removes the property. For example:
+
+  lakeswap table set --table retail.daily_orders lakeswap.plausible-band=0.8:1.25
+  lakeswap table set --table retail.daily_orders lakeswap.check.amount_cents=non-negative`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.set = args
+			return runTableSet(cmd.Context(), g, o)
+		},
+	}
+	cmd.Flags().StringVar(&o.table, "table", "", "table, NAMESPACE.NAME (required)")
+	return cmd
+}
+
+func runTableSet(ctx context.Context, g *globals, o tableSetOptions) error {
+	ident, err := swap.ParseTable(o.table)
+	if err != nil {
+		return err
+	}
+	set := map[string]string{}
+	for _, kv := range o.set {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return usagef("%q: want KEY=VALUE (KEY= removes the property)", kv)
+		}
+		set[k] = v
+	}
+	g.writes = true
+	ctx, cat, pub, err := g.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer cat.Close()
+	if err := pub.SetProperties(ctx, ident, set); err != nil {
+		return err
+	}
+	info, err := pub.Describe(ctx, ident)
+	if err != nil {
+		return err
+	}
+	return g.emit(info, func(w io.Writer) {
+		fmt.Fprintf(w, "set %d property(ies) of %s in one commit (metadata %s)\n", len(set), info.Table, info.MetadataLocation)
+	})
 }
 
 func runTableCreate(ctx context.Context, g *globals, o tableCreateOptions) error {

@@ -143,3 +143,43 @@ func TestNoCredentialsIsOneLine(t *testing.T) {
 		t.Errorf("no credentials: exit %d, %d line(s):\n%s", code, len(lines), errs)
 	}
 }
+
+// TestTableDescribeAndSet: describe shows a table's columns, partitioning,
+// contract and last runs; set changes lakeswap's properties in one commit,
+// and refuses (exit 2, the table unchanged) a value every publish would
+// refuse, or a property that is not lakeswap's.
+func TestTableDescribeAndSet(t *testing.T) {
+	s := newSite(t, "sqlite+local")
+	s.createDaily()
+	s.must("publish", "--run-id", "first", "--table", "retail.daily_orders", "--partitions", twoDays, batch2Input(t))
+	out := s.must("table", "describe", "--table", "retail.daily_orders")
+	for _, want := range []string{"order_date date, required", "partitioned by identity(order_date)", "grain order_date, channel", "first"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("describe lacks %q:\n%s", want, out)
+		}
+	}
+	meta := s.metadata("daily_orders")
+	for _, bad := range []string{"lakeswap.plausible-band=2:1", "lakeswap.check.amount_cents=positive", "write.format.default=orc", "nokey"} {
+		if code, _, errs := s.cli("table", "set", "--table", "retail.daily_orders", bad); code != exitUsage {
+			t.Errorf("set %s: exit %d: %s", bad, code, errs)
+		}
+	}
+	if s.metadata("daily_orders") != meta {
+		t.Fatal("a refused set changed the table")
+	}
+	s.must("table", "set", "--table", "retail.daily_orders", "lakeswap.plausible-band=0.8:1.25")
+	var info struct {
+		Properties map[string]string `json:"lakeswap_properties"`
+	}
+	if err := json.Unmarshal([]byte(s.must("-o", "json", "table", "describe", "--table", "retail.daily_orders")), &info); err != nil || info.Properties["lakeswap.plausible-band"] != "0.8:1.25" {
+		t.Errorf("after set: %v %v", info.Properties, err)
+	}
+	if s.metadata("daily_orders") == meta {
+		t.Error("set committed nothing")
+	}
+	s.must("table", "set", "--table", "retail.daily_orders", "lakeswap.plausible-band=")
+	info.Properties = nil // a fresh map: Unmarshal adds to one it is given
+	if err := json.Unmarshal([]byte(s.must("-o", "json", "table", "describe", "--table", "retail.daily_orders")), &info); err != nil || info.Properties["lakeswap.plausible-band"] != "" {
+		t.Errorf("after removing the band: %v %v", info.Properties, err)
+	}
+}
