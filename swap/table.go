@@ -1,14 +1,14 @@
 package swap
 
 import (
-	"github.com/lakeswap/lakeswap/contract"
-	"errors"
-	"github.com/apache/iceberg-go"
-	"maps"
-	"github.com/lakeswap/lakeswap/runrecord"
-	"strings"
 	"context"
+	"errors"
 	"fmt"
+	"github.com/apache/iceberg-go"
+	"github.com/lakeswap/lakeswap/contract"
+	"github.com/lakeswap/lakeswap/runrecord"
+	"maps"
+	"strings"
 
 	"github.com/apache/iceberg-go/table"
 
