@@ -9,6 +9,7 @@ import (
 	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/contract"
 	"io/fs"
+	"slices"
 	"strings"
 
 	icebergio "github.com/apache/iceberg-go/io"
@@ -196,7 +197,8 @@ func (p *Publisher) holds(tbl *table.Table) hold.Store {
 func (p *Publisher) release(ctx context.Context, tbl *table.Table, plan *Plan) {
 	attempts := []string{plan.Attempt}
 	for i := range plan.Partitions {
-		if a := plan.Partitions[i].attemptOr(plan.Attempt); a != plan.Attempt {
+		// Once each: a shard's partitions share its attempt.
+		if a := plan.Partitions[i].attemptOr(plan.Attempt); !slices.Contains(attempts, a) {
 			attempts = append(attempts, a)
 		}
 	}

@@ -22,10 +22,7 @@ import (
 // Catalog is what the protocol needs of a catalog: loading a table and
 // committing to it, iceberg-go's table.CatalogIO. A *catalog.Catalog is
 // one; tests wrap one to count loads or to act around a commit.
-type Catalog interface {
-	LoadTable(context.Context, table.Identifier) (*table.Table, error)
-	CommitTable(context.Context, table.Identifier, []table.Requirement, []table.Update) (table.Metadata, string, error)
-}
+type Catalog = table.CatalogIO
 
 var _ Catalog = (*catalog.Catalog)(nil)
 

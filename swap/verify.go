@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/apache/iceberg-go/table"
+	"github.com/lakeswap/lakeswap/swap/internal/outcome"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 	"io/fs"
 	"slices"
@@ -89,12 +90,8 @@ func (p *Publisher) checkCommitted(ctx context.Context, plan *Plan, snapshotID i
 	return out, nil
 }
 
-func short(h string) string {
-	if len(h) > 12 {
-		return h[:12]
-	}
-	return h
-}
+// short is a hash's first 12 characters, as messages show it.
+var short = outcome.Short
 
 // verifyCommit reads a landed commit back and compares it with the plan;
 // one that differs is rolled back, unless noAutoRollback.

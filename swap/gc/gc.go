@@ -27,10 +27,7 @@ import (
 
 // Catalog is what gc needs of a catalog: loading the table, and a commit
 // that expires lakeswap's tags.
-type Catalog interface {
-	LoadTable(context.Context, table.Identifier) (*table.Table, error)
-	CommitTable(context.Context, table.Identifier, []table.Requirement, []table.Update) (table.Metadata, string, error)
-}
+type Catalog = table.CatalogIO
 
 // Collector removes what attempts left behind in one catalog's tables.
 type Collector struct {

@@ -7,7 +7,6 @@
 package rollback
 
 import (
-	"context"
 	"log/slog"
 	"time"
 
@@ -16,10 +15,7 @@ import (
 
 // Catalog is what a ledger needs of a catalog: loading a table and
 // committing to it.
-type Catalog interface {
-	LoadTable(context.Context, table.Identifier) (*table.Table, error)
-	CommitTable(context.Context, table.Identifier, []table.Requirement, []table.Update) (table.Metadata, string, error)
-}
+type Catalog = table.CatalogIO
 
 // Ledger reads and undoes the runs of one catalog's tables.
 type Ledger struct {

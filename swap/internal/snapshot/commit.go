@@ -21,10 +21,7 @@ const RebaseAttempts = 10
 
 // Catalog is what a commit needs of a catalog: loading a table and
 // committing to it, iceberg-go's table.CatalogIO.
-type Catalog interface {
-	Loader
-	CommitTable(context.Context, table.Identifier, []table.Requirement, []table.Update) (table.Metadata, string, error)
-}
+type Catalog = table.CatalogIO
 
 // Extended is a catalog that adds requirements and updates to every commit
 // made through it, in the same compare-and-swap.
