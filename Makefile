@@ -2,27 +2,29 @@
 # `make test` runs every test; `make bench` measures staging throughput.
 GO ?= go
 DEMO_DIR ?= lakeswap-demo
-# duckdb_arrow builds embedded DuckDB (cgo: needs gcc) as the CSV reader;
-# without it lakeswap reads CSV with its own, slower reader.
-TAGS ?= duckdb_arrow
+# lakeswap embeds DuckDB (cgo: needs gcc) for SQL jobs and as its CSV
+# reader; TAGS=noduckdb builds without it (no SQL jobs; CSV read by
+# lakeswap's own, slower reader).
+TAGS ?=
+GOTAGS = $(if $(TAGS),-tags $(TAGS))
 
 .PHONY: build demo demo-minio test bench bench-scale reliability minio dev-up dev-down clean
 
 build:
-	$(GO) build -tags $(TAGS) -o bin/lakeswap ./cmd/lakeswap
+	$(GO) build $(GOTAGS) -o bin/lakeswap ./cmd/lakeswap
 
 demo:
-	$(GO) run -tags $(TAGS) ./cmd/lakeswap demo --dir $(DEMO_DIR)
+	$(GO) run $(GOTAGS) ./cmd/lakeswap demo --dir $(DEMO_DIR)
 
 # The same story with the warehouse on a MinIO server started for it.
 demo-minio:
-	$(GO) run -tags $(TAGS) ./cmd/lakeswap demo --s3 --dir $(DEMO_DIR)-minio
+	$(GO) run $(GOTAGS) ./cmd/lakeswap demo --s3 --dir $(DEMO_DIR)-minio
 
 # Tests run against real servers (MinIO, PostgreSQL) that testenv starts;
 # `make minio` builds the MinIO server once so no test waits for it.
 test:
-	$(GO) vet -tags $(TAGS) ./...
-	LAKESWAP_WANT_ENGINE=$(if $(findstring duckdb_arrow,$(TAGS)),duckdb,lakeswap) $(GO) test -tags $(TAGS) -count=1 -timeout 30m ./...
+	$(GO) vet $(GOTAGS) ./...
+	LAKESWAP_WANT_ENGINE=$(if $(findstring noduckdb,$(TAGS)),lakeswap,duckdb) $(GO) test $(GOTAGS) -count=1 -timeout 30m ./...
 
 minio:
 	$(GO) run ./testenv/cmd/devenv minio
@@ -39,10 +41,10 @@ dev-down:
 # benchmark (default 2M); figures are averages over three runs.
 # BENCH_JOB_EVENTS the raw events the orders_fact job runs over (default 10M).
 bench:
-	$(GO) test -tags $(TAGS) -run '^$$' -bench . -benchtime 3x -timeout 30m ./swap/
-	$(GO) test -tags $(TAGS) -run '^$$' -bench BenchmarkInputRowOrder -benchtime 3x -timeout 30m ./cmd/lakeswap/
+	$(GO) test $(GOTAGS) -run '^$$' -bench . -benchtime 3x -timeout 30m ./swap/
+	$(GO) test $(GOTAGS) -run '^$$' -bench BenchmarkInputRowOrder -benchtime 3x -timeout 30m ./cmd/lakeswap/
 	$(GO) test -run '^$$' -bench BenchmarkDifferMemory -benchtime 3x ./verify/
-	$(GO) test -tags $(TAGS) -run '^$$' -bench BenchmarkRetailJob -benchtime 1x -timeout 30m ./cmd/lakeswap/
+	$(GO) test $(GOTAGS) -run '^$$' -bench BenchmarkRetailJob -benchtime 1x -timeout 30m ./cmd/lakeswap/
 
 # A generated CSV of BENCH_ROWS rows (default 30M, about 0.9 GB) over 30 days in
 # random order, published by lakeswap and turned into partitioned Parquet by
@@ -53,10 +55,10 @@ bench:
 # PostgreSQL with MinIO; prints the table of outcomes (make test runs one
 # trial a cell on PostgreSQL).
 reliability:
-	LAKESWAP_DRILL_TRIALS=$${LAKESWAP_DRILL_TRIALS:-10} $(GO) test -tags $(TAGS) -count=1 -timeout 60m -run '^TestReliabilityDrill$$' -v ./cmd/lakeswap/ | grep -v '^SDK'
+	LAKESWAP_DRILL_TRIALS=$${LAKESWAP_DRILL_TRIALS:-10} $(GO) test $(GOTAGS) -count=1 -timeout 60m -run '^TestReliabilityDrill$$' -v ./cmd/lakeswap/ | grep -v '^SDK'
 
 bench-scale:
-	$(GO) run -tags duckdb_arrow ./internal/benchscale
+	$(GO) run ./internal/benchscale
 
 clean:
 	rm -rf bin $(DEMO_DIR) .lakeswap

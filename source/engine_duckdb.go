@@ -1,4 +1,4 @@
-//go:build duckdb_arrow
+//go:build !noduckdb
 
 package source
 
@@ -128,11 +128,11 @@ func (e *engine) query(ctx context.Context, q string, params ...map[string]strin
 		names[i] = bindings.ColumnName(&r.res, i)
 		types[i] = bindings.ColumnLogicalType(&r.res, i)
 	}
-	schema, ed := bindings.NewArrowSchema(r.opts, types, names)
+	schema, err := arrowSchema(r.opts, types, names)
 	for i := range types {
 		bindings.DestroyLogicalType(&types[i])
 	}
-	if err := errorData(ed); err != nil {
+	if err != nil {
 		r.Release()
 		return nil, err
 	}
@@ -183,8 +183,8 @@ func (r *chunkReader) fetch() bool {
 		}
 		return false
 	}
-	rec, ed := bindings.DataChunkToArrowArray(r.opts, r.schema, chunk)
-	if err := errorData(ed); err != nil {
+	rec, err := arrowBatch(r.opts, r.schema, chunk)
+	if err != nil {
 		bindings.DestroyDataChunk(&chunk)
 		r.done, r.err = true, err
 		return false

@@ -1,4 +1,4 @@
-//go:build !duckdb_arrow
+//go:build noduckdb
 
 package source
 
@@ -10,7 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 )
 
-// engine is absent from a build without the duckdb_arrow tag: CSV is read
+// engine is absent from a build with the noduckdb tag: CSV is read
 // by lakeswap's own reader, one file at a time, more slowly.
 type engine struct{}
 
@@ -28,9 +28,9 @@ func (*engine) readCSV(ctx context.Context, path string, schema *arrow.Schema, f
 // SQLEngine is embedded DuckDB, which this build leaves out.
 type SQLEngine struct{}
 
-// OpenSQLEngine says that SQL jobs need the duckdb_arrow build.
+// OpenSQLEngine says that SQL jobs need a build with embedded DuckDB.
 func OpenSQLEngine(string, int64) (*SQLEngine, error) {
-	return nil, errors.New("SQL jobs run on embedded DuckDB: build lakeswap with -tags duckdb_arrow (make build does)")
+	return nil, errors.New("SQL jobs run on embedded DuckDB: this lakeswap was built with -tags noduckdb; build it without that tag")
 }
 
 func (*SQLEngine) Close()                                  {}

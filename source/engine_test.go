@@ -10,6 +10,6 @@ import (
 // the slower reader in the engine's place.
 func TestEngine(t *testing.T) {
 	if want := os.Getenv("LAKESWAP_WANT_ENGINE"); want != "" && want != Engine {
-		t.Fatalf("this build reads CSV with %s, want %s: build with -tags duckdb_arrow", Engine, want)
+		t.Fatalf("this build reads CSV with %s, want %s: build without -tags noduckdb", Engine, want)
 	}
 }

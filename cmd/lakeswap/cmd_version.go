@@ -89,7 +89,7 @@ func runVersion(_ context.Context, g *globals, _ versionOptions) error {
 		if v.SQLEngine {
 			fmt.Fprintf(w, "  SQL engine: embedded DuckDB (duckdb-go %s)\n", orUnknown(v.DuckDB))
 		} else {
-			fmt.Fprintln(w, "  SQL engine: not built in (build with -tags duckdb_arrow): --job and CSV inputs need it")
+			fmt.Fprintln(w, "  SQL engine: not built in (built with -tags noduckdb): --job and CSV inputs need it")
 		}
 	})
 }

@@ -1,4 +1,4 @@
-//go:build duckdb_arrow
+//go:build !noduckdb
 
 package main
 
@@ -23,7 +23,7 @@ import (
 // version wins), the split by partition, staging and the commit. It
 // reports events/s.
 //
-//	go test -tags duckdb_arrow -run '^$' -bench BenchmarkRetailJob -benchtime 1x ./cmd/lakeswap/
+//	go test -run '^$' -bench BenchmarkRetailJob -benchtime 1x ./cmd/lakeswap/
 func BenchmarkRetailJob(b *testing.B) {
 	events := 10_000_000
 	if v, err := strconv.Atoi(os.Getenv("BENCH_JOB_EVENTS")); err == nil && v > 0 {

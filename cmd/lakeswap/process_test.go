@@ -51,9 +51,9 @@ var (
 // barrier's, and the CSV engine's when this test binary has it.
 func buildTags() string {
 	if source.Engine == "duckdb" {
-		return "lakeswaptest,duckdb_arrow"
+		return "lakeswaptest"
 	}
-	return "lakeswaptest"
+	return "lakeswaptest,noduckdb"
 }
 
 // lakeswapBinary builds the command once per test run: these tests need

@@ -1,4 +1,4 @@
-//go:build duckdb_arrow
+//go:build !noduckdb
 
 // Command benchscale compares, in one run on one generated input, a
 // lakeswap publish with embedded DuckDB turning the same CSV into
@@ -72,7 +72,7 @@ func run() error {
 	fmt.Printf("input: %d rows over 30 days in random order, %.2f GB of CSV (generated in %s)\n", rows, float64(size)/1e9, time.Since(start).Round(time.Millisecond))
 
 	bin := filepath.Join(dir, "lakeswap")
-	if out, err := exec.Command("go", "build", "-tags", "duckdb_arrow", "-o", bin, "./cmd/lakeswap").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/lakeswap").CombinedOutput(); err != nil {
 		return fmt.Errorf("build lakeswap: %v\n%s", err, out)
 	}
 	home := filepath.Join(dir, "home")

@@ -78,7 +78,7 @@ func Run(ctx context.Context, cfg catalog.Config) *Report {
 		r.add(Check{Name: "SQL engine", OK: true, Detail: "embedded DuckDB: --job and CSV inputs run"})
 	} else {
 		r.add(Check{Name: "SQL engine", Detail: "this build has no SQL engine: --job fails and CSV is read more slowly",
-			Fix: "build with -tags duckdb_arrow (make build does)"})
+			Fix: "build lakeswap without -tags noduckdb (go install and make build include DuckDB)"})
 	}
 	r.OK = true
 	for _, c := range r.Checks {
