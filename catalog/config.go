@@ -146,7 +146,8 @@ func Resolve(s Settings) (Config, error) {
 // credentialKeys are properties iceberg-go would take credentials from; a
 // config file that holds them is refused, so that no secret sits in a file
 // lakeswap reads or is handed on.
-var credentialKeys = []string{"s3.access-key-id", "s3.secret-access-key", "s3.session-token"}
+var credentialKeys = []string{"s3.access-key-id", "s3.secret-access-key", "s3.session-token",
+	"glue.access-key-id", "glue.secret-access-key", "glue.session-token"}
 
 // embeddedProps is the default catalog: iceberg-go's SQL catalog on SQLite in
 // home/catalog.db with a warehouse of local files in home/warehouse. The busy

@@ -10,8 +10,12 @@ import (
 
 	"github.com/apache/iceberg-go"
 	icebergcat "github.com/apache/iceberg-go/catalog"
-	_ "github.com/apache/iceberg-go/catalog/sql" // registers the "sql" catalog type
+	_ "github.com/apache/iceberg-go/catalog/glue" // registers "glue"
+	_ "github.com/apache/iceberg-go/catalog/hive" // registers "hive"
+	_ "github.com/apache/iceberg-go/catalog/rest" // registers "rest"
+	_ "github.com/apache/iceberg-go/catalog/sql"  // registers "sql"
 	icebergio "github.com/apache/iceberg-go/io"
+	gluetypes "github.com/aws/aws-sdk-go-v2/service/glue/types"
 	"github.com/apache/iceberg-go/table"
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver, for a PostgreSQL SQL catalog
 	_ "modernc.org/sqlite"             // the embedded catalog's SQLite driver
@@ -92,18 +96,33 @@ func (c *Catalog) adopt(tbl *table.Table) *table.Table {
 		func(ctx context.Context) (icebergio.IO, error) { return tbl.FS(ctx) }, c)
 }
 
-// CommitTable commits through the catalog. iceberg-go's SQL catalog answers a
-// failed requirement (for example "requirement failed: branch main has
-// changed", or "Requirement failed: current schema id has changed") with a plain error that iceberg-go then treats as an unknown
-// outcome; the requirement is checked before anything is written, so it is a
-// definite conflict and is reported as ErrConflict.
+// CommitTable commits through the catalog, its error classified.
 func (c *Catalog) CommitTable(ctx context.Context, ident table.Identifier, reqs []table.Requirement, updates []table.Update) (table.Metadata, string, error) {
 	c.commits.Add(1)
 	meta, loc, err := c.Catalog.CommitTable(ctx, ident, reqs, updates)
-	if err != nil && !errors.Is(err, table.ErrCommitFailed) && strings.HasPrefix(strings.ToLower(err.Error()), "requirement failed") {
-		err = fmt.Errorf("%w: %w", ErrConflict, err)
+	return meta, loc, classify(err)
+}
+
+// classify tells a commit the catalog refused before applying anything, an
+// ErrConflict, from one whose outcome is unknown: every other error, to be
+// settled by reading the table. Each catalog says it its own way:
+//   - REST: 409 CommitFailedException (iceberg-go's rest.ErrCommitFailed);
+//     500, 502, 503 and 504 are rest.ErrCommitStateUnknown, unknown;
+//   - Glue: ConcurrentModificationException, its version check failing;
+//   - Hive: the table's lock not acquired;
+//   - SQL, Glue and Hive: a requirement that fails when the updates are
+//     staged, before anything is written ("requirement failed: branch main
+//     has changed"), a plain error that iceberg-go would take as unknown.
+func classify(err error) error {
+	if err == nil || errors.Is(err, ErrConflict) {
+		return err
 	}
-	return meta, loc, err
+	var cme *gluetypes.ConcurrentModificationException
+	if errors.Is(err, table.ErrCommitFailed) || errors.As(err, &cme) ||
+		strings.HasPrefix(strings.ToLower(err.Error()), "requirement failed") {
+		return fmt.Errorf("%w: %w", ErrConflict, err)
+	}
+	return err
 }
 
 // ParseIdent reads a table name as NS.NAME (nested namespaces: A.B.NAME).

@@ -19,7 +19,8 @@ import (
 )
 
 // site is one conformance environment a CLI test runs on: the embedded
-// catalog on local files, SQLite with MinIO, PostgreSQL with MinIO. Its
+// catalog on local files, SQLite with MinIO, PostgreSQL with MinIO, a REST
+// catalog (over SQLite) with MinIO. Its
 // files are every object under the warehouse, as locations.
 type site struct {
 	t     *testing.T
@@ -30,11 +31,12 @@ type site struct {
 	home  string
 	srv   *testenv.S3
 	bkt   string
+	rest  *testenv.REST // the REST catalog of rest+minio
 }
 
 // forEachSite runs a CLI test on every conformance environment.
 func forEachSite(t *testing.T, test func(t *testing.T, s *site)) {
-	for _, name := range []string{"sqlite+local", "sqlite+minio", "postgres+minio"} {
+	for _, name := range []string{"sqlite+local", "sqlite+minio", "postgres+minio", "rest+minio"} {
 		t.Run(name, func(t *testing.T) { test(t, newSite(t, name)) })
 	}
 }
@@ -59,8 +61,15 @@ func newSite(t *testing.T, name string) *site {
 		"warehouse": "s3://" + s.bkt + "/warehouse", s3store.PropEndpoint: s.srv.Endpoint, s3store.PropRegion: s.srv.Region,
 		s3store.PropPartSize: fmt.Sprint(s3store.MinPartSize),
 	}
-	if name == "postgres+minio" {
+	switch name {
+	case "postgres+minio":
 		s.props["sql.driver"], s.props["sql.dialect"], s.props["uri"] = "pgx", "postgres", testenv.Postgres(t).NewDatabase(t)
+	case "rest+minio":
+		backend := map[string]string{"warehouse": s.props["warehouse"], s3store.PropEndpoint: s.srv.Endpoint, s3store.PropRegion: s.srv.Region}
+		s.rest = testenv.NewREST(t, backend)
+		delete(s.props, "sql.driver")
+		delete(s.props, "sql.dialect")
+		s.props["type"], s.props["uri"] = "rest", s.rest.URL
 	}
 	var yaml strings.Builder
 	yaml.WriteString("catalog:\n  site:\n")
