@@ -72,9 +72,9 @@ func NewContract(sc *iceberg.Schema, grain, additive []string, checks map[string
 			return nil, err
 		}
 		switch sc.Field(i).Type.(type) {
-		case iceberg.Int32Type, iceberg.Int64Type:
+		case iceberg.Int32Type, iceberg.Int64Type, iceberg.DecimalType:
 		default:
-			return nil, fmt.Errorf("additive column %q is %s; only int and long columns can be summed exactly", a, sc.Field(i).Type)
+			return nil, fmt.Errorf("additive column %q is %s; only int, long and decimal columns can be summed exactly", a, sc.Field(i).Type)
 		}
 		c.Additive = append(c.Additive, i)
 	}

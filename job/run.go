@@ -9,12 +9,14 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go"
 
 	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/parquetio"
@@ -522,8 +524,8 @@ func (j *Job) Reconciled(ctx context.Context, eng *source.SQLEngine, c *contract
 		if figures[name], err = col(name); err != nil {
 			return nil, err
 		}
-		if t := schema.Field(figures[name]).Type; t.ID() != arrow.INT64 {
-			return nil, fmt.Errorf("job's reconciliation query: column %s is %s; cast it to BIGINT", name, t)
+		if err := reconcilable(schema.Field(figures[name]).Type, c, name); err != nil {
+			return nil, fmt.Errorf("job's reconciliation query: %w", err)
 		}
 	}
 	out := map[string]Figures{}
@@ -543,7 +545,10 @@ func (j *Job) Reconciled(ctx context.Context, eng *source.SQLEngine, c *contract
 				if rec.Column(i).IsNull(r) {
 					return nil, fmt.Errorf("job's reconciliation query: partition %s has no %s (null)", v, name)
 				}
-				n := rec.Column(i).(*array.Int64).Value(r)
+				n, ok := unscaled(rec.Column(i), r)
+				if !ok {
+					return nil, fmt.Errorf("job's reconciliation query: partition %s: %s overflows a 64-bit integer", v, name)
+				}
 				if name == "rows" {
 					f.Rows = n
 				} else {
@@ -558,6 +563,33 @@ func (j *Job) Reconciled(ctx context.Context, eng *source.SQLEngine, c *contract
 		}
 	}
 	return out, rr.Err()
+}
+
+// reconcilable says whether a reconciliation column's type gives the figure
+// exactly: BIGINT, or for a decimal column a DECIMAL of its scale, whose
+// unscaled value is the figure.
+func reconcilable(t arrow.DataType, c *contract.Contract, name string) error {
+	if t.ID() == arrow.INT64 {
+		return nil
+	}
+	if d, ok := t.(*arrow.Decimal128Type); ok {
+		i := slices.IndexFunc(c.Fields, func(f iceberg.NestedField) bool { return f.Name == name })
+		if want, ok := c.Fields[max(i, 0)].Type.(iceberg.DecimalType); i >= 0 && ok && int(d.Scale) == want.Scale() {
+			return nil
+		}
+	}
+	return fmt.Errorf("column %s is %s; cast it to BIGINT (a decimal column to DECIMAL of its own scale)", name, t)
+}
+
+// unscaled is a reconciliation figure: a BIGINT, or a decimal's unscaled
+// value, which must fit 64 bits as every recorded sum does.
+func unscaled(col arrow.Array, r int) (int64, bool) {
+	if d, ok := col.(*array.Decimal128); ok {
+		v := d.Value(r)
+		lo := int64(v.LowBits())
+		return lo, v.HighBits() == lo>>63
+	}
+	return col.(*array.Int64).Value(r), true
 }
 
 // LagReport is how late a source's rows arrived: the distribution of

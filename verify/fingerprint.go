@@ -377,6 +377,14 @@ func (a *Accumulator) sumColumns(cols []arrow.Array, _ int64) {
 					sum.add(int64(v))
 				}
 			}
+		case *array.Decimal128:
+			// Unscaled values at the column's scale: 12.34 in a
+			// decimal(12,2) adds 1234.
+			for r, v := range col.Values() {
+				if col.IsValid(r) {
+					sum.add128(v.LowBits(), v.HighBits())
+				}
+			}
 		}
 	}
 }
@@ -391,6 +399,13 @@ func (s *sum128) add(v int64) {
 	var carry uint64
 	s.lo, carry = bits.Add64(s.lo, uint64(v), 0)
 	s.hi += int64(carry) + v>>63 // v>>63 extends v's sign to the high word
+}
+
+// add128 adds a 128-bit two's complement value (a decimal's unscaled value).
+func (s *sum128) add128(lo uint64, hi int64) {
+	var carry uint64
+	s.lo, carry = bits.Add64(s.lo, lo, 0)
+	s.hi += hi + int64(carry)
 }
 
 // value returns the sum and whether it fits 64 bits.

@@ -442,3 +442,46 @@ func TestShortAndLongRowsHashAlike(t *testing.T) {
 		t.Errorf("short rows hash %s, their digests summed give %s", got, want)
 	}
 }
+
+// TestDecimalSums: a decimal column sums exactly as unscaled values at its
+// scale, negative values and values beyond 64 bits included (a
+// decimal(38,2) whose parts do not fit but whose total does); a total that
+// does not fit 64 bits is a finding, never a wrapped sum.
+func TestDecimalSums(t *testing.T) {
+	sc := iceberg.NewSchemaWithIdentifiers(0, []int{1},
+		iceberg.NestedField{ID: 1, Name: "day", Type: iceberg.PrimitiveTypes.Date, Required: true},
+		iceberg.NestedField{ID: 2, Name: "amount", Type: iceberg.DecimalTypeOf(38, 2)})
+	part, _ := contract.NewPartitioner(0, "day", iceberg.PrimitiveTypes.Date, "identity")
+	c, err := contract.NewContract(sc, nil, []string{"amount"}, nil, part)
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := decimal128.FromI64(math.MaxInt64).Mul(decimal128.FromI64(4))
+	sum := func(values ...decimal128.Num) (int64, int64) {
+		b := array.NewRecordBuilder(memory.DefaultAllocator, c.Arrow)
+		defer b.Release()
+		for _, v := range values {
+			b.Field(0).(*array.Date32Builder).Append(arrow.Date32FromTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)))
+			b.Field(1).(*array.Decimal128Builder).Append(v)
+		}
+		b.Field(0).(*array.Date32Builder).Append(arrow.Date32FromTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)))
+		b.Field(1).AppendNull() // a null adds nothing
+		rec := b.NewRecordBatch()
+		defer rec.Release()
+		acc := verify.NewAccumulator(c, "2026-01-01", nil)
+		if err := acc.Add(rec); err != nil {
+			t.Fatal(err)
+		}
+		f := acc.Findings(false)
+		return acc.Result().Sums["amount"], f.Len()
+	}
+	if got, findings := sum(decimal128.FromI64(1234), decimal128.FromI64(-34), decimal128.FromI64(66)); got != 1266 || findings != 0 {
+		t.Errorf("12.34 - 0.34 + 0.66: sum %d with %d findings, want 1266 (12.66 unscaled)", got, findings)
+	}
+	if got, findings := sum(big, big.Negate(), decimal128.FromI64(5)); got != 5 || findings != 0 {
+		t.Errorf("beyond 64 bits and back: sum %d with %d findings, want 5", got, findings)
+	}
+	if got, findings := sum(big, decimal128.FromI64(5)); findings != 1 || got != 0 {
+		t.Errorf("a total beyond 64 bits: sum %d with %d findings, want one finding and no sum", got, findings)
+	}
+}

@@ -119,7 +119,7 @@ func (s *site) createDaily() {
 	s.must("publish", "--table", "retail.daily_orders", "--partitions", twoDays, newHomeInput(s.t))
 }
 
-// metadata is a table's metadata location.
+// metadata is a table's metadata location: of retail.NAME, or of NS.NAME.
 func (s *site) metadata(name string) string {
 	s.t.Helper()
 	ctx, cat, _, err := openPublisher(context.Background(), siteConfig(s.t, s), noLog())
@@ -127,7 +127,11 @@ func (s *site) metadata(name string) string {
 		s.t.Fatal(err)
 	}
 	defer cat.Close()
-	tbl, err := cat.LoadTable(ctx, []string{"retail", name})
+	ident := []string{"retail", name}
+	if strings.Contains(name, ".") {
+		ident = strings.Split(name, ".")
+	}
+	tbl, err := cat.LoadTable(ctx, ident)
 	if err != nil {
 		s.t.Fatal(err)
 	}

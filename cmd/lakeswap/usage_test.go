@@ -58,17 +58,19 @@ func TestVersion(t *testing.T) {
 }
 
 // TestTableCreateRefusesWhatPublishRefuses: a contract every publish would
-// refuse (a money column as additive, a string additive, an unknown check)
-// is refused by table create, naming the column, and creates no table.
+// refuse (a string or a double additive, an unknown check) is refused by
+// table create, naming the column, and creates no table. A money column
+// (decimal) is additive: TestMoneyTable.
 func TestTableCreateRefusesWhatPublishRefuses(t *testing.T) {
 	home := t.TempDir()
-	for _, contract := range []string{"additive: [amount]", "additive: [name]", "checks: {id: [positive]}"} {
+	for _, contract := range []string{"additive: [ratio]", "additive: [name]", "checks: {id: [positive]}"} {
 		schema := write(t, t.TempDir(), "s.yaml", `table: shop.money
 columns:
   - {name: day, type: date, required: true}
   - {name: id, type: long, required: true}
   - {name: amount, type: "decimal(12,2)"}
   - {name: name, type: string}
+  - {name: ratio, type: double}
 identifier: [day, id]
 partition: [{column: day, transform: identity}]
 `+contract+"\n")
