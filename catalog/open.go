@@ -15,8 +15,8 @@ import (
 	_ "github.com/apache/iceberg-go/catalog/rest" // registers "rest"
 	_ "github.com/apache/iceberg-go/catalog/sql"  // registers "sql"
 	icebergio "github.com/apache/iceberg-go/io"
-	gluetypes "github.com/aws/aws-sdk-go-v2/service/glue/types"
 	"github.com/apache/iceberg-go/table"
+	gluetypes "github.com/aws/aws-sdk-go-v2/service/glue/types"
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver, for a PostgreSQL SQL catalog
 	_ "modernc.org/sqlite"             // the embedded catalog's SQLite driver
 )
