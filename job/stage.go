@@ -57,7 +57,7 @@ func (j *Job) Run(ctx context.Context, pub *swap.Publisher, req swap.Request, o 
 	if rejectsFile == "" {
 		// A rerun of a run id is legitimate; each run gets a file of its
 		// own, named by the time it started.
-		rejectsFile = "rejects-" + req.RunID + "-" + time.Now().UTC().Format("20060102T150405.000Z") + ".ndjson"
+		rejectsFile = "rejects-" + swap.RunSegment(req.RunID) + "-" + time.Now().UTC().Format("20060102T150405.000Z") + ".ndjson"
 	}
 	in := o.Inputs
 	listing, err := j.List(ctx, in.Store, tableFiles(pub))

@@ -22,6 +22,7 @@ import (
 
 	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/parquetio"
+	"github.com/lakeswap/lakeswap/swap/internal/layout"
 	"github.com/lakeswap/lakeswap/verify"
 )
 
@@ -133,7 +134,7 @@ func cleanLocation(f string) string {
 }
 
 // stagingFolder is a folder lakeswap stages into: run-<run id>-<attempt>.
-var stagingFolder = regexp.MustCompile(`/run-[A-Za-z0-9][A-Za-z0-9._-]{0,99}-[0-9a-f]{8}/`)
+var stagingFolder = regexp.MustCompile(`/run-` + layout.RunPattern + `-[0-9a-f]{8}/`)
 
 // placeOf says why a file may not be adopted where it lies, or "".
 func placeOf(meta table.Metadata, f string, referenced map[string]bool) string {

@@ -4,80 +4,22 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 	"net/url"
 	"path"
 	"strings"
 
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakeswap/lakeswap/swap/internal/layout"
+	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 )
 
-// Staged files live at <data>/<column>=<value>/run-<run id>-<attempt>/, with
-// the column and the value encoded as below.
-//
-// Why not Iceberg Java's URL encoding: iceberg-go reads every location as a
-// URL, so a '%' in a path is decoded ('%2F' becomes '/'), and '#' and '?'
-// cut the path short. A segment must therefore mean the same thing read as
-// a URL and read as a plain path. lakeswap keeps the bytes A-Z a-z 0-9 '-'
-// '_' '.' as they are and writes every other byte (of the UTF-8 value) as
-// '~' and two upper-case hex digits: "C#" is "C~23", "a/b" is "a~2Fb", ""
-// is "". A '.' that ends a value is escaped too ("a.." is "a.~2E"), since
-// iceberg-go's S3 reader rewrites "../" in a key. '~' is unreserved in URLs
-// and is itself escaped, so the encoding is one-to-one and decodes back.
-// The '=' between the column and the value keeps a segment from ever being
-// "." or "..".
-
-// segmentSafe reports whether b is kept as is in a path segment.
-func segmentSafe(b byte) bool {
-	return 'A' <= b && b <= 'Z' || 'a' <= b && b <= 'z' || '0' <= b && b <= '9' || b == '-' || b == '_' || b == '.'
-}
-
-// EscapeSegment encodes a partition column name or value for a path.
-func EscapeSegment(s string) string {
-	const hexDigits = "0123456789ABCDEF"
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if segmentSafe(c) && !(c == '.' && i == len(s)-1) {
-			b.WriteByte(c)
-			continue
-		}
-		b.WriteByte('~')
-		b.WriteByte(hexDigits[c>>4])
-		b.WriteByte(hexDigits[c&15])
-	}
-	return b.String()
-}
+// EscapeSegment encodes a partition column name or value for a path, as
+// docs/layout.md says.
+func EscapeSegment(s string) string { return layout.EscapeSegment(s) }
 
 // UnescapeSegment decodes what EscapeSegment wrote.
-func UnescapeSegment(s string) (string, error) {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '~':
-			if i+2 >= len(s) {
-				return "", fmt.Errorf("path segment %q: '~' needs two hex digits", s)
-			}
-			v, err := hex.DecodeString(s[i+1 : i+3])
-			if err != nil || strings.ToUpper(s[i+1:i+3]) != s[i+1:i+3] {
-				return "", fmt.Errorf("path segment %q: '~%s' is not an escape", s, s[i+1:i+3])
-			}
-			b.WriteByte(v[0])
-			i += 2
-		case segmentSafe(c):
-			b.WriteByte(c)
-		default:
-			return "", fmt.Errorf("path segment %q: byte %q should have been escaped", s, c)
-		}
-	}
-	// One segment per value: an escape of a byte kept as it is, or a
-	// lower-case one, is another engine's folder, not lakeswap's.
-	if EscapeSegment(b.String()) != s {
-		return "", fmt.Errorf("path segment %q is not how lakeswap writes %q", s, b.String())
-	}
-	return b.String(), nil
-}
+func UnescapeSegment(s string) (string, error) { return layout.UnescapeSegment(s) }
 
 // The longest folder name local file systems and MinIO take, and the
 // longest key S3 takes. The folder limit holds on every store, so that a
@@ -86,6 +28,10 @@ const (
 	maxSegment = 255
 	maxKey     = 1024
 )
+
+// RunSegment is a run id as the names of its files hold it (escaped as a
+// partition value is, and shortened past 120 bytes): plan-<segment>.json.
+func RunSegment(runID string) string { return layout.RunSegment(runID) }
 
 // PartitionFolder is the folder of a partition: column=value, encoded.
 func PartitionFolder(column, value string) string {
@@ -96,7 +42,7 @@ func PartitionFolder(column, value string) string {
 // of the table can be staged: whether its folder, under the longest run
 // id, fits what the table's storage takes.
 func CheckPartitionValue(meta table.Metadata, column, value string) error {
-	_, err := stagingPrefix(meta, column, value, strings.Repeat("x", maxRunID), newAttempt())
+	_, err := stagingPrefix(meta, column, value, strings.Repeat("x", layout.MaxRunSegment), newAttempt())
 	return err
 }
 
@@ -136,7 +82,7 @@ func newAttempt() string {
 func stagingPrefix(meta table.Metadata, column, value, runID, attempt string) (string, error) {
 	base := snapshot.DataLocation(meta)
 	seg := PartitionFolder(column, value)
-	p := base + "/" + seg + "/run-" + runID + "-" + attempt
+	p := base + "/" + seg + "/" + layout.RunFolder(runID, attempt)
 	if err := checkInside(base, p); err != nil {
 		return "", fmt.Errorf("partition %s=%q: %w", column, value, err)
 	}

@@ -4,14 +4,16 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"github.com/lakeswap/lakeswap/swap/internal/hold"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
-	"regexp"
 	"runtime"
 	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
@@ -132,16 +134,25 @@ func NewRunID() string {
 	return time.Now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
 }
 
-// maxRunID is the longest run id.
-const maxRunID = 100
+// maxRunID is the longest run id, in bytes.
+const maxRunID = 200
 
-var runIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
-
-// CheckRunID refuses a run id that cannot name a folder: letters, digits,
-// dot, dash and underscore, at most 100.
+// CheckRunID refuses a run id that is not printable text of 1 to 200
+// bytes. Any such text is taken (an orchestrator's own id, say Airflow's
+// scheduled__2026-01-01T00:00:00+00:00): its files' names hold it escaped.
 func CheckRunID(id string) error {
-	if !runIDPattern.MatchString(id) {
-		return fmt.Errorf("run id %q: use letters, digits, '.', '-' and '_' (at most 100), starting with a letter or digit", id)
+	switch {
+	case id == "":
+		return errors.New("run id is empty")
+	case len(id) > maxRunID:
+		return fmt.Errorf("run id %q is %d bytes; at most %d", id[:40]+"...", len(id), maxRunID)
+	case !utf8.ValidString(id):
+		return fmt.Errorf("run id %q is not UTF-8 text", id)
+	}
+	for _, r := range id {
+		if !unicode.IsPrint(r) {
+			return fmt.Errorf("run id %q holds %U, which is not printable", id, r)
+		}
 	}
 	return nil
 }

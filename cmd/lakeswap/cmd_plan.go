@@ -52,7 +52,7 @@ func runPlan(ctx context.Context, g *globals, o planOptions) error {
 		return usageError{err}
 	}
 	if o.out == "" {
-		o.out = "plan-" + o.runID + ".json"
+		o.out = "plan-" + swap.RunSegment(o.runID) + ".json"
 	}
 	// A plan file is the list of what its run staged, for apply and
 	// discard: never overwritten (shards of one run id need one each).

@@ -15,6 +15,7 @@ import (
 
 	"github.com/lakeswap/lakeswap/internal/retail"
 	"github.com/lakeswap/lakeswap/testenv"
+	"github.com/lakeswap/lakeswap/swap"
 )
 
 // The crash and fault drill. Each trial publishes new rows in a lakeswap
@@ -240,7 +241,7 @@ func drillRows(t *testing.T, s *site) []retail.DailyOrder {
 func (s *site) runFiles(runID string) []string {
 	var out []string
 	for _, f := range s.files() {
-		if strings.Contains(f, "/run-"+runID+"-") {
+		if strings.Contains(f, "/run-"+swap.RunSegment(runID)+"-") {
 			out = append(out, f)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/minio/minio-go/v7"
+	"github.com/lakeswap/lakeswap/swap"
 )
 
 // TestGC, on every site: gc removes the files a killed attempt staged and
@@ -27,7 +28,9 @@ func TestGC(t *testing.T) {
 
 		// A publish killed once it has staged, before it commits.
 		barrier := t.TempDir()
-		cmd := s.command("publish", "--run-id", "abandoned", "--table", "retail.daily_orders", "--partitions", twoDays, batch2Input(t))
+		// An orchestrator's run id, escaped in the names of its files.
+		const abandonedRun = "scheduled__2026-01-01T00:00:00+00:00"
+		cmd := s.command("publish", "--run-id", abandonedRun, "--table", "retail.daily_orders", "--partitions", twoDays, batch2Input(t))
 		if cmd.Env == nil {
 			cmd.Env = os.Environ()
 		}
@@ -47,13 +50,13 @@ func TestGC(t *testing.T) {
 		}
 		_ = cmd.Process.Signal(syscall.SIGKILL)
 		_ = cmd.Wait()
-		abandoned := s.runFiles("abandoned")
+		abandoned := s.runFiles(abandonedRun)
 		if len(abandoned) == 0 {
 			t.Fatal("the killed publish left no staged file: the test kills nothing")
 		}
 		// and its hold, which it no longer refreshes
 		for _, f := range s.files() {
-			if strings.Contains(f, "/lakeswap/holds/abandoned-") {
+			if strings.Contains(f, "/lakeswap/holds/"+swap.RunSegment(abandonedRun)+"-") {
 				abandoned = append(abandoned, f)
 			}
 		}

@@ -22,6 +22,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakeswap/lakeswap/swap/internal/hold"
+	"github.com/lakeswap/lakeswap/swap/internal/layout"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 )
 
@@ -80,7 +81,7 @@ type Result struct {
 
 // stagedPath matches a file an attempt staged, below the data location:
 // <column>=<value>/run-<run id>-<attempt>/<file>.
-var stagedPath = regexp.MustCompile(`^[^/]*=[^/]*/run-([A-Za-z0-9][A-Za-z0-9._-]{0,99})-([0-9a-f]{8})/[^/]+$`)
+var stagedPath = regexp.MustCompile(`^[^/]*=[^/]*/run-(` + layout.RunPattern + `)-([0-9a-f]{8})/[^/]+$`)
 
 // Run removes what attempts that never committed left behind: the files
 // they staged (found by lakeswap's staging layout, never by prefix alone),
@@ -238,7 +239,7 @@ func (g *run) stray(ctx context.Context, live map[string]bool, res *Result) (map
 		if it.Time.After(a.newest) {
 			a.newest = it.Time
 		}
-		it.RunID = m[1]
+		it.RunID = layout.RunOf(m[1])
 		a.items = append(a.items, it)
 	}
 	err = g.ls.ListFiles(ctx, data, func(loc string, size int64, modified time.Time) error {

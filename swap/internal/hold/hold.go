@@ -23,6 +23,7 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/lakeswap/lakeswap/swap/internal/layout"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 )
 
@@ -47,7 +48,7 @@ var Refresh = 10 * time.Minute
 // publish's, or a plan's), <run id>-<attempt>.a<process>.json (an apply's
 // of a plan, one per process applying it), each also with .r before
 // .json, the name a refresh alternates with.
-var Name = regexp.MustCompile(`^([A-Za-z0-9][A-Za-z0-9._-]{0,99})-([0-9a-f]{8})(\.a(?:[0-9a-f]{8})?)?(\.r)?\.json$`)
+var Name = regexp.MustCompile(`^(` + layout.RunPattern + `)-([0-9a-f]{8})(\.a(?:[0-9a-f]{8})?)?(\.r)?\.json$`)
 
 // Folder is where a table's holds are.
 func Folder(meta table.Metadata) string {
@@ -56,7 +57,7 @@ func Folder(meta table.Metadata) string {
 
 // Location is where an attempt's hold is.
 func Location(meta table.Metadata, runID, attempt string) string {
-	return Folder(meta) + "/" + runID + "-" + attempt + ".json"
+	return Folder(meta) + "/" + layout.RunSegment(runID) + "-" + attempt + ".json"
 }
 
 // Other is the name a refresh writes before it removes the current
