@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/lakeswap/lakeswap/internal/retail"
-	"github.com/lakeswap/lakeswap/testenv"
 	"github.com/lakeswap/lakeswap/swap"
+	"github.com/lakeswap/lakeswap/testenv"
 )
 
 // The crash and fault drill. Each trial publishes new rows in a lakeswap

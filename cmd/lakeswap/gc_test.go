@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/minio/minio-go/v7"
 	"github.com/lakeswap/lakeswap/swap"
+	"github.com/minio/minio-go/v7"
 )
 
 // TestGC, on every site: gc removes the files a killed attempt staged and
