@@ -138,7 +138,7 @@ func Resolve(s Settings) (Config, error) {
 		cfg.Props = embeddedProps(absHome)
 	}
 	if cfg.Props["type"] == "" {
-		cfg.Props["type"] = "sql"
+		cfg.Props["type"] = typeOf(cfg.Props["uri"])
 	}
 	return cfg, nil
 }
@@ -316,6 +316,20 @@ func sqlAlchemyURI(props map[string]string) {
 		setDefault(props, "sql.dialect", "sqlite")
 		props["uri"] = "file:" + strings.TrimPrefix(rest, "/")
 	}
+}
+
+// typeOf is the catalog type a URI implies when none is given, as
+// PyIceberg infers it: http(s) is a REST catalog, thrift a Hive metastore,
+// anything else SQL.
+func typeOf(uri string) string {
+	scheme, _, _ := strings.Cut(strings.ToLower(uri), "://")
+	switch scheme {
+	case "http", "https":
+		return "rest"
+	case "thrift":
+		return "hive"
+	}
+	return "sql"
 }
 
 func setDefault(m map[string]string, k, v string) {

@@ -117,9 +117,9 @@ func TestTableSpecRefusesBadSchema(t *testing.T) {
 		"additive not a column":   {Columns: []catalog.ColumnSpec{{Name: "a", Type: "long"}}, Additive: []string{"b"}},
 		"a band of NaN":           {Columns: []catalog.ColumnSpec{{Name: "a", Type: "long"}}, Properties: map[string]string{"lakeswap.plausible-band": "NaN:2"}},
 		// What every publish would refuse is refused at create.
-		"a decimal additive": {Columns: []catalog.ColumnSpec{{Name: "a", Type: "decimal(12,2)"}}, Additive: []string{"a"}},
-		"a string additive":  {Columns: []catalog.ColumnSpec{{Name: "a", Type: "string"}}, Additive: []string{"a"}},
-		"an unknown check":   {Columns: []catalog.ColumnSpec{{Name: "a", Type: "long"}}, Checks: map[string][]string{"a": {"positive"}}},
+		"a double additive": {Columns: []catalog.ColumnSpec{{Name: "a", Type: "double"}}, Additive: []string{"a"}},
+		"a string additive": {Columns: []catalog.ColumnSpec{{Name: "a", Type: "string"}}, Additive: []string{"a"}},
+		"an unknown check":  {Columns: []catalog.ColumnSpec{{Name: "a", Type: "long"}}, Checks: map[string][]string{"a": {"positive"}}},
 	}
 	for name, spec := range cases {
 		if _, _, _, err := spec.Build(); err == nil {

@@ -57,6 +57,16 @@ func TestResolvePyIcebergSetup(t *testing.T) {
 		t.Errorf("the environment's catalog: %s %v, %v", cfg.Name, cfg.Props, err)
 	}
 
+	// A catalog without a type is what its URI says, as in PyIceberg: a
+	// REST catalog over http(s), a Hive metastore over thrift.
+	for uri, typ := range map[string]string{"https://polaris.internal/api/catalog": "rest", "thrift://hms:9083": "hive"} {
+		t.Setenv("PYICEBERG_CATALOG__LAKE__URI", uri)
+		if cfg, err := catalog.Resolve(catalog.Settings{Catalog: "lake", Getenv: os.Getenv}); err != nil || cfg.Props["type"] != typ {
+			t.Errorf("a catalog at %s: type %q, %v; want %s", uri, cfg.Props["type"], err, typ)
+		}
+	}
+	os.Unsetenv("PYICEBERG_CATALOG__LAKE__URI")
+
 	// Credentials stay in the AWS chain, from the environment as from a
 	// file.
 	t.Setenv("PYICEBERG_CATALOG__PROD__S3__SECRET_ACCESS_KEY", "not-here")

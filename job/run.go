@@ -598,8 +598,9 @@ func unscaled(col arrow.Array, r int) (int64, bool) {
 type LagReport struct {
 	Source      string            `json:"source"`
 	Rows        int64             `json:"rows"`
-	Percentiles map[string]string `json:"percentiles"` // p50, p90, p99, max, as durations
-	Lookback    string            `json:"lookback"`
+	// Percentiles are p50, p90, p99 and max of the lag, in seconds.
+	Percentiles map[string]float64 `json:"percentiles_seconds"`
+	Lookback    float64            `json:"lookback_seconds"`
 	Beyond      int64             `json:"beyond_lookback"`
 	Share       float64           `json:"share_beyond_lookback"`
 	Unreadable  int64             `json:"unreadable"` // rows whose times do not read as timestamps
@@ -636,9 +637,9 @@ func (j *Job) MeasureLag(ctx context.Context, eng *source.SQLEngine) (*LagReport
 	}
 	rec := rr.RecordBatch()
 	v := func(i int) int64 { return rec.Column(i).(*array.Int64).Value(0) }
-	us := func(n int64) string { return (time.Duration(n) * time.Microsecond).String() }
-	r := &LagReport{Source: name, Rows: v(1), Unreadable: v(0) - v(1), Lookback: time.Duration(j.Lookback).String(), Beyond: v(6),
-		Percentiles: map[string]string{"p50": us(v(2)), "p90": us(v(3)), "p99": us(v(4)), "max": us(v(5))}}
+	us := func(n int64) float64 { return float64(n) / 1e6 }
+	r := &LagReport{Source: name, Rows: v(1), Unreadable: v(0) - v(1), Lookback: time.Duration(j.Lookback).Seconds(), Beyond: v(6),
+		Percentiles: map[string]float64{"p50": us(v(2)), "p90": us(v(3)), "p99": us(v(4)), "max": us(v(5))}}
 	if r.Rows > 0 {
 		r.Share = float64(r.Beyond) / float64(r.Rows)
 	}

@@ -115,7 +115,7 @@ func (j *Job) Run(ctx context.Context, pub *swap.Publisher, req swap.Request, o 
 		info.RejectsFile = rejectsFile
 	}
 	if late != nil {
-		info.Lookback = time.Duration(j.Lookback).String()
+		info.Lookback = time.Duration(j.Lookback).Seconds()
 	}
 	req.Partitions, req.Source, req.Target, req.Job = values, src, target, info
 	req.SourceName = fmt.Sprintf("%s (version %s, sources %s)", name, short(j.Version), short(listing.Hash))

@@ -73,12 +73,14 @@ func ParseCompression(name string) (Options, error) {
 
 // File is one Parquet file a Writer finished.
 type File struct {
-	Path  string
-	Rows  int64
-	Bytes int64
+	Path  string `json:"path"`
+	Rows  int64  `json:"rows"`
+	Bytes int64  `json:"bytes"`
 	// SHA256 is the hex SHA-256 of the bytes written, for a file this
 	// writer wrote: what a plan applied later checks the file against.
-	SHA256 string `json:",omitempty"`
+	// (Plans written before these names were snake_case say Path, Rows,
+	// Bytes and SHA256, which JSON reads here alike.)
+	SHA256 string `json:"sha256,omitempty"`
 }
 
 // Writer writes record batches of one schema as Parquet files under a prefix,

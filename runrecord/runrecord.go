@@ -281,8 +281,8 @@ func FindAll(meta table.Metadata, runID string) []table.Snapshot {
 // Entry is one snapshot of a table's history, with the run that made it
 // where lakeswap did.
 type Entry struct {
-	SnapshotID  int64            `json:"snapshot_id"`
-	ParentID    *int64           `json:"parent_id,omitempty"`
+	SnapshotID  int64            `json:"snapshot_id,string"`
+	ParentID    *int64           `json:"parent_id,omitempty,string"`
 	Time        time.Time        `json:"time"`
 	Operation   string           `json:"operation"`
 	Current     bool             `json:"current"`

@@ -311,7 +311,7 @@ func (p *Publisher) applyBatches(ctx context.Context, tbl *table.Table, plan *Pl
 type BatchResult struct {
 	Batch      string   `json:"batch"` // its place, "2/6"
 	Partitions []string `json:"partitions"`
-	SnapshotID int64    `json:"snapshot_id,omitempty"`
+	SnapshotID int64    `json:"snapshot_id,omitempty,string"`
 	Status     Status   `json:"status"`
 }
 

@@ -1,7 +1,11 @@
 package swap
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -11,6 +15,31 @@ import (
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/verify"
 )
+
+// UnmarshalJSON reads a plan, also as lakeswap wrote it before its ids
+// were strings: base_snapshot_id as a JSON number.
+func (p *Plan) UnmarshalJSON(b []byte) error {
+	type plain Plan
+	var doc struct {
+		*plain
+		Base json.RawMessage `json:"base_snapshot_id"`
+	}
+	doc.plain = (*plain)(p)
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return err
+	}
+	p.BaseSnapshotID = nil
+	raw := bytes.Trim(doc.Base, `"`)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	id, err := strconv.ParseInt(string(raw), 10, 64)
+	if err != nil {
+		return fmt.Errorf("base_snapshot_id %s: %w", doc.Base, err)
+	}
+	p.BaseSnapshotID = &id
+	return nil
+}
 
 // Plan is a stage described as a value: what a run will replace, with what,
 // against which base, under which contract. It is what a publish commits
@@ -25,7 +54,7 @@ type Plan struct {
 	// NameMapping says the plan adopts files whose columns carry no field
 	// ids, which readers find by name through the table's name mapping.
 	NameMapping     bool               `json:"name_mapping,omitempty"`
-	BaseSnapshotID  *int64             `json:"base_snapshot_id"`
+	BaseSnapshotID  *int64             `json:"base_snapshot_id,string"`
 	BaseMetadata    string             `json:"base_metadata_location"`
 	PartitionColumn string             `json:"partition_column"`
 	Contract        contract.Summary   `json:"contract"` // the contract it was staged under
@@ -106,7 +135,7 @@ type JobInfo struct {
 	// Late counts, by the day of their event, the source rows that arrived
 	// later than the job's lookback after it (Lookback).
 	Late     map[string]int64 `json:"late,omitempty"`
-	Lookback string           `json:"lookback,omitempty"`
+	Lookback float64          `json:"lookback_seconds,omitempty"`
 }
 
 // PartitionPlan is one declared partition: the files it holds at the base

@@ -1,6 +1,7 @@
 package swap
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -21,11 +22,18 @@ type PlanFile struct {
 	Plan   *Plan  `json:"plan"`
 	// Name is the file it was read from or written to.
 	Name string `json:"-"`
+	// content is the plan's JSON as the file holds it, compacted: what its
+	// id was computed from, whichever lakeswap wrote it.
+	content []byte
 }
 
 // PlanID is the id of a plan: the SHA-256 of its JSON.
 func PlanID(p *Plan) string {
 	raw, _ := json.Marshal(p)
+	return contentID(raw)
+}
+
+func contentID(raw []byte) string {
 	sum := sha256.Sum256(raw)
 	return hex.EncodeToString(sum[:])
 }
@@ -65,22 +73,38 @@ func ReadPlan(file string) (*PlanFile, error) {
 
 // DecodePlan reads a plan file's content; file names it in errors.
 func DecodePlan(file string, raw []byte) (*PlanFile, error) {
-	var pf PlanFile
-	if err := json.Unmarshal(raw, &pf); err != nil {
+	var doc struct {
+		PlanID string          `json:"plan_id"`
+		Plan   json.RawMessage `json:"plan"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
 		return nil, InvalidRequest(fmt.Errorf("%s is not a plan lakeswap wrote: %w", file, err))
 	}
-	if pf.Plan == nil {
+	var plan *Plan
+	if err := json.Unmarshal(doc.Plan, &plan); err != nil {
+		return nil, InvalidRequest(fmt.Errorf("%s is not a plan lakeswap wrote: %w", file, err))
+	}
+	if plan == nil {
 		return nil, InvalidRequest(fmt.Errorf("%s is not a plan lakeswap wrote: it holds no plan", file))
 	}
-	pf.Name = file
-	return &pf, nil
+	var content bytes.Buffer
+	if err := json.Compact(&content, doc.Plan); err != nil {
+		return nil, InvalidRequest(fmt.Errorf("%s is not a plan lakeswap wrote: %w", file, err))
+	}
+	return &PlanFile{PlanID: doc.PlanID, Plan: plan, Name: file, content: content.Bytes()}, nil
 }
 
 // Unedited refuses a plan whose content no longer has the id it was
 // written with: one edited by hand is another plan, which nobody approved
 // and whose files lakeswap did not stage. op names what is refused.
 func (pf *PlanFile) Unedited(op string) error {
-	if PlanID(pf.Plan) == pf.PlanID {
+	id := PlanID(pf.Plan)
+	if pf.content != nil {
+		// As read: the id of the content as written, so that a plan an
+		// earlier lakeswap wrote (snapshot ids as numbers, say) keeps its id.
+		id = contentID(pf.content)
+	}
+	if id == pf.PlanID {
 		return nil
 	}
 	return &outcome.RefusedError{Op: op, Table: pf.Plan.Table, Findings: []verify.Finding{{Kind: verify.KindCheck, Where: pf.Name,

@@ -76,10 +76,10 @@ func (p *Publisher) progress() Progress {
 // Result is what a publish did.
 type Result struct {
 	Plan       *Plan `json:"plan"`
-	SnapshotID int64 `json:"snapshot_id,omitempty"`
+	SnapshotID int64 `json:"snapshot_id,omitempty,string"`
 	// CommittedOn is the snapshot the commit was made on: the plan's base,
 	// or the head it was rebased on when main had moved.
-	CommittedOn int64      `json:"committed_on,omitempty"`
+	CommittedOn int64      `json:"committed_on,omitempty,string"`
 	Status      Status     `json:"status"`
 	Mismatches  []Mismatch `json:"mismatches,omitempty"`
 	// Batches is what became of each batch of a run committed in batches.

@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -137,4 +138,26 @@ func testClock(getenv func(string) string) time.Time {
 		return time.Time{}
 	}
 	return time.Now().Add(d)
+}
+
+func init() {
+	file := os.Getenv(envJSONLog)
+	if file == "" {
+		return
+	}
+	jsonWritten = func(command string, out []byte) {
+		line, err := json.Marshal(struct {
+			Command string          `json:"command"`
+			Output  json.RawMessage `json:"output"`
+		}{command, out})
+		if err != nil {
+			return
+		}
+		f, err := os.OpenFile(file, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		if err != nil {
+			return
+		}
+		defer f.Close()
+		_, _ = f.Write(append(line, '\n'))
+	}
 }

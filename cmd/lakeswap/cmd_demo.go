@@ -106,7 +106,7 @@ func runDemo(ctx context.Context, g *globals, o demoOptions) error {
 		fmt.Fprintf(w, "\ndemo ok. Look around: lakeswap --home %s history --table retail.daily_orders\n", o.dir)
 	}
 	if g.json() {
-		return g.emit(map[string]any{"ok": true, "home": cfg.Home, "steps": steps, "table": "retail.daily_orders"}, nil)
+		return g.emit(demoResult{OK: true, Home: cfg.Home, Steps: steps, Table: "retail.daily_orders"}, nil)
 	}
 	return nil
 }
@@ -158,4 +158,12 @@ func demoOnS3(ctx context.Context, g *globals, cfg *catalog.Config, o demoOption
 	cfg.Props[s3store.PropEndpoint] = endpoint
 	cfg.Source = "embedded catalog, warehouse on S3"
 	return stop, nil
+}
+
+// demoResult is demo's -o json: the story ran, every number checked.
+type demoResult struct {
+	OK    bool   `json:"ok"`
+	Home  string `json:"home"`
+	Steps int    `json:"steps"`
+	Table string `json:"table"`
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -44,6 +45,15 @@ func runDiscard(ctx context.Context, g *globals, o discardOptions) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(g.stdout, said)
-	return nil
+	out := discardResult{RunID: pf.Plan.RunID, PlanID: pf.PlanID, Table: pf.Plan.Table, Status: "discarded", Message: said}
+	return g.emit(out, func(w io.Writer) { fmt.Fprintln(w, said) })
+}
+
+// discardResult is discard's -o json.
+type discardResult struct {
+	RunID   string `json:"run_id"`
+	PlanID  string `json:"plan_id"`
+	Table   string `json:"table"`
+	Status  string `json:"status"`
+	Message string `json:"message"`
 }

@@ -46,10 +46,7 @@ func runHistory(ctx context.Context, g *globals, o historyOptions) error {
 	if err != nil {
 		return err
 	}
-	out := struct {
-		Main []runrecord.Entry `json:"main"`
-		Off  []runrecord.Entry `json:"off_main,omitempty"`
-	}{main, off}
+	out := historyResult{Table: strings.Join(ident, "."), Main: main, Off: off}
 	return g.emit(out, func(w io.Writer) {
 		printHistory(w, main)
 		if len(off) > 0 {
@@ -71,6 +68,14 @@ func printHistory(w io.Writer, entries []runrecord.Entry) {
 			e.Operation, orDash(e.RunID), orDash(displayKeys(e.Partitions)), e.Rows, formatSums(e.Sums), short(e.Fingerprint))
 	}
 	_ = tw.Flush()
+}
+
+// historyResult is history's -o json: main's snapshots, newest first, and
+// the runs no longer on it.
+type historyResult struct {
+	Table string            `json:"table"`
+	Main  []runrecord.Entry `json:"main"`
+	Off   []runrecord.Entry `json:"off_main"`
 }
 
 func formatSums(sums map[string]int64) string {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -68,9 +69,9 @@ func runLag(ctx context.Context, g *globals, o lagOptions) error {
 	}
 	return g.emit(r, func(w io.Writer) {
 		fmt.Fprintf(w, "arrival lag of %s over %d rows: p50 %s, p90 %s, p99 %s, max %s\n",
-			r.Source, r.Rows, r.Percentiles["p50"], r.Percentiles["p90"], r.Percentiles["p99"], r.Percentiles["max"])
+			r.Source, r.Rows, seconds(r.Percentiles["p50"]), seconds(r.Percentiles["p90"]), seconds(r.Percentiles["p99"]), seconds(r.Percentiles["max"]))
 		if j.Lookback > 0 {
-			fmt.Fprintf(w, "beyond the lookback of %s: %d rows (%.1f%%)\n", r.Lookback, r.Beyond, 100*r.Share)
+			fmt.Fprintf(w, "beyond the lookback of %s: %d rows (%.1f%%)\n", seconds(r.Lookback), r.Beyond, 100*r.Share)
 		} else {
 			fmt.Fprintln(w, "the job declares no lookback")
 		}
@@ -78,4 +79,9 @@ func runLag(ctx context.Context, g *globals, o lagOptions) error {
 			fmt.Fprintf(w, "%d rows have times that do not read as timestamps and are left out\n", r.Unreadable)
 		}
 	})
+}
+
+// seconds shows a duration in seconds as a person reads one (1h30m0s).
+func seconds(s float64) time.Duration {
+	return time.Duration(s * float64(time.Second)).Round(time.Microsecond)
 }

@@ -68,7 +68,11 @@ func runRollback(ctx context.Context, g *globals, o rollbackOptions) error {
 	if err != nil {
 		return err
 	}
-	return g.emit(res, func(w io.Writer) {
+	view := rollbackView{Status: "rolled-back", SnapshotID: res.ToSnapshotID, RollbackResult: res}
+	if res.AlreadyRolledBack {
+		view.Status = "already-rolled-back"
+	}
+	return g.emit(view, func(w io.Writer) {
 		if res.AlreadyRolledBack {
 			fmt.Fprintf(w, "run %s was already rolled back at %s: main went back to snapshot %d then and descends from it still; nothing was committed now; fingerprint %s (matches the one recorded before the run: %v)\n",
 				res.RunID, res.RolledBackAt.Format(time.RFC3339), res.ToSnapshotID, short(res.Fingerprint), res.Verified)
@@ -82,4 +86,12 @@ func runRollback(ctx context.Context, g *globals, o rollbackOptions) error {
 		fmt.Fprintf(w, "rolled back run %s: main %d -> %d, fingerprint %s (matches the one recorded before the run: %v)\n",
 			res.RunID, res.FromSnapshotID, res.ToSnapshotID, short(res.Fingerprint), res.Verified)
 	})
+}
+
+// rollbackView is rollback's -o json: its status, and the snapshot main
+// holds after it, at the top.
+type rollbackView struct {
+	Status     string `json:"status"`
+	SnapshotID int64  `json:"snapshot_id,string"`
+	*swap.RollbackResult
 }

@@ -61,7 +61,7 @@ func runStatus(ctx context.Context, g *globals, o statusOptions) error {
 	case !st.Complete:
 		err = fmt.Errorf("run %s landed in part: it committed %d of its %d batches; run it again with the same run id to commit the rest", runID, st.CommittedBatches, st.Batches)
 	}
-	return g.report(st, err, func(w io.Writer) {
+	return g.report(newStatusView(st), err, func(w io.Writer) {
 		if !st.Landed {
 			return
 		}
@@ -94,4 +94,28 @@ func orNone(id int64) string {
 		return "no snapshot"
 	}
 	return fmt.Sprint(id)
+}
+
+// statusView is status's -o json: the run's status and newest snapshot at
+// the top, where a script looks first. Status is "on-main" (main holds
+// what the run committed), "off-main" (it landed, and a rollback or a
+// later commit to its partitions has replaced it) or "not-landed".
+type statusView struct {
+	Status     string `json:"status"`
+	SnapshotID int64  `json:"snapshot_id,omitempty,string"`
+	*swap.RunStatus
+}
+
+func newStatusView(st *swap.RunStatus) statusView {
+	v := statusView{Status: "not-landed", RunStatus: st}
+	if len(st.Snapshots) > 0 {
+		v.SnapshotID = st.Snapshots[len(st.Snapshots)-1].SnapshotID
+	}
+	switch {
+	case st.Landed && st.OnMain:
+		v.Status = "on-main"
+	case st.Landed:
+		v.Status = "off-main"
+	}
+	return v
 }

@@ -197,8 +197,15 @@ func runTableCreate(ctx context.Context, g *globals, o tableCreateOptions) error
 	if err != nil {
 		return err
 	}
-	out := map[string]string{"table": strings.Join(ident, "."), "location": tbl.Location(), "metadata_location": tbl.MetadataLocation()}
+	out := tableCreated{Table: strings.Join(ident, "."), Location: tbl.Location(), MetadataLocation: tbl.MetadataLocation()}
 	return g.emit(out, func(w io.Writer) {
-		fmt.Fprintf(w, "created %s at %s\n", out["table"], out["location"])
+		fmt.Fprintf(w, "created %s at %s\n", out.Table, out.Location)
 	})
+}
+
+// tableCreated is table create's -o json.
+type tableCreated struct {
+	Table            string `json:"table"`
+	Location         string `json:"location"`
+	MetadataLocation string `json:"metadata_location"`
 }

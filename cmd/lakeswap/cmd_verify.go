@@ -71,7 +71,7 @@ func runVerifyTable(ctx context.Context, g *globals, ident []string, at int64) e
 	if res == nil {
 		return err
 	}
-	return g.report(res, err, func(w io.Writer) {
+	return g.report(verifyTableView{Status: verdictOf(res.OK), TableCheck: res}, err, func(w io.Writer) {
 		verdict := "ok"
 		if !res.OK {
 			verdict = "FAILED"
@@ -101,7 +101,7 @@ func runVerifyRun(ctx context.Context, g *globals, ident []string, runID string,
 	if res == nil {
 		return err
 	}
-	return g.report(res, err, func(w io.Writer) {
+	return g.report(verifyRunView{Status: verdictOf(res.OK), VerifyResult: res}, err, func(w io.Writer) {
 		if len(res.Batches) > 0 {
 			fmt.Fprintf(w, "run %s, committed in %d batches:\n", res.RunID, len(res.Batches))
 			for _, b := range res.Batches {
@@ -123,4 +123,23 @@ func printVerify(w io.Writer, res *swap.VerifyResult) {
 	for k, h := range res.Differences {
 		fmt.Fprintf(w, "  partition %s now hashes %s\n", k, short(h))
 	}
+}
+
+// verifyRunView and verifyTableView are verify's -o json, with the
+// verdict at the top: "verified" or "mismatch".
+type verifyRunView struct {
+	Status string `json:"status"`
+	*swap.VerifyResult
+}
+
+type verifyTableView struct {
+	Status string `json:"status"`
+	*swap.TableCheck
+}
+
+func verdictOf(ok bool) string {
+	if ok {
+		return "verified"
+	}
+	return "mismatch"
 }

@@ -77,7 +77,7 @@ func TestRebaseNeverCountsAKeyTwice(t *testing.T) {
 			factLines(t, map[string]string{"o2": "2026-01-02", "o9": "2026-01-02", "o11": "2026-01-02"}))
 		out = s.must("-o", "json", "apply", planFile, "--approve", plan.PlanID)
 		var res struct {
-			CommittedOn int64 `json:"committed_on"`
+			CommittedOn int64 `json:"committed_on,string"`
 			Plan        struct {
 				Checks []swap.Check `json:"checks"`
 			} `json:"plan"`

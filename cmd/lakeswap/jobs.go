@@ -36,9 +36,9 @@ func printJob(w io.Writer, p *swap.Plan) {
 			late = append(late, fmt.Sprintf("%s (%d)", d, j.Late[d]))
 		}
 		if len(late) == 0 {
-			fmt.Fprintf(w, "no source row arrived later than the lookback of %s\n", j.Lookback)
+			fmt.Fprintf(w, "no source row arrived later than the lookback of %s\n", seconds(j.Lookback))
 		} else {
-			fmt.Fprintf(w, "source rows that arrived later than the lookback of %s, by the day of their event: %s\n", j.Lookback, strings.Join(late, ", "))
+			fmt.Fprintf(w, "source rows that arrived later than the lookback of %s, by the day of their event: %s\n", seconds(j.Lookback), strings.Join(late, ", "))
 		}
 	}
 	if j.RejectedRows == 0 {

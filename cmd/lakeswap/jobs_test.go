@@ -223,6 +223,14 @@ func TestLag(t *testing.T) {
 			t.Errorf("lag says %q, want %q in it", out, want)
 		}
 	}
+	var lag struct {
+		Percentiles map[string]float64 `json:"percentiles_seconds"`
+		Lookback    float64            `json:"lookback_seconds"`
+	}
+	if err := json.Unmarshal([]byte(s.must("-o", "json", "lag", "--job", filepath.Join(dir, "orders_fact.yaml"))), &lag); err != nil ||
+		lag.Percentiles["p50"] != 240 || lag.Percentiles["max"] != 83100 || lag.Lookback != 172800 {
+		t.Errorf("lag -o json gives durations in seconds: %+v, %v", lag, err)
+	}
 
 	// A plan reports the rows that arrived later than the job's lookback,
 	// by the day of their event: with 12 hours, e5 delivered again (21h),

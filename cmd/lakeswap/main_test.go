@@ -247,7 +247,19 @@ func TestExitCodes(t *testing.T) {
 	}
 }
 
-func TestMain(m *testing.M) { os.Exit(testenv.Run(m)) }
+func TestMain(m *testing.M) {
+	jsonWritten = checkPrinted
+	// lakeswap processes the tests start log theirs here (barrier.go).
+	log, err := os.CreateTemp("", "lakeswap-json-*.log")
+	if err != nil {
+		panic(err)
+	}
+	log.Close()
+	defer os.Remove(log.Name())
+	os.Setenv(envJSONLog, log.Name())
+	code := testenv.Run(m)
+	os.Exit(max(code, validatePrinted(log.Name())))
+}
 
 func TestDemoOnMinIO(t *testing.T) {
 	testenv.MinIO(t) // the demo starts its own; this fails or skips as every S3 test does

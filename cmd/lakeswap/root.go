@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -90,12 +91,17 @@ func exitCode(err error) int {
 
 // jsonError is what --output json prints on stdout when a command fails.
 type jsonError struct {
-	Code     int              `json:"code"`
-	Kind     string           `json:"kind"`
-	Message  string           `json:"message"`
-	Hint     string           `json:"hint,omitempty"`
-	Findings []verify.Finding `json:"findings,omitempty"`
-	Result   any              `json:"result,omitempty"`
+	// RunID, SnapshotID and Status are the failed command's result's, where
+	// it has them, at the top as on success; Status is else the kind.
+	RunID      string           `json:"run_id,omitempty"`
+	SnapshotID int64            `json:"snapshot_id,omitempty,string"`
+	Status     string           `json:"status"`
+	Code       int              `json:"code"`
+	Kind       string           `json:"kind"`
+	Message    string           `json:"message"`
+	Hint       string           `json:"hint,omitempty"`
+	Findings   []verify.Finding `json:"findings,omitempty"`
+	Result     any              `json:"result,omitempty"`
 }
 
 // errorKinds name the exit codes in JSON.
@@ -106,7 +112,8 @@ var errorKinds = map[int]string{
 }
 
 func errorObject(code int, err error, result any) jsonError {
-	o := jsonError{Code: code, Kind: errorKinds[code], Message: err.Error(), Result: result}
+	o := jsonError{Code: code, Kind: errorKinds[code], Status: errorKinds[code], Message: err.Error(), Result: result}
+	o.RunID, o.SnapshotID, o.Status = topLevel(result, o.Status)
 	if errors.Is(err, swap.ErrRunNotFound) {
 		o.Kind = "not-found"
 	}
@@ -136,6 +143,8 @@ type globals struct {
 	verbose                       bool
 	stdout, stderr                io.Writer
 	getenv                        func(string) string
+	// command is the command line's command ("lakeswap table describe").
+	command string
 	// failed is the result of a command that failed, kept for the JSON
 	// error object instead of printed on its own.
 	failed any
@@ -245,12 +254,32 @@ func (g *globals) report(v any, err error, text func(io.Writer)) error {
 // emit prints a result: JSON when --output json, else the text form.
 func (g *globals) emit(v any, text func(io.Writer)) error {
 	if g.json() {
-		enc := json.NewEncoder(g.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(v)
+		return writeJSON(g.stdout, g.command, v)
 	}
 	text(g.stdout)
 	return nil
+}
+
+// jsonWritten, when set (by tests), sees every JSON object lakeswap
+// prints, with the command that printed it, to check it against the
+// command's schema under docs/json.
+var jsonWritten func(command string, out []byte)
+
+// writeJSON prints v as one indented JSON object. A list or map that Go
+// holds as nil is printed empty, never null: docs/json promises scripts
+// a list wherever there is one.
+func writeJSON(w io.Writer, command string, v any) error {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(nonNil(v)); err != nil {
+		return err
+	}
+	if jsonWritten != nil {
+		jsonWritten(command, b.Bytes())
+	}
+	_, err := w.Write(b.Bytes())
+	return err
 }
 
 func newRoot(g *globals) *cobra.Command {
@@ -274,7 +303,8 @@ With no catalog configured, lakeswap uses an embedded catalog (SQLite + local fi
 	pf.StringVar(&g.configFile, "config", "", "catalog config file (env LAKESWAP_CONFIG; default ./lakeswap.yaml, then ~/.iceberg-go.yaml)")
 	pf.StringVarP(&g.output, "output", "o", "text", "result format: text or json")
 	pf.BoolVarP(&g.verbose, "verbose", "v", false, "log progress to stderr")
-	root.PersistentPreRunE = func(*cobra.Command, []string) error {
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		g.command = cmd.CommandPath()
 		if g.output != "text" && g.output != "json" {
 			return usagef("--output %q: want text or json", g.output)
 		}
@@ -346,9 +376,7 @@ func mainWithEnv(ctx context.Context, args []string, stdout, stderr io.Writer, g
 		err = fmt.Errorf("%w\nhint: lakeswap looked in catalog %s; name another with --catalog, --config or --home", err, g.catalog)
 	}
 	if g.json() || wantsJSON(args) {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(errorObject(code, err, g.failed))
+		_ = writeJSON(stdout, g.command, errorObject(code, err, g.failed))
 	}
 	fmt.Fprintf(stderr, "lakeswap: %v\n", err)
 	if code == exitUsage {

@@ -52,9 +52,9 @@ type RunStatus struct {
 	// now the files it committed (a rollback, whole or scoped, or a later
 	// commit to them, ends that).
 	OnMain bool  `json:"on_main"`
-	Main   int64 `json:"main_snapshot_id,omitempty"`
+	Main   int64 `json:"main_snapshot_id,omitempty,string"`
 	// RollbackTarget is the snapshot the run's tag keeps, if it has one.
-	RollbackTarget *int64 `json:"rollback_target,omitempty"`
+	RollbackTarget *int64 `json:"rollback_target,omitempty,string"`
 	// Batches, for a run committed in batches, is how many it has,
 	// CommittedBatches how many of them it committed, and OnMainBatches
 	// how many of those main holds.

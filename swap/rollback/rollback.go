@@ -35,8 +35,8 @@ type Request struct {
 // Result is what a rollback did.
 type Result struct {
 	RunID          string `json:"run_id,omitempty"`
-	FromSnapshotID int64  `json:"from_snapshot_id"`
-	ToSnapshotID   int64  `json:"to_snapshot_id"`
+	FromSnapshotID int64  `json:"from_snapshot_id,string"`
+	ToSnapshotID   int64  `json:"to_snapshot_id,string"`
 	Fingerprint    string `json:"fingerprint"`
 	Verified       bool   `json:"verified"`
 	// Scoped says the rollback was committed as a new snapshot
@@ -262,7 +262,7 @@ func (l *Ledger) partitionFingerprints(ctx context.Context, ident table.Identifi
 // VerifyResult compares a committed run with what it recorded.
 type VerifyResult struct {
 	RunID       string            `json:"run_id"`
-	SnapshotID  int64             `json:"snapshot_id"`
+	SnapshotID  int64             `json:"snapshot_id,string"`
 	Recorded    string            `json:"recorded_fingerprint"`
 	Computed    string            `json:"computed_fingerprint"`
 	Rows        int64             `json:"rows"`

@@ -20,7 +20,7 @@ import (
 // run at once, whatever route each run took.
 type TableCheck struct {
 	Table      string `json:"table"`
-	SnapshotID int64  `json:"snapshot_id"`
+	SnapshotID int64  `json:"snapshot_id,string"`
 	Partitions int    `json:"partitions"`
 	Files      int    `json:"files"`
 	Rows       int64  `json:"rows"`
@@ -35,7 +35,7 @@ type TableCheck struct {
 // holds in the partitions it still holds as the run committed them.
 type RunCheck struct {
 	RunID      string   `json:"run_id"`
-	SnapshotID int64    `json:"snapshot_id"`
+	SnapshotID int64    `json:"snapshot_id,string"`
 	Partitions []string `json:"partitions"` // those held as committed
 	OK         bool     `json:"ok"`
 }
