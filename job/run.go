@@ -596,14 +596,14 @@ func unscaled(col arrow.Array, r int) (int64, bool) {
 // ingested - event over its rows, and how many arrived later than the
 // job's lookback.
 type LagReport struct {
-	Source      string            `json:"source"`
-	Rows        int64             `json:"rows"`
+	Source string `json:"source"`
+	Rows   int64  `json:"rows"`
 	// Percentiles are p50, p90, p99 and max of the lag, in seconds.
 	Percentiles map[string]float64 `json:"percentiles_seconds"`
 	Lookback    float64            `json:"lookback_seconds"`
-	Beyond      int64             `json:"beyond_lookback"`
-	Share       float64           `json:"share_beyond_lookback"`
-	Unreadable  int64             `json:"unreadable"` // rows whose times do not read as timestamps
+	Beyond      int64              `json:"beyond_lookback"`
+	Share       float64            `json:"share_beyond_lookback"`
+	Unreadable  int64              `json:"unreadable"` // rows whose times do not read as timestamps
 }
 
 // MeasureLag measures the arrival lag of the job's lag source, over the
