@@ -195,6 +195,13 @@ func (p *Publisher) commitOn(ctx context.Context, tbl *table.Table, plan *Plan) 
 		return id, nil
 	}
 	if errors.Is(err, table.ErrCommitFailed) {
+		switch landed, lerr := snapshot.AnsweredRefused(ctx, p.Catalog, tbl, id); {
+		case lerr != nil:
+			return p.settle(ctx, tbl, plan, id, errors.Join(err, lerr))
+		case landed:
+			p.log().Warn("the catalog answered the commit as refused, but it landed (a retried request)", "run", plan.RunID, "snapshot", id, "answer", err)
+			return id, nil
+		}
 		return 0, &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID,
 			Err:  fmt.Errorf("%w: main moved since the plan's base snapshot %s: %w", ErrConflict, fmtID(plan.BaseSnapshotID), err),
 			Hint: "nothing was committed and the other commit is intact; plan the run again against main as it is now; " + snapshot.RemoveWritten(ctx, p.log(), tbl, written)}

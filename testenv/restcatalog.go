@@ -92,12 +92,18 @@ func (s *REST) nextFault(ident table.Identifier) (CommitFault, bool) {
 	}
 	f := s.faults[0]
 	s.faults = s.faults[1:]
+	return f, true
+}
+
+// injected logs a fault as answered: to a commit applied or not.
+func (s *REST) injected(f CommitFault, applied bool, ident table.Identifier) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	state := "not applied"
-	if f.Applied {
+	if applied {
 		state = "applied"
 	}
 	s.log = append(s.log, fmt.Sprintf("%d %s %s", f.Status, state, strings.Join(ident, ".")))
-	return f, true
 }
 
 func (s *REST) routes() http.Handler {
@@ -267,6 +273,7 @@ func (s *REST) commitTable(w http.ResponseWriter, r *http.Request) {
 	id := ident(r)
 	fault, faulty := s.nextFault(id)
 	if faulty && !fault.Applied {
+		s.injected(fault, false, id)
 		failWith(w, fault.Status, "ServiceFailureException", fmt.Errorf("injected %d: the commit was not applied", fault.Status))
 		return
 	}
@@ -277,6 +284,7 @@ func (s *REST) commitTable(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		fail(w, err)
 	case faulty:
+		s.injected(fault, true, id)
 		failWith(w, fault.Status, "ServiceFailureException", fmt.Errorf("injected %d after the commit was applied", fault.Status))
 	default:
 		replyTable(w, loc, meta)

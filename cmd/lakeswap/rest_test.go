@@ -15,7 +15,9 @@ import (
 // commit, from the server itself, and what lakeswap makes of it (publish,
 // plan then apply). 504 after the server applied the commit: the run is
 // found landed and verified (exit 0). 503 before applying it: it did not
-// land (exit 1), main is unchanged. 409 on every attempt: a conflict (exit
+// land (exit 1), main is unchanged. 409 after applying it (a retried
+// request): found landed, nothing it wrote removed (exit 0). 409 on every
+// attempt: a conflict (exit
 // 4) that leaves the table's metadata and files exactly as they were
 // (a plan's staged files stay the plan's, for discard).
 func TestRESTCommitAnswers(t *testing.T) {
@@ -34,6 +36,9 @@ func TestRESTCommitAnswers(t *testing.T) {
 		{"504-after-applying", []testenv.CommitFault{{Status: http.StatusGatewayTimeout, Applied: true}}, exitOK, true, ""},
 		{"503-before-applying", []testenv.CommitFault{{Status: http.StatusServiceUnavailable}}, exitError, false, "did not land"},
 		{"409", conflict, exitConflict, false, "main moved since the plan's base snapshot"},
+		// A gateway's retry of a commit the server applied meets the
+		// version it moved: refused, though the first landed.
+		{"409-after-applying", []testenv.CommitFault{{Status: http.StatusConflict, Applied: true}}, exitOK, true, ""},
 	}
 	for _, route := range []string{"publish", "apply"} {
 		for _, c := range cases {

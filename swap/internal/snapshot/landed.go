@@ -75,3 +75,18 @@ func LookFor(ctx context.Context, cat Loader, log *slog.Logger, tbl *table.Table
 	}
 	return fmt.Errorf("%w: %w; reading the table back to find out failed: %w", outcome.ErrCommitUnknown, cause, last)
 }
+
+// AnsweredRefused says whether a commit the catalog answered as refused (a
+// conflict) landed after all: a catalog, or the client or gateway before
+// it, may answer so a request it sent again after the first applied (an
+// SDK's retry of Glue's UpdateTable meets the version the first moved; a
+// REST gateway's retry gets 409). One reload tells, before anything the
+// commit wrote is removed; an error means the table could not be read,
+// and the outcome is unknown.
+func AnsweredRefused(ctx context.Context, cat Loader, tbl *table.Table, id int64) (landed bool, err error) {
+	now, err := cat.LoadTable(context.WithoutCancel(ctx), tbl.Identifier())
+	if err != nil {
+		return false, err
+	}
+	return now.Metadata().SnapshotByID(id) != nil, nil
+}
