@@ -389,29 +389,29 @@ func (a *Accumulator) sumColumns(cols []arrow.Array, _ int64) {
 	}
 }
 
-// sum128 is an exact sum of int64 values in 128-bit two's complement.
+// sum128 is an exact sum in 192-bit two's complement: of int64 values,
+// and of decimals' 128-bit unscaled values, which three or more can carry
+// past 128 bits. 192 bits hold any sum of fewer than 2^63 of them, so a
+// total is never mistaken for a small one that it equals modulo 2^128.
 type sum128 struct {
-	lo uint64
-	hi int64
+	lo, mid uint64
+	hi      int64
 }
 
-func (s *sum128) add(v int64) {
-	var carry uint64
-	s.lo, carry = bits.Add64(s.lo, uint64(v), 0)
-	s.hi += int64(carry) + v>>63 // v>>63 extends v's sign to the high word
-}
+func (s *sum128) add(v int64) { s.add128(uint64(v), v>>63) }
 
 // add128 adds a 128-bit two's complement value (a decimal's unscaled value).
 func (s *sum128) add128(lo uint64, hi int64) {
 	var carry uint64
 	s.lo, carry = bits.Add64(s.lo, lo, 0)
-	s.hi += hi + int64(carry)
+	s.mid, carry = bits.Add64(s.mid, uint64(hi), carry)
+	s.hi += hi>>63 + int64(carry) // hi>>63 extends the value's sign to the top word
 }
 
 // value returns the sum and whether it fits 64 bits.
 func (s sum128) value() (int64, bool) {
 	v := int64(s.lo)
-	return v, s.hi == v>>63
+	return v, s.mid == uint64(v>>63) && s.hi == v>>63
 }
 
 // addDigest adds a row digest to the accumulator modulo 2^256.

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"math"
+	mathbig "math/big"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -483,5 +484,14 @@ func TestDecimalSums(t *testing.T) {
 	}
 	if got, findings := sum(big, decimal128.FromI64(5)); findings != 1 || got != 0 {
 		t.Errorf("a total beyond 64 bits: sum %d with %d findings, want one finding and no sum", got, findings)
+	}
+	// Three decimal(38) maxima and the rest to 2^128 + 5: 5 modulo 2^128,
+	// but not a sum that fits.
+	max38, _ := new(mathbig.Int).SetString(strings.Repeat("9", 38), 10)
+	rest := new(mathbig.Int).Lsh(mathbig.NewInt(1), 128)
+	rest.Add(rest, mathbig.NewInt(5)).Sub(rest, new(mathbig.Int).Mul(max38, mathbig.NewInt(3)))
+	m := decimal128.FromBigInt(max38)
+	if got, findings := sum(m, m, m, decimal128.FromBigInt(rest)); findings != 1 || got != 0 {
+		t.Errorf("a total of 2^128 + 5: sum %d with %d findings, want one finding and no sum", got, findings)
 	}
 }
