@@ -37,7 +37,7 @@ func runDoctor(ctx context.Context, g *globals, _ doctorOptions) error {
 	if !r.OK {
 		n := 0
 		for _, c := range r.Checks {
-			if !c.OK {
+			if !c.OK && !c.Skipped {
 				n++
 			}
 		}
@@ -56,7 +56,10 @@ func runDoctor(ctx context.Context, g *globals, _ doctorOptions) error {
 		}
 		for _, c := range r.Checks {
 			verdict := "ok  "
-			if !c.OK {
+			switch {
+			case c.Skipped:
+				verdict = "skip"
+			case !c.OK:
 				verdict = "FAIL"
 			}
 			fmt.Fprintf(w, "%s %s: %s\n", verdict, c.Name, c.Detail)

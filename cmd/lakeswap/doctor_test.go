@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -33,6 +35,17 @@ func TestDoctor(t *testing.T) {
 	code, out, _ := cli(t, s.home, "--config", conf, "--catalog", "down", "doctor")
 	if code != exitError || !strings.Contains(out, "FAIL warehouse writable") || !strings.Contains(out, "fix: check the bucket exists, the endpoint") {
 		t.Errorf("doctor with the store down: exit %d:\n%s", code, out)
+	}
+	// A REST catalog's warehouse is a name, not a folder to probe.
+	dir := t.TempDir()
+	t.Chdir(dir)
+	rest := write(t, dir, "rest.yaml", "catalog:\n  lake:\n    uri: http://127.0.0.1:1/api/catalog\n    warehouse: analytics\n")
+	code, out, _ = cli(t, s.home, "--config", rest, "--catalog", "lake", "doctor")
+	if code != exitError || !strings.Contains(out, "skip warehouse writable") || !strings.Contains(out, "FAIL catalog reachable") {
+		t.Errorf("doctor of a REST catalog: exit %d:\n%s", code, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "analytics")); err == nil {
+		t.Error("doctor probed a REST catalog's warehouse name as a local folder")
 	}
 	if got := doctor.Mask("postgres://lake:s3cret@db:5432/ice?sslmode=require&password=hunter2"); strings.Contains(got, "s3cret") || strings.Contains(got, "hunter2") {
 		t.Errorf("masked uri %s", got)
