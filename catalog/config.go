@@ -102,10 +102,10 @@ func Resolve(s Settings) (Config, error) {
 		name = DefaultName
 	}
 	props, found := doc.Catalogs[name]
-	// A lakeswap.yaml, or a file named on purpose, that defines catalogs
-	// but names none to use is a mistake, not a wish for the embedded
-	// catalog: a publish there would land in a local folder unseen.
-	if !found && name == DefaultName && len(doc.Catalogs) > 0 && (explicit || filepath.Base(file) == "lakeswap.yaml") {
+	// A config file that defines catalogs but names none to use is a
+	// mistake, not a wish for the embedded catalog: a publish there would
+	// land in a local folder unseen. (PyIceberg refuses it too.)
+	if !found && name == DefaultName && len(doc.Catalogs) > 0 {
 		return Config{}, fmt.Errorf("%s defines the catalogs %s but none is chosen: set default-catalog in it, or pass --catalog (or LAKESWAP_CATALOG)",
 			file, strings.Join(sortedNames(doc.Catalogs), ", "))
 	}
@@ -114,7 +114,11 @@ func Resolve(s Settings) (Config, error) {
 		flatten("", props, cfg.Props)
 		for _, k := range credentialKeys {
 			if _, ok := cfg.Props[k]; ok {
-				return Config{}, fmt.Errorf("catalog %q in %s sets %s: lakeswap takes object-store credentials only from the environment or the AWS chain (AWS_ACCESS_KEY_ID, AWS_PROFILE, ...); remove it from the file", name, file, k)
+				where := file
+				if isPyIceberg(file) || strings.HasPrefix(file, "PYICEBERG_") {
+					where = file + " or its PYICEBERG_CATALOG__" + strings.ToUpper(name) + "__* variables"
+				}
+				return Config{}, fmt.Errorf("catalog %q in %s sets %s: lakeswap takes object-store credentials only from the AWS chain (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE, ...); remove it from there", name, where, k)
 			}
 		}
 		// iceberg-go's own file spells two keys its own way.
@@ -147,7 +151,8 @@ func Resolve(s Settings) (Config, error) {
 // config file that holds them is refused, so that no secret sits in a file
 // lakeswap reads or is handed on.
 var credentialKeys = []string{"s3.access-key-id", "s3.secret-access-key", "s3.session-token",
-	"glue.access-key-id", "glue.secret-access-key", "glue.session-token"}
+	"glue.access-key-id", "glue.secret-access-key", "glue.session-token",
+	"client.access-key-id", "client.secret-access-key", "client.session-token"}
 
 // embeddedProps is the default catalog: iceberg-go's SQL catalog on SQLite in
 // home/catalog.db with a warehouse of local files in home/warehouse. The busy

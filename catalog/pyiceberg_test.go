@@ -84,3 +84,23 @@ func TestResolvePyIcebergSetup(t *testing.T) {
 		t.Errorf("lakeswap.yaml beside PyIceberg's setup: %v, %v", cfg.Props, err)
 	}
 }
+
+// TestPyIcebergFileWithoutDefault: a ~/.pyiceberg.yaml whose catalogs
+// include no default, with none named, is refused (as PyIceberg refuses
+// it) rather than read as a wish for the embedded catalog.
+func TestPyIcebergFileWithoutDefault(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("PYICEBERG_HOME", home)
+	t.Chdir(t.TempDir())
+	t.Setenv("GOICEBERG_HOME", t.TempDir())
+	if err := os.WriteFile(filepath.Join(home, ".pyiceberg.yaml"), []byte("catalog:\n  prod:\n    uri: https://polaris.internal/api/catalog\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := catalog.Resolve(catalog.Settings{Getenv: os.Getenv})
+	if err == nil || !strings.Contains(err.Error(), "prod") || !strings.Contains(err.Error(), ".pyiceberg.yaml") {
+		t.Fatalf("a PyIceberg file with no default: %+v, %v", cfg, err)
+	}
+	if cfg, err := catalog.Resolve(catalog.Settings{Catalog: "prod", Getenv: os.Getenv}); err != nil || cfg.Props["type"] != "rest" {
+		t.Errorf("naming its catalog: %+v, %v", cfg, err)
+	}
+}
