@@ -113,10 +113,13 @@ func splitList(s string) []string {
 // plan is committed, perhaps by another process, that the table still
 // holds the contract the plan was staged under.
 type Summary struct {
-	SchemaID  int                `json:"schema_id"`
-	SpecID    int                `json:"spec_id"`
-	Grain     []string           `json:"grain"`
-	Additive  []string           `json:"additive,omitempty"`
+	SchemaID int      `json:"schema_id"`
+	SpecID   int      `json:"spec_id"`
+	Grain    []string `json:"grain"`
+	Additive []string `json:"additive,omitempty"`
+	// Scales are the decimal additive columns' scales: their sums are
+	// unscaled values, 1234 at scale 2 being 12.34.
+	Scales    map[string]int     `json:"scales,omitempty"`
 	Checks    map[string][]Check `json:"checks,omitempty"`
 	Partition string             `json:"partition"` // the source column
 	Transform string             `json:"transform"`
@@ -130,6 +133,12 @@ func (c *Contract) Summary() Summary {
 	}
 	for _, i := range c.Additive {
 		s.Additive = append(s.Additive, c.ColumnName(i))
+		if d, ok := c.Fields[i].Type.(iceberg.DecimalType); ok {
+			if s.Scales == nil {
+				s.Scales = map[string]int{}
+			}
+			s.Scales[c.ColumnName(i)] = d.Scale()
+		}
 	}
 	for i, checks := range c.Checks {
 		if s.Checks == nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -65,7 +66,7 @@ func printHistory(w io.Writer, entries []runrecord.Entry) {
 			mark = "*"
 		}
 		fmt.Fprintf(tw, "%d%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", e.SnapshotID, mark, e.Time.Format("2006-01-02 15:04:05"),
-			e.Operation, orDash(e.RunID), orDash(displayKeys(e.Partitions)), e.Rows, formatSums(e.Sums), short(e.Fingerprint))
+			e.Operation, orDash(e.RunID), orDash(displayKeys(e.Partitions)), e.Rows, formatSums(e.Sums, nil), short(e.Fingerprint))
 	}
 	_ = tw.Flush()
 }
@@ -78,7 +79,9 @@ type historyResult struct {
 	Off   []runrecord.Entry `json:"off_main"`
 }
 
-func formatSums(sums map[string]int64) string {
+// formatSums lists sums by column; scales, where known, are the decimal
+// columns' scales, which their unscaled sums are shown at.
+func formatSums(sums map[string]int64, scales map[string]int) string {
 	if len(sums) == 0 {
 		return "-"
 	}
@@ -89,7 +92,7 @@ func formatSums(sums map[string]int64) string {
 	sort.Strings(keys)
 	parts := make([]string, len(keys))
 	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s=%d", k, sums[k])
+		parts[i] = k + "=" + scaled(sums[k], scales[k])
 	}
 	return strings.Join(parts, " ")
 }
@@ -120,4 +123,21 @@ func short(h string) string {
 		return h[:12]
 	}
 	return orDash(h)
+}
+
+// scaled shows an unscaled decimal sum at its scale, exactly: 1234 at
+// scale 2 is 12.34, -5 is -0.05; at scale 0 an integer as it is.
+func scaled(v int64, scale int) string {
+	s := strconv.FormatInt(v, 10)
+	if scale <= 0 {
+		return s
+	}
+	sign := ""
+	if v < 0 {
+		sign, s = "-", s[1:]
+	}
+	if len(s) <= scale {
+		s = strings.Repeat("0", scale-len(s)+1) + s
+	}
+	return sign + s[:len(s)-scale] + "." + s[len(s)-scale:]
 }

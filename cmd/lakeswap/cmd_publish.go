@@ -469,7 +469,7 @@ func printResult(w io.Writer, res *swap.Result) {
 			}
 			fmt.Fprintf(w, "  batch %s %s: %s, snapshot %d\n", b.Batch, strings.Join(b.Partitions, ","), b.Status, b.SnapshotID)
 		}
-		fmt.Fprintf(w, "rows %d, sums %s, fingerprint %s\n", p.Fingerprint.Rows, formatSums(p.Fingerprint.Sums), p.Fingerprint.Hash)
+		fmt.Fprintf(w, "rows %d, sums %s, fingerprint %s\n", p.Fingerprint.Rows, formatSums(p.Fingerprint.Sums, p.Contract.Scales), p.Fingerprint.Hash)
 		return
 	}
 	if res.Status == swap.StatusAlreadyPublished {
@@ -496,7 +496,7 @@ func printResult(w io.Writer, res *swap.Result) {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\n", verify.DisplayKey(pp.Key), pp.OldFingerprint.Rows, pp.Fingerprint.Rows, short(pp.OldFingerprint.Hash), short(pp.Fingerprint.Hash))
 	}
 	_ = tw.Flush()
-	fmt.Fprintf(w, "rows %d, sums %s, fingerprint %s\n", p.Fingerprint.Rows, formatSums(p.Fingerprint.Sums), p.Fingerprint.Hash)
+	fmt.Fprintf(w, "rows %d, sums %s, fingerprint %s\n", p.Fingerprint.Rows, formatSums(p.Fingerprint.Sums, p.Contract.Scales), p.Fingerprint.Hash)
 	for _, m := range res.Mismatches {
 		fmt.Fprintf(w, "mismatch %s: %s\n", m.Partition, m.What)
 	}

@@ -119,7 +119,7 @@ func printVerify(w io.Writer, res *swap.VerifyResult) {
 		verdict = "MISMATCH"
 	}
 	fmt.Fprintf(w, "run %s, snapshot %d: %s\n  recorded %s\n  computed %s\n  rows %d, sums %s\n",
-		res.RunID, res.SnapshotID, verdict, res.Recorded, res.Computed, res.Rows, formatSums(res.Sums))
+		res.RunID, res.SnapshotID, verdict, res.Recorded, res.Computed, res.Rows, formatSums(res.Sums, nil))
 	for k, h := range res.Differences {
 		fmt.Fprintf(w, "  partition %s now hashes %s\n", k, short(h))
 	}

@@ -26,7 +26,7 @@ func printJob(w io.Writer, p *swap.Plan) {
 		fmt.Fprintln(tw, "  PARTITION\tSOURCE ROWS\tSTAGED ROWS\tSOURCE SUMS\tSTAGED SUMS")
 		for _, pp := range p.Partitions {
 			f := j.Reconciled[pp.Value]
-			fmt.Fprintf(tw, "  %s\t%d\t%d\t%s\t%s\n", verify.DisplayKey(pp.Key), f.Rows, pp.Fingerprint.Rows, formatSums(f.Sums), formatSums(pp.Fingerprint.Sums))
+			fmt.Fprintf(tw, "  %s\t%d\t%d\t%s\t%s\n", verify.DisplayKey(pp.Key), f.Rows, pp.Fingerprint.Rows, formatSums(f.Sums, p.Contract.Scales), formatSums(pp.Fingerprint.Sums, p.Contract.Scales))
 		}
 		_ = tw.Flush()
 	}

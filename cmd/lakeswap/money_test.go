@@ -21,7 +21,8 @@ checks: {amount: [non-negative]}
 
 // TestMoneyTable: a decimal(12,2) column is additive. Its sum is exact, the
 // unscaled value at the column's scale (12.34 adds 1234), in the
-// fingerprint and the run record, on every site: publish, verify, history,
+// fingerprint and the run record, and shown at its scale where a person
+// approves it (publish, plan), on every site: publish, verify, history,
 // plan then apply, rollback back to the first fingerprint.
 func TestMoneyTable(t *testing.T) {
 	forEachSite(t, func(t *testing.T, s *site) {
@@ -31,11 +32,11 @@ func TestMoneyTable(t *testing.T) {
 {"day":"2026-01-02","id":3,"amount":9999999999.99}
 `)
 		out := s.must("publish", "--run-id", "money-1", "--table", "shop.payments", "--partitions", "day=2026-01-01..2026-01-02", first)
-		if !strings.Contains(out, "sums amount=1000000001299,") { // 12.34 + 0.66 + 9999999999.99
+		if !strings.Contains(out, "sums amount=10000000012.99,") { // 12.34 + 0.66 + 9999999999.99, at the column's scale
 			t.Fatalf("publish of a money table does not give its exact sums: %s", out)
 		}
 		s.must("verify", "--table", "shop.payments", "--run", "money-1")
-		if h := s.must("history", "--table", "shop.payments"); !strings.Contains(h, "amount=1000000001299") {
+		if h := s.must("history", "--table", "shop.payments"); !strings.Contains(h, "amount=1000000001299") { // as recorded: unscaled
 			t.Errorf("history of a money table: %s", h)
 		}
 		meta := s.metadata("shop.payments")
@@ -44,7 +45,7 @@ func TestMoneyTable(t *testing.T) {
 `)
 		plan := filepath.Join(t.TempDir(), "plan.json")
 		out = s.must("plan", "--run-id", "money-2", "--out", plan, "--table", "shop.payments", "--partitions", "day=2026-01-01", second)
-		if !strings.Contains(out, "1300 -> 1301 (+1)") {
+		if !strings.Contains(out, "13.00 -> 13.01 (+0.01)") {
 			t.Errorf("plan of a money table: %s", out)
 		}
 		pf, err := swap.ReadPlan(plan)
@@ -66,4 +67,16 @@ func TestMoneyTable(t *testing.T) {
 			t.Errorf("a third decimal place: exit %d: %s", code, errs)
 		}
 	})
+}
+
+func TestScaled(t *testing.T) {
+	for _, c := range []struct {
+		v     int64
+		scale int
+		want  string
+	}{{1234, 2, "12.34"}, {-5, 2, "-0.05"}, {0, 2, "0.00"}, {-1233, 2, "-12.33"}, {7, 0, "7"}, {100, 3, "0.100"}, {-9223372036854775808, 2, "-92233720368547758.08"}} {
+		if got := scaled(c.v, c.scale); got != c.want {
+			t.Errorf("scaled(%d, %d) = %s, want %s", c.v, c.scale, got, c.want)
+		}
+	}
 }

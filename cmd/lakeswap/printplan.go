@@ -89,10 +89,10 @@ func printPartitions(w io.Writer, p *swap.Plan, whole bool) int {
 	var keys []string
 	for _, pp := range p.Partitions {
 		same := pp.OldFingerprint.Hash == pp.Fingerprint.Hash
-		line := verify.DisplayKey(pp.Key) + "\t" + change(pp.OldFingerprint.Rows, pp.Fingerprint.Rows)
+		line := verify.DisplayKey(pp.Key) + "\t" + change(pp.OldFingerprint.Rows, pp.Fingerprint.Rows, 0)
 		rel := relative(pp.OldFingerprint.Rows, pp.Fingerprint.Rows)
 		for _, c := range sums {
-			line += "\t" + change(pp.OldFingerprint.Sums[c], pp.Fingerprint.Sums[c])
+			line += "\t" + change(pp.OldFingerprint.Sums[c], pp.Fingerprint.Sums[c], p.Contract.Scales[c])
 			rel = max(rel, relative(pp.OldFingerprint.Sums[c], pp.Fingerprint.Sums[c]))
 		}
 		if grain {
@@ -127,9 +127,9 @@ func printPartitions(w io.Writer, p *swap.Plan, whole bool) int {
 		rows = append(rows, fmt.Sprintf("... %d unchanged partitions (lakeswap show lists them) ...", len(sameRows))+cells)
 	}
 	if len(p.Partitions) > 12 {
-		line := fmt.Sprintf("total of %d\t%s", len(p.Partitions), change(p.BaseFingerprint.Rows, p.Fingerprint.Rows))
+		line := fmt.Sprintf("total of %d\t%s", len(p.Partitions), change(p.BaseFingerprint.Rows, p.Fingerprint.Rows, 0))
 		for _, c := range sums {
-			line += "\t" + change(p.BaseFingerprint.Sums[c], p.Fingerprint.Sums[c])
+			line += "\t" + change(p.BaseFingerprint.Sums[c], p.Fingerprint.Sums[c], p.Contract.Scales[c])
 		}
 		if grain {
 			line += "\t"
@@ -262,9 +262,13 @@ func exampleKeys(ch *verify.Changes) string {
 }
 
 // change writes before -> after (difference).
-func change(before, after int64) string {
+func change(before, after int64, scale int) string {
 	if before == after {
-		return fmt.Sprint(after)
+		return scaled(after, scale)
 	}
-	return fmt.Sprintf("%d -> %d (%+d)", before, after, after-before)
+	d := scaled(after-before, scale)
+	if after > before {
+		d = "+" + d
+	}
+	return fmt.Sprintf("%s -> %s (%s)", scaled(before, scale), scaled(after, scale), d)
 }
