@@ -148,6 +148,8 @@ func CheckRunID(id string) error {
 		return fmt.Errorf("run id %q is %d bytes; at most %d", id[:40]+"...", len(id), maxRunID)
 	case !utf8.ValidString(id):
 		return fmt.Errorf("run id %q is not UTF-8 text", id)
+	case strings.TrimSpace(id) != id:
+		return fmt.Errorf("run id %q begins or ends with a space: a careless copy would be another run", id)
 	}
 	for _, r := range id {
 		if !unicode.IsPrint(r) {

@@ -90,8 +90,11 @@ func TestEveryCommandPrintsJSON(t *testing.T) {
 		if v := run(exitRefused, "publish", "--run-id", "j4", "--table", "retail.daily_orders", "--partitions", "order_date=2026-01-01", bad); v.Status != "refused" || v.RunID != "j4" || v.Kind != "refused" {
 			t.Errorf("a refused publish: %+v", v)
 		}
-		if v := run(exitError, "status", "--table", "retail.daily_orders", "--run", "nowhere"); v.Code != exitError {
+		if v := run(exitError, "status", "--table", "retail.daily_orders", "--run", "nowhere"); v.Code != exitError || v.RunID != "nowhere" {
 			t.Errorf("status of no run: %+v", v)
+		}
+		if v := run(exitError, "verify", "--table", "retail.daily_orders", "--run", "nowhere"); v.RunID != "nowhere" || v.Status != v.Kind {
+			t.Errorf("verify of no run: %+v", v)
 		}
 		if v := run(exitUsage, "table", "bogus"); v.Kind != "usage" || v.Status != "usage" {
 			t.Errorf("an unknown command: %+v", v)

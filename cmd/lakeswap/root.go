@@ -112,11 +112,11 @@ var errorKinds = map[int]string{
 }
 
 func errorObject(code int, err error, result any) jsonError {
-	o := jsonError{Code: code, Kind: errorKinds[code], Status: errorKinds[code], Message: err.Error(), Result: result}
-	o.RunID, o.SnapshotID, o.Status = topLevel(result, o.Status)
+	o := jsonError{Code: code, Kind: errorKinds[code], Message: err.Error(), Result: result}
 	if errors.Is(err, swap.ErrRunNotFound) {
 		o.Kind = "not-found"
 	}
+	o.RunID, o.SnapshotID, o.Status = topLevel(result, o.Kind)
 	var op *swap.OpError
 	if errors.As(err, &op) {
 		o.Hint = op.Hint
@@ -376,13 +376,36 @@ func mainWithEnv(ctx context.Context, args []string, stdout, stderr io.Writer, g
 		err = fmt.Errorf("%w\nhint: lakeswap looked in catalog %s; name another with --catalog, --config or --home", err, g.catalog)
 	}
 	if g.json() || wantsJSON(args) {
-		_ = writeJSON(stdout, g.command, errorObject(code, err, g.failed))
+		o := errorObject(code, err, g.failed)
+		if o.RunID == "" {
+			o.RunID = flagValue(args, "--run", "--run-id") // the run asked about
+		}
+		_ = writeJSON(stdout, g.command, o)
 	}
 	fmt.Fprintf(stderr, "lakeswap: %v\n", err)
 	if code == exitUsage {
 		fmt.Fprintln(stderr, "Run 'lakeswap --help' for usage.")
 	}
 	return code
+}
+
+// flagValue is the last value args give any of the named long flags.
+func flagValue(args []string, names ...string) string {
+	v := ""
+	for i, a := range args {
+		if a == "--" {
+			break
+		}
+		for _, n := range names {
+			switch {
+			case a == n && i+1 < len(args):
+				v = args[i+1]
+			case strings.HasPrefix(a, n+"="):
+				v = strings.TrimPrefix(a, n+"=")
+			}
+		}
+	}
+	return v
 }
 
 // wantsJSON reports whether args ask for JSON output, for errors cobra

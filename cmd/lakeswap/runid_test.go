@@ -19,7 +19,7 @@ func TestOrchestratorRunIDs(t *testing.T) {
 	forEachSite(t, func(t *testing.T, s *site) {
 		s.createDaily()
 		long := strings.Repeat("ä/", 66) + "xx" // 200 bytes, 600 escaped
-		for i, id := range []string{"scheduled__2026-01-01T00:00:00+00:00", "backfill März/2026 #1 ?x=1&y", long} {
+		for i, id := range []string{"scheduled__2026-01-01T00:00:00+00:00", "backfill März/2026 #1 ?x=1&y", ".hidden/../run", long} {
 			in := batch2Input(t)
 			if i%2 == 1 {
 				in = newHomeInput(t)
@@ -39,6 +39,11 @@ func TestOrchestratorRunIDs(t *testing.T) {
 			if len(staged) != 2 {
 				t.Errorf("run %q: files %v, want 2 under run-%s-<attempt>", id, staged, swap.RunSegment(id))
 			}
+			for _, f := range append(staged, s.files()...) {
+				if strings.Contains(f, "/.") {
+					t.Errorf("a hidden file: %s", f)
+				}
+			}
 			for _, f := range staged {
 				if seg := strings.Split(f, "/"); len(seg[len(seg)-2]) > 255 {
 					t.Errorf("a folder name of %d bytes: %s", len(seg[len(seg)-2]), f)
@@ -56,7 +61,7 @@ func TestOrchestratorRunIDs(t *testing.T) {
 
 		plan := filepath.Join(t.TempDir(), "p.json")
 		id := "manual__2026-02-01T00:00:00+00:00"
-		s.must("plan", "--run-id", id, "--out", plan, "--table", "retail.daily_orders", "--partitions", twoDays, batch2Input(t))
+		s.must("plan", "--run-id", id, "--out", plan, "--table", "retail.daily_orders", "--partitions", twoDays, newHomeInput(t))
 		pf, err := swap.ReadPlan(plan)
 		if err != nil || pf.Plan.RunID != id {
 			t.Fatalf("plan of run %q: %v", id, err)
@@ -65,7 +70,7 @@ func TestOrchestratorRunIDs(t *testing.T) {
 		s.must("verify", "--table", "retail.daily_orders", "--run", id)
 
 		meta, files := s.metadata("daily_orders"), s.files()
-		for _, bad := range []string{"tab\there", "bell\a", strings.Repeat("x", 201), "\xff\xfe"} {
+		for _, bad := range []string{"tab\there", "bell\a", strings.Repeat("x", 201), "\xff\xfe", " ", "x "} {
 			code, _, errs := s.cli("publish", "--run-id", bad, "--table", "retail.daily_orders", "--partitions", twoDays, batch2Input(t))
 			if code != exitUsage || !strings.Contains(errs, "run id") {
 				t.Errorf("publish --run-id %q: exit %d: %s; want %d", bad, code, errs, exitUsage)

@@ -93,6 +93,9 @@ const MaxRunSegment = 120
 // RunSegment is a run id as its folders and holds name it.
 func RunSegment(runID string) string {
 	seg := escape(runID, false)
+	if strings.HasPrefix(seg, ".") {
+		seg = "~2E" + seg[1:] // a name that starts with '.' is hidden
+	}
 	if len(seg) <= MaxRunSegment {
 		return seg
 	}

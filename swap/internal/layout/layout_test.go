@@ -12,9 +12,9 @@ import (
 func TestRunSegment(t *testing.T) {
 	match := regexp.MustCompile(`^` + RunPattern + `$`)
 	long := strings.Repeat("ä/", 66)
-	for _, id := range []string{"b2", "a.", "scheduled__2026-01-01T00:00:00+00:00", "x~7E", "März #1 ?&", long + "a", long + "b"} {
+	for _, id := range []string{"b2", "a.", "scheduled__2026-01-01T00:00:00+00:00", "x~7E", "März #1 ?&", ".hidden", "..", long + "a", long + "b"} {
 		seg := RunSegment(id)
-		if !match.MatchString(seg) || len(seg) > MaxRunSegment {
+		if !match.MatchString(seg) || len(seg) > MaxRunSegment || strings.HasPrefix(seg, ".") {
 			t.Errorf("run %q: segment %q is not a run segment", id, seg)
 		}
 		if back := RunOf(seg); !strings.Contains(seg, "~~") && back != id {
