@@ -61,4 +61,5 @@ func checksOf(plan *Plan, ran, allowed map[string]bool) []Check {
 }
 
 // always are the guards every stage runs on every row.
-var always = map[string]bool{"schema": true, "ownership": true, "grain": true, "required": true, "column checks": true, "empty": true}
+// The grain's runs where the table has one.
+var always = map[string]bool{"schema": true, "ownership": true, "required": true, "column checks": true, "empty": true}

@@ -196,6 +196,9 @@ func (p *Publisher) stage(ctx context.Context, req Request, kind string) (*Plan,
 	// 4. Guard: the checks that look across partitions and at the rest of
 	//    the table, each named in the plan's checks.
 	ran, allowed := map[string]bool{}, map[string]bool{}
+	if ran["grain"] = len(plan.contract.Grain) > 0; !ran["grain"] {
+		plan.Warnings = append(plan.Warnings, fmt.Sprintf("%s has no grain: keys twice or null, and records moved between partitions, are not checked; `lakeswap table set --table %s grain=COLUMN,...` gives it one", plan.Table, plan.Table))
+	}
 	if stageErr == nil {
 		stageErr = guard(ctx, tbl, plan, req, base, ran, allowed)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/runrecord"
 	"maps"
+	"slices"
 	"strings"
 
 	"github.com/apache/iceberg-go/table"
@@ -105,11 +106,18 @@ func (p *Publisher) Describe(ctx context.Context, ident table.Identifier) (*Tabl
 	return info, nil
 }
 
-// SetProperties changes lakeswap's table properties (lakeswap.*: the
-// plausible band, checks, additive columns) in one commit, pinned to
-// main's snapshot as loaded: a commit meanwhile is a conflict, and nothing
-// changes. A value that would make every publish refuse the table is
-// refused, naming it; an empty value removes the property.
+// contractKeys are table set's short names for a contract's parts.
+var contractKeys = map[string]string{"additive": contract.PropAdditive, "band": contract.PropPlausibleBand}
+
+// SetProperties sets a table's contract in place, in one commit pinned to
+// main's snapshot as loaded (a commit meanwhile is a conflict, and nothing
+// changes): lakeswap's properties (lakeswap.*, or additive=, band=,
+// check.<column>=), and grain=, the schema's identifier fields, which
+// Iceberg keeps as a schema update (the grain's columns become required,
+// as identifier fields must be). No data file is rewritten. A contract
+// that every publish would refuse is refused, naming it, and so is a grain
+// the table's data breaks, naming the records; an empty value removes a
+// property.
 func (p *Publisher) SetProperties(ctx context.Context, ident table.Identifier, set map[string]string) error {
 	name := strings.Join(ident, ".")
 	tbl, err := p.Catalog.LoadTable(ctx, ident)
@@ -119,9 +127,21 @@ func (p *Publisher) SetProperties(ctx context.Context, ident table.Identifier, s
 	meta := tbl.Metadata()
 	props := maps.Clone(meta.Properties())
 	updates, removals := iceberg.Properties{}, []string{}
+	sc := meta.CurrentSchema()
 	for k, v := range set {
+		if k == "grain" {
+			if sc, err = withGrain(sc, splitNames(v), nextSchemaID(meta)); err != nil {
+				return InvalidRequest(fmt.Errorf("table %s: grain=%s: %w", name, v, err))
+			}
+			continue
+		}
+		if full, ok := contractKeys[k]; ok {
+			k = full
+		} else if col, ok := strings.CutPrefix(k, "check."); ok {
+			k = contract.PropCheckPrefix + col
+		}
 		if !strings.HasPrefix(k, "lakeswap.") {
-			return InvalidRequest(fmt.Errorf("%s is not one of lakeswap's properties (lakeswap.*): set other properties with the engine that owns them", k))
+			return InvalidRequest(fmt.Errorf("%s is not one of lakeswap's properties (lakeswap.*, grain, additive, band, check.<column>): set other properties with the engine that owns them", k))
 		}
 		if v == "" {
 			delete(props, k)
@@ -132,14 +152,27 @@ func (p *Publisher) SetProperties(ctx context.Context, ident table.Identifier, s
 	}
 	// Judged as a publish would judge the table with them.
 	spec := meta.PartitionSpec()
-	check, err := table.NewMetadata(meta.CurrentSchema(), &spec, table.UnsortedSortOrder, meta.Location(), props)
+	check, err := table.NewMetadata(sc, &spec, table.UnsortedSortOrder, meta.Location(), props)
+	var c *contract.Contract
 	if err == nil {
-		_, err = contract.Of(check)
+		c, err = contract.Of(check)
 	}
 	if err != nil {
 		return InvalidRequest(fmt.Errorf("table %s with %v: %w", name, set, err))
 	}
 	var ups []table.Update
+	if !sc.Equals(meta.CurrentSchema()) {
+		// The data must already hold the new grain: no key twice, none null.
+		res, err := p.ledger().CheckContract(ctx, ident, c)
+		if err != nil {
+			return err
+		}
+		if !res.OK {
+			return &RefusedError{Op: "table set", Table: name, Findings: res.Findings,
+				Cleanup: "nothing was changed; the grain holds once the table's data does (fix it, then set it again)"}
+		}
+		ups = append(ups, table.NewAddSchemaUpdate(sc), table.NewSetCurrentSchemaUpdate(-1))
+	}
 	if len(updates) > 0 {
 		ups = append(ups, table.NewSetPropertiesUpdate(updates))
 	}
@@ -162,4 +195,47 @@ func (p *Publisher) SetProperties(ctx context.Context, ident table.Identifier, s
 		return fmt.Errorf("set properties of %s: %w", name, err)
 	}
 	return nil
+}
+
+// withGrain is sc with the named columns as its identifier fields, each
+// made required: Iceberg's identifier fields must be, and a grain key is
+// never null. The schema's id is the next one.
+func withGrain(sc *iceberg.Schema, grain []string, id int) (*iceberg.Schema, error) {
+	if len(grain) == 0 {
+		return nil, errors.New("name the grain's columns, comma-separated")
+	}
+	fields := slices.Clone(sc.Fields())
+	var ids []int
+	for _, g := range grain {
+		i := slices.IndexFunc(fields, func(f iceberg.NestedField) bool { return f.Name == g })
+		if i < 0 {
+			return nil, fmt.Errorf("the table has no column %q", g)
+		}
+		if _, ok := fields[i].Type.(iceberg.PrimitiveType); !ok {
+			return nil, fmt.Errorf("column %q is %s; a grain column is a primitive", g, fields[i].Type)
+		}
+		fields[i].Required = true
+		ids = append(ids, fields[i].ID)
+	}
+	slices.Sort(ids)
+	return iceberg.NewSchemaWithIdentifiers(id, ids, fields...), nil
+}
+
+// nextSchemaID is the id a new schema of the table takes.
+func nextSchemaID(meta table.Metadata) int {
+	id := 0
+	for _, s := range meta.Schemas() {
+		id = max(id, s.ID+1)
+	}
+	return id
+}
+
+func splitNames(s string) []string {
+	var out []string
+	for _, n := range strings.Split(s, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			out = append(out, n)
+		}
+	}
+	return out
 }

@@ -123,10 +123,22 @@ func newTableSetCmd(g *globals) *cobra.Command {
 	var o tableSetOptions
 	cmd := &cobra.Command{
 		Use:   "set --table NS.NAME KEY=VALUE...",
-		Short: "Change lakeswap's table properties (band, checks, additive columns) in one commit",
-		Long: `set changes lakeswap's properties of a table (lakeswap.*), in one commit that is refused if the
-table changed meanwhile (exit 4, nothing changed). A value that would make every publish refuse the
-table is refused (exit 2); KEY= with no value removes the property. For example:
+		Short: "Set a table's contract in place (grain, additive columns, checks, band) in one commit",
+		Long: `set gives a table its contract in place, whichever engine created it, in one commit that is
+refused if the table changed meanwhile (exit 4, nothing changed); no data file is rewritten.
+
+  grain=COL,COL          the schema's identifier fields (a schema update; the columns become
+                         required); refused (exit 3) while the table's data holds a key twice or
+                         a key with no value, naming them
+  additive=COL,COL       lakeswap.additive-columns
+  check.COL=non-negative lakeswap.check.COL
+  band=LO:HI             lakeswap.plausible-band
+  lakeswap.KEY=VALUE     any of lakeswap's properties
+
+A value that would make every publish refuse the table is refused (exit 2); KEY= with no value
+removes the property. For example:
+
+  lakeswap table set --table web.events grain=user_id,event_ts additive=views check.views=non-negative
 
   lakeswap table set --table retail.daily_orders lakeswap.plausible-band=0.8:1.25
   lakeswap table set --table retail.daily_orders lakeswap.check.amount_cents=non-negative`,

@@ -12,6 +12,7 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/verify"
 )
@@ -91,6 +92,39 @@ func (l *Ledger) VerifyTable(ctx context.Context, ident table.Identifier, snapsh
 		return res, &outcome.OpError{Op: "verify", Table: name, Err: fmt.Errorf("%w: snapshot %d: %d finding(s)", outcome.ErrVerifyFailed, snap.SnapshotID, len(res.Findings))}
 	}
 	return res, nil
+}
+
+// CheckContract reads main's data as a contract not yet the table's would
+// judge it (a grain about to be set in place): every file's rows against
+// its columns, and every key against every other. The findings are what
+// the contract would refuse, each naming its partition and record.
+func (l *Ledger) CheckContract(ctx context.Context, ident table.Identifier, c *contract.Contract) (*TableCheck, error) {
+	tbl, err := l.Catalog.LoadTable(ctx, ident)
+	if err != nil {
+		return nil, fmt.Errorf("load table %s: %w", strings.Join(ident, "."), err)
+	}
+	res := &TableCheck{Table: strings.Join(ident, "."), OK: true}
+	snap := tbl.Metadata().CurrentSnapshot()
+	if snap == nil {
+		return res, nil
+	}
+	res.SnapshotID = snap.SnapshotID
+	at, err := snapshot.Load(ctx, l.Catalog, ident, snap.SnapshotID)
+	if err != nil {
+		return nil, err
+	}
+	at.Contract = c
+	tc := &tableCheck{res: res, at: at}
+	if err := tc.files(ctx); err != nil {
+		return nil, err
+	}
+	for key, fp := range tc.parts {
+		for col, n := range fp.NullGrain {
+			tc.find(verify.Finding{Kind: verify.KindNullGrain, Partition: verify.DisplayKey(key), Column: col,
+				Message: fmt.Sprintf("%d row(s) have no %s", n, col)})
+		}
+	}
+	return res, tc.grain(ctx)
 }
 
 // tableCheck is one check of a table's snapshot.
