@@ -107,8 +107,8 @@ func (s TableSpec) Build() (*iceberg.Schema, *iceberg.PartitionSpec, iceberg.Pro
 			tr = "identity"
 		}
 		transform, err := iceberg.ParseTransform(tr)
-		if err != nil || !slices.Contains([]string{"identity", "day", "month"}, tr) {
-			return nil, nil, nil, fmt.Errorf("partition on %s: transform %q is not identity, day or month", p.Column, p.Transform)
+		if err != nil || !slices.Contains([]string{"identity", "year", "month", "day", "hour"}, tr) {
+			return nil, nil, nil, fmt.Errorf("partition on %s: transform %q is not identity, year, month, day or hour", p.Column, p.Transform)
 		}
 		name := p.Column
 		if tr != "identity" {

@@ -105,7 +105,7 @@ func (c *Contract) ColumnName(i int) string { return c.Fields[i].Name }
 type Partitioner struct {
 	Column    int    // index of the source column
 	Name      string // the source column's name, used in messages
-	Transform string // identity, day or month
+	Transform string // identity, year, month, day or hour
 	Type      iceberg.Type
 }
 
@@ -118,13 +118,18 @@ func NewPartitioner(column int, name string, typ iceberg.Type, transform string)
 		case iceberg.DateType, iceberg.StringType, iceberg.Int32Type, iceberg.Int64Type:
 			return p, nil
 		}
-	case "day", "month":
+	case "year", "month", "day":
 		switch typ.(type) {
 		case iceberg.DateType, iceberg.TimestampType, iceberg.TimestampTzType:
 			return p, nil
 		}
+	case "hour":
+		switch typ.(type) {
+		case iceberg.TimestampType, iceberg.TimestampTzType:
+			return p, nil
+		}
 	default:
-		return p, fmt.Errorf("partition transform %q is not supported (identity, day, month)", transform)
+		return p, fmt.Errorf("partition transform %q is not supported (identity, year, month, day, hour)", transform)
 	}
 	return p, fmt.Errorf("partition transform %s cannot apply to column %s of type %s", transform, name, typ)
 }
@@ -132,12 +137,8 @@ func NewPartitioner(column int, name string, typ iceberg.Type, transform string)
 // ValueFunc returns a function giving the partition value of each row of arr,
 // which must be the partition column of a batch. ok is false for a null.
 func (p Partitioner) ValueFunc(arr arrow.Array) (func(row int) (string, bool), error) {
-	format := func(t time.Time) string {
-		if p.Transform == "month" {
-			return t.Format("2006-01")
-		}
-		return t.Format(time.DateOnly)
-	}
+	layout, _ := p.calendar()
+	format := func(t time.Time) string { return t.Format(layout) }
 	var val func(row int) string
 	switch a := arr.(type) {
 	case *array.Date32:
@@ -150,15 +151,20 @@ func (p Partitioner) ValueFunc(arr arrow.Array) (func(row int) (string, bool), e
 		if err != nil {
 			return nil, err
 		}
-		day := func(row int) int64 {
+		// Whole days (hours for hour partitions) since the epoch, floored.
+		per := int64(86400)
+		if p.Transform == "hour" {
+			per = 3600
+		}
+		step := func(row int) int64 {
 			sec := toTime(a.Value(row)).Unix()
-			d := sec / 86400
-			if sec%86400 < 0 {
+			d := sec / per
+			if sec%per < 0 {
 				d--
 			}
 			return d
 		}
-		val = memo(day, func(d int64) string { return format(time.Unix(d*86400, 0).UTC()) })
+		val = memo(step, func(d int64) string { return format(time.Unix(d*per, 0).UTC()) })
 	case *array.String:
 		val = a.Value
 	case *array.Int32:
@@ -205,8 +211,14 @@ const memoValues = 4096
 // calendar returns the layout of a date partition's values and the step
 // from one to the next: days, or months for a month partition.
 func (p Partitioner) calendar() (string, func(time.Time) time.Time) {
-	if p.Transform == "month" {
+	switch p.Transform {
+	case "year":
+		return "2006", func(t time.Time) time.Time { return t.AddDate(1, 0, 0) }
+	case "month":
 		return "2006-01", func(t time.Time) time.Time { return t.AddDate(0, 1, 0) }
+	case "hour":
+		// Iceberg's own form of an hour partition: 2026-01-31-05.
+		return "2006-01-02-15", func(t time.Time) time.Time { return t.Add(time.Hour) }
 	}
 	return time.DateOnly, func(t time.Time) time.Time { return t.AddDate(0, 0, 1) }
 }

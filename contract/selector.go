@@ -62,8 +62,13 @@ func (p Partitioner) dated() (string, func(time.Time) time.Time, bool) {
 // Form describes the values of this partition column, for messages.
 func (p Partitioner) Form() string {
 	if layout, _, ok := p.dated(); ok {
-		if layout == "2006-01" {
+		switch layout {
+		case "2006":
+			return fmt.Sprintf("%s is a %s column partitioned by %s: write a year as YYYY, e.g. 2026, or a range 2024..2026", p.Name, p.Type, p.Transform)
+		case "2006-01":
 			return fmt.Sprintf("%s is a %s column partitioned by %s: write a month as YYYY-MM, e.g. 2026-01, or a range 2026-01..2026-03", p.Name, p.Type, p.Transform)
+		case "2006-01-02-15":
+			return fmt.Sprintf("%s is a %s column partitioned by %s: write an hour as YYYY-MM-DD-HH (UTC), e.g. 2026-01-31-05, or a range 2026-01-31-00..2026-01-31-23", p.Name, p.Type, p.Transform)
 		}
 		return fmt.Sprintf("%s is a %s column partitioned by %s: write a date as YYYY-MM-DD, e.g. 2026-01-31, or a range 2026-01-01..2026-01-31", p.Name, p.Type, p.Transform)
 	}

@@ -34,7 +34,7 @@ func newTableCmd(g *globals) *cobra.Command {
     - {name: order_count, type: long, required: true}
     - {name: amount_cents, type: long, required: true}
   identifier: [order_date, channel]          # the grain: unique, never null
-  partition: [{column: order_date, transform: identity}]   # identity, day or month
+  partition: [{column: order_date, transform: identity}]   # identity, year, month, day or hour
   additive: [order_count, amount_cents]      # summed into every fingerprint
   checks: {amount_cents: [non-negative]}
 
