@@ -23,7 +23,25 @@ const (
 // the partition is the spec's one field. lakeswap publishes tables with
 // exactly one partition field.
 func Of(meta table.Metadata) (*Contract, error) {
-	sc := meta.CurrentSchema()
+	return ofSchema(meta, meta.CurrentSchema())
+}
+
+// AtSnapshot is the contract a snapshot was written under: the table's,
+// over the schema the snapshot records (its fingerprint is defined over
+// that schema, so a run recorded before a column was added still
+// verifies).
+func AtSnapshot(meta table.Metadata, s *table.Snapshot) (*Contract, error) {
+	if s != nil && s.SchemaID != nil {
+		for _, sc := range meta.Schemas() {
+			if sc.ID == *s.SchemaID {
+				return ofSchema(meta, sc)
+			}
+		}
+	}
+	return Of(meta)
+}
+
+func ofSchema(meta table.Metadata, sc *iceberg.Schema) (*Contract, error) {
 	spec := meta.PartitionSpec()
 	if spec.NumFields() != 1 {
 		return nil, fmt.Errorf("table has %d partition fields; lakeswap publishes tables partitioned by exactly one field", spec.NumFields())

@@ -79,9 +79,9 @@ func fileBatches(ctx context.Context, fsys icebergio.IO, acc *verify.Accumulator
 	}
 	defer rr.Release()
 	for rr.Next() {
-		rec, ok := acc.Conform(rr.RecordBatch())
-		if !ok {
-			return false, fmt.Errorf("%s does not have the table's schema", path)
+		rec, err := acc.Project(rr.RecordBatch())
+		if err != nil {
+			return false, fmt.Errorf("%s does not read as the table's schema: %w", path, err)
 		}
 		done, err := fn(rec)
 		rec.Release()

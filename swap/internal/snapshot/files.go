@@ -91,11 +91,11 @@ func AddFile(ctx context.Context, fsys icebergio.IO, acc *verify.Accumulator, pa
 	}
 	defer rr.Release()
 	for rr.Next() {
-		rec, ok := acc.Conform(rr.RecordBatch())
-		if !ok {
-			return fmt.Errorf("%s does not have the table's schema", path)
+		rec, err := acc.Project(rr.RecordBatch())
+		if err != nil {
+			return fmt.Errorf("%s does not read as the table's schema: %w", path, err)
 		}
-		err := acc.Add(rec)
+		err = acc.Add(rec)
 		rec.Release()
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
@@ -124,7 +124,7 @@ func Load(ctx context.Context, cat Loader, ident table.Identifier, snapshotID in
 	if snap == nil {
 		return nil, fmt.Errorf("snapshot %d is not in the metadata of %s", snapshotID, strings.Join(ident, "."))
 	}
-	contract, err := contract.Of(meta)
+	contract, err := contract.AtSnapshot(meta, snap)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,116 @@
+package verify
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// Project reads a batch of one of the table's own files as the contract's
+// schema, as every Iceberg reader reads a file written under an earlier
+// schema: columns are matched by field id (by name in a file that has no
+// ids), a column added since is null, an int or float widened since is
+// read as the wider type, a decimal's precision widened likewise. The
+// result must be released. A column the contract requires that the file
+// lacks, or a type that does not widen to the contract's, is an error.
+func (a *Accumulator) Project(rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+	sc := rec.Schema()
+	byID := map[int]int{}
+	for i, f := range sc.Fields() {
+		if id, ok := fieldID(f); ok {
+			byID[id] = i
+		}
+	}
+	n := int(rec.NumRows())
+	cols := make([]arrow.Array, len(a.c.Arrow.Fields()))
+	defer func() {
+		for _, c := range cols {
+			if c != nil {
+				c.Release()
+			}
+		}
+	}()
+	for i, want := range a.c.Arrow.Fields() {
+		at, found := -1, false
+		if len(byID) > 0 {
+			at, found = byID[a.c.Fields[i].ID]
+		} else if idx := sc.FieldIndices(want.Name); len(idx) == 1 {
+			at, found = idx[0], true
+		}
+		switch {
+		case !found && a.c.Fields[i].Required:
+			return nil, fmt.Errorf("column %s (field %d) is required and the file has no column of that field", want.Name, a.c.Fields[i].ID)
+		case !found:
+			cols[i] = array.MakeArrayOfNull(memory.DefaultAllocator, want.Type, n)
+		default:
+			col, err := widen(rec.Column(at), want.Type)
+			if err != nil {
+				return nil, fmt.Errorf("column %s: %w", want.Name, err)
+			}
+			cols[i] = col
+		}
+	}
+	return array.NewRecordBatch(a.c.Arrow, cols, int64(n)), nil
+}
+
+// fieldID is the Iceberg field id Parquet carries for an Arrow field; a
+// file written without ids reads as -1, no id.
+func fieldID(f arrow.Field) (int, bool) {
+	v, ok := f.Metadata.GetValue("PARQUET:field_id")
+	if !ok {
+		return 0, false
+	}
+	id, err := strconv.Atoi(v)
+	return id, err == nil && id >= 0
+}
+
+// widen returns col as type want: itself when it has that type, else
+// widened as Iceberg's type promotions allow (int to long, float to
+// double, a decimal to a wider precision of its scale). The result is the
+// caller's to release.
+func widen(col arrow.Array, want arrow.DataType) (arrow.Array, error) {
+	got := col.DataType()
+	switch {
+	case arrow.TypeEqual(got, want), got.ID() == arrow.LARGE_STRING && want.ID() == arrow.STRING:
+		col.Retain()
+		return col, nil
+	case got.ID() == arrow.INT32 && want.ID() == arrow.INT64:
+		src := col.(*array.Int32)
+		b := array.NewInt64Builder(memory.DefaultAllocator)
+		defer b.Release()
+		b.Reserve(src.Len())
+		for i := range src.Len() {
+			if src.IsNull(i) {
+				b.AppendNull()
+			} else {
+				b.Append(int64(src.Value(i)))
+			}
+		}
+		return b.NewArray(), nil
+	case got.ID() == arrow.FLOAT32 && want.ID() == arrow.FLOAT64:
+		src := col.(*array.Float32)
+		b := array.NewFloat64Builder(memory.DefaultAllocator)
+		defer b.Release()
+		b.Reserve(src.Len())
+		for i := range src.Len() {
+			if src.IsNull(i) {
+				b.AppendNull()
+			} else {
+				b.Append(float64(src.Value(i)))
+			}
+		}
+		return b.NewArray(), nil
+	case got.ID() == arrow.DECIMAL128 && want.ID() == arrow.DECIMAL128:
+		g, w := got.(*arrow.Decimal128Type), want.(*arrow.Decimal128Type)
+		if g.Scale == w.Scale && g.Precision <= w.Precision {
+			d := col.Data()
+			nd := array.NewData(want, d.Len(), d.Buffers(), nil, d.NullN(), d.Offset())
+			defer nd.Release()
+			return array.MakeFromData(nd), nil
+		}
+	}
+	return nil, fmt.Errorf("the file has type %s, which does not widen to the table's %s", got, want)
+}
