@@ -1,11 +1,13 @@
 package verify
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
@@ -46,7 +48,7 @@ func (a *Accumulator) Project(rec arrow.RecordBatch) (arrow.RecordBatch, error) 
 		case !found:
 			cols[i] = array.MakeArrayOfNull(memory.DefaultAllocator, want.Type, n)
 		default:
-			col, err := widen(rec.Column(at), want.Type)
+			col, err := widen(context.Background(), rec.Column(at), want.Type)
 			if err != nil {
 				return nil, fmt.Errorf("column %s: %w", want.Name, err)
 			}
@@ -67,50 +69,30 @@ func fieldID(f arrow.Field) (int, bool) {
 	return id, err == nil && id >= 0
 }
 
-// widen returns col as type want: itself when it has that type, else
-// widened as Iceberg's type promotions allow (int to long, float to
-// double, a decimal to a wider precision of its scale). The result is the
-// caller's to release.
-func widen(col arrow.Array, want arrow.DataType) (arrow.Array, error) {
+// widen returns col as type want: itself when it has that type, else cast
+// where Iceberg's type promotions allow (int to long, float to double, a
+// decimal to a wider precision of its scale), which no value fails. The
+// result is the caller's to release.
+func widen(ctx context.Context, col arrow.Array, want arrow.DataType) (arrow.Array, error) {
 	got := col.DataType()
-	switch {
-	case arrow.TypeEqual(got, want), got.ID() == arrow.LARGE_STRING && want.ID() == arrow.STRING:
+	if arrow.TypeEqual(got, want) || got.ID() == arrow.LARGE_STRING && want.ID() == arrow.STRING {
 		col.Retain()
 		return col, nil
-	case got.ID() == arrow.INT32 && want.ID() == arrow.INT64:
-		src := col.(*array.Int32)
-		b := array.NewInt64Builder(memory.DefaultAllocator)
-		defer b.Release()
-		b.Reserve(src.Len())
-		for i := range src.Len() {
-			if src.IsNull(i) {
-				b.AppendNull()
-			} else {
-				b.Append(int64(src.Value(i)))
-			}
-		}
-		return b.NewArray(), nil
-	case got.ID() == arrow.FLOAT32 && want.ID() == arrow.FLOAT64:
-		src := col.(*array.Float32)
-		b := array.NewFloat64Builder(memory.DefaultAllocator)
-		defer b.Release()
-		b.Reserve(src.Len())
-		for i := range src.Len() {
-			if src.IsNull(i) {
-				b.AppendNull()
-			} else {
-				b.Append(float64(src.Value(i)))
-			}
-		}
-		return b.NewArray(), nil
+	}
+	if !promotes(got, want) {
+		return nil, fmt.Errorf("the file has type %s, which does not widen to the table's %s", got, want)
+	}
+	return compute.CastArray(ctx, col, compute.SafeCastOptions(want))
+}
+
+// promotes says whether Iceberg promotes a column of type got to want.
+func promotes(got, want arrow.DataType) bool {
+	switch {
+	case got.ID() == arrow.INT32 && want.ID() == arrow.INT64, got.ID() == arrow.FLOAT32 && want.ID() == arrow.FLOAT64:
+		return true
 	case got.ID() == arrow.DECIMAL128 && want.ID() == arrow.DECIMAL128:
 		g, w := got.(*arrow.Decimal128Type), want.(*arrow.Decimal128Type)
-		if g.Scale == w.Scale && g.Precision <= w.Precision {
-			d := col.Data()
-			nd := array.NewData(want, d.Len(), d.Buffers(), nil, d.NullN(), d.Offset())
-			defer nd.Release()
-			return array.MakeFromData(nd), nil
-		}
+		return g.Scale == w.Scale && g.Precision <= w.Precision
 	}
-	return nil, fmt.Errorf("the file has type %s, which does not widen to the table's %s", got, want)
+	return false
 }
