@@ -113,7 +113,9 @@ func TestTableSpecRefusesBadSchema(t *testing.T) {
 		"unknown type":            {Columns: []catalog.ColumnSpec{{Name: "a", Type: "varchar"}}},
 		"optional identifier":     {Columns: []catalog.ColumnSpec{{Name: "a", Type: "long"}}, Identifier: []string{"a"}},
 		"identifier not a column": {Columns: []catalog.ColumnSpec{{Name: "a", Type: "long", Required: true}}, Identifier: []string{"b"}},
-		"unknown transform":       {Columns: []catalog.ColumnSpec{{Name: "d", Type: "date"}}, Partition: []catalog.PartitionSpec{{Column: "d", Transform: "bucket[4]"}}},
+		"unknown transform":       {Columns: []catalog.ColumnSpec{{Name: "d", Type: "date"}}, Partition: []catalog.PartitionSpec{{Column: "d", Transform: "hash[4]"}}},
+		"a void transform":        {Columns: []catalog.ColumnSpec{{Name: "d", Type: "date"}}, Partition: []catalog.PartitionSpec{{Column: "d", Transform: "void"}}},
+		"a bucket of a boolean":   {Columns: []catalog.ColumnSpec{{Name: "d", Type: "boolean"}}, Partition: []catalog.PartitionSpec{{Column: "d", Transform: "bucket[4]"}}},
 		"additive not a column":   {Columns: []catalog.ColumnSpec{{Name: "a", Type: "long"}}, Additive: []string{"b"}},
 		"a band of NaN":           {Columns: []catalog.ColumnSpec{{Name: "a", Type: "long"}}, Properties: map[string]string{"lakeswap.plausible-band": "NaN:2"}},
 		// What every publish would refuse is refused at create.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -107,11 +106,27 @@ func (s TableSpec) Build() (*iceberg.Schema, *iceberg.PartitionSpec, iceberg.Pro
 			tr = "identity"
 		}
 		transform, err := iceberg.ParseTransform(tr)
-		if err != nil || !slices.Contains([]string{"identity", "year", "month", "day", "hour"}, tr) {
-			return nil, nil, nil, fmt.Errorf("partition on %s: transform %q is not identity, year, month, day or hour", p.Column, p.Transform)
+		if err == nil {
+			// What lakeswap publishes by, as every publish will read it.
+			f, _ := sc.FindFieldByID(id)
+			_, err = contract.NewPartitioner(0, p.Column, f.Type, tr)
 		}
+		if err != nil || transform.String() != tr {
+			why := "lakeswap publishes by identity, year, month, day, hour, bucket[N] and truncate[W]"
+			if err != nil {
+				why = err.Error()
+			}
+			return nil, nil, nil, fmt.Errorf("partition on %s: transform %q: %s", p.Column, p.Transform, why)
+		}
+		// Iceberg's own field names: ts_day, id_bucket, sku_trunc.
 		name := p.Column
-		if tr != "identity" {
+		switch transform.(type) {
+		case iceberg.IdentityTransform:
+		case iceberg.BucketTransform:
+			name = p.Column + "_bucket"
+		case iceberg.TruncateTransform:
+			name = p.Column + "_trunc"
+		default:
 			name = p.Column + "_" + tr
 		}
 		opts = append(opts, iceberg.AddPartitionFieldBySourceID(id, name, transform, sc, nil))

@@ -101,37 +101,55 @@ func (c *Contract) ColumnName(i int) string { return c.Fields[i].Name }
 
 // Partitioner maps a row to the human-readable value of its partition, the
 // form people write on the command line: 2026-01-01 for a day, 2026-01 for a
-// month, the value itself for identity.
+// month, a bucket's number, the value itself for identity and truncate.
 type Partitioner struct {
 	Column    int    // index of the source column
 	Name      string // the source column's name, used in messages
-	Transform string // identity, year, month, day or hour
+	Transform string // as Iceberg writes it: identity, year, month, day, hour, bucket[N], truncate[W]
 	Type      iceberg.Type
+	tr        iceberg.Transform
 }
 
 // NewPartitioner checks that transform can be applied to a column of type typ.
 func NewPartitioner(column int, name string, typ iceberg.Type, transform string) (Partitioner, error) {
-	p := Partitioner{Column: column, Name: name, Transform: transform, Type: typ}
-	switch transform {
-	case "identity":
+	tr, err := iceberg.ParseTransform(transform)
+	if err != nil {
+		return Partitioner{}, fmt.Errorf("partition transform %q is not supported (identity, year, month, day, hour, bucket[N], truncate[W])", transform)
+	}
+	p := Partitioner{Column: column, Name: name, Transform: tr.String(), Type: typ, tr: tr}
+	switch tr.(type) {
+	case iceberg.IdentityTransform:
 		switch typ.(type) {
-		case iceberg.DateType, iceberg.StringType, iceberg.Int32Type, iceberg.Int64Type:
+		case iceberg.DateType, iceberg.StringType, iceberg.Int32Type, iceberg.Int64Type,
+			iceberg.BooleanType, iceberg.Float32Type, iceberg.Float64Type, iceberg.DecimalType,
+			iceberg.TimeType, iceberg.TimestampType, iceberg.TimestampTzType, iceberg.BinaryType:
 			return p, nil
 		}
-	case "year", "month", "day":
+	case iceberg.YearTransform, iceberg.MonthTransform, iceberg.DayTransform:
 		switch typ.(type) {
 		case iceberg.DateType, iceberg.TimestampType, iceberg.TimestampTzType:
 			return p, nil
 		}
-	case "hour":
+	case iceberg.HourTransform:
 		switch typ.(type) {
 		case iceberg.TimestampType, iceberg.TimestampTzType:
 			return p, nil
 		}
+	case iceberg.BucketTransform:
+		switch typ.(type) {
+		case iceberg.Int32Type, iceberg.Int64Type, iceberg.DateType, iceberg.TimeType, iceberg.TimestampType,
+			iceberg.TimestampTzType, iceberg.DecimalType, iceberg.StringType, iceberg.BinaryType:
+			return p, nil
+		}
+	case iceberg.TruncateTransform:
+		switch typ.(type) {
+		case iceberg.Int32Type, iceberg.Int64Type, iceberg.StringType, iceberg.BinaryType, iceberg.DecimalType:
+			return p, nil
+		}
 	default:
-		return p, fmt.Errorf("partition transform %q is not supported (identity, year, month, day, hour)", transform)
+		return p, fmt.Errorf("partition transform %q is not supported (identity, year, month, day, hour, bucket[N], truncate[W])", transform)
 	}
-	return p, fmt.Errorf("partition transform %s cannot apply to column %s of type %s", transform, name, typ)
+	return p, fmt.Errorf("partition transform %s cannot apply to column %s of type %s", p.Transform, name, typ)
 }
 
 // ValueFunc returns a function giving the partition value of each row of arr,
@@ -140,13 +158,22 @@ func (p Partitioner) ValueFunc(arr arrow.Array) (func(row int) (string, bool), e
 	layout, _ := p.calendar()
 	format := func(t time.Time) string { return t.Format(layout) }
 	var val func(row int) string
+	if p.generic() {
+		var err error
+		if val, err = p.genericValueFunc(arr); err != nil {
+			return nil, err
+		}
+		return func(row int) (string, bool) {
+			if arr.IsNull(row) {
+				return "", false
+			}
+			return val(row), true
+		}, nil
+	}
 	switch a := arr.(type) {
 	case *array.Date32:
 		val = memo(func(row int) int64 { return int64(a.Value(row)) }, func(v int64) string { return format(arrow.Date32(v).ToTime()) })
 	case *array.Timestamp:
-		if p.Transform == "identity" {
-			return nil, fmt.Errorf("identity partition on a timestamp is not supported")
-		}
 		toTime, err := a.DataType().(*arrow.TimestampType).GetToTimeFunc()
 		if err != nil {
 			return nil, err
@@ -229,6 +256,9 @@ func (p Partitioner) calendar() (string, func(time.Time) time.Time) {
 // where there is no such span (strings) or value does not parse; ValueFunc
 // is then the only judge.
 func (p Partitioner) RawSpan(t arrow.DataType, value string) (lo, hi int64, ok bool) {
+	if p.generic() {
+		return 0, 0, false
+	}
 	switch t.ID() {
 	case arrow.INT32, arrow.INT64:
 		v, err := strconv.ParseInt(value, 10, 64)
@@ -258,11 +288,34 @@ func (p Partitioner) RawSpan(t arrow.DataType, value string) (lo, hi int64, ok b
 	return 0, 0, false
 }
 
+// Integers reports whether the partition values are whole numbers, which
+// order as numbers: a bucket's, an int or long column's.
+func (p Partitioner) Integers() bool {
+	switch p.Type.(type) {
+	case iceberg.Int32Type, iceberg.Int64Type:
+		return true
+	}
+	return p.bucketCount() > 0
+}
+
+// Folder is the name a partition's folders go by: the column's, or for
+// buckets column_bucket (Iceberg's own name for the field), so that a
+// bucket's folder is never read as a value of the column.
+func (p Partitioner) Folder() string {
+	if p.bucketCount() > 0 {
+		return p.Name + "_bucket"
+	}
+	return p.Name
+}
+
 // Key is how a partition is named in paths, messages and snapshot summaries:
 // column=value.
 func (p Partitioner) Key(value string) string {
 	if value == NullPartition {
 		return p.Name + " is null"
+	}
+	if p.bucketCount() > 0 {
+		return p.Name + "=bucket:" + value
 	}
 	return p.Name + "=" + value
 }

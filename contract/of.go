@@ -107,14 +107,27 @@ func (c *Contract) PartitionOf(df iceberg.DataFile) string {
 	if v == nil {
 		return NullPartition
 	}
+	if c.Partition.generic() {
+		return c.Partition.human(v)
+	}
 	return c.PartitionField.Transform.ToHumanStrType(c.Partition.Type, v)
 }
 
-// IdentityString reports whether the table is partitioned by a string
-// column as it is.
-func (c *Contract) IdentityString() bool {
-	_, isString := c.Partition.Type.(iceberg.StringType)
-	return isString && c.Partition.Transform == "identity"
+// PartitionLogicalType is the Avro logical type of the partition value in
+// a manifest ("" for none): a data file described by hand states it as
+// iceberg-go's own description would.
+func (c *Contract) PartitionLogicalType() string {
+	switch c.PartitionField.Transform.ResultType(c.Partition.Type).(type) {
+	case iceberg.DateType:
+		return "date"
+	case iceberg.TimeType:
+		return "time-micros"
+	case iceberg.TimestampType, iceberg.TimestampTzType:
+		return "timestamp-micros"
+	case iceberg.DecimalType:
+		return "decimal"
+	}
+	return ""
 }
 
 func splitList(s string) []string {

@@ -3,6 +3,7 @@ package contract
 import (
 	"errors"
 	"fmt"
+	"math/big"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,6 +22,10 @@ const maxRange = 100_000
 // zeros it does not need, any UTF-8 text for a string. A value that no row
 // could map to would declare a partition the run can never fill.
 func (p Partitioner) ParseValue(value string) error {
+	if p.generic() {
+		_, err := p.parseGeneric(value)
+		return err
+	}
 	if layout, _, ok := p.dated(); ok {
 		t, err := time.Parse(layout, value)
 		if err != nil || t.Format(layout) != value {
@@ -51,6 +56,9 @@ func (p Partitioner) ParseValue(value string) error {
 // dated reports whether the partition values are calendar values, with
 // their layout and the step from one to the next.
 func (p Partitioner) dated() (string, func(time.Time) time.Time, bool) {
+	if p.generic() {
+		return "", nil, false
+	}
 	switch p.Type.(type) {
 	case iceberg.DateType, iceberg.TimestampType, iceberg.TimestampTzType:
 		layout, step := p.calendar()
@@ -61,6 +69,38 @@ func (p Partitioner) dated() (string, func(time.Time) time.Time, bool) {
 
 // Form describes the values of this partition column, for messages.
 func (p Partitioner) Form() string {
+	if n := p.bucketCount(); n > 0 {
+		return fmt.Sprintf("%s is partitioned by %s: write buckets as bucket:B, e.g. %s=bucket:3, bucket:0..%d for all of them, or bucket:1,5", p.Name, p.Transform, p.Name, n-1)
+	}
+	if w := p.truncateWidth(); w > 0 {
+		switch p.Type.(type) {
+		case iceberg.Int32Type, iceberg.Int64Type:
+			return fmt.Sprintf("%s is a %s column partitioned by %s: write a multiple of %d, e.g. %d, or a range %d..%d", p.Name, p.Type, p.Transform, w, w, 0, 3*w)
+		case iceberg.DecimalType:
+			return fmt.Sprintf("%s is a %s column partitioned by %s: write a value with every digit of the scale whose unscaled value is a multiple of %d", p.Name, p.Type, p.Transform, w)
+		case iceberg.BinaryType:
+			return fmt.Sprintf("%s is a %s column partitioned by %s: write its first %d bytes in base64", p.Name, p.Type, p.Transform, w)
+		}
+		return fmt.Sprintf("%s is a %s column partitioned by %s: write a value's first %d characters, e.g. the partition of ABCDEF is ABCD for 4; separate values with commas and quote one holding a comma", p.Name, p.Type, p.Transform, w)
+	}
+	if p.generic() {
+		switch t := p.Type.(type) {
+		case iceberg.BooleanType:
+			return fmt.Sprintf("%s is a boolean column: write true or false", p.Name)
+		case iceberg.TimestampType:
+			return fmt.Sprintf("%s is a timestamp column partitioned by its value: write it as Iceberg does, e.g. 2026-01-31T05:00:00 or 2026-01-31T05:00:00.25", p.Name)
+		case iceberg.TimestampTzType:
+			return fmt.Sprintf("%s is a timestamptz column partitioned by its value: write it in UTC as Iceberg does, e.g. 2026-01-31T05:00:00+00:00 or 2026-01-31T05:00:00.25+00:00", p.Name)
+		case iceberg.TimeType:
+			return fmt.Sprintf("%s is a time column: write it as 15:04:05 or 15:04:05.25", p.Name)
+		case iceberg.DecimalType:
+			return fmt.Sprintf("%s is a %s column: write a value with exactly %d digits after the point, e.g. %s", p.Name, t, t.Scale(), decimalText(big.NewInt(1234), t.Scale()))
+		case iceberg.Float32Type, iceberg.Float64Type:
+			return fmt.Sprintf("%s is a %s column: write the shortest form of the value, e.g. 0.5, 1e+21, NaN", p.Name, t)
+		case iceberg.BinaryType:
+			return fmt.Sprintf("%s is a binary column: write the value in base64", p.Name)
+		}
+	}
 	if layout, _, ok := p.dated(); ok {
 		switch layout {
 		case "2006":
@@ -115,12 +155,13 @@ func (p Partitioner) Range(from, to string) ([]string, error) {
 	if hi < lo {
 		return nil, fmt.Errorf("range %s..%s ends before it starts", from, to)
 	}
-	if uint64(hi-lo) >= maxRange {
+	step := int64(max(1, p.truncateWidth())) // truncate[W] of an integer steps by W
+	if uint64(hi-lo)/uint64(step) >= maxRange {
 		return nil, fmt.Errorf("range %s..%s names more than %d partitions", from, to, maxRange)
 	}
-	for v := lo; ; v++ {
+	for v := lo; ; v += step {
 		out = append(out, strconv.FormatInt(v, 10))
-		if v == hi {
+		if hi-v < step {
 			return out, nil
 		}
 	}
@@ -138,6 +179,12 @@ func (p Partitioner) ParseSelector(sel string) ([]string, error) {
 	}
 	if col != p.Name {
 		return nil, fmt.Errorf("partition selector names column %q, but the table is partitioned by %s", col, p.Name)
+	}
+	if p.bucketCount() > 0 {
+		var ok bool
+		if spec, ok = strings.CutPrefix(spec, "bucket:"); !ok {
+			return nil, fmt.Errorf("partition selector %q: %s", sel, p.Form())
+		}
 	}
 	items, err := p.splitItems(spec)
 	if err != nil {
@@ -171,7 +218,7 @@ func (p Partitioner) ParseSelector(sel string) ([]string, error) {
 
 func (p Partitioner) isString() bool {
 	_, ok := p.Type.(iceberg.StringType)
-	return ok
+	return ok && p.bucketCount() == 0
 }
 
 type selectorItem struct {

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/iceberg-go"
 
 	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/contract"
@@ -224,8 +223,7 @@ func fetcher(store source.ObjectStore, dir string) Fetch {
 // 10), as text for dates, months and strings, whose text sorts as they do.
 func bounds(c *contract.Contract, values []string) (from, to string) {
 	order := strings.Compare
-	switch c.Partition.Type.(type) {
-	case iceberg.Int32Type, iceberg.Int64Type:
+	if c.Partition.Integers() {
 		order = func(a, b string) int {
 			x, _ := strconv.ParseInt(a, 10, 64)
 			y, _ := strconv.ParseInt(b, 10, 64)

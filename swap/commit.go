@@ -16,6 +16,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/verify"
 )
@@ -241,16 +242,9 @@ func dataFiles(ctx context.Context, fsys icebergio.IO, meta table.Metadata, plan
 	g.SetLimit(parallelism(0))
 	for i, j := range jobs {
 		g.Go(func() error {
-			df, err := table.FileToDataFile(ctx, fsys, j.path, j.schema, meta.PartitionSpec(), 0, props)
+			df, err := describeFile(ctx, fsys, meta, c, j.path, j.schema, props, j.value)
 			if err != nil {
 				return fmt.Errorf("describe staged file %s: %w", j.path, err)
-			}
-			if got := c.PartitionOf(df); got != j.value && c.IdentityString() {
-				// Bounds cannot say that every value is the empty string;
-				// the partition is known, so it is stated.
-				if df, err = withPartition(df, meta.PartitionSpec(), c.PartitionField.FieldID, j.value); err != nil {
-					return fmt.Errorf("describe staged file %s: %w", j.path, err)
-				}
 			}
 			if got := c.PartitionOf(df); got != j.value {
 				return fmt.Errorf("staged file %s reads as partition %q, not %q", j.path, got, j.value)
@@ -262,11 +256,40 @@ func dataFiles(ctx context.Context, fsys icebergio.IO, meta table.Metadata, plan
 	return out, g.Wait()
 }
 
+// describeFile reads a staged file's footer for its statistics and states
+// its partition. iceberg-go infers the partition from the column's bounds,
+// which cannot give a bucket (the hash keeps no order) nor say that every
+// value is the empty string: there, and wherever the inference differs,
+// the partition the file was staged for (and checked against every row
+// of) is stated.
+func describeFile(ctx context.Context, fsys icebergio.IO, meta table.Metadata, c *contract.Contract, path string, schema *iceberg.Schema, props iceberg.Properties, value string) (iceberg.DataFile, error) {
+	spec := meta.PartitionSpec()
+	if c.PartitionField.Transform.PreservesOrder() {
+		df, err := table.FileToDataFile(ctx, fsys, path, schema, spec, 0, props)
+		if err == nil && c.PartitionOf(df) == value {
+			return df, nil
+		}
+	}
+	df, err := table.FileToDataFile(ctx, fsys, path, schema, *iceberg.UnpartitionedSpec, 0, props)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := c.Partition.Raw(value)
+	if err != nil {
+		return nil, err
+	}
+	return withPartition(df, spec, c.PartitionField.FieldID, raw, c.PartitionLogicalType())
+}
+
 // withPartition copies a data file's description with the given partition
 // value.
-func withPartition(df iceberg.DataFile, spec iceberg.PartitionSpec, fieldID int, value any) (iceberg.DataFile, error) {
+func withPartition(df iceberg.DataFile, spec iceberg.PartitionSpec, fieldID int, value any, logicalType string) (iceberg.DataFile, error) {
+	var logical map[int]string
+	if logicalType != "" {
+		logical = map[int]string{fieldID: logicalType}
+	}
 	b, err := iceberg.NewDataFileBuilder(spec, df.ContentType(), df.FilePath(), df.FileFormat(),
-		map[int]any{fieldID: value}, nil, nil, df.Count(), df.FileSizeBytes())
+		map[int]any{fieldID: value}, logical, nil, df.Count(), df.FileSizeBytes())
 	if err != nil {
 		return nil, err
 	}

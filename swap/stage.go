@@ -280,7 +280,7 @@ func (p *Publisher) planRun(ctx context.Context, req Request) (*Plan, *table.Tab
 		if err := snapshot.NoDeletes(contract.Partition.Key(v), all[v]); err != nil {
 			return nil, nil, nil, fmt.Errorf("publish to %s: %w", name, err)
 		}
-		prefix, err := stagingPrefix(meta, contract.Partition.Name, v, runID, plan.Attempt)
+		prefix, err := stagingPrefix(meta, contract.Partition.Folder(), v, runID, plan.Attempt)
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("table %s: %w", name, err)
 		}
@@ -667,7 +667,7 @@ func (t *Target) Partitions(selector string) ([]string, error) {
 		return nil, InvalidRequest(err)
 	}
 	for _, v := range values {
-		if err := CheckPartitionValue(t.Metadata(), t.Contract.Partition.Name, v); err != nil {
+		if err := CheckPartitionValue(t.Metadata(), t.Contract.Partition.Folder(), v); err != nil {
 			return nil, InvalidRequest(err)
 		}
 	}
