@@ -254,7 +254,7 @@ func (p Partitioner) parseGeneric(value string) (any, error) {
 		if err != nil {
 			return nil, p.want(value)
 		}
-		v = iceberg.Time(t.Sub(t.Truncate(24*time.Hour)).Microseconds())
+		v = iceberg.Time(t.Sub(t.Truncate(24 * time.Hour)).Microseconds())
 	case iceberg.TimestampType, iceberg.TimestampTzType:
 		text := value
 		if _, tz := typ.(iceberg.TimestampTzType); tz {

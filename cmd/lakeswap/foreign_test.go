@@ -192,7 +192,9 @@ func TestForeignTransforms(t *testing.T) {
 		{"bucketed", iceberg.NestedField{Name: "user_id", Type: iceberg.PrimitiveTypes.Int64}, iceberg.BucketTransform{NumBuckets: 16},
 			func(id int) string { return fmt.Sprint(id * 7919) }},
 		{"truncated", iceberg.NestedField{Name: "sku", Type: iceberg.PrimitiveTypes.String}, iceberg.TruncateTransform{Width: 4},
-			func(id int) string { return fmt.Sprintf("%q", fmt.Sprintf("%s-%d", []string{"ABCD", "ABCE", "WXYZ", `A,B"C`}[id%4], id)) }},
+			func(id int) string {
+				return fmt.Sprintf("%q", fmt.Sprintf("%s-%d", []string{"ABCD", "ABCE", "WXYZ", `A,B"C`}[id%4], id))
+			}},
 		{"stamped", iceberg.NestedField{Name: "ts", Type: iceberg.PrimitiveTypes.TimestampTz}, iceberg.IdentityTransform{},
 			func(id int) string { return fmt.Sprintf(`"2026-01-31T05:00:0%d.25Z"`, id%4) }},
 		{"priced", iceberg.NestedField{Name: "price", Type: iceberg.DecimalTypeOf(9, 2)}, iceberg.IdentityTransform{},
