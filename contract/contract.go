@@ -31,9 +31,7 @@ type Contract struct {
 	Grain     []int         // column indices
 	Additive  []int         // column indices
 	Checks    map[int][]Check
-	Partition Partitioner
-	// PartitionField is the table's partition field, as Of read it.
-	PartitionField iceberg.PartitionField
+	Partition Partitioning
 	// SpecID is the partition spec's id.
 	SpecID int
 	// DeltaIntegers says whether the table stores near-unique integers as
@@ -44,9 +42,13 @@ type Contract struct {
 	Band Band
 }
 
-// NewContract builds a Contract over sc. grain, additive and the keys of checks
-// are column names.
+// NewContract builds a Contract over sc partitioned by one field. grain,
+// additive and the keys of checks are column names.
 func NewContract(sc *iceberg.Schema, grain, additive []string, checks map[string][]Check, part Partitioner) (*Contract, error) {
+	return newContract(sc, grain, additive, checks, Single(part))
+}
+
+func newContract(sc *iceberg.Schema, grain, additive []string, checks map[string][]Check, part Partitioning) (*Contract, error) {
 	arr, err := table.SchemaToArrowSchema(sc, nil, true, false)
 	if err != nil {
 		return nil, fmt.Errorf("arrow schema of table: %w", err)
@@ -90,8 +92,10 @@ func NewContract(sc *iceberg.Schema, grain, additive []string, checks map[string
 		}
 		c.Checks[i] = cs
 	}
-	if part.Column < 0 || part.Column >= len(sc.Fields()) {
-		return nil, fmt.Errorf("partition column index %d out of range", part.Column)
+	for _, f := range part.Fields {
+		if f.Column < 0 || f.Column >= len(sc.Fields()) {
+			return nil, fmt.Errorf("partition column index %d out of range", f.Column)
+		}
 	}
 	return c, nil
 }

@@ -2,6 +2,7 @@ package contract
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/apache/iceberg-go"
@@ -20,8 +21,7 @@ const (
 
 // Of reads a table's contract from its metadata: the grain is the schema's
 // identifier fields, additive columns and checks are table properties, and
-// the partition is the spec's one field. lakeswap publishes tables with
-// exactly one partition field.
+// the partitioning is the spec's fields, each by its source column.
 func Of(meta table.Metadata) (*Contract, error) {
 	return ofSchema(meta, meta.CurrentSchema())
 }
@@ -43,23 +43,28 @@ func AtSnapshot(meta table.Metadata, s *table.Snapshot) (*Contract, error) {
 
 func ofSchema(meta table.Metadata, sc *iceberg.Schema) (*Contract, error) {
 	spec := meta.PartitionSpec()
-	if spec.NumFields() != 1 {
-		return nil, fmt.Errorf("table has %d partition fields; lakeswap publishes tables partitioned by exactly one field", spec.NumFields())
+	if spec.NumFields() == 0 {
+		return nil, fmt.Errorf("table is not partitioned; lakeswap replaces partitions of a partitioned table")
 	}
-	pf := spec.Field(0)
-	src, ok := sc.FindFieldByID(pf.SourceID())
-	if !ok {
-		return nil, fmt.Errorf("partition source column %d is not in the schema", pf.SourceID())
-	}
-	col := -1
-	for i, f := range sc.Fields() {
-		if f.ID == src.ID {
-			col = i
+	var fields []Partitioner
+	var ids []int
+	for _, pf := range spec.Fields() {
+		src, ok := sc.FindFieldByID(pf.SourceID())
+		if !ok {
+			return nil, fmt.Errorf("partition source column %d is not in the schema", pf.SourceID())
 		}
-	}
-	part, err := NewPartitioner(col, src.Name, src.Type, pf.Transform.String())
-	if err != nil {
-		return nil, err
+		col := slices.IndexFunc(sc.Fields(), func(f iceberg.NestedField) bool { return f.ID == src.ID })
+		if col < 0 {
+			return nil, fmt.Errorf("partition source column %s is not a top-level column", src.Name)
+		}
+		part, err := NewPartitioner(col, src.Name, src.Type, pf.Transform.String())
+		if err != nil {
+			return nil, err
+		}
+		if slices.ContainsFunc(fields, func(f Partitioner) bool { return f.Name == src.Name }) {
+			return nil, fmt.Errorf("table has two partition fields of column %s; lakeswap names a field by its column", src.Name)
+		}
+		fields, ids = append(fields, part), append(ids, pf.FieldID)
 	}
 
 	var grain []string
@@ -80,11 +85,11 @@ func ofSchema(meta table.Metadata, sc *iceberg.Schema) (*Contract, error) {
 			}
 		}
 	}
-	c, err := NewContract(sc, grain, additive, checks, part)
+	c, err := newContract(sc, grain, additive, checks, NewPartitioning(fields, ids))
 	if err != nil {
 		return nil, fmt.Errorf("table contract: %w", err)
 	}
-	c.PartitionField, c.SpecID = pf, spec.ID()
+	c.SpecID = spec.ID()
 	c.DeltaIntegers = props[PropDeltaIntegers] == "true"
 	c.Band = DefaultBand
 	if v, ok := props[PropPlausibleBand]; ok {
@@ -101,33 +106,9 @@ func ofSchema(meta table.Metadata, sc *iceberg.Schema) (*Contract, error) {
 const NullPartition = "\xffnull"
 
 // PartitionOf gives the partition value of a data file, in the form the
-// Partitioner gives for a row, or NullPartition.
+// Partitioner gives for a row; a field with no value is NullPartition.
 func (c *Contract) PartitionOf(df iceberg.DataFile) string {
-	v := df.Partition()[c.PartitionField.FieldID]
-	if v == nil {
-		return NullPartition
-	}
-	if c.Partition.generic() {
-		return c.Partition.human(v)
-	}
-	return c.PartitionField.Transform.ToHumanStrType(c.Partition.Type, v)
-}
-
-// PartitionLogicalType is the Avro logical type of the partition value in
-// a manifest ("" for none): a data file described by hand states it as
-// iceberg-go's own description would.
-func (c *Contract) PartitionLogicalType() string {
-	switch c.PartitionField.Transform.ResultType(c.Partition.Type).(type) {
-	case iceberg.DateType:
-		return "date"
-	case iceberg.TimeType:
-		return "time-micros"
-	case iceberg.TimestampType, iceberg.TimestampTzType:
-		return "timestamp-micros"
-	case iceberg.DecimalType:
-		return "decimal"
-	}
-	return ""
+	return c.Partition.Of(df)
 }
 
 func splitList(s string) []string {
@@ -152,13 +133,14 @@ type Summary struct {
 	// unscaled values, 1234 at scale 2 being 12.34.
 	Scales    map[string]int     `json:"scales,omitempty"`
 	Checks    map[string][]Check `json:"checks,omitempty"`
-	Partition string             `json:"partition"` // the source column
-	Transform string             `json:"transform"`
+	Partition string             `json:"partition"` // the source columns, joined with ','
+	Transform string             `json:"transform"` // their transforms, joined with ','
+
 }
 
 // Summary summarises the contract.
 func (c *Contract) Summary() Summary {
-	s := Summary{SchemaID: c.Schema.ID, SpecID: c.SpecID, Partition: c.Partition.Name, Transform: c.Partition.Transform}
+	s := Summary{SchemaID: c.Schema.ID, SpecID: c.SpecID, Partition: c.Partition.Name, Transform: c.Partition.Transforms()}
 	for _, i := range c.Grain {
 		s.Grain = append(s.Grain, c.ColumnName(i))
 	}

@@ -531,7 +531,7 @@ func (j *Job) Reconciled(ctx context.Context, eng *source.SQLEngine, c *contract
 	out := map[string]Figures{}
 	for rr.Next() {
 		rec := rr.RecordBatch()
-		valueOf, err := c.Partition.ValueFunc(rec.Column(part))
+		valueOf, err := c.Partition.Fields[0].ValueFunc(rec.Column(part))
 		if err != nil {
 			return nil, fmt.Errorf("job's reconciliation query: column %s: %w", c.Partition.Name, err)
 		}

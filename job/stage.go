@@ -23,8 +23,8 @@ import (
 
 // RunOptions are a job run's choices beyond the publish request.
 type RunOptions struct {
-	// Partitions selects the partitions the run owns (COL=FROM..TO, a list).
-	Partitions string
+	// Partitions select the partitions the run owns (COL=FROM..TO, a list).
+	Partitions []string
 	// RejectsFile is where the source rows the job's rules reject go, as
 	// JSON lines; empty names one by the run id and time. It is never
 	// overwritten, and kept only if some rows were rejected.
@@ -45,10 +45,14 @@ func (j *Job) Run(ctx context.Context, pub *swap.Publisher, req swap.Request, o 
 		return nil, err
 	}
 	c := target.Contract
-	values, err := target.Partitions(o.Partitions)
+	if !c.Partition.One() {
+		return nil, swap.InvalidRequest(fmt.Errorf("a SQL job publishes a table partitioned by one field; %s is partitioned by %s", req.Table, c.Partition.Name))
+	}
+	sel, err := target.Partitions(o.Partitions...)
 	if err != nil {
 		return nil, err
 	}
+	values := sel.Values
 	if req.RunID == "" {
 		req.RunID = swap.NewRunID() // to name the rejects file
 	}
@@ -88,7 +92,7 @@ func (j *Job) Run(ctx context.Context, pub *swap.Publisher, req swap.Request, o 
 	// Rows that arrived later than the lookback, for a table partitioned by
 	// the day of its events.
 	var late map[string]int64
-	if c.Arrow.Field(c.Partition.Column).Type.ID() == arrow.DATE32 {
+	if c.Arrow.Field(c.Partition.Fields[0].Column).Type.ID() == arrow.DATE32 {
 		if late, err = j.Late(ctx, eng, from, to); err != nil {
 			return nil, j.Named(err)
 		}
@@ -98,7 +102,7 @@ func (j *Job) Run(ctx context.Context, pub *swap.Publisher, req swap.Request, o 
 		return nil, j.Named(err)
 	}
 	name := "job " + filepath.Base(j.File)
-	src, err := source.ReadResult(ctx, c, values, name, rr, in)
+	src, err := source.ReadResult(ctx, c, sel, name, rr, in)
 	rr.Release()
 	if err != nil {
 		return nil, j.Named(err)

@@ -93,7 +93,7 @@ func TestBadInputCorpus(t *testing.T) {
 // found: a refused input as the finding a publish reports of it.
 func readAndValidate(ctx context.Context, c *contract.Contract, file string) ([]verify.Finding, error) {
 	const day = "2026-01-01"
-	src, err := source.ReadFiles(ctx, c, []string{day}, []string{file}, source.Options{})
+	src, err := source.ReadFiles(ctx, c, c.Partition.Declared([]string{day}), []string{file}, source.Options{})
 	var input *source.InputError
 	if errors.As(err, &input) {
 		f := verify.Finding{Kind: verify.KindInput, Column: input.Column, Message: input.Err.Error(), Where: input.File}

@@ -93,8 +93,8 @@ var (
 // ReadFiles reads every input file once, checks each value against the
 // table's schema, and splits the rows by the declared partitions. The
 // caller releases the Files, which removes what it spilled.
-func ReadFiles(ctx context.Context, c *contract.Contract, declared []string, files []string, opts Options) (*Files, error) {
-	src, owned, limit, err := newFiles(c, declared, opts, "the inputs'")
+func ReadFiles(ctx context.Context, c *contract.Contract, declared contract.Selection, files []string, opts Options) (*Files, error) {
+	src, limit, err := newFiles(c, declared, opts, "the inputs'")
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +111,7 @@ func ReadFiles(ctx context.Context, c *contract.Contract, declared []string, fil
 			if opts.Read != nil {
 				opts.Read(b.Rec.NumRows())
 			}
-			return src.split(ctx, c, owned, int32(i), b)
+			return src.split(ctx, c, declared, int32(i), b)
 		}
 		if err := src.read(ctx, eng, f, i, c.Arrow, opts, read); err != nil {
 			src.Release()
@@ -129,27 +129,28 @@ func ReadFiles(ctx context.Context, c *contract.Contract, declared []string, fil
 // newFiles makes the Files rows of the declared partitions are split into,
 // with its spill folder, and says which partitions the run owns and the
 // memory limit it works within. what names the rows in messages.
-func newFiles(c *contract.Contract, declared []string, opts Options, what string) (*Files, map[string]bool, int64, error) {
+func newFiles(c *contract.Contract, declared contract.Selection, opts Options, what string) (*Files, int64, error) {
 	limit := opts.MemoryLimit
 	if limit <= 0 {
 		limit = 512 << 20
 	}
 	dir, err := os.MkdirTemp(opts.SpillDir, "lakeswap-spill-")
 	if err != nil {
-		return nil, nil, 0, fmt.Errorf("make a spill folder for %s rows: %w", what, err)
+		return nil, 0, fmt.Errorf("make a spill folder for %s rows: %w", what, err)
 	}
 	// Of the process's limit, the CSV engine takes a quarter (outside Go's
 	// heap) and rows held in memory a quarter; the rest is for the batches
 	// in flight and the stager.
 	src := &Files{schema: c.Arrow, dir: dir, spill: newSpill(dir, c.Arrow, max(limit/4, 8<<20)), locations: map[string]*located{}}
-	owned := map[string]bool{}
-	keys := make([]string, len(declared))
-	for i, d := range declared {
-		owned[d] = true
-		keys[i] = verify.DisplayKey(c.Partition.Key(d))
+	src.declared, src.column = declared.String(), c.Partition.Fields[0].Name
+	if declared.Values != nil {
+		keys := make([]string, len(declared.Values))
+		for i, d := range declared.Values {
+			keys[i] = verify.DisplayKey(c.Partition.Key(d))
+		}
+		src.declared = describeKeys(keys)
 	}
-	src.declared, src.column = describeKeys(keys), c.Partition.Name
-	return src, owned, limit, nil
+	return src, limit, nil
 }
 
 // read reads one input, an object by a local copy of it.
@@ -182,14 +183,26 @@ func (s *Files) read(ctx context.Context, eng *engine, f string, n int, schema *
 	return err
 }
 
+// Partitions are the partitions that hold rows, in order.
+func (s *Files) Partitions() []string {
+	out := make([]string, 0, len(s.spill.parts))
+	for v, p := range s.spill.parts {
+		if p.total > 0 {
+			out = append(out, v)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // Rows is how many rows a partition holds.
 func (s *Files) Rows(partition string) int64 { return s.spill.rows(partition) }
 
 // Objects lists the input objects read, as listed.
 func (s *Files) Objects() []Object { return s.objects }
 
-func (s *Files) split(ctx context.Context, c *contract.Contract, owned map[string]bool, file int32, b Batch) error {
-	valueOf, err := c.Partition.ValueFunc(b.Rec.Column(c.Partition.Column))
+func (s *Files) split(ctx context.Context, c *contract.Contract, declared contract.Selection, file int32, b Batch) error {
+	valueOf, err := c.Partition.ValueFunc(b.Rec.Columns())
 	if err != nil {
 		return fmt.Errorf("%s: %w", b.File, err)
 	}
@@ -206,7 +219,7 @@ func (s *Files) split(ctx context.Context, c *contract.Contract, owned map[strin
 	counts := []int{}
 	for r := range n {
 		v, ok := valueOf(r)
-		if !ok || !owned[v] {
+		if !ok || !declared.Owns(v) {
 			group[r] = -1
 			s.addStray(c, v, ok, file, b.Line[r])
 			continue

@@ -38,7 +38,7 @@ func TestAlternatingInputIsGroupedPerBatch(t *testing.T) {
 	if err := os.WriteFile(in, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	src, err := ReadFiles(context.Background(), ordersContract(t), []string{"2026-01-01", "2026-01-02"}, []string{in}, Options{})
+	src, err := ReadFiles(context.Background(), ordersContract(t), ordersContract(t).Partition.Declared([]string{"2026-01-01", "2026-01-02"}), []string{in}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestSpilledRowsReadBackAsHeld(t *testing.T) {
 	days := []string{"2026-01-01", "2026-01-02", "2026-01-03"}
 	read := func(limit int64) (map[string]string, bool) {
 		spillDir := t.TempDir()
-		src, err := ReadFiles(context.Background(), ordersContract(t), days, []string{in}, Options{MemoryLimit: limit, SpillDir: spillDir})
+		src, err := ReadFiles(context.Background(), ordersContract(t), ordersContract(t).Partition.Declared(days), []string{in}, Options{MemoryLimit: limit, SpillDir: spillDir})
 		if err != nil {
 			t.Fatal(err)
 		}

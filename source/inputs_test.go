@@ -17,7 +17,7 @@ const ordersCSV = "order_date,channel,order_count,amount_cents\n2026-01-01,web,1
 // sumAmounts reads files and adds up amount_cents, or returns the error.
 func sumAmounts(t *testing.T, files ...string) (int64, error) {
 	t.Helper()
-	src, err := ReadFiles(context.Background(), ordersContract(t), []string{"2026-01-01"}, files, Options{SpillDir: t.TempDir()})
+	src, err := ReadFiles(context.Background(), ordersContract(t), ordersContract(t).Partition.Declared([]string{"2026-01-01"}), files, Options{SpillDir: t.TempDir()})
 	if err != nil {
 		return 0, err
 	}

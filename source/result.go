@@ -16,12 +16,12 @@ import (
 // by name, each of the table's exact type: the SQL casts, lakeswap never
 // does, so nothing changes on the way in. name says what the rows are
 // (the job) in findings, and rows are numbered as the result gives them.
-func ReadResult(ctx context.Context, c *contract.Contract, declared []string, name string, rr array.RecordReader, opts Options) (*Files, error) {
+func ReadResult(ctx context.Context, c *contract.Contract, declared contract.Selection, name string, rr array.RecordReader, opts Options) (*Files, error) {
 	at, err := resultColumns(rr.Schema(), c.Arrow, name)
 	if err != nil {
 		return nil, err
 	}
-	src, owned, _, err := newFiles(c, declared, opts, "the job's")
+	src, _, err := newFiles(c, declared, opts, "the job's")
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +77,7 @@ func ReadResult(ctx context.Context, c *contract.Contract, declared []string, na
 		if opts.Read != nil {
 			opts.Read(rec.NumRows())
 		}
-		err := src.split(ctx, c, owned, 0, Batch{Rec: conformed, File: name, Line: lines})
+		err := src.split(ctx, c, declared, 0, Batch{Rec: conformed, File: name, Line: lines})
 		conformed.Release()
 		if err != nil {
 			src.Release()

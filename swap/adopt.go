@@ -239,8 +239,11 @@ func inspect(ctx context.Context, fsys icebergio.IO, c *contract.Contract, file 
 		if rec.NumRows() == 0 {
 			continue
 		}
-		col := rec.Column(rec.Schema().FieldIndices(c.Partition.Name)[0])
-		valueOf, err := c.Partition.ValueFunc(col)
+		cols := make([]arrow.Array, len(c.Fields))
+		for _, i := range c.Partition.Columns() {
+			cols[i] = rec.Column(rec.Schema().FieldIndices(c.Fields[i].Name)[0])
+		}
+		valueOf, err := c.Partition.ValueFunc(cols)
 		if err != nil {
 			return a, err.Error(), nil
 		}

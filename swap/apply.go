@@ -79,7 +79,7 @@ func stagedAsPlanned(ctx context.Context, tbl *table.Table, plan *Plan, bytes bo
 				return fmt.Errorf("plan of run %s: %w", plan.RunID, err)
 			}
 		} else {
-			want, err := stagingPrefix(meta, c.Partition.Folder(), pp.Value, plan.RunID, plan.Attempt)
+			want, err := stagingPrefix(meta, c.Partition, pp.Value, plan.RunID, plan.Attempt)
 			if err != nil || pp.Prefix != want || pp.Key != c.Partition.Key(pp.Value) {
 				return fmt.Errorf("plan of run %s: partition %s is staged at %s, not where the run stages it (%s)", plan.RunID, pp.Key, pp.Prefix, want)
 			}

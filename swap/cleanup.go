@@ -129,7 +129,7 @@ func (p *Publisher) discardListed(ctx context.Context, tbl *table.Table, plan *P
 		// Only what this run's attempt staged under this table: a plan of
 		// another table, or one edited to name other files, removes
 		// nothing.
-		if want, err := stagingPrefix(meta, c.Partition.Folder(), pp.Value, plan.RunID, pp.attemptOr(plan.Attempt)); err != nil || pp.Prefix != want {
+		if want, err := stagingPrefix(meta, c.Partition, pp.Value, plan.RunID, pp.attemptOr(plan.Attempt)); err != nil || pp.Prefix != want {
 			return "", fmt.Errorf("the plan of run %s stages partition %s at %s, which is not where the run stages under %s (%s); is it a plan of this table? nothing was removed",
 				plan.RunID, pp.Key, pp.Prefix, plan.Table, want)
 		}

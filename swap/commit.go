@@ -217,9 +217,11 @@ func dataFiles(ctx context.Context, fsys icebergio.IO, meta table.Metadata, plan
 	c := plan.contract
 	// iceberg-go infers a file's partition from its column bounds, which it
 	// truncates to 16 characters for strings by default: the partition
-	// column's bounds are kept whole, as the partition value is.
+	// columns' bounds are kept whole, as the partition values are.
 	props := maps.Clone(meta.Properties())
-	props["write.metadata.metrics.column."+plan.PartitionColumn] = "full"
+	for _, f := range c.Partition.Fields {
+		props["write.metadata.metrics.column."+f.Name] = "full"
+	}
 	type job struct {
 		path, value string
 		schema      *iceberg.Schema
@@ -264,7 +266,11 @@ func dataFiles(ctx context.Context, fsys icebergio.IO, meta table.Metadata, plan
 // of) is stated.
 func describeFile(ctx context.Context, fsys icebergio.IO, meta table.Metadata, c *contract.Contract, path string, schema *iceberg.Schema, props iceberg.Properties, value string) (iceberg.DataFile, error) {
 	spec := meta.PartitionSpec()
-	if c.PartitionField.Transform.PreservesOrder() {
+	ordered := true
+	for _, f := range spec.Fields() {
+		ordered = ordered && f.Transform.PreservesOrder()
+	}
+	if ordered {
 		df, err := table.FileToDataFile(ctx, fsys, path, schema, spec, 0, props)
 		if err == nil && c.PartitionOf(df) == value {
 			return df, nil
@@ -278,18 +284,14 @@ func describeFile(ctx context.Context, fsys icebergio.IO, meta table.Metadata, c
 	if err != nil {
 		return nil, err
 	}
-	return withPartition(df, spec, c.PartitionField.FieldID, raw, c.PartitionLogicalType())
+	return withPartition(df, spec, raw, c.Partition.LogicalTypes())
 }
 
 // withPartition copies a data file's description with the given partition
 // value.
-func withPartition(df iceberg.DataFile, spec iceberg.PartitionSpec, fieldID int, value any, logicalType string) (iceberg.DataFile, error) {
-	var logical map[int]string
-	if logicalType != "" {
-		logical = map[int]string{fieldID: logicalType}
-	}
+func withPartition(df iceberg.DataFile, spec iceberg.PartitionSpec, values map[int]any, logical map[int]string) (iceberg.DataFile, error) {
 	b, err := iceberg.NewDataFileBuilder(spec, df.ContentType(), df.FilePath(), df.FileFormat(),
-		map[int]any{fieldID: value}, logical, nil, df.Count(), df.FileSizeBytes())
+		values, logical, nil, df.Count(), df.FileSizeBytes())
 	if err != nil {
 		return nil, err
 	}

@@ -54,7 +54,7 @@ func TestBadInputStagesNothing(t *testing.T) {
 			return nil, err
 		}
 		defer src.Release()
-		return e.pub.Stage(e.ctx, swap.Request{Table: typed, Partitions: values, Source: src, Target: target})
+		return e.pub.Stage(e.ctx, swap.Request{Table: typed, Partitions: values.Values, Source: src, Target: target})
 	}
 	plan, err := stage(good)
 	if err != nil || plan.Refused() {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 	"hash/maphash"
-	"slices"
 	"sort"
 	"strings"
 
@@ -31,7 +30,7 @@ const movedKeyExamples = 5
 // that second check, and only up to maxRows (0: any number); past it the
 // check is left to verify --table, and skipped says so.
 func moved(ctx context.Context, fsys icebergio.IO, c *contract.Contract, plan *Plan, all map[string][]iceberg.DataFile, maxRows int64) (out []verify.Finding, skipped string, err error) {
-	if len(c.Grain) == 0 || slices.Contains(c.Grain, c.Partition.Column) {
+	if len(c.Grain) == 0 || c.Partition.InGrain(c.Grain) {
 		return nil, "", nil
 	}
 	declared := map[string]bool{}
@@ -155,7 +154,7 @@ func movedInto(ctx context.Context, fsys icebergio.IO, c *contract.Contract, pla
 // groups (connected by such moves, each of two or more values, in order).
 // It holds a hash of every key the base holds in the declared partitions.
 func exchanges(ctx context.Context, fsys icebergio.IO, c *contract.Contract, plan *Plan) ([][]string, error) {
-	if len(c.Grain) == 0 || slices.Contains(c.Grain, c.Partition.Column) || len(plan.Partitions) < 2 {
+	if len(c.Grain) == 0 || c.Partition.InGrain(c.Grain) || len(plan.Partitions) < 2 {
 		return nil, nil
 	}
 	seed := maphash.MakeSeed()

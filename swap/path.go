@@ -10,6 +10,7 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/swap/internal/layout"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 )
@@ -41,9 +42,19 @@ func PartitionFolder(column, value string) string {
 // CheckPartitionValue says, before anything is read, whether a partition
 // of the table can be staged: whether its folder, under the longest run
 // id, fits what the table's storage takes.
-func CheckPartitionValue(meta table.Metadata, column, value string) error {
-	_, err := stagingPrefix(meta, column, value, strings.Repeat("x", layout.MaxRunSegment), newAttempt())
+func CheckPartitionValue(meta table.Metadata, part contract.Partitioning, value string) error {
+	_, err := stagingPrefix(meta, part, value, strings.Repeat("x", layout.MaxRunSegment), newAttempt())
 	return err
+}
+
+// partitionFolders are a partition's folders: column=value, encoded, one
+// per field.
+func partitionFolders(part contract.Partitioning, value string) []string {
+	var out []string
+	for _, s := range part.Segments(value) {
+		out = append(out, PartitionFolder(s[0], s[1]))
+	}
+	return out
 }
 
 // checkLength refuses a staging prefix a store cannot hold: a folder name
@@ -79,15 +90,17 @@ func newAttempt() string {
 // staged file never shares a path with a live one or with another attempt's,
 // and is found again by its run id. It refuses a prefix that would read, as
 // a URL, as anything but itself or that leaves the data location.
-func stagingPrefix(meta table.Metadata, column, value, runID, attempt string) (string, error) {
+func stagingPrefix(meta table.Metadata, part contract.Partitioning, value, runID, attempt string) (string, error) {
 	base := snapshot.DataLocation(meta)
-	seg := PartitionFolder(column, value)
-	p := base + "/" + seg + "/" + layout.RunFolder(runID, attempt)
+	folders := partitionFolders(part, value)
+	p := base + "/" + strings.Join(folders, "/") + "/" + layout.RunFolder(runID, attempt)
 	if err := checkInside(base, p); err != nil {
-		return "", fmt.Errorf("partition %s=%q: %w", column, value, err)
+		return "", fmt.Errorf("partition %s: %w", part.Key(value), err)
 	}
-	if err := checkLength(p, seg, value); err != nil {
-		return "", err
+	for _, seg := range folders {
+		if err := checkLength(p, seg, value); err != nil {
+			return "", err
+		}
 	}
 	return p, nil
 }

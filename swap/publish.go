@@ -229,7 +229,7 @@ func judgeShards(ctx context.Context, tbl *table.Table, whole *Plan) (*Result, e
 	if err != nil {
 		return &Result{Plan: whole, Status: StatusNotCommitted}, err
 	}
-	if len(c.Grain) > 0 && !slices.Contains(c.Grain, c.Partition.Column) {
+	if len(c.Grain) > 0 && !c.Partition.InGrain(c.Grain) {
 		_, found, err := stagedKeys(ctx, fsys, c, whole, maphash.MakeSeed())
 		if err != nil {
 			return &Result{Plan: whole, Status: StatusNotCommitted}, err

@@ -62,7 +62,7 @@ func rebase(ctx context.Context, tbl *table.Table, plan *Plan) (string, error) {
 		}
 		return why, err
 	}
-	applies := len(c.Grain) > 0 && !slices.Contains(c.Grain, c.Partition.Column)
+	applies := len(c.Grain) > 0 && !c.Partition.InGrain(c.Grain)
 	if applies && len(added) > 0 && !slices.ContainsFunc(plan.Checks, func(c Check) bool { return c.At == "commit" }) {
 		plan.Checks = append(plan.Checks, Check{Name: "moved records", Result: "passed", At: "commit"})
 	}

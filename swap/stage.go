@@ -6,8 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/lakeswap/lakeswap/swap/internal/hold"
-	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
+	"maps"
 	"runtime"
 	"slices"
 	"strings"
@@ -25,6 +24,8 @@ import (
 	"github.com/lakeswap/lakeswap/parquetio"
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/source"
+	"github.com/lakeswap/lakeswap/swap/internal/hold"
+	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 	"github.com/lakeswap/lakeswap/verify"
 )
 
@@ -280,7 +281,7 @@ func (p *Publisher) planRun(ctx context.Context, req Request) (*Plan, *table.Tab
 		if err := snapshot.NoDeletes(contract.Partition.Key(v), all[v]); err != nil {
 			return nil, nil, nil, fmt.Errorf("publish to %s: %w", name, err)
 		}
-		prefix, err := stagingPrefix(meta, contract.Partition.Folder(), v, runID, plan.Attempt)
+		prefix, err := stagingPrefix(meta, contract.Partition, v, runID, plan.Attempt)
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("table %s: %w", name, err)
 		}
@@ -371,7 +372,7 @@ func guard(ctx context.Context, tbl *table.Table, plan *Plan, req Request, all m
 		if skipped != "" {
 			plan.Warnings = append(plan.Warnings, skipped)
 		}
-		ran["moved records"] = len(c.Grain) > 0 && !slices.Contains(c.Grain, c.Partition.Column)
+		ran["moved records"] = len(c.Grain) > 0 && !c.Partition.InGrain(c.Grain)
 	}
 	if !plan.Refused() && plan.Batch > 0 && len(plan.Partitions) > plan.Batch {
 		if plan.Together, err = exchanges(ctx, fsys, c, plan); err != nil {
@@ -656,23 +657,62 @@ func stagePartition(ctx context.Context, wfs icebergio.WriteFileIO, c *contract.
 	return nil
 }
 
-// Partitions resolves a selector on the partition column (FROM..TO, or a
-// list; see contract.Partition.ParseSelector) to the values a run owns,
-// each checked against the column's type and against what the table's
-// storage can hold under any run id. It is the one place a run's
-// partitions are resolved; Stage checks each value again.
-func (t *Target) Partitions(selector string) ([]string, error) {
-	values, err := t.Contract.Partition.ParseSelector(selector)
+// Partitions resolves the selectors on the partition columns (FROM..TO,
+// or a list, one per field named; see contract.Partitioning.ParseSelectors)
+// to the partitions a run owns, each value checked against its column's
+// type and transform and, where the selectors name every field, against
+// what the table's storage can hold under any run id. It is the one place
+// a run's partitions are resolved; Stage checks each value again.
+func (t *Target) Partitions(selectors ...string) (contract.Selection, error) {
+	sel, err := t.Contract.Partition.ParseSelectors(selectors)
 	if err != nil {
-		return nil, InvalidRequest(err)
+		return sel, InvalidRequest(err)
+	}
+	for _, v := range sel.Values {
+		if err := CheckPartitionValue(t.Metadata(), t.Contract.Partition, v); err != nil {
+			return sel, InvalidRequest(err)
+		}
+	}
+	return sel, nil
+}
+
+// Resolve gives the partitions a selection declares once the input is
+// read: for a selection naming every field, its values; for one leaving
+// a field out, every partition in the fields named that the input (seen)
+// or the table's current snapshot holds, as Spark's dynamic overwrite
+// replaces every region of the days it writes and no region is left
+// half-replaced. A run declaring nothing this way is refused.
+func (t *Target) Resolve(ctx context.Context, sel contract.Selection, seen []string) ([]string, error) {
+	if !sel.Open() {
+		return sel.Values, nil
+	}
+	meta := t.table.Metadata()
+	fsys, err := t.table.FS(ctx)
+	if err != nil {
+		return nil, err
+	}
+	files, err := snapshot.Files(ctx, fsys, meta.CurrentSnapshot(), t.Contract)
+	if err != nil {
+		return nil, err
+	}
+	values := sel.Resolve(seen, slices.Collect(maps.Keys(files)))
+	if len(values) == 0 {
+		return nil, InvalidRequest(fmt.Errorf("the selectors %s match no partition the input or the table holds", sel))
+	}
+	if len(values) > maxPartitions {
+		return nil, InvalidRequest(fmt.Errorf("the selectors %s match %d partitions, over %d; name more of the fields or split the backfill", sel, len(values), maxPartitions))
 	}
 	for _, v := range values {
-		if err := CheckPartitionValue(t.Metadata(), t.Contract.Partition.Folder(), v); err != nil {
+		if err := CheckPartitionValue(meta, t.Contract.Partition, v); err != nil {
 			return nil, InvalidRequest(err)
 		}
 	}
 	return values, nil
 }
+
+// maxPartitions bounds the partitions one run declares, as a selector's
+// ranges are bounded.
+const maxPartitions = 100_000
 
 // Location is the table's location, under which adopted files must lie.
 func (t *Target) Location() string { return t.table.Metadata().Location() }

@@ -77,7 +77,7 @@ func eventsTable(t *testing.T, props map[string]string) (*catalog.Catalog, table
 func TestMonthPartitionsOfTimestamps(t *testing.T) {
 	ctx := context.Background()
 	cat, ident, contract := eventsTable(t, nil)
-	months, err := contract.Partition.ParseSelector("at=2026-01..2026-02")
+	months, err := contract.Partition.Fields[0].ParseSelector("at=2026-01..2026-02")
 	if err != nil || len(months) != 2 || months[0] != "2026-01" {
 		t.Fatalf("selector gives %v, %v", months, err)
 	}

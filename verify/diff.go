@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"slices"
 	"hash/maphash"
 	"strings"
 
@@ -91,7 +92,7 @@ func NewDiffer(c *contract.Contract) *Differ {
 		d.types[i], d.all[i] = f.Type, i
 	}
 	for _, g := range c.Grain {
-		if g != c.Partition.Column {
+		if !slices.Contains(c.Partition.Columns(), g) {
 			d.keyCols = append(d.keyCols, g)
 		}
 	}

@@ -45,6 +45,7 @@ type Accumulator struct {
 	// The raw values of the partition column that map to partition, when
 	// they form a span: rows are checked against it, and only those
 	// outside are formatted (to name where they belong).
+	spanCol        int // the column spanLo and spanHi bound
 	spanLo, spanHi int64
 	spanOK         bool
 	locate         func(row int64) string
@@ -83,7 +84,7 @@ func NewAccumulator(c *contract.Contract, partition string, locate func(row int6
 	for i, f := range c.Fields {
 		a.types[i], a.allCols[i] = f.Type, i
 	}
-	a.spanLo, a.spanHi, a.spanOK = c.Partition.RawSpan(c.Arrow.Field(c.Partition.Column).Type, partition)
+	a.spanCol, a.spanLo, a.spanHi, a.spanOK = c.Partition.Span(c.Arrow, partition)
 	a.rowBuf.blocks = rowhash.Accelerated
 	return a
 }
@@ -150,7 +151,7 @@ func (a *Accumulator) Add(rec arrow.RecordBatch) error {
 		return err
 	}
 	base := a.rows
-	if err := a.checkOwnership(cols[a.c.Partition.Column], n, base); err != nil {
+	if err := a.checkOwnership(cols, n, base); err != nil {
 		return err
 	}
 	a.checkColumns(cols, base)
@@ -171,8 +172,8 @@ func (a *Accumulator) Add(rec arrow.RecordBatch) error {
 
 // checkOwnership records a finding for each row whose partition column puts
 // it outside the partition this run owns.
-func (a *Accumulator) checkOwnership(col arrow.Array, n int, base int64) error {
-	partOf, err := a.c.Partition.ValueFunc(col)
+func (a *Accumulator) checkOwnership(cols []arrow.Array, n int, base int64) error {
+	partOf, err := a.c.Partition.ValueFunc(cols)
 	if err != nil {
 		return err
 	}
@@ -180,7 +181,7 @@ func (a *Accumulator) checkOwnership(col arrow.Array, n int, base int64) error {
 	// the others, usually none, are judged by their formatted value.
 	stray, spanned := a.stray[:0], a.spanOK
 	if spanned {
-		switch c := col.(type) {
+		switch c := cols[a.spanCol].(type) {
 		case *array.Date32:
 			stray = outsideSpan(c, c.Date32Values(), a.spanLo, a.spanHi, stray)
 		case *array.Timestamp:
@@ -198,7 +199,7 @@ func (a *Accumulator) checkOwnership(col arrow.Array, n int, base int64) error {
 			if !ok {
 				v = "null"
 			}
-			a.finding(KindOutside, base+int64(r)+1, a.c.Partition.Column, "row belongs to %s, outside the partition %s this run owns", a.c.Partition.Key(v), a.key)
+			a.finding(KindOutside, base+int64(r)+1, a.c.Partition.Fields[0].Column, "row belongs to %s, outside the partition %s this run owns", a.c.Partition.Key(v), a.key)
 		}
 	}
 	if !spanned {

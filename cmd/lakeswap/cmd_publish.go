@@ -26,7 +26,7 @@ type publishOptions struct {
 	rejects        string // where a job's rejected rows go
 	allowMismatch  bool   // let a job's staged figures differ from its reconciliation
 	table          string
-	partitions     string
+	partitions     []string
 	allowEmpty     bool
 	batch          int
 	perPartition   bool
@@ -102,7 +102,7 @@ func addStagingFlags(cmd *cobra.Command, o *publishOptions) {
 	f.BoolVar(&o.allowMismatch, "allow-mismatch", false, "with --job: let staged rows or sums differ from what the job's reconciliation query says (a warning, not a refusal)")
 	f.StringVar(&o.rejects, "rejects", "", "with --job: file the source rows its rules reject are written to, as JSON lines (default rejects-<run id>-<time>.ndjson; never overwritten)")
 	f.StringVar(&o.table, "table", "", "table to publish to, NAMESPACE.NAME (required; a job names its own)")
-	f.StringVar(&o.partitions, "partitions", "", "partitions this run owns: COL=FROM..TO or COL=V1,V2 (required)")
+	f.StringArrayVar(&o.partitions, "partitions", nil, "partitions this run owns: COL=FROM..TO or COL=V1,V2 (required); for a table of several partition fields, once per field named, a field not named meaning every value of it the input or the table holds")
 	f.BoolVar(&o.allowEmpty, "allow-empty", false, "allow a declared partition to be replaced by no rows")
 	f.BoolVar(&o.implausible, "allow-implausible", false, "allow a partition's rows or additive sums to move outside the plausible band of what it holds")
 	f.BoolVar(&o.buildTwice, "build-twice", false, "read the inputs a second time and refuse the run if any partition's rows fingerprint otherwise (a nondeterministic input)")
@@ -216,7 +216,7 @@ func stagingRequest(o *publishOptions) (swap.Request, source.Options, error) {
 	if err != nil {
 		return fail(err)
 	}
-	if o.partitions == "" {
+	if len(o.partitions) == 0 {
 		return fail(usagef("--partitions is required, for example --partitions order_date=2026-01-01..2026-01-02"))
 	}
 	if o.runID != "" {
@@ -352,35 +352,39 @@ func readCancelled(ctx context.Context, req swap.Request, err error) error {
 // publishFiles publishes the rows of input files to the partitions a
 // selector names; req carries the table and options.
 func publishFiles(ctx context.Context, pub *swap.Publisher, req swap.Request, selector string, files []string, in source.Options) (*swap.Result, error) {
-	return stageFiles(ctx, pub, req, selector, files, in, false, stagingWriterBytes, pub.Publish)
+	return stageFiles(ctx, pub, req, []string{selector}, files, in, false, stagingWriterBytes, pub.Publish)
 }
 
 // stageFiles reads input files for the partitions a selector names and
 // hands the request to finish: Publish, or a Stage that stops at the plan.
 // twice reads them a second time, for the stage to compare.
 // writer is what staging one partition holds besides its grain keys.
-func stageFiles(ctx context.Context, pub *swap.Publisher, req swap.Request, selector string, files []string, in source.Options, twice bool, writer int64, finish finishFunc) (*swap.Result, error) {
+func stageFiles(ctx context.Context, pub *swap.Publisher, req swap.Request, selectors []string, files []string, in source.Options, twice bool, writer int64, finish finishFunc) (*swap.Result, error) {
 	target, err := pub.Open(ctx, req.Table)
 	if err != nil {
 		return nil, err
 	}
 	contract := target.Contract
-	values, err := target.Partitions(selector)
+	sel, err := target.Partitions(selectors...)
 	if err != nil {
 		return nil, err
 	}
-	if p, ok := pub.Progress.(interface{ Partitions(int) }); ok {
-		p.Partitions(len(values))
+	if p, ok := pub.Progress.(interface{ Partitions(int) }); ok && !sel.Open() {
+		p.Partitions(len(sel.Values))
 	}
-	src, err := source.ReadFiles(ctx, contract, values, files, in)
+	src, err := source.ReadFiles(ctx, contract, sel, files, in)
 	if err != nil {
 		return nil, readCancelled(ctx, req, err)
 	}
 	defer src.Release()
+	values, err := target.Resolve(ctx, sel, src.Partitions())
+	if err != nil {
+		return nil, err
+	}
 	if twice {
 		again := in
 		again.Read = nil
-		second, err := source.ReadFiles(ctx, contract, values, files, again)
+		second, err := source.ReadFiles(ctx, contract, contract.Partition.Declared(values), files, again)
 		if err != nil {
 			return nil, readCancelled(ctx, req, fmt.Errorf("read the inputs a second time: %w", err))
 		}
@@ -415,15 +419,19 @@ func inputStore(ctx context.Context, props map[string]string, getenv func(string
 
 // stageAdopted names Parquet files another engine wrote for adoption and
 // hands the request to finish.
-func stageAdopted(ctx context.Context, pub *swap.Publisher, req swap.Request, selector string, files []string, finish finishFunc) (*swap.Result, error) {
+func stageAdopted(ctx context.Context, pub *swap.Publisher, req swap.Request, selectors []string, files []string, finish finishFunc) (*swap.Result, error) {
 	target, err := pub.Open(ctx, req.Table)
 	if err != nil {
 		return nil, err
 	}
-	values, err := target.Partitions(selector)
+	sel, err := target.Partitions(selectors...)
 	if err != nil {
 		return nil, err
 	}
+	if sel.Open() {
+		return nil, usagef("--adopt needs every partition field named: the files' partitions are read one file at a time")
+	}
+	values := sel.Values
 	if p, ok := pub.Progress.(interface{ Partitions(int) }); ok {
 		p.Partitions(len(values))
 	}

@@ -82,7 +82,7 @@ func (f foreignTable) values(t *testing.T, s *site, ids ...int) []string {
 		t.Fatal(err)
 	}
 	defer arr.Release()
-	valueOf, err := c.Partition.ValueFunc(arr)
+	valueOf, err := c.Partition.Fields[0].ValueFunc(arr)
 	if err != nil {
 		t.Fatal(err)
 	}

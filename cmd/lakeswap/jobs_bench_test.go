@@ -65,7 +65,7 @@ rejects:
 		in := source.Options{MemoryLimit: defaultMemoryLimit()}
 		b.StartTimer()
 		res, err := j.Run(ctx, pub, swap.Request{Table: []string{"retail", "orders_fact"}, RunID: fmt.Sprint("bench-", i)},
-			job.RunOptions{Partitions: "order_date=2026-01-01..2026-01-30", RejectsFile: filepath.Join(home, "rejects.ndjson"), Inputs: in}, pub.Publish)
+			job.RunOptions{Partitions: []string{"order_date=2026-01-01..2026-01-30"}, RejectsFile: filepath.Join(home, "rejects.ndjson"), Inputs: in}, pub.Publish)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -185,7 +185,7 @@ func TestObjectsReadAsListed(t *testing.T) {
 			byURL[o.URL] = o
 			files = append(files, o.URL)
 		}
-		src, err := source.ReadFiles(ctx, ordersContract(t), []string{"2026-01-01"}, files, source.Options{Store: store, Objects: byURL, SpillDir: t.TempDir()})
+		src, err := source.ReadFiles(ctx, ordersContract(t), ordersContract(t).Partition.Declared([]string{"2026-01-01"}), files, source.Options{Store: store, Objects: byURL, SpillDir: t.TempDir()})
 		if err != nil {
 			return 0, nil, err
 		}

@@ -83,11 +83,12 @@ func (d *Story) publishFile(ident table.Identifier, selector, path string) (*swa
 	if err != nil {
 		return nil, err
 	}
-	values, err := target.Partitions(selector)
+	sel, err := target.Partitions(selector)
 	if err != nil {
 		return nil, err
 	}
-	src, err := source.ReadFiles(d.ctx, target.Contract, values, []string{path}, source.Options{})
+	values := sel.Values
+	src, err := source.ReadFiles(d.ctx, target.Contract, sel, []string{path}, source.Options{})
 	if err != nil {
 		return nil, err
 	}
@@ -227,7 +228,7 @@ func (d *Story) runJob(name, runID, selector string) (*swap.Result, error) {
 		return nil, err
 	}
 	rejects := filepath.Join(d.jobs, "rejects-"+runID+".ndjson")
-	return j.Run(d.ctx, d.pub, swap.Request{Table: ident, RunID: runID}, job.RunOptions{Partitions: selector, RejectsFile: rejects, Inputs: d.in}, d.pub.Publish)
+	return j.Run(d.ctx, d.pub, swap.Request{Table: ident, RunID: runID}, job.RunOptions{Partitions: []string{selector}, RejectsFile: rejects, Inputs: d.in}, d.pub.Publish)
 }
 
 // buildBoth runs the facts job, then the daily job over the facts it made.

@@ -80,8 +80,8 @@ type Result struct {
 }
 
 // stagedPath matches a file an attempt staged, below the data location:
-// <column>=<value>/run-<run id>-<attempt>/<file>.
-var stagedPath = regexp.MustCompile(`^[^/]*=[^/]*/run-(` + layout.RunPattern + `)-([0-9a-f]{8})/[^/]+$`)
+// <column>=<value>/run-<run id>-<attempt>/<file>, a folder per partition field.
+var stagedPath = regexp.MustCompile(`^(?:[^/]*=[^/]*/)+run-(` + layout.RunPattern + `)-([0-9a-f]{8})/[^/]+$`)
 
 // Run removes what attempts that never committed left behind: the files
 // they staged (found by lakeswap's staging layout, never by prefix alone),

@@ -223,7 +223,7 @@ func EachKey(ctx context.Context, fsys icebergio.IO, c *contract.Contract, path 
 // are ("this run stages", "the rollback puts back"). Snapshots of runID
 // are left out: a run's own batches are its own.
 func KeysAddedElsewhere(ctx context.Context, fsys icebergio.IO, c *contract.Contract, runID string, ours map[string][]string, added []Added, what string) (string, error) {
-	if len(c.Grain) == 0 || slices.Contains(c.Grain, c.Partition.Column) || len(added) == 0 {
+	if len(c.Grain) == 0 || c.Partition.InGrain(c.Grain) || len(added) == 0 {
 		return "", nil
 	}
 	seed := maphash.MakeSeed()
