@@ -1,8 +1,8 @@
 package verify
 
 import (
-	"slices"
 	"hash/maphash"
+	"slices"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"

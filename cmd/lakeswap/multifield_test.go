@@ -208,4 +208,3 @@ func TestSeveralPartitionFields(t *testing.T) {
 		}
 	})
 }
-
