@@ -57,11 +57,16 @@ func (p Partitioning) Join(parts []string) string {
 // Split gives a partition value's fields' values; ok is false for a text
 // that is not a tuple of this partitioning.
 func (p Partitioning) Split(value string) ([]string, bool) {
-	if p.One() {
+	return SplitTuple(value, len(p.Fields))
+}
+
+// SplitTuple gives the n fields' values of a partition value.
+func SplitTuple(value string, n int) ([]string, bool) {
+	if n == 1 {
 		return []string{value}, true
 	}
 	parts := strings.Split(value, "/")
-	if len(parts) != len(p.Fields) {
+	if len(parts) != n {
 		return nil, false
 	}
 	for i, s := range parts {

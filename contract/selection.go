@@ -118,13 +118,9 @@ func (s Selection) Owns(value string) bool {
 	return true
 }
 
-// Resolve gives the declared partitions: the values named, or, for an
-// open selection, every partition the input (seen) or the table (held)
-// has in the named values of the fields named.
+// Resolve gives the partitions the selection matches that the input
+// (seen) or the table (held) has.
 func (s Selection) Resolve(seen, held []string) []string {
-	if !s.Open() {
-		return s.Values
-	}
 	var out []string
 	for _, v := range slices.Concat(seen, held) {
 		if s.Owns(v) {

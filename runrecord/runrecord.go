@@ -20,6 +20,8 @@ import (
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakeswap/lakeswap/contract"
 )
 
 // Version is lakeswap's version, recorded in every snapshot it commits.
@@ -122,11 +124,19 @@ type Record struct {
 	InputsHash            string
 }
 
-// Keys names the run's partitions as column=value.
+// Keys names the run's partitions as column=value, or for several
+// partition fields column=value/column=value.
 func (r Record) Keys() []string {
 	keys := make([]string, len(r.Partitions))
+	cols := strings.Split(r.PartitionColumn, ",")
 	for i, v := range r.Partitions {
 		keys[i] = r.PartitionColumn + "=" + v
+		if parts, ok := contract.SplitTuple(v, len(cols)); ok && len(cols) > 1 {
+			for j := range parts {
+				parts[j] = cols[j] + "=" + parts[j]
+			}
+			keys[i] = strings.Join(parts, "/")
+		}
 	}
 	return keys
 }

@@ -217,9 +217,15 @@ func (s *Files) split(ctx context.Context, c *contract.Contract, declared contra
 	var values []string
 	ids := map[string]int32{}
 	counts := []int{}
+	owns := map[string]bool{} // a value's ownership, judged once a batch
 	for r := range n {
 		v, ok := valueOf(r)
-		if !ok || !declared.Owns(v) {
+		own, known := owns[v]
+		if ok && !known {
+			own = declared.Owns(v)
+			owns[v] = own
+		}
+		if !ok || !own {
 			group[r] = -1
 			s.addStray(c, v, ok, file, b.Line[r])
 			continue

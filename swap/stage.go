@@ -677,13 +677,17 @@ func (t *Target) Partitions(selectors ...string) (contract.Selection, error) {
 }
 
 // Resolve gives the partitions a selection declares once the input is
-// read: for a selection naming every field, its values; for one leaving
-// a field out, every partition in the fields named that the input (seen)
-// or the table's current snapshot holds, as Spark's dynamic overwrite
-// replaces every region of the days it writes and no region is left
-// half-replaced. A run declaring nothing this way is refused.
+// read. For a table of one field, the values named: a declared partition
+// the input leaves empty is a wipe the run refuses. For several fields,
+// the tuples the selectors match that the input (seen) or the table's
+// current snapshot holds: a field not named means every value of it, as
+// Spark's dynamic overwrite replaces every region of the days it writes,
+// so no region is left half-replaced; a tuple neither holds is no
+// partition at all (days times regions name many that never had rows),
+// while one the table holds and the input leaves empty is a wipe. A run
+// declaring nothing this way is refused.
 func (t *Target) Resolve(ctx context.Context, sel contract.Selection, seen []string) ([]string, error) {
-	if !sel.Open() {
+	if t.Contract.Partition.One() {
 		return sel.Values, nil
 	}
 	meta := t.table.Metadata()

@@ -428,8 +428,8 @@ func stageAdopted(ctx context.Context, pub *swap.Publisher, req swap.Request, se
 	if err != nil {
 		return nil, err
 	}
-	if sel.Open() {
-		return nil, usagef("--adopt needs every partition field named: the files' partitions are read one file at a time")
+	if !target.Contract.Partition.One() {
+		return nil, usagef("--adopt takes files for a table of one partition field; %s is partitioned by %s", strings.Join(req.Table, "."), target.Contract.Partition.Name)
 	}
 	values := sel.Values
 	if p, ok := pub.Progress.(interface{ Partitions(int) }); ok {

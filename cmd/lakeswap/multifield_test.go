@@ -94,8 +94,9 @@ func TestSeveralPartitionFields(t *testing.T) {
 		rows := func(views int, cells ...string) string { // cells: "01/eu/7" = day, region, user
 			var b strings.Builder
 			for _, c := range cells {
-				p := strings.Split(c, "/")
-				fmt.Fprintf(&b, `{"event_ts":"2026-01-%sT10:00:00Z","region":"%s","user_id":%s,"views":%d}`+"\n", p[0], p[1], p[2], views)
+				day, rest, _ := strings.Cut(c, "/")
+				i := strings.LastIndex(rest, "/")
+				fmt.Fprintf(&b, `{"event_ts":"2026-01-%sT10:00:00Z","region":"%s","user_id":%s,"views":%d}`+"\n", day, rest[:i], rest[i+1:], views)
 			}
 			return write(t, t.TempDir(), "in.ndjson", b.String())
 		}
@@ -180,6 +181,21 @@ func TestSeveralPartitionFields(t *testing.T) {
 			}
 		}
 
+		// Values holding the tuple's separator and its escape; history
+		// names each run's tuples.
+		odd := rows(1, "05/a/b/10", "05/50%/11")
+		s.must("publish", "--run-id", "odd", "--table", tbl, "--partitions", "event_ts=2026-01-05", "--partitions", `region=a/b,50%`, odd)
+		meta = s.metadata(tbl)
+		if out := s.must("publish", "--table", tbl, "--partitions", "event_ts=2026-01-05", odd); s.metadata(tbl) != meta {
+			t.Errorf("a rerun of values holding / and %% committed: %s", out)
+		}
+		if got := view(t, s, "events", "region", "user_id"); !slices.Contains(got, "region=a/b user_id=10") || !slices.Contains(got, "region=50% user_id=11") {
+			t.Errorf("the reader sees %v", got)
+		}
+		if h := s.must("history", "--table", tbl); !strings.Contains(h, "event_ts=2026-01-05/region=a/b") || !strings.Contains(h, "event_ts=2026-01-01/region=eu") {
+			t.Errorf("history does not name the tuples:\n%s", h)
+		}
+
 		// gc finds a plan's files under a folder per field once the plan
 		// is past its retention, and removes those alone.
 		s.must("plan", "--run-id", "abandoned", "--out", filepath.Join(t.TempDir(), "a.json"), "--table", tbl, "--partitions", "region=apac", rows(5, "01/apac/5"))
@@ -205,6 +221,66 @@ func TestSeveralPartitionFields(t *testing.T) {
 		out := s.must("-o", "json", "publish", "--run-id", "batched", "--batch", "1", "--table", tbl, "--partitions", "event_ts=2026-01-04", "--partitions", "region=eu,us", rows(4, "04/eu/7", "04/us/8"))
 		if !strings.Contains(out, `"batches"`) || len(seen()) != before+2 {
 			t.Errorf("batches of tuples: %s", out)
+		}
+	})
+}
+
+// TestTruncateAndMonth: truncate(4, sku), month(d), made by another
+// engine. On every site: publish naming both fields, a rerun committing
+// nothing, plan then apply naming the month alone (every prefix the
+// input or table holds in it), another writer's month, a scoped rollback,
+// verify, and iceberg-go's scan after each step.
+func TestTruncateAndMonth(t *testing.T) {
+	forEachSite(t, func(t *testing.T, s *site) {
+		sc := iceberg.NewSchema(0,
+			iceberg.NestedField{ID: 1, Name: "sku", Type: iceberg.PrimitiveTypes.String, Required: true},
+			iceberg.NestedField{ID: 2, Name: "d", Type: iceberg.PrimitiveTypes.Date, Required: true},
+			iceberg.NestedField{ID: 3, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+			iceberg.NestedField{ID: 4, Name: "n", Type: iceberg.PrimitiveTypes.Int64, Required: true})
+		spec := iceberg.NewPartitionSpec(
+			iceberg.PartitionField{SourceIDs: []int{1}, FieldID: 1000, Name: "sku_trunc", Transform: iceberg.TruncateTransform{Width: 4}},
+			iceberg.PartitionField{SourceIDs: []int{2}, FieldID: 1001, Name: "d_month", Transform: iceberg.MonthTransform{}})
+		createEngineTable(t, s, "sales", sc, spec)
+		const tbl = "eng.sales"
+		rows := func(n int, cells ...string) string { // "ABCD-1/2026-01-05/1": sku, day, id
+			var b strings.Builder
+			for _, c := range cells {
+				p := strings.Split(c, "/")
+				fmt.Fprintf(&b, `{"sku":%q,"d":%q,"id":%s,"n":%d}`+"\n", p[0], p[1], p[2], n)
+			}
+			return write(t, t.TempDir(), "in.ndjson", b.String())
+		}
+		expect := func(step string, want ...string) {
+			t.Helper()
+			slices.Sort(want)
+			if got := view(t, s, "sales", "id", "n"); !slices.Equal(got, want) {
+				t.Fatalf("%s: the reader sees %v, want %v", step, got, want)
+			}
+		}
+		first := []string{"ABCD-1/2026-01-05/1", "ABCDE/2026-01-31/2", "WXYZ-9/2026-02-01/3"}
+		s.must("publish", "--run-id", "one", "--table", tbl, "--partitions", "d=2026-01..2026-02", "--partitions", "sku=ABCD,WXYZ", rows(1, first...))
+		expect("publish", "id=1 n=1", "id=2 n=1", "id=3 n=1")
+		meta := s.metadata(tbl)
+		if out := s.must("publish", "--table", tbl, "--partitions", "sku=ABCD,WXYZ", "--partitions", "d=2026-01..2026-02", rows(1, first...)); s.metadata(tbl) != meta {
+			t.Fatalf("a rerun committed: %s", out)
+		}
+		plan := filepath.Join(t.TempDir(), "p.json")
+		s.must("plan", "--run-id", "jan", "--out", plan, "--table", tbl, "--partitions", "d=2026-01", rows(5, "ABCD-1/2026-01-05/1", "ABCDE/2026-01-31/2"))
+		pf, err := swap.ReadPlan(plan)
+		if err != nil || len(pf.Plan.Partitions) != 1 || pf.Plan.Partitions[0].Key != "sku=ABCD/d=2026-01" {
+			t.Fatalf("plan: %v %+v", err, pf.Plan.Partitions)
+		}
+		s.must("apply", plan, "--approve", pf.PlanID)
+		expect("apply", "id=1 n=5", "id=2 n=5", "id=3 n=1")
+		s.must("publish", "--table", tbl, "--partitions", "d=2026-03", rows(9, "QRST/2026-03-01/4"))
+		s.must("rollback", "--scoped", "--table", tbl, "--run", "jan")
+		expect("scoped rollback", "id=1 n=1", "id=2 n=1", "id=3 n=1", "id=4 n=9")
+		if out := s.must("-o", "json", "verify", "--table", tbl); !strings.Contains(out, `"ok": true`) {
+			t.Errorf("verify --table: %s", out)
+		}
+		// A prefix truncate would not give is refused before anything is read.
+		if code, _, errs := s.cli("publish", "--table", tbl, "--partitions", "sku=ABCDE", rows(1, first[0])); code != exitUsage || !strings.Contains(errs, "truncate[4]") {
+			t.Errorf("sku=ABCDE: exit %d: %s", code, errs)
 		}
 	})
 }
