@@ -169,7 +169,7 @@ func (p Partitioner) Range(from, to string) ([]string, error) {
 
 // ParseSelector reads a partition selector as given on the command line:
 // "order_date=2026-01-01..2026-01-31", "order_date=2026-01-01,2026-01-03",
-// "bucket=1..12", "region=eu,\"a,b\"". Every value is checked against the
+// "n=1..12", "user_id=bucket:0..15", "region=eu,\"a,b\"". Every value is checked against the
 // column's type and transform. It returns the values in order, without
 // repeats.
 func (p Partitioner) ParseSelector(sel string) ([]string, error) {

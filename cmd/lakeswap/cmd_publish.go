@@ -70,12 +70,17 @@ With --adopt, the INPUTs are Parquet files another engine wrote under the table'
 validated and fingerprinted where they are and committed as they are, never rewritten or removed.
 
 Partitions are a closed range or a list on the partition column, each value checked against the
-column's type:
+column's type and transform:
   --partitions order_date=2026-01-01..2026-01-31
   --partitions order_date=2026-01-01,2026-01-03
   --partitions at=2026-01..2026-03          (month partitions)
-  --partitions bucket=1..12                 (integers)
+  --partitions n=1..12                      (integers)
   --partitions 'region=eu,"a,b",""'         (strings; quote a value with a comma, or the empty one)
+  --partitions user_id=bucket:0..15         (the buckets of bucket[16] on user_id)
+For a table of several partition fields, give one per field named; a field not named means every
+value of it that the input or the table holds in the others (as Spark's dynamic overwrite):
+  --partitions event_ts=2026-01-01..2026-01-31 --partitions region=eu,us
+  --partitions event_ts=2026-01-01..2026-01-31                 (every region of those days)
 
 ` + exitCodesHelp,
 		Args: func(cmd *cobra.Command, args []string) error {
