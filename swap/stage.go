@@ -290,6 +290,17 @@ func (p *Publisher) planRun(ctx context.Context, req Request) (*Plan, *table.Tab
 		})
 		plan.oldFiles[v] = all[v]
 	}
+	earlier, err := snapshot.Earlier(ctx, fsys, base, contract)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("table %s: %w", name, err)
+	}
+	overlaps, err := earlierOverlaps(ctx, fsys, contract, earlier, values)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("table %s: %w", name, err)
+	}
+	if len(overlaps) > 0 {
+		return nil, nil, nil, refuseOverlaps("", name, overlaps)
+	}
 	return plan, tbl, all, nil
 }
 

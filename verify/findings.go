@@ -27,6 +27,7 @@ const (
 	KindMoved            Kind = "moved-records"    // staged keys the table holds in an undeclared partition
 	KindPartialPlans     Kind = "partial-plans"    // plans applied together that do not make one run
 	KindReconcile        Kind = "reconcile"        // staged figures that differ from the source's own
+	KindEarlierSpec      Kind = "earlier-spec"     // a file of an earlier partition spec holding rows of declared partitions
 )
 
 // Finding is one reason a stage cannot be published. Row counts from 1 within

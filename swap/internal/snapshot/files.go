@@ -31,10 +31,11 @@ func Files(ctx context.Context, fsys icebergio.IO, snap *table.Snapshot, c *cont
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		// A file of an earlier partition spec has no value in the current
-		// one; replacing around it would leave its rows beside the new.
+		// A file of an earlier partition spec has no value in the
+		// current one: Earlier lists those, and a run that declares a
+		// partition they hold rows of is refused or rewrites them.
 		if int(m.PartitionSpecID()) != c.SpecID {
-			return nil, fmt.Errorf("manifest %s holds files of partition spec %d, but the table is partitioned by spec %d now; lakeswap replaces partitions only when every live file has the current spec: rewrite the table's data files first", m.FilePath(), m.PartitionSpecID(), c.SpecID)
+			continue
 		}
 		entries, err := m.FetchEntries(fsys, true)
 		if err != nil {
@@ -49,6 +50,34 @@ func Files(ctx context.Context, fsys icebergio.IO, snap *table.Snapshot, c *cont
 	for _, files := range out {
 		slices.SortFunc(files, func(a, b iceberg.DataFile) int { return strings.Compare(a.FilePath(), b.FilePath()) })
 	}
+	return out, nil
+}
+
+// Earlier lists the live files of a snapshot written under an earlier
+// partition spec than the contract's (a table partitioned by month, then
+// by day), delete files included.
+func Earlier(ctx context.Context, fsys icebergio.IO, snap *table.Snapshot, c *contract.Contract) ([]iceberg.DataFile, error) {
+	if snap == nil {
+		return nil, nil
+	}
+	manifests, err := snap.Manifests(fsys)
+	if err != nil {
+		return nil, fmt.Errorf("read manifest list of snapshot %d: %w", snap.SnapshotID, err)
+	}
+	var out []iceberg.DataFile
+	for _, m := range manifests {
+		if int(m.PartitionSpecID()) == c.SpecID {
+			continue
+		}
+		entries, err := m.FetchEntries(fsys, true)
+		if err != nil {
+			return nil, fmt.Errorf("read manifest %s: %w", m.FilePath(), err)
+		}
+		for _, e := range entries {
+			out = append(out, e.DataFile())
+		}
+	}
+	slices.SortFunc(out, func(a, b iceberg.DataFile) int { return strings.Compare(a.FilePath(), b.FilePath()) })
 	return out, nil
 }
 
