@@ -145,7 +145,7 @@ func refuseOverlaps(op, table string, overlaps []overlap) error {
 	var findings []verify.Finding
 	for _, o := range overlaps {
 		findings = append(findings, verify.Finding{Kind: verify.KindEarlierSpec, Partition: o.keys[0],
-			Message: fmt.Sprintf("%s, written under an earlier partition spec, holds rows of %s; replacing around it would leave them beside the new rows: pass --rewrite-overlapping to carry its rows outside the declared partitions into new files, or rewrite the table's files to the current spec first",
+			Message: fmt.Sprintf("%s, written under an earlier partition spec, holds rows of %s; replacing around it would leave them beside the new rows: rewrite the table's files to its current spec first (Spark's rewrite_data_files does), or declare only partitions such files hold no rows of",
 				o.file.FilePath(), strings.Join(o.keys, ", "))})
 	}
 	return &RefusedError{Op: op, Table: table, Findings: findings, Cleanup: "nothing was staged"}

@@ -60,7 +60,7 @@ func TestEvolvedSpec(t *testing.T) {
 		}
 		meta, files := s.metadata(tbl), s.files()
 		code, _, errs := s.cli("publish", "--table", tbl, "--partitions", "d=2026-01-05", rows(5, "2026-01-05/1"))
-		if code != exitRefused || !strings.Contains(errs, monthFiles[0]) || !strings.Contains(errs, "d=2026-01-05") || !strings.Contains(errs, "--rewrite-overlapping") {
+		if code != exitRefused || !strings.Contains(errs, monthFiles[0]) || !strings.Contains(errs, "d=2026-01-05") || !strings.Contains(errs, "rewrite the table's files") {
 			t.Errorf("a day a month file holds: exit %d: %s", code, errs)
 		}
 		if s.metadata(tbl) != meta || !slices.Equal(s.files(), files) {
