@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/apache/iceberg-go"
+
+	"github.com/lakeswap/lakeswap/runrecord"
 )
 
 // TestEvolvedSpec: a table another engine made partitioned by month(d),
@@ -38,6 +40,7 @@ func TestEvolvedSpec(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		defer cat.Close()
 		loaded, err := cat.LoadTable(ctx, []string{"eng", "respec"})
 		if err != nil {
 			t.Fatal(err)
@@ -49,7 +52,6 @@ func TestEvolvedSpec(t *testing.T) {
 		if _, err := tx.Commit(ctx); err != nil {
 			t.Fatal(err)
 		}
-		cat.Close()
 		monthFiles := s.runFiles("months")
 
 		// A day of February: no month file holds it.
@@ -65,6 +67,21 @@ func TestEvolvedSpec(t *testing.T) {
 		}
 		if s.metadata(tbl) != meta || !slices.Equal(s.files(), files) {
 			t.Errorf("the refused run changed the table or its files")
+		}
+		// A job reading the table as a source lists the month files too.
+		ctx, cat, pub, err := openPublisher(context.Background(), siteConfig(t, s), noLog())
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, listed, err := pub.SnapshotFiles(ctx, []string{"eng", "respec"}, 0)
+		cat.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range monthFiles {
+			if !slices.ContainsFunc(listed, func(in runrecord.Input) bool { return in.URL == f }) {
+				t.Errorf("a job's table source leaves out %s, written under the earlier spec", f)
+			}
 		}
 		// A day of January the month file holds no row of is the run's alone.
 		s.must("publish", "--run-id", "jan-3", "--table", tbl, "--partitions", "d=2026-01-03", rows(1, "2026-01-03/5"))

@@ -161,5 +161,12 @@ func (l *Ledger) SnapshotFiles(ctx context.Context, ident table.Identifier, snap
 			out = append(out, runrecord.Input{URL: f.FilePath(), Size: f.FileSizeBytes()})
 		}
 	}
+	// Files of an earlier partition spec hold rows of the table too.
+	if err := snapshot.NoDeletes("written under an earlier partition spec", at.Earlier); err != nil {
+		return 0, nil, err
+	}
+	for _, f := range at.Earlier {
+		out = append(out, runrecord.Input{URL: f.FilePath(), Size: f.FileSizeBytes()})
+	}
 	return snapshotID, out, nil
 }

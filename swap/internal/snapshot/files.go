@@ -140,6 +140,9 @@ type At struct {
 	Contract *contract.Contract
 	FS       icebergio.IO
 	Live     map[string][]iceberg.DataFile
+	// Earlier are the live files written under an earlier partition
+	// spec, which have no value in the current one.
+	Earlier []iceberg.DataFile
 }
 
 // Load reloads the table from the catalog and lists a snapshot's files.
@@ -165,7 +168,11 @@ func Load(ctx context.Context, cat Loader, ident table.Identifier, snapshotID in
 	if err != nil {
 		return nil, err
 	}
-	return &At{Meta: meta, Contract: contract, FS: fsys, Live: live}, nil
+	earlier, err := Earlier(ctx, fsys, snap, contract)
+	if err != nil {
+		return nil, err
+	}
+	return &At{Meta: meta, Contract: contract, FS: fsys, Live: live, Earlier: earlier}, nil
 }
 
 // Referenced lists every data file any snapshot of the table names.
