@@ -88,5 +88,15 @@ func TestEvolvedSpec(t *testing.T) {
 		if got := view(t, s, "respec", "id", "n"); !slices.Equal(got, append(slices.Clone(want), "id=5 n=1")) {
 			t.Errorf("after a day the month file holds nothing of, the reader sees %v", got)
 		}
+		// verify --table and table set read the month files too: id 1 is
+		// in the month file and, published again, in a day of February.
+		if out := s.must("-o", "json", "verify", "--table", tbl); !strings.Contains(out, `"ok": true`) || !strings.Contains(out, `"rows": 5`) {
+			t.Errorf("verify --table does not read every row: %s", out)
+		}
+		s.must("publish", "--run-id", "dup", "--table", tbl, "--partitions", "d=2026-02-03", rows(1, "2026-02-03/1"))
+		meta = s.metadata(tbl)
+		if code, _, errs := s.cli("table", "set", "--table", tbl, "grain=id"); code != exitRefused || !strings.Contains(errs, "earlier partition spec") || s.metadata(tbl) != meta {
+			t.Errorf("a grain a month file's row breaks: exit %d: %s", code, errs)
+		}
 	})
 }
