@@ -75,9 +75,17 @@ func SplitTuple(value string, n int) ([]string, bool) {
 	return parts, true
 }
 
+// EarlierSpec stands, where files are grouped by partition value, for the
+// files written under an earlier partition spec, which have no value in
+// the current one. No partition's value can be it (it is not UTF-8).
+const EarlierSpec = "\xffearlier-spec"
+
 // Key is how a partition is named in messages and snapshot summaries:
 // column=value, or for several fields column=value/column=value.
 func (p Partitioning) Key(value string) string {
+	if value == EarlierSpec {
+		return "(files of an earlier partition spec)"
+	}
 	parts, ok := p.Split(value)
 	if !ok {
 		return p.Name + "=" + value

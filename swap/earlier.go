@@ -150,3 +150,6 @@ func refuseOverlaps(op, table string, overlaps []overlap) error {
 	}
 	return &RefusedError{Op: op, Table: table, Findings: findings, Cleanup: "nothing was staged"}
 }
+
+// earlierSpec groups the earlier spec's files among files by partition.
+const earlierSpec = contract.EarlierSpec

@@ -301,6 +301,11 @@ func (p *Publisher) planRun(ctx context.Context, req Request) (*Plan, *table.Tab
 	if len(overlaps) > 0 {
 		return nil, nil, nil, refuseOverlaps("", name, overlaps)
 	}
+	// The rest of the table, for the guards that read it (a record
+	// that moved), holds the earlier spec's files too.
+	if len(earlier) > 0 {
+		all[earlierSpec] = earlier
+	}
 	return plan, tbl, all, nil
 }
 

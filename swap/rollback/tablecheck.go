@@ -177,23 +177,21 @@ func (tc *tableCheck) files(ctx context.Context) error {
 	// under no partition of the current spec.
 	if data := dataOnly(at.Earlier); len(data) > 0 {
 		res.Files += len(data)
-		fp, err := snapshot.Fingerprint(ctx, at.FS, c, earlierSpec, snapshot.Paths(data))
+		key := c.Partition.Key(contract.EarlierSpec)
+		fp, err := snapshot.Fingerprint(ctx, at.FS, c, contract.EarlierSpec, snapshot.Paths(data))
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			find(verify.Finding{Kind: verify.KindCheck, Partition: earlierSpec, Message: "a file the table references cannot be read: " + err.Error()})
+			find(verify.Finding{Kind: verify.KindCheck, Partition: key, Message: "a file the table references cannot be read: " + err.Error()})
 		} else {
-			parts[earlierSpec] = fp
+			parts[key] = fp
 			res.Rows += fp.Rows
 		}
 	}
 	tc.parts = parts
 	return nil
 }
-
-// earlierSpec names, in findings, the files of an earlier partition spec.
-const earlierSpec = "(files of an earlier partition spec)"
 
 func dataOnly(files []iceberg.DataFile) []iceberg.DataFile {
 	var out []iceberg.DataFile
@@ -212,15 +210,10 @@ func (tc *tableCheck) grain(ctx context.Context) error {
 	if len(c.Grain) > 0 {
 		seed := maphash.MakeSeed()
 		seen := map[uint64]string{} // key hash -> partition value
-		display := func(v string) string {
-			if v == earlierSpec {
-				return v
-			}
-			return verify.DisplayKey(c.Partition.Key(v))
-		}
-		for _, v := range append(slices.Clone(values), earlierSpec) {
+		display := func(v string) string { return verify.DisplayKey(c.Partition.Key(v)) }
+		for _, v := range append(slices.Clone(values), contract.EarlierSpec) {
 			files := at.Live[v]
-			if v == earlierSpec {
+			if v == contract.EarlierSpec {
 				files = dataOnly(at.Earlier)
 			}
 			for _, df := range files {
