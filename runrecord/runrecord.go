@@ -20,8 +20,6 @@ import (
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
-
-	"github.com/lakeswap/lakeswap/contract"
 )
 
 // Version is lakeswap's version, recorded in every snapshot it commits.
@@ -124,6 +122,8 @@ type Record struct {
 	InputsHash            string
 }
 
+var unescapeTuple = strings.NewReplacer("%2F", "/", "%25", "%")
+
 // Keys names the run's partitions as column=value, or for several
 // partition fields column=value/column=value.
 func (r Record) Keys() []string {
@@ -131,9 +131,11 @@ func (r Record) Keys() []string {
 	cols := strings.Split(r.PartitionColumn, ",")
 	for i, v := range r.Partitions {
 		keys[i] = r.PartitionColumn + "=" + v
-		if parts, ok := contract.SplitTuple(v, len(cols)); ok && len(cols) > 1 {
+		if parts := strings.Split(v, "/"); len(cols) > 1 && len(parts) == len(cols) {
 			for j := range parts {
-				parts[j] = cols[j] + "=" + parts[j]
+				// A tuple's values are joined with '/', a '/' or '%' in one
+				// written %2F or %25 (contract.Partitioning.Join).
+				parts[j] = cols[j] + "=" + unescapeTuple.Replace(parts[j])
 			}
 			keys[i] = strings.Join(parts, "/")
 		}
