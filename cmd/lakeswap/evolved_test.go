@@ -93,15 +93,8 @@ func TestEvolvedSchema(t *testing.T) {
 // another engine's ALTER TABLE would.
 func evolve(t *testing.T, s *site, name string, change func(*table.UpdateSchema) *table.UpdateSchema) {
 	t.Helper()
-	ctx, cat, _, err := openPublisher(context.Background(), siteConfig(t, s), noLog())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cat.Close()
-	tbl, err := cat.LoadTable(ctx, []string{"eng", name})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, tbl, done := engineTable(t, s, name)
+	defer done()
 	tx := tbl.NewTransaction()
 	if err := change(tx.UpdateSchema(true, false)).Commit(); err != nil {
 		t.Fatal(err)

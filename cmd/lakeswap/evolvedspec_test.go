@@ -38,15 +38,7 @@ func TestEvolvedSpec(t *testing.T) {
 		}
 		s.must("publish", "--run-id", "months", "--table", tbl, "--partitions", "d=2026-01", rows(1, "2026-01-05/1", "2026-01-20/2"))
 
-		ctx, cat, _, err := openPublisher(context.Background(), siteConfig(t, s), noLog())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer cat.Close()
-		loaded, err := cat.LoadTable(ctx, []string{"eng", "respec"})
-		if err != nil {
-			t.Fatal(err)
-		}
+		ctx, loaded, done := engineTable(t, s, "respec")
 		tx := loaded.NewTransaction()
 		if err := tx.UpdateSpec(true).RemoveField("d_month").AddField("d", iceberg.DayTransform{}, "d_day").Commit(); err != nil {
 			t.Fatal(err)
@@ -54,6 +46,7 @@ func TestEvolvedSpec(t *testing.T) {
 		if _, err := tx.Commit(ctx); err != nil {
 			t.Fatal(err)
 		}
+		done()
 		monthFiles := s.runFiles("months")
 
 		// A day of February: no month file holds it.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"maps"
 	"path/filepath"
@@ -12,7 +11,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
-	icebergcat "github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakeswap/lakeswap/contract"
@@ -32,23 +30,12 @@ type foreignTable struct {
 // create makes the table on the site, its namespace too.
 func (f foreignTable) create(t *testing.T, s *site) {
 	t.Helper()
-	ctx, cat, _, err := openPublisher(context.Background(), siteConfig(t, s), noLog())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cat.Close()
 	col := f.column
 	col.ID, col.Required = 1, true
 	sc := iceberg.NewSchema(0, col,
 		iceberg.NestedField{ID: 2, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
 		iceberg.NestedField{ID: 3, Name: "n", Type: iceberg.PrimitiveTypes.Int64, Required: true})
-	spec := iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{1}, FieldID: 1000, Name: "p", Transform: f.transform})
-	if err := cat.CreateNamespace(ctx, []string{"eng"}, nil); err != nil && !strings.Contains(err.Error(), "exist") {
-		t.Fatal(err)
-	}
-	if _, err := cat.CreateTable(ctx, []string{"eng", f.name}, sc, icebergcat.WithPartitionSpec(&spec)); err != nil {
-		t.Fatal(err)
-	}
+	createEngineTable(t, s, f.name, sc, iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{1}, FieldID: 1000, Name: "p", Transform: f.transform}))
 }
 
 // rows writes NDJSON of the rows id with n.
@@ -64,15 +51,8 @@ func (f foreignTable) rows(t *testing.T, n int64, ids ...int) string {
 // partitioner from the rows' own values.
 func (f foreignTable) values(t *testing.T, s *site, ids ...int) []string {
 	t.Helper()
-	ctx, cat, _, err := openPublisher(context.Background(), siteConfig(t, s), noLog())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cat.Close()
-	tbl, err := cat.LoadTable(ctx, []string{"eng", f.name})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, tbl, done := engineTable(t, s, f.name)
+	defer done()
 	c, err := contract.Of(tbl.Metadata())
 	if err != nil {
 		t.Fatal(err)
@@ -121,15 +101,8 @@ func mapIDs(ids []int, f func(int) string) []string {
 // the table's current snapshot (deletes applied), as id -> n.
 func readerView(t *testing.T, s *site, name string) map[int64]int64 {
 	t.Helper()
-	ctx, cat, _, err := openPublisher(context.Background(), siteConfig(t, s), noLog())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cat.Close()
-	tbl, err := cat.LoadTable(ctx, []string{"eng", name})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, tbl, done := engineTable(t, s, name)
+	defer done()
 	out := map[int64]int64{}
 	if tbl.CurrentSnapshot() == nil {
 		return out
@@ -156,15 +129,8 @@ func readerView(t *testing.T, s *site, name string) map[int64]int64 {
 // manifests record, so a wrong bucket or prefix loses the row.
 func foundBy(t *testing.T, s *site, name string, filter iceberg.BooleanExpression) int64 {
 	t.Helper()
-	ctx, cat, _, err := openPublisher(context.Background(), siteConfig(t, s), noLog())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cat.Close()
-	tbl, err := cat.LoadTable(ctx, []string{"eng", name})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, tbl, done := engineTable(t, s, name)
+	defer done()
 	at, err := tbl.Scan(table.WithRowFilter(filter)).ToArrowTable(ctx)
 	if err != nil {
 		t.Fatal(err)

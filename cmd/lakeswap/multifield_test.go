@@ -33,19 +33,26 @@ func createEngineTable(t *testing.T, s *site, name string, sc *iceberg.Schema, s
 	}
 }
 
-// view is what iceberg-go's scan of eng.NAME reads, row by row as
-// "key=value" text of the columns named, sorted.
-func view(t *testing.T, s *site, name string, cols ...string) []string {
+// engineTable loads eng.NAME through the site's catalog; done closes it.
+func engineTable(t *testing.T, s *site, name string) (ctx context.Context, tbl *table.Table, done func()) {
 	t.Helper()
 	ctx, cat, _, err := openPublisher(context.Background(), siteConfig(t, s), noLog())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cat.Close()
-	tbl, err := cat.LoadTable(ctx, []string{"eng", name})
-	if err != nil {
+	if tbl, err = cat.LoadTable(ctx, []string{"eng", name}); err != nil {
+		cat.Close()
 		t.Fatal(err)
 	}
+	return ctx, tbl, func() { cat.Close() }
+}
+
+// view is what iceberg-go's scan of eng.NAME reads, row by row as
+// "key=value" text of the columns named, sorted.
+func view(t *testing.T, s *site, name string, cols ...string) []string {
+	t.Helper()
+	ctx, tbl, done := engineTable(t, s, name)
+	defer done()
 	if tbl.CurrentSnapshot() == nil {
 		return nil
 	}
