@@ -58,6 +58,13 @@ type Plan struct {
 	BaseMetadata    string             `json:"base_metadata_location"`
 	PartitionColumn string             `json:"partition_column"`
 	Contract        contract.Summary   `json:"contract"` // the contract it was staged under
+	// BaseSchemaID is the table schema the base's rows were read with for
+	// the band, the base fingerprint and the grain's changes; the staged
+	// rows are read with Contract.SchemaID. Both are the table's current
+	// schema when the plan is made; a base file written under an earlier
+	// schema is read by field id (SchemaEvolved says the table has one).
+	BaseSchemaID  *int `json:"base_schema_id,omitempty"`
+	SchemaEvolved bool `json:"schema_evolved,omitempty"`
 	Partitions      []PartitionPlan    `json:"partitions"`
 	Fingerprint     verify.Fingerprint `json:"fingerprint"`
 	BaseFingerprint verify.Fingerprint `json:"base_fingerprint"`

@@ -268,6 +268,8 @@ func (p *Publisher) planRun(ctx context.Context, req Request) (*Plan, *table.Tab
 		id := base.SnapshotID
 		plan.BaseSnapshotID = &id
 	}
+	schemaID := contract.Schema.ID
+	plan.BaseSchemaID, plan.SchemaEvolved = &schemaID, len(meta.Schemas()) > 1
 	plan.prior = runrecord.Find(meta, runID)
 	all, err := snapshot.Files(ctx, fsys, base, contract)
 	if err != nil {

@@ -147,6 +147,17 @@ func TestEvolvedTable(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// The plan names the schema each side was read with: the
+			// table's current one, which this step's change made.
+			_, et, done := engineTable(t, s, "evolving")
+			current := et.Metadata().CurrentSchema().ID
+			done()
+			if pf.Plan.BaseSchemaID == nil || *pf.Plan.BaseSchemaID != current || pf.Plan.Contract.SchemaID != current || pf.Plan.SchemaEvolved != (current > 0) {
+				t.Errorf("%s: the plan's schemas: base %v, staged %d, evolved %v; the table's current schema is %d", label, pf.Plan.BaseSchemaID, pf.Plan.Contract.SchemaID, pf.Plan.SchemaEvolved, current)
+			}
+			if shown := s.must("show", plan); current > 0 && !strings.Contains(shown, fmt.Sprintf("read with schema %d of the table, the base with schema %d", current, current)) {
+				t.Errorf("%s: show does not name the schemas: %s", label, shown)
+			}
 			s.must("apply", plan, "--approve", pf.PlanID)
 			runs = append(runs, label)
 			for _, run := range runs {

@@ -34,6 +34,9 @@ func printPlan(w io.Writer, id string, p *swap.Plan, whole bool) {
 		base = fmt.Sprintf("snapshot %d", *p.BaseSnapshotID)
 	}
 	fmt.Fprintf(w, "plan %s: run %s on %s, against %s\n", short(id), p.RunID, p.Table, base)
+	if p.SchemaEvolved && p.BaseSchemaID != nil {
+		fmt.Fprintf(w, "schemas: the staged rows are read with schema %d of the table, the base with schema %d (its files written under an earlier schema are read by field id)\n", p.Contract.SchemaID, *p.BaseSchemaID)
+	}
 	changed := printPartitions(w, p, whole)
 	for _, warning := range p.Warnings {
 		fmt.Fprintln(w, "warning: "+warning)
