@@ -53,18 +53,18 @@ type Plan struct {
 	Inputs  []runrecord.Input `json:"inputs,omitempty"` // the objects read, as listed
 	// NameMapping says the plan adopts files whose columns carry no field
 	// ids, which readers find by name through the table's name mapping.
-	NameMapping     bool               `json:"name_mapping,omitempty"`
-	BaseSnapshotID  *int64             `json:"base_snapshot_id,string"`
-	BaseMetadata    string             `json:"base_metadata_location"`
-	PartitionColumn string             `json:"partition_column"`
-	Contract        contract.Summary   `json:"contract"` // the contract it was staged under
+	NameMapping     bool             `json:"name_mapping,omitempty"`
+	BaseSnapshotID  *int64           `json:"base_snapshot_id,string"`
+	BaseMetadata    string           `json:"base_metadata_location"`
+	PartitionColumn string           `json:"partition_column"`
+	Contract        contract.Summary `json:"contract"` // the contract it was staged under
 	// BaseSchemaID is the table schema the base's rows were read with for
 	// the band, the base fingerprint and the grain's changes; the staged
 	// rows are read with Contract.SchemaID. Both are the table's current
 	// schema when the plan is made; a base file written under an earlier
 	// schema is read by field id (SchemaEvolved says the table has one).
-	BaseSchemaID  *int `json:"base_schema_id,omitempty"`
-	SchemaEvolved bool `json:"schema_evolved,omitempty"`
+	BaseSchemaID    *int               `json:"base_schema_id,omitempty"`
+	SchemaEvolved   bool               `json:"schema_evolved,omitempty"`
 	Partitions      []PartitionPlan    `json:"partitions"`
 	Fingerprint     verify.Fingerprint `json:"fingerprint"`
 	BaseFingerprint verify.Fingerprint `json:"base_fingerprint"`
