@@ -149,11 +149,6 @@ func baseAsPlanned(ctx context.Context, tbl *table.Table, plan *Plan, conflict f
 	if why != "" {
 		return conflict("main moved since the plan's base snapshot %s: %s", fmtID(plan.BaseSnapshotID), why)
 	}
-	for _, pp := range plan.Partitions {
-		if err := snapshot.NoDeletes(pp.Key, plan.oldFiles[pp.Value]); err != nil {
-			return conflict("%v", err)
-		}
-	}
 	return nil
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/parquetio"
+	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 	"github.com/lakeswap/lakeswap/verify"
 )
 
@@ -73,7 +74,7 @@ func eachBatch(ctx context.Context, fsys icebergio.IO, c *contract.Contract, fil
 }
 
 func fileBatches(ctx context.Context, fsys icebergio.IO, acc *verify.Accumulator, path string, fn func(arrow.RecordBatch) (bool, error)) (bool, error) {
-	rr, err := parquetio.Open(ctx, fsys, path)
+	rr, err := snapshot.Open(ctx, fsys, path)
 	if err != nil {
 		return false, err
 	}

@@ -131,10 +131,17 @@ func (p *Publisher) commitOn(ctx context.Context, tbl *table.Table, plan *Plan) 
 		return 0, &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID, Err: err,
 			Hint: "nothing was committed"}
 	}
-	var removed []iceberg.DataFile
+	var removed, deletes []iceberg.DataFile
 	for _, pp := range plan.Partitions {
-		if !pp.same() { // an unchanged partition keeps its files
-			removed = append(removed, plan.oldFiles[pp.Value]...)
+		if pp.same() { // an unchanged partition keeps its files
+			continue
+		}
+		for _, f := range plan.oldFiles[pp.Value] {
+			if f.ContentType() == iceberg.EntryContentData {
+				removed = append(removed, f)
+			} else {
+				deletes = append(deletes, f)
+			}
 		}
 	}
 	head := tbl.CurrentSnapshot()
@@ -180,7 +187,9 @@ func (p *Publisher) commitOn(ctx context.Context, tbl *table.Table, plan *Plan) 
 			return 0, fmt.Errorf("set the table's name mapping for adopted files: %w", err)
 		}
 	}
-	if err := tx.ReplaceDataFilesWithDataFiles(ctx, removed, added, rec.Properties()); err != nil {
+	// A partition's delete files go out with its data files: left behind
+	// they would apply to nothing, or to a later file that reuses a key.
+	if err := tx.ReplaceFiles(ctx, removed, added, deletes, rec.Properties()); err != nil {
 		return 0, &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID, Err: err,
 			Hint: "nothing was committed; " + snapshot.RemoveWritten(ctx, p.log(), tbl, written)}
 	}

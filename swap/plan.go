@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/apache/iceberg-go"
+	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakeswap/lakeswap/contract"
@@ -95,6 +97,9 @@ type Plan struct {
 	// iceberg-go needs them to replace them: from the stage, or read again
 	// by Apply.
 	oldFiles map[string][]iceberg.DataFile
+	// baseIO reads the base's data files as its readers do, with the
+	// deletes that apply to them left out (snapshot.WithDeletes).
+	baseIO icebergio.IO
 	// prior is the snapshot that already records this run id, if any, and
 	// held whether main still holds what the plan staged.
 	prior *table.Snapshot
@@ -148,10 +153,15 @@ type JobInfo struct {
 // PartitionPlan is one declared partition: the files it holds at the base
 // and their fingerprint, and the staged files that replace them.
 type PartitionPlan struct {
-	Value          string             `json:"value"`
-	Key            string             `json:"key"`
-	Prefix         string             `json:"prefix"`
-	OldFiles       []parquetio.File   `json:"old_files"`
+	Value    string           `json:"value"`
+	Key      string           `json:"key"`
+	Prefix   string           `json:"prefix"`
+	OldFiles []parquetio.File `json:"old_files"`
+	// OldDeletes are the partition's delete files at the base (a
+	// merge-on-read table's): its rows are read with them applied, and
+	// they go out with its data files in the same commit, as Iceberg's
+	// partition replace takes them.
+	OldDeletes     []parquetio.File   `json:"old_delete_files,omitempty"`
 	OldFingerprint verify.Fingerprint `json:"old_fingerprint"`
 	NewFiles       []parquetio.File   `json:"new_files"`
 	Fingerprint    verify.Fingerprint `json:"fingerprint"`
@@ -207,13 +217,36 @@ func (p *Plan) op() string {
 // Refused reports whether validation found anything.
 func (p *Plan) Refused() bool { return len(p.Findings) > 0 || p.DroppedFindings > 0 }
 
-// describe gives the path, rows and size of each data file.
-func describe(files []iceberg.DataFile) []parquetio.File {
-	out := make([]parquetio.File, len(files))
-	for i, f := range files {
-		out[i] = parquetio.File{Path: f.FilePath(), Rows: f.Count(), Bytes: f.FileSizeBytes()}
+// reading is the IO that reads the plan's files: the base's with their
+// deletes applied, the staged as they are.
+func (p *Plan) reading(fsys icebergio.IO) icebergio.IO {
+	if p.baseIO != nil {
+		return p.baseIO
 	}
-	return out
+	return fsys
+}
+
+// describeData describes a partition's files: its data files, and its
+// delete files apart.
+func describeData(files []iceberg.DataFile) (data, deletes []parquetio.File) {
+	for _, f := range files {
+		d := parquetio.File{Path: f.FilePath(), Rows: f.Count(), Bytes: f.FileSizeBytes()}
+		if f.ContentType() == iceberg.EntryContentData {
+			data = append(data, d)
+		} else {
+			deletes = append(deletes, d)
+		}
+	}
+	if data == nil {
+		data = []parquetio.File{}
+	}
+	return data, deletes
+}
+
+// oldPaths are the paths of every file the partition holds at the base,
+// data and delete files, sorted as the table's listing is.
+func (pp *PartitionPlan) oldPaths() []string {
+	return slices.Sorted(slices.Values(append(filePaths(pp.OldFiles), filePaths(pp.OldDeletes)...)))
 }
 
 func filePaths(files []parquetio.File) []string {

@@ -72,7 +72,7 @@ func rebase(ctx context.Context, tbl *table.Table, plan *Plan) (string, error) {
 	}
 	old := map[string][]iceberg.DataFile{}
 	for _, pp := range plan.Partitions {
-		if !slices.Equal(snapshot.Paths(all[pp.Value]), filePaths(pp.OldFiles)) {
+		if !slices.Equal(snapshot.Paths(all[pp.Value]), pp.oldPaths()) {
 			// No commit since the base touched it, so this cannot be; say
 			// so rather than replace what the plan did not see.
 			return fmt.Sprintf("partition %s holds other files than the plan replaces", pp.Key), nil

@@ -275,20 +275,21 @@ func (p *Publisher) planRun(ctx context.Context, req Request) (*Plan, *table.Tab
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("table %s: %w", name, err)
 	}
+	if plan.baseIO, err = snapshot.WithDeletes(ctx, tbl, fsys, base, all); err != nil {
+		return nil, nil, nil, fmt.Errorf("table %s: %w", name, err)
+	}
 	values := slices.Compact(slices.Sorted(slices.Values(req.Partitions)))
 	for _, v := range values {
 		if err := contract.Partition.ParseValue(v); err != nil {
-			return nil, nil, nil, fmt.Errorf("publish to %s: %w", name, err)
-		}
-		if err := snapshot.NoDeletes(contract.Partition.Key(v), all[v]); err != nil {
 			return nil, nil, nil, fmt.Errorf("publish to %s: %w", name, err)
 		}
 		prefix, err := stagingPrefix(meta, contract.Partition, v, runID, plan.Attempt)
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("table %s: %w", name, err)
 		}
+		data, deletes := describeData(all[v])
 		plan.Partitions = append(plan.Partitions, PartitionPlan{
-			Value: v, Key: contract.Partition.Key(v), Prefix: prefix, OldFiles: describe(all[v]),
+			Value: v, Key: contract.Partition.Key(v), Prefix: prefix, OldFiles: data, OldDeletes: deletes,
 		})
 		plan.oldFiles[v] = all[v]
 	}
@@ -335,7 +336,7 @@ func (p *Publisher) stageAll(ctx context.Context, tbl *table.Table, plan *Plan, 
 		if err := p.adopt(ctx, fsys, tbl.Metadata(), c, plan, req.Adopt, req.AllowEmpty); err != nil {
 			return err
 		}
-		return fingerprintBase(ctx, fsys, c, plan)
+		return fingerprintBase(ctx, plan.reading(fsys), c, plan)
 	}
 	wfs, err := p.stagingIO(ctx, fsys)
 	if err != nil {
@@ -344,7 +345,7 @@ func (p *Publisher) stageAll(ctx context.Context, tbl *table.Table, plan *Plan, 
 	if c.DeltaIntegers {
 		req.Writer.DeltaIntegers = true
 	}
-	return p.stageRows(ctx, wfs, fsys, c, plan, req)
+	return p.stageRows(ctx, wfs, plan.reading(fsys), c, plan, req)
 }
 
 // gatherFindings collects into the plan what each partition's validation
@@ -372,6 +373,7 @@ func guard(ctx context.Context, tbl *table.Table, plan *Plan, req Request, all m
 	if err != nil {
 		return err
 	}
+	fsys = plan.reading(fsys)
 	c := plan.contract
 	if req.SecondBuild != nil && !plan.Refused() {
 		found, err := buildsAgree(ctx, plan, c, req.SecondBuild)

@@ -41,21 +41,16 @@ func (p *Publisher) checkCommitted(ctx context.Context, plan *Plan, snapshotID i
 	declared := map[string]bool{}
 	for _, pp := range plan.Partitions {
 		declared[pp.Value] = true
-		files := pp.NewFiles
+		want := slices.Sorted(slices.Values(filePaths(pp.NewFiles)))
 		if pp.same() {
-			files = pp.OldFiles // left as they were
+			want = pp.oldPaths() // left as they were, deletes and all
 		}
-		want := make([]string, len(files))
-		for i, f := range files {
-			want[i] = f.Path
-		}
-		slices.Sort(want)
 		got := snapshot.Paths(live[pp.Value])
 		if !slices.Equal(got, want) {
 			out = append(out, Mismatch{pp.Key, fmt.Sprintf("holds files %v, staged %v", got, want)})
 			continue
 		}
-		fp, err := snapshot.Fingerprint(ctx, fsys, contract, pp.Value, got)
+		fp, err := snapshot.Fingerprint(ctx, fsys, contract, pp.Value, snapshot.DataPaths(live[pp.Value]))
 		if err != nil {
 			return nil, err
 		}

@@ -247,10 +247,7 @@ func (l *Ledger) partitionFingerprints(ctx context.Context, ident table.Identifi
 	out := map[string]verify.Fingerprint{}
 	for _, value := range values {
 		key := at.Contract.Partition.Key(value)
-		if err := snapshot.NoDeletes(key, at.Live[value]); err != nil {
-			return nil, err
-		}
-		fp, err := snapshot.Fingerprint(ctx, at.FS, at.Contract, value, snapshot.Paths(at.Live[value]))
+		fp, err := snapshot.Fingerprint(ctx, at.FS, at.Contract, value, snapshot.DataPaths(at.Live[value]))
 		if err != nil {
 			return nil, err
 		}

@@ -282,7 +282,7 @@ func (l *Ledger) commitUndo(ctx context.Context, tbl *table.Table, fsys icebergi
 func partitionFingerprintsOf(ctx context.Context, fsys icebergio.IO, c *contract.Contract, files map[string][]iceberg.DataFile, values map[string]string) (map[string]verify.Fingerprint, error) {
 	out := map[string]verify.Fingerprint{}
 	for v, key := range values {
-		fp, err := snapshot.Fingerprint(ctx, fsys, c, v, snapshot.Paths(files[v]))
+		fp, err := snapshot.Fingerprint(ctx, fsys, c, v, snapshot.DataPaths(files[v]))
 		if err != nil {
 			return nil, err
 		}

@@ -156,12 +156,9 @@ func (tc *tableCheck) files(ctx context.Context) error {
 	parts := map[string]verify.Fingerprint{}
 	for _, v := range values {
 		key := c.Partition.Key(v)
-		if err := snapshot.NoDeletes(key, at.Live[v]); err != nil {
-			find(verify.Finding{Kind: verify.KindCheck, Partition: verify.DisplayKey(key), Message: err.Error()})
-			continue
-		}
-		res.Files += len(at.Live[v])
-		fp, err := snapshot.Fingerprint(ctx, at.FS, c, v, snapshot.Paths(at.Live[v]))
+		data := snapshot.DataPaths(at.Live[v])
+		res.Files += len(data)
+		fp, err := snapshot.Fingerprint(ctx, at.FS, c, v, data)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -212,7 +209,7 @@ func (tc *tableCheck) grain(ctx context.Context) error {
 		seen := map[uint64]string{} // key hash -> partition value
 		display := func(v string) string { return verify.DisplayKey(c.Partition.Key(v)) }
 		for _, v := range append(slices.Clone(values), contract.EarlierSpec) {
-			files := at.Live[v]
+			files := dataOnly(at.Live[v])
 			if v == contract.EarlierSpec {
 				files = dataOnly(at.Earlier)
 			}
@@ -278,7 +275,7 @@ func (tc *tableCheck) runs(ctx context.Context, meta table.Metadata, snap *table
 				if err != nil {
 					return err
 				}
-				if got, err = snapshot.Fingerprint(ctx, at.FS, wrote, v, snapshot.Paths(at.Live[v])); err != nil {
+				if got, err = snapshot.Fingerprint(ctx, at.FS, wrote, v, snapshot.DataPaths(at.Live[v])); err != nil {
 					return err
 				}
 			}

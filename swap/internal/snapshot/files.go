@@ -11,7 +11,6 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakeswap/lakeswap/contract"
-	"github.com/lakeswap/lakeswap/parquetio"
 	"github.com/lakeswap/lakeswap/verify"
 )
 
@@ -81,6 +80,18 @@ func Earlier(ctx context.Context, fsys icebergio.IO, snap *table.Snapshot, c *co
 	return out, nil
 }
 
+// DataPaths are the paths of the data files among files: what is read
+// for their rows, through an IO that applies the rest (WithDeletes).
+func DataPaths(files []iceberg.DataFile) []string {
+	var out []string
+	for _, f := range files {
+		if f.ContentType() == iceberg.EntryContentData {
+			out = append(out, f.FilePath())
+		}
+	}
+	return out
+}
+
 func Paths(files []iceberg.DataFile) []string {
 	out := make([]string, len(files))
 	for i, f := range files {
@@ -114,7 +125,7 @@ func Fingerprint(ctx context.Context, fsys icebergio.IO, c *contract.Contract, v
 }
 
 func AddFile(ctx context.Context, fsys icebergio.IO, acc *verify.Accumulator, path string) error {
-	rr, err := parquetio.Open(ctx, fsys, path)
+	rr, err := Open(ctx, fsys, path)
 	if err != nil {
 		return err
 	}
@@ -170,6 +181,10 @@ func Load(ctx context.Context, cat Loader, ident table.Identifier, snapshotID in
 	}
 	earlier, err := Earlier(ctx, fsys, snap, contract)
 	if err != nil {
+		return nil, err
+	}
+	// The snapshot's rows are its data files' with their deletes applied.
+	if fsys, err = WithDeletes(ctx, tbl, fsys, snap, live, map[string][]iceberg.DataFile{"": earlier}); err != nil {
 		return nil, err
 	}
 	return &At{Meta: meta, Contract: contract, FS: fsys, Live: live, Earlier: earlier}, nil

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
@@ -180,7 +181,13 @@ func EachKey(ctx context.Context, fsys icebergio.IO, c *contract.Contract, path 
 	for i, g := range c.Grain {
 		names[i] = c.Fields[g].Name
 	}
-	rr, err := parquetio.OpenColumns(ctx, fsys, path, names)
+	var rr array.RecordReader
+	var err error
+	if d, ok := fsys.(*DeletesIO); ok && d.tasks[path].File != nil {
+		rr, err = Open(ctx, fsys, path) // every column, by name below
+	} else {
+		rr, err = parquetio.OpenColumns(ctx, fsys, path, names)
+	}
 	if err != nil {
 		return err
 	}

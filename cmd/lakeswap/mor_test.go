@@ -1,0 +1,199 @@
+package main
+
+import (
+	"iter"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakeswap/lakeswap/swap"
+)
+
+// morRows builds a batch of (d, id, n) rows in the arrow form of schema
+// sc, each cell "2026-01-02/3": a day of January 2026 and an id.
+func morRows(t *testing.T, sc *arrow.Schema, n int64, cells ...string) arrow.RecordBatch {
+	t.Helper()
+	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+	defer b.Release()
+	for _, c := range cells {
+		day, id, _ := strings.Cut(c, "/")
+		d, err := time.Parse(time.DateOnly, day)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Field(0).(*array.Date32Builder).Append(arrow.Date32FromTime(d))
+		var v int64
+		for _, r := range id {
+			v = v*10 + int64(r-'0')
+		}
+		b.Field(1).(*array.Int64Builder).Append(v)
+		if len(sc.Fields()) > 2 {
+			b.Field(2).(*array.Int64Builder).Append(n)
+		}
+	}
+	return b.NewRecordBatch()
+}
+
+// mor commits one change to eng.NAME through iceberg-go, as a
+// merge-on-read engine would.
+func mor(t *testing.T, s *site, name string, change func(*table.Transaction) error) {
+	t.Helper()
+	ctx, tbl, done := engineTable(t, s, name)
+	defer done()
+	tx := tbl.NewTransaction()
+	if err := change(tx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// deleteFiles lists the delete files main's head applies, by the day of
+// the data file each applies to.
+func deleteFiles(t *testing.T, s *site, name string) map[string][]string {
+	t.Helper()
+	ctx, tbl, done := engineTable(t, s, name)
+	defer done()
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]string{}
+	for _, task := range tasks {
+		day := arrow.Date32(task.File.Partition()[1000].(iceberg.Date)).FormattedString()
+		for _, f := range append(slices.Clone(task.DeleteFiles), task.EqualityDeleteFiles...) {
+			if !slices.Contains(out[day], f.FilePath()) {
+				out[day] = append(out[day], f.FilePath())
+			}
+		}
+	}
+	return out
+}
+
+// TestMergeOnReadTable: a table an engine writes merge-on-read, with an
+// equality delete in one day and a position delete in another. On every
+// site, routes publish, rerun and plan/apply: the base is read with its
+// deletes applied (the same rows commit nothing; the band and the grain's
+// changes count what a reader sees), a replaced day's delete files go out
+// with its data files in the one commit, a day the run does not declare
+// keeps its deletes, and verify --table counts what a reader sees. Each
+// step is checked against iceberg-go's delete-applying scan.
+func TestMergeOnReadTable(t *testing.T) {
+	forEachSite(t, func(t *testing.T, s *site) {
+		sc := iceberg.NewSchema(0,
+			iceberg.NestedField{ID: 1, Name: "d", Type: iceberg.PrimitiveTypes.Date, Required: true},
+			iceberg.NestedField{ID: 2, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+			iceberg.NestedField{ID: 3, Name: "n", Type: iceberg.PrimitiveTypes.Int64, Required: true})
+		spec := iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{1}, FieldID: 1000, Name: "d", Transform: iceberg.IdentityTransform{}})
+		createEngineTable(t, s, "cdc", sc, spec)
+		const tbl = "eng.cdc"
+		asArrow, err := table.SchemaToArrowSchema(sc, nil, true, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys, err := table.SchemaToArrowSchema(iceberg.NewSchema(0, sc.Field(0), sc.Field(1)), nil, true, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mor(t, s, "cdc", func(tx *table.Transaction) error {
+			if err := tx.SetProperties(iceberg.Properties{table.WriteDeleteModeKey: table.WriteModeMergeOnRead}); err != nil {
+				return err
+			}
+			rec := morRows(t, asArrow, 10, "2026-01-01/1", "2026-01-01/2", "2026-01-01/3",
+				"2026-01-02/1", "2026-01-02/2", "2026-01-02/3", "2026-01-03/1", "2026-01-03/2", "2026-01-03/3")
+			defer rec.Release()
+			rr, err := array.NewRecordReader(asArrow, []arrow.RecordBatch{rec})
+			if err != nil {
+				return err
+			}
+			return tx.Append(t.Context(), rr, nil)
+		})
+		eqDelete := func(cells ...string) {
+			mor(t, s, "cdc", func(tx *table.Transaction) error {
+				rec := morRows(t, keys, 0, cells...)
+				return tx.CommitEqualityDeletes(t.Context(), []int{1, 2}, iter.Seq2[arrow.RecordBatch, error](func(yield func(arrow.RecordBatch, error) bool) { yield(rec, nil) }), nil)
+			})
+		}
+		eqDelete("2026-01-01/1", "2026-01-03/3")
+		mor(t, s, "cdc", func(tx *table.Transaction) error { // a position delete
+			return tx.Delete(t.Context(), iceberg.NewAnd(iceberg.EqualTo(iceberg.Reference("d"), iceberg.Date(arrow.Date32FromTime(time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)))),
+				iceberg.EqualTo(iceberg.Reference("id"), int64(2))), nil)
+		})
+		seen := []string{"d=2026-01-01 id=2 n=10", "d=2026-01-01 id=3 n=10", "d=2026-01-02 id=1 n=10", "d=2026-01-02 id=3 n=10", "d=2026-01-03 id=1 n=10", "d=2026-01-03 id=2 n=10"}
+		if got := view(t, s, "cdc", "d", "id", "n"); !slices.Equal(got, seen) {
+			t.Fatalf("the engine's table reads as %v, want %v", got, seen)
+		}
+		if dels := deleteFiles(t, s, "cdc"); len(dels["2026-01-01"]) == 0 || len(dels["2026-01-02"]) == 0 || len(dels["2026-01-03"]) == 0 {
+			t.Fatalf("the engine's deletes: %v, want some in each day", dels)
+		}
+		s.must("table", "set", "--table", tbl, "grain=d,id", "additive=n")
+		if out := s.must("-o", "json", "verify", "--table", tbl); !strings.Contains(out, `"ok": true`) || !strings.Contains(out, `"rows": 6`) {
+			t.Errorf("verify --table of the merge-on-read table: %s", out)
+		}
+		rows := func(n int64, cells ...string) string {
+			var b strings.Builder
+			for _, c := range cells {
+				day, id, _ := strings.Cut(c, "/")
+				b.WriteString(`{"d":"` + day + `","id":` + id + `,"n":` + strconv.FormatInt(n, 10) + "}\n")
+			}
+			return write(t, t.TempDir(), "in.ndjson", b.String())
+		}
+
+		// The rows a reader sees, given again: nothing to commit.
+		meta := s.metadata(tbl)
+		s.must("publish", "--table", tbl, "--partitions", "d=2026-01-01..2026-01-02", rows(10, "2026-01-01/2", "2026-01-01/3", "2026-01-02/1", "2026-01-02/3"))
+		if s.metadata(tbl) != meta {
+			t.Errorf("the rows the table shows with its deletes applied committed a snapshot")
+		}
+
+		// Publish: the two days' deletes go with their data files; the
+		// third day's stay.
+		out := s.must("publish", "--run-id", "fix", "--table", tbl, "--partitions", "d=2026-01-01..2026-01-02", rows(20, "2026-01-01/1", "2026-01-01/2", "2026-01-02/2", "2026-01-02/4"))
+		if !strings.Contains(out, "d=2026-01-01") {
+			t.Errorf("publish printed: %s", out)
+		}
+		want := []string{"d=2026-01-01 id=1 n=20", "d=2026-01-01 id=2 n=20", "d=2026-01-02 id=2 n=20", "d=2026-01-02 id=4 n=20", "d=2026-01-03 id=1 n=10", "d=2026-01-03 id=2 n=10"}
+		if got := view(t, s, "cdc", "d", "id", "n"); !slices.Equal(got, want) {
+			t.Errorf("after the publish the reader sees %v, want %v", got, want)
+		}
+		dels := deleteFiles(t, s, "cdc")
+		if len(dels["2026-01-01"]) != 0 || len(dels["2026-01-02"]) != 0 || len(dels["2026-01-03"]) == 0 {
+			t.Errorf("after the publish the deletes are %v: want none in the days replaced, day 3's kept", dels)
+		}
+		if code, out, errs := s.cli("verify", "--table", tbl, "--run", "fix"); code != 0 {
+			t.Errorf("verify of the run: exit %d: %s%s", code, out, errs)
+		}
+
+		// Plan then apply the third day: its equality delete applied in
+		// the plan's base, then gone with its files.
+		plan := t.TempDir() + "/p.json"
+		shown := s.must("plan", "--run-id", "day3", "--out", plan, "--table", tbl, "--partitions", "d=2026-01-03", rows(30, "2026-01-03/1", "2026-01-03/2"))
+		if !strings.Contains(shown, "d=2026-01-03") {
+			t.Errorf("plan printed: %s", shown)
+		}
+		pf, err := swap.ReadPlan(plan)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := pf.Plan.Partitions[0]; got.OldFingerprint.Rows != 2 || len(got.OldDeletes) == 0 {
+			t.Errorf("the plan's base of day 3: %d rows, delete files %v; want the 2 rows a reader sees and its delete files named", got.OldFingerprint.Rows, got.OldDeletes)
+		}
+		s.must("apply", plan, "--approve", pf.PlanID)
+		want = []string{"d=2026-01-01 id=1 n=20", "d=2026-01-01 id=2 n=20", "d=2026-01-02 id=2 n=20", "d=2026-01-02 id=4 n=20", "d=2026-01-03 id=1 n=30", "d=2026-01-03 id=2 n=30"}
+		if got := view(t, s, "cdc", "d", "id", "n"); !slices.Equal(got, want) {
+			t.Errorf("after apply the reader sees %v, want %v", got, want)
+		}
+		if dels := deleteFiles(t, s, "cdc"); len(dels) != 0 {
+			t.Errorf("after apply the table still applies deletes: %v", dels)
+		}
+	})
+}

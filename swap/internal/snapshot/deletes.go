@@ -1,0 +1,160 @@
+package snapshot
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"strconv"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go"
+	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakeswap/lakeswap/parquetio"
+)
+
+// DeletesIO is a table's IO that reads a data file's rows as every reader
+// of the table does at one snapshot: with the position and equality
+// deletes that apply to it there left out. Which deletes apply to which
+// file (by partition and sequence number) is iceberg-go's scan planning,
+// and applying them its reader; lakeswap only routes the files that have
+// any through it. A merge-on-read table (Flink CDC, Spark's MERGE) holds
+// such files; its base is fingerprinted, banded and diffed this way.
+type DeletesIO struct {
+	icebergio.IO
+	scan  *table.Scan
+	ids   []int                         // the scan's output columns' field ids
+	tasks map[string]table.FileScanTask // the data files that have deletes, by path
+}
+
+// HasDeletes reports whether any of the listed files is a delete file.
+func HasDeletes(files ...map[string][]iceberg.DataFile) bool {
+	for _, m := range files {
+		for _, fs := range m {
+			for _, f := range fs {
+				if f.ContentType() != iceberg.EntryContentData {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// WithDeletes is fsys reading tbl's data files as of snapshot snap with
+// their deletes applied; fsys itself when none of files (the snapshot's
+// live files, or those the caller will read) is a delete file, so that a
+// table without deletes costs no scan planning.
+func WithDeletes(ctx context.Context, tbl *table.Table, fsys icebergio.IO, snap *table.Snapshot, files ...map[string][]iceberg.DataFile) (icebergio.IO, error) {
+	if snap == nil || !HasDeletes(files...) {
+		return fsys, nil
+	}
+	scan := tbl.Scan(table.WithSnapshotID(snap.SnapshotID))
+	tasks, err := scan.PlanFiles(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("plan which deletes apply to the data files of snapshot %d: %w", snap.SnapshotID, err)
+	}
+	proj, err := scan.Projection()
+	if err != nil {
+		return nil, err
+	}
+	d := &DeletesIO{IO: fsys, scan: scan, tasks: map[string]table.FileScanTask{}}
+	for _, f := range proj.Fields() {
+		d.ids = append(d.ids, f.ID)
+	}
+	for _, t := range tasks {
+		if len(t.DeleteFiles)+len(t.EqualityDeleteFiles)+len(t.DeletionVectorFiles) > 0 {
+			d.tasks[t.File.FilePath()] = t
+		}
+	}
+	return d, nil
+}
+
+// Open reads a data file's rows through fsys: with its deletes applied
+// when fsys is a DeletesIO that has any for it, else as the file holds
+// them.
+func Open(ctx context.Context, fsys icebergio.IO, path string) (array.RecordReader, error) {
+	if d, ok := fsys.(*DeletesIO); ok {
+		if task, ok := d.tasks[path]; ok {
+			return d.open(ctx, task)
+		}
+		return parquetio.Open(ctx, d.IO, path)
+	}
+	return parquetio.Open(ctx, fsys, path)
+}
+
+// open reads one task through iceberg-go's scan, its columns labelled
+// with their field ids so that they are projected by id like a file's.
+func (d *DeletesIO) open(ctx context.Context, task table.FileScanTask) (array.RecordReader, error) {
+	sc, batches, err := d.scan.ReadTasks(ctx, []table.FileScanTask{task})
+	if err != nil {
+		return nil, fmt.Errorf("read %s with its deletes applied: %w", task.File.FilePath(), err)
+	}
+	if len(sc.Fields()) != len(d.ids) {
+		return nil, fmt.Errorf("read %s with its deletes applied: %d columns for %d fields", task.File.FilePath(), len(sc.Fields()), len(d.ids))
+	}
+	fields := make([]arrow.Field, len(sc.Fields()))
+	for i, f := range sc.Fields() {
+		f.Metadata = arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{strconv.Itoa(d.ids[i])})
+		fields[i] = f
+	}
+	labelled := arrow.NewSchema(fields, nil)
+	next, stop := iter.Pull2(batches)
+	return &seqReader{schema: labelled, next: next, stop: stop, path: task.File.FilePath()}, nil
+}
+
+// seqReader is an array.RecordReader over the batches of a scan.
+type seqReader struct {
+	schema *arrow.Schema
+	next   func() (arrow.RecordBatch, error, bool)
+	stop   func()
+	cur    arrow.RecordBatch
+	err    error
+	path   string
+	refs   int64
+}
+
+func (r *seqReader) Retain() { r.refs++ }
+
+func (r *seqReader) Release() {
+	if r.refs--; r.refs >= 0 {
+		return
+	}
+	if r.cur != nil {
+		r.cur.Release()
+		r.cur = nil
+	}
+	r.stop()
+}
+
+func (r *seqReader) Schema() *arrow.Schema { return r.schema }
+
+func (r *seqReader) Next() bool {
+	if r.cur != nil {
+		r.cur.Release()
+		r.cur = nil
+	}
+	if r.err != nil {
+		return false
+	}
+	rec, err, ok := r.next()
+	if !ok {
+		return false
+	}
+	if err != nil {
+		r.err = fmt.Errorf("read %s with its deletes applied: %w", r.path, err)
+		return false
+	}
+	r.cur = array.NewRecordBatch(r.schema, rec.Columns(), rec.NumRows())
+	rec.Release()
+	return true
+}
+
+func (r *seqReader) RecordBatch() arrow.RecordBatch { return r.cur }
+
+// Record is RecordBatch, under the name older callers use.
+func (r *seqReader) Record() arrow.RecordBatch { return r.cur }
+
+func (r *seqReader) Err() error { return r.err }
