@@ -130,6 +130,17 @@ func (j *Job) localFiles(ctx context.Context, name string, l *Listing, fetch Fet
 	for _, f := range l.Sources[name] {
 		path := f.URL
 		switch {
+		case strings.HasPrefix(path, "iceberg:") && strings.Contains(path, "#"):
+			// A table's data file that deletes apply to: read with them
+			// applied, into a copy of its own.
+			if fetch == nil {
+				return nil, fmt.Errorf("%s has deletes to apply, and no catalog is at hand to read them", path)
+			}
+			local, err := fetch(ctx, f)
+			if err != nil {
+				return nil, err
+			}
+			path = local
 		case strings.HasPrefix(path, "iceberg:"):
 			continue // the snapshot the files are of
 		case strings.HasPrefix(path, "file://"):

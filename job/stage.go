@@ -81,7 +81,7 @@ func (j *Job) Run(ctx context.Context, pub *swap.Publisher, req swap.Request, o 
 		return nil, err
 	}
 	defer eng.Close()
-	rejected, err := j.prepareInto(ctx, eng, listing, rejectsFile, fetcher(in.Store, tmp), tmp)
+	rejected, err := j.prepareInto(ctx, eng, listing, rejectsFile, fetcher(in.Store, pub, tmp), tmp)
 	if err != nil {
 		return nil, err
 	}
@@ -210,14 +210,28 @@ func tableFiles(pub *swap.Publisher) TableFiles {
 }
 
 // fetcher copies a job's S3 files to dir, each only if it is still as
-// listed.
-func fetcher(store source.ObjectStore, dir string) Fetch {
-	if store == nil {
+// listed, and writes there the rows of a table's data file that deletes
+// apply to, with them applied.
+func fetcher(store source.ObjectStore, pub *swap.Publisher, dir string) Fetch {
+	if store == nil && pub == nil {
 		return nil
 	}
 	n := 0
 	return func(ctx context.Context, in runrecord.Input) (string, error) {
 		n++
+		if strings.HasPrefix(in.URL, "iceberg:") {
+			if pub == nil {
+				return "", fmt.Errorf("%s has deletes to apply, and no catalog is at hand to read them", in.URL)
+			}
+			dst := filepath.Join(dir, fmt.Sprintf("applied-%d.parquet", n))
+			if _, err := pub.RowsApplied(ctx, in.URL, dst); err != nil {
+				return "", err
+			}
+			return dst, nil
+		}
+		if store == nil {
+			return "", fmt.Errorf("%s is on S3, and no S3 store is configured", in.URL)
+		}
 		return source.Fetch(ctx, store, in, dir, n)
 	}
 }
@@ -267,7 +281,7 @@ func (j *Job) MeasureArrival(ctx context.Context, pub *swap.Publisher, store sou
 		return nil, err
 	}
 	defer eng.Close()
-	if _, err := j.Prepare(ctx, eng, l, io.Discard, fetcher(store, tmp), tmp); err != nil {
+	if _, err := j.Prepare(ctx, eng, l, io.Discard, fetcher(store, pub, tmp), tmp); err != nil {
 		return nil, err
 	}
 	return j.MeasureLag(ctx, eng)

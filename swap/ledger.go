@@ -58,3 +58,9 @@ func (p *Publisher) Status(ctx context.Context, ident table.Identifier, runID st
 func (p *Publisher) SnapshotFiles(ctx context.Context, ident table.Identifier, snapshotID int64) (int64, []runrecord.Input, error) {
 	return p.ledger().SnapshotFiles(ctx, ident, snapshotID)
 }
+
+// RowsApplied writes the rows of a data file SnapshotFiles listed as one
+// that deletes apply to, with them applied, to a local Parquet file.
+func (p *Publisher) RowsApplied(ctx context.Context, input, dst string) (int64, error) {
+	return p.ledger().RowsApplied(ctx, input, dst)
+}

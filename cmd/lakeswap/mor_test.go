@@ -139,6 +139,16 @@ func TestMergeOnReadTable(t *testing.T) {
 		if out := s.must("-o", "json", "verify", "--table", tbl); !strings.Contains(out, `"ok": true`) || !strings.Contains(out, `"rows": 6`) {
 			t.Errorf("verify --table of the merge-on-read table: %s", out)
 		}
+		// A job reading the table reads what a reader sees: the copy it
+		// publishes holds the rows left after the deletes.
+		createEngineTable(t, s, "cdc_copy", sc, spec)
+		s.must("table", "set", "--table", "eng.cdc_copy", "grain=d,id", "additive=n")
+		job := write(t, t.TempDir(), "copy.yaml", "table: eng.cdc_copy\nsources:\n  cdc: {table: eng.cdc}\n"+
+			"sql: SELECT d, id, n FROM cdc WHERE d BETWEEN CAST($from AS DATE) AND CAST($to AS DATE)\n")
+		s.must("publish", "--job", job, "--allow-implausible", "--partitions", "d=2026-01-01..2026-01-03")
+		if got := view(t, s, "cdc_copy", "d", "id", "n"); !slices.Equal(got, seen) {
+			t.Errorf("a job reading the merge-on-read table copied %v, want %v", got, seen)
+		}
 		rows := func(n int64, cells ...string) string {
 			var b strings.Builder
 			for _, c := range cells {

@@ -9,7 +9,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakeswap/lakeswap/catalog"
 
 	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/runrecord"
@@ -134,7 +137,9 @@ func (l *Ledger) Status(ctx context.Context, ident table.Identifier, runID strin
 
 // SnapshotFiles lists the live data files of a table's snapshot (0: the
 // one main holds), with their sizes, and says which snapshot that was: what
-// a job reads of a table it is pinned to.
+// a job reads of a table it is pinned to. A data file that deletes apply to
+// (a merge-on-read table's) is listed as a DeletedInput, to be read with
+// them applied (RowsApplied); delete files are not listed themselves.
 func (l *Ledger) SnapshotFiles(ctx context.Context, ident table.Identifier, snapshotID int64) (int64, []runrecord.Input, error) {
 	if snapshotID == 0 {
 		tbl, err := l.Catalog.LoadTable(ctx, ident)
@@ -152,21 +157,50 @@ func (l *Ledger) SnapshotFiles(ctx context.Context, ident table.Identifier, snap
 		return 0, nil, err
 	}
 	var out []runrecord.Input
-	for _, v := range slices.Sorted(maps.Keys(at.Live)) {
-		key := at.Contract.Partition.Key(v)
-		if err := snapshot.NoDeletes(key, at.Live[v]); err != nil {
-			return 0, nil, err
-		}
-		for _, f := range at.Live[v] {
-			out = append(out, runrecord.Input{URL: f.FilePath(), Size: f.FileSizeBytes()})
-		}
-	}
 	// Files of an earlier partition spec hold rows of the table too.
-	if err := snapshot.NoDeletes("written under an earlier partition spec", at.Earlier); err != nil {
-		return 0, nil, err
+	var files [][]iceberg.DataFile
+	for _, v := range slices.Sorted(maps.Keys(at.Live)) {
+		files = append(files, at.Live[v])
 	}
-	for _, f := range at.Earlier {
-		out = append(out, runrecord.Input{URL: f.FilePath(), Size: f.FileSizeBytes()})
+	for _, files := range append(files, at.Earlier) {
+		for _, f := range files {
+			switch {
+			case f.ContentType() != iceberg.EntryContentData:
+			case snapshot.Deleted(at.FS, f.FilePath()):
+				out = append(out, runrecord.Input{URL: DeletedInput(strings.Join(ident, "."), snapshotID, f.FilePath()), Size: f.FileSizeBytes()})
+			default:
+				out = append(out, runrecord.Input{URL: f.FilePath(), Size: f.FileSizeBytes()})
+			}
+		}
 	}
 	return snapshotID, out, nil
+}
+
+// DeletedInput names a data file of a table's snapshot that deletes apply
+// to, as a job's listing holds it: iceberg:<table>@<snapshot>#<file>.
+func DeletedInput(table string, snapshotID int64, path string) string {
+	return fmt.Sprintf("iceberg:%s@%d#%s", table, snapshotID, path)
+}
+
+// RowsApplied writes the rows of a DeletedInput, with its deletes applied,
+// to a local Parquet file dst, and says how many there are.
+func (l *Ledger) RowsApplied(ctx context.Context, input, dst string) (int64, error) {
+	name, rest, _ := strings.Cut(strings.TrimPrefix(input, "iceberg:"), "@")
+	id, path, ok := strings.Cut(rest, "#")
+	snapshotID, err := strconv.ParseInt(id, 10, 64)
+	if !ok || err != nil || !strings.HasPrefix(input, "iceberg:") {
+		return 0, fmt.Errorf("%s does not name a table's data file at a snapshot", input)
+	}
+	ident, err := catalog.ParseIdent(name)
+	if err != nil {
+		return 0, err
+	}
+	at, err := snapshot.Load(ctx, l.Catalog, ident, snapshotID)
+	if err != nil {
+		return 0, err
+	}
+	if !snapshot.Deleted(at.FS, path) {
+		return 0, fmt.Errorf("%s: no deletes apply to %s at snapshot %d", input, path, snapshotID)
+	}
+	return snapshot.CopyRows(ctx, at.FS, path, dst)
 }

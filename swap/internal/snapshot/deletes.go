@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"os"
 	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
@@ -70,6 +73,53 @@ func WithDeletes(ctx context.Context, tbl *table.Table, fsys icebergio.IO, snap 
 		}
 	}
 	return d, nil
+}
+
+// Deleted reports whether deletes apply to the data file at path, read
+// through fsys.
+func Deleted(fsys icebergio.IO, path string) bool {
+	d, ok := fsys.(*DeletesIO)
+	return ok && d.tasks[path].File != nil
+}
+
+// CopyRows writes the rows of the data file at path, read through fsys
+// (with its deletes applied), to a local Parquet file dst, for a reader
+// that knows nothing of deletes; it returns how many rows it wrote.
+func CopyRows(ctx context.Context, fsys icebergio.IO, path, dst string) (int64, error) {
+	rr, err := Open(ctx, fsys, path)
+	if err != nil {
+		return 0, err
+	}
+	defer rr.Release()
+	f, err := os.Create(dst)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	fw, err := pqarrow.NewFileWriter(rr.Schema(), f, parquet.NewWriterProperties(), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	if err != nil {
+		return 0, err
+	}
+	var rows int64
+	for rr.Next() {
+		if err := ctx.Err(); err != nil {
+			fw.Close()
+			return 0, err
+		}
+		if err := fw.WriteBuffered(rr.RecordBatch()); err != nil {
+			fw.Close()
+			return 0, fmt.Errorf("write %s: %w", dst, err)
+		}
+		rows += rr.RecordBatch().NumRows()
+	}
+	if err := rr.Err(); err != nil {
+		fw.Close()
+		return 0, err
+	}
+	if err := fw.Close(); err != nil {
+		return 0, fmt.Errorf("write %s: %w", dst, err)
+	}
+	return rows, nil
 }
 
 // Open reads a data file's rows through fsys: with its deletes applied
