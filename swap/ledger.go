@@ -2,9 +2,15 @@ package swap
 
 import (
 	"context"
+	"fmt"
+	"maps"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/lakeswap/lakeswap/contract"
+	"github.com/lakeswap/lakeswap/parquetio"
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/swap/rollback"
 )
@@ -22,7 +28,7 @@ type (
 
 // ledger reads and undoes runs through the publisher's catalog.
 func (p *Publisher) ledger() *rollback.Ledger {
-	return &rollback.Ledger{Catalog: p.Catalog, Logger: p.Logger, Retention: p.RollbackRetention}
+	return &rollback.Ledger{Catalog: p.Catalog, Logger: p.Logger, Retention: p.RollbackRetention, Restage: p.restage}
 }
 
 // Rollback points main back at the snapshot a run replaced, or, scoped,
@@ -63,4 +69,49 @@ func (p *Publisher) SnapshotFiles(ctx context.Context, ident table.Identifier, s
 // that deletes apply to, with them applied, to a local Parquet file.
 func (p *Publisher) RowsApplied(ctx context.Context, input, dst string) (int64, error) {
 	return p.ledger().RowsApplied(ctx, input, dst)
+}
+
+// restage writes a partition's rows as new data files of the table under
+// an attempt folder of run runID's own, and describes them for a commit as
+// a publish describes its staged files. A scoped rollback puts back this
+// way a partition whose old rows cannot be restored as the files that held
+// them (delete files apply to them); each batch each yields is in the
+// contract's schema. It returns the files written even when it fails, for
+// the caller to remove.
+func (p *Publisher) restage(ctx context.Context, tbl *table.Table, c *contract.Contract, value, runID string, each func(func(arrow.RecordBatch) error) error) ([]iceberg.DataFile, []string, error) {
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	wfs, err := p.stagingIO(ctx, fsys)
+	if err != nil {
+		return nil, nil, err
+	}
+	meta := tbl.Metadata()
+	prefix, err := stagingPrefix(meta, c.Partition, value, runID, newAttempt())
+	if err != nil {
+		return nil, nil, err
+	}
+	w := parquetio.NewWriter(wfs, prefix, c.Arrow, parquetio.Options{DeltaIntegers: c.DeltaIntegers})
+	if err := each(w.Write); err != nil {
+		w.Abort()
+		return nil, w.Created(), err
+	}
+	files, err := w.Close()
+	if err != nil {
+		return nil, w.Created(), err
+	}
+	props := maps.Clone(meta.Properties())
+	for _, f := range c.Partition.Fields {
+		props["write.metadata.metrics.column."+f.Name] = "full"
+	}
+	var out []iceberg.DataFile
+	for _, f := range files {
+		df, err := describeFile(ctx, fsys, meta, c, f.Path, meta.CurrentSchema(), props, value)
+		if err != nil {
+			return nil, w.Created(), fmt.Errorf("describe %s: %w", f.Path, err)
+		}
+		out = append(out, df)
+	}
+	return out, w.Created(), nil
 }

@@ -7,10 +7,15 @@
 package rollback
 
 import (
+	"context"
 	"log/slog"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakeswap/lakeswap/contract"
 )
 
 // Catalog is what a ledger needs of a catalog: loading a table and
@@ -24,6 +29,13 @@ type Ledger struct {
 	// Retention is how long the tags of a scoped rollback keep its
 	// snapshots from expiry; 0 is the default.
 	Retention time.Duration
+	// Restage writes a partition's rows (each yields them, in the
+	// contract's schema) as new data files of the table for run runID,
+	// described for a commit, and names every file it wrote, for removal
+	// should the commit not land. A scoped rollback puts back this way
+	// a partition whose old files cannot simply be put back: delete
+	// files applied to them. Nil: such a rollback is refused.
+	Restage func(ctx context.Context, tbl *table.Table, c *contract.Contract, value, runID string, each func(func(arrow.RecordBatch) error) error) ([]iceberg.DataFile, []string, error)
 }
 
 func (l *Ledger) log() *slog.Logger {

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"github.com/lakeswap/lakeswap/swap/internal/outcome"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
+	"io/fs"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
@@ -53,23 +55,28 @@ func (l *Ledger) scopedRollback(ctx context.Context, tbl *table.Table, runs []ta
 	}
 	for attempt := 1; ; attempt++ {
 		// 1. What the undo takes out and puts back, on main as it is now.
-		u, err := planUndo(ctx, tbl, runs, recs, refuse)
+		u, err := l.planUndo(ctx, tbl, runs, recs, refuse)
 		if err != nil {
 			return nil, err
 		}
 		// 2. What it records: a run of its own, rollback-<run id>.
 		undo, err := u.record(ctx, rec, partitions, len(runs) > 1)
 		if err != nil {
+			u.removeRestaged(l)
 			return nil, err
 		}
 		// 3. One commit, pinned to main's head like a publish; tried again
 		//    on a head that moved.
 		id, err := l.commitUndo(ctx, tbl, u.fsys, u.out, u.back, undo)
 		if errors.Is(err, table.ErrCommitFailed) && attempt < snapshot.RebaseAttempts {
+			u.removeRestaged(l)
 			if tbl, err = l.Catalog.LoadTable(ctx, tbl.Identifier()); err != nil {
 				return nil, fmt.Errorf("reload %s: %w", name, err)
 			}
 			continue
+		}
+		if errors.Is(err, table.ErrCommitFailed) {
+			u.removeRestaged(l)
 		}
 		if err != nil {
 			return nil, &outcome.OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: err}
@@ -95,19 +102,33 @@ func (l *Ledger) scopedRollback(ctx context.Context, tbl *table.Table, runs []ta
 // puts back, against main's head.
 type undoPlan struct {
 	fsys      icebergio.IO
+	read      icebergio.IO // fsys, reading main's files with their deletes applied
 	c         *contract.Contract
 	head      *table.Snapshot
 	out, back []iceberg.DataFile
 	now       map[string][]iceberg.DataFile // main's files by partition value
 	before    map[string][]iceberg.DataFile // what each partition held before the run
 	values    map[string]string             // the run's partition values and keys
+	// restaged are the files written to put back partitions that held
+	// delete files, to be removed should the undo not land.
+	restaged []string
+}
+
+// removeRestaged removes the files the undo wrote, and only those.
+func (u *undoPlan) removeRestaged(l *Ledger) {
+	for _, f := range u.restaged {
+		if err := u.fsys.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			l.log().Warn("remove a file the refused rollback wrote", "path", f, "err", err)
+		}
+	}
+	u.restaged = nil
 }
 
 // planUndo finds, for each batch of the run, the files its partitions hold
 // now (the run's, or a later commit touched them: refused) and those they
 // held before it (which must fingerprint as recorded); and refuses to put
 // back a record a later commit added to another partition.
-func planUndo(ctx context.Context, tbl *table.Table, runs []table.Snapshot, recs []runrecord.Record, refuse func(string, ...any) error) (*undoPlan, error) {
+func (l *Ledger) planUndo(ctx context.Context, tbl *table.Table, runs []table.Snapshot, recs []runrecord.Record, refuse func(string, ...any) error) (u *undoPlan, err error) {
 	rec := recs[len(recs)-1]
 	meta := tbl.Metadata()
 	c, err := contract.Of(meta)
@@ -117,15 +138,23 @@ func planUndo(ctx context.Context, tbl *table.Table, runs []table.Snapshot, recs
 	if rec.PartitionColumn != c.Partition.Name {
 		return nil, refuse("run %s partitioned by %s, the table by %s now", rec.RunID, rec.PartitionColumn, c.Partition.Name)
 	}
-	u := &undoPlan{c: c, head: meta.CurrentSnapshot(), values: map[string]string{}, before: map[string][]iceberg.DataFile{}}
+	u = &undoPlan{c: c, head: meta.CurrentSnapshot(), values: map[string]string{}, before: map[string][]iceberg.DataFile{}}
 	if u.fsys, err = tbl.FS(ctx); err != nil {
 		return nil, err
 	}
 	if u.now, err = snapshot.Files(ctx, u.fsys, u.head, c); err != nil {
 		return nil, err
 	}
+	if u.read, err = snapshot.WithDeletes(ctx, tbl, u.fsys, u.head, u.now); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			u.removeRestaged(l)
+		}
+	}()
 	for i, run := range runs {
-		if err := u.batch(ctx, meta, run, recs[i], rec.RunID, refuse); err != nil {
+		if err := l.batch(ctx, tbl, u, run, recs[i], rec.RunID, refuse); err != nil {
 			return nil, err
 		}
 	}
@@ -153,8 +182,8 @@ func planUndo(ctx context.Context, tbl *table.Table, runs []table.Snapshot, recs
 }
 
 // batch adds one batch of the run (run, recorded as r) to the undo.
-func (u *undoPlan) batch(ctx context.Context, meta table.Metadata, run table.Snapshot, r runrecord.Record, runID string, refuse func(string, ...any) error) error {
-	c := u.c
+func (l *Ledger) batch(ctx context.Context, tbl *table.Table, u *undoPlan, run table.Snapshot, r runrecord.Record, runID string, refuse func(string, ...any) error) error {
+	c, meta := u.c, tbl.Metadata()
 	then, err := snapshot.Files(ctx, u.fsys, meta.SnapshotByID(run.SnapshotID), c)
 	if err != nil {
 		return err
@@ -168,6 +197,7 @@ func (u *undoPlan) batch(ctx context.Context, meta table.Metadata, run table.Sna
 		return err
 	}
 	batch := map[string]string{}
+	var restage []string // partitions whose files deletes applied to
 	for _, v := range r.Partitions {
 		key := c.Partition.Key(v)
 		u.values[v], batch[v] = key, key
@@ -180,22 +210,88 @@ func (u *undoPlan) batch(ctx context.Context, meta table.Metadata, run table.Sna
 			}
 			return refuse("a later commit touched partition %s of run %s: %s; undoing the run there would undo that commit too", key, runID, why)
 		}
-		if err := snapshot.NoDeletes(key, held[v]); err != nil {
-			return refuse("%v", err)
-		}
 		u.before[v] = held[v]
 		if slices.Equal(snapshot.Paths(then[v]), snapshot.Paths(held[v])) {
 			continue // the run left it as it was (unchanged)
 		}
-		u.out, u.back = append(u.out, u.now[v]...), append(u.back, held[v]...)
+		u.out = append(u.out, u.now[v]...)
+		if snapshot.HasDeletes(map[string][]iceberg.DataFile{v: held[v]}) {
+			restage = append(restage, v)
+			continue
+		}
+		u.back = append(u.back, held[v]...)
+	}
+	// What the run replaced is read as its readers read it: with the
+	// deletes that applied to it then.
+	read, err := snapshot.WithDeletes(ctx, tbl, u.fsys, target, held)
+	if err != nil {
+		return err
 	}
 	if r.BaseFingerprint != "" {
-		parts, err := partitionFingerprintsOf(ctx, u.fsys, c, held, batch)
+		parts, err := partitionFingerprintsOf(ctx, read, c, held, batch)
 		if err != nil {
 			return err
 		}
 		if fp, _ := verify.Combine(parts); fp.Hash != r.BaseFingerprint {
 			return refuse("the files run %s replaced%s fingerprint %s, not %s as recorded before the run", runID, inBatch(r), outcome.Short(fp.Hash), outcome.Short(r.BaseFingerprint))
+		}
+	}
+	// A partition that held delete files gets its rows back as new files:
+	// its old files and their deletes cannot be put back as they were,
+	// since Iceberg would give them new sequence numbers, and an equality
+	// delete then applies to other rows than it did.
+	for _, v := range restage {
+		if l.Restage == nil {
+			return refuse("partition %s held delete files before run %s, and this rollback cannot write its rows back", u.values[v], runID)
+		}
+		files, written, err := l.Restage(ctx, tbl, c, v, "rollback-"+runID, func(write func(arrow.RecordBatch) error) error {
+			return eachRow(ctx, read, c, held[v], write)
+		})
+		u.restaged = append(u.restaged, written...)
+		if err != nil {
+			return fmt.Errorf("write back the rows partition %s held before run %s: %w", u.values[v], runID, err)
+		}
+		// Built twice: what was written reads back as what was read.
+		want, err := snapshot.Fingerprint(ctx, read, c, v, snapshot.DataPaths(held[v]))
+		if err != nil {
+			return err
+		}
+		got, err := snapshot.Fingerprint(ctx, u.fsys, c, v, snapshot.Paths(files))
+		if err != nil {
+			return err
+		}
+		if got.Hash != want.Hash || got.Rows != want.Rows {
+			return fmt.Errorf("the rows of partition %s written back fingerprint %s (%d rows), not %s (%d rows) as read", u.values[v], outcome.Short(got.Hash), got.Rows, outcome.Short(want.Hash), want.Rows)
+		}
+		u.before[v], u.back = files, append(u.back, files...)
+	}
+	return nil
+}
+
+// eachRow reads the rows of a partition's data files through fsys, in the
+// contract's schema, batch by batch.
+func eachRow(ctx context.Context, fsys icebergio.IO, c *contract.Contract, files []iceberg.DataFile, fn func(arrow.RecordBatch) error) error {
+	acc := verify.NewAccumulator(c, "", nil) // only to project batches
+	for _, path := range snapshot.DataPaths(files) {
+		rr, err := snapshot.Open(ctx, fsys, path)
+		if err != nil {
+			return err
+		}
+		for rr.Next() {
+			rec, err := acc.Project(rr.RecordBatch())
+			if err == nil {
+				err = fn(rec)
+				rec.Release()
+			}
+			if err != nil {
+				rr.Release()
+				return fmt.Errorf("%s: %w", path, err)
+			}
+		}
+		err = rr.Err()
+		rr.Release()
+		if err != nil {
+			return err
 		}
 	}
 	return nil
@@ -205,7 +301,7 @@ func (u *undoPlan) batch(ctx context.Context, meta table.Metadata, run table.Sna
 // whose fingerprint is the one recorded before the run, and whose base is
 // what the run's partitions hold now (all its batches, for batches).
 func (u *undoPlan) record(ctx context.Context, rec runrecord.Record, partitions []string, batches bool) (runrecord.Record, error) {
-	parts, err := partitionFingerprintsOf(ctx, u.fsys, u.c, u.before, u.values)
+	parts, err := partitionFingerprintsOf(ctx, u.read, u.c, u.before, u.values)
 	if err != nil {
 		return runrecord.Record{}, err
 	}
@@ -215,7 +311,7 @@ func (u *undoPlan) record(ctx context.Context, rec runrecord.Record, partitions 
 		Rows: fp.Rows, Sums: fp.Sums, BaseSnapshotID: &u.head.SnapshotID, BaseFingerprint: rec.Fingerprint, BaseRows: rec.Rows, Version: runrecord.Version}
 	if batches {
 		// What the undo replaces is the run's batches together.
-		ran, err := partitionFingerprintsOf(ctx, u.fsys, u.c, u.now, u.values)
+		ran, err := partitionFingerprintsOf(ctx, u.read, u.c, u.now, u.values)
 		if err != nil {
 			return runrecord.Record{}, err
 		}
