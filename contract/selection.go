@@ -2,6 +2,7 @@ package contract
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -95,6 +96,20 @@ func product(p Partitioning, perField [][]string) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// FirstNamed is the first field of the spec the selectors name, by its
+// index in the partitioning, and the values they name of it, sorted.
+func (s Selection) FirstNamed() (int, []string) {
+	if s.p.One() {
+		return 0, s.Values
+	}
+	for i, named := range s.named {
+		if named != nil {
+			return i, slices.Sorted(maps.Keys(named))
+		}
+	}
+	return 0, nil
 }
 
 // Open reports whether a field is not named, so that the declared

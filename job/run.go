@@ -503,8 +503,9 @@ type Figures struct {
 }
 
 // Reconciled runs the job's reconciliation query for from..to: one row a
-// partition, with the table's partition column, a column rows and a column
-// for each additive column (BIGINT; the SQL casts), by name. It returns
+// partition, with the table's partition columns (each field's source
+// column), a column rows and a column for each additive column (BIGINT;
+// the SQL casts), by name. It returns
 // nil for a job without one.
 func (j *Job) Reconciled(ctx context.Context, eng *source.SQLEngine, c *contract.Contract, from, to string) (map[string]Figures, error) {
 	if strings.TrimSpace(j.Reconcile) == "" {
@@ -523,9 +524,11 @@ func (j *Job) Reconciled(ctx context.Context, eng *source.SQLEngine, c *contract
 		}
 		return idx[0], nil
 	}
-	part, err := col(c.Partition.Name)
-	if err != nil {
-		return nil, err
+	parts := map[int]int{} // the contract's column -> the query's
+	for _, f := range c.Partition.Fields {
+		if parts[f.Column], err = col(f.Name); err != nil {
+			return nil, err
+		}
 	}
 	figures := map[string]int{"rows": -1}
 	for _, i := range c.Additive {
@@ -542,9 +545,13 @@ func (j *Job) Reconciled(ctx context.Context, eng *source.SQLEngine, c *contract
 	out := map[string]Figures{}
 	for rr.Next() {
 		rec := rr.RecordBatch()
-		valueOf, err := c.Partition.Fields[0].ValueFunc(rec.Column(part))
+		cols := make([]arrow.Array, len(c.Fields))
+		for at, i := range parts {
+			cols[at] = rec.Column(i)
+		}
+		valueOf, err := c.Partition.ValueFunc(cols)
 		if err != nil {
-			return nil, fmt.Errorf("job's reconciliation query: column %s: %w", c.Partition.Name, err)
+			return nil, fmt.Errorf("job's reconciliation query: columns %s: %w", c.Partition.Name, err)
 		}
 		for r := range int(rec.NumRows()) {
 			v, ok := valueOf(r)
@@ -554,11 +561,11 @@ func (j *Job) Reconciled(ctx context.Context, eng *source.SQLEngine, c *contract
 			f := Figures{Sums: map[string]int64{}}
 			for name, i := range figures {
 				if rec.Column(i).IsNull(r) {
-					return nil, fmt.Errorf("job's reconciliation query: partition %s has no %s (null)", v, name)
+					return nil, fmt.Errorf("job's reconciliation query: partition %s has no %s (null)", c.Partition.Key(v), name)
 				}
 				n, ok := unscaled(rec.Column(i), r)
 				if !ok {
-					return nil, fmt.Errorf("job's reconciliation query: partition %s: %s overflows a 64-bit integer", v, name)
+					return nil, fmt.Errorf("job's reconciliation query: partition %s: %s overflows a 64-bit integer", c.Partition.Key(v), name)
 				}
 				if name == "rows" {
 					f.Rows = n
@@ -568,7 +575,7 @@ func (j *Job) Reconciled(ctx context.Context, eng *source.SQLEngine, c *contract
 			}
 			v = strings.Clone(v)
 			if _, dup := out[v]; dup {
-				return nil, fmt.Errorf("job's reconciliation query: partition %s twice", v)
+				return nil, fmt.Errorf("job's reconciliation query: partition %s twice", c.Partition.Key(v))
 			}
 			out[v] = f
 		}

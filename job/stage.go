@@ -45,14 +45,14 @@ func (j *Job) Run(ctx context.Context, pub *swap.Publisher, req swap.Request, o 
 		return nil, err
 	}
 	c := target.Contract
-	if !c.Partition.One() {
-		return nil, swap.InvalidRequest(fmt.Errorf("a SQL job publishes a table partitioned by one field; %s is partitioned by %s", req.Table, c.Partition.Name))
-	}
 	sel, err := target.Partitions(o.Partitions...)
 	if err != nil {
 		return nil, err
 	}
-	values := sel.Values
+	// $from and $to bound the first field the selectors name (of a table
+	// of several fields, the days of day(event_ts), say); the run owns
+	// the tuples the selectors name, as any input's.
+	field, named := sel.FirstNamed()
 	if req.RunID == "" {
 		req.RunID = swap.NewRunID() // to name the rejects file
 	}
@@ -85,14 +85,11 @@ func (j *Job) Run(ctx context.Context, pub *swap.Publisher, req swap.Request, o 
 	if err != nil {
 		return nil, err
 	}
-	from, to := bounds(c, values)
-	if req.Expect, err = j.expected(ctx, eng, c, values, from, to); err != nil {
-		return nil, err
-	}
+	from, to := bounds(c.Partition.Fields[field], named)
 	// Rows that arrived later than the lookback, for a table partitioned by
-	// the day of its events.
+	// the day of its events (alone).
 	var late map[string]int64
-	if c.Arrow.Field(c.Partition.Fields[0].Column).Type.ID() == arrow.DATE32 {
+	if c.Partition.One() && c.Arrow.Field(c.Partition.Fields[0].Column).Type.ID() == arrow.DATE32 {
 		if late, err = j.Late(ctx, eng, from, to); err != nil {
 			return nil, j.Named(err)
 		}
@@ -108,6 +105,13 @@ func (j *Job) Run(ctx context.Context, pub *swap.Publisher, req swap.Request, o 
 		return nil, j.Named(err)
 	}
 	defer src.Release()
+	values, err := target.Resolve(ctx, sel, src.Partitions())
+	if err != nil {
+		return nil, err
+	}
+	if req.Expect, err = j.expected(ctx, eng, c, values, from, to); err != nil {
+		return nil, err
+	}
 	file, err := filepath.Abs(j.File)
 	if err != nil {
 		return nil, err
@@ -236,12 +240,12 @@ func fetcher(store source.ObjectStore, pub *swap.Publisher, dir string) Fetch {
 	}
 }
 
-// bounds are the least and the greatest of the declared values in the
-// partition column's order: as numbers for an integer column (9 before
-// 10), as text for dates, months and strings, whose text sorts as they do.
-func bounds(c *contract.Contract, values []string) (from, to string) {
+// bounds are the least and the greatest of a field's declared values in
+// its order: as numbers for an integer field (9 before 10), as text for
+// dates, months and strings, whose text sorts as they do.
+func bounds(f contract.Partitioner, values []string) (from, to string) {
 	order := strings.Compare
-	if c.Partition.Integers() {
+	if f.Integers() {
 		order = func(a, b string) int {
 			x, _ := strconv.ParseInt(a, 10, 64)
 			y, _ := strconv.ParseInt(b, 10, 64)

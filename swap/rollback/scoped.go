@@ -148,9 +148,10 @@ func (l *Ledger) planUndo(ctx context.Context, tbl *table.Table, runs []table.Sn
 	if u.read, err = snapshot.WithDeletes(ctx, tbl, u.fsys, u.head, u.now); err != nil {
 		return nil, err
 	}
+	written := u // the named result is nil on an error's return
 	defer func() {
 		if err != nil {
-			u.removeRestaged(l)
+			written.removeRestaged(l)
 		}
 	}()
 	for i, run := range runs {
