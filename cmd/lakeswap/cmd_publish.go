@@ -433,8 +433,10 @@ func stageAdopted(ctx context.Context, pub *swap.Publisher, req swap.Request, se
 	if err != nil {
 		return nil, err
 	}
-	if !target.Contract.Partition.One() {
-		return nil, usagef("--adopt takes files for a table of one partition field; %s is partitioned by %s", strings.Join(req.Table, "."), target.Contract.Partition.Name)
+	// The files are read only once staged: the partitions they replace
+	// are named in full, a value of every field.
+	if sel.Open() {
+		return nil, usagef("--adopt replaces the partitions named in full: name the values of every field of %s (%s)", strings.Join(req.Table, "."), target.Contract.Partition.Name)
 	}
 	values := sel.Values
 	if p, ok := pub.Progress.(interface{ Partitions(int) }); ok {

@@ -6,9 +6,16 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
+	icebergio "github.com/apache/iceberg-go/io"
 
+	"github.com/lakeswap/lakeswap/contract"
+	"github.com/lakeswap/lakeswap/parquetio"
 	"github.com/lakeswap/lakeswap/swap"
 )
 
@@ -89,4 +96,56 @@ func TestJobSeveralFields(t *testing.T) {
 		s.must("apply", plan, "--approve", pf.PlanID)
 		expect("apply", row("01", "eu", 1, 1), row("01", "us", 2, 1), row("02", "eu", 3, 3), row("02", "eu", 6, 3), row("02", "us", 4, 1))
 	})
+}
+
+// TestAdoptSeveralFields: --adopt on a table of two partition fields
+// commits a file another engine wrote for one (day, region) named in full,
+// and refuses a selection that leaves a field open (the files are read
+// only once staged), changing nothing.
+func TestAdoptSeveralFields(t *testing.T) {
+	s := newSite(t, "sqlite+local")
+	sc := iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "event_ts", Type: iceberg.PrimitiveTypes.TimestampTz, Required: true},
+		iceberg.NestedField{ID: 2, Name: "region", Type: iceberg.PrimitiveTypes.String, Required: true},
+		iceberg.NestedField{ID: 3, Name: "user_id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+		iceberg.NestedField{ID: 4, Name: "views", Type: iceberg.PrimitiveTypes.Int64, Required: true})
+	spec := iceberg.NewPartitionSpec(
+		iceberg.PartitionField{SourceIDs: []int{1}, FieldID: 1000, Name: "event_ts_day", Transform: iceberg.DayTransform{}},
+		iceberg.PartitionField{SourceIDs: []int{2}, FieldID: 1001, Name: "region", Transform: iceberg.IdentityTransform{}})
+	createEngineTable(t, s, "events", sc, spec)
+	const tbl = "eng.events"
+	_, loaded, done := engineTable(t, s, "events")
+	c, err := contract.Of(loaded.Metadata())
+	loc := strings.TrimPrefix(loaded.Location(), "file://")
+	done()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := array.NewRecordBuilder(memory.DefaultAllocator, c.Arrow)
+	defer b.Release()
+	for user := range int64(2) {
+		b.Field(0).(*array.TimestampBuilder).Append(arrow.Timestamp(time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC).UnixMicro()))
+		b.Field(1).(*array.StringBuilder).Append("eu")
+		b.Field(2).(*array.Int64Builder).Append(user + 1)
+		b.Field(3).(*array.Int64Builder).Append(7)
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	w := parquetio.NewWriter(icebergio.LocalFS{}, filepath.Join(loc, "data", "engine-write"), c.Arrow, parquetio.Options{})
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	written, err := w.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := s.metadata(tbl)
+	if code, _, errs := s.cli("publish", "--table", tbl, "--partitions", "event_ts=2026-01-01", "--adopt", written[0].Path); code != exitUsage || !strings.Contains(errs, "every field") || s.metadata(tbl) != meta {
+		t.Errorf("--adopt with the region left open: exit %d: %s", code, errs)
+	}
+	s.must("publish", "--table", tbl, "--partitions", "event_ts=2026-01-01", "--partitions", "region=eu", "--adopt", written[0].Path)
+	want := []string{"event_ts=2026-01-01T10:00:00Z region=eu user_id=1 views=7", "event_ts=2026-01-01T10:00:00Z region=eu user_id=2 views=7"}
+	if got := view(t, s, "events", "event_ts", "region", "user_id", "views"); !slices.Equal(got, want) {
+		t.Errorf("after adopting, the reader sees %v, want %v", got, want)
+	}
 }
