@@ -79,14 +79,16 @@ func deleteFiles(t *testing.T, s *site, name string) map[string][]string {
 	return out
 }
 
-// TestMergeOnReadTable: a table an engine writes merge-on-read, with an
-// equality delete in one day and a position delete in another. On every
-// site, routes publish, rerun and plan/apply: the base is read with its
-// deletes applied (the same rows commit nothing; the band and the grain's
-// changes count what a reader sees), a replaced day's delete files go out
-// with its data files in the one commit, a day the run does not declare
-// keeps its deletes, and verify --table counts what a reader sees. Each
-// step is checked against iceberg-go's delete-applying scan.
+// TestMergeOnReadTable: a table an engine writes merge-on-read, with
+// equality deletes in two days and a position delete in another. On every
+// site, by route: a SQL job reading the table; a rerun (the base is read
+// with its deletes applied, so the rows a reader sees commit nothing); a
+// publish in batches (a replaced day's delete files go out with its data
+// files, a day the run does not declare keeps its deletes); a scoped
+// rollback after another writer's commit (the rows written back); plan
+// then apply, refused once another writer deletes in the planned day and
+// not for a delete elsewhere; verify of runs and of the table. Each step
+// is checked against iceberg-go's delete-applying scan.
 func TestMergeOnReadTable(t *testing.T) {
 	forEachSite(t, func(t *testing.T, s *site) {
 		sc := iceberg.NewSchema(0,
@@ -165,9 +167,9 @@ func TestMergeOnReadTable(t *testing.T) {
 			t.Errorf("the rows the table shows with its deletes applied committed a snapshot")
 		}
 
-		// Publish: the two days' deletes go with their data files; the
-		// third day's stay.
-		out := s.must("publish", "--run-id", "fix", "--table", tbl, "--partitions", "d=2026-01-01..2026-01-02", rows(20, "2026-01-01/1", "2026-01-01/2", "2026-01-02/2", "2026-01-02/4"))
+		// Publish, a batch a day: the two days' deletes go with their data
+		// files; the third day's stay.
+		out := s.must("publish", "--run-id", "fix", "--batch", "1", "--table", tbl, "--partitions", "d=2026-01-01..2026-01-02", rows(20, "2026-01-01/1", "2026-01-01/2", "2026-01-02/2", "2026-01-02/4"))
 		if !strings.Contains(out, "d=2026-01-01") {
 			t.Errorf("publish printed: %s", out)
 		}
@@ -236,13 +238,30 @@ func TestMergeOnReadTable(t *testing.T) {
 		if got := pf.Plan.Partitions[0]; got.OldFingerprint.Rows != 2 || len(got.OldDeletes) == 0 {
 			t.Errorf("the plan's base of day 3: %d rows, delete files %v; want the 2 rows a reader sees and its delete files named", got.OldFingerprint.Rows, got.OldDeletes)
 		}
+		// Another writer deletes in day 4, which the plan leaves alone, and
+		// in day 3, which it replaces: the plan no longer holds.
+		eqDelete("2026-01-04/1")
+		eqDelete("2026-01-03/2")
+		meta = s.metadata(tbl)
+		if code, _, errs := s.cli("apply", plan, "--approve", pf.PlanID); code != exitConflict || s.metadata(tbl) != meta {
+			t.Fatalf("apply after another writer's delete in the planned day: exit %d: %s", code, errs)
+		}
+		s.must("discard", plan)
+		plan = t.TempDir() + "/again.json"
+		s.must("plan", "--run-id", "day3", "--out", plan, "--table", tbl, "--partitions", "d=2026-01-03", rows(30, "2026-01-03/1", "2026-01-03/2"))
+		if pf, err = swap.ReadPlan(plan); err != nil {
+			t.Fatal(err)
+		}
+		if got := pf.Plan.Partitions[0].OldFingerprint.Rows; got != 1 {
+			t.Errorf("the plan made again reads %d rows in day 3, want the 1 left after both deletes", got)
+		}
 		s.must("apply", plan, "--approve", pf.PlanID)
-		want = []string{"d=2026-01-01 id=2 n=10", "d=2026-01-01 id=3 n=10", "d=2026-01-02 id=1 n=10", "d=2026-01-02 id=3 n=10", "d=2026-01-03 id=1 n=30", "d=2026-01-03 id=2 n=30", "d=2026-01-04 id=1 n=40"}
+		want = []string{"d=2026-01-01 id=2 n=10", "d=2026-01-01 id=3 n=10", "d=2026-01-02 id=1 n=10", "d=2026-01-02 id=3 n=10", "d=2026-01-03 id=1 n=30", "d=2026-01-03 id=2 n=30"}
 		if got := view(t, s, "cdc", "d", "id", "n"); !slices.Equal(got, want) {
 			t.Errorf("after apply the reader sees %v, want %v", got, want)
 		}
-		if dels := deleteFiles(t, s, "cdc"); len(dels) != 0 {
-			t.Errorf("after apply the table still applies deletes: %v", dels)
+		if dels := deleteFiles(t, s, "cdc"); len(dels["2026-01-03"]) != 0 || len(dels["2026-01-04"]) == 0 {
+			t.Errorf("after apply the deletes are %v: want day 3's gone, day 4's kept", dels)
 		}
 	})
 }
