@@ -221,14 +221,25 @@ func fetcher(store source.ObjectStore, pub *swap.Publisher, dir string) Fetch {
 		return nil
 	}
 	n := 0
+	opened := map[string]*swap.Applied{} // by table@snapshot: planned once
 	return func(ctx context.Context, in runrecord.Input) (string, error) {
 		n++
 		if strings.HasPrefix(in.URL, "iceberg:") {
 			if pub == nil {
 				return "", fmt.Errorf("%s has deletes to apply, and no catalog is at hand to read them", in.URL)
 			}
+			table, id, path, err := swap.ParseDeletedInput(in.URL)
+			if err != nil {
+				return "", err
+			}
+			key := fmt.Sprintf("%s@%d", table, id)
+			if opened[key] == nil {
+				if opened[key], err = pub.OpenApplied(ctx, table, id); err != nil {
+					return "", err
+				}
+			}
 			dst := filepath.Join(dir, fmt.Sprintf("applied-%d.parquet", n))
-			if _, err := pub.RowsApplied(ctx, in.URL, dst); err != nil {
+			if _, err := opened[key].Copy(ctx, path, dst); err != nil {
 				return "", err
 			}
 			return dst, nil

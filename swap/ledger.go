@@ -65,11 +65,19 @@ func (p *Publisher) SnapshotFiles(ctx context.Context, ident table.Identifier, s
 	return p.ledger().SnapshotFiles(ctx, ident, snapshotID)
 }
 
-// RowsApplied writes the rows of a data file SnapshotFiles listed as one
-// that deletes apply to, with them applied, to a local Parquet file.
-func (p *Publisher) RowsApplied(ctx context.Context, input, dst string) (int64, error) {
-	return p.ledger().RowsApplied(ctx, input, dst)
+// Applied reads the data files of a table's snapshot with their deletes
+// applied (rollback.Applied).
+type Applied = rollback.Applied
+
+// OpenApplied plans, once, which deletes apply to the data files of a
+// table's snapshot, for copies of those SnapshotFiles listed as
+// rollback.DeletedInput.
+func (p *Publisher) OpenApplied(ctx context.Context, table string, snapshotID int64) (*Applied, error) {
+	return p.ledger().OpenApplied(ctx, table, snapshotID)
 }
+
+// ParseDeletedInput reads a listed data file that deletes apply to.
+var ParseDeletedInput = rollback.ParseDeletedInput
 
 // restage writes a partition's rows as new data files of the table under
 // an attempt folder of run runID's own, and describes them for a commit as

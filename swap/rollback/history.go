@@ -182,25 +182,44 @@ func DeletedInput(table string, snapshotID int64, path string) string {
 	return fmt.Sprintf("iceberg:%s@%d#%s", table, snapshotID, path)
 }
 
-// RowsApplied writes the rows of a DeletedInput, with its deletes applied,
-// to a local Parquet file dst, and says how many there are.
-func (l *Ledger) RowsApplied(ctx context.Context, input, dst string) (int64, error) {
-	name, rest, _ := strings.Cut(strings.TrimPrefix(input, "iceberg:"), "@")
-	id, path, ok := strings.Cut(rest, "#")
-	snapshotID, err := strconv.ParseInt(id, 10, 64)
-	if !ok || err != nil || !strings.HasPrefix(input, "iceberg:") {
-		return 0, fmt.Errorf("%s does not name a table's data file at a snapshot", input)
+// ParseDeletedInput reads what DeletedInput wrote.
+func ParseDeletedInput(input string) (table string, snapshotID int64, path string, err error) {
+	rest, ok := strings.CutPrefix(input, "iceberg:")
+	table, rest, ok2 := strings.Cut(rest, "@")
+	id, path, ok3 := strings.Cut(rest, "#")
+	snapshotID, perr := strconv.ParseInt(id, 10, 64)
+	if !ok || !ok2 || !ok3 || perr != nil {
+		return "", 0, "", fmt.Errorf("%s does not name a table's data file at a snapshot", input)
 	}
+	return table, snapshotID, path, nil
+}
+
+// Applied reads the data files of one snapshot of a table with the deletes
+// that apply to them applied: its scan is planned once, for every file.
+type Applied struct {
+	at    *snapshot.At
+	table string
+}
+
+// OpenApplied plans which deletes apply to the data files of a table's
+// snapshot.
+func (l *Ledger) OpenApplied(ctx context.Context, name string, snapshotID int64) (*Applied, error) {
 	ident, err := catalog.ParseIdent(name)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	at, err := snapshot.Load(ctx, l.Catalog, ident, snapshotID)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	if !snapshot.Deleted(at.FS, path) {
-		return 0, fmt.Errorf("%s: no deletes apply to %s at snapshot %d", input, path, snapshotID)
+	return &Applied{at: at, table: name}, nil
+}
+
+// Copy writes the rows of the data file at path, with its deletes applied,
+// to a local Parquet file dst, and says how many there are.
+func (a *Applied) Copy(ctx context.Context, path, dst string) (int64, error) {
+	if !snapshot.Deleted(a.at.FS, path) {
+		return 0, fmt.Errorf("table %s: no deletes apply to %s at that snapshot", a.table, path)
 	}
-	return snapshot.CopyRows(ctx, at.FS, path, dst)
+	return snapshot.CopyRows(ctx, a.at.FS, path, dst)
 }
