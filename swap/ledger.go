@@ -12,6 +12,7 @@ import (
 	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/parquetio"
 	"github.com/lakeswap/lakeswap/runrecord"
+	"github.com/lakeswap/lakeswap/swap/internal/hold"
 	"github.com/lakeswap/lakeswap/swap/rollback"
 )
 
@@ -79,24 +80,39 @@ func (p *Publisher) OpenApplied(ctx context.Context, table string, snapshotID in
 // ParseDeletedInput reads a listed data file that deletes apply to.
 var ParseDeletedInput = rollback.ParseDeletedInput
 
-// restage writes a partition's rows as new data files of the table under
-// an attempt folder of run runID's own, and describes them for a commit as
-// a publish describes its staged files. A scoped rollback puts back this
-// way a partition whose old rows cannot be restored as the files that held
-// them (delete files apply to them); each batch each yields is in the
-// contract's schema. It returns the files written even when it fails, for
-// the caller to remove.
-func (p *Publisher) restage(ctx context.Context, tbl *table.Table, c *contract.Contract, value, runID string, each func(func(arrow.RecordBatch) error) error) ([]iceberg.DataFile, []string, error) {
-	fsys, err := tbl.FS(ctx)
+// restager is a scoped rollback's attempt at writing rows back.
+type restager struct {
+	p              *Publisher
+	tbl            *table.Table
+	runID, attempt string
+	stop           func()
+}
+
+// restage starts a held attempt of run runID (a scoped rollback's) that
+// writes rows back as new data files (rollback.Restager).
+func (p *Publisher) restage(ctx context.Context, tbl *table.Table, runID string) (rollback.Restager, error) {
+	r := &restager{p: p, tbl: tbl, runID: runID, attempt: newAttempt()}
+	var err error
+	loc := hold.Location(tbl.Metadata(), runID, r.attempt)
+	if r.stop, err = hold.WhileRunning(ctx, p.holds(tbl), p.log(), runID, r.attempt, loc); err != nil {
+		return nil, fmt.Errorf("hold the rollback's files: %w", err)
+	}
+	return r, nil
+}
+
+// Write writes a partition's rows under the attempt's folder and
+// describes the files as a publish describes its staged files.
+func (r *restager) Write(ctx context.Context, c *contract.Contract, value string, each func(func(arrow.RecordBatch) error) error) ([]iceberg.DataFile, []string, error) {
+	fsys, err := r.tbl.FS(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	wfs, err := p.stagingIO(ctx, fsys)
+	wfs, err := r.p.stagingIO(ctx, fsys)
 	if err != nil {
 		return nil, nil, err
 	}
-	meta := tbl.Metadata()
-	prefix, err := stagingPrefix(meta, c.Partition, value, runID, newAttempt())
+	meta := r.tbl.Metadata()
+	prefix, err := stagingPrefix(meta, c.Partition, value, r.runID, r.attempt)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -122,4 +138,16 @@ func (p *Publisher) restage(ctx context.Context, tbl *table.Table, c *contract.C
 		out = append(out, df)
 	}
 	return out, w.Created(), nil
+}
+
+// Settle stops refreshing the attempt's hold, and removes it when release
+// says the commit's outcome is known.
+func (r *restager) Settle(ctx context.Context, release bool) {
+	if r.stop != nil {
+		r.stop()
+		r.stop = nil
+	}
+	if release {
+		hold.Release(ctx, r.p.holds(r.tbl), r.p.log(), r.tbl.Metadata(), r.runID, []string{r.attempt})
+	}
 }

@@ -29,13 +29,23 @@ type Ledger struct {
 	// Retention is how long the tags of a scoped rollback keep its
 	// snapshots from expiry; 0 is the default.
 	Retention time.Duration
-	// Restage writes a partition's rows (each yields them, in the
-	// contract's schema) as new data files of the table for run runID,
-	// described for a commit, and names every file it wrote, for removal
-	// should the commit not land. A scoped rollback puts back this way
-	// a partition whose old files cannot simply be put back: delete
-	// files applied to them. Nil: such a rollback is refused.
-	Restage func(ctx context.Context, tbl *table.Table, c *contract.Contract, value, runID string, each func(func(arrow.RecordBatch) error) error) ([]iceberg.DataFile, []string, error)
+	// Restage starts an attempt of run runID that writes rows back as new
+	// data files of the table, held (as a publish's attempt is) until it
+	// settles. A scoped rollback puts back this way a partition whose old
+	// files cannot simply be put back: delete files applied to them. Nil:
+	// such a rollback is refused.
+	Restage func(ctx context.Context, tbl *table.Table, runID string) (Restager, error)
+}
+
+// Restager is one held attempt that writes rows back (Ledger.Restage).
+type Restager interface {
+	// Write writes a partition's rows (each yields them, in the
+	// contract's schema) as new data files, described for a commit, and
+	// names every file it created, even when it fails.
+	Write(ctx context.Context, c *contract.Contract, value string, each func(func(arrow.RecordBatch) error) error) (files []iceberg.DataFile, created []string, err error)
+	// Settle ends the attempt: its hold is released when release says
+	// the commit landed or surely did not, else only no longer refreshed.
+	Settle(ctx context.Context, release bool)
 }
 
 func (l *Ledger) log() *slog.Logger {

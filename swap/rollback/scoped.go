@@ -62,21 +62,28 @@ func (l *Ledger) scopedRollback(ctx context.Context, tbl *table.Table, runs []ta
 		// 2. What it records: a run of its own, rollback-<run id>.
 		undo, err := u.record(ctx, rec, partitions, len(runs) > 1)
 		if err != nil {
-			u.removeRestaged(l)
+			u.removeRestaged(ctx, l)
 			return nil, err
 		}
 		// 3. One commit, pinned to main's head like a publish; tried again
-		//    on a head that moved.
+		//    on a head that moved. The files written back go only when the
+		//    commit surely did not land; with its outcome unknown, main
+		//    may reference them.
 		id, err := l.commitUndo(ctx, tbl, u.fsys, u.out, u.back, undo)
-		if errors.Is(err, table.ErrCommitFailed) && attempt < snapshot.RebaseAttempts {
-			u.removeRestaged(l)
+		unknown := errors.Is(err, outcome.ErrCommitUnknown)
+		switch {
+		case err == nil:
+			u.settle(ctx, true)
+		case unknown:
+			u.settle(ctx, false)
+		default:
+			u.removeRestaged(ctx, l)
+		}
+		if errors.Is(err, table.ErrCommitFailed) && !unknown && attempt < snapshot.RebaseAttempts {
 			if tbl, err = l.Catalog.LoadTable(ctx, tbl.Identifier()); err != nil {
 				return nil, fmt.Errorf("reload %s: %w", name, err)
 			}
 			continue
-		}
-		if errors.Is(err, table.ErrCommitFailed) {
-			u.removeRestaged(l)
 		}
 		if err != nil {
 			return nil, &outcome.OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: err}
@@ -109,19 +116,31 @@ type undoPlan struct {
 	now       map[string][]iceberg.DataFile // main's files by partition value
 	before    map[string][]iceberg.DataFile // what each partition held before the run
 	values    map[string]string             // the run's partition values and keys
-	// restaged are the files written to put back partitions that held
-	// delete files, to be removed should the undo not land.
+	// restager writes back the rows of partitions that held delete
+	// files, in one held attempt; restaged are the files it wrote, to be
+	// removed should the undo not land.
+	restager Restager
 	restaged []string
 }
 
-// removeRestaged removes the files the undo wrote, and only those.
-func (u *undoPlan) removeRestaged(l *Ledger) {
+// removeRestaged removes the files the undo wrote, and only those, then
+// the hold that kept them.
+func (u *undoPlan) removeRestaged(ctx context.Context, l *Ledger) {
 	for _, f := range u.restaged {
 		if err := u.fsys.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			l.log().Warn("remove a file the refused rollback wrote", "path", f, "err", err)
 		}
 	}
 	u.restaged = nil
+	u.settle(ctx, true)
+}
+
+// settle ends the attempt that wrote rows back, if one did (Restager).
+func (u *undoPlan) settle(ctx context.Context, release bool) {
+	if u != nil && u.restager != nil {
+		u.restager.Settle(ctx, release)
+		u.restager = nil
+	}
 }
 
 // planUndo finds, for each batch of the run, the files its partitions hold
@@ -151,7 +170,7 @@ func (l *Ledger) planUndo(ctx context.Context, tbl *table.Table, runs []table.Sn
 	written := u // the named result is nil on an error's return
 	defer func() {
 		if err != nil {
-			written.removeRestaged(l)
+			written.removeRestaged(ctx, l)
 		}
 	}()
 	for i, run := range runs {
@@ -169,11 +188,13 @@ func (l *Ledger) planUndo(ctx context.Context, tbl *table.Table, runs []table.Sn
 	if err != nil {
 		return nil, err
 	}
+	// Read as readers read them: a partition the run left as it was keeps
+	// its deletes, and a file added since may have some.
 	restored := map[string][]string{}
 	for v, files := range u.before {
-		restored[u.values[v]] = snapshot.Paths(files)
+		restored[u.values[v]] = snapshot.DataPaths(files)
 	}
-	if why, err := snapshot.KeysAddedElsewhere(ctx, u.fsys, c, rec.RunID, restored, added, "the rollback puts back"); why != "" || err != nil {
+	if why, err := snapshot.KeysAddedElsewhere(ctx, u.read, c, rec.RunID, restored, added, "the rollback puts back"); why != "" || err != nil {
 		if err != nil {
 			return nil, err
 		}
@@ -245,7 +266,12 @@ func (l *Ledger) batch(ctx context.Context, tbl *table.Table, u *undoPlan, run t
 		if l.Restage == nil {
 			return refuse("partition %s held delete files before run %s, and this rollback cannot write its rows back", u.values[v], runID)
 		}
-		files, written, err := l.Restage(ctx, tbl, c, v, "rollback-"+runID, func(write func(arrow.RecordBatch) error) error {
+		if u.restager == nil {
+			if u.restager, err = l.Restage(ctx, tbl, "rollback-"+runID); err != nil {
+				return err
+			}
+		}
+		files, written, err := u.restager.Write(ctx, c, v, func(write func(arrow.RecordBatch) error) error {
 			return eachRow(ctx, read, c, held[v], write)
 		})
 		u.restaged = append(u.restaged, written...)

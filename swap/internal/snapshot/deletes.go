@@ -1,10 +1,12 @@
 package snapshot
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"iter"
 	"os"
+	"slices"
 	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -27,9 +29,12 @@ import (
 // such files; its base is fingerprinted, banded and diffed this way.
 type DeletesIO struct {
 	icebergio.IO
-	scan  *table.Scan
-	ids   []int                         // the scan's output columns' field ids
-	tasks map[string]table.FileScanTask // the data files that have deletes, by path
+	scan *table.Scan
+	ids  []int // the scan's output columns' field ids
+	// tasks are the scan's tasks of the data files that have deletes, by
+	// path, in the order of their ranges: the scan splits a file larger
+	// than read.split.target-size into ranges of row groups.
+	tasks map[string][]table.FileScanTask
 }
 
 // HasDeletes reports whether any of the listed files is a delete file.
@@ -63,14 +68,17 @@ func WithDeletes(ctx context.Context, tbl *table.Table, fsys icebergio.IO, snap 
 	if err != nil {
 		return nil, err
 	}
-	d := &DeletesIO{IO: fsys, scan: scan, tasks: map[string]table.FileScanTask{}}
+	d := &DeletesIO{IO: fsys, scan: scan, tasks: map[string][]table.FileScanTask{}}
 	for _, f := range proj.Fields() {
 		d.ids = append(d.ids, f.ID)
 	}
 	for _, t := range tasks {
 		if len(t.DeleteFiles)+len(t.EqualityDeleteFiles)+len(t.DeletionVectorFiles) > 0 {
-			d.tasks[t.File.FilePath()] = t
+			d.tasks[t.File.FilePath()] = append(d.tasks[t.File.FilePath()], t)
 		}
+	}
+	for _, ts := range d.tasks {
+		slices.SortFunc(ts, func(a, b table.FileScanTask) int { return cmp.Compare(a.Start, b.Start) })
 	}
 	return d, nil
 }
@@ -79,7 +87,7 @@ func WithDeletes(ctx context.Context, tbl *table.Table, fsys icebergio.IO, snap 
 // through fsys.
 func Deleted(fsys icebergio.IO, path string) bool {
 	d, ok := fsys.(*DeletesIO)
-	return ok && d.tasks[path].File != nil
+	return ok && len(d.tasks[path]) > 0
 }
 
 // CopyRows writes the rows of the data file at path, read through fsys
@@ -127,23 +135,24 @@ func CopyRows(ctx context.Context, fsys icebergio.IO, path, dst string) (int64, 
 // them.
 func Open(ctx context.Context, fsys icebergio.IO, path string) (array.RecordReader, error) {
 	if d, ok := fsys.(*DeletesIO); ok {
-		if task, ok := d.tasks[path]; ok {
-			return d.open(ctx, task)
+		if tasks, ok := d.tasks[path]; ok {
+			return d.open(ctx, path, tasks)
 		}
 		return parquetio.Open(ctx, d.IO, path)
 	}
 	return parquetio.Open(ctx, fsys, path)
 }
 
-// open reads one task through iceberg-go's scan, its columns labelled
-// with their field ids so that they are projected by id like a file's.
-func (d *DeletesIO) open(ctx context.Context, task table.FileScanTask) (array.RecordReader, error) {
-	sc, batches, err := d.scan.ReadTasks(ctx, []table.FileScanTask{task})
+// open reads a file's tasks through iceberg-go's scan, its columns
+// labelled with their field ids so that they are projected by id like a
+// file's.
+func (d *DeletesIO) open(ctx context.Context, path string, tasks []table.FileScanTask) (array.RecordReader, error) {
+	sc, batches, err := d.scan.ReadTasks(ctx, tasks)
 	if err != nil {
-		return nil, fmt.Errorf("read %s with its deletes applied: %w", task.File.FilePath(), err)
+		return nil, fmt.Errorf("read %s with its deletes applied: %w", path, err)
 	}
 	if len(sc.Fields()) != len(d.ids) {
-		return nil, fmt.Errorf("read %s with its deletes applied: %d columns for %d fields", task.File.FilePath(), len(sc.Fields()), len(d.ids))
+		return nil, fmt.Errorf("read %s with its deletes applied: %d columns for %d fields", path, len(sc.Fields()), len(d.ids))
 	}
 	fields := make([]arrow.Field, len(sc.Fields()))
 	for i, f := range sc.Fields() {
@@ -152,7 +161,7 @@ func (d *DeletesIO) open(ctx context.Context, task table.FileScanTask) (array.Re
 	}
 	labelled := arrow.NewSchema(fields, nil)
 	next, stop := iter.Pull2(batches)
-	return &seqReader{schema: labelled, next: next, stop: stop, path: task.File.FilePath()}, nil
+	return &seqReader{schema: labelled, next: next, stop: stop, path: path}, nil
 }
 
 // seqReader is an array.RecordReader over the batches of a scan.

@@ -183,7 +183,7 @@ func EachKey(ctx context.Context, fsys icebergio.IO, c *contract.Contract, path 
 	}
 	var rr array.RecordReader
 	var err error
-	if d, ok := fsys.(*DeletesIO); ok && d.tasks[path].File != nil {
+	if d, ok := fsys.(*DeletesIO); ok && len(d.tasks[path]) > 0 {
 		rr, err = Open(ctx, fsys, path) // every column, by name below
 	} else {
 		rr, err = parquetio.OpenColumns(ctx, fsys, path, names)
