@@ -56,7 +56,17 @@ func rebase(ctx context.Context, tbl *table.Table, plan *Plan) (string, error) {
 	// What the stage judged against the rest of the table is judged again
 	// against what those commits added there: a record they brought into
 	// another partition that this run stages too would be counted twice.
-	if why, err := movedInto(ctx, fsys, c, plan, added); why != "" || err != nil {
+	// Their files are read as readers read them now, deletes applied (a
+	// record added and deleted since is not there).
+	all, err := snapshot.Files(ctx, fsys, meta.CurrentSnapshot(), c)
+	if err != nil {
+		return "", err
+	}
+	read, err := snapshot.WithDeletes(ctx, tbl, fsys, meta.CurrentSnapshot(), all)
+	if err != nil {
+		return "", err
+	}
+	if why, err := movedInto(ctx, read, c, plan, snapshot.StillLive(added, all)); why != "" || err != nil {
 		if why != "" {
 			why += "; stage the run again declaring both partitions"
 		}
@@ -65,10 +75,6 @@ func rebase(ctx context.Context, tbl *table.Table, plan *Plan) (string, error) {
 	applies := len(c.Grain) > 0 && !c.Partition.InGrain(c.Grain)
 	if applies && len(added) > 0 && !slices.ContainsFunc(plan.Checks, func(c Check) bool { return c.At == "commit" }) {
 		plan.Checks = append(plan.Checks, Check{Name: "moved records", Result: "passed", At: "commit"})
-	}
-	all, err := snapshot.Files(ctx, fsys, meta.CurrentSnapshot(), c)
-	if err != nil {
-		return "", err
 	}
 	old := map[string][]iceberg.DataFile{}
 	for _, pp := range plan.Partitions {

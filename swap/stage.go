@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"maps"
 	"runtime"
 	"slices"
 	"strings"
@@ -112,6 +111,9 @@ func (p *Publisher) Open(ctx context.Context, ident table.Identifier) (*Target, 
 	c, err := contract.Of(tbl.Metadata())
 	if err != nil {
 		return nil, fmt.Errorf("table %s: %w", strings.Join(ident, "."), err)
+	}
+	if err := snapshot.Writable(tbl.Metadata()); err != nil {
+		return nil, InvalidRequest(fmt.Errorf("table %s: %w", strings.Join(ident, "."), err))
 	}
 	return &Target{table: tbl, Contract: c}, nil
 }
@@ -719,7 +721,35 @@ func (t *Target) Resolve(ctx context.Context, sel contract.Selection, seen []str
 	if err != nil {
 		return nil, err
 	}
-	values := sel.Resolve(seen, slices.Collect(maps.Keys(files)))
+	// A tuple whose files are all delete files (a CDC delete of a key it
+	// never held), or whose every row a delete removes, holds no row a
+	// reader sees: it is no partition of the table's. Only tuples with
+	// deletes that the input does not hold are read to find out.
+	read, err := snapshot.WithDeletes(ctx, t.table, fsys, meta.CurrentSnapshot(), files)
+	if err != nil {
+		return nil, err
+	}
+	inInput := map[string]bool{}
+	for _, v := range seen {
+		inInput[v] = true
+	}
+	var held []string
+	for v, fs := range files {
+		data := snapshot.DataPaths(fs)
+		if !inInput[v] && len(data) < len(fs) {
+			rows, err := snapshot.Rows(ctx, read, data)
+			if err != nil {
+				return nil, fmt.Errorf("partition %s: %w", t.Contract.Partition.Key(v), err)
+			}
+			if rows == 0 {
+				continue
+			}
+		}
+		if len(data) > 0 {
+			held = append(held, v)
+		}
+	}
+	values := sel.Resolve(seen, held)
 	if len(values) == 0 {
 		return nil, InvalidRequest(fmt.Errorf("the selectors %s match no partition the input or the table holds", sel))
 	}

@@ -156,6 +156,9 @@ func (l *Ledger) SnapshotFiles(ctx context.Context, ident table.Identifier, snap
 	if err != nil {
 		return 0, nil, err
 	}
+	if err := renamed(at.Meta, at.Contract.Schema); err != nil {
+		return 0, nil, fmt.Errorf("table %s: %w", strings.Join(ident, "."), err)
+	}
 	var out []runrecord.Input
 	// Files of an earlier partition spec hold rows of the table too.
 	var files [][]iceberg.DataFile
@@ -174,6 +177,25 @@ func (l *Ledger) SnapshotFiles(ctx context.Context, ident table.Identifier, snap
 		}
 	}
 	return snapshotID, out, nil
+}
+
+// renamed refuses a schema whose columns are not named as in every
+// earlier schema of the table: a job's SQL engine reads a table's files by
+// column name, so a file written before a rename would read the renamed
+// column as nulls, and one written before a name was reused would read
+// the old column's values under it.
+func renamed(meta table.Metadata, sc *iceberg.Schema) error {
+	for _, f := range sc.Fields() {
+		for _, earlier := range meta.Schemas() {
+			if was, ok := earlier.FindFieldByID(f.ID); ok && was.Name != f.Name {
+				return fmt.Errorf("column %s was named %s in schema %d; a job reads a table's files by column name and would read it as nulls in files written before the rename: read the table through a copy, or rename it back", f.Name, was.Name, earlier.ID)
+			}
+			if was, ok := earlier.FindFieldByName(f.Name); ok && was.ID != f.ID {
+				return fmt.Errorf("column %s names field %d, and named field %d in schema %d; a job reads a table's files by column name and would read the old field's values under it", f.Name, f.ID, was.ID, earlier.ID)
+			}
+		}
+	}
+	return nil
 }
 
 // DeletedInput names a data file of a table's snapshot that deletes apply

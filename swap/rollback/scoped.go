@@ -150,6 +150,9 @@ func (u *undoPlan) settle(ctx context.Context, release bool) {
 func (l *Ledger) planUndo(ctx context.Context, tbl *table.Table, runs []table.Snapshot, recs []runrecord.Record, refuse func(string, ...any) error) (u *undoPlan, err error) {
 	rec := recs[len(recs)-1]
 	meta := tbl.Metadata()
+	if err := snapshot.Writable(meta); err != nil {
+		return nil, refuse("%v; a full rollback (main not moved past the run) needs no new files", err)
+	}
 	c, err := contract.Of(meta)
 	if err != nil {
 		return nil, fmt.Errorf("table %s: %w", strings.Join(tbl.Identifier(), "."), err)
@@ -194,7 +197,7 @@ func (l *Ledger) planUndo(ctx context.Context, tbl *table.Table, runs []table.Sn
 	for v, files := range u.before {
 		restored[u.values[v]] = snapshot.DataPaths(files)
 	}
-	if why, err := snapshot.KeysAddedElsewhere(ctx, u.read, c, rec.RunID, restored, added, "the rollback puts back"); why != "" || err != nil {
+	if why, err := snapshot.KeysAddedElsewhere(ctx, u.read, c, rec.RunID, restored, snapshot.StillLive(added, u.now), "the rollback puts back"); why != "" || err != nil {
 		if err != nil {
 			return nil, err
 		}
@@ -223,6 +226,13 @@ func (l *Ledger) batch(ctx context.Context, tbl *table.Table, u *undoPlan, run t
 	for _, v := range r.Partitions {
 		key := c.Partition.Key(v)
 		u.values[v], batch[v] = key, key
+		if slices.Equal(snapshot.Paths(then[v]), snapshot.Paths(held[v])) {
+			// The run left it as it was (unchanged): the undo leaves it
+			// as it is now, whatever a later commit (a merge-on-read
+			// delete, say) did to it.
+			u.before[v] = u.now[v]
+			continue
+		}
 		// The run's partitions hold the run's files, or a later commit
 		// changed them.
 		if !slices.Equal(snapshot.Paths(u.now[v]), snapshot.Paths(then[v])) {
@@ -233,9 +243,6 @@ func (l *Ledger) batch(ctx context.Context, tbl *table.Table, u *undoPlan, run t
 			return refuse("a later commit touched partition %s of run %s: %s; undoing the run there would undo that commit too", key, runID, why)
 		}
 		u.before[v] = held[v]
-		if slices.Equal(snapshot.Paths(then[v]), snapshot.Paths(held[v])) {
-			continue // the run left it as it was (unchanged)
-		}
 		u.out = append(u.out, u.now[v]...)
 		if snapshot.HasDeletes(map[string][]iceberg.DataFile{v: held[v]}) {
 			restage = append(restage, v)

@@ -130,6 +130,27 @@ func CopyRows(ctx context.Context, fsys icebergio.IO, path, dst string) (int64, 
 	return rows, nil
 }
 
+// Rows counts the rows of data files read through fsys (with their
+// deletes applied, where fsys applies them).
+func Rows(ctx context.Context, fsys icebergio.IO, paths []string) (int64, error) {
+	var n int64
+	for _, p := range paths {
+		rr, err := Open(ctx, fsys, p)
+		if err != nil {
+			return 0, err
+		}
+		for rr.Next() {
+			n += rr.RecordBatch().NumRows()
+		}
+		err = rr.Err()
+		rr.Release()
+		if err != nil {
+			return 0, err
+		}
+	}
+	return n, nil
+}
+
 // Open reads a data file's rows through fsys: with its deletes applied
 // when fsys is a DeletesIO that has any for it, else as the file holds
 // them.

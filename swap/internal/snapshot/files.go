@@ -219,6 +219,16 @@ func Referenced(ctx context.Context, fsys icebergio.IO, meta table.Metadata) (ma
 	return out, nil
 }
 
+// Writable refuses a table lakeswap cannot add files to: a format-v3
+// table, whose row lineage needs a first row id on every file a commit
+// adds, which iceberg-go's file replace does not give.
+func Writable(meta table.Metadata) error {
+	if meta.Version() >= 3 {
+		return fmt.Errorf("the table is Iceberg format v%d; lakeswap writes format v1 and v2 tables only (a v3 commit needs row lineage on every file it adds)", meta.Version())
+	}
+	return nil
+}
+
 // DataLocation is where the table keeps its data files.
 func DataLocation(meta table.Metadata) string {
 	base := meta.Properties()["write.data.path"]

@@ -174,6 +174,25 @@ type Added struct {
 	Snapshot        *table.Snapshot
 }
 
+// StillLive keeps the added files that live files (main's now, by
+// partition) still hold: a file a later commit removed again (a
+// merge-on-read delete of every row it held drops it) holds no record.
+func StillLive(added []Added, live map[string][]iceberg.DataFile) []Added {
+	held := map[string]bool{}
+	for _, files := range live {
+		for _, f := range files {
+			held[f.FilePath()] = true
+		}
+	}
+	var out []Added
+	for _, a := range added {
+		if held[a.Path] {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
 // EachKey calls fn with the hash of every row's grain in a file, and a
 // function that writes the grain out as text (only for the few named).
 func EachKey(ctx context.Context, fsys icebergio.IO, c *contract.Contract, path string, seed maphash.Seed, fn func(uint64, func() string)) error {
