@@ -247,7 +247,10 @@ func (p *Publisher) applyBatches(ctx context.Context, tbl *table.Table, plan *Pl
 	rest := func(from int) string {
 		var said []string
 		for _, b := range batches[from:] {
-			said = append(said, p.discard(ctx, tbl, b))
+			// Batches of one attempt say the same once.
+			if s := p.discard(ctx, tbl, b); !slices.Contains(said, s) {
+				said = append(said, s)
+			}
 		}
 		return strings.Join(said, "; ")
 	}

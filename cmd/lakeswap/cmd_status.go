@@ -81,7 +81,7 @@ func runStatus(ctx context.Context, g *globals, o statusOptions) error {
 		case st.OnMain:
 			fmt.Fprintf(w, "main holds it, with later commits on top (main is at %d)\n", st.Main)
 		default:
-			fmt.Fprintf(w, "main no longer holds it (rolled back, or its partitions replaced since): main is at %s\n", orNone(st.Main))
+			fmt.Fprintf(w, "main no longer holds it (rolled back, or a later commit changed its partitions: replaced them, or deleted rows in them): main is at %s\n", orNone(st.Main))
 		}
 		if st.RollbackTarget != nil {
 			fmt.Fprintf(w, "rollback target: snapshot %d, kept by tag %s\n", *st.RollbackTarget, swap.RollbackTag(runID))
