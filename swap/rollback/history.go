@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/apache/iceberg-go"
+	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakeswap/lakeswap/catalog"
@@ -152,28 +152,31 @@ func (l *Ledger) SnapshotFiles(ctx context.Context, ident table.Identifier, snap
 		}
 		snapshotID = head.SnapshotID
 	}
-	at, err := snapshot.Load(ctx, l.Catalog, ident, snapshotID)
+	meta, fsys, files, err := snapshot.LoadFiles(ctx, l.Catalog, ident, snapshotID)
 	if err != nil {
 		return 0, nil, err
 	}
-	if err := renamed(at.Meta, at.Contract.Schema); err != nil {
+	sc := meta.CurrentSchema()
+	if snap := meta.SnapshotByID(snapshotID); snap.SchemaID != nil {
+		for _, s := range meta.Schemas() {
+			if s.ID == *snap.SchemaID {
+				sc = s
+			}
+		}
+	}
+	if err := renamed(meta, sc); err != nil {
 		return 0, nil, fmt.Errorf("table %s: %w", strings.Join(ident, "."), err)
 	}
+	// Every data file, of any partition spec or none: all hold rows of the
+	// table. Delete files are applied, not listed.
 	var out []runrecord.Input
-	// Files of an earlier partition spec hold rows of the table too.
-	var files [][]iceberg.DataFile
-	for _, v := range slices.Sorted(maps.Keys(at.Live)) {
-		files = append(files, at.Live[v])
-	}
-	for _, files := range append(files, at.Earlier) {
-		for _, f := range files {
-			switch {
-			case f.ContentType() != iceberg.EntryContentData:
-			case snapshot.Deleted(at.FS, f.FilePath()):
-				out = append(out, runrecord.Input{URL: DeletedInput(strings.Join(ident, "."), snapshotID, f.FilePath()), Size: f.FileSizeBytes()})
-			default:
-				out = append(out, runrecord.Input{URL: f.FilePath(), Size: f.FileSizeBytes()})
-			}
+	for _, f := range files {
+		switch {
+		case f.ContentType() != iceberg.EntryContentData:
+		case snapshot.Deleted(fsys, f.FilePath()):
+			out = append(out, runrecord.Input{URL: DeletedInput(strings.Join(ident, "."), snapshotID, f.FilePath()), Size: f.FileSizeBytes()})
+		default:
+			out = append(out, runrecord.Input{URL: f.FilePath(), Size: f.FileSizeBytes()})
 		}
 	}
 	return snapshotID, out, nil
@@ -219,7 +222,7 @@ func ParseDeletedInput(input string) (table string, snapshotID int64, path strin
 // Applied reads the data files of one snapshot of a table with the deletes
 // that apply to them applied: its scan is planned once, for every file.
 type Applied struct {
-	at    *snapshot.At
+	fsys  icebergio.IO
 	table string
 }
 
@@ -230,18 +233,18 @@ func (l *Ledger) OpenApplied(ctx context.Context, name string, snapshotID int64)
 	if err != nil {
 		return nil, err
 	}
-	at, err := snapshot.Load(ctx, l.Catalog, ident, snapshotID)
+	_, fsys, _, err := snapshot.LoadFiles(ctx, l.Catalog, ident, snapshotID)
 	if err != nil {
 		return nil, err
 	}
-	return &Applied{at: at, table: name}, nil
+	return &Applied{fsys: fsys, table: name}, nil
 }
 
 // Copy writes the rows of the data file at path, with its deletes applied,
 // to a local Parquet file dst, and says how many there are.
 func (a *Applied) Copy(ctx context.Context, path, dst string) (int64, error) {
-	if !snapshot.Deleted(a.at.FS, path) {
+	if !snapshot.Deleted(a.fsys, path) {
 		return 0, fmt.Errorf("table %s: no deletes apply to %s at that snapshot", a.table, path)
 	}
-	return snapshot.CopyRows(ctx, a.at.FS, path, dst)
+	return snapshot.CopyRows(ctx, a.fsys, path, dst)
 }

@@ -156,6 +156,45 @@ type At struct {
 	Earlier []iceberg.DataFile
 }
 
+// LoadFiles reloads the table from the catalog and lists every live file
+// of a snapshot, of any partition spec or none, by path, with an IO that
+// reads its data files with their deletes applied: what reading a table
+// needs, where no contract (an unpartitioned table has none) is at hand.
+func LoadFiles(ctx context.Context, cat Loader, ident table.Identifier, snapshotID int64) (table.Metadata, icebergio.IO, []iceberg.DataFile, error) {
+	tbl, err := cat.LoadTable(ctx, ident)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("reload %s: %w", strings.Join(ident, "."), err)
+	}
+	meta := tbl.Metadata()
+	snap := meta.SnapshotByID(snapshotID)
+	if snap == nil {
+		return nil, nil, nil, fmt.Errorf("snapshot %d is not in the metadata of %s", snapshotID, strings.Join(ident, "."))
+	}
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	manifests, err := snap.Manifests(fsys)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("read manifest list of snapshot %d: %w", snap.SnapshotID, err)
+	}
+	var files []iceberg.DataFile
+	for _, m := range manifests {
+		entries, err := m.FetchEntries(fsys, true)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("read manifest %s: %w", m.FilePath(), err)
+		}
+		for _, e := range entries {
+			files = append(files, e.DataFile())
+		}
+	}
+	slices.SortFunc(files, func(a, b iceberg.DataFile) int { return strings.Compare(a.FilePath(), b.FilePath()) })
+	if fsys, err = WithDeletes(ctx, tbl, fsys, snap, map[string][]iceberg.DataFile{"": files}); err != nil {
+		return nil, nil, nil, err
+	}
+	return meta, fsys, files, nil
+}
+
 // Load reloads the table from the catalog and lists a snapshot's files.
 func Load(ctx context.Context, cat Loader, ident table.Identifier, snapshotID int64) (*At, error) {
 	tbl, err := cat.LoadTable(ctx, ident)
