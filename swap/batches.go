@@ -247,10 +247,7 @@ func (p *Publisher) applyBatches(ctx context.Context, tbl *table.Table, plan *Pl
 	rest := func(from int) string {
 		var said []string
 		for _, b := range batches[from:] {
-			// Batches of one attempt say the same once.
-			if s := p.discard(ctx, tbl, b); !slices.Contains(said, s) {
-				said = append(said, s)
-			}
+			said = append(said, p.discard(ctx, tbl, b))
 		}
 		return strings.Join(said, "; ")
 	}

@@ -62,11 +62,13 @@ func rebase(ctx context.Context, tbl *table.Table, plan *Plan) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	read, err := snapshot.WithDeletes(ctx, tbl, fsys, meta.CurrentSnapshot(), all)
-	if err != nil {
-		return "", err
+	live, read := snapshot.StillLive(added, all), fsys
+	if len(live) > 0 && len(c.Grain) > 0 && !c.Partition.InGrain(c.Grain) {
+		if read, err = snapshot.WithDeletes(ctx, tbl, fsys, meta.CurrentSnapshot(), all); err != nil {
+			return "", err
+		}
 	}
-	if why, err := movedInto(ctx, read, c, plan, snapshot.StillLive(added, all)); why != "" || err != nil {
+	if why, err := movedInto(ctx, read, c, plan, live); why != "" || err != nil {
 		if why != "" {
 			why += "; stage the run again declaring both partitions"
 		}

@@ -725,28 +725,33 @@ func (t *Target) Resolve(ctx context.Context, sel contract.Selection, seen []str
 	// never held), or whose every row a delete removes, holds no row a
 	// reader sees: it is no partition of the table's. Only tuples with
 	// deletes that the input does not hold are read to find out.
-	read, err := snapshot.WithDeletes(ctx, t.table, fsys, meta.CurrentSnapshot(), files)
-	if err != nil {
-		return nil, err
-	}
 	inInput := map[string]bool{}
 	for _, v := range seen {
 		inInput[v] = true
 	}
 	var held []string
+	doubt := map[string][]iceberg.DataFile{} // tuples of the selection to read
 	for v, fs := range files {
 		data := snapshot.DataPaths(fs)
-		if !inInput[v] && len(data) < len(fs) {
-			rows, err := snapshot.Rows(ctx, read, data)
-			if err != nil {
-				return nil, fmt.Errorf("partition %s: %w", t.Contract.Partition.Key(v), err)
-			}
-			if rows == 0 {
-				continue
-			}
-		}
-		if len(data) > 0 {
+		switch {
+		case len(data) == 0:
+		case len(data) < len(fs) && sel.Owns(v) && !inInput[v]:
+			doubt[v] = fs
+		default:
 			held = append(held, v)
+		}
+	}
+	if len(doubt) > 0 {
+		read, err := snapshot.WithDeletes(ctx, t.table, fsys, meta.CurrentSnapshot(), doubt)
+		if err != nil {
+			return nil, err
+		}
+		for v, fs := range doubt {
+			if has, err := snapshot.AnyRow(ctx, read, snapshot.DataPaths(fs)); err != nil {
+				return nil, fmt.Errorf("partition %s: %w", t.Contract.Partition.Key(v), err)
+			} else if has {
+				held = append(held, v)
+			}
 		}
 	}
 	values := sel.Resolve(seen, held)

@@ -164,7 +164,7 @@ func (l *Ledger) SnapshotFiles(ctx context.Context, ident table.Identifier, snap
 			}
 		}
 	}
-	if err := renamed(meta, sc); err != nil {
+	if err := renamed(meta, snapshotID, sc); err != nil {
 		return 0, nil, fmt.Errorf("table %s: %w", strings.Join(ident, "."), err)
 	}
 	// Every data file, of any partition spec or none: all hold rows of the
@@ -182,19 +182,33 @@ func (l *Ledger) SnapshotFiles(ctx context.Context, ident table.Identifier, snap
 	return snapshotID, out, nil
 }
 
-// renamed refuses a schema whose columns are not named as in every
-// earlier schema of the table: a job's SQL engine reads a table's files by
-// column name, so a file written before a rename would read the renamed
-// column as nulls, and one written before a name was reused would read
-// the old column's values under it.
-func renamed(meta table.Metadata, sc *iceberg.Schema) error {
-	for _, f := range sc.Fields() {
-		for _, earlier := range meta.Schemas() {
-			if was, ok := earlier.FindFieldByID(f.ID); ok && was.Name != f.Name {
-				return fmt.Errorf("column %s was named %s in schema %d; a job reads a table's files by column name and would read it as nulls in files written before the rename: read the table through a copy, or rename it back", f.Name, was.Name, earlier.ID)
+// renamed refuses a snapshot's schema whose fields are not named as in
+// the schemas its files were written under (those of the snapshot and its
+// ancestors): a job's SQL engine reads a table's files by column name, so
+// a file written before a rename would read the renamed column as nulls,
+// and one written before a name was reused would read the old field's
+// values under it. Nested fields are judged by their full names.
+func renamed(meta table.Metadata, snapshotID int64, sc *iceberg.Schema) error {
+	written := map[int]bool{sc.ID: true}
+	for _, s := range table.AncestorsOf(snapshotID, meta.SnapshotByID) {
+		if s.SchemaID != nil {
+			written[*s.SchemaID] = true
+		}
+	}
+	names, err := iceberg.IndexByName(sc)
+	if err != nil {
+		return err
+	}
+	for _, earlier := range meta.Schemas() {
+		if !written[earlier.ID] || earlier.ID == sc.ID {
+			continue
+		}
+		for name, id := range names {
+			if was, ok := earlier.FindColumnName(id); ok && was != name {
+				return fmt.Errorf("column %s was named %s in schema %d; a job reads a table's files by column name and would read it as nulls in files written before the rename: read the table through a copy, or rename it back", name, was, earlier.ID)
 			}
-			if was, ok := earlier.FindFieldByName(f.Name); ok && was.ID != f.ID {
-				return fmt.Errorf("column %s names field %d, and named field %d in schema %d; a job reads a table's files by column name and would read the old field's values under it", f.Name, f.ID, was.ID, earlier.ID)
+			if was, ok := earlier.FindFieldByName(name); ok && was.ID != id {
+				return fmt.Errorf("column %s names field %d, and named field %d in schema %d; a job reads a table's files by column name and would read the old field's values under it", name, id, was.ID, earlier.ID)
 			}
 		}
 	}

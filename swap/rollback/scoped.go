@@ -226,10 +226,11 @@ func (l *Ledger) batch(ctx context.Context, tbl *table.Table, u *undoPlan, run t
 	for _, v := range r.Partitions {
 		key := c.Partition.Key(v)
 		u.values[v], batch[v] = key, key
-		if slices.Equal(snapshot.Paths(then[v]), snapshot.Paths(held[v])) {
-			// The run left it as it was (unchanged): the undo leaves it
-			// as it is now, whatever a later commit (a merge-on-read
-			// delete, say) did to it.
+		if slices.Equal(snapshot.Paths(then[v]), snapshot.Paths(held[v])) &&
+			!slices.ContainsFunc(snapshot.DataPaths(u.now[v]), func(p string) bool { return !slices.Contains(snapshot.DataPaths(then[v]), p) }) {
+			// The run left it as it was (unchanged), and no later commit
+			// added rows to it (a merge-on-read delete may have taken
+			// some): the undo leaves it as it is now.
 			u.before[v] = u.now[v]
 			continue
 		}

@@ -130,25 +130,26 @@ func CopyRows(ctx context.Context, fsys icebergio.IO, path, dst string) (int64, 
 	return rows, nil
 }
 
-// Rows counts the rows of data files read through fsys (with their
-// deletes applied, where fsys applies them).
-func Rows(ctx context.Context, fsys icebergio.IO, paths []string) (int64, error) {
-	var n int64
+// AnyRow reports whether data files read through fsys (with their
+// deletes applied, where fsys applies them) hold a row, reading up to the
+// first.
+func AnyRow(ctx context.Context, fsys icebergio.IO, paths []string) (bool, error) {
 	for _, p := range paths {
 		rr, err := Open(ctx, fsys, p)
 		if err != nil {
-			return 0, err
+			return false, err
 		}
-		for rr.Next() {
-			n += rr.RecordBatch().NumRows()
+		found := false
+		for !found && rr.Next() {
+			found = rr.RecordBatch().NumRows() > 0
 		}
 		err = rr.Err()
 		rr.Release()
-		if err != nil {
-			return 0, err
+		if err != nil || found {
+			return found, err
 		}
 	}
-	return n, nil
+	return false, nil
 }
 
 // Open reads a data file's rows through fsys: with its deletes applied
