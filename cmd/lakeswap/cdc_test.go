@@ -217,15 +217,7 @@ func TestCDCDeleteOnlyPartition(t *testing.T) {
 // day with exactly the rows a reader sees.
 func TestCDCDeleteOnlyTuple(t *testing.T) {
 	s := newSite(t, "sqlite+local")
-	sc := iceberg.NewSchema(0,
-		iceberg.NestedField{ID: 1, Name: "event_ts", Type: iceberg.PrimitiveTypes.TimestampTz, Required: true},
-		iceberg.NestedField{ID: 2, Name: "region", Type: iceberg.PrimitiveTypes.String, Required: true},
-		iceberg.NestedField{ID: 3, Name: "user_id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
-		iceberg.NestedField{ID: 4, Name: "views", Type: iceberg.PrimitiveTypes.Int64, Required: true})
-	spec := iceberg.NewPartitionSpec(
-		iceberg.PartitionField{SourceIDs: []int{1}, FieldID: 1000, Name: "event_ts_day", Transform: iceberg.DayTransform{}},
-		iceberg.PartitionField{SourceIDs: []int{2}, FieldID: 1001, Name: "region", Transform: iceberg.IdentityTransform{}})
-	createEngineTable(t, s, "events", sc, spec)
+	sc := createEventsTable(t, s)
 	const tbl = "eng.events"
 	asArrow, err := table.SchemaToArrowSchema(sc, nil, true, false)
 	if err != nil {
@@ -487,19 +479,8 @@ func TestCDCJobRenamedSourceColumn(t *testing.T) {
 // held a delete before run fix (so the rollback writes its rows back);
 // a later commit adds, in day 5, a key the rollback would put back.
 func TestCDCScopedRollbackRefusedAfterRestage(t *testing.T) {
-	s := newSite(t, "sqlite+local")
-	sc := iceberg.NewSchemaWithIdentifiers(0, []int{2},
-		iceberg.NestedField{ID: 1, Name: "d", Type: iceberg.PrimitiveTypes.Date, Required: true},
-		iceberg.NestedField{ID: 2, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
-		iceberg.NestedField{ID: 3, Name: "n", Type: iceberg.PrimitiveTypes.Int64, Required: true})
-	spec := iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{1}, FieldID: 1000, Name: "d", Transform: iceberg.IdentityTransform{}})
-	createEngineTable(t, s, "cdc3", sc, spec)
-	asArrow, _ := table.SchemaToArrowSchema(sc, nil, true, false)
-	keys, _ := table.SchemaToArrowSchema(iceberg.NewSchema(0, sc.Field(0), sc.Field(1)), nil, true, false)
-	h := &cdcTable{t: t, s: s, name: "cdc3", tbl: "eng.cdc3", sc: sc, asArr: asArrow, keys: keys}
-	mor(t, s, "cdc3", func(tx *table.Transaction) error {
-		return tx.SetProperties(iceberg.Properties{table.WriteDeleteModeKey: table.WriteModeMergeOnRead})
-	})
+	h := grainIDTable(t, "cdc3")
+	s := h.s
 	h.appendRows(10, "2026-01-01/1", "2026-01-01/2", "2026-01-01/3")
 	h.eqDelete("2026-01-01/3")
 	s.must("table", "set", "--table", h.tbl, "additive=n")
@@ -586,19 +567,8 @@ func (l *lcg) Intn(n int) int {
 // stages id 7 in day 1; meanwhile a CDC writer appends id 7 in day 5 and
 // deletes it again (merge-on-read). Nothing would hold id 7 twice.
 func TestCDCRebaseReadsAddedWithoutDeletes(t *testing.T) {
-	s := newSite(t, "sqlite+local")
-	sc := iceberg.NewSchemaWithIdentifiers(0, []int{2},
-		iceberg.NestedField{ID: 1, Name: "d", Type: iceberg.PrimitiveTypes.Date, Required: true},
-		iceberg.NestedField{ID: 2, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
-		iceberg.NestedField{ID: 3, Name: "n", Type: iceberg.PrimitiveTypes.Int64, Required: true})
-	spec := iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{1}, FieldID: 1000, Name: "d", Transform: iceberg.IdentityTransform{}})
-	createEngineTable(t, s, "cdc4", sc, spec)
-	asArrow, _ := table.SchemaToArrowSchema(sc, nil, true, false)
-	keys, _ := table.SchemaToArrowSchema(iceberg.NewSchema(0, sc.Field(0), sc.Field(1)), nil, true, false)
-	h := &cdcTable{t: t, s: s, name: "cdc4", tbl: "eng.cdc4", sc: sc, asArr: asArrow, keys: keys}
-	mor(t, s, "cdc4", func(tx *table.Transaction) error {
-		return tx.SetProperties(iceberg.Properties{table.WriteDeleteModeKey: table.WriteModeMergeOnRead})
-	})
+	h := grainIDTable(t, "cdc4")
+	s := h.s
 	h.appendRows(10, "2026-01-01/1", "2026-01-05/2", "2026-01-05/3")
 	s.must("table", "set", "--table", h.tbl, "additive=n")
 	plan := filepath.Join(t.TempDir(), "p.json")

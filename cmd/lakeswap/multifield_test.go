@@ -33,6 +33,23 @@ func createEngineTable(t *testing.T, s *site, name string, sc *iceberg.Schema, s
 	}
 }
 
+// createEventsTable creates eng.events as Spark or Trino would: event_ts
+// timestamptz, region, user_id, views, partitioned by day(event_ts) and
+// region; it returns the schema.
+func createEventsTable(t *testing.T, s *site) *iceberg.Schema {
+	t.Helper()
+	sc := iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "event_ts", Type: iceberg.PrimitiveTypes.TimestampTz, Required: true},
+		iceberg.NestedField{ID: 2, Name: "region", Type: iceberg.PrimitiveTypes.String, Required: true},
+		iceberg.NestedField{ID: 3, Name: "user_id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+		iceberg.NestedField{ID: 4, Name: "views", Type: iceberg.PrimitiveTypes.Int64, Required: true})
+	spec := iceberg.NewPartitionSpec(
+		iceberg.PartitionField{SourceIDs: []int{1}, FieldID: 1000, Name: "event_ts_day", Transform: iceberg.DayTransform{}},
+		iceberg.PartitionField{SourceIDs: []int{2}, FieldID: 1001, Name: "region", Transform: iceberg.IdentityTransform{}})
+	createEngineTable(t, s, "events", sc, spec)
+	return sc
+}
+
 // engineTable loads eng.NAME through the site's catalog; done closes it.
 func engineTable(t *testing.T, s *site, name string) (ctx context.Context, tbl *table.Table, done func()) {
 	t.Helper()
@@ -88,15 +105,7 @@ func view(t *testing.T, s *site, name string, cols ...string) []string {
 // iceberg-go's own scan reads is checked after each step.
 func TestSeveralPartitionFields(t *testing.T) {
 	forEachSite(t, func(t *testing.T, s *site) {
-		sc := iceberg.NewSchema(0,
-			iceberg.NestedField{ID: 1, Name: "event_ts", Type: iceberg.PrimitiveTypes.TimestampTz, Required: true},
-			iceberg.NestedField{ID: 2, Name: "region", Type: iceberg.PrimitiveTypes.String, Required: true},
-			iceberg.NestedField{ID: 3, Name: "user_id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
-			iceberg.NestedField{ID: 4, Name: "views", Type: iceberg.PrimitiveTypes.Int64, Required: true})
-		spec := iceberg.NewPartitionSpec(
-			iceberg.PartitionField{SourceIDs: []int{1}, FieldID: 1000, Name: "event_ts_day", Transform: iceberg.DayTransform{}},
-			iceberg.PartitionField{SourceIDs: []int{2}, FieldID: 1001, Name: "region", Transform: iceberg.IdentityTransform{}})
-		createEngineTable(t, s, "events", sc, spec)
+		createEventsTable(t, s)
 		const tbl = "eng.events"
 		rows := func(views int, cells ...string) string { // cells: "01/eu/7" = day, region, user
 			var b strings.Builder

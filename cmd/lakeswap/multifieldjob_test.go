@@ -11,7 +11,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
 
 	"github.com/lakeswap/lakeswap/contract"
@@ -28,15 +27,7 @@ import (
 // apply commits. Checked with iceberg-go's scan.
 func TestJobSeveralFields(t *testing.T) {
 	forEachSite(t, func(t *testing.T, s *site) {
-		sc := iceberg.NewSchema(0,
-			iceberg.NestedField{ID: 1, Name: "event_ts", Type: iceberg.PrimitiveTypes.TimestampTz, Required: true},
-			iceberg.NestedField{ID: 2, Name: "region", Type: iceberg.PrimitiveTypes.String, Required: true},
-			iceberg.NestedField{ID: 3, Name: "user_id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
-			iceberg.NestedField{ID: 4, Name: "views", Type: iceberg.PrimitiveTypes.Int64, Required: true})
-		spec := iceberg.NewPartitionSpec(
-			iceberg.PartitionField{SourceIDs: []int{1}, FieldID: 1000, Name: "event_ts_day", Transform: iceberg.DayTransform{}},
-			iceberg.PartitionField{SourceIDs: []int{2}, FieldID: 1001, Name: "region", Transform: iceberg.IdentityTransform{}})
-		createEngineTable(t, s, "events", sc, spec)
+		createEventsTable(t, s)
 		const tbl = "eng.events"
 		s.must("table", "set", "--table", tbl, "grain=event_ts,region,user_id", "additive=views")
 		dir := t.TempDir()
@@ -104,15 +95,7 @@ func TestJobSeveralFields(t *testing.T) {
 // only once staged), changing nothing.
 func TestAdoptSeveralFields(t *testing.T) {
 	s := newSite(t, "sqlite+local")
-	sc := iceberg.NewSchema(0,
-		iceberg.NestedField{ID: 1, Name: "event_ts", Type: iceberg.PrimitiveTypes.TimestampTz, Required: true},
-		iceberg.NestedField{ID: 2, Name: "region", Type: iceberg.PrimitiveTypes.String, Required: true},
-		iceberg.NestedField{ID: 3, Name: "user_id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
-		iceberg.NestedField{ID: 4, Name: "views", Type: iceberg.PrimitiveTypes.Int64, Required: true})
-	spec := iceberg.NewPartitionSpec(
-		iceberg.PartitionField{SourceIDs: []int{1}, FieldID: 1000, Name: "event_ts_day", Transform: iceberg.DayTransform{}},
-		iceberg.PartitionField{SourceIDs: []int{2}, FieldID: 1001, Name: "region", Transform: iceberg.IdentityTransform{}})
-	createEngineTable(t, s, "events", sc, spec)
+	createEventsTable(t, s)
 	const tbl = "eng.events"
 	_, loaded, done := engineTable(t, s, "events")
 	c, err := contract.Of(loaded.Metadata())

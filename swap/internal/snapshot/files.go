@@ -15,8 +15,8 @@ import (
 )
 
 // Files lists the live files of a snapshot by partition value, delete
-// files included: a partition with deletes cannot be replaced or
-// fingerprinted (deleteIn finds them), but it can stand beside a run.
+// files included: a partition's rows are its data files' with those
+// applied (WithDeletes), and they go out with its data files.
 func Files(ctx context.Context, fsys icebergio.IO, snap *table.Snapshot, c *contract.Contract) (map[string][]iceberg.DataFile, error) {
 	out := map[string][]iceberg.DataFile{}
 	if snap == nil {
@@ -98,18 +98,6 @@ func Paths(files []iceberg.DataFile) []string {
 		out[i] = f.FilePath()
 	}
 	return out
-}
-
-// NoDeletes refuses a partition that holds delete files: replacing its data
-// files would leave the deletes applying to nothing, and lakeswap does not
-// rewrite them.
-func NoDeletes(key string, files []iceberg.DataFile) error {
-	for _, f := range files {
-		if f.ContentType() != iceberg.EntryContentData {
-			return fmt.Errorf("partition %s has delete files (%s); lakeswap replaces and reads only partitions without deletes: compact the table first", key, f.FilePath())
-		}
-	}
-	return nil
 }
 
 // Fingerprint reads a partition's files and fingerprints their rows
