@@ -42,7 +42,7 @@ func (p *Publisher) bind(ctx context.Context, tbl *table.Table, plan *Plan, opts
 	plan.contract = c
 	// A plan whose partitions held its content when planned commits
 	// nothing, and needs no staged file.
-	noop := plan.BaseFingerprint.Hash == plan.Fingerprint.Hash && plan.BaseFingerprint.Rows == plan.Fingerprint.Rows
+	noop := plan.changesNothing()
 	if err := stagedAsPlanned(ctx, tbl, plan, !noop, conflict); err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakeswap/lakeswap/contract"
+	"github.com/lakeswap/lakeswap/parquetio"
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/verify"
 )
@@ -89,6 +90,25 @@ func (plan *Plan) withLanded(meta table.Metadata) {
 	plan.Together = joinGroups(plan.Together)
 }
 
+// sharing groups the partitions that hold rows of one rewritten file: the
+// batch that takes the file out must hold all of them, or a snapshot
+// between batches would lose the rows of those in later batches.
+func (plan *Plan) sharing() [][]string {
+	byFile := map[string][]string{}
+	for _, pp := range plan.Partitions {
+		for _, path := range pp.OldShares {
+			byFile[path] = append(byFile[path], pp.Value)
+		}
+	}
+	var out [][]string
+	for _, g := range byFile {
+		if len(g) > 1 {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
 // joinGroups merges groups of partition values that share one, so that
 // each value is in one group; each group sorted, groups in order of their
 // first value.
@@ -147,6 +167,8 @@ func (plan *Plan) batches() []*Plan {
 		b.Fingerprint, _ = verify.Combine(newFP) // the whole run's sums fit, so a batch's do
 		b.BaseFingerprint, _ = verify.Combine(oldFP)
 		b.prior, b.Batch, b.Together = nil, 0, nil
+		shares := b.shares()
+		b.Rewritten = slices.DeleteFunc(slices.Clone(plan.Rewritten), func(f parquetio.File) bool { return !slices.Contains(shares, f.Path) })
 		out = append(out, &b)
 	}
 	return out

@@ -46,14 +46,21 @@ func changesOf(ctx context.Context, fsys icebergio.IO, c *contract.Contract, pp 
 	add := func(fn func(arrow.RecordBatch) error) func(arrow.RecordBatch) (bool, error) {
 		return func(rec arrow.RecordBatch) (bool, error) { return false, fn(rec) }
 	}
-	if err := eachBatch(ctx, fsys, c, pp.OldFiles, add(d.AddOld)); err != nil {
+	if err := baseRows(ctx, fsys, c, pp, d.AddOld); err != nil {
 		return verify.Changes{}, err
 	}
 	if err := eachBatch(ctx, fsys, c, pp.NewFiles, add(d.AddNew)); err != nil {
 		return verify.Changes{}, err
 	}
 	if d.NeedsRemovedNames() {
-		if err := eachBatch(ctx, fsys, c, pp.OldFiles, d.NameRemoved); err != nil {
+		done := false
+		err := baseRows(ctx, fsys, c, pp, func(rec arrow.RecordBatch) (err error) {
+			if !done {
+				done, err = d.NameRemoved(rec)
+			}
+			return err
+		})
+		if err != nil {
 			return verify.Changes{}, err
 		}
 	}

@@ -144,6 +144,16 @@ func (p *Publisher) commitOn(ctx context.Context, tbl *table.Table, plan *Plan) 
 			}
 		}
 	}
+	// The files of an earlier spec the run rewrites go out with the
+	// partitions whose rows they held.
+	for _, path := range plan.shares() {
+		df, ok := plan.rewritten[path]
+		if !ok {
+			return 0, &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID, Hint: "nothing was committed",
+				Err: fmt.Errorf("%s, written under an earlier partition spec, which the run rewrites, is not among the table's files", path)}
+		}
+		removed = append(removed, df)
+	}
 	head := tbl.CurrentSnapshot()
 	rec := plan.record()
 	if head != nil {

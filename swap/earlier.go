@@ -2,153 +2,130 @@ package swap
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"slices"
 	"strings"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go"
-	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/parquetio"
+	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 	"github.com/lakeswap/lakeswap/verify"
 )
 
 // A table whose partition spec changed (months, then days) keeps the files
 // written under the earlier spec: a month's file holds rows of thirty
 // days. Replacing a day around such a file would leave the file's rows of
-// that day beside the new ones, so a run finds the earlier files that hold
-// rows of what it declares.
+// that day beside the new ones. A run finds the earlier files that hold
+// rows of what it declares and is refused, naming them; or, asked to
+// rewrite them (Request.RewriteOverlapping), takes them out in its commit
+// and stages their rows of every partition it does not declare again,
+// from the table, as carried partitions: what those partitions hold is
+// then in their new files, validated and fingerprinted like the rest.
 
-// overlap is an earlier spec's file that holds rows of declared partitions.
-type overlap struct {
-	file iceberg.DataFile
-	keys []string // the declared partitions it holds rows of, as keys
-}
-
-// earlierOverlaps finds, among files written under an earlier spec, those
-// holding rows of the declared partitions. A file whose column bounds
-// leave every declared value out is passed over unread; the rest are read
-// (by field id, in the table's current schema) row by row. A delete file
-// whose bounds do not rule it out counts as overlapping.
-func earlierOverlaps(ctx context.Context, fsys icebergio.IO, c *contract.Contract, files []iceberg.DataFile, declared []string) ([]overlap, error) {
-	if len(files) == 0 || len(declared) == 0 {
-		return nil, nil
+// overlapping finds the earlier spec's files (earlier) that hold rows of
+// the declared partitions (values) and refuses the run, or plans their
+// rewrite: each partition they hold rows of is the run's (carried from the
+// table when not declared) and names them as shares of its rows at the
+// base. It returns the earlier files the run leaves as they are.
+func (plan *Plan) overlapping(ctx context.Context, meta table.Metadata, req Request, all map[string][]iceberg.DataFile, earlier []iceberg.DataFile, values []string) ([]iceberg.DataFile, error) {
+	c := plan.contract
+	overlaps, err := snapshot.Overlaps(ctx, plan.baseIO, c, earlier, values, req.RewriteOverlapping)
+	if err != nil {
+		return nil, fmt.Errorf("table %s: %w", plan.Table, err)
 	}
-	owned := map[string]bool{}
-	perField := make([]map[string]bool, len(c.Partition.Fields))
-	for i := range perField {
-		perField[i] = map[string]bool{}
+	if len(overlaps) == 0 {
+		return earlier, nil
 	}
-	for _, v := range declared {
-		owned[v] = true
-		parts, _ := c.Partition.Split(v)
-		for i, p := range parts {
-			perField[i][p] = true
+	if !req.RewriteOverlapping || len(req.Adopt) > 0 {
+		return nil, refuseOverlaps(plan.Table, c, overlaps, values, len(req.Adopt) > 0)
+	}
+	var findings []verify.Finding
+	for _, o := range overlaps {
+		switch {
+		case o.File.ContentType() != iceberg.EntryContentData:
+			findings = append(findings, earlierFinding(c, o, values, "is a delete file of an earlier partition spec that may apply to rows of the run's partitions; lakeswap does not rewrite deletes of an earlier spec: rewrite the table's files to its current spec first (Spark's rewrite_data_files does)"))
+		case snapshot.Deleted(plan.baseIO, o.File.FilePath()):
+			findings = append(findings, earlierFinding(c, o, values, "has deletes applying to it; lakeswap rewrites only files of an earlier spec that no delete applies to: rewrite the table's files to its current spec first (Spark's rewrite_data_files does)"))
 		}
 	}
-	var out []overlap
-	for _, df := range files {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		if !mayHold(c, df, perField) {
-			continue
-		}
-		if df.ContentType() != iceberg.EntryContentData {
-			out = append(out, overlap{file: df, keys: []string{"(a delete file)"}})
-			continue
-		}
-		held := map[string]bool{}
-		err := eachBatch(ctx, fsys, c, []parquetio.File{{Path: df.FilePath()}}, func(rec arrow.RecordBatch) (bool, error) {
-			valueOf, err := c.Partition.ValueFunc(rec.Columns())
-			if err != nil {
-				return false, err
+	if len(findings) > 0 {
+		return nil, &RefusedError{Table: plan.Table, Findings: findings, Cleanup: "nothing was staged"}
+	}
+	// Every partition the rewritten files hold rows of is the run's.
+	declared := map[string]bool{}
+	for _, v := range values {
+		declared[v] = true
+	}
+	shares := map[string][]string{}
+	plan.rewritten = map[string]iceberg.DataFile{}
+	for _, o := range overlaps {
+		path := o.File.FilePath()
+		plan.rewritten[path] = o.File
+		plan.Rewritten = append(plan.Rewritten, parquetio.File{Path: path, Rows: o.File.Count(), Bytes: o.File.FileSizeBytes()})
+		for _, v := range o.Values {
+			shares[v] = append(shares[v], path)
+			if declared[v] {
+				continue
 			}
-			for r := range int(rec.NumRows()) {
-				if v, ok := valueOf(r); ok && owned[v] && !held[v] {
-					held[v] = true
-				}
+			declared[v] = true
+			if err := CheckPartitionValue(meta, c.Partition, v); err != nil {
+				return nil, fmt.Errorf("table %s: %s, written under an earlier partition spec, holds rows of partition %s: %w", plan.Table, path, c.Partition.Key(v), err)
 			}
-			return false, nil
-		})
-		if err != nil {
-			return nil, fmt.Errorf("read %s, written under an earlier partition spec: %w", df.FilePath(), err)
-		}
-		if len(held) > 0 {
-			keys := make([]string, 0, len(held))
-			for v := range held {
-				keys = append(keys, verify.DisplayKey(c.Partition.Key(v)))
-			}
-			slices.Sort(keys)
-			out = append(out, overlap{file: df, keys: keys})
-		}
-	}
-	return out, nil
-}
-
-// mayHold reports whether a file's column bounds leave room for a declared
-// value of every partition field: for a field whose values span a range
-// of the column's raw values (a day, a month, an hour, an integer), the
-// file's [lower, upper] must meet the span of one declared value.
-func mayHold(c *contract.Contract, df iceberg.DataFile, perField []map[string]bool) bool {
-	lower, upper := df.LowerBoundValues(), df.UpperBoundValues()
-	for i, f := range c.Partition.Fields {
-		id := c.Fields[f.Column].ID
-		typ := c.Arrow.Field(f.Column).Type
-		lo, okLo := rawBound(typ, lower[id])
-		hi, okHi := rawBound(typ, upper[id])
-		if !okLo || !okHi {
-			continue
-		}
-		meets := false
-		for v := range perField[i] {
-			from, to, ok := f.RawSpan(typ, v)
-			if !ok || (from <= hi && lo < to) {
-				meets = true
-				break
+			if err := plan.addPartition(meta, v, all[v], true); err != nil {
+				return nil, fmt.Errorf("table %s: %w", plan.Table, err)
 			}
 		}
-		if !meets {
-			return false
-		}
 	}
-	return true
-}
-
-// rawBound decodes an Iceberg bound of a date, timestamp, int or long
-// column (its single-value binary form, little-endian) as the column's
-// raw value.
-func rawBound(t arrow.DataType, b []byte) (int64, bool) {
-	switch t.ID() {
-	case arrow.DATE32, arrow.INT32:
-		if len(b) == 4 {
-			return int64(int32(binary.LittleEndian.Uint32(b))), true
-		}
-	case arrow.INT64:
-		if len(b) == 8 {
-			return int64(binary.LittleEndian.Uint64(b)), true
-		}
-	case arrow.TIMESTAMP:
-		if len(b) == 8 && t.(*arrow.TimestampType).Unit == arrow.Microsecond {
-			return int64(binary.LittleEndian.Uint64(b)), true
-		}
+	slices.SortFunc(plan.Partitions, func(a, b PartitionPlan) int { return strings.Compare(a.Value, b.Value) })
+	for i := range plan.Partitions {
+		plan.Partitions[i].OldShares = shares[plan.Partitions[i].Value]
 	}
-	return 0, false
+	return slices.DeleteFunc(slices.Clone(earlier), func(df iceberg.DataFile) bool {
+		_, ok := plan.rewritten[df.FilePath()]
+		return ok
+	}), nil
 }
 
 // refuseOverlaps is the refusal of a run that declares partitions an
 // earlier spec's files hold rows of.
-func refuseOverlaps(op, table string, overlaps []overlap) error {
+func refuseOverlaps(table string, c *contract.Contract, overlaps []snapshot.Overlap, declared []string, adopting bool) error {
+	how := "; rewrite the table's files to its current spec first (Spark's rewrite_data_files does), pass --rewrite-overlapping to carry their other rows into the run's new files, or declare only partitions such files hold no rows of"
+	if adopting {
+		how = "; files adopted as they are cannot carry their rows: rewrite the table's files to its current spec first (Spark's rewrite_data_files does), or publish the rows with --rewrite-overlapping"
+	}
 	var findings []verify.Finding
 	for _, o := range overlaps {
-		findings = append(findings, verify.Finding{Kind: verify.KindEarlierSpec, Partition: o.keys[0],
-			Message: fmt.Sprintf("%s, written under an earlier partition spec, holds rows of %s; replacing around it would leave them beside the new rows: rewrite the table's files to its current spec first (Spark's rewrite_data_files does), or declare only partitions such files hold no rows of",
-				o.file.FilePath(), strings.Join(o.keys, ", "))})
+		what := "holds rows of "
+		if o.Values == nil {
+			what = "is a delete file that may apply to rows of "
+		}
+		findings = append(findings, earlierFinding(c, o, declared, what+strings.Join(keysAmong(c, o, declared), ", ")+"; replacing around it would leave them beside the new rows"+how))
 	}
-	return &RefusedError{Op: op, Table: table, Findings: findings, Cleanup: "nothing was staged"}
+	return &RefusedError{Table: table, Findings: findings, Cleanup: "nothing was staged"}
+}
+
+// earlierFinding is a finding on a file of an earlier spec.
+func earlierFinding(c *contract.Contract, o snapshot.Overlap, declared []string, why string) verify.Finding {
+	return verify.Finding{Kind: verify.KindEarlierSpec, Partition: keysAmong(c, o, declared)[0],
+		Message: fmt.Sprintf("%s, written under an earlier partition spec, %s", o.File.FilePath(), why)}
+}
+
+// keysAmong names the declared partitions an overlapping file holds rows
+// of, or may hold (a delete file), as keys.
+func keysAmong(c *contract.Contract, o snapshot.Overlap, declared []string) []string {
+	var out []string
+	for _, v := range declared {
+		if o.Values == nil || slices.Contains(o.Values, v) {
+			out = append(out, verify.DisplayKey(c.Partition.Key(v)))
+		}
+	}
+	if len(out) == 0 {
+		out = []string{"(a delete file)"}
+	}
+	return out
 }
 
 // earlierSpec groups the earlier spec's files among files by partition.

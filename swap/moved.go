@@ -159,10 +159,17 @@ func exchanges(ctx context.Context, fsys icebergio.IO, c *contract.Contract, pla
 	}
 	seed := maphash.MakeSeed()
 	old := map[uint64]int{} // key hash -> partition index at the base
+	shared := map[string]bool{}
 	for i, pp := range plan.Partitions {
-		for _, f := range pp.OldFiles {
-			if err := snapshot.EachKey(ctx, fsys, c, f.Path, seed, func(h uint64, _ func() string) { old[h] = i }); err != nil {
-				return nil, fmt.Errorf("read %s: %w", f.Path, err)
+		// A rewritten file's keys are taken for the first partition that
+		// holds rows of it: every such partition commits in one batch.
+		for _, path := range append(filePaths(pp.OldFiles), pp.OldShares...) {
+			if shared[path] {
+				continue
+			}
+			shared[path] = true
+			if err := snapshot.EachKey(ctx, fsys, c, path, seed, func(h uint64, _ func() string) { old[h] = i }); err != nil {
+				return nil, fmt.Errorf("read %s: %w", path, err)
 			}
 		}
 	}

@@ -88,6 +88,11 @@ type Plan struct {
 	// another): each group commits in one batch, so that no snapshot
 	// between batches holds a record twice or not at all.
 	Together [][]string `json:"together,omitempty"`
+	// Rewritten are files written under an earlier partition spec that
+	// hold rows of the run's partitions (Request.RewriteOverlapping): the
+	// commit takes them out, their rows being in the partitions' new
+	// files. Each partition names those it holds rows of (OldShares).
+	Rewritten []parquetio.File `json:"rewritten_files,omitempty"`
 	// Job says how a SQL job computed the rows, when one did.
 	Job *JobInfo `json:"job,omitempty"`
 	// Cleanup says what removing a refused plan's staged files did.
@@ -97,6 +102,9 @@ type Plan struct {
 	// iceberg-go needs them to replace them: from the stage, or read again
 	// by Apply.
 	oldFiles map[string][]iceberg.DataFile
+	// rewritten holds the base's files of Rewritten by path, as the commit
+	// needs them to take them out.
+	rewritten map[string]iceberg.DataFile
 	// baseIO reads the base's data files as its readers do, with the
 	// deletes that apply to them left out (snapshot.WithDeletes).
 	baseIO icebergio.IO
@@ -161,7 +169,14 @@ type PartitionPlan struct {
 	// merge-on-read table's): its rows are read with them applied, and
 	// they go out with its data files in the same commit, as Iceberg's
 	// partition replace takes them.
-	OldDeletes     []parquetio.File   `json:"old_delete_files,omitempty"`
+	OldDeletes []parquetio.File `json:"old_delete_files,omitempty"`
+	// OldShares are files of an earlier partition spec (Plan.Rewritten)
+	// holding rows of the partition among others': those rows are part
+	// of what it holds at the base, and the commit takes the files out.
+	OldShares []string `json:"old_shares,omitempty"`
+	// Carried says the run does not declare the partition: its rows are
+	// the table's, staged again because a rewritten file holds some.
+	Carried        bool               `json:"carried,omitempty"`
 	OldFingerprint verify.Fingerprint `json:"old_fingerprint"`
 	NewFiles       []parquetio.File   `json:"new_files"`
 	Fingerprint    verify.Fingerprint `json:"fingerprint"`
@@ -182,9 +197,28 @@ type PartitionPlan struct {
 }
 
 // same reports whether the staged rows are what the partition held at the
-// base, by content hash and rows.
+// base, by content hash and rows, in the same files: a partition holding
+// rows of a rewritten file changes its files.
 func (pp *PartitionPlan) same() bool {
-	return pp.Fingerprint.Hash == pp.OldFingerprint.Hash && pp.Fingerprint.Rows == pp.OldFingerprint.Rows
+	return pp.Fingerprint.Hash == pp.OldFingerprint.Hash && pp.Fingerprint.Rows == pp.OldFingerprint.Rows && len(pp.OldShares) == 0
+}
+
+// changesNothing reports whether the plan's partitions held at the base
+// what it staged, in files it would leave as they are: a commit would
+// change nothing.
+func (p *Plan) changesNothing() bool {
+	return p.BaseFingerprint.Hash == p.Fingerprint.Hash && p.BaseFingerprint.Rows == p.Fingerprint.Rows && len(p.shares()) == 0
+}
+
+// shares are the paths of the rewritten files the plan's partitions hold
+// rows of, sorted: what its commit (or its batch's) takes out.
+func (p *Plan) shares() []string {
+	var out []string
+	for _, pp := range p.Partitions {
+		out = append(out, pp.OldShares...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // attemptOr is the attempt that staged the partition: its own in a plan

@@ -291,7 +291,7 @@ func (p *Publisher) settleUncommitted(ctx context.Context, tbl *table.Table, pla
 		res.Status = StatusUnchanged
 		p.log().Info("nothing to commit", "table", name, "run", plan.RunID)
 		return res, nil, true
-	case plan.BaseFingerprint.Hash != plan.Fingerprint.Hash || plan.BaseFingerprint.Rows != plan.Fingerprint.Rows:
+	case !plan.changesNothing():
 		return nil, nil, false
 	}
 	// The declared partitions hold now exactly what the run staged: a

@@ -87,6 +87,25 @@ func rebase(ctx context.Context, tbl *table.Table, plan *Plan) (string, error) {
 		}
 		old[pp.Value] = all[pp.Value]
 	}
+	// The files of an earlier spec it rewrites are still there: no commit
+	// writes under an earlier spec, but one may have rewritten them.
+	if shares := plan.shares(); len(shares) > 0 {
+		earlier, err := snapshot.Earlier(ctx, fsys, meta.CurrentSnapshot(), c)
+		if err != nil {
+			return "", err
+		}
+		plan.rewritten = map[string]iceberg.DataFile{}
+		for _, df := range earlier {
+			if slices.Contains(shares, df.FilePath()) {
+				plan.rewritten[df.FilePath()] = df
+			}
+		}
+		for _, path := range shares {
+			if _, ok := plan.rewritten[path]; !ok {
+				return fmt.Sprintf("%s, written under an earlier partition spec, which the plan rewrites, is no longer among the table's files", path), nil
+			}
+		}
+	}
 	plan.oldFiles, plan.contract = old, c
 	return "", nil
 }

@@ -21,6 +21,11 @@ func shards(plans []*Plan) error {
 	first := plans[0]
 	owner := map[string]string{} // partition value -> run and attempt that staged it
 	for i, plan := range plans {
+		if len(plans) > 1 && len(plan.Rewritten) > 0 {
+			// Each shard would carry the rows of the files it rewrites
+			// into partitions another shard may declare.
+			return fmt.Errorf("run %s attempt %s rewrites files of an earlier partition spec (--rewrite-overlapping): such a plan is applied alone, not as a shard; plan the run as one", plan.RunID, plan.Attempt)
+		}
 		if i > 0 {
 			switch {
 			case plan.Table != first.Table:

@@ -13,6 +13,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
@@ -87,6 +88,12 @@ type Request struct {
 	// recorded with the job's.
 	Expect        map[string]Figures
 	AllowMismatch bool
+	// RewriteOverlapping lets a run declare partitions that files of an
+	// earlier partition spec hold rows of: those files go out in its
+	// commit, and their rows of partitions it does not declare are staged
+	// again from the table as carried partitions (PartitionPlan.Carried).
+	// Without it such a run is refused, naming the files.
+	RewriteOverlapping bool
 }
 
 // Figures are a partition's rows and additive sums.
@@ -227,7 +234,7 @@ func (p *Publisher) stage(ctx context.Context, req Request, kind string) (*Plan,
 	}
 	// A rerun of a recorded run id finds its content still on main when the
 	// declared partitions hold now what the run staged.
-	plan.held = plan.BaseFingerprint.Hash == plan.Fingerprint.Hash
+	plan.held = plan.BaseFingerprint.Hash == plan.Fingerprint.Hash && len(plan.shares()) == 0
 	return plan, tbl, nil
 }
 
@@ -277,7 +284,11 @@ func (p *Publisher) planRun(ctx context.Context, req Request) (*Plan, *table.Tab
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("table %s: %w", name, err)
 	}
-	if plan.baseIO, err = snapshot.WithDeletes(ctx, tbl, fsys, base, all); err != nil {
+	earlier, err := snapshot.Earlier(ctx, fsys, base, contract)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("table %s: %w", name, err)
+	}
+	if plan.baseIO, err = snapshot.WithDeletes(ctx, tbl, fsys, base, all, map[string][]iceberg.DataFile{earlierSpec: earlier}); err != nil {
 		return nil, nil, nil, fmt.Errorf("table %s: %w", name, err)
 	}
 	values := slices.Compact(slices.Sorted(slices.Values(req.Partitions)))
@@ -285,26 +296,12 @@ func (p *Publisher) planRun(ctx context.Context, req Request) (*Plan, *table.Tab
 		if err := contract.Partition.ParseValue(v); err != nil {
 			return nil, nil, nil, fmt.Errorf("publish to %s: %w", name, err)
 		}
-		prefix, err := stagingPrefix(meta, contract.Partition, v, runID, plan.Attempt)
-		if err != nil {
+		if err := plan.addPartition(meta, v, all[v], false); err != nil {
 			return nil, nil, nil, fmt.Errorf("table %s: %w", name, err)
 		}
-		data, deletes := describeData(all[v])
-		plan.Partitions = append(plan.Partitions, PartitionPlan{
-			Value: v, Key: contract.Partition.Key(v), Prefix: prefix, OldFiles: data, OldDeletes: deletes,
-		})
-		plan.oldFiles[v] = all[v]
 	}
-	earlier, err := snapshot.Earlier(ctx, fsys, base, contract)
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("table %s: %w", name, err)
-	}
-	overlaps, err := earlierOverlaps(ctx, fsys, contract, earlier, values)
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("table %s: %w", name, err)
-	}
-	if len(overlaps) > 0 {
-		return nil, nil, nil, refuseOverlaps("", name, overlaps)
+	if earlier, err = plan.overlapping(ctx, meta, req, all, earlier, values); err != nil {
+		return nil, nil, nil, err
 	}
 	// The rest of the table, for the guards that read it (a record
 	// that moved), holds the earlier spec's files too.
@@ -312,6 +309,22 @@ func (p *Publisher) planRun(ctx context.Context, req Request) (*Plan, *table.Tab
 		all[earlierSpec] = earlier
 	}
 	return plan, tbl, all, nil
+}
+
+// addPartition adds to the plan the partition of value, holding files at
+// the base, with a staging prefix of its own; carried, it is staged from
+// the table's rows (Request.RewriteOverlapping).
+func (plan *Plan) addPartition(meta table.Metadata, v string, files []iceberg.DataFile, carried bool) error {
+	prefix, err := stagingPrefix(meta, plan.contract.Partition, v, plan.RunID, plan.Attempt)
+	if err != nil {
+		return err
+	}
+	data, deletes := describeData(files)
+	plan.Partitions = append(plan.Partitions, PartitionPlan{
+		Value: v, Key: plan.contract.Partition.Key(v), Prefix: prefix, OldFiles: data, OldDeletes: deletes, Carried: carried,
+	})
+	plan.oldFiles[v] = files
+	return nil
 }
 
 // holdAttempt holds the plan's attempt as kind: a running publish's hold
@@ -400,6 +413,7 @@ func guard(ctx context.Context, tbl *table.Table, plan *Plan, req Request, all m
 		if plan.Together, err = exchanges(ctx, fsys, c, plan); err != nil {
 			return err
 		}
+		plan.Together = append(plan.Together, plan.sharing()...)
 		plan.withLanded(tbl.Metadata())
 	}
 	plausible(plan, req, ran, allowed)
@@ -473,6 +487,9 @@ func parallelism(n int) int {
 func buildsAgree(ctx context.Context, plan *Plan, c *contract.Contract, second source.Source) ([]verify.Finding, error) {
 	var out []verify.Finding
 	for _, pp := range plan.Partitions {
+		if pp.Carried { // its rows are the table's, not the input's
+			continue
+		}
 		rr, err := second.Open(ctx, pp.Value)
 		if err != nil {
 			return nil, fmt.Errorf("second build of partition %s: %w", pp.Key, err)
@@ -559,6 +576,9 @@ func reconcile(plan *Plan, c *contract.Contract, expect map[string]Figures) []ve
 	}
 	var out []verify.Finding
 	for _, pp := range plan.Partitions {
+		if pp.Carried { // the source says nothing of it
+			continue
+		}
 		want := expect[pp.Value]
 		if got := pp.Fingerprint.Rows; got != want.Rows {
 			out = append(out, verify.Finding{Kind: verify.KindReconcile, Partition: pp.Key,
@@ -586,7 +606,8 @@ func orRows(column string) string {
 }
 
 // stageRows stages every declared partition's rows from the request's
-// source, in parallel, and fingerprints what each holds at the base.
+// source, and each carried partition's from the table, in parallel, and
+// fingerprints what each holds at the base.
 func (p *Publisher) stageRows(ctx context.Context, wfs icebergio.WriteFileIO, fsys icebergio.IO, c *contract.Contract, plan *Plan, req Request) error {
 	locate := func(string, int64) string { return "" }
 	if l, ok := req.Source.(source.Locator); ok {
@@ -597,14 +618,16 @@ func (p *Publisher) stageRows(ctx context.Context, wfs icebergio.WriteFileIO, fs
 	for i := range plan.Partitions {
 		pp := &plan.Partitions[i]
 		g.Go(func() error {
-			if err := stagePartition(gctx, wfs, c, pp, req, locate); err != nil {
+			rows := func(fn func(arrow.RecordBatch) error) error { return inputRows(gctx, req.Source, pp.Value, fn) }
+			if pp.Carried {
+				rows = func(fn func(arrow.RecordBatch) error) error { return baseRows(gctx, fsys, c, pp, fn) }
+			}
+			if err := stagePartition(gctx, wfs, c, pp, req, locate, rows); err != nil {
 				return fmt.Errorf("stage partition %s: %w", pp.Key, err)
 			}
-			old, err := snapshot.Fingerprint(gctx, fsys, c, pp.Value, filePaths(pp.OldFiles))
-			if err != nil {
-				return fmt.Errorf("fingerprint partition %s at the base: %w", pp.Key, err)
+			if err := fingerprintOld(gctx, fsys, c, pp); err != nil {
+				return err
 			}
-			pp.OldFingerprint = old
 			var bytes int64
 			for _, f := range pp.NewFiles {
 				bytes += f.Bytes
@@ -623,38 +646,66 @@ func fingerprintBase(ctx context.Context, fsys icebergio.IO, c *contract.Contrac
 	g.SetLimit(parallelism(0))
 	for i := range plan.Partitions {
 		pp := &plan.Partitions[i]
-		g.Go(func() error {
-			old, err := snapshot.Fingerprint(gctx, fsys, c, pp.Value, filePaths(pp.OldFiles))
-			if err != nil {
-				return fmt.Errorf("fingerprint partition %s at the base: %w", pp.Key, err)
-			}
-			pp.OldFingerprint = old
-			return nil
-		})
+		g.Go(func() error { return fingerprintOld(gctx, fsys, c, pp) })
 	}
 	return g.Wait()
 }
 
-// stagePartition streams one partition's rows through validation, the
-// fingerprint and the Parquet writer. After the first finding it stops
-// writing but goes on validating, so that every finding is reported.
-func stagePartition(ctx context.Context, wfs icebergio.WriteFileIO, c *contract.Contract, pp *PartitionPlan, req Request, locate func(string, int64) string) error {
-	rr, err := req.Source.Open(ctx, pp.Value)
+// fingerprintOld fingerprints what a partition holds at the base: its
+// files' rows and its rows among the rewritten files.
+func fingerprintOld(ctx context.Context, fsys icebergio.IO, c *contract.Contract, pp *PartitionPlan) error {
+	old, err := snapshot.Fingerprint(ctx, fsys, c, pp.Value, filePaths(pp.OldFiles), pp.OldShares...)
+	if err != nil {
+		return fmt.Errorf("fingerprint partition %s at the base: %w", pp.Key, err)
+	}
+	pp.OldFingerprint = old
+	return nil
+}
+
+// baseRows reads what a partition holds at the base, batch by batch in
+// the contract's schema: its files' rows, then its rows among the
+// rewritten files.
+func baseRows(ctx context.Context, fsys icebergio.IO, c *contract.Contract, pp *PartitionPlan, fn func(arrow.RecordBatch) error) error {
+	err := eachBatch(ctx, fsys, c, pp.OldFiles, func(rec arrow.RecordBatch) (bool, error) { return false, fn(rec) })
+	if err != nil {
+		return err
+	}
+	return snapshot.EachShare(ctx, fsys, c, pp.Value, pp.OldShares, fn)
+}
+
+// inputRows reads a partition's rows from the request's source.
+func inputRows(ctx context.Context, src source.Source, value string, fn func(arrow.RecordBatch) error) error {
+	rr, err := src.Open(ctx, value)
 	if err != nil {
 		return err
 	}
 	defer rr.Release()
+	for rr.Next() {
+		if err := fn(rr.RecordBatch()); err != nil {
+			return err
+		}
+	}
+	if err := rr.Err(); err != nil {
+		return fmt.Errorf("read input: %w", err)
+	}
+	return nil
+}
+
+// stagePartition streams one partition's rows (read by rows) through
+// validation, the fingerprint and the Parquet writer. After the first
+// finding it stops writing but goes on validating, so that every finding
+// is reported.
+func stagePartition(ctx context.Context, wfs icebergio.WriteFileIO, c *contract.Contract, pp *PartitionPlan, req Request, locate func(string, int64) string, rows func(func(arrow.RecordBatch) error) error) error {
 	acc := verify.NewAccumulator(c, pp.Value, func(row int64) string { return locate(pp.Value, row) })
 	w := parquetio.NewWriter(wfs, pp.Prefix, c.Arrow, req.Writer)
 	defer func() { pp.NewFiles, pp.created, pp.touched = w.Written(), w.Created(), w.Opened() }()
-	for rr.Next() {
+	err := rows(func(batch arrow.RecordBatch) error {
 		if err := ctx.Err(); err != nil {
-			w.Abort()
 			return err
 		}
-		rec, ok := acc.Conform(rr.RecordBatch())
+		rec, ok := acc.Conform(batch)
 		if !ok {
-			continue
+			return nil
 		}
 		clean := acc.Count() == 0
 		err := acc.Add(rec)
@@ -662,14 +713,11 @@ func stagePartition(ctx context.Context, wfs icebergio.WriteFileIO, c *contract.
 			err = w.Write(rec)
 		}
 		rec.Release()
-		if err != nil {
-			w.Abort()
-			return err
-		}
-	}
-	if err := rr.Err(); err != nil {
+		return err
+	})
+	if err != nil {
 		w.Abort()
-		return fmt.Errorf("read input: %w", err)
+		return err
 	}
 	if _, err := w.Close(); err != nil {
 		return err

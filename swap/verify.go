@@ -71,6 +71,17 @@ func (p *Publisher) checkCommitted(ctx context.Context, plan *Plan, snapshotID i
 		if before, err = snapshot.Files(ctx, fsys, base, contract); err != nil {
 			return nil, err
 		}
+		// The earlier spec's files are those of the replaced snapshot but
+		// the ones the run rewrote.
+		earlier, err := snapshot.Earlier(ctx, fsys, base, contract)
+		if err != nil {
+			return nil, err
+		}
+		shares := plan.shares()
+		want := slices.DeleteFunc(snapshot.Paths(earlier), func(p string) bool { return slices.Contains(shares, p) })
+		if got := snapshot.Paths(at.Earlier); !slices.Equal(got, want) {
+			out = append(out, Mismatch{contract.Partition.Key(earlierSpec), fmt.Sprintf("holds files %v, want %v", got, want)})
+		}
 	}
 	for v, files := range live {
 		if !declared[v] && !slices.Equal(snapshot.Paths(files), snapshot.Paths(before[v])) {

@@ -18,7 +18,6 @@ import (
 	"github.com/lakeswap/lakeswap/s3store"
 	"github.com/lakeswap/lakeswap/source"
 	"github.com/lakeswap/lakeswap/swap"
-	"github.com/lakeswap/lakeswap/verify"
 )
 
 type publishOptions struct {
@@ -42,6 +41,7 @@ type publishOptions struct {
 	implausible    bool
 	band           string
 	buildTwice     bool
+	rewrite        bool // --rewrite-overlapping
 	// changes compares the staged rows with the table's at the grain, for
 	// the plan's summary.
 	changes bool
@@ -121,6 +121,7 @@ func addStagingFlags(cmd *cobra.Command, o *publishOptions) {
 	f.BoolVar(&o.noProgress, "no-progress", false, "no live display of rows read and partitions staged (it shows only on a terminal, never with -o json or -v)")
 	f.IntVar(&o.batch, "batch", 0, "commit in batches of this many partitions, in partition order, one snapshot each; a rerun of the run id resumes after the batches that landed (default: one snapshot for the whole run)")
 	f.BoolVar(&o.perPartition, "commit-per-partition", false, "commit each partition as a snapshot of its own, as --batch 1")
+	f.BoolVar(&o.rewrite, "rewrite-overlapping", false, "where files written under an earlier partition spec (a month's file, the table now by day) hold rows of the declared partitions, take them out in the same commit and stage their other rows again from the table, into the partitions they fall in (carried); without it such a run is refused")
 	f.StringVar(&o.spillDir, "spill-dir", "", "local folder where rows wait between reading and staging; needs about the inputs' uncompressed size (default: the system's temporary folder)")
 }
 
@@ -248,6 +249,9 @@ func stagingRequest(o *publishOptions) (swap.Request, source.Options, error) {
 	if o.batch < 0 {
 		return fail(usagef("--batch %d: want a number of partitions per commit", o.batch))
 	}
+	if o.rewrite && o.adopt {
+		return fail(usagef("--adopt commits another engine's files as they are: --rewrite-overlapping, which stages rows again, does not apply"))
+	}
 	if o.batch > 0 && o.adopt {
 		return fail(usagef("--adopt commits another engine's files as they are, in one snapshot: --batch and --commit-per-partition do not apply"))
 	}
@@ -264,7 +268,7 @@ func stagingRequest(o *publishOptions) (swap.Request, source.Options, error) {
 	req = swap.Request{
 		RunID: o.runID, AllowEmpty: o.allowEmpty, NoAutoRollback: o.noAutoRollback, Parallelism: o.parallelism, Writer: writer,
 		AllowImplausible: o.implausible, Changes: o.changes, Batch: o.batch, AllowMismatch: o.allowMismatch, ChangesMaxRows: changesMaxRows(in.MemoryLimit, o.parallelism),
-		KeysMaxRows: keysMaxRows(in.MemoryLimit), Table: ident,
+		KeysMaxRows: keysMaxRows(in.MemoryLimit), Table: ident, RewriteOverlapping: o.rewrite,
 	}
 	if o.band != "" {
 		band, err := contract.ParseBand(o.band)
@@ -508,7 +512,7 @@ func printResult(w io.Writer, res *swap.Result) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "PARTITION\tOLD ROWS\tNEW ROWS\tOLD FINGERPRINT\tNEW FINGERPRINT")
 	for _, pp := range p.Partitions {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\n", verify.DisplayKey(pp.Key), pp.OldFingerprint.Rows, pp.Fingerprint.Rows, short(pp.OldFingerprint.Hash), short(pp.Fingerprint.Hash))
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\n", partitionName(pp), pp.OldFingerprint.Rows, pp.Fingerprint.Rows, short(pp.OldFingerprint.Hash), short(pp.Fingerprint.Hash))
 	}
 	_ = tw.Flush()
 	fmt.Fprintf(w, "rows %d, sums %s, fingerprint %s\n", p.Fingerprint.Rows, formatSums(p.Fingerprint.Sums, p.Contract.Scales), p.Fingerprint.Hash)

@@ -38,6 +38,7 @@ func printPlan(w io.Writer, id string, p *swap.Plan, whole bool) {
 		fmt.Fprintf(w, "schemas: the staged rows are read with schema %d of the table, the base with schema %d (its files written under an earlier schema are read by field id)\n", p.Contract.SchemaID, *p.BaseSchemaID)
 	}
 	changed := printPartitions(w, p, whole)
+	printRewritten(w, p)
 	for _, warning := range p.Warnings {
 		fmt.Fprintln(w, "warning: "+warning)
 	}
@@ -60,6 +61,26 @@ func printPlan(w io.Writer, id string, p *swap.Plan, whole bool) {
 	}
 	fmt.Fprintln(w)
 	printTogether(w, p, batches)
+}
+
+// partitionName is a partition's key, marked when the run carries it.
+func partitionName(pp swap.PartitionPlan) string {
+	if pp.Carried {
+		return verify.DisplayKey(pp.Key) + " (carried)"
+	}
+	return verify.DisplayKey(pp.Key)
+}
+
+// printRewritten lists the files of an earlier partition spec the plan
+// rewrites (--rewrite-overlapping).
+func printRewritten(w io.Writer, p *swap.Plan) {
+	if len(p.Rewritten) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "rewrites %d file(s) written under an earlier partition spec; their rows are in the new files of the partitions they fall in, those not declared marked (carried) and staged from the table:\n", len(p.Rewritten))
+	for _, f := range p.Rewritten {
+		fmt.Fprintf(w, "  %s (%d rows)\n", f.Path, f.Rows)
+	}
 }
 
 // printPartitions prints the plan's partitions as a table, those that
@@ -92,7 +113,7 @@ func printPartitions(w io.Writer, p *swap.Plan, whole bool) int {
 	var keys []string
 	for _, pp := range p.Partitions {
 		same := pp.OldFingerprint.Hash == pp.Fingerprint.Hash
-		line := verify.DisplayKey(pp.Key) + "\t" + change(pp.OldFingerprint.Rows, pp.Fingerprint.Rows, 0)
+		line := partitionName(pp) + "\t" + change(pp.OldFingerprint.Rows, pp.Fingerprint.Rows, 0)
 		rel := relative(pp.OldFingerprint.Rows, pp.Fingerprint.Rows)
 		for _, c := range sums {
 			line += "\t" + change(pp.OldFingerprint.Sums[c], pp.Fingerprint.Sums[c], p.Contract.Scales[c])
@@ -101,8 +122,12 @@ func printPartitions(w io.Writer, p *swap.Plan, whole bool) int {
 		if grain {
 			line += "\t" + grainChange(pp.Changes)
 		}
-		if same {
+		if same && len(pp.OldShares) == 0 {
 			sameRows = append(sameRows, entry{line: line + "\tunchanged (files kept)"})
+			continue
+		}
+		if same {
+			changedRows = append(changedRows, entry{line: line + "\tsame rows, in new files (rewritten)"})
 			continue
 		}
 		e := entry{line: line + "\t" + short(pp.OldFingerprint.Hash) + " -> " + short(pp.Fingerprint.Hash), rel: rel}

@@ -247,7 +247,7 @@ func (l *Ledger) partitionFingerprints(ctx context.Context, ident table.Identifi
 	out := map[string]verify.Fingerprint{}
 	for _, value := range values {
 		key := at.Contract.Partition.Key(value)
-		fp, err := snapshot.Fingerprint(ctx, at.FS, at.Contract, value, snapshot.DataPaths(at.Live[value]))
+		fp, err := at.Fingerprint(ctx, value)
 		if err != nil {
 			return nil, err
 		}

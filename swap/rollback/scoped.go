@@ -115,7 +115,11 @@ type undoPlan struct {
 	out, back []iceberg.DataFile
 	now       map[string][]iceberg.DataFile // main's files by partition value
 	before    map[string][]iceberg.DataFile // what each partition held before the run
-	values    map[string]string             // the run's partition values and keys
+	// shares are, by partition value, the files of an earlier partition
+	// spec the run rewrote that hold rows of the partition: put back
+	// whole, with every partition they hold rows of.
+	shares map[string][]string
+	values map[string]string // the run's partition values and keys
 	// restager writes back the rows of partitions that held delete
 	// files, in one held attempt; restaged are the files it wrote, to be
 	// removed should the undo not land.
@@ -160,7 +164,7 @@ func (l *Ledger) planUndo(ctx context.Context, tbl *table.Table, runs []table.Sn
 	if rec.PartitionColumn != c.Partition.Name {
 		return nil, refuse("run %s partitioned by %s, the table by %s now", rec.RunID, rec.PartitionColumn, c.Partition.Name)
 	}
-	u = &undoPlan{c: c, head: meta.CurrentSnapshot(), values: map[string]string{}, before: map[string][]iceberg.DataFile{}}
+	u = &undoPlan{c: c, head: meta.CurrentSnapshot(), values: map[string]string{}, before: map[string][]iceberg.DataFile{}, shares: map[string][]string{}}
 	if u.fsys, err = tbl.FS(ctx); err != nil {
 		return nil, err
 	}
@@ -195,7 +199,7 @@ func (l *Ledger) planUndo(ctx context.Context, tbl *table.Table, runs []table.Sn
 	// its deletes, and a file added since may have some.
 	restored := map[string][]string{}
 	for v, files := range u.before {
-		restored[u.values[v]] = snapshot.DataPaths(files)
+		restored[u.values[v]] = append(snapshot.DataPaths(files), u.shares[v]...)
 	}
 	if why, err := snapshot.KeysAddedElsewhere(ctx, u.read, c, rec.RunID, restored, snapshot.StillLive(added, u.now), "the rollback puts back"); why != "" || err != nil {
 		if err != nil {
@@ -221,11 +225,17 @@ func (l *Ledger) batch(ctx context.Context, tbl *table.Table, u *undoPlan, run t
 	if err != nil {
 		return err
 	}
+	rewritten, err := u.rewritten(ctx, meta, target, &run, refuse)
+	if err != nil {
+		return err
+	}
+	u.back = append(u.back, rewritten...)
 	batch := map[string]string{}
 	var restage []string // partitions whose files deletes applied to
 	for _, v := range r.Partitions {
 		key := c.Partition.Key(v)
 		u.values[v], batch[v] = key, key
+		u.shares[v] = snapshot.MayHoldAny(c, rewritten, v)
 		if slices.Equal(snapshot.Paths(then[v]), snapshot.Paths(held[v])) &&
 			!slices.ContainsFunc(snapshot.DataPaths(u.now[v]), func(p string) bool { return !slices.Contains(snapshot.DataPaths(then[v]), p) }) {
 			// The run left it as it was (unchanged), and no later commit
@@ -258,7 +268,7 @@ func (l *Ledger) batch(ctx context.Context, tbl *table.Table, u *undoPlan, run t
 		return err
 	}
 	if r.BaseFingerprint != "" {
-		parts, err := partitionFingerprintsOf(ctx, read, c, held, batch)
+		parts, err := partitionFingerprintsOf(ctx, read, c, held, batch, u.shares)
 		if err != nil {
 			return err
 		}
@@ -303,6 +313,37 @@ func (l *Ledger) batch(ctx context.Context, tbl *table.Table, u *undoPlan, run t
 	return nil
 }
 
+// rewritten lists the files of an earlier partition spec that a run's
+// snapshot took out (--rewrite-overlapping): those its parent (target)
+// holds and it does not. They go back as they were; one live again on
+// main would then be there twice, and is refused.
+func (u *undoPlan) rewritten(ctx context.Context, meta table.Metadata, target, run *table.Snapshot, refuse func(string, ...any) error) ([]iceberg.DataFile, error) {
+	before, err := snapshot.Earlier(ctx, u.fsys, target, u.c)
+	if err != nil || len(before) == 0 {
+		return nil, err
+	}
+	after, err := snapshot.Earlier(ctx, u.fsys, meta.SnapshotByID(run.SnapshotID), u.c)
+	if err != nil {
+		return nil, err
+	}
+	now, err := snapshot.Earlier(ctx, u.fsys, u.head, u.c)
+	if err != nil {
+		return nil, err
+	}
+	kept, live := snapshot.Paths(after), snapshot.Paths(now)
+	var out []iceberg.DataFile
+	for _, df := range before {
+		if slices.Contains(kept, df.FilePath()) {
+			continue
+		}
+		if slices.Contains(live, df.FilePath()) {
+			return nil, refuse("%s, which the run rewrote, is live on main again", df.FilePath())
+		}
+		out = append(out, df)
+	}
+	return out, nil
+}
+
 // eachRow reads the rows of a partition's data files through fsys, in the
 // contract's schema, batch by batch.
 func eachRow(ctx context.Context, fsys icebergio.IO, c *contract.Contract, files []iceberg.DataFile, fn func(arrow.RecordBatch) error) error {
@@ -336,7 +377,7 @@ func eachRow(ctx context.Context, fsys icebergio.IO, c *contract.Contract, files
 // whose fingerprint is the one recorded before the run, and whose base is
 // what the run's partitions hold now (all its batches, for batches).
 func (u *undoPlan) record(ctx context.Context, rec runrecord.Record, partitions []string, batches bool) (runrecord.Record, error) {
-	parts, err := partitionFingerprintsOf(ctx, u.read, u.c, u.before, u.values)
+	parts, err := partitionFingerprintsOf(ctx, u.read, u.c, u.before, u.values, u.shares)
 	if err != nil {
 		return runrecord.Record{}, err
 	}
@@ -346,7 +387,7 @@ func (u *undoPlan) record(ctx context.Context, rec runrecord.Record, partitions 
 		Rows: fp.Rows, Sums: fp.Sums, BaseSnapshotID: &u.head.SnapshotID, BaseFingerprint: rec.Fingerprint, BaseRows: rec.Rows, Version: runrecord.Version}
 	if batches {
 		// What the undo replaces is the run's batches together.
-		ran, err := partitionFingerprintsOf(ctx, u.read, u.c, u.now, u.values)
+		ran, err := partitionFingerprintsOf(ctx, u.read, u.c, u.now, u.values, nil)
 		if err != nil {
 			return runrecord.Record{}, err
 		}
@@ -408,12 +449,13 @@ func (l *Ledger) commitUndo(ctx context.Context, tbl *table.Table, fsys icebergi
 	return id, nil
 }
 
-// partitionFingerprintsOf fingerprints the given partitions' files, keyed
-// as column=value.
-func partitionFingerprintsOf(ctx context.Context, fsys icebergio.IO, c *contract.Contract, files map[string][]iceberg.DataFile, values map[string]string) (map[string]verify.Fingerprint, error) {
+// partitionFingerprintsOf fingerprints the given partitions' files, and
+// their rows among the files of an earlier spec shared by value, keyed as
+// column=value.
+func partitionFingerprintsOf(ctx context.Context, fsys icebergio.IO, c *contract.Contract, files map[string][]iceberg.DataFile, values map[string]string, shares map[string][]string) (map[string]verify.Fingerprint, error) {
 	out := map[string]verify.Fingerprint{}
 	for v, key := range values {
-		fp, err := snapshot.Fingerprint(ctx, fsys, c, v, snapshot.DataPaths(files[v]))
+		fp, err := snapshot.Fingerprint(ctx, fsys, c, v, snapshot.DataPaths(files[v]), shares[v]...)
 		if err != nil {
 			return nil, err
 		}

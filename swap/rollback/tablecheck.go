@@ -269,13 +269,16 @@ func (tc *tableCheck) runs(ctx context.Context, meta table.Metadata, snap *table
 			if !recorded || !read {
 				continue
 			}
-			if !sameSchema(s.SchemaID, snap.SchemaID) {
+			// Its rows among the earlier spec's files are the partition's
+			// too (a scoped rollback put back a file a run rewrote).
+			shares := snapshot.MayHoldAny(c, at.Earlier, v)
+			if !sameSchema(s.SchemaID, snap.SchemaID) || len(shares) > 0 {
 				// Recorded over the schema of its own snapshot: read so.
 				wrote, err := contract.AtSnapshot(meta, &s)
 				if err != nil {
 					return err
 				}
-				if got, err = snapshot.Fingerprint(ctx, at.FS, wrote, v, snapshot.DataPaths(at.Live[v])); err != nil {
+				if got, err = snapshot.Fingerprint(ctx, at.FS, wrote, v, snapshot.DataPaths(at.Live[v]), shares...); err != nil {
 					return err
 				}
 			}

@@ -101,13 +101,17 @@ func Paths(files []iceberg.DataFile) []string {
 }
 
 // Fingerprint reads a partition's files and fingerprints their rows
-// together; the order of files does not matter.
-func Fingerprint(ctx context.Context, fsys icebergio.IO, c *contract.Contract, value string, files []string) (verify.Fingerprint, error) {
+// together, with the partition's rows among shares (files of an earlier
+// spec, EachShare); the order of files does not matter.
+func Fingerprint(ctx context.Context, fsys icebergio.IO, c *contract.Contract, value string, files []string, shares ...string) (verify.Fingerprint, error) {
 	acc := verify.NewAccumulator(c, value, nil)
 	for _, path := range files {
 		if err := AddFile(ctx, fsys, acc, path); err != nil {
 			return verify.Fingerprint{}, err
 		}
+	}
+	if err := EachShare(ctx, fsys, c, value, shares, acc.Add); err != nil {
+		return verify.Fingerprint{}, err
 	}
 	return acc.Result(), nil
 }
@@ -142,6 +146,12 @@ type At struct {
 	// Earlier are the live files written under an earlier partition
 	// spec, which have no value in the current one.
 	Earlier []iceberg.DataFile
+}
+
+// Fingerprint fingerprints partition value's rows at the snapshot: its
+// data files', and its rows among the earlier spec's files.
+func (at *At) Fingerprint(ctx context.Context, value string) (verify.Fingerprint, error) {
+	return Fingerprint(ctx, at.FS, at.Contract, value, DataPaths(at.Live[value]), MayHoldAny(at.Contract, at.Earlier, value)...)
 }
 
 // LoadFiles reloads the table from the catalog and lists every live file

@@ -85,12 +85,20 @@ func Touched(ctx context.Context, fsys icebergio.IO, s *table.Snapshot, c *contr
 		if err := ctx.Err(); err != nil {
 			return "", nil, err
 		}
-		if int(m.PartitionSpecID()) != c.SpecID {
-			return fmt.Sprintf("snapshot %d (%s, %s) wrote files of partition spec %d, not the table's %d", s.SnapshotID, op, at, m.PartitionSpecID(), c.SpecID), nil, nil
-		}
 		entries, err := m.FetchEntries(fsys, false)
 		if err != nil {
 			return "", nil, fmt.Errorf("read manifest %s: %w", m.FilePath(), err)
+		}
+		if int(m.PartitionSpecID()) != c.SpecID {
+			// Files of an earlier spec added may hold rows of any
+			// partition. One taken out (a run rewriting it) is judged
+			// by who needs it: a plan that rewrites it finds it gone.
+			if slices.ContainsFunc(entries, func(e iceberg.ManifestEntry) bool {
+				return e.Status() == iceberg.EntryStatusADDED && e.SnapshotID() == s.SnapshotID
+			}) {
+				return fmt.Sprintf("snapshot %d (%s, %s) wrote files of partition spec %d, not the table's %d", s.SnapshotID, op, at, m.PartitionSpecID(), c.SpecID), nil, nil
+			}
+			continue
 		}
 		for _, e := range entries {
 			if e.Status() == iceberg.EntryStatusEXISTING || e.SnapshotID() != s.SnapshotID {
