@@ -76,14 +76,15 @@ func (j *Job) Run(ctx context.Context, pub *swap.Publisher, req swap.Request, o 
 	if limit <= 0 {
 		limit = 512 << 20
 	}
-	eng, err := source.OpenSQLEngine(tmp, limit/4)
+	eng, err := source.OpenSQLEngine(tmp, EngineMemory(limit))
 	if err != nil {
 		return nil, err
 	}
 	defer eng.Close()
+	engineErr := func(err error) error { return outOfMemory(j.Named(err), limit) }
 	rejected, err := j.prepareInto(ctx, eng, listing, rejectsFile, fetcher(in.Store, pub, tmp), tmp)
 	if err != nil {
-		return nil, err
+		return nil, outOfMemory(err, limit)
 	}
 	from, to := bounds(c.Partition.Fields[field], named)
 	// Rows that arrived later than the lookback, for a table partitioned by
@@ -91,18 +92,18 @@ func (j *Job) Run(ctx context.Context, pub *swap.Publisher, req swap.Request, o 
 	var late map[string]int64
 	if c.Partition.One() && c.Arrow.Field(c.Partition.Fields[0].Column).Type.ID() == arrow.DATE32 {
 		if late, err = j.Late(ctx, eng, from, to); err != nil {
-			return nil, j.Named(err)
+			return nil, engineErr(err)
 		}
 	}
 	rr, err := j.Query(ctx, eng, from, to)
 	if err != nil {
-		return nil, j.Named(err)
+		return nil, engineErr(err)
 	}
 	name := "job " + filepath.Base(j.File)
 	src, err := source.ReadResult(ctx, c, sel, name, rr, in)
 	rr.Release()
 	if err != nil {
-		return nil, j.Named(err)
+		return nil, engineErr(err)
 	}
 	defer src.Release()
 	values, err := target.Resolve(ctx, sel, src.Partitions())
@@ -110,7 +111,7 @@ func (j *Job) Run(ctx context.Context, pub *swap.Publisher, req swap.Request, o 
 		return nil, err
 	}
 	if req.Expect, err = j.expected(ctx, eng, c, values, from, to); err != nil {
-		return nil, err
+		return nil, outOfMemory(err, limit)
 	}
 	file, err := filepath.Abs(j.File)
 	if err != nil {
@@ -127,6 +128,22 @@ func (j *Job) Run(ctx context.Context, pub *swap.Publisher, req swap.Request, o 
 	req.Partitions, req.Source, req.Target, req.Job = values, src, target, info
 	req.SourceName = fmt.Sprintf("%s (version %s, sources %s)", name, short(j.Version), short(listing.Hash))
 	return finish(ctx, req)
+}
+
+// EngineMemory is the share of a run's memory limit the SQL engine is
+// given; lakeswap's reading of its rows (which spills past its own share)
+// and staging take the rest.
+func EngineMemory(limit int64) int64 { return limit / 4 }
+
+// outOfMemory names, for a job whose SQL ran out of the memory the engine
+// was given, the limit to raise.
+func outOfMemory(err error, limit int64) error {
+	if !source.OutOfMemory(err) {
+		return err
+	}
+	// The engine's own advice (SET statements) is not the user's to follow.
+	msg, _, _ := strings.Cut(err.Error(), "\n")
+	return fmt.Errorf("%s\nthe job needs more than the %d MiB the SQL engine is given, a quarter of --memory-limit (%d MiB); the engine spilled what it could to the run's spill folder: raise --memory-limit, or let the SQL need less (aggregates, joins and sorts spill; a window function keeps whole partitions in memory)", msg, EngineMemory(limit)>>20, limit>>20)
 }
 
 // prepareInto prepares the job's views on eng, writing rejected rows to a
@@ -291,7 +308,7 @@ func (j *Job) MeasureArrival(ctx context.Context, pub *swap.Publisher, store sou
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	eng, err := source.OpenSQLEngine(tmp, memoryLimit/4)
+	eng, err := source.OpenSQLEngine(tmp, EngineMemory(memoryLimit))
 	if err != nil {
 		return nil, err
 	}

@@ -276,6 +276,12 @@ type engineError struct{ err error }
 func (e engineError) Error() string { return e.err.Error() }
 func (e engineError) Unwrap() error { return e.err }
 
+// OutOfMemory reports whether err is the engine's running out of the
+// memory it was given.
+func OutOfMemory(err error) bool {
+	return isEngineError(err) && strings.Contains(err.Error(), "Out of Memory Error")
+}
+
 func isEngineError(err error) bool {
 	var ee engineError
 	return errors.As(err, &ee)
@@ -515,8 +521,10 @@ func OpenSQLEngine(tmp string, memory int64) (*SQLEngine, error) {
 	eng := &SQLEngine{e, tmp}
 	// A job's results must not depend on the machine's zone: instants are
 	// read and turned into days in UTC. The zone needs the (built-in) ICU
-	// extension loaded.
-	for _, q := range []string{"LOAD icu", "SET TimeZone = 'UTC'", "SET Calendar = 'gregorian'"} {
+	// extension loaded. Nothing of a job's depends on the order of its
+	// rows (they are split by partition, fingerprinted in any order), and
+	// an engine free to reorder them keeps less in memory and spills more.
+	for _, q := range []string{"LOAD icu", "SET TimeZone = 'UTC'", "SET Calendar = 'gregorian'", "SET preserve_insertion_order = false"} {
 		if err := eng.Exec(context.Background(), q); err != nil {
 			e.close()
 			return nil, fmt.Errorf("start the SQL engine: %s: %w", q, err)

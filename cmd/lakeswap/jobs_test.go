@@ -284,3 +284,25 @@ func TestJobOnS3Sources(t *testing.T) {
 		t.Errorf("a job on S3 sources: %d facts, %d cents, %d rejected; want 5, 36500, 3", fp.Rows, fp.Sums["amount_cents"], res.Plan.Job.RejectedRows)
 	}
 }
+
+// TestJobOutOfMemory: a job whose SQL needs more memory than the engine's
+// share of --memory-limit fails (exit 1) naming the share and the limit to
+// raise, without the engine's own advice (SET statements no user can
+// run), and changes nothing.
+func TestJobOutOfMemory(t *testing.T) {
+	s := newSite(t, "sqlite+local")
+	s.must("table", "create", "--schema", filepath.Join("..", "..", "examples", "retail", "daily_orders.table.yaml"))
+	dir := t.TempDir()
+	write(t, dir, "one.ndjson", `{"x":1}`+"\n")
+	// One string of every row's: it cannot spill, and far outgrows the
+	// engine's 128 MiB.
+	sql := "SELECT DATE '2026-01-01' AS order_date, 'web' AS channel, 1::BIGINT AS order_count, length(string_agg(s, ','))::BIGINT AS amount_cents\n" +
+		"  FROM (SELECT repeat('x', 40) || i AS s FROM range(10000000) t(i), one)"
+	job := write(t, dir, "big.yaml", "table: retail.daily_orders\nsources:\n  one: {path: one.ndjson}\nsql: |\n  "+sql+"\n")
+	meta := s.metadata("retail.daily_orders")
+	code, _, errs := s.cli("publish", "--memory-limit", "512MiB", "--job", job, "--partitions", "order_date=2026-01-01")
+	if code != exitError || !strings.Contains(errs, "Out of Memory") || !strings.Contains(errs, "raise --memory-limit") ||
+		!strings.Contains(errs, "the 128 MiB the SQL engine is given, a quarter of --memory-limit (512 MiB)") || strings.Contains(errs, "SET ") || s.metadata("retail.daily_orders") != meta {
+		t.Errorf("a job out of memory: exit %d: %s", code, errs)
+	}
+}
