@@ -112,6 +112,10 @@ func (s Selection) FirstNamed() (int, []string) {
 	return 0, nil
 }
 
+// Named is, for each field of the spec, the values the selectors name of
+// it; nil for a field not named.
+func (s Selection) Named() []map[string]bool { return s.named }
+
 // Open reports whether a field is not named, so that the declared
 // partitions are known only once the input and the table are read.
 func (s Selection) Open() bool { return s.exact == nil }

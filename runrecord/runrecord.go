@@ -52,6 +52,10 @@ const (
 	// PropUnchanged lists the declared partitions whose staged content was
 	// what they held: the commit left their files as they were (JSON).
 	PropUnchanged = "lakeswap.unchanged"
+	// PropCarried lists the partition values the run did not declare but
+	// staged again from the table, as a file it rewrote held rows of them
+	// (JSON).
+	PropCarried = "lakeswap.carried"
 	// A run computed by a SQL job: the job's version (the SHA-256 of its
 	// file and SQL), the SHA-256 of the listing of its sources, and the
 	// source rows its rules rejected, by reason (JSON).
@@ -111,6 +115,7 @@ type Record struct {
 	Version               string                      // lakeswap's
 	Batch                 string                      // "2/6" for a run committed in batches
 	Unchanged             []string                    // partition keys whose files the run left as they were
+	Carried               []string                    // partition values the run staged from the table (--rewrite-overlapping)
 	JobVersion            string                      // a SQL job's version
 	SourcesHash           string                      // the SHA-256 of the job's sources' listing
 	Rejected              map[string]int64            // source rows a job's rules rejected, by reason
@@ -173,6 +178,10 @@ func (r Record) Properties() iceberg.Properties {
 		unchanged, _ := json.Marshal(r.Unchanged)
 		props[PropUnchanged] = string(unchanged)
 	}
+	if len(r.Carried) > 0 {
+		carried, _ := json.Marshal(r.Carried)
+		props[PropCarried] = string(carried)
+	}
 	if r.JobVersion != "" {
 		props[PropJobVersion], props[PropSourcesHash] = r.JobVersion, r.SourcesHash
 		rejected, _ := json.Marshal(r.Rejected)
@@ -230,6 +239,7 @@ func Read(props map[string]string) (r Record, ok bool) {
 	r.JobVersion, r.SourcesHash = props[PropJobVersion], props[PropSourcesHash]
 	_ = json.Unmarshal([]byte(props[PropRejected]), &r.Rejected)
 	_ = json.Unmarshal([]byte(props[PropUnchanged]), &r.Unchanged)
+	_ = json.Unmarshal([]byte(props[PropCarried]), &r.Carried)
 	_ = json.Unmarshal([]byte(props[PropReconciled]), &r.Reconciled)
 	_ = json.Unmarshal([]byte(props[PropLate]), &r.Late)
 	r.Rows, _ = strconv.ParseInt(props[PropRows], 10, 64)
@@ -305,19 +315,16 @@ type Entry struct {
 	Fingerprint string           `json:"fingerprint,omitempty"`
 	Source      string           `json:"source,omitempty"`
 	Batch       string           `json:"batch,omitempty"` // "2/6" for a run committed in batches
+	// Problem says why the run's record could not be read whole (its run
+	// file missing or changed): the entry shows what the summary holds.
+	Problem string `json:"problem,omitempty"`
 }
 
-// EntryOf describes a snapshot for history.
-func EntryOf(s table.Snapshot) Entry {
+// entryOf describes a snapshot for history, without its run.
+func entryOf(s table.Snapshot) Entry {
 	e := Entry{SnapshotID: s.SnapshotID, ParentID: s.ParentSnapshotID, Time: time.UnixMilli(s.TimestampMs).UTC()}
-	if s.Summary == nil {
-		return e
+	if s.Summary != nil {
+		e.Operation = string(s.Summary.Operation)
 	}
-	e.Operation = string(s.Summary.Operation)
-	r, ok := Read(s.Summary.Properties)
-	if !ok {
-		return e
-	}
-	e.RunID, e.Partitions, e.Rows, e.Sums, e.Fingerprint, e.Source, e.Batch = r.RunID, r.Keys(), r.Rows, r.Sums, r.Fingerprint, r.Source, r.Batch
 	return e
 }

@@ -81,13 +81,18 @@ func (plan *Plan) batchGroups() [][]int {
 // run the table records: a resume finds at its base what the landed
 // batches committed, so the moves they carried no longer show, and the
 // run must still be cut as it was.
-func (plan *Plan) withLanded(meta table.Metadata) {
+func (plan *Plan) withLanded(meta table.Metadata, load *runrecord.Loader) error {
 	for _, s := range runrecord.FindAll(meta, plan.RunID) {
-		if rec, ok := runrecord.Read(s.Summary.Properties); ok && rec.Batch != "" && len(rec.Partitions) > 1 {
+		rec, ok, err := load.Snapshot(&s)
+		if err != nil {
+			return err
+		}
+		if ok && rec.Batch != "" && len(rec.Partitions) > 1 {
 			plan.Together = append(plan.Together, rec.Partitions)
 		}
 	}
 	plan.Together = joinGroups(plan.Together)
+	return nil
 }
 
 // sharing groups the partitions that hold rows of one rewritten file: the
@@ -217,8 +222,12 @@ func landedBatches(ctx context.Context, tbl *table.Table, plan *Plan, batches []
 	}
 	again := "publish it under a new run id"
 	landed := map[string]int64{}
+	load := runrecord.NewLoader(fsys)
 	for _, s := range recorded {
-		rec, _ := runrecord.Read(s.Summary.Properties)
+		rec, _, err := load.Snapshot(&s)
+		if err != nil {
+			return nil, "", err
+		}
 		b := byPlace[rec.Batch]
 		switch {
 		case rec.Batch == "":
@@ -263,7 +272,13 @@ func valuesOf(plan *Plan) []string {
 // table's history shows landed, and stops at the first that fails.
 func (p *Publisher) applyBatches(ctx context.Context, tbl *table.Table, plan *Plan, noAutoRollback bool) (*Result, error) {
 	res := &Result{Plan: plan, Status: StatusAlreadyPublished}
-	plan.withLanded(tbl.Metadata())
+	raw, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := plan.withLanded(tbl.Metadata(), runrecord.NewLoader(raw)); err != nil {
+		return nil, err
+	}
 	batches := plan.batches()
 	// The batches after one that failed are not committed: their files go.
 	rest := func(from int) string {

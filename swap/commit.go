@@ -34,6 +34,9 @@ func (plan *Plan) record() runrecord.Record {
 		if pp.same() {
 			r.Unchanged = append(r.Unchanged, pp.Key)
 		}
+		if pp.Carried {
+			r.Carried = append(r.Carried, pp.Value)
+		}
 	}
 	r.Batch = plan.BatchOf
 	if j := plan.Job; j != nil {
@@ -86,8 +89,13 @@ func (p *Publisher) commit(ctx context.Context, tbl *table.Table, plan *Plan) (i
 			// published.
 			// Another process may have committed later batches too: the
 			// one that is this batch decides.
+			fsys, ferr := now.FS(ctx)
+			if ferr != nil {
+				return 0, ferr
+			}
+			load := runrecord.NewLoader(fsys)
 			for _, s := range all[ours:] {
-				if rec, ok := runrecord.Read(s.Summary.Properties); ok && rec.Fingerprint == plan.Fingerprint.Hash && rec.Batch == plan.BatchOf &&
+				if rec, ok, lerr := load.Snapshot(&s); lerr == nil && ok && rec.Fingerprint == plan.Fingerprint.Hash && rec.Batch == plan.BatchOf &&
 					slices.Equal(rec.Partitions, valuesOf(plan)) {
 					return s.SnapshotID, &committedElsewhere{snapshotID: s.SnapshotID}
 				}
@@ -199,7 +207,13 @@ func (p *Publisher) commitOn(ctx context.Context, tbl *table.Table, plan *Plan) 
 	}
 	// A partition's delete files go out with its data files: left behind
 	// they would apply to nothing, or to a later file that reuses a key.
-	if err := tx.ReplaceFiles(ctx, removed, added, deletes, rec.Properties()); err != nil {
+	// A run of many partitions keeps their detail in a run file, written
+	// before the commit that names it (runrecord.Summary).
+	props, runFile, body := rec.Summary(meta.Location())
+	if err := runrecord.WriteRunFile(fsys, runFile, body); err != nil {
+		return 0, &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID, Err: err, Hint: "nothing was committed"}
+	}
+	if err := tx.ReplaceFiles(ctx, removed, added, deletes, props); err != nil {
 		return 0, &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID, Err: err,
 			Hint: "nothing was committed; " + snapshot.RemoveWritten(ctx, p.log(), tbl, written)}
 	}

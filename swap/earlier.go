@@ -49,6 +49,8 @@ func (plan *Plan) overlapping(ctx context.Context, meta table.Metadata, req Requ
 			findings = append(findings, earlierFinding(c, o, values, "is a delete file of an earlier partition spec that may apply to rows of the run's partitions; lakeswap does not rewrite deletes of an earlier spec: rewrite the table's files to its current spec first (Spark's rewrite_data_files does)"))
 		case snapshot.Deleted(plan.baseIO, o.File.FilePath()):
 			findings = append(findings, earlierFinding(c, o, values, "has deletes applying to it; lakeswap rewrites only files of an earlier spec that no delete applies to: rewrite the table's files to its current spec first (Spark's rewrite_data_files does)"))
+		case o.Unplaced > 0:
+			findings = append(findings, earlierFinding(c, o, values, fmt.Sprintf("holds %d row(s) with no value of the partition column(s) %s (a null): no partition of the run can carry them, and rewriting the file would lose them; rewrite the table's files to its current spec first (Spark's rewrite_data_files does)", o.Unplaced, c.Partition.Name)))
 		}
 	}
 	if len(findings) > 0 {

@@ -233,7 +233,7 @@ func (pp *PartitionPlan) attemptOr(plan string) string {
 // empty reports whether the plan neither replaces nor adds a file.
 func (p *Plan) empty() bool {
 	for _, pp := range p.Partitions {
-		if len(pp.OldFiles) > 0 || len(pp.NewFiles) > 0 {
+		if len(pp.OldFiles) > 0 || len(pp.NewFiles) > 0 || len(pp.OldShares) > 0 {
 			return false
 		}
 	}

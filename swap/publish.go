@@ -319,7 +319,14 @@ func (p *Publisher) settleUncommitted(ctx context.Context, tbl *table.Table, pla
 // way.
 func (p *Publisher) rerun(ctx context.Context, tbl *table.Table, plan *Plan, res *Result) (*Result, error) {
 	prior := plan.prior
-	rec, _ := runrecord.Read(prior.Summary.Properties)
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rec, _, err := runrecord.NewLoader(fsys).Snapshot(prior)
+	if err != nil {
+		return nil, err
+	}
 	recorded := rec.Fingerprint
 	meta := tbl.Metadata()
 	onMain := false

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
@@ -303,12 +304,46 @@ func (p *Publisher) planRun(ctx context.Context, req Request) (*Plan, *table.Tab
 	if earlier, err = plan.overlapping(ctx, meta, req, all, earlier, values); err != nil {
 		return nil, nil, nil, err
 	}
+	if req.Batch > 0 {
+		if err := plan.carryLanded(ctx, meta, fsys, all); err != nil {
+			return nil, nil, nil, fmt.Errorf("table %s: %w", name, err)
+		}
+	}
 	// The rest of the table, for the guards that read it (a record
 	// that moved), holds the earlier spec's files too.
 	if len(earlier) > 0 {
 		all[earlierSpec] = earlier
 	}
 	return plan, tbl, all, nil
+}
+
+// carryLanded carries again the partitions a landed batch of the run
+// carried: a run resumed after a batch that rewrote a file of an earlier
+// spec finds the file gone and would not carry them, and its batches
+// would not be cut as the landed ones were. Staged from the table, they
+// hold what the batch committed, and are recognised as landed.
+func (plan *Plan) carryLanded(ctx context.Context, meta table.Metadata, fsys icebergio.IO, all map[string][]iceberg.DataFile) error {
+	load := runrecord.NewLoader(fsys)
+	added := false
+	for _, s := range runrecord.FindAll(meta, plan.RunID) {
+		rec, _, err := load.Snapshot(&s)
+		if err != nil {
+			return err
+		}
+		for _, v := range rec.Carried {
+			if slices.ContainsFunc(plan.Partitions, func(pp PartitionPlan) bool { return pp.Value == v }) || plan.contract.Partition.ParseValue(v) != nil {
+				continue
+			}
+			if err := plan.addPartition(meta, v, all[v], true); err != nil {
+				return err
+			}
+			added = true
+		}
+	}
+	if added {
+		slices.SortFunc(plan.Partitions, func(a, b PartitionPlan) int { return strings.Compare(a.Value, b.Value) })
+	}
+	return nil
 }
 
 // addPartition adds to the plan the partition of value, holding files at
@@ -414,7 +449,13 @@ func guard(ctx context.Context, tbl *table.Table, plan *Plan, req Request, all m
 			return err
 		}
 		plan.Together = append(plan.Together, plan.sharing()...)
-		plan.withLanded(tbl.Metadata())
+		raw, err := tbl.FS(ctx)
+		if err != nil {
+			return err
+		}
+		if err := plan.withLanded(tbl.Metadata(), runrecord.NewLoader(raw)); err != nil {
+			return err
+		}
 	}
 	plausible(plan, req, ran, allowed)
 	if !plan.Refused() && req.Changes {
@@ -618,11 +659,21 @@ func (p *Publisher) stageRows(ctx context.Context, wfs icebergio.WriteFileIO, fs
 	for i := range plan.Partitions {
 		pp := &plan.Partitions[i]
 		g.Go(func() error {
-			rows := func(fn func(arrow.RecordBatch) error) error { return inputRows(gctx, req.Source, pp.Value, fn) }
-			if pp.Carried {
-				rows = func(fn func(arrow.RecordBatch) error) error { return baseRows(gctx, fsys, c, pp, fn) }
+			// A carried partition's rows are the table's: no input line
+			// names them.
+			rows, at := func(fn func(arrow.RecordBatch) error) error { return baseRows(gctx, fsys, c, pp, fn) }, func(string, int64) string { return "" }
+			if !pp.Carried {
+				at = locate
+				rr, err := req.Source.Open(gctx, pp.Value)
+				if err != nil {
+					return fmt.Errorf("stage partition %s: %w", pp.Key, err)
+				}
+				// Released once its findings are made: they name rows
+				// through it (locate).
+				defer rr.Release()
+				rows = func(fn func(arrow.RecordBatch) error) error { return inputRows(rr, fn) }
 			}
-			if err := stagePartition(gctx, wfs, c, pp, req, locate, rows); err != nil {
+			if err := stagePartition(gctx, wfs, c, pp, req, at, rows); err != nil {
 				return fmt.Errorf("stage partition %s: %w", pp.Key, err)
 			}
 			if err := fingerprintOld(gctx, fsys, c, pp); err != nil {
@@ -674,12 +725,7 @@ func baseRows(ctx context.Context, fsys icebergio.IO, c *contract.Contract, pp *
 }
 
 // inputRows reads a partition's rows from the request's source.
-func inputRows(ctx context.Context, src source.Source, value string, fn func(arrow.RecordBatch) error) error {
-	rr, err := src.Open(ctx, value)
-	if err != nil {
-		return err
-	}
-	defer rr.Release()
+func inputRows(rr array.RecordReader, fn func(arrow.RecordBatch) error) error {
 	for rr.Next() {
 		if err := fn(rr.RecordBatch()); err != nil {
 			return err
@@ -801,6 +847,23 @@ func (t *Target) Resolve(ctx context.Context, sel contract.Selection, seen []str
 				held = append(held, v)
 			}
 		}
+	}
+	// Files of an earlier spec (the table partitioned otherwise before)
+	// hold tuples too: a region of a named day that only such a file
+	// holds is the table's all the same, and the run's.
+	earlier, err := snapshot.Earlier(ctx, fsys, meta.CurrentSnapshot(), t.Contract)
+	if err != nil {
+		return nil, err
+	}
+	for _, df := range earlier {
+		if df.ContentType() != iceberg.EntryContentData || !snapshot.MayHold(t.Contract, df, sel.Named()) {
+			continue
+		}
+		vs, _, err := snapshot.ValuesIn(ctx, fsys, t.Contract, df.FilePath())
+		if err != nil {
+			return nil, fmt.Errorf("read %s, written under an earlier partition spec: %w", df.FilePath(), err)
+		}
+		held = append(held, vs...)
 	}
 	values := sel.Resolve(seen, held)
 	if len(values) == 0 {

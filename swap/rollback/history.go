@@ -27,10 +27,15 @@ func (l *Ledger) History(ctx context.Context, ident table.Identifier) (main []ru
 		return nil, nil, err
 	}
 	meta := tbl.Metadata()
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	load := runrecord.NewLoader(fsys)
 	onMain := map[int64]bool{}
 	if head := meta.CurrentSnapshot(); head != nil {
 		for i, s := range table.AncestorsOf(head.SnapshotID, func(id int64) *table.Snapshot { return meta.SnapshotByID(id) }) {
-			e := runrecord.EntryOf(s)
+			e := load.Entry(s)
 			e.Current = i == 0
 			main = append(main, e)
 			onMain[s.SnapshotID] = true
@@ -38,7 +43,7 @@ func (l *Ledger) History(ctx context.Context, ident table.Identifier) (main []ru
 	}
 	for _, s := range meta.Snapshots() {
 		if !onMain[s.SnapshotID] {
-			off = append(off, runrecord.EntryOf(s))
+			off = append(off, load.Entry(s))
 		}
 	}
 	return main, off, nil
@@ -77,10 +82,15 @@ func (l *Ledger) Status(ctx context.Context, ident table.Identifier, runID strin
 		return nil, err
 	}
 	meta := tbl.Metadata()
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, err
+	}
+	load := runrecord.NewLoader(fsys)
 	st := &RunStatus{RunID: runID}
 	snaps := runrecord.FindAll(meta, runID)
 	for _, s := range snaps {
-		st.Snapshots = append(st.Snapshots, runrecord.EntryOf(s))
+		st.Snapshots = append(st.Snapshots, load.Entry(s))
 	}
 	if s := meta.SnapshotByName(snapshot.RollbackTag(runID)); s != nil {
 		st.RollbackTarget = &s.SnapshotID
@@ -97,10 +107,6 @@ func (l *Ledger) Status(ctx context.Context, ident table.Identifier, runID strin
 	if err != nil {
 		return nil, err
 	}
-	fsys, err := tbl.FS(ctx)
-	if err != nil {
-		return nil, err
-	}
 	now, err := snapshot.Files(ctx, fsys, head, c)
 	if err != nil {
 		return nil, err
@@ -109,7 +115,10 @@ func (l *Ledger) Status(ctx context.Context, ident table.Identifier, runID strin
 	st.OnMain = true
 	for i := range snaps {
 		s := &snaps[i]
-		rec, _ := runrecord.Read(s.Summary.Properties)
+		rec, _, err := load.Snapshot(s)
+		if err != nil {
+			return nil, err
+		}
 		then, err := snapshot.Files(ctx, fsys, s, c)
 		if err != nil {
 			return nil, err

@@ -80,9 +80,14 @@ func (l *Ledger) Rollback(ctx context.Context, req Request) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	var rec runrecord.Record
-	if run.Summary != nil {
-		rec, _ = runrecord.Read(run.Summary.Properties)
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, err
+	}
+	load := runrecord.NewLoader(fsys)
+	rec, _, err := load.Snapshot(run)
+	if err != nil {
+		return nil, err
 	}
 	res := &Result{RunID: rec.RunID, FromSnapshotID: run.SnapshotID}
 	fail := func(format string, args ...any) (*Result, error) {
@@ -101,7 +106,9 @@ func (l *Ledger) Rollback(ctx context.Context, req Request) (*Result, error) {
 		})
 		if len(all) == 1 {
 			run, first = &all[0], &all[0]
-			rec, _ = runrecord.Read(run.Summary.Properties)
+			if rec, _, err = load.Snapshot(run); err != nil {
+				return nil, err
+			}
 			recs, res.FromSnapshotID = []runrecord.Record{rec}, run.SnapshotID
 		}
 	}
@@ -109,7 +116,10 @@ func (l *Ledger) Rollback(ctx context.Context, req Request) (*Result, error) {
 		if req.Scoped {
 			var recs []runrecord.Record
 			for _, s := range all {
-				r, _ := runrecord.Read(s.Summary.Properties)
+				r, _, err := load.Snapshot(&s)
+				if err != nil {
+					return nil, err
+				}
 				recs = append(recs, r)
 			}
 			res.Batches = len(all)
@@ -118,7 +128,10 @@ func (l *Ledger) Rollback(ctx context.Context, req Request) (*Result, error) {
 		first, run, recs = &all[0], &all[len(all)-1], nil
 		res.FromSnapshotID = run.SnapshotID
 		for i, s := range all {
-			r, _ := runrecord.Read(s.Summary.Properties)
+			r, _, err := load.Snapshot(&s)
+			if err != nil {
+				return nil, err
+			}
 			recs = append(recs, r)
 			if i > 0 && (s.ParentSnapshotID == nil || *s.ParentSnapshotID != all[i-1].SnapshotID) && !req.Force {
 				return fail("another commit landed between batches %s and %s of run %s; rolling back to before the run would drop it (pass --force to do it anyway)", recs[i-1].Batch, r.Batch, rec.RunID)
@@ -280,13 +293,18 @@ func (l *Ledger) VerifyRun(ctx context.Context, ident table.Identifier, runID st
 	if err != nil {
 		return nil, err
 	}
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, err
+	}
+	load := runrecord.NewLoader(fsys)
 	if runID != "" {
 		if all := runrecord.FindAll(tbl.Metadata(), runID); len(all) > 1 {
 			var res *VerifyResult
 			var errs []error
 			var batches []VerifyResult
 			for _, s := range all {
-				r, err := l.verifySnapshot(ctx, ident, &s)
+				r, err := l.verifySnapshot(ctx, ident, load, &s)
 				if r == nil {
 					return nil, err
 				}
@@ -301,14 +319,14 @@ func (l *Ledger) VerifyRun(ctx context.Context, ident table.Identifier, runID st
 	if err != nil {
 		return nil, err
 	}
-	return l.verifySnapshot(ctx, ident, run)
+	return l.verifySnapshot(ctx, ident, load, run)
 }
 
 // verifySnapshot verifies the run one snapshot records.
-func (l *Ledger) verifySnapshot(ctx context.Context, ident table.Identifier, run *table.Snapshot) (*VerifyResult, error) {
-	var rec runrecord.Record
-	if run.Summary != nil {
-		rec, _ = runrecord.Read(run.Summary.Properties)
+func (l *Ledger) verifySnapshot(ctx context.Context, ident table.Identifier, load *runrecord.Loader, run *table.Snapshot) (*VerifyResult, error) {
+	rec, _, err := load.Snapshot(run)
+	if err != nil {
+		return nil, err
 	}
 	if rec.Fingerprint == "" {
 		return nil, fmt.Errorf("snapshot %d was not committed by lakeswap: it records no fingerprint", run.SnapshotID)

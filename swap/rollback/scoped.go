@@ -47,7 +47,15 @@ func (l *Ledger) scopedRollback(ctx context.Context, tbl *table.Table, runs []ta
 	slices.Sort(partitions)
 	res.Scoped = true
 	if s := runrecord.Find(tbl.Metadata(), "rollback-"+rec.RunID); s != nil {
-		if undo, ok := runrecord.Read(s.Summary.Properties); ok && onMain(tbl.Metadata(), s) && slices.Equal(undo.Partitions, partitions) {
+		fsys, err := tbl.FS(ctx)
+		if err != nil {
+			return nil, err
+		}
+		undo, ok, err := runrecord.NewLoader(fsys).Snapshot(s)
+		if err != nil {
+			return nil, err
+		}
+		if ok && onMain(tbl.Metadata(), s) && slices.Equal(undo.Partitions, partitions) {
 			// A scoped rollback retried: said, and checked, not done twice.
 			return l.alreadyScoped(ctx, tbl.Identifier(), s, undo, res)
 		}
@@ -225,11 +233,11 @@ func (l *Ledger) batch(ctx context.Context, tbl *table.Table, u *undoPlan, run t
 	if err != nil {
 		return err
 	}
-	rewritten, err := u.rewritten(ctx, meta, target, &run, refuse)
+	rewritten, added, err := u.earlier(ctx, meta, target, &run, refuse)
 	if err != nil {
 		return err
 	}
-	u.back = append(u.back, rewritten...)
+	u.back, u.out = append(u.back, rewritten...), append(u.out, added...)
 	batch := map[string]string{}
 	var restage []string // partitions whose files deletes applied to
 	for _, v := range r.Partitions {
@@ -313,35 +321,45 @@ func (l *Ledger) batch(ctx context.Context, tbl *table.Table, u *undoPlan, run t
 	return nil
 }
 
-// rewritten lists the files of an earlier partition spec that a run's
-// snapshot took out (--rewrite-overlapping): those its parent (target)
-// holds and it does not. They go back as they were; one live again on
-// main would then be there twice, and is refused.
-func (u *undoPlan) rewritten(ctx context.Context, meta table.Metadata, target, run *table.Snapshot, refuse func(string, ...any) error) ([]iceberg.DataFile, error) {
+// earlier lists the files of an earlier partition spec a run's snapshot
+// took out (rewritten, by --rewrite-overlapping: its parent, target, holds
+// them and it does not) and put in (added: a scoped rollback of such a
+// run put them back). The first go back as they were, the second out: one
+// rewritten live on main again would be there twice, and one added that
+// main no longer holds was taken out by a later commit; both are refused.
+func (u *undoPlan) earlier(ctx context.Context, meta table.Metadata, target, run *table.Snapshot, refuse func(string, ...any) error) (rewritten, added []iceberg.DataFile, err error) {
 	before, err := snapshot.Earlier(ctx, u.fsys, target, u.c)
-	if err != nil || len(before) == 0 {
-		return nil, err
+	if err != nil {
+		return nil, nil, err
 	}
 	after, err := snapshot.Earlier(ctx, u.fsys, meta.SnapshotByID(run.SnapshotID), u.c)
-	if err != nil {
-		return nil, err
+	if err != nil || len(before) == 0 && len(after) == 0 {
+		return nil, nil, err
 	}
 	now, err := snapshot.Earlier(ctx, u.fsys, u.head, u.c)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	kept, live := snapshot.Paths(after), snapshot.Paths(now)
-	var out []iceberg.DataFile
+	had, kept, live := snapshot.Paths(before), snapshot.Paths(after), snapshot.Paths(now)
 	for _, df := range before {
 		if slices.Contains(kept, df.FilePath()) {
 			continue
 		}
 		if slices.Contains(live, df.FilePath()) {
-			return nil, refuse("%s, which the run rewrote, is live on main again", df.FilePath())
+			return nil, nil, refuse("%s, which the run rewrote, is live on main again", df.FilePath())
 		}
-		out = append(out, df)
+		rewritten = append(rewritten, df)
 	}
-	return out, nil
+	for _, df := range after {
+		if slices.Contains(had, df.FilePath()) {
+			continue
+		}
+		if !slices.Contains(live, df.FilePath()) {
+			return nil, nil, refuse("%s, which the run put back, was taken out by a later commit; undoing the run would undo that commit too", df.FilePath())
+		}
+		added = append(added, df)
+	}
+	return rewritten, added, nil
 }
 
 // eachRow reads the rows of a partition's data files through fsys, in the
@@ -420,7 +438,11 @@ func (l *Ledger) commitUndo(ctx context.Context, tbl *table.Table, fsys icebergi
 	if err := tx.AssertRefSnapshotID(table.MainBranch); err != nil {
 		return 0, err
 	}
-	if err := tx.ReplaceDataFilesWithDataFiles(ctx, out, back, undo.Properties()); err != nil {
+	props, runFile, body := undo.Summary(tbl.Metadata().Location())
+	if err := runrecord.WriteRunFile(fsys, runFile, body); err != nil {
+		return 0, err
+	}
+	if err := tx.ReplaceDataFilesWithDataFiles(ctx, out, back, props); err != nil {
 		return 0, err
 	}
 	staged, err := tx.StagedTable()

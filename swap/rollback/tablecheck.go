@@ -243,11 +243,13 @@ func (tc *tableCheck) grain(ctx context.Context) error {
 func (tc *tableCheck) runs(ctx context.Context, meta table.Metadata, snap *table.Snapshot) error {
 	at, res, c, find, parts := tc.at, tc.res, tc.at.Contract, tc.find, tc.parts
 	lookup := func(id int64) *table.Snapshot { return meta.SnapshotByID(id) }
+	load := runrecord.NewLoader(at.FS)
 	for _, s := range table.AncestorsOf(snap.SnapshotID, lookup) {
-		if s.Summary == nil {
+		rec, ok, err := load.Snapshot(&s)
+		if err != nil {
+			find(verify.Finding{Kind: verify.KindCheck, Message: err.Error()})
 			continue
 		}
-		rec, ok := runrecord.Read(s.Summary.Properties)
 		if !ok || rec.Fingerprint == "" {
 			continue
 		}

@@ -32,6 +32,9 @@ import (
 type Overlap struct {
 	File   iceberg.DataFile
 	Values []string // sorted; none for a delete file
+	// Unplaced counts its rows with no partition value in the current
+	// spec (a null in a partition column): no partition holds them.
+	Unplaced int64
 }
 
 // Overlaps finds, among files written under an earlier spec, those holding
@@ -47,7 +50,11 @@ func Overlaps(ctx context.Context, fsys icebergio.IO, c *contract.Contract, file
 	for _, v := range values {
 		want[v] = true
 	}
-	held := map[string][]string{} // a file read: the values it holds
+	type read struct {
+		values   []string
+		unplaced int64
+	}
+	held := map[string]read{} // a file read: the values it holds
 	var out []Overlap
 	taken := map[string]bool{}
 	for grew := len(want) > 0; grew; {
@@ -63,20 +70,20 @@ func Overlaps(ctx context.Context, fsys icebergio.IO, c *contract.Contract, file
 				out = append(out, Overlap{File: df})
 				continue
 			}
-			vs, read := held[path]
-			if !read {
+			got, done := held[path]
+			if !done {
 				var err error
-				if vs, err = valuesIn(ctx, fsys, c, path); err != nil {
+				if got.values, got.unplaced, err = valuesIn(ctx, fsys, c, path); err != nil {
 					return nil, fmt.Errorf("read %s, written under an earlier partition spec: %w", path, err)
 				}
-				held[path] = vs
+				held[path] = got
 			}
-			if !slices.ContainsFunc(vs, func(v string) bool { return want[v] }) {
+			if !slices.ContainsFunc(got.values, func(v string) bool { return want[v] }) {
 				continue
 			}
 			taken[path] = true
-			out = append(out, Overlap{File: df, Values: vs})
-			for _, v := range vs {
+			out = append(out, Overlap{File: df, Values: got.values, Unplaced: got.unplaced})
+			for _, v := range got.values {
 				if closed && !want[v] {
 					want[v], grew = true, true
 				}
@@ -87,9 +94,16 @@ func Overlaps(ctx context.Context, fsys icebergio.IO, c *contract.Contract, file
 	return out, nil
 }
 
-// valuesIn reads a file's rows and lists the partition values they hold.
-func valuesIn(ctx context.Context, fsys icebergio.IO, c *contract.Contract, path string) ([]string, error) {
+// ValuesIn reads a data file's rows (through fsys, deletes applied where
+// it applies them) and lists the partition values they hold, and counts
+// the rows that have none (a null in a partition column).
+func ValuesIn(ctx context.Context, fsys icebergio.IO, c *contract.Contract, path string) ([]string, int64, error) {
+	return valuesIn(ctx, fsys, c, path)
+}
+
+func valuesIn(ctx context.Context, fsys icebergio.IO, c *contract.Contract, path string) ([]string, int64, error) {
 	seen := map[string]bool{}
+	var unplaced int64
 	err := eachProjected(ctx, fsys, c, path, func(rec arrow.RecordBatch) error {
 		valueOf, err := c.Partition.ValueFunc(rec.Columns())
 		if err != nil {
@@ -98,6 +112,8 @@ func valuesIn(ctx context.Context, fsys icebergio.IO, c *contract.Contract, path
 		for r := range int(rec.NumRows()) {
 			if v, ok := valueOf(r); ok {
 				seen[v] = true
+			} else {
+				unplaced++
 			}
 		}
 		return nil
@@ -108,7 +124,7 @@ func valuesIn(ctx context.Context, fsys icebergio.IO, c *contract.Contract, path
 				return
 			}
 		}
-	}), err
+	}), unplaced, err
 }
 
 // eachProjected reads a data file's rows through fsys, batch by batch, in
@@ -211,6 +227,9 @@ func perField(c *contract.Contract, values map[string]bool) []map[string]bool {
 func MayHold(c *contract.Contract, df iceberg.DataFile, perField []map[string]bool) bool {
 	lower, upper := df.LowerBoundValues(), df.UpperBoundValues()
 	for i, f := range c.Partition.Fields {
+		if len(perField[i]) == 0 {
+			continue // a field left open: any value of it
+		}
 		id := c.Fields[f.Column].ID
 		typ := c.Arrow.Field(f.Column).Type
 		lo, okLo := rawBound(typ, lower[id])
