@@ -69,6 +69,11 @@ func printHistory(w io.Writer, entries []runrecord.Entry) {
 			e.Operation, orDash(e.RunID), orDash(displayKeys(e.Partitions)), e.Rows, formatSums(e.Sums, nil), short(e.Fingerprint))
 	}
 	_ = tw.Flush()
+	for _, e := range entries {
+		if e.Problem != "" {
+			fmt.Fprintf(w, "warning: snapshot %d: %s\n", e.SnapshotID, e.Problem)
+		}
+	}
 }
 
 // historyResult is history's -o json: main's snapshots, newest first, and
