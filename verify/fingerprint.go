@@ -66,6 +66,18 @@ type Accumulator struct {
 	rowBuf        rowBuffer // the batch's rows, canonically encoded
 	grainBuf      rowBuffer // the batch's grains, canonically encoded
 	stray         []int     // scratch: the rows of a batch outside the span
+	// only fingerprints: no ownership, checks or grain (NewFingerprinter).
+	only bool
+}
+
+// NewFingerprinter fingerprints the rows of a partition whose value is
+// partition, checking nothing: the rows, sums and content hash of rows
+// validated when they were staged (a base, a commit read back), in one
+// pass that holds no grain key.
+func NewFingerprinter(c *contract.Contract, partition string) *Accumulator {
+	a := NewAccumulator(c, partition, nil)
+	a.only = true
+	return a
 }
 
 // NewAccumulator starts a partition whose value is partition. locate, when not
@@ -151,13 +163,17 @@ func (a *Accumulator) Add(rec arrow.RecordBatch) error {
 		return err
 	}
 	base := a.rows
-	if err := a.checkOwnership(cols, n, base); err != nil {
-		return err
+	if !a.only {
+		if err := a.checkOwnership(cols, n, base); err != nil {
+			return err
+		}
+		a.checkColumns(cols, base)
 	}
-	a.checkColumns(cols, base)
 	a.sumColumns(cols, base)
-	if err := a.addGrains(cols, n, base); err != nil {
-		return err
+	if !a.only {
+		if err := a.addGrains(cols, n, base); err != nil {
+			return err
+		}
 	}
 	if a.rowBuf.padded {
 		rowhash.Add(&a.acc, a.rowBuf.buf[:n*rowhash.BlockSize])

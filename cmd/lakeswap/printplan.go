@@ -56,7 +56,7 @@ func printPlan(w io.Writer, id string, p *swap.Plan, whole bool) {
 	if len(batches) > 0 {
 		fmt.Fprintf(w, ", in %d batches of %d partitions, one snapshot each", len(batches), p.Batch)
 		if len(p.Together) > 0 {
-			fmt.Fprintf(w, " (partitions that exchange records, or hold rows of one rewritten file, commit in one batch)")
+			fmt.Fprintf(w, " (partitions that %s commit in one batch)", togetherWhy(p))
 		}
 	}
 	fmt.Fprintln(w)
@@ -203,9 +203,17 @@ func printTogether(w io.Writer, p *swap.Plan, batches [][]string) {
 			joined = joined || grouped[k]
 		}
 		if joined {
-			fmt.Fprintf(w, "  batch %d/%d: %s (they exchange records, or hold rows of one rewritten file)\n", i+1, len(batches), strings.Join(keys, ", "))
+			fmt.Fprintf(w, "  batch %d/%d: %s (they %s)\n", i+1, len(batches), strings.Join(keys, ", "), togetherWhy(p))
 		}
 	}
+}
+
+// togetherWhy says why partitions commit in one batch.
+func togetherWhy(p *swap.Plan) string {
+	if len(p.Rewritten) > 0 {
+		return "exchange records or hold rows of one rewritten file"
+	}
+	return "exchange records"
 }
 
 // byEnds shows a long list by its ends: its first and last n lines when it

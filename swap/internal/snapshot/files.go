@@ -104,7 +104,7 @@ func Paths(files []iceberg.DataFile) []string {
 // together, with the partition's rows among shares (files of an earlier
 // spec, EachShare); the order of files does not matter.
 func Fingerprint(ctx context.Context, fsys icebergio.IO, c *contract.Contract, value string, files []string, shares ...string) (verify.Fingerprint, error) {
-	acc := verify.NewAccumulator(c, value, nil)
+	acc := verify.NewFingerprinter(c, value)
 	for _, path := range files {
 		if err := AddFile(ctx, fsys, acc, path); err != nil {
 			return verify.Fingerprint{}, err
