@@ -2,6 +2,7 @@ package runrecord
 
 import (
 	"bytes"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -42,6 +43,14 @@ const InlineDetail = 1024
 // detail is the part of a record that grows with its partitions and
 // inputs: what a run file holds.
 type detail struct {
+	// RunID, Batch and Base make the file the run's own, and Commit the
+	// commit attempt's (random): no two runs, nor two attempts of one run
+	// (two processes applying one plan), share a file, so an attempt that
+	// does not land removes its own and never another's.
+	RunID           string                      `json:"run_id"`
+	Commit          string                      `json:"commit"`
+	Batch           string                      `json:"batch,omitempty"`
+	Base            *int64                      `json:"base_snapshot_id,omitempty"`
 	Partitions      []string                    `json:"partitions"`
 	PartitionHashes map[string]string           `json:"partition_fingerprints"`
 	Unchanged       []string                    `json:"unchanged,omitempty"`
@@ -65,7 +74,9 @@ func RunFilePath(location, sum string) string {
 // file to write at path before the commit, which the properties name.
 func (r Record) Summary(location string) (props iceberg.Properties, path string, body []byte) {
 	props = r.Properties()
-	d := detail{Partitions: r.Partitions, PartitionHashes: r.PartitionHashes, Unchanged: r.Unchanged, Carried: r.Carried,
+	var nonce [8]byte
+	_, _ = rand.Read(nonce[:])
+	d := detail{RunID: r.RunID, Commit: hex.EncodeToString(nonce[:]), Batch: r.Batch, Base: r.BaseSnapshotID, Partitions: r.Partitions, PartitionHashes: r.PartitionHashes, Unchanged: r.Unchanged, Carried: r.Carried,
 		Reconciled: r.Reconciled, Late: r.Late, Inputs: r.Inputs}
 	body, _ = json.Marshal(d)
 	if len(body) <= InlineDetail {
@@ -83,9 +94,16 @@ func (r Record) Summary(location string) (props iceberg.Properties, path string,
 }
 
 // WriteRunFile writes a record's run file (Summary), if it has one,
-// through the table's IO.
+// through fsys, the IO of the commit (which removes what it wrote should
+// the commit not land). A file already there with the same bytes (an
+// earlier attempt of the same run) is left as it is, never rewritten in
+// place.
 func WriteRunFile(fsys icebergio.IO, path string, body []byte) error {
 	if path == "" {
+		return nil
+	}
+	sum := sha256.Sum256(body)
+	if _, err := readRunFile(fsys, path, hex.EncodeToString(sum[:]), ""); err == nil {
 		return nil
 	}
 	w, ok := fsys.(icebergio.WriteFileIO)
@@ -121,7 +139,7 @@ func (l *Loader) Read(props map[string]string) (Record, bool, error) {
 	d, seen := l.read[path]
 	if !seen {
 		var err error
-		if d, err = readRunFile(l.FS, path, props[PropRunFileSHA]); err != nil {
+		if d, err = readRunFile(l.FS, path, props[PropRunFileSHA], r.RunID); err != nil {
 			return r, true, fmt.Errorf("run %s: %w", r.RunID, err)
 		}
 		l.read[path] = d
@@ -139,7 +157,7 @@ func (l *Loader) Snapshot(s *table.Snapshot) (Record, bool, error) {
 	return l.Read(s.Summary.Properties)
 }
 
-func readRunFile(fsys icebergio.IO, path, want string) (detail, error) {
+func readRunFile(fsys icebergio.IO, path, want, runID string) (detail, error) {
 	var d detail
 	f, err := fsys.Open(path)
 	if err != nil {
@@ -154,10 +172,13 @@ func readRunFile(fsys icebergio.IO, path, want string) (detail, error) {
 	if got := hex.EncodeToString(sum[:]); got != want {
 		return d, fmt.Errorf("its run file %s has SHA-256 %s, the snapshot recorded %s: it is not what the run wrote", path, got, want)
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&d); err != nil {
+	// Fields a later lakeswap adds are left unread, as summary
+	// properties are.
+	if err := json.NewDecoder(bytes.NewReader(body)).Decode(&d); err != nil {
 		return d, fmt.Errorf("its run file %s: %w", path, err)
+	}
+	if runID != "" && d.RunID != runID {
+		return d, fmt.Errorf("its run file %s is run %s's", path, d.RunID)
 	}
 	return d, nil
 }

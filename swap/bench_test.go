@@ -338,6 +338,12 @@ func plainWrite(b *testing.B, path string, d *benchData) {
 // as plain multipart uploads with the same client, reporting MB/s of both.
 func BenchmarkStageS3(b *testing.B) {
 	srv, bucket, props := s3Catalog(b)
+	if v := os.Getenv("BENCH_S3_PARTS_IN_FLIGHT"); v != "" {
+		props[s3store.PropPartsInFlight] = v
+	}
+	if n, err := strconv.Atoi(os.Getenv("BENCH_S3_PART_MIB")); err == nil && n > 0 {
+		props[s3store.PropPartSize] = strconv.Itoa(n << 20)
+	}
 	ctx, store, err := s3store.Attach(context.Background(), props)
 	if err != nil {
 		b.Fatal(err)

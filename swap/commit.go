@@ -210,8 +210,9 @@ func (p *Publisher) commitOn(ctx context.Context, tbl *table.Table, plan *Plan) 
 	// A run of many partitions keeps their detail in a run file, written
 	// before the commit that names it (runrecord.Summary).
 	props, runFile, body := rec.Summary(meta.Location())
-	if err := runrecord.WriteRunFile(fsys, runFile, body); err != nil {
-		return 0, &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID, Err: err, Hint: "nothing was committed"}
+	if err := runrecord.WriteRunFile(written, runFile, body); err != nil {
+		return 0, &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID, Err: err,
+			Hint: "nothing was committed; " + snapshot.RemoveWritten(ctx, p.log(), tbl, written)}
 	}
 	if err := tx.ReplaceFiles(ctx, removed, added, deletes, props); err != nil {
 		return 0, &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID, Err: err,

@@ -325,7 +325,8 @@ func (p *Publisher) rerun(ctx context.Context, tbl *table.Table, plan *Plan, res
 	}
 	rec, _, err := runrecord.NewLoader(fsys).Snapshot(prior)
 	if err != nil {
-		return nil, err
+		return nil, &OpError{Op: "publish", Table: plan.Table, RunID: plan.RunID, Err: err,
+			Hint: "nothing was committed; " + p.discard(ctx, tbl, plan)}
 	}
 	recorded := rec.Fingerprint
 	meta := tbl.Metadata()

@@ -73,6 +73,9 @@ func runRollback(ctx context.Context, g *globals, o rollbackOptions) error {
 		view.Status = "already-rolled-back"
 	}
 	return g.emit(view, func(w io.Writer) {
+		if res.Unverified != "" {
+			defer fmt.Fprintf(w, "warning: the rollback is %s\n", res.Unverified)
+		}
 		if res.AlreadyRolledBack {
 			fmt.Fprintf(w, "run %s was already rolled back at %s: main went back to snapshot %d then and descends from it still; nothing was committed now; fingerprint %s (matches the one recorded before the run: %v)\n",
 				res.RunID, res.RolledBackAt.Format(time.RFC3339), res.ToSnapshotID, short(res.Fingerprint), res.Verified)

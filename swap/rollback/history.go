@@ -117,7 +117,15 @@ func (l *Ledger) Status(ctx context.Context, ident table.Identifier, runID strin
 		s := &snaps[i]
 		rec, _, err := load.Snapshot(s)
 		if err != nil {
-			return nil, err
+			// The run landed, as its summary says; which partitions it
+			// holds is its run file's (the entry names the problem), so
+			// main holds it as far as main descends from it.
+			st.OnMain = st.OnMain && head != nil && table.IsAncestorOf(head.SnapshotID, s.SnapshotID, func(id int64) *table.Snapshot { return meta.SnapshotByID(id) })
+			if _, of, ok := strings.Cut(rec.Batch, "/"); ok {
+				st.Batches, _ = strconv.Atoi(of)
+				committed[rec.Batch], held[rec.Batch] = true, held[rec.Batch] || st.OnMain
+			}
+			continue
 		}
 		then, err := snapshot.Files(ctx, fsys, s, c)
 		if err != nil {

@@ -50,6 +50,9 @@ type Result struct {
 	// committed now.
 	AlreadyRolledBack bool       `json:"already_rolled_back,omitempty"`
 	RolledBackAt      *time.Time `json:"rolled_back_at,omitempty"`
+	// Unverified says why the rollback could not be checked against what
+	// the run recorded (its run file unreadable).
+	Unverified string `json:"unverified,omitempty"`
 }
 
 // findRun returns the snapshot a run committed, by run id or snapshot id.
@@ -85,11 +88,31 @@ func (l *Ledger) Rollback(ctx context.Context, req Request) (*Result, error) {
 		return nil, err
 	}
 	load := runrecord.NewLoader(fsys)
-	rec, _, err := load.Snapshot(run)
+	// A full rollback points main back whatever the run's record says;
+	// only its check afterwards needs the run's partitions, which a run
+	// file that cannot be read no longer gives: the rollback then says it
+	// is unverified, and why. A scoped one needs them to act.
+	var unread error
+	read := func(s *table.Snapshot) (runrecord.Record, error) {
+		r, _, err := load.Snapshot(s)
+		if err != nil {
+			if req.Scoped {
+				return r, fmt.Errorf("%w; a full rollback (without --scoped) needs no run file", err)
+			}
+			unread, r.BaseFingerprint = err, ""
+		}
+		return r, nil
+	}
+	rec, err := read(run)
 	if err != nil {
 		return nil, err
 	}
 	res := &Result{RunID: rec.RunID, FromSnapshotID: run.SnapshotID}
+	defer func() {
+		if unread != nil {
+			res.Unverified = "not checked: " + unread.Error()
+		}
+	}()
 	fail := func(format string, args ...any) (*Result, error) {
 		return nil, &outcome.OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: fmt.Errorf("%w: "+format, append([]any{outcome.ErrRollbackRefused}, args...)...)}
 	}
@@ -106,7 +129,7 @@ func (l *Ledger) Rollback(ctx context.Context, req Request) (*Result, error) {
 		})
 		if len(all) == 1 {
 			run, first = &all[0], &all[0]
-			if rec, _, err = load.Snapshot(run); err != nil {
+			if rec, err = read(run); err != nil {
 				return nil, err
 			}
 			recs, res.FromSnapshotID = []runrecord.Record{rec}, run.SnapshotID
@@ -116,7 +139,7 @@ func (l *Ledger) Rollback(ctx context.Context, req Request) (*Result, error) {
 		if req.Scoped {
 			var recs []runrecord.Record
 			for _, s := range all {
-				r, _, err := load.Snapshot(&s)
+				r, err := read(&s)
 				if err != nil {
 					return nil, err
 				}
@@ -128,7 +151,7 @@ func (l *Ledger) Rollback(ctx context.Context, req Request) (*Result, error) {
 		first, run, recs = &all[0], &all[len(all)-1], nil
 		res.FromSnapshotID = run.SnapshotID
 		for i, s := range all {
-			r, _, err := load.Snapshot(&s)
+			r, err := read(&s)
 			if err != nil {
 				return nil, err
 			}

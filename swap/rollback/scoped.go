@@ -439,7 +439,8 @@ func (l *Ledger) commitUndo(ctx context.Context, tbl *table.Table, fsys icebergi
 		return 0, err
 	}
 	props, runFile, body := undo.Summary(tbl.Metadata().Location())
-	if err := runrecord.WriteRunFile(fsys, runFile, body); err != nil {
+	if err := runrecord.WriteRunFile(written, runFile, body); err != nil {
+		snapshot.RemoveWritten(ctx, l.log(), tbl, written)
 		return 0, err
 	}
 	if err := tx.ReplaceDataFilesWithDataFiles(ctx, out, back, props); err != nil {
