@@ -535,6 +535,9 @@ func (j *jsonRows) next() (int64, map[string]any, error) {
 		if len(text) == 0 {
 			continue
 		}
+		if row, ok := fastObject(text); ok {
+			return j.line, row, nil
+		}
 		row, err := decodeObject(text)
 		return j.line, row, err
 	}
