@@ -47,8 +47,10 @@ bench:
 	$(GO) test $(GOTAGS) -run '^$$' -bench BenchmarkRetailJob -benchtime 1x -timeout 30m ./cmd/lakeswap/
 
 # A generated CSV of BENCH_ROWS rows (default 30M, about 0.9 GB) over 30 days in
-# random order, published by lakeswap and turned into partitioned Parquet by
-# DuckDB's COPY, each timed with its peak memory; BENCH_GB=10 for 10 GB.
+# random order, and the same rows as NDJSON and Parquet (BENCH_FORMATS, default
+# csv,ndjson,parquet): each published by lakeswap and turned into partitioned
+# Parquet by DuckDB's COPY, each timed with its peak memory, then DuckDB's files
+# adopted; BENCH_GB=10 for 10 GB, BENCH_MEMORY_LIMIT for --memory-limit.
 # Needs free disk of about three times the input (BENCH_DIR to choose where).
 # The crash and fault drill: SIGKILL, and each fault of the S3 proxy, from
 # each step of a publish, LAKESWAP_DRILL_TRIALS times a cell on SQLite and on

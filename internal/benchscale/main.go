@@ -10,6 +10,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
@@ -37,6 +38,13 @@ additive: [order_count, amount_cents]
 `
 
 func main() {
+	if len(os.Args) == 4 && os.Args[1] == "duckdb-convert" {
+		if err := duckdbConvert(os.Args[2], os.Args[3]); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		return
+	}
 	if len(os.Args) == 4 && os.Args[1] == "duckdb-copy" {
 		if err := duckdbCopy(os.Args[2], os.Args[3]); err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -84,20 +92,20 @@ func run() error {
 		return err
 	}
 	memLimit := os.Getenv("BENCH_MEMORY_LIMIT")
-	args := []string{"--home", home, "publish", "--table", "bench.orders", "--partitions", "order_date=2026-01-01..2026-01-30", "--spill-dir", dir}
-	if memLimit != "" {
-		args = append(args, "--memory-limit", memLimit)
-	}
-	lsWall, lsRSS, err := measure(bin, append(args, in)...)
-	if err != nil {
-		return err
-	}
 	self, err := os.Executable()
 	if err != nil {
 		return err
 	}
-	// DuckDB writes its partitioned Parquet under a second table's
-	// location, which lakeswap then adopts as it is.
+	// The same rows as NDJSON and Parquet, written by DuckDB; BENCH_FORMATS
+	// (default csv,ndjson,parquet) picks those measured.
+	formats := strings.Split(cmp.Or(os.Getenv("BENCH_FORMATS"), "csv,ndjson,parquet"), ",")
+	inputs := map[string]string{"csv": in}
+	for _, f := range formats[1:] {
+		inputs[f] = filepath.Join(dir, "orders."+f)
+		if _, _, err := measure(self, "duckdb-convert", in, inputs[f]); err != nil {
+			return err
+		}
+	}
 	schema2 := filepath.Join(dir, "adopted.yaml")
 	if err := os.WriteFile(schema2, []byte(strings.Replace(schemaYAML, "bench.orders", "bench.adopted", 1)), 0o644); err != nil {
 		return err
@@ -105,23 +113,58 @@ func run() error {
 	if _, _, err := measure(bin, "--home", home, "table", "create", "--schema", schema2); err != nil {
 		return err
 	}
-	out := filepath.Join(home, "warehouse", "bench.db", "adopted", "data", "duckdb-copy")
-	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-		return err
+	type result struct {
+		format         string
+		lsWall, dkWall time.Duration
+		lsRSS, dkRSS   int64
 	}
-	dkWall, dkRSS, err := measure(self, "duckdb-copy", in, out)
+	var results []result
+	for _, f := range formats {
+		name := "bench.orders_" + f
+		schemaF := filepath.Join(dir, f+".yaml")
+		if err := os.WriteFile(schemaF, []byte(strings.Replace(schemaYAML, "bench.orders", name, 1)), 0o644); err != nil {
+			return err
+		}
+		if _, _, err := measure(bin, "--home", home, "table", "create", "--schema", schemaF); err != nil {
+			return err
+		}
+		args := []string{"--home", home, "publish", "--no-progress", "--table", name, "--partitions", "order_date=2026-01-01..2026-01-30", "--spill-dir", dir}
+		if memLimit != "" {
+			args = append(args, "--memory-limit", memLimit)
+		}
+		lsWall, lsRSS, err := measure(bin, append(args, inputs[f])...)
+		if err != nil {
+			return err
+		}
+		// DuckDB writes its partitioned Parquet under the adopted table's
+		// location, which lakeswap then adopts as it is (from CSV).
+		out := filepath.Join(home, "warehouse", "bench.db", "adopted", "data", "duckdb-"+f)
+		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+			return err
+		}
+		dkWall, dkRSS, err := measure(self, "duckdb-copy", inputs[f], out)
+		if err != nil {
+			return err
+		}
+		results = append(results, result{f, lsWall, dkWall, lsRSS, dkRSS})
+		if f != "csv" {
+			if err := os.RemoveAll(out); err != nil {
+				return err
+			}
+		}
+	}
+	adWall, adRSS, err := measure(bin, "--home", home, "publish", "--no-progress", "--adopt", "--table", "bench.adopted", "--partitions", "order_date=2026-01-01..2026-01-30",
+		filepath.Join(home, "warehouse", "bench.db", "adopted", "data", "duckdb-"+formats[0]))
 	if err != nil {
 		return err
 	}
-	adWall, adRSS, err := measure(bin, "--home", home, "publish", "--adopt", "--table", "bench.adopted", "--partitions", "order_date=2026-01-01..2026-01-30", out)
-	if err != nil {
-		return err
+	for _, r := range results {
+		fmt.Printf("%-8s lakeswap publish %8.2f s  peak RSS %6.0f MiB  (%.2fM rows/s) | duckdb COPY to partitioned Parquet %8.2f s  peak RSS %6.0f MiB | lakeswap/duckdb-x %.2f\n",
+			r.format, r.lsWall.Seconds(), float64(r.lsRSS)/(1<<20), float64(rows)/r.lsWall.Seconds()/1e6, r.dkWall.Seconds(), float64(r.dkRSS)/(1<<20), r.lsWall.Seconds()/r.dkWall.Seconds())
 	}
-	fmt.Printf("lakeswap publish (stage, validate, fingerprint, commit, verify): %8.2f s  peak RSS %6.0f MiB  (%.2fM rows/s)\n", lsWall.Seconds(), float64(lsRSS)/(1<<20), float64(rows)/lsWall.Seconds()/1e6)
-	fmt.Printf("duckdb COPY ... (FORMAT parquet, PARTITION_BY (order_date)):     %8.2f s  peak RSS %6.0f MiB  (%.2fM rows/s)\n", dkWall.Seconds(), float64(dkRSS)/(1<<20), float64(rows)/dkWall.Seconds()/1e6)
+	lsWall := results[0].lsWall
 	fmt.Printf("lakeswap publish --adopt of DuckDB's files (validate, fingerprint, commit, verify): %8.2f s  peak RSS %6.0f MiB  (%.2fM rows/s)\n", adWall.Seconds(), float64(adRSS)/(1<<20), float64(rows)/adWall.Seconds()/1e6)
-	fmt.Printf("lakeswap/duckdb-x %.2f\n", lsWall.Seconds()/dkWall.Seconds())
-	fmt.Printf("stage/adopt-x %.2f\n", lsWall.Seconds()/adWall.Seconds())
+	fmt.Printf("stage/adopt-x %.2f (%s)\n", lsWall.Seconds()/adWall.Seconds(), formats[0])
 	return nil
 }
 
@@ -177,16 +220,42 @@ func generate(path string, rows int64) (int64, error) {
 	return info.Size(), f.Close()
 }
 
-// duckdbCopy is DuckDB's own way from the CSV to partitioned Parquet; the
+// duckdbCopy is DuckDB's own way from an input to partitioned Parquet; the
 // files keep the partition column, as a table's data files do.
 func duckdbCopy(in, out string) error {
+	return duckdbExec(fmt.Sprintf(`COPY (SELECT * FROM %s) TO '%s' (FORMAT parquet, COMPRESSION zstd, PARTITION_BY (order_date), WRITE_PARTITION_COLUMNS true)`, reader(in), out))
+}
+
+// reader is DuckDB's reader of an input by its name: CSV, NDJSON or
+// Parquet.
+func reader(in string) string {
+	switch filepath.Ext(in) {
+	case ".ndjson":
+		return fmt.Sprintf("read_json('%s', format = 'newline_delimited')", in)
+	case ".parquet":
+		return fmt.Sprintf("read_parquet('%s')", in)
+	}
+	return fmt.Sprintf("read_csv('%s')", in)
+}
+
+// duckdbConvert writes the CSV input's rows as NDJSON or Parquet (by out's
+// name), for the same rows in each format.
+func duckdbConvert(in, out string) error {
+	format := "json"
+	if filepath.Ext(out) == ".parquet" {
+		format = "parquet"
+	}
+	return duckdbExec(fmt.Sprintf(`COPY (SELECT * FROM read_csv('%s')) TO '%s' (FORMAT %s)`, in, out, format))
+}
+
+// duckdbExec runs one statement on an in-memory DuckDB.
+func duckdbExec(q string) error {
 	c, err := duckdb.NewConnector("", nil)
 	if err != nil {
 		return err
 	}
 	db := sql.OpenDB(c)
 	defer db.Close()
-	_, err = db.ExecContext(context.Background(), fmt.Sprintf(
-		`COPY (SELECT * FROM read_csv('%s')) TO '%s' (FORMAT parquet, COMPRESSION zstd, PARTITION_BY (order_date), WRITE_PARTITION_COLUMNS true)`, in, out))
+	_, err = db.ExecContext(context.Background(), q)
 	return err
 }
