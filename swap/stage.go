@@ -449,11 +449,7 @@ func guard(ctx context.Context, tbl *table.Table, plan *Plan, req Request, all m
 			return err
 		}
 		plan.Together = append(plan.Together, plan.sharing()...)
-		raw, err := tbl.FS(ctx)
-		if err != nil {
-			return err
-		}
-		if err := plan.withLanded(tbl.Metadata(), runrecord.NewLoader(raw)); err != nil {
+		if err := plan.withLanded(tbl.Metadata(), runrecord.NewLoader(fsys)); err != nil {
 			return err
 		}
 	}
@@ -676,7 +672,11 @@ func (p *Publisher) stageRows(ctx context.Context, wfs icebergio.WriteFileIO, fs
 			if err := stagePartition(gctx, wfs, c, pp, req, at, rows); err != nil {
 				return fmt.Errorf("stage partition %s: %w", pp.Key, err)
 			}
-			if err := fingerprintOld(gctx, fsys, c, pp); err != nil {
+			if pp.Carried {
+				// What it held is what was just read of it: the rewritten
+				// files are not read for it a second time.
+				pp.OldFingerprint = verify.Fingerprint{Rows: pp.Fingerprint.Rows, Sums: pp.Fingerprint.Sums, Hash: pp.Fingerprint.Hash}
+			} else if err := fingerprintOld(gctx, fsys, c, pp); err != nil {
 				return err
 			}
 			var bytes int64

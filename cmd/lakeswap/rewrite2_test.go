@@ -7,8 +7,8 @@ package main
 // and run again.
 
 import (
-	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -25,8 +25,10 @@ func onLocal(t *testing.T, fn func(t *testing.T, s *site)) {
 	t.Run("sqlite+local", func(t *testing.T) { fn(t, newSite(t, "sqlite+local")) })
 }
 
-// appendRows appends (d, id, n) rows to eng.NAME through iceberg-go; a
-// day "" is a null d.
+// appendRows appends rows to eng.NAME through iceberg-go, as another
+// engine would: each cell gives the schema's first columns, '/'-separated
+// ("2026-01-05/eu/1": a date, a string, a long; "" is a null), and every
+// column after them is 1.
 func appendRows(t *testing.T, s *site, name string, sc *iceberg.Schema, cells ...string) {
 	t.Helper()
 	asArrow, err := table.SchemaToArrowSchema(sc, nil, true, false)
@@ -36,20 +38,33 @@ func appendRows(t *testing.T, s *site, name string, sc *iceberg.Schema, cells ..
 	b := array.NewRecordBuilder(memory.DefaultAllocator, asArrow)
 	defer b.Release()
 	for _, c := range cells {
-		day, id, _ := strings.Cut(c, "/")
-		if day == "" {
-			b.Field(0).AppendNull()
-		} else {
-			d, err := time.Parse(time.DateOnly, day)
-			if err != nil {
-				t.Fatal(err)
+		parts := strings.Split(c, "/")
+		for i, f := range b.Fields() {
+			v := "1"
+			if i < len(parts) {
+				v = parts[i]
 			}
-			b.Field(0).(*array.Date32Builder).Append(arrow.Date32FromTime(d))
+			switch f := f.(type) {
+			case *array.Date32Builder:
+				if v == "" {
+					f.AppendNull()
+					continue
+				}
+				d, err := time.Parse(time.DateOnly, v)
+				if err != nil {
+					t.Fatal(err)
+				}
+				f.Append(arrow.Date32FromTime(d))
+			case *array.StringBuilder:
+				f.Append(v)
+			case *array.Int64Builder:
+				n, err := strconv.ParseInt(v, 10, 64)
+				if err != nil {
+					t.Fatal(err)
+				}
+				f.Append(n)
+			}
 		}
-		var v int64
-		fmt.Sscan(id, &v)
-		b.Field(1).(*array.Int64Builder).Append(v)
-		b.Field(2).(*array.Int64Builder).Append(1)
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
@@ -99,39 +114,6 @@ func TestRewriteKeepsNullPartitionRows(t *testing.T) {
 	})
 }
 
-// appendRegionRows appends (d, region, id, n=1) rows, cells "2026-01-05/eu/1".
-func appendRegionRows(t *testing.T, s *site, name string, sc *iceberg.Schema, cells ...string) {
-	t.Helper()
-	asArrow, err := table.SchemaToArrowSchema(sc, nil, true, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := array.NewRecordBuilder(memory.DefaultAllocator, asArrow)
-	defer b.Release()
-	for _, c := range cells {
-		parts := strings.Split(c, "/")
-		d, err := time.Parse(time.DateOnly, parts[0])
-		if err != nil {
-			t.Fatal(err)
-		}
-		b.Field(0).(*array.Date32Builder).Append(arrow.Date32FromTime(d))
-		b.Field(1).(*array.StringBuilder).Append(parts[1])
-		var v int64
-		fmt.Sscan(parts[2], &v)
-		b.Field(2).(*array.Int64Builder).Append(v)
-		b.Field(3).(*array.Int64Builder).Append(1)
-	}
-	rec := b.NewRecordBatch()
-	defer rec.Release()
-	mor(t, s, name, func(tx *table.Transaction) error {
-		rr, err := array.NewRecordReader(asArrow, []arrow.RecordBatch{rec})
-		if err != nil {
-			return err
-		}
-		return tx.Append(t.Context(), rr, nil)
-	})
-}
-
 // unpartitionedThenDayRegion makes eng.NAME (d, region, id, n; grain id)
 // unpartitioned, appends cells, then partitions it by day(d), region.
 func unpartitionedThenDayRegion(t *testing.T, s *site, name string, cells ...string) string {
@@ -142,7 +124,7 @@ func unpartitionedThenDayRegion(t *testing.T, s *site, name string, cells ...str
 		iceberg.NestedField{ID: 3, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
 		iceberg.NestedField{ID: 4, Name: "n", Type: iceberg.PrimitiveTypes.Int64, Required: true})
 	createEngineTable(t, s, name, sc, *iceberg.UnpartitionedSpec)
-	appendRegionRows(t, s, name, sc, cells...)
+	appendRows(t, s, name, sc, cells...)
 	ctx, loaded, done := engineTable(t, s, name)
 	defer done()
 	tx := loaded.NewTransaction()
