@@ -1,10 +1,15 @@
 package parquetio
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"io"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	icebergio "github.com/apache/iceberg-go/io"
 )
 
 // Checksum reads r in full and returns its size and hex SHA-256, the
@@ -30,4 +35,51 @@ func (c ctxReader) Read(p []byte) (int, error) {
 		return 0, err
 	}
 	return c.r.Read(p)
+}
+
+// wholeReadBytes is the largest file OpenHashed reads into memory whole,
+// one request for its bytes; a larger one is hashed as it streams by and
+// then read where its columns lie, so that memory stays bounded.
+const wholeReadBytes = 32 << 20
+
+// OpenHashed reads a Parquet file's rows as Open does, and returns with
+// them its size and hex SHA-256: of the very bytes the rows are read from
+// when the file is small, else of a sequential read just before.
+func OpenHashed(ctx context.Context, fsys icebergio.IO, path string) (array.RecordReader, int64, string, error) {
+	f, err := fsys.Open(path)
+	if err != nil {
+		return nil, 0, "", fmt.Errorf("open %s: %w", path, err)
+	}
+	info, err := f.Stat()
+	if err != nil || info.Size() > wholeReadBytes {
+		_ = f.Close()
+		n, sum, err := hashFile(ctx, fsys, path)
+		if err != nil {
+			return nil, 0, "", err
+		}
+		rr, err := Open(ctx, fsys, path)
+		return rr, n, sum, err
+	}
+	raw, err := io.ReadAll(ctxReader{ctx, f})
+	_ = f.Close()
+	if err != nil {
+		return nil, 0, "", fmt.Errorf("read %s: %w", path, err)
+	}
+	sum := sha256.Sum256(raw)
+	rr, err := openReader(ctx, bytes.NewReader(raw), path, nil, func() error { return nil })
+	return rr, int64(len(raw)), hex.EncodeToString(sum[:]), err
+}
+
+// hashFile reads a file in full and returns its size and hex SHA-256.
+func hashFile(ctx context.Context, fsys icebergio.IO, path string) (int64, string, error) {
+	f, err := fsys.Open(path)
+	if err != nil {
+		return 0, "", fmt.Errorf("open %s: %w", path, err)
+	}
+	defer f.Close()
+	n, sum, err := Checksum(ctx, f)
+	if err != nil {
+		return 0, "", fmt.Errorf("read %s: %w", path, err)
+	}
+	return n, sum, nil
 }

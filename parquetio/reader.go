@@ -6,6 +6,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	icebergio "github.com/apache/iceberg-go/io"
@@ -28,12 +29,18 @@ func OpenColumns(ctx context.Context, fsys icebergio.IO, path string, names []st
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	pf, err := file.NewParquetReader(f)
+	return openReader(ctx, f, path, names, f.Close)
+}
+
+// openReader reads the named columns of the Parquet file r holds; closeFn
+// closes what r reads from when the reader is released or fails.
+func openReader(ctx context.Context, r parquet.ReaderAtSeeker, path string, names []string, closeFn func() error) (array.RecordReader, error) {
+	pf, err := file.NewParquetReader(r)
 	if err != nil {
-		_ = f.Close()
+		_ = closeFn()
 		return nil, fmt.Errorf("read parquet footer of %s: %w", path, err)
 	}
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: readBatchRows}, memory.DefaultAllocator)
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: readBatchRows, Parallel: true}, memory.DefaultAllocator)
 	if err != nil {
 		_ = pf.Close()
 		return nil, fmt.Errorf("read %s as arrow: %w", path, err)

@@ -304,14 +304,12 @@ func adoptPartition(ctx context.Context, fsys icebergio.IO, c *contract.Contract
 	acc := verify.NewAccumulator(c, pp.Value, locate)
 	pp.NewFiles = nil
 	for _, a := range files {
-		// The bytes are hashed before they are validated: a file rewritten
-		// in between no longer has the hash, and apply refuses it.
-		n, sum, err := fileSHA256(ctx, fsys, a.path)
-		if err != nil {
-			return fmt.Errorf("read %s: %w", a.path, err)
-		}
+		// The hash is taken as the rows are read (of the very bytes, for
+		// a file of up to 32 MiB): a file rewritten after no longer has
+		// it, and apply and the read-back after the commit refuse it.
 		before := acc.Rows()
-		if err := snapshot.AddFile(ctx, fsys, acc, a.path); err != nil {
+		n, sum, err := snapshot.AddHashed(ctx, fsys, acc, a.path)
+		if err != nil {
 			return err
 		}
 		ends = append(ends, acc.Rows())

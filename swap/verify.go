@@ -4,16 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/apache/iceberg-go/table"
-	"github.com/lakeswap/lakeswap/swap/internal/outcome"
-	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 	"io/fs"
+	"runtime"
 	"slices"
 	"time"
 
 	"github.com/apache/iceberg-go"
+	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/lakeswap/lakeswap/catalog"
+	"github.com/lakeswap/lakeswap/contract"
+	"github.com/lakeswap/lakeswap/swap/internal/outcome"
+	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
+	"github.com/lakeswap/lakeswap/verify"
 )
 
 // Mismatch is one way a committed snapshot differs from its plan.
@@ -37,9 +42,13 @@ func (p *Publisher) checkCommitted(ctx context.Context, plan *Plan, snapshotID i
 		return nil, err
 	}
 	contract, fsys, live := at.Contract, at.FS, at.Live
-	var out []Mismatch
 	declared := map[string]bool{}
-	for _, pp := range plan.Partitions {
+	// One mismatch or none a partition, found side by side (each reads
+	// its own files), reported in the plan's order.
+	found := make([]*Mismatch, len(plan.Partitions))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(runtime.NumCPU())
+	for i, pp := range plan.Partitions {
 		declared[pp.Value] = true
 		want := slices.Sorted(slices.Values(filePaths(pp.NewFiles)))
 		if pp.same() {
@@ -47,16 +56,39 @@ func (p *Publisher) checkCommitted(ctx context.Context, plan *Plan, snapshotID i
 		}
 		got := snapshot.Paths(live[pp.Value])
 		if !slices.Equal(got, want) {
-			out = append(out, Mismatch{pp.Key, fmt.Sprintf("holds files %v, staged %v", got, want)})
+			found[i] = &Mismatch{pp.Key, fmt.Sprintf("holds files %v, staged %v", got, want)}
 			continue
 		}
-		fp, err := snapshot.Fingerprint(ctx, fsys, contract, pp.Value, snapshot.DataPaths(live[pp.Value]))
-		if err != nil {
-			return nil, err
-		}
-		if fp.Hash != pp.Fingerprint.Hash || fp.Rows != pp.Fingerprint.Rows {
-			out = append(out, Mismatch{pp.Key, fmt.Sprintf("committed fingerprint %s (%d rows) differs from staged %s (%d rows)",
-				short(fp.Hash), fp.Rows, short(pp.Fingerprint.Hash), pp.Fingerprint.Rows)})
+		g.Go(func() error {
+			var fp verify.Fingerprint
+			var err error
+			if pp.same() {
+				fp, err = snapshot.Fingerprint(gctx, fsys, contract, pp.Value, snapshot.DataPaths(live[pp.Value]))
+			} else {
+				var changed string
+				fp, changed, err = fingerprintWritten(gctx, fsys, contract, &pp)
+				if changed != "" {
+					found[i] = &Mismatch{pp.Key, changed}
+					return nil
+				}
+			}
+			if err != nil {
+				return err
+			}
+			if fp.Hash != pp.Fingerprint.Hash || fp.Rows != pp.Fingerprint.Rows {
+				found[i] = &Mismatch{pp.Key, fmt.Sprintf("committed fingerprint %s (%d rows) differs from staged %s (%d rows)",
+					short(fp.Hash), fp.Rows, short(pp.Fingerprint.Hash), pp.Fingerprint.Rows)}
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	var out []Mismatch
+	for _, m := range found {
+		if m != nil {
+			out = append(out, *m)
 		}
 	}
 	// Every other partition holds what it held in the snapshot the commit
@@ -94,6 +126,25 @@ func (p *Publisher) checkCommitted(ctx context.Context, plan *Plan, snapshotID i
 		}
 	}
 	return out, nil
+}
+
+// fingerprintWritten reads back the files the run wrote for a partition
+// in one pass each: their bytes against the size and SHA-256 recorded when
+// they were written, their rows into a fingerprint. It says which file's
+// bytes are not those written, if any.
+func fingerprintWritten(ctx context.Context, fsys icebergio.IO, c *contract.Contract, pp *PartitionPlan) (verify.Fingerprint, string, error) {
+	acc := verify.NewFingerprinter(c, pp.Value)
+	for _, f := range pp.NewFiles {
+		n, sum, err := snapshot.AddHashed(ctx, fsys, acc, f.Path)
+		if err != nil {
+			return verify.Fingerprint{}, "", err
+		}
+		if f.SHA256 != "" && (n != f.Bytes || sum != f.SHA256) {
+			return verify.Fingerprint{}, fmt.Sprintf("committed file %s has %d bytes with SHA-256 %s, written as %d bytes with SHA-256 %s",
+				f.Path, n, short(sum), f.Bytes, short(f.SHA256)), nil
+		}
+	}
+	return acc.Result(), "", nil
 }
 
 // short is a hash's first 12 characters, as messages show it.

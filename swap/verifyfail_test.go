@@ -9,9 +9,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakeswap/lakeswap/internal/retail"
+	"github.com/lakeswap/lakeswap/parquetio"
 	"github.com/lakeswap/lakeswap/swap"
 )
 
@@ -152,5 +158,85 @@ func TestRollbackThatHappenedIsReported(t *testing.T) {
 	}
 	if errors.Is(err, swap.ErrLandedUnverified) || !errors.Is(err, swap.ErrVerifyFailed) || res.Status != "rolled-back" {
 		t.Errorf("a rollback that happened, then failed its check: %v, status %s", err, res.Status)
+	}
+}
+
+// rewritingCatalog lets a commit land, then writes the rows of the first
+// file the run committed again at its path, uncompressed: the same rows in
+// other bytes, as another writer reusing the path would leave them.
+type rewritingCatalog struct {
+	swap.Catalog
+	t    *testing.T
+	plan *swap.Plan
+}
+
+func (d *rewritingCatalog) CommitTable(ctx context.Context, ident table.Identifier, reqs []table.Requirement, ups []table.Update) (table.Metadata, string, error) {
+	meta, loc, err := d.Catalog.CommitTable(ctx, ident, reqs, ups)
+	if err == nil && d.plan != nil {
+		rewriteUncompressed(d.t, localPath(d.t, d.plan.Partitions[0].NewFiles[0].Path))
+		d.plan = nil
+	}
+	return meta, loc, err
+}
+
+func rewriteUncompressed(t *testing.T, path string) {
+	t.Helper()
+	rr, err := parquetio.Open(context.Background(), icebergio.LocalFS{}, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []arrow.RecordBatch
+	for rr.Next() {
+		rec := rr.RecordBatch()
+		rec.Retain()
+		recs = append(recs, rec)
+	}
+	sc := rr.Schema()
+	rr.Release()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := pqarrow.NewFileWriter(sc, f, parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Uncompressed)), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rec := range recs {
+		if err := w.Write(rec); err != nil {
+			t.Fatal(err)
+		}
+		rec.Release()
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestVerifyChecksCommittedBytes: the read-back checks each committed
+// file's bytes against the SHA-256 recorded when it was written, so the
+// same rows in other bytes (another writer at the path) fail verification
+// and are rolled back, the file named. Routes: publish, and the adopt
+// path, whose files' hashes are taken as they are validated.
+func TestVerifyChecksCommittedBytes(t *testing.T) {
+	for _, adopt := range []bool{false, true} {
+		e := newEnv(t)
+		base := e.mustPublish(fixture(t, retail.AfterBatch1), fixtureRange...)
+		rewriting := &rewritingCatalog{Catalog: e.cat, t: t}
+		e.pub.Catalog = rewriting
+		e.pub.BeforeCommit = func(_ context.Context, plan *swap.Plan) error { rewriting.plan = plan; return nil }
+		req := swap.Request{Table: e.ident, Partitions: fixtureRange, Source: retail.NewSource(fixture(t, retail.AfterBatch2))}
+		if adopt {
+			req.Source, req.Adopt = nil, writeForAdoption(t, e, "engine", fixture(t, retail.AfterBatch2))
+		}
+		res, err := e.pub.Publish(e.ctx, req)
+		if !errors.Is(err, swap.ErrVerifyFailed) {
+			t.Fatalf("adopt=%v: err = %v, want ErrVerifyFailed", adopt, err)
+		}
+		if len(res.Mismatches) != 1 || !strings.Contains(res.Mismatches[0].What, "SHA-256") || !strings.Contains(res.Mismatches[0].What, ".parquet") {
+			t.Errorf("adopt=%v: mismatches %+v, want one naming the file and its SHA-256", adopt, res.Mismatches)
+		}
+		if head := e.table().CurrentSnapshot().SnapshotID; head != base.SnapshotID || res.Status != "rolled-back" {
+			t.Errorf("adopt=%v: main at %d (status %s), want rolled back to %d", adopt, head, res.Status, base.SnapshotID)
+		}
 	}
 }

@@ -6,11 +6,13 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakeswap/lakeswap/contract"
+	"github.com/lakeswap/lakeswap/parquetio"
 	"github.com/lakeswap/lakeswap/verify"
 )
 
@@ -121,6 +123,37 @@ func AddFile(ctx context.Context, fsys icebergio.IO, acc *verify.Accumulator, pa
 	if err != nil {
 		return err
 	}
+	return addRows(acc, path, rr)
+}
+
+// AddHashed adds a data file's rows as AddFile does and returns the size
+// and hex SHA-256 of its bytes, read once for both where the file is small
+// (parquetio.OpenHashed). Its deletes, if any, apply to the rows only.
+func AddHashed(ctx context.Context, fsys icebergio.IO, acc *verify.Accumulator, path string) (int64, string, error) {
+	if d, ok := fsys.(*DeletesIO); ok {
+		if _, ok := d.tasks[path]; ok {
+			f, err := d.IO.Open(path)
+			if err != nil {
+				return 0, "", fmt.Errorf("open %s: %w", path, err)
+			}
+			n, sum, err := parquetio.Checksum(ctx, f)
+			_ = f.Close()
+			if err != nil {
+				return 0, "", fmt.Errorf("read %s: %w", path, err)
+			}
+			return n, sum, AddFile(ctx, fsys, acc, path)
+		}
+		fsys = d.IO
+	}
+	rr, n, sum, err := parquetio.OpenHashed(ctx, fsys, path)
+	if err != nil {
+		return 0, "", err
+	}
+	return n, sum, addRows(acc, path, rr)
+}
+
+// addRows adds every row rr reads of path to acc, and releases rr.
+func addRows(acc *verify.Accumulator, path string, rr array.RecordReader) error {
 	defer rr.Release()
 	for rr.Next() {
 		rec, err := acc.Project(rr.RecordBatch())
