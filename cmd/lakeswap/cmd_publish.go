@@ -116,7 +116,7 @@ func addStagingFlags(cmd *cobra.Command, o *publishOptions) {
 	f.Int64Var(&o.targetFileMiB, "target-file-size-mib", 128, "roll to a new Parquet file at this size")
 	f.IntVar(&o.parallelism, "parallelism", 0, "partitions staged at once (default: one per core)")
 	f.StringVar(&o.runID, "run-id", "", "name the run, e.g. the orchestrator's job id (default: time and random): a rerun of a published id commits nothing, other content under it is refused; staged files go under run-<id>-<attempt>")
-	f.StringVar(&o.memoryLimit, "memory-limit", "", "memory the whole process may use, e.g. 2GiB (default: half of the machine's)")
+	f.StringVar(&o.memoryLimit, "memory-limit", "", "memory the whole process may use, e.g. 2GiB, at least 256MiB (default: half of the machine's)")
 	f.BoolVar(&o.adopt, "adopt", false, "publish Parquet files another engine wrote under the table's location as they are: validated and fingerprinted in place, never rewritten")
 	f.BoolVar(&o.noProgress, "no-progress", false, "no live display of rows read and partitions staged (it shows only on a terminal, never with -o json or -v)")
 	f.IntVar(&o.batch, "batch", 0, "commit in batches of this many partitions, in partition order, one snapshot each; a rerun of the run id resumes after the batches that landed (default: one snapshot for the whole run)")
@@ -160,6 +160,11 @@ func runStaging(ctx context.Context, g *globals, o publishOptions, finishWith fu
 		return err
 	}
 	defer cat.Close()
+	if o.memoryLimit != "" {
+		if err := checkMemoryLimit(o.memoryLimit, in.MemoryLimit, g.props); err != nil {
+			return err
+		}
+	}
 	in, unwire, err := g.wire(ctx, pub, j, o, in)
 	if err != nil {
 		return err
@@ -260,9 +265,6 @@ func stagingRequest(o *publishOptions) (swap.Request, source.Options, error) {
 	if o.memoryLimit != "" {
 		if in.MemoryLimit, err = parseSize(o.memoryLimit); err != nil {
 			return fail(usagef("--memory-limit: %v", err))
-		}
-		if in.MemoryLimit < minMemoryLimit {
-			return fail(usagef("--memory-limit %s: lakeswap needs at least 16MiB", o.memoryLimit))
 		}
 	}
 	req = swap.Request{

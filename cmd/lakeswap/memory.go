@@ -32,9 +32,41 @@ func parseSize(s string) (int64, error) {
 	return int64(v * mult), nil
 }
 
-// minMemoryLimit is the least --memory-limit: below it the runtime would
-// spend its time collecting garbage.
-const minMemoryLimit = 16 << 20
+// The least --memory-limit is what the process needs whatever its input:
+// the engine's quarter, one batch of rows being read and split, and one
+// partition's writer (writerBytes: with the S3 upload's parts for a
+// warehouse on S3). Above it, peak RSS stays within the limit plus
+// memorySlack, which covers what no limit governs: the binary's pages,
+// the runtime's and the engine's own, about 140 MiB for a publish of a
+// few rows. Measured (make bench-scale, BENCH_MEMORY_LIMIT) on CSV, NDJSON,
+// Parquet and the adopt path.
+const (
+	memoryFloorBase = 192 << 20
+	memorySlack     = 128 << 20
+)
+
+// memoryFloor is the least --memory-limit for a catalog of props (nil: a
+// local warehouse, as before the catalog is opened).
+func memoryFloor(props map[string]string) int64 {
+	return memoryFloorBase + writerBytes(props)
+}
+
+// checkMemoryLimit refuses a --memory-limit below the floor, naming it.
+func checkMemoryLimit(flag string, limit int64, props map[string]string) error {
+	floor := memoryFloor(props)
+	if limit >= floor {
+		return nil
+	}
+	needs := "the engine, a batch of rows and a partition's writer"
+	if floor > memoryFloor(nil) {
+		needs += " with its S3 parts in flight"
+	}
+	return usagef("--memory-limit %s: lakeswap needs at least %s here (%s); peak memory stays within the limit plus %s",
+		flag, mib(floor), needs, mib(memorySlack))
+}
+
+// mib writes a size in whole MiB, as --memory-limit takes it.
+func mib(n int64) string { return fmt.Sprintf("%dMiB", (n+1<<20-1)>>20) }
 
 // defaultMemoryLimit is half of the memory lakeswap may use: the machine's,
 // or its container's (a cgroup limit) where that is less; 1 GiB where

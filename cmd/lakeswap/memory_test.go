@@ -1,8 +1,13 @@
 package main
 
 import (
+	"fmt"
 	"runtime"
+	"slices"
+	"strings"
 	"testing"
+
+	"github.com/lakeswap/lakeswap/s3store"
 )
 
 func TestParseSize(t *testing.T) {
@@ -41,5 +46,41 @@ func TestWriterBytesCountsUploads(t *testing.T) {
 	}
 	if stagingParallelism(1<<30, 0, writerBytes(s3)) != 1 {
 		t.Error("uploads of 256 MiB a partition under 1 GiB: want one partition at a time")
+	}
+}
+
+// TestMemoryFloor: a --memory-limit below what the process needs is
+// refused naming the floor and the slack, before anything is written; a
+// warehouse on S3 needs its upload's parts besides. Routes: publish and
+// plan (one flag parser), on a local warehouse and on MinIO.
+func TestMemoryFloor(t *testing.T) {
+	if memoryFloor(nil) != 256<<20 {
+		t.Errorf("local floor %s, want 256MiB", mib(memoryFloor(nil)))
+	}
+	if got := memoryFloor(map[string]string{"warehouse": "s3://b/w"}); got != 288<<20 {
+		t.Errorf("S3 floor %s, want 288MiB (two parts of 16 MiB besides)", mib(got))
+	}
+	for _, name := range []string{"sqlite+local", "sqlite+minio"} {
+		s := newSite(t, name)
+		s.createDaily()
+		meta, files := s.metadata("retail.daily_orders"), s.files()
+		in := newHomeInput(t)
+		floor := "256MiB"
+		if name == "sqlite+minio" {
+			// The sites upload in parts of 5 MiB, two at a time.
+			floor = mib(memoryFloor(map[string]string{"warehouse": "s3://b/w", s3store.PropPartSize: fmt.Sprint(s3store.MinPartSize)}))
+			code, _, errs := s.cli("plan", "--table", "retail.daily_orders", "--partitions", twoDays, "--memory-limit", "256MiB", in)
+			if code != exitUsage || !strings.Contains(errs, "at least "+floor) || !strings.Contains(errs, "S3 parts in flight") {
+				t.Errorf("%s: 256MiB: exit %d, want %d naming %s and the S3 parts: %s", name, code, exitUsage, floor, errs)
+			}
+		}
+		code, _, errs := s.cli("publish", "--table", "retail.daily_orders", "--partitions", twoDays, "--memory-limit", "200MiB", in)
+		if code != exitUsage || !strings.Contains(errs, "at least "+floor) || !strings.Contains(errs, "plus 128MiB") {
+			t.Errorf("%s: 200MiB: exit %d, want %d naming %s: %s", name, code, exitUsage, floor, errs)
+		}
+		if s.metadata("retail.daily_orders") != meta || !slices.Equal(s.files(), files) {
+			t.Errorf("%s: a refused limit changed the table", name)
+		}
+		s.must("publish", "--table", "retail.daily_orders", "--partitions", twoDays, "--memory-limit", floor, in)
 	}
 }

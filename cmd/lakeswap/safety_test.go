@@ -196,7 +196,8 @@ func TestCodesAndWords(t *testing.T) {
 		{"an unknown input format", []string{"publish", "--table", "retail.daily_orders", "--partitions", twoDays, txt}, exitUsage, "usage", []string{"in.txt: unknown format"}},
 		{"a folder of other files", []string{"publish", "--table", "retail.daily_orders", "--partitions", twoDays, home}, exitUsage, "usage", []string{"which lakeswap does not read"}},
 		{"an empty folder", []string{"publish", "--table", "retail.daily_orders", "--partitions", twoDays, t.TempDir()}, exitUsage, "usage", []string{"holds no .csv"}},
-		{"a memory limit of nothing", []string{"publish", "--table", "retail.daily_orders", "--partitions", twoDays, "--memory-limit", "0.5", in}, exitUsage, "usage", []string{"at least 16MiB"}},
+		{"a memory limit of nothing", []string{"publish", "--table", "retail.daily_orders", "--partitions", twoDays, "--memory-limit", "0.5", in}, exitUsage, "usage", []string{"at least 256MiB"}},
+		{"a memory limit below the floor", []string{"publish", "--table", "retail.daily_orders", "--partitions", twoDays, "--memory-limit", "255MiB", in}, exitUsage, "usage", []string{"--memory-limit 255MiB", "at least 256MiB", "within the limit plus 128MiB"}},
 		{"a memory limit without a unit it knows", []string{"publish", "--table", "retail.daily_orders", "--partitions", twoDays, "--memory-limit", "2 GiBs", in}, exitUsage, "usage", []string{"for example 2GiB"}},
 		{"a glob matching nothing", []string{"publish", "--table", "retail.daily_orders", "--partitions", twoDays, filepath.Join(home, "*.csv.gz")}, exitUsage, "usage", []string{"matches no file"}},
 	} {

@@ -153,8 +153,11 @@ func run() error {
 			}
 		}
 	}
-	adWall, adRSS, err := measure(bin, "--home", home, "publish", "--no-progress", "--adopt", "--table", "bench.adopted", "--partitions", "order_date=2026-01-01..2026-01-30",
-		filepath.Join(home, "warehouse", "bench.db", "adopted", "data", "duckdb-"+formats[0]))
+	adArgs := []string{"--home", home, "publish", "--no-progress", "--adopt", "--table", "bench.adopted", "--partitions", "order_date=2026-01-01..2026-01-30"}
+	if memLimit != "" {
+		adArgs = append(adArgs, "--memory-limit", memLimit)
+	}
+	adWall, adRSS, err := measure(bin, append(adArgs, filepath.Join(home, "warehouse", "bench.db", "adopted", "data", "duckdb-"+formats[0]))...)
 	if err != nil {
 		return err
 	}
@@ -165,6 +168,18 @@ func run() error {
 	lsWall := results[0].lsWall
 	fmt.Printf("lakeswap publish --adopt of DuckDB's files (validate, fingerprint, commit, verify): %8.2f s  peak RSS %6.0f MiB  (%.2fM rows/s)\n", adWall.Seconds(), float64(adRSS)/(1<<20), float64(rows)/adWall.Seconds()/1e6)
 	fmt.Printf("stage/adopt-x %.2f (%s)\n", lsWall.Seconds()/adWall.Seconds(), formats[0])
+	if memLimit != "" {
+		// lakeswap states that peak RSS stays within the limit plus 128 MiB.
+		limit, err := strconv.ParseInt(strings.TrimSuffix(memLimit, "MiB"), 10, 64)
+		if err != nil {
+			return fmt.Errorf("BENCH_MEMORY_LIMIT %q: give it in MiB, as 1024MiB", memLimit)
+		}
+		bound := (limit + 128) << 20
+		for _, r := range results {
+			fmt.Printf("%-8s peak RSS %6.0f MiB under --memory-limit %s: within the limit plus 128 MiB: %v\n", r.format, float64(r.lsRSS)/(1<<20), memLimit, r.lsRSS <= bound)
+		}
+		fmt.Printf("adopt    peak RSS %6.0f MiB under --memory-limit %s: within the limit plus 128 MiB: %v\n", float64(adRSS)/(1<<20), memLimit, adRSS <= bound)
+	}
 	return nil
 }
 
