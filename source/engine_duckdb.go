@@ -305,50 +305,47 @@ func (e *engine) scan(ctx context.Context, path, abs string, schema *arrow.Schem
 	}
 	// Casting runs beside the caller's work on the batches before, which
 	// leaves the engine's file to be read while rows are split and spilled.
-	out := make(chan Batch, 2)
-	cctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	castErr := make(chan error, 1)
-	go func() {
-		defer close(out)
-		castErr <- castFields(cctx, rr, path, schema, at, records, out)
-	}()
-	err = nil
-	for b := range out {
-		if err == nil {
-			err = fn(b)
-			if err != nil {
-				cancel()
-			}
-		}
-		b.Rec.Release()
-	}
-	if cerr := <-castErr; err == nil {
-		err = cerr
-	}
-	return err
+	return alongside(ctx, func(ctx context.Context, fn func(Batch) error) error {
+		return castFields(ctx, rr, path, schema, at, records, fn)
+	}, fn)
 }
 
-// castFields casts the text fields of rr into the table's schema and sends
-// them as batches of inputBatchRows; the receiver releases each.
-func castFields(ctx context.Context, rr *chunkReader, path string, schema *arrow.Schema, at []int, records *recordLines, out chan<- Batch) error {
+// castFields casts the text fields of rr into the table's schema and hands
+// them to fn as batches of inputBatchRows.
+func castFields(ctx context.Context, rr *chunkReader, path string, schema *arrow.Schema, at []int, records *recordLines, fn func(Batch) error) error {
 	rb := array.NewRecordBuilder(memory.DefaultAllocator, schema)
 	defer rb.Release()
-	var lines []int64
+	// A batch is whole chunks of the engine's up to inputBatchRows and one
+	// more: its builders are sized for that at the start, and its text
+	// for a little more than the batch before held, so that no buffer is
+	// grown (and copied) a chunk at a time.
+	const batchCap = inputBatchRows + 2048
+	text := make([]int, schema.NumFields())
+	reserve := func() []int64 {
+		for i := range schema.Fields() {
+			b := rb.Field(i)
+			b.Reserve(batchCap)
+			if sb, ok := b.(*array.StringBuilder); ok {
+				sb.ReserveData(text[i] + text[i]/8)
+			}
+		}
+		return make([]int64, 0, batchCap)
+	}
+	lines := reserve()
 	record := int64(0)
 	flush := func() error {
 		if len(lines) == 0 {
 			return nil
 		}
-		b := Batch{Rec: rb.NewRecordBatch(), File: path, Line: lines, records: records}
-		lines = nil
-		select {
-		case out <- b:
-			return nil
-		case <-ctx.Done():
-			b.Rec.Release()
-			return ctx.Err()
+		for i := range schema.Fields() {
+			if sb, ok := rb.Field(i).(*array.StringBuilder); ok {
+				text[i] = sb.DataLen()
+			}
 		}
+		b := Batch{Rec: rb.NewRecordBatch(), File: path, Line: lines, records: records}
+		lines = reserve()
+		defer b.Rec.Release()
+		return fn(b)
 	}
 	for rr.Next() {
 		if err := ctx.Err(); err != nil {

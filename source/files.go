@@ -174,7 +174,9 @@ func (s *Files) read(ctx context.Context, eng *engine, f string, n int, schema *
 	if format == "csv" && eng != nil {
 		err = eng.readCSV(ctx, local, schema, fn)
 	} else {
-		err = ReadInput(ctx, local, schema, fn)
+		err = alongside(ctx, func(ctx context.Context, fn func(Batch) error) error {
+			return ReadInput(ctx, local, schema, fn)
+		}, fn)
 	}
 	var ie *InputError
 	if errors.As(err, &ie) && ie.File == local {
