@@ -26,8 +26,10 @@ import (
 // run's fingerprint, what it replaced) and the address and SHA-256 of a
 // run file, content-addressed under the table's location, that holds the
 // rest: written before the commit, read back (and checked against its
-// SHA-256) by history, status, verify and rollback. A run file is never
-// removed by lakeswap: nothing but a snapshot names it, and it is small.
+// SHA-256) by history, status, verify and rollback. gc keeps a run file as
+// long as a snapshot names it, and removes one named by none once older
+// than its grace (a commit whose outcome was never settled, an expired
+// snapshot's).
 
 // Summary properties of a record whose detail is in a run file.
 const (

@@ -131,10 +131,9 @@ func TestRunFileMissingRollback(t *testing.T) {
 // days; the loser's commit is refused ("nothing was committed ... removed
 // the manifest files the refused commit wrote; removed the files it
 // staged"), but its run file, written before the commit through the raw
-// IO (not the RecordingIO RemoveWritten empties), stays: named by no
-// snapshot, and since lakeswap never removes a run file and gc leaves
-// them, it stays for good. The same holds for a scoped rollback's
-// commitUndo.
+// IO (not the RecordingIO RemoveWritten empties), stayed: named by no
+// snapshot, until gc's grace had passed. The same holds for a scoped
+// rollback's commitUndo.
 func TestRunFileRefusedCommitRemovesIt(t *testing.T) {
 	s, _ := runSite(t, 30)
 	barrier := t.TempDir()
@@ -196,4 +195,45 @@ func TestRunFileMissingRerun(t *testing.T) {
 func verifiesRun(s *site, run string) bool {
 	code, _, _ := s.cli("verify", "--table", "eng.days", "--run", run)
 	return code == 0
+}
+
+// TestGCRunFiles: gc lists and removes a run file no snapshot names once
+// it is older than the grace (a commit whose outcome was never settled
+// left it, or its snapshot expired), and keeps one a snapshot names,
+// however old, and a young one (an attempt about to commit).
+func TestGCRunFiles(t *testing.T) {
+	s, named := runSite(t, 30)
+	dir := filepath.Dir(localPathOf(named))
+	old, young := filepath.Join(dir, strings.Repeat("a", 64)+".json"), filepath.Join(dir, strings.Repeat("b", 64)+".json")
+	for _, f := range []string{old, young} {
+		if err := os.WriteFile(f, []byte(`{"run_id":"lost"}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	long := time.Now().Add(-48 * time.Hour)
+	for _, f := range []string{old, localPathOf(named)} {
+		if err := os.Chtimes(f, long, long); err != nil {
+			t.Fatal(err)
+		}
+	}
+	meta := s.metadata("eng.days")
+	out := s.must("gc", "--table", "eng.days")
+	if !strings.Contains(out, old) || strings.Contains(out, young) || strings.Contains(out, localPathOf(named)) {
+		t.Errorf("dry run lists, want only %s:\n%s", old, out)
+	}
+	s.must("gc", "--table", "eng.days", "--yes")
+	if _, err := os.Stat(old); !os.IsNotExist(err) {
+		t.Errorf("gc --yes left the unnamed run file past the grace: %v", err)
+	}
+	for _, f := range []string{young, localPathOf(named)} {
+		if _, err := os.Stat(f); err != nil {
+			t.Errorf("gc --yes removed %s: %v", f, err)
+		}
+	}
+	if s.metadata("eng.days") != meta {
+		t.Error("gc of run files moved the table")
+	}
+	if code, out, errs := s.cli("verify", "--table", "eng.days", "--run", "big"); code != 0 {
+		t.Errorf("verify --run big after gc: exit %d: %s%s", code, out, errs)
+	}
 }

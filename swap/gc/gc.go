@@ -21,6 +21,7 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/swap/internal/hold"
 	"github.com/lakeswap/lakeswap/swap/internal/layout"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
@@ -63,7 +64,7 @@ type Request struct {
 
 // Item is one thing gc removed, or would.
 type Item struct {
-	Kind     string    `json:"kind"` // file, upload, hold, tag
+	Kind     string    `json:"kind"` // file, upload, hold, tag, run-file
 	Location string    `json:"location"`
 	Bytes    int64     `json:"bytes,omitempty"`
 	Time     time.Time `json:"time"`
@@ -119,6 +120,9 @@ func (c *Collector) Run(ctx context.Context, req Request) (*Result, error) {
 	}
 	emptied, err := g.stray(ctx, live, res)
 	if err != nil {
+		return nil, err
+	}
+	if err := g.runFiles(ctx, res); err != nil {
 		return nil, err
 	}
 	// 4. Lakeswap's tags past their retention.
@@ -281,6 +285,39 @@ func (g *run) stray(ctx context.Context, live map[string]bool, res *Result) (map
 	return emptied, nil
 }
 
+// runFiles lists the run files (runrecord) under the table's location that
+// no snapshot of its metadata names and that are older than the grace: a
+// commit whose outcome was never settled left them, or the snapshots that
+// named them have expired. One a snapshot names is kept, however old.
+func (g *run) runFiles(ctx context.Context, res *Result) error {
+	named := runFilesNamed(g.tbl.Metadata())
+	dir := runrecord.RunFilePath(g.tbl.Metadata().Location(), "")
+	dir = dir[:strings.LastIndex(dir, "/")+1]
+	return g.ls.ListFiles(ctx, dir, func(loc string, size int64, modified time.Time) error {
+		switch {
+		case named[loc] || !strings.HasSuffix(loc, ".json"):
+		case g.req.Now.Sub(modified) < g.req.Grace:
+			res.Young++
+		default:
+			res.Items = append(res.Items, Item{Kind: "run-file", Location: loc, Bytes: size, Time: modified})
+		}
+		return nil
+	})
+}
+
+// runFilesNamed is the set of run files the snapshots of meta name.
+func runFilesNamed(meta table.Metadata) map[string]bool {
+	named := map[string]bool{}
+	for _, s := range meta.Snapshots() {
+		if s.Summary != nil {
+			if loc := s.Summary.Properties[runrecord.PropRunFile]; loc != "" {
+				named[loc] = true
+			}
+		}
+	}
+	return named
+}
+
 // expiredTags lists lakeswap's tags past their retention, and returns the
 // commit that expires them, pinned to each tag's snapshot.
 func (g *run) expiredTags(res *Result) func(context.Context) error {
@@ -325,7 +362,8 @@ func (g *run) dropReferenced(ctx context.Context, res *Result) error {
 	if err != nil {
 		return err
 	}
-	res.Items = slices.DeleteFunc(res.Items, func(it Item) bool { return again[it.Location] })
+	named := runFilesNamed(now.Metadata())
+	res.Items = slices.DeleteFunc(res.Items, func(it Item) bool { return again[it.Location] || named[it.Location] })
 	res.Bytes = total(res.Items)
 	return nil
 }
@@ -336,7 +374,7 @@ func (g *run) remove(ctx context.Context, res *Result, emptied map[string]bool) 
 	for _, it := range res.Items {
 		var err error
 		switch it.Kind {
-		case "file", "hold":
+		case "file", "hold", "run-file":
 			err = g.wfs.Remove(it.Location)
 			if errors.Is(err, fs.ErrNotExist) {
 				err = nil
