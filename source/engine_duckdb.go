@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -421,52 +420,6 @@ func appendTexts(b array.Builder, f arrow.Field, col *array.String) (int, error)
 		}
 	}
 	return 0, nil
-}
-
-// parseDate reads a valid YYYY-MM-DD without allocating; anything else
-// goes the general way, which says what is wrong.
-func parseDate(s string) (arrow.Date32, bool) {
-	if len(s) != 10 || s[4] != '-' || s[7] != '-' {
-		return 0, false
-	}
-	num := func(t string) (int, bool) {
-		n := 0
-		for i := 0; i < len(t); i++ {
-			if t[i] < '0' || t[i] > '9' {
-				return 0, false
-			}
-			n = n*10 + int(t[i]-'0')
-		}
-		return n, true
-	}
-	y, ok1 := num(s[:4])
-	m, ok2 := num(s[5:7])
-	d, ok3 := num(s[8:])
-	if !ok1 || !ok2 || !ok3 || m < 1 || m > 12 || d < 1 {
-		return 0, false
-	}
-	t := time.Date(y, time.Month(m), d, 0, 0, 0, 0, time.UTC)
-	if t.Day() != d { // the 31st of a 30-day month, say
-		return 0, false
-	}
-	return arrow.Date32FromTime(t), true
-}
-
-// parseInt64 reads a plain decimal integer without allocating; anything
-// else (a sign, an empty field, an overflow) goes the general way.
-func parseInt64(s string) (int64, bool) {
-	if len(s) == 0 || len(s) > 18 {
-		return 0, false
-	}
-	var x int64
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		x = x*10 + int64(c-'0')
-	}
-	return x, true
 }
 
 // readCSVHeader reads a CSV file's header with lakeswap's reader, which

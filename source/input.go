@@ -123,13 +123,26 @@ func readTextFrom(ctx context.Context, path string, in io.Reader, schema *arrow.
 
 	rb := array.NewRecordBuilder(memory.DefaultAllocator, schema)
 	defer rb.Release()
-	var lines []int64
+	fields := schema.Fields()
+	known := make(map[string]bool, len(fields))
+	for _, f := range fields {
+		known[f.Name] = true
+	}
+	// Each batch's builders and lines are sized for it at the start, so
+	// that none grows (and is copied) on the way.
+	reserve := func() []int64 {
+		for i := range fields {
+			rb.Field(i).Reserve(inputBatchRows)
+		}
+		return make([]int64, 0, inputBatchRows)
+	}
+	lines := reserve()
 	flush := func() error {
 		if len(lines) == 0 {
 			return nil
 		}
 		b := Batch{Rec: rb.NewRecordBatch(), File: path, Line: lines}
-		lines = nil
+		lines = reserve()
 		defer b.Rec.Release()
 		return fn(b)
 	}
@@ -147,11 +160,11 @@ func readTextFrom(ctx context.Context, path string, in io.Reader, schema *arrow.
 			return inputError(path, line, err)
 		}
 		for name := range row {
-			if len(schema.FieldIndices(name)) == 0 {
+			if !known[name] {
 				return &InputError{File: path, Line: line, Column: name, Err: errors.New("column is not in the table schema")}
 			}
 		}
-		for i, f := range schema.Fields() {
+		for i, f := range fields {
 			if err := appendValue(rb.Field(i), f, row[f.Name]); err != nil {
 				return &InputError{File: path, Line: line, Column: f.Name, Err: err}
 			}
@@ -263,6 +276,10 @@ func appendValue(b array.Builder, f arrow.Field, raw any) error {
 		}
 		b.Append(v)
 	case *array.Date32Builder:
+		if d, ok := parseDate(text); ok && isText {
+			b.Append(d)
+			break
+		}
 		t, err := time.Parse(time.DateOnly, text)
 		if err != nil || !isText {
 			return fmt.Errorf("value %s is not a date (YYYY-MM-DD)", quote(raw))
@@ -513,8 +530,10 @@ func csvError(err error) error {
 }
 
 type jsonRows struct {
-	s    *bufio.Scanner
-	line int64
+	s     *bufio.Scanner
+	line  int64
+	row   map[string]any    // the row fastObject reads into, again and again
+	names map[string]string // the schema's names, for keys that equal one
 }
 
 // maxLine bounds one NDJSON line.
@@ -522,10 +541,14 @@ const maxLine = 64 << 20
 
 // newJSONRows reads NDJSON objects; a key an object leaves out is null, as
 // JSON writers commonly omit nulls.
-func newJSONRows(r io.Reader, _ *arrow.Schema) (rowSource, error) {
+func newJSONRows(r io.Reader, schema *arrow.Schema) (rowSource, error) {
 	s := bufio.NewScanner(r)
 	s.Buffer(make([]byte, 0, 64<<10), maxLine)
-	return &jsonRows{s: s}, nil
+	var names []string
+	for _, f := range schema.Fields() {
+		names = append(names, f.Name)
+	}
+	return &jsonRows{s: s, row: map[string]any{}, names: plainNames(names)}, nil
 }
 
 func (j *jsonRows) next() (int64, map[string]any, error) {
@@ -535,7 +558,7 @@ func (j *jsonRows) next() (int64, map[string]any, error) {
 		if len(text) == 0 {
 			continue
 		}
-		if row, ok := fastObject(text); ok {
+		if row, ok := fastObject(text, j.row, j.names); ok {
 			return j.line, row, nil
 		}
 		row, err := decodeObject(text)
@@ -781,4 +804,50 @@ func unfit(col arrow.Array) (int, string) {
 		}
 	}
 	return -1, ""
+}
+
+// parseDate reads a valid YYYY-MM-DD without allocating; anything else
+// goes the general way, which says what is wrong.
+func parseDate(s string) (arrow.Date32, bool) {
+	if len(s) != 10 || s[4] != '-' || s[7] != '-' {
+		return 0, false
+	}
+	num := func(t string) (int, bool) {
+		n := 0
+		for i := 0; i < len(t); i++ {
+			if t[i] < '0' || t[i] > '9' {
+				return 0, false
+			}
+			n = n*10 + int(t[i]-'0')
+		}
+		return n, true
+	}
+	y, ok1 := num(s[:4])
+	m, ok2 := num(s[5:7])
+	d, ok3 := num(s[8:])
+	if !ok1 || !ok2 || !ok3 || m < 1 || m > 12 || d < 1 {
+		return 0, false
+	}
+	t := time.Date(y, time.Month(m), d, 0, 0, 0, 0, time.UTC)
+	if t.Day() != d { // the 31st of a 30-day month, say
+		return 0, false
+	}
+	return arrow.Date32FromTime(t), true
+}
+
+// parseInt64 reads a plain decimal integer without allocating; anything
+// else (a sign, an empty field, an overflow) goes the general way.
+func parseInt64(s string) (int64, bool) {
+	if len(s) == 0 || len(s) > 18 {
+		return 0, false
+	}
+	var x int64
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		x = x*10 + int64(c-'0')
+	}
+	return x, true
 }

@@ -1,6 +1,7 @@
 package source
 
 import (
+	"bytes"
 	"encoding/json"
 	"unicode/utf8"
 )
@@ -13,20 +14,21 @@ import (
 // to decodeObject, so that what is accepted, and every refusal, stays
 // decodeObject's.
 
-// fastObject reads a flat JSON object whose strings hold no escape; ok is
-// false for any other line, which decodeObject reads.
-func fastObject(text []byte) (map[string]any, bool) {
+// fastObject reads a flat JSON object whose strings hold no escape into
+// row, which it clears first; ok is false for any other line, which
+// decodeObject reads. A key among names is that string, not a new one.
+func fastObject(text []byte, row map[string]any, names map[string]string) (map[string]any, bool) {
 	i := skipSpace(text, 0)
 	if i >= len(text) || text[i] != '{' {
 		return nil, false
 	}
-	row := make(map[string]any, 8)
+	clear(row)
 	i = skipSpace(text, i+1)
 	if i < len(text) && text[i] == '}' {
 		return row, skipSpace(text, i+1) == len(text)
 	}
 	for {
-		key, next, ok := plainString(text, i)
+		key, next, ok := plainKey(text, i, names)
 		if !ok {
 			return nil, false
 		}
@@ -85,6 +87,37 @@ func plainString(b []byte, i int) (string, int, bool) {
 		}
 	}
 	return "", len(b), false
+}
+
+// plainNames are the names a plain key may be read as without a new
+// string: those that need no escape in JSON.
+func plainNames(names []string) map[string]string {
+	out := map[string]string{}
+	for _, n := range names {
+		plain := utf8.ValidString(n)
+		for i := 0; i < len(n); i++ {
+			if n[i] == '"' || n[i] == '\\' || n[i] < 0x20 {
+				plain = false
+			}
+		}
+		if plain {
+			out[n] = n
+		}
+	}
+	return out
+}
+
+// plainKey reads a plain string as plainString does, giving the string
+// among names it equals, if any, without making another.
+func plainKey(b []byte, i int, names map[string]string) (string, int, bool) {
+	if i < len(b) && b[i] == '"' {
+		if end := bytes.IndexByte(b[i+1:], '"'); end >= 0 {
+			if name, ok := names[string(b[i+1:i+1+end])]; ok {
+				return name, i + end + 2, true
+			}
+		}
+	}
+	return plainString(b, i)
 }
 
 // plainValue reads a plain string, a number, true, false or null at b[i],

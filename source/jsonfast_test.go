@@ -17,7 +17,9 @@ func FuzzFastObject(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
-		fast, ok := fastObject(line)
+		// Names as a schema's, one that a plain key could never be.
+		names := plainNames([]string{"a", "b", "order_date", `a\`, "\x01"})
+		fast, ok := fastObject(line, map[string]any{"stale": 1}, names)
 		if !ok {
 			return
 		}
