@@ -392,7 +392,9 @@ func BenchmarkStageS3(b *testing.B) {
 
 		newTable(name)
 		t0 = time.Now()
-		plan, err := pub.Stage(ctx, swap.Request{Table: table.Identifier{"bench", name}, Partitions: data.days, Source: data})
+		// BENCH_S3_PARALLELISM stages that many partitions at once (0: one a core).
+		par, _ := strconv.Atoi(os.Getenv("BENCH_S3_PARALLELISM"))
+		plan, err := pub.Stage(ctx, swap.Request{Table: table.Identifier{"bench", name}, Partitions: data.days, Source: data, Parallelism: par})
 		stage := time.Since(t0)
 		if err != nil || plan.Refused() {
 			b.Fatalf("stage: %v", err)
