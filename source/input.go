@@ -85,7 +85,7 @@ func ReadInput(ctx context.Context, path string, schema *arrow.Schema, fn func(B
 	case "csv":
 		return readText(ctx, path, schema, newCSVRows, fn)
 	case "ndjson":
-		return readText(ctx, path, schema, newJSONRows, fn)
+		return readNDJSON(ctx, path, schema, fn)
 	}
 	return readParquetInput(ctx, path, schema, fn)
 }
@@ -120,7 +120,12 @@ func readTextFrom(ctx context.Context, path string, in io.Reader, schema *arrow.
 	if err != nil {
 		return inputError(path, 1, err)
 	}
+	return readRows(ctx, path, src, schema, fn)
+}
 
+// readRows casts the rows of src into batches of schema, handing each to
+// fn; path names the file in errors.
+func readRows(ctx context.Context, path string, src rowSource, schema *arrow.Schema, fn func(Batch) error) error {
 	rb := array.NewRecordBuilder(memory.DefaultAllocator, schema)
 	defer rb.Release()
 	fields := schema.Fields()
