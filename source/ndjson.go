@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"runtime"
 
 	"github.com/apache/arrow-go/v18/arrow"
 )
@@ -23,12 +22,6 @@ const ndjsonBlockBytes = 4 << 20
 type ndjsonBlock struct {
 	data  []byte
 	first int64
-	done  chan ndjsonResult
-}
-
-type ndjsonResult struct {
-	batches []Batch
-	err     error
 }
 
 func readNDJSON(ctx context.Context, path string, schema *arrow.Schema, fn func(Batch) error) error {
@@ -42,63 +35,17 @@ func readNDJSON(ctx context.Context, path string, schema *arrow.Schema, fn func(
 	if bom, _ := r.Peek(3); string(bom) == "\ufeff" {
 		_, _ = r.Discard(3)
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	workers := runtime.GOMAXPROCS(0)
-	work := make(chan *ndjsonBlock)
-	order := make(chan *ndjsonBlock, 2*workers) // blocks in flight, in file order
-	for range workers {
-		go func() {
-			for b := range work {
-				b.done <- castBlock(ctx, path, schema, b)
-			}
-		}()
-	}
-	readErr := make(chan error, 1)
-	go func() {
-		defer close(work)
-		defer close(order)
-		readErr <- cutBlocks(ctx, r, func(b *ndjsonBlock) bool {
-			select {
-			case order <- b:
-			case <-ctx.Done():
-				return false
-			}
-			select {
-			case work <- b:
-				return true
-			case <-ctx.Done():
-				b.done <- ndjsonResult{err: ctx.Err()}
-				return false
-			}
-		})
-	}()
-	var firstErr error
-	for b := range order {
-		res := <-b.done
-		for _, batch := range res.batches {
-			if firstErr == nil {
-				firstErr = fn(batch)
-			}
-			batch.Rec.Release()
-		}
-		if firstErr == nil {
-			firstErr = res.err
-		}
-		if firstErr != nil {
-			cancel()
-		}
-	}
-	if err := <-readErr; firstErr == nil {
-		firstErr = err
-	}
-	return firstErr
+	return castInOrder(ctx, func(ctx context.Context, send func(ndjsonBlock) bool) error {
+		return cutBlocks(ctx, r, send)
+	}, func(ctx context.Context, b ndjsonBlock) ([]Batch, error) {
+		return castBlock(ctx, path, schema, b)
+	}, fn)
 }
 
 // cutBlocks reads r as blocks of whole lines, handing each to send until
 // it says stop. A line longer than maxLine ends a block where it passes
 // that, which its worker refuses by line as the line reader does.
-func cutBlocks(ctx context.Context, r *bufio.Reader, send func(*ndjsonBlock) bool) error {
+func cutBlocks(ctx context.Context, r *bufio.Reader, send func(ndjsonBlock) bool) error {
 	line := int64(1)
 	for {
 		if err := ctx.Err(); err != nil {
@@ -125,7 +72,7 @@ func cutBlocks(ctx context.Context, r *bufio.Reader, send func(*ndjsonBlock) boo
 		if len(data) == 0 {
 			return nil
 		}
-		b := &ndjsonBlock{data: data, first: line, done: make(chan ndjsonResult, 1)}
+		b := ndjsonBlock{data: data, first: line}
 		line += int64(bytes.Count(data, []byte{'\n'}))
 		if !send(b) {
 			return ctx.Err()
@@ -135,14 +82,14 @@ func cutBlocks(ctx context.Context, r *bufio.Reader, send func(*ndjsonBlock) boo
 
 // castBlock casts a block's rows as the line reader does, its lines
 // numbered from the block's first.
-func castBlock(ctx context.Context, path string, schema *arrow.Schema, b *ndjsonBlock) ndjsonResult {
+func castBlock(ctx context.Context, path string, schema *arrow.Schema, b ndjsonBlock) ([]Batch, error) {
 	src, _ := newJSONRows(bytes.NewReader(b.data), schema)
 	src.(*jsonRows).line = b.first - 1
-	var res ndjsonResult
-	res.err = readRows(ctx, path, src, schema, func(batch Batch) error {
+	var batches []Batch
+	err := readRows(ctx, path, src, schema, func(batch Batch) error {
 		batch.Rec.Retain()
-		res.batches = append(res.batches, batch)
+		batches = append(batches, batch)
 		return nil
 	})
-	return res
+	return batches, err
 }
