@@ -126,6 +126,15 @@ func ReadFiles(ctx context.Context, c *contract.Contract, declared contract.Sele
 	return src, nil
 }
 
+// heldRowsMax is the most bytes of rows kept in memory until staged,
+// whatever the limit: past it, rows wait on local disk. Measured on 30M
+// rows (0.86 GB of CSV) under the default limit, half of a 23 GiB
+// machine: holding a quarter of it took 24.3 s (CSV) and 16.8 s (Parquet)
+// at 2.9 and 2.7 GiB peak; holding 256 MiB, 19.0 s and 12.9 s at 0.8 and
+// 1.0 GiB (64 MiB: 20.4 s and 13.9 s; 1 GiB: 26.0 s and 15.2 s). A large
+// heap costs more in page faults and collection than the disk does.
+const heldRowsMax = 256 << 20
+
 // newFiles makes the Files rows of the declared partitions are split into,
 // with its spill folder, and says which partitions the run owns and the
 // memory limit it works within. what names the rows in messages.
@@ -139,9 +148,9 @@ func newFiles(c *contract.Contract, declared contract.Selection, opts Options, w
 		return nil, 0, fmt.Errorf("make a spill folder for %s rows: %w", what, err)
 	}
 	// Of the process's limit, the CSV engine takes a quarter (outside Go's
-	// heap) and rows held in memory a quarter; the rest is for the batches
-	// in flight and the stager.
-	src := &Files{schema: c.Arrow, dir: dir, spill: newSpill(dir, c.Arrow, max(limit/4, 8<<20)), locations: map[string]*located{}}
+	// heap) and rows held in memory a quarter, up to heldRowsMax; the rest
+	// is for the batches in flight and the stager.
+	src := &Files{schema: c.Arrow, dir: dir, spill: newSpill(dir, c.Arrow, min(max(limit/4, 8<<20), heldRowsMax)), locations: map[string]*located{}}
 	src.declared, src.column = declared.String(), c.Partition.Fields[0].Name
 	if declared.Values != nil {
 		keys := make([]string, len(declared.Values))
