@@ -58,9 +58,10 @@ func OpenHashed(ctx context.Context, fsys icebergio.IO, path string) (array.Reco
 			return nil, 0, "", err
 		}
 		rr, err := Open(ctx, fsys, path)
-		return rr, n, sum, err
+		return rr, n, sum, err // the hash even when the rows cannot be read
 	}
-	raw, err := io.ReadAll(ctxReader{ctx, f})
+	raw := make([]byte, info.Size())
+	_, err = io.ReadFull(ctxReader{ctx, f}, raw)
 	_ = f.Close()
 	if err != nil {
 		return nil, 0, "", fmt.Errorf("read %s: %w", path, err)

@@ -5,6 +5,9 @@ import (
 	"runtime"
 )
 
+// castWorkers is the most jobs castInOrder casts at once.
+const castWorkers = 4
+
 // castInOrder casts the jobs produce hands over on every core and hands
 // the batches to fn in the jobs' order: rows, their lines and the first
 // refusal are those of casting the jobs one after another. cast owns its
@@ -21,9 +24,11 @@ func castInOrder[J any](ctx context.Context, produce func(context.Context, func(
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	workers := runtime.GOMAXPROCS(0)
+	// At most castWorkers jobs are cast at once and as many wait, cast, to
+	// be handed on: what is in flight does not grow with the cores.
+	workers := min(runtime.GOMAXPROCS(0), castWorkers)
 	work := make(chan job)
-	order := make(chan job, 2*workers) // jobs in flight, in order
+	order := make(chan chan result, workers) // jobs in flight, in order
 	run := func(j job) {
 		batches, err := cast(ctx, j.j)
 		j.done <- result{batches, err}
@@ -42,7 +47,7 @@ func castInOrder[J any](ctx context.Context, produce func(context.Context, func(
 		produced <- produce(ctx, func(jj J) bool {
 			j := job{jj, make(chan result, 1)}
 			select {
-			case order <- j:
+			case order <- j.done:
 			case <-ctx.Done():
 				run(j) // frees what it holds; no one waits for it
 				return false
@@ -57,8 +62,8 @@ func castInOrder[J any](ctx context.Context, produce func(context.Context, func(
 		})
 	}()
 	var err error
-	for j := range order {
-		res := <-j.done
+	for done := range order {
+		res := <-done
 		for _, b := range res.batches {
 			if err == nil {
 				err = fn(b)

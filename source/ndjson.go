@@ -16,12 +16,13 @@ import (
 // are exactly those of reading the file line by line.
 
 // ndjsonBlockBytes is about how much of a file one worker casts at a time.
-const ndjsonBlockBytes = 4 << 20
+var ndjsonBlockBytes int64 = 4 << 20
 
 // ndjsonBlock is whole lines of a file, the first of them line first.
 type ndjsonBlock struct {
 	data  []byte
 	first int64
+	err   error // the read error right after data, if any
 }
 
 func readNDJSON(ctx context.Context, path string, schema *arrow.Schema, fn func(Batch) error) error {
@@ -52,38 +53,56 @@ func cutBlocks(ctx context.Context, r *bufio.Reader, send func(ndjsonBlock) bool
 			return err
 		}
 		data := make([]byte, ndjsonBlockBytes, ndjsonBlockBytes+64<<10)
-		n, err := io.ReadFull(r, data)
+		n := 0
+		var err error
+		for n < len(data) && err == nil {
+			var m int
+			m, err = r.Read(data[n:])
+			n += m
+		}
 		data = data[:n]
 		if err == nil {
 			// Finish the block's last line.
-			for len(data) <= ndjsonBlockBytes+maxLine {
+			for int64(len(data)) <= ndjsonBlockBytes+maxLine {
 				rest, rerr := r.ReadSlice('\n')
 				data = append(data, rest...)
-				if rerr == nil || !errors.Is(rerr, bufio.ErrBufferFull) {
-					if rerr != nil && !errors.Is(rerr, io.EOF) {
-						return rerr
-					}
+				if !errors.Is(rerr, bufio.ErrBufferFull) {
+					err = rerr
 					break
 				}
 			}
-		} else if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
-			return err
 		}
-		if len(data) == 0 {
+		end := err != nil
+		if err == io.EOF {
+			err = nil
+		}
+		if len(data) == 0 && err == nil {
 			return nil
 		}
-		b := ndjsonBlock{data: data, first: line}
+		b := ndjsonBlock{data: data, first: line, err: err}
 		line += int64(bytes.Count(data, []byte{'\n'}))
 		if !send(b) {
 			return ctx.Err()
 		}
+		if end {
+			return nil
+		}
 	}
 }
+
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
 // castBlock casts a block's rows as the line reader does, its lines
 // numbered from the block's first.
 func castBlock(ctx context.Context, path string, schema *arrow.Schema, b ndjsonBlock) ([]Batch, error) {
-	src, _ := newJSONRows(bytes.NewReader(b.data), schema)
+	var in io.Reader = bytes.NewReader(b.data)
+	if b.err != nil {
+		// The read error the line reader would meet after these lines.
+		in = io.MultiReader(in, errReader{b.err})
+	}
+	src, _ := newJSONRows(in, schema)
 	src.(*jsonRows).line = b.first - 1
 	var batches []Batch
 	err := readRows(ctx, path, src, schema, func(batch Batch) error {

@@ -47,7 +47,7 @@ func (p *Publisher) checkCommitted(ctx context.Context, plan *Plan, snapshotID i
 	// its own files), reported in the plan's order.
 	found := make([]*Mismatch, len(plan.Partitions))
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(runtime.NumCPU())
+	g.SetLimit(min(runtime.NumCPU(), 4)) // each holds a file of up to 32 MiB
 	for i, pp := range plan.Partitions {
 		declared[pp.Value] = true
 		want := slices.Sorted(slices.Values(filePaths(pp.NewFiles)))
@@ -65,12 +65,7 @@ func (p *Publisher) checkCommitted(ctx context.Context, plan *Plan, snapshotID i
 			if pp.same() {
 				fp, err = snapshot.Fingerprint(gctx, fsys, contract, pp.Value, snapshot.DataPaths(live[pp.Value]))
 			} else {
-				var changed string
-				fp, changed, err = fingerprintWritten(gctx, fsys, contract, &pp)
-				if changed != "" {
-					found[i] = &Mismatch{pp.Key, changed}
-					return nil
-				}
+				fp, err = fingerprintWritten(gctx, fsys, contract, &pp)
 			}
 			if err != nil {
 				return err
@@ -130,22 +125,30 @@ func (p *Publisher) checkCommitted(ctx context.Context, plan *Plan, snapshotID i
 
 // fingerprintWritten reads back the files the run wrote for a partition
 // in one pass each: their bytes against the size and SHA-256 recorded when
-// they were written, their rows into a fingerprint. It says which file's
-// bytes are not those written, if any.
-func fingerprintWritten(ctx context.Context, fsys icebergio.IO, c *contract.Contract, pp *PartitionPlan) (verify.Fingerprint, string, error) {
+// they were written, their rows into a fingerprint. Bytes read whole that
+// are not those written are a *changedBytes, whether or not they decode.
+func fingerprintWritten(ctx context.Context, fsys icebergio.IO, c *contract.Contract, pp *PartitionPlan) (verify.Fingerprint, error) {
 	acc := verify.NewFingerprinter(c, pp.Value)
 	for _, f := range pp.NewFiles {
 		n, sum, err := snapshot.AddHashed(ctx, fsys, acc, f.Path)
-		if err != nil {
-			return verify.Fingerprint{}, "", err
+		if sum != "" && f.SHA256 != "" && (n != f.Bytes || sum != f.SHA256) {
+			return verify.Fingerprint{}, &changedBytes{Mismatch{pp.Key, fmt.Sprintf("committed file %s has %d bytes with SHA-256 %s, written as %d bytes with SHA-256 %s",
+				f.Path, n, short(sum), f.Bytes, short(f.SHA256))}}
 		}
-		if f.SHA256 != "" && (n != f.Bytes || sum != f.SHA256) {
-			return verify.Fingerprint{}, fmt.Sprintf("committed file %s has %d bytes with SHA-256 %s, written as %d bytes with SHA-256 %s",
-				f.Path, n, short(sum), f.Bytes, short(f.SHA256)), nil
+		if err != nil {
+			return verify.Fingerprint{}, err
 		}
 	}
-	return acc.Result(), "", nil
+	return acc.Result(), nil
 }
+
+// changedBytes is a committed file read whole whose bytes are not those
+// written. It is read again, as a read that failed is, since a read cut
+// short without an error looks the same; still so at the last check, it
+// is a mismatch.
+type changedBytes struct{ m Mismatch }
+
+func (c *changedBytes) Error() string { return c.m.Partition + ": " + c.m.What }
 
 // short is a hash's first 12 characters, as messages show it.
 var short = outcome.Short
@@ -202,6 +205,10 @@ func (p *Publisher) checkLanded(ctx context.Context, plan *Plan, snapshotID int6
 		mismatches, err := p.checkCommitted(ctx, plan, snapshotID)
 		if errors.Is(err, fs.ErrNotExist) {
 			return []Mismatch{{What: "a committed file is missing: " + err.Error()}}, nil
+		}
+		var changed *changedBytes
+		if errors.As(err, &changed) && attempt >= checkAttempts {
+			return []Mismatch{changed.m}, nil
 		}
 		if err == nil || attempt >= checkAttempts || ctx.Err() != nil {
 			return mismatches, err

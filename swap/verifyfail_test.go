@@ -56,6 +56,7 @@ func localPath(t *testing.T, loc string) string {
 }
 
 func TestVerifyFailureRollsBack(t *testing.T) {
+	defer swap.SetCheckBackoff(time.Millisecond)()
 	for _, keep := range []bool{false, true} {
 		e := newEnv(t)
 		other := e.mustPublish([]retail.DailyOrder{{OrderDate: "2026-01-01", Channel: "web", OrderCount: 9, AmountCents: 9}}, "2026-01-01")
@@ -101,7 +102,7 @@ func TestUnreadableCommitIsLandedUnverified(t *testing.T) {
 		e.pub.Progress = stepHook{"verify", func() {
 			checks++
 			switch {
-			case checks == 1:
+			case checks == 1 && !lasting:
 				var err error
 				if good, err = os.ReadFile(file); err != nil {
 					t.Fatal(err)
@@ -111,6 +112,15 @@ func TestUnreadableCommitIsLandedUnverified(t *testing.T) {
 				}
 			case !lasting:
 				if err := os.WriteFile(file, good, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			case checks == 1:
+				// A read that fails, not bytes that differ: a folder where
+				// the file was.
+				if err := os.Remove(file); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Mkdir(file, 0o755); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -218,6 +228,7 @@ func rewriteUncompressed(t *testing.T, path string) {
 // and are rolled back, the file named. Routes: publish, and the adopt
 // path, whose files' hashes are taken as they are validated.
 func TestVerifyChecksCommittedBytes(t *testing.T) {
+	defer swap.SetCheckBackoff(time.Millisecond)()
 	for _, adopt := range []bool{false, true} {
 		e := newEnv(t)
 		base := e.mustPublish(fixture(t, retail.AfterBatch1), fixtureRange...)
@@ -238,5 +249,50 @@ func TestVerifyChecksCommittedBytes(t *testing.T) {
 		if head := e.table().CurrentSnapshot().SnapshotID; head != base.SnapshotID || res.Status != "rolled-back" {
 			t.Errorf("adopt=%v: main at %d (status %s), want rolled back to %d", adopt, head, res.Status, base.SnapshotID)
 		}
+	}
+}
+
+// garblingCatalog lets a commit land, then cuts the first committed file
+// to half its bytes for good: bytes that no longer decode.
+type garblingCatalog struct {
+	swap.Catalog
+	t    *testing.T
+	plan *swap.Plan
+}
+
+func (d *garblingCatalog) CommitTable(ctx context.Context, ident table.Identifier, reqs []table.Requirement, ups []table.Update) (table.Metadata, string, error) {
+	meta, loc, err := d.Catalog.CommitTable(ctx, ident, reqs, ups)
+	if err == nil && d.plan != nil {
+		p := localPath(d.t, d.plan.Partitions[0].NewFiles[0].Path)
+		b, rerr := os.ReadFile(p)
+		if rerr == nil {
+			rerr = os.WriteFile(p, b[:len(b)/2], 0o644)
+		}
+		if rerr != nil {
+			d.t.Fatal(rerr)
+		}
+		d.plan = nil
+	}
+	return meta, loc, err
+}
+
+// TestVerifyGarbledBytesAreAMismatch: a committed file cut short for good
+// reads whole but is not the bytes written and does not decode: after the
+// checks a failed read gets, it is a mismatch and the commit is rolled
+// back (a read that fails, with no bytes to compare, stays "landed, not
+// verified": TestUnreadableCommitIsLandedUnverified).
+func TestVerifyGarbledBytesAreAMismatch(t *testing.T) {
+	defer swap.SetCheckBackoff(time.Millisecond)()
+	e := newEnv(t)
+	base := e.mustPublish(fixture(t, retail.AfterBatch1), fixtureRange...)
+	g := &garblingCatalog{Catalog: e.cat, t: t}
+	e.pub.Catalog = g
+	e.pub.BeforeCommit = func(_ context.Context, plan *swap.Plan) error { g.plan = plan; return nil }
+	res, err := e.pub.Publish(e.ctx, swap.Request{Table: e.ident, Partitions: fixtureRange, Source: retail.NewSource(fixture(t, retail.AfterBatch2))})
+	if !errors.Is(err, swap.ErrVerifyFailed) || len(res.Mismatches) != 1 || !strings.Contains(res.Mismatches[0].What, "SHA-256") {
+		t.Fatalf("err = %v, mismatches %+v; want ErrVerifyFailed naming the file's SHA-256", err, res.Mismatches)
+	}
+	if head := e.table().CurrentSnapshot().SnapshotID; head != base.SnapshotID || res.Status != "rolled-back" {
+		t.Errorf("main at %d (status %s), want rolled back to %d", head, res.Status, base.SnapshotID)
 	}
 }

@@ -147,7 +147,6 @@ func runStaging(ctx context.Context, g *globals, o publishOptions, finishWith fu
 	if err != nil {
 		return err
 	}
-	defer applyMemoryLimit(in.MemoryLimit)()
 	var files []string
 	if j == nil {
 		if files, err = source.ListInputs(localInputs(o.files)); err != nil {
@@ -161,10 +160,13 @@ func runStaging(ctx context.Context, g *globals, o publishOptions, finishWith fu
 	}
 	defer cat.Close()
 	if o.memoryLimit != "" {
+		// Checked once the catalog says where the warehouse is (S3 needs
+		// more), and before the runtime is held to the limit.
 		if err := checkMemoryLimit(o.memoryLimit, in.MemoryLimit, g.props); err != nil {
 			return err
 		}
 	}
+	defer applyMemoryLimit(in.MemoryLimit)()
 	in, unwire, err := g.wire(ctx, pub, j, o, in)
 	if err != nil {
 		return err

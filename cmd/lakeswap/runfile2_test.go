@@ -200,7 +200,8 @@ func verifiesRun(s *site, run string) bool {
 // TestGCRunFiles: gc lists and removes a run file no snapshot names once
 // it is older than the grace (a commit whose outcome was never settled
 // left it, or its snapshot expired), and keeps one a snapshot names,
-// however old, and a young one (an attempt about to commit).
+// however old, a young one (an attempt about to commit) and one of a run
+// whose attempt still holds its files (a commit that may land late).
 func TestGCRunFiles(t *testing.T) {
 	s, named := runSite(t, 30)
 	dir := filepath.Dir(localPathOf(named))
@@ -210,22 +211,36 @@ func TestGCRunFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// An old run file of a run whose attempt still holds its files: its
+	// commit may yet land, naming it.
+	held := filepath.Join(dir, strings.Repeat("c", 64)+".json")
+	if err := os.WriteFile(held, []byte(`{"run_id":"late"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	holds := filepath.Join(filepath.Dir(filepath.Dir(dir)), "lakeswap", "holds")
+	if err := os.MkdirAll(holds, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC().Format(time.RFC3339)
+	if err := os.WriteFile(filepath.Join(holds, "late-0123abcd.json"), []byte(`{"run_id":"late","attempt":"0123abcd","kind":"run","created":"`+now+`","refreshed":"`+now+`"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	long := time.Now().Add(-48 * time.Hour)
-	for _, f := range []string{old, localPathOf(named)} {
+	for _, f := range []string{old, held, localPathOf(named)} {
 		if err := os.Chtimes(f, long, long); err != nil {
 			t.Fatal(err)
 		}
 	}
 	meta := s.metadata("eng.days")
 	out := s.must("gc", "--table", "eng.days")
-	if !strings.Contains(out, old) || strings.Contains(out, young) || strings.Contains(out, localPathOf(named)) {
+	if !strings.Contains(out, old) || strings.Contains(out, young) || strings.Contains(out, held) || strings.Contains(out, localPathOf(named)) {
 		t.Errorf("dry run lists, want only %s:\n%s", old, out)
 	}
 	s.must("gc", "--table", "eng.days", "--yes")
 	if _, err := os.Stat(old); !os.IsNotExist(err) {
 		t.Errorf("gc --yes left the unnamed run file past the grace: %v", err)
 	}
-	for _, f := range []string{young, localPathOf(named)} {
+	for _, f := range []string{young, held, localPathOf(named)} {
 		if _, err := os.Stat(f); err != nil {
 			t.Errorf("gc --yes removed %s: %v", f, err)
 		}

@@ -7,11 +7,14 @@ package gc
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -122,7 +125,7 @@ func (c *Collector) Run(ctx context.Context, req Request) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := g.runFiles(ctx, res); err != nil {
+	if err := g.runFiles(ctx, live, res); err != nil {
 		return nil, err
 	}
 	// 4. Lakeswap's tags past their retention.
@@ -288,16 +291,22 @@ func (g *run) stray(ctx context.Context, live map[string]bool, res *Result) (map
 // runFiles lists the run files (runrecord) under the table's location that
 // no snapshot of its metadata names and that are older than the grace: a
 // commit whose outcome was never settled left them, or the snapshots that
-// named them have expired. One a snapshot names is kept, however old.
-func (g *run) runFiles(ctx context.Context, res *Result) error {
+// named them have expired. One a snapshot names is kept, however old, and
+// so is one of a run with a live attempt (a commit may land late). Files
+// are matched by their SHA-256, their name, not by how a location is
+// spelled.
+func (g *run) runFiles(ctx context.Context, live map[string]bool, res *Result) error {
 	named := runFilesNamed(g.tbl.Metadata())
 	dir := runrecord.RunFilePath(g.tbl.Metadata().Location(), "")
 	dir = dir[:strings.LastIndex(dir, "/")+1]
 	return g.ls.ListFiles(ctx, dir, func(loc string, size int64, modified time.Time) error {
+		sum, ok := strings.CutSuffix(path.Base(loc), ".json")
 		switch {
-		case named[loc] || !strings.HasSuffix(loc, ".json"):
+		case !ok || named[sum]:
 		case g.req.Now.Sub(modified) < g.req.Grace:
 			res.Young++
+		case g.runIsLive(loc, live):
+			res.Kept++
 		default:
 			res.Items = append(res.Items, Item{Kind: "run-file", Location: loc, Bytes: size, Time: modified})
 		}
@@ -305,14 +314,42 @@ func (g *run) runFiles(ctx context.Context, res *Result) error {
 	})
 }
 
-// runFilesNamed is the set of run files the snapshots of meta name.
+// runIsLive reports whether the run a run file is of has a live attempt;
+// a file that cannot be read is kept, as if it had.
+func (g *run) runIsLive(loc string, live map[string]bool) bool {
+	f, err := g.fsys.Open(loc)
+	if err != nil {
+		return true
+	}
+	defer f.Close()
+	var d struct {
+		RunID string `json:"run_id"`
+	}
+	if err := json.NewDecoder(io.LimitReader(f, 1<<20)).Decode(&d); err != nil || d.RunID == "" {
+		g.c.log().Warn("unreadable run file; kept", "location", loc, "err", err)
+		return true
+	}
+	for key := range live {
+		if strings.HasPrefix(key, d.RunID+"-") {
+			return true
+		}
+	}
+	return false
+}
+
+// runFilesNamed is the set of run files, by SHA-256, the snapshots of meta
+// name.
 func runFilesNamed(meta table.Metadata) map[string]bool {
 	named := map[string]bool{}
 	for _, s := range meta.Snapshots() {
-		if s.Summary != nil {
-			if loc := s.Summary.Properties[runrecord.PropRunFile]; loc != "" {
-				named[loc] = true
-			}
+		if s.Summary == nil {
+			continue
+		}
+		if sum := s.Summary.Properties[runrecord.PropRunFileSHA]; sum != "" {
+			named[sum] = true
+		}
+		if loc := s.Summary.Properties[runrecord.PropRunFile]; loc != "" {
+			named[strings.TrimSuffix(path.Base(loc), ".json")] = true
 		}
 	}
 	return named
@@ -363,7 +400,9 @@ func (g *run) dropReferenced(ctx context.Context, res *Result) error {
 		return err
 	}
 	named := runFilesNamed(now.Metadata())
-	res.Items = slices.DeleteFunc(res.Items, func(it Item) bool { return again[it.Location] || named[it.Location] })
+	res.Items = slices.DeleteFunc(res.Items, func(it Item) bool {
+		return again[it.Location] || it.Kind == "run-file" && named[strings.TrimSuffix(path.Base(it.Location), ".json")]
+	})
 	res.Bytes = total(res.Items)
 	return nil
 }
