@@ -82,3 +82,18 @@ func (c *closingReader) Release() {
 		c.close = nil
 	}
 }
+
+// NumRows is how many rows a Parquet file's footer says it holds.
+func NumRows(fsys icebergio.IO, path string) (int64, error) {
+	f, err := fsys.Open(path)
+	if err != nil {
+		return 0, fmt.Errorf("open %s: %w", path, err)
+	}
+	pf, err := file.NewParquetReader(f)
+	if err != nil {
+		_ = f.Close()
+		return 0, fmt.Errorf("read parquet footer of %s: %w", path, err)
+	}
+	defer pf.Close()
+	return pf.NumRows(), nil
+}

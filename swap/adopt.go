@@ -19,6 +19,7 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 	"golang.org/x/sync/errgroup"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/parquetio"
@@ -31,6 +32,7 @@ type adopted struct {
 	path      string
 	partition string // the partition of its first row
 	noIDs     bool   // its columns carry no Iceberg field ids
+	rows      int64  // as its footer says
 }
 
 // adopt validates and fingerprints files another engine wrote, where they
@@ -39,7 +41,7 @@ type adopted struct {
 // the file carries them, else by name) and hold rows of one declared
 // partition. It reads them and never writes or removes them: a refused run
 // leaves them for their writer.
-func (p *Publisher) adopt(ctx context.Context, fsys icebergio.IO, meta table.Metadata, c *contract.Contract, plan *Plan, files []string, allowEmpty bool) error {
+func (p *Publisher) adopt(ctx context.Context, fsys icebergio.IO, meta table.Metadata, c *contract.Contract, plan *Plan, files []string, allowEmpty bool, keysMax int64) error {
 	var findings []verify.Finding
 	var mu sync.Mutex
 	refuse := func(file, msg string) {
@@ -98,11 +100,23 @@ func (p *Publisher) adopt(ctx context.Context, fsys icebergio.IO, meta table.Met
 		}
 	}
 	// Then every row, partition by partition: the checks and fingerprint of
-	// a staged partition, and each file's rows in its one partition.
+	// a staged partition, and each file's rows in its one partition. Each
+	// holds its rows' grain keys, so those validated at once hold at most
+	// keysMax rows between them (one partition, however large, at a time).
 	g, gctx = errgroup.WithContext(ctx)
 	g.SetLimit(parallelism(0))
+	keys := semaphore.NewWeighted(max(keysMax, 1))
 	for _, pp := range declared {
+		var rows int64
+		for _, a := range byPartition[pp.Value] {
+			rows += a.rows
+		}
+		weight := min(max(rows, 1), max(keysMax, 1))
+		if err := keys.Acquire(ctx, weight); err != nil {
+			break // the group's error, or the context's, is the reason
+		}
 		g.Go(func() error {
+			defer keys.Release(weight)
 			if err := adoptPartition(gctx, fsys, c, pp, byPartition[pp.Value], allowEmpty); err != nil {
 				return err
 			}
@@ -217,6 +231,9 @@ func inspect(ctx context.Context, fsys icebergio.IO, c *contract.Contract, file 
 	}
 	if err != nil {
 		return a, "", fmt.Errorf("read %s: %w", file, err)
+	}
+	if a.rows, err = parquetio.NumRows(fsys, file); err != nil {
+		return a, "the file is not Parquet lakeswap can read: " + err.Error(), nil
 	}
 	rr, err := parquetio.Open(ctx, fsys, file)
 	if err != nil {

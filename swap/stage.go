@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 	"strings"
@@ -383,7 +384,7 @@ func (p *Publisher) stageAll(ctx context.Context, tbl *table.Table, plan *Plan, 
 	}
 	c := plan.contract
 	if len(req.Adopt) > 0 {
-		if err := p.adopt(ctx, fsys, tbl.Metadata(), c, plan, req.Adopt, req.AllowEmpty); err != nil {
+		if err := p.adopt(ctx, fsys, tbl.Metadata(), c, plan, req.Adopt, req.AllowEmpty, adoptKeysMax(req.KeysMaxRows)); err != nil {
 			return err
 		}
 		return fingerprintBase(ctx, plan.reading(fsys), c, plan)
@@ -891,4 +892,14 @@ func (t *Target) Location() string { return t.table.Metadata().Location() }
 func ParseTable(name string) (table.Identifier, error) {
 	ident, err := catalog.ParseIdent(name)
 	return ident, InvalidRequest(err)
+}
+
+// adoptKeysMax is the most rows whose grain keys adopted partitions
+// validated at once may hold: KeysMaxRows, or no bound but the cores when
+// it is not set.
+func adoptKeysMax(keysMaxRows int64) int64 {
+	if keysMaxRows <= 0 {
+		return math.MaxInt64
+	}
+	return keysMaxRows
 }
