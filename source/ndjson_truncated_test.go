@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -37,26 +38,40 @@ func sameAsLineByLine(t *testing.T, path string) {
 	}
 }
 
-// A gzip NDJSON whose writer flushed after each 100 rows and was cut off:
-// refused (unexpected EOF) in blocks as line by line, never read as a
-// shorter, valid file.
-func TestNDJSONBlocksTruncatedGzip(t *testing.T) {
-	var buf bytes.Buffer
-	z := gzip.NewWriter(&buf)
-	cut := 0
-	for i := range 1000 {
-		fmt.Fprintf(z, "{\"id\":%d}\n", i)
-		if i%100 == 99 {
-			z.Flush()
-			if i == 499 {
-				cut = buf.Len()
+// A gzip or zstd NDJSON whose writer flushed after each 100 rows and was
+// cut off after 500: refused (unexpected EOF) in blocks as line by line,
+// never read as a shorter, valid file.
+func TestNDJSONBlocksTruncated(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		open func(io.Writer) (io.WriteCloser, func() error)
+	}{
+		{"in.ndjson.gz", func(w io.Writer) (io.WriteCloser, func() error) { z := gzip.NewWriter(w); return z, z.Flush }},
+		{"in.ndjson.zst", func(w io.Writer) (io.WriteCloser, func() error) { z, _ := zstd.NewWriter(w); return z, z.Flush }},
+	} {
+		var buf bytes.Buffer
+		z, flush := c.open(&buf)
+		cut := 0
+		for i := range 1000 {
+			fmt.Fprintf(z, "{\"id\":%d}\n", i)
+			if i%100 == 99 {
+				if err := flush(); err != nil {
+					t.Fatal(err)
+				}
+				if i == 499 {
+					cut = buf.Len()
+				}
 			}
 		}
+		if err := z.Close(); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(t.TempDir(), c.name)
+		if err := os.WriteFile(path, buf.Bytes()[:cut], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		sameAsLineByLine(t, path)
 	}
-	z.Close()
-	path := filepath.Join(t.TempDir(), "in.ndjson.gz")
-	os.WriteFile(path, buf.Bytes()[:cut], 0o644)
-	sameAsLineByLine(t, path)
 }
 
 // Two gzip members (cat a.gz b.gz), the second cut inside its header.
@@ -71,26 +86,9 @@ func TestNDJSONBlocksTruncatedGzipMember(t *testing.T) {
 	}
 	first := bytes.Index(buf.Bytes()[10:], []byte{0x1f, 0x8b}) + 10
 	path := filepath.Join(t.TempDir(), "in.ndjson.gz")
-	os.WriteFile(path, buf.Bytes()[:first+5], 0o644)
-	sameAsLineByLine(t, path)
-}
-
-func TestNDJSONBlocksTruncatedZstd(t *testing.T) {
-	var buf bytes.Buffer
-	z, _ := zstd.NewWriter(&buf)
-	cut := 0
-	for i := range 1000 {
-		fmt.Fprintf(z, "{\"id\":%d}\n", i)
-		if i%100 == 99 {
-			z.Flush()
-			if i == 499 {
-				cut = buf.Len()
-			}
-		}
+	if err := os.WriteFile(path, buf.Bytes()[:first+5], 0o644); err != nil {
+		t.Fatal(err)
 	}
-	z.Close()
-	path := filepath.Join(t.TempDir(), "in.ndjson.zst")
-	os.WriteFile(path, buf.Bytes()[:cut], 0o644)
 	sameAsLineByLine(t, path)
 }
 
@@ -104,7 +102,9 @@ func TestNDJSONBlocksGzipBadChecksum(t *testing.T) {
 	b := buf.Bytes()
 	b[len(b)-8] ^= 0xff // the CRC-32
 	path := filepath.Join(t.TempDir(), "in.ndjson.gz")
-	os.WriteFile(path, b, 0o644)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	_, werr := readLines(path, truncatedSchema)
 	gerr := readNDJSON(context.Background(), path, truncatedSchema, func(Batch) error { return nil })
 	var ie *InputError

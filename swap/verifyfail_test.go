@@ -171,24 +171,27 @@ func TestRollbackThatHappenedIsReported(t *testing.T) {
 	}
 }
 
-// rewritingCatalog lets a commit land, then writes the rows of the first
-// file the run committed again at its path, uncompressed: the same rows in
-// other bytes, as another writer reusing the path would leave them.
-type rewritingCatalog struct {
+// damagingAfterCommit lets a commit land, then does damage to the first
+// file the run committed (its local path), once.
+type damagingAfterCommit struct {
 	swap.Catalog
-	t    *testing.T
-	plan *swap.Plan
+	t      *testing.T
+	damage func(t *testing.T, path string)
+	plan   *swap.Plan
 }
 
-func (d *rewritingCatalog) CommitTable(ctx context.Context, ident table.Identifier, reqs []table.Requirement, ups []table.Update) (table.Metadata, string, error) {
+func (d *damagingAfterCommit) CommitTable(ctx context.Context, ident table.Identifier, reqs []table.Requirement, ups []table.Update) (table.Metadata, string, error) {
 	meta, loc, err := d.Catalog.CommitTable(ctx, ident, reqs, ups)
 	if err == nil && d.plan != nil {
-		rewriteUncompressed(d.t, localPath(d.t, d.plan.Partitions[0].NewFiles[0].Path))
+		d.damage(d.t, localPath(d.t, d.plan.Partitions[0].NewFiles[0].Path))
 		d.plan = nil
 	}
 	return meta, loc, err
 }
 
+// rewriteUncompressed writes a file's rows again at its path,
+// uncompressed: the same rows in other bytes, as another writer reusing
+// the path would leave them.
 func rewriteUncompressed(t *testing.T, path string) {
 	t.Helper()
 	rr, err := parquetio.Open(context.Background(), icebergio.LocalFS{}, path)
@@ -232,7 +235,7 @@ func TestVerifyChecksCommittedBytes(t *testing.T) {
 	for _, adopt := range []bool{false, true} {
 		e := newEnv(t)
 		base := e.mustPublish(fixture(t, retail.AfterBatch1), fixtureRange...)
-		rewriting := &rewritingCatalog{Catalog: e.cat, t: t}
+		rewriting := &damagingAfterCommit{Catalog: e.cat, t: t, damage: rewriteUncompressed}
 		e.pub.Catalog = rewriting
 		e.pub.BeforeCommit = func(_ context.Context, plan *swap.Plan) error { rewriting.plan = plan; return nil }
 		req := swap.Request{Table: e.ident, Partitions: fixtureRange, Source: retail.NewSource(fixture(t, retail.AfterBatch2))}
@@ -252,28 +255,17 @@ func TestVerifyChecksCommittedBytes(t *testing.T) {
 	}
 }
 
-// garblingCatalog lets a commit land, then cuts the first committed file
-// to half its bytes for good: bytes that no longer decode.
-type garblingCatalog struct {
-	swap.Catalog
-	t    *testing.T
-	plan *swap.Plan
-}
-
-func (d *garblingCatalog) CommitTable(ctx context.Context, ident table.Identifier, reqs []table.Requirement, ups []table.Update) (table.Metadata, string, error) {
-	meta, loc, err := d.Catalog.CommitTable(ctx, ident, reqs, ups)
-	if err == nil && d.plan != nil {
-		p := localPath(d.t, d.plan.Partitions[0].NewFiles[0].Path)
-		b, rerr := os.ReadFile(p)
-		if rerr == nil {
-			rerr = os.WriteFile(p, b[:len(b)/2], 0o644)
-		}
-		if rerr != nil {
-			d.t.Fatal(rerr)
-		}
-		d.plan = nil
+// cutInHalf cuts a file to half its bytes for good: bytes that no
+// longer decode.
+func cutInHalf(t *testing.T, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err == nil {
+		err = os.WriteFile(path, b[:len(b)/2], 0o644)
 	}
-	return meta, loc, err
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 // TestVerifyGarbledBytesAreAMismatch: a committed file cut short for good
@@ -285,7 +277,7 @@ func TestVerifyGarbledBytesAreAMismatch(t *testing.T) {
 	defer swap.SetCheckBackoff(time.Millisecond)()
 	e := newEnv(t)
 	base := e.mustPublish(fixture(t, retail.AfterBatch1), fixtureRange...)
-	g := &garblingCatalog{Catalog: e.cat, t: t}
+	g := &damagingAfterCommit{Catalog: e.cat, t: t, damage: cutInHalf}
 	e.pub.Catalog = g
 	e.pub.BeforeCommit = func(_ context.Context, plan *swap.Plan) error { g.plan = plan; return nil }
 	res, err := e.pub.Publish(e.ctx, swap.Request{Table: e.ident, Partitions: fixtureRange, Source: retail.NewSource(fixture(t, retail.AfterBatch2))})
