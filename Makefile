@@ -51,7 +51,10 @@ bench:
 # csv,ndjson,parquet): each published by lakeswap and turned into partitioned
 # Parquet by DuckDB's COPY, each timed with its peak memory, then DuckDB's files
 # adopted; BENCH_GB=10 for 10 GB, BENCH_MEMORY_LIMIT (in MiB, as 1024MiB) for
-# --memory-limit, with whether each peak stayed within it plus 128 MiB.
+# --memory-limit, with whether each peak stayed within it plus 128 MiB. Then the
+# shipped orders_fact job over BENCH_JOB_EVENTS raw events (default 10M; 0 skips
+# it) under BENCH_MEMORY_LIMIT (default 1024MiB), with whether its peak stayed
+# within the limit.
 # Needs free disk of about three times the input (BENCH_DIR to choose where).
 # The crash and fault drill: SIGKILL, and each fault of the S3 proxy, from
 # each step of a publish, LAKESWAP_DRILL_TRIALS times a cell on SQLite and on

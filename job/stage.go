@@ -127,6 +127,9 @@ func (j *Job) Run(ctx context.Context, pub *swap.Publisher, req swap.Request, o 
 	}
 	req.Partitions, req.Source, req.Target, req.Job = values, src, target, info
 	req.SourceName = fmt.Sprintf("%s (version %s, sources %s)", name, short(j.Version), short(listing.Hash))
+	// The rows are lakeswap's now: the engine's memory, and the result it
+	// kept, go back before staging needs its own.
+	eng.Close()
 	return finish(ctx, req)
 }
 

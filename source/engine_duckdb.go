@@ -44,6 +44,11 @@ func newEngine(tmp string, memory int64) (*engine, error) {
 		{"threads", fmt.Sprint(runtime.GOMAXPROCS(0))},
 		{"temp_directory", tmp},
 		{"preserve_insertion_order", "true"}, // record numbers follow the file
+		// Memory a query freed goes back to the system when it ends, not
+		// only past 512 MiB at once: lakeswap's own work comes next.
+		// Measured on a SQL job under a 256 MiB share: 861 MB held after
+		// its query, 405 MB with this.
+		{"allocator_bulk_deallocation_flush_threshold", "16MiB"},
 		// Nothing a query names installs or loads an extension, nor
 		// writes one under the home folder: what the engine needs is
 		// built in.
@@ -461,6 +466,12 @@ type SQLEngine struct {
 	tmp string
 }
 
+// sqlThreadMemory is the engine's memory a thread of a job's SQL needs.
+// Measured on the retail orders_fact job (aggregates and joins): 1M events
+// ran out of a 128 MiB share on two threads and landed on one; 10M landed
+// in 256 MiB on two.
+const sqlThreadMemory = 128 << 20
+
 // OpenSQLEngine starts an engine that spills to tmp and uses at most memory
 // bytes.
 func OpenSQLEngine(tmp string, memory int64) (*SQLEngine, error) {
@@ -474,7 +485,11 @@ func OpenSQLEngine(tmp string, memory int64) (*SQLEngine, error) {
 	// extension loaded. Nothing of a job's depends on the order of its
 	// rows (they are split by partition, fingerprinted in any order), and
 	// an engine free to reorder them keeps less in memory and spills more.
-	for _, q := range []string{"LOAD icu", "SET TimeZone = 'UTC'", "SET Calendar = 'gregorian'", "SET preserve_insertion_order = false"} {
+	//
+	// Each thread the engine runs a query on needs its own memory to spill
+	// from: a thread for every sqlThreadMemory of the engine's share.
+	threads := max(1, min(int64(runtime.GOMAXPROCS(0)), memory/sqlThreadMemory))
+	for _, q := range []string{"LOAD icu", "SET TimeZone = 'UTC'", "SET Calendar = 'gregorian'", "SET preserve_insertion_order = false", fmt.Sprintf("SET threads = %d", threads)} {
 		if err := eng.Exec(context.Background(), q); err != nil {
 			e.close()
 			return nil, fmt.Errorf("start the SQL engine: %s: %w", q, err)
@@ -507,12 +522,22 @@ func (e *SQLEngine) Confine(ctx context.Context, paths []string) error {
 	return nil
 }
 
-// Close stops the engine.
-func (e *SQLEngine) Close() { e.e.close() }
+// Close stops the engine, and gives back its memory; closing it again does
+// nothing.
+func (e *SQLEngine) Close() {
+	e.e.close()
+	e.e = nil
+}
 
 // Exec runs a statement and drops its result.
 func (e *SQLEngine) Exec(ctx context.Context, q string) error {
-	r, err := e.e.query(ctx, q)
+	return e.ExecParams(ctx, q, nil)
+}
+
+// ExecParams runs a statement with its named parameters bound as text, and
+// drops its result.
+func (e *SQLEngine) ExecParams(ctx context.Context, q string, params map[string]string) error {
+	r, err := e.e.query(ctx, q, params)
 	if err != nil {
 		return err
 	}

@@ -36,6 +36,9 @@ func OpenSQLEngine(string, int64) (*SQLEngine, error) {
 func (*SQLEngine) Close()                                  {}
 func (*SQLEngine) Confine(context.Context, []string) error { return errors.ErrUnsupported }
 func (*SQLEngine) Exec(context.Context, string) error      { return errors.ErrUnsupported }
+func (*SQLEngine) ExecParams(context.Context, string, map[string]string) error {
+	return errors.ErrUnsupported
+}
 func (*SQLEngine) Query(context.Context, string, map[string]string) (array.RecordReader, error) {
 	return nil, errors.ErrUnsupported
 }

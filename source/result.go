@@ -21,7 +21,11 @@ func ReadResult(ctx context.Context, c *contract.Contract, declared contract.Sel
 	if err != nil {
 		return nil, err
 	}
-	src, _, err := newFiles(c, declared, opts, "the job's")
+	// The engine keeps the result, and its memory, while it is read:
+	// rows wait in memory within half the share they would otherwise.
+	held := opts
+	held.MemoryLimit = max(opts.MemoryLimit/2, 0)
+	src, _, err := newFiles(c, declared, held, "the job's")
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/lakeswap/lakeswap/job"
 	"github.com/lakeswap/lakeswap/source"
 	"github.com/lakeswap/lakeswap/swap"
+	"github.com/lakeswap/lakeswap/testenv"
 )
 
 // BenchmarkRetailJob runs the shipped orders_fact job over generated raw
@@ -31,7 +32,9 @@ func BenchmarkRetailJob(b *testing.B) {
 	}
 	ctx := context.Background()
 	dir := b.TempDir()
-	generateEvents(b, filepath.Join(dir, "raw", "events.parquet"), events)
+	if err := testenv.WriteEvents(filepath.Join(dir, "raw", "events.parquet"), events); err != nil {
+		b.Fatal(err)
+	}
 	for _, f := range []string{"orders_fact.sql", "orders_fact.table.yaml"} {
 		copyInto(b, filepath.Join("..", "..", "examples", "retail", f), filepath.Join(dir, f))
 	}
@@ -73,34 +76,4 @@ rejects:
 	}
 	b.ReportMetric(float64(events)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
 	b.ReportMetric(float64(facts), "facts")
-}
-
-// generateEvents writes n raw order events as Parquet, with DuckDB.
-func generateEvents(tb testing.TB, path string, n int) {
-	tb.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		tb.Fatal(err)
-	}
-	eng, err := source.OpenSQLEngine(tb.TempDir(), 1<<30)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer eng.Close()
-	orders := n * 9 / 10
-	q := fmt.Sprintf(`COPY (
-		SELECT
-			'e' || j AS event_id,
-			'o' || (j %% %[2]d) AS order_id,
-			['web', 'store', 'app'][1 + (j %% %[2]d) %% 3] AS channel,
-			strftime(TIMESTAMP '2026-01-01' + to_seconds(((j %% %[2]d) * 2591) %% (30 * 86400)), '%%Y-%%m-%%dT%%H:%%M:%%SZ') AS order_ts,
-			strftime(TIMESTAMP '2026-01-01' + to_seconds(((j %% %[2]d) * 2591) %% (30 * 86400) + j // %[2]d * 60), '%%Y-%%m-%%dT%%H:%%M:%%SZ') AS updated_at,
-			1 + j // %[2]d AS source_version,
-			(j * 7919) %% 100000 AS amount_cents,
-			strftime(TIMESTAMP '2026-01-01' + to_seconds(((j %% %[2]d) * 2591) %% (30 * 86400) + 300 + i - j), '%%Y-%%m-%%dT%%H:%%M:%%SZ') AS ingested_at
-		-- one event in fifty is the one before it delivered again
-		FROM (SELECT i, CASE WHEN i %% 50 = 49 THEN i - 1 ELSE i END AS j FROM range(%[1]d) AS t(i))
-	) TO %[3]s (FORMAT parquet)`, n, orders, source.SQLString(path))
-	if err := eng.Exec(context.Background(), q); err != nil {
-		tb.Fatal(err)
-	}
 }

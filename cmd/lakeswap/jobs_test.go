@@ -13,6 +13,7 @@ import (
 
 	"github.com/lakeswap/lakeswap/internal/retail"
 	"github.com/lakeswap/lakeswap/swap"
+	"github.com/lakeswap/lakeswap/testenv"
 )
 
 // TestRetailJob, on every site: the shipped orders_fact job, run from the
@@ -304,5 +305,59 @@ func TestJobOutOfMemory(t *testing.T) {
 	if code != exitError || !strings.Contains(errs, "Out of Memory") || !strings.Contains(errs, "raise --memory-limit") ||
 		!strings.Contains(errs, "the 128 MiB the SQL engine is given, a quarter of --memory-limit (512 MiB)") || strings.Contains(errs, "SET ") || s.metadata("retail.daily_orders") != meta {
 		t.Errorf("a job out of memory: exit %d: %s", code, errs)
+	}
+}
+
+// TestJobLargerThanItsMemory: the shipped orders_fact job over 1M raw
+// events needs more than the 128 MiB its engine gets under --memory-limit
+// 512MiB, and lands: its joins and aggregates spill to a folder inside the
+// run's spill folder, which is empty again once the run ends, and the
+// facts are all there. The same job written with window functions over
+// whole rows runs out of that memory, naming the limit to raise, and
+// changes nothing.
+func TestJobLargerThanItsMemory(t *testing.T) {
+	s := newSite(t, "sqlite+local")
+	s.must("table", "create", "--schema", filepath.Join("..", "..", "examples", "retail", "orders_fact.table.yaml"))
+	dir, spill := t.TempDir(), t.TempDir()
+	if err := testenv.WriteEvents(filepath.Join(dir, "raw", "events.parquet"), 1_000_000); err != nil {
+		t.Fatal(err)
+	}
+	copyInto(t, filepath.Join("..", "..", "examples", "retail", "orders_fact.sql"), filepath.Join(dir, "orders_fact.sql"))
+	jobFile := "table: retail.orders_fact\nsources:\n  raw_events: {path: raw/events.parquet}\nsql_file: %s\n" +
+		"rejects:\n  - {reason: channel is not valid, when: \"channel NOT IN ('web', 'store', 'app')\"}\n"
+	windows := write(t, dir, "windows.sql", `SELECT order_id, CAST(timezone('UTC', CAST(order_ts AS TIMESTAMPTZ)) AS DATE) AS order_date, channel,
+    CAST(amount_cents AS BIGINT) AS amount_cents, CAST(source_version AS BIGINT) AS source_version,
+    CAST(updated_at AS TIMESTAMPTZ) AS updated_at, event_id
+FROM (
+    SELECT *, row_number() OVER (PARTITION BY order_id ORDER BY source_version DESC, updated_at DESC, event_id DESC) AS rank
+    FROM (SELECT *, row_number() OVER (PARTITION BY event_id ORDER BY ingested_at) AS arrival FROM raw_events) WHERE arrival = 1
+) WHERE rank = 1 AND CAST(timezone('UTC', CAST(order_ts AS TIMESTAMPTZ)) AS DATE) BETWEEN CAST($from AS DATE) AND CAST($to AS DATE)
+`)
+	publish := func(sql string) (int, string, string) {
+		job := write(t, dir, "job.yaml", fmt.Sprintf(jobFile, filepath.Base(sql)))
+		return s.cli("publish", "-o", "json", "--memory-limit", "512MiB", "--spill-dir", spill, "--job", job, "--partitions", "order_date=2026-01-01..2026-01-30")
+	}
+	meta, files := s.metadata("retail.orders_fact"), s.files()
+	code, _, errs := publish(windows)
+	if code != exitError || !strings.Contains(errs, "Out of Memory") || !strings.Contains(errs, "a quarter of --memory-limit (512 MiB)") ||
+		s.metadata("retail.orders_fact") != meta || !slices.Equal(s.files(), files) {
+		t.Fatalf("the job written with window functions: exit %d: %s", code, errs)
+	}
+	code, out, errs := publish(filepath.Join(dir, "orders_fact.sql"))
+	if code != exitOK {
+		t.Fatalf("the shipped job over 1M events under 512 MiB: exit %d: %s", code, errs)
+	}
+	var res swap.Result
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	// 900,000 orders, of which those placed in the 30 days (all but the
+	// few whose newest version's day is past them); one event in fifty a
+	// redelivery.
+	if fp := res.Plan.Fingerprint; fp.Rows != 882_000 || len(res.Plan.Partitions) != 30 || s.metadata("retail.orders_fact") == meta || len(s.files()) < len(files)+30 {
+		t.Errorf("the shipped job: %d facts in %d partitions, %d files (%d before); want 882000 in 30", fp.Rows, len(res.Plan.Partitions), len(s.files()), len(files))
+	}
+	if left, _ := os.ReadDir(spill); len(left) != 0 {
+		t.Errorf("the spill folder holds %d entries after the run, want none", len(left))
 	}
 }
