@@ -11,10 +11,10 @@ import (
 	"testing"
 
 	"github.com/lakeswap/lakeswap/catalog"
+	"github.com/lakeswap/lakeswap/internal/rawevents"
 	"github.com/lakeswap/lakeswap/job"
 	"github.com/lakeswap/lakeswap/source"
 	"github.com/lakeswap/lakeswap/swap"
-	"github.com/lakeswap/lakeswap/testenv"
 )
 
 // BenchmarkRetailJob runs the shipped orders_fact job over generated raw
@@ -32,7 +32,7 @@ func BenchmarkRetailJob(b *testing.B) {
 	}
 	ctx := context.Background()
 	dir := b.TempDir()
-	if err := testenv.WriteEvents(filepath.Join(dir, "raw", "events.parquet"), events); err != nil {
+	if err := rawevents.Write(filepath.Join(dir, "raw", "events.parquet"), events); err != nil {
 		b.Fatal(err)
 	}
 	for _, f := range []string{"orders_fact.sql", "orders_fact.table.yaml"} {

@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lakeswap/lakeswap/internal/rawevents"
 	"github.com/lakeswap/lakeswap/internal/retail"
 	"github.com/lakeswap/lakeswap/swap"
-	"github.com/lakeswap/lakeswap/testenv"
 )
 
 // TestRetailJob, on every site: the shipped orders_fact job, run from the
@@ -319,7 +319,7 @@ func TestJobLargerThanItsMemory(t *testing.T) {
 	s := newSite(t, "sqlite+local")
 	s.must("table", "create", "--schema", filepath.Join("..", "..", "examples", "retail", "orders_fact.table.yaml"))
 	dir, spill := t.TempDir(), t.TempDir()
-	if err := testenv.WriteEvents(filepath.Join(dir, "raw", "events.parquet"), 1_000_000); err != nil {
+	if err := rawevents.Write(filepath.Join(dir, "raw", "events.parquet"), 1_000_000); err != nil {
 		t.Fatal(err)
 	}
 	copyInto(t, filepath.Join("..", "..", "examples", "retail", "orders_fact.sql"), filepath.Join(dir, "orders_fact.sql"))

@@ -25,7 +25,7 @@ import (
 
 	"github.com/duckdb/duckdb-go/v2"
 
-	"github.com/lakeswap/lakeswap/testenv"
+	"github.com/lakeswap/lakeswap/internal/rawevents"
 )
 
 const schemaYAML = `table: bench.orders
@@ -199,7 +199,7 @@ func benchJob(bin, home, dir, limit string) error {
 	if events == 0 {
 		return nil
 	}
-	if err := testenv.WriteEvents(filepath.Join(dir, "raw", "events.parquet"), events); err != nil {
+	if err := rawevents.Write(filepath.Join(dir, "raw", "events.parquet"), events); err != nil {
 		return err
 	}
 	for _, f := range []string{"orders_fact.sql", "orders_fact.table.yaml"} {

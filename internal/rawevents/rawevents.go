@@ -1,4 +1,6 @@
-package testenv
+// Package rawevents generates the raw order events the retail example's
+// orders_fact job reads, at any scale, for its tests and benchmarks.
+package rawevents
 
 import (
 	"context"
@@ -9,11 +11,11 @@ import (
 	"github.com/lakeswap/lakeswap/source"
 )
 
-// WriteEvents writes n raw order events, as the retail example's
+// Write writes n raw order events, as the retail example's
 // orders_fact job reads them, to path as Parquet, with the embedded
 // engine: 30 days of orders, the last tenth of the events newer versions of
 // earlier orders, and one event in fifty the one before it delivered again.
-func WriteEvents(path string, n int) error {
+func Write(path string, n int) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
