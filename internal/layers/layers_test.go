@@ -62,10 +62,10 @@ var layer = map[string]int{
 	"verify": 2, "s3store": 2, "catalog": 2,
 	// Reading inputs.
 	"source": 3, "internal/retail": 3,
-	// The protocol's parts, below its front door: rollback and gc never
-	// reach up into swap.
 	// Generated inputs for the SQL jobs' tests and benchmarks.
 	"internal/rawevents": 4,
+	// The protocol's parts, below its front door: rollback and gc never
+	// reach up into swap.
 	"swap/internal/outcome": 4, "swap/internal/layout": 4, "swap/internal/snapshot": 5, "swap/internal/hold": 6,
 	"swap/rollback": 7, "swap/gc": 7,
 	// The protocol's front door.
