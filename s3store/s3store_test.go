@@ -164,3 +164,33 @@ func assertNoUploads(t *testing.T, store *s3store.Store, bucket string) {
 		t.Errorf("%d incomplete multipart uploads remain: %v", len(uploads), uploads)
 	}
 }
+
+// TestFitUploads: an upload's parts and how many are in flight follow the
+// memory it may hold, where the catalog's properties leave them to
+// lakeswap: more parts in flight first, then bigger parts; never less than
+// one part in flight of the default size, and a size or count the
+// properties set is kept.
+func TestFitUploads(t *testing.T) {
+	const mib = 1 << 20
+	for _, c := range []struct {
+		props          map[string]string
+		budget         int64
+		part, inFlight string
+	}{
+		{nil, 0, "", ""}, // no budget: the properties as they are
+		{nil, 20 * mib, "16777216", "1"},
+		{nil, 36 * mib, "16777216", "1"},
+		{nil, 128 * mib, "16777216", "4"},
+		{nil, 160 * mib, "33554432", "4"},
+		{nil, 1400 * mib, "67108864", "4"},
+		{map[string]string{s3store.PropPartSize: "8388608"}, 128 * mib, "8388608", "4"},
+		{map[string]string{s3store.PropPartsInFlight: "1"}, 1400 * mib, "67108864", "1"},
+		{map[string]string{s3store.PropPartSize: "5242880", s3store.PropPartsInFlight: "2"}, 1400 * mib, "5242880", "2"},
+	} {
+		got := s3store.FitUploads(c.props, c.budget)
+		if got[s3store.PropPartSize] != c.part || got[s3store.PropPartsInFlight] != c.inFlight {
+			t.Errorf("FitUploads(%v, %d MiB): parts of %q, %q in flight; want %q, %q", c.props, c.budget/mib,
+				got[s3store.PropPartSize], got[s3store.PropPartsInFlight], c.part, c.inFlight)
+		}
+	}
+}

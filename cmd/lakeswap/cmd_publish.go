@@ -153,7 +153,7 @@ func runStaging(ctx context.Context, g *globals, o publishOptions, finishWith fu
 			return usageError{err}
 		}
 	}
-	g.writes = true
+	g.writes, g.uploadBudget = true, uploadBudget(in.MemoryLimit)
 	ctx, cat, pub, err := g.open(ctx)
 	if err != nil {
 		return err
@@ -183,7 +183,7 @@ func runStaging(ctx context.Context, g *globals, o publishOptions, finishWith fu
 	case o.adopt:
 		res, err = stageAdopted(ctx, pub, req, o.partitions, files, finish)
 	default:
-		res, err = stageFiles(ctx, pub, req, o.partitions, files, in, o.buildTwice, writerBytes(g.props), finish)
+		res, err = stageFiles(ctx, pub, req, o.partitions, files, in, o.buildTwice, writerBytes(g.uploads), finish)
 	}
 	if res == nil {
 		return err

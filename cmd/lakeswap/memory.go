@@ -113,6 +113,10 @@ func stagingParallelism(limit, rowsInLargest, writer int64) int {
 	return int(max(1, min(int64(runtime.NumCPU()), limit/2/each)))
 }
 
+// uploadBudget is the memory one S3 upload may hold under limit: a quarter
+// of it, shared by the partitions staged at once (at most one a core).
+func uploadBudget(limit int64) int64 { return limit / 4 / int64(runtime.NumCPU()) }
+
 // writerBytes is what staging one partition holds besides its grain keys:
 // the Parquet writer's, and, for a warehouse on S3, the upload's parts (in
 // flight, and the one being filled).

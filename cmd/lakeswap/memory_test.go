@@ -2,11 +2,13 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/lakeswap/lakeswap/internal/retail"
 	"github.com/lakeswap/lakeswap/s3store"
 )
 
@@ -82,5 +84,42 @@ func TestMemoryFloor(t *testing.T) {
 			t.Errorf("%s: a refused limit changed the table", name)
 		}
 		s.must("publish", "--table", "retail.daily_orders", "--partitions", twoDays, "--memory-limit", floor, in)
+	}
+}
+
+// TestUploadsFollowTheMemoryLimit, on MinIO: a publish sends as many parts
+// of an upload at once as its share of --memory-limit holds (the sites
+// set the part size, 5 MiB, and leave the parts in flight to lakeswap),
+// and a count the catalog's properties set is kept; either way the run
+// lands.
+func TestUploadsFollowTheMemoryLimit(t *testing.T) {
+	s := newSite(t, "sqlite+minio")
+	s.createDaily()
+	want := s3store.FitUploads(s.props, uploadBudget(1<<30))[s3store.PropPartsInFlight]
+	if want == "1" {
+		t.Fatalf("a quarter of 1 GiB over %d cores holds one 5 MiB part in flight: the test needs more", runtime.NumCPU())
+	}
+	set := s.via(s.props[s3store.PropEndpoint])
+	set.props[s3store.PropPartsInFlight] = "1"
+	set = set.via(s.props[s3store.PropEndpoint])
+	for i, c := range []struct {
+		site     *site
+		inFlight string
+	}{{s, want}, {set, "1"}} {
+		meta, files := s.metadata("retail.daily_orders"), s.files()
+		in := filepath.Join(t.TempDir(), "in.ndjson")
+		if err := retail.WriteNDJSON(in, []retail.DailyOrder{
+			{OrderDate: "2026-01-01", Channel: "web", OrderCount: 1, AmountCents: 1000},
+			{OrderDate: "2026-01-02", Channel: "web", OrderCount: 1, AmountCents: 2000 + int64(i)},
+		}); err != nil {
+			t.Fatal(err)
+		}
+		code, _, errs := c.site.cli("publish", "-v", "--memory-limit", "1GiB", "--allow-implausible", "--table", "retail.daily_orders", "--partitions", twoDays, in)
+		if code != exitOK || !strings.Contains(errs, `msg="s3 uploads" part-size=5242880 parts-in-flight=`+c.inFlight+"\n") {
+			t.Errorf("publish under 1 GiB: exit %d, want parts in flight %s: %s", code, c.inFlight, errs)
+		}
+		if s.metadata("retail.daily_orders") == meta || slices.Equal(s.files(), files) {
+			t.Errorf("parts in flight %s: the publish changed nothing: %s", c.inFlight, errs)
+		}
 	}
 }

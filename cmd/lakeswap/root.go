@@ -151,6 +151,11 @@ type globals struct {
 	// props are the opened catalog's properties, for reading inputs on S3
 	// with the same settings.
 	props map[string]string
+	// uploadBudget, when set before the catalog is opened, is the memory
+	// one S3 upload may hold; uploads are the properties S3 uploads are
+	// made with, their parts sized to it.
+	uploadBudget int64
+	uploads      map[string]string
 	// catalog names the opened catalog and where it was configured, for
 	// messages that depend on which catalog was asked.
 	catalog string
@@ -206,6 +211,11 @@ func (g *globals) open(ctx context.Context) (context.Context, *catalog.Catalog, 
 		return ctx, nil, nil, err
 	}
 	g.props, g.catalog = cfg.Props, describeCatalog(cfg)
+	if g.uploadBudget > 0 && s3store.UsesS3(cfg.Props) {
+		cfg.Props = s3store.FitUploads(cfg.Props, g.uploadBudget)
+		g.logger().Info("s3 uploads", "part-size", cfg.Props[s3store.PropPartSize], "parts-in-flight", cfg.Props[s3store.PropPartsInFlight])
+	}
+	g.uploads = cfg.Props
 	if g.writes {
 		// Which catalog a write goes to is never left to be guessed.
 		fmt.Fprintf(g.stderr, "lakeswap: catalog %s\n", describeCatalog(cfg))
