@@ -6,9 +6,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -412,5 +414,91 @@ func TestCancelStopsTheSQL(t *testing.T) {
 		}
 	case <-time.After(time.Minute): // the query alone would run for hours
 		t.Fatal("the query went on after its context was cancelled")
+	}
+}
+
+// TestSQLIsOneQuery: the job's SQL is judged as written before its result
+// is kept: an error points into it (never into the statement that keeps
+// the result), a statement other than a query is refused, and so is a
+// result that names a column twice, even in two cases, which the engine
+// would rename (x_1) into another column of the table.
+func TestSQLIsOneQuery(t *testing.T) {
+	dir := t.TempDir()
+	copyFile(t, filepath.Join("..", "internal", "retail", "fixture", "batch1.ndjson"), filepath.Join(dir, "events.ndjson"))
+	for sql, want := range map[string]string{
+		"SELECT order_id, nosuch FROM events":                   `Referenced column "nosuch" not found`,
+		"PRAGMA version":                                        `it is not a query (it starts "PRAGMA")`,
+		"ATTACH ':memory:' AS other":                            `it is not a query (it starts "ATTACH")`,
+		"SELECT order_id, channel AS order_id FROM events":      "its result has column order_id twice",
+		"SELECT order_id AS x, channel AS X FROM events":        "its result has column X twice",
+		"SELECT order_id FROM events WHERE order_id = $from;\n": "",
+	} {
+		jobFile := filepath.Join(dir, "q.yaml")
+		if err := os.WriteFile(jobFile, []byte("table: retail.x\nsources:\n  events: {path: events.ndjson}\nsql: "+strconv.Quote(sql)+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		j, err := job.Load(jobFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		l, err := j.List(ctx, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		eng, err := source.OpenSQLEngine(t.TempDir(), 256<<20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := j.Prepare(ctx, eng, l, nil, nil, t.TempDir()); err != nil {
+			t.Fatal(err)
+		}
+		rr, err := j.Query(ctx, eng, "o100", "o100")
+		switch {
+		case want == "" && err != nil:
+			t.Errorf("%q: %v", sql, err)
+		case want != "" && (err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "lakeswap result")):
+			t.Errorf("%q: err = %v, want one saying %q", sql, err, want)
+		}
+		if rr != nil {
+			rr.Release()
+		}
+		eng.Close()
+	}
+}
+
+// TestRedeliveredAtOnce: the shipped orders_fact job keeps one copy of an
+// event whatever arrives with it: copies alike in every column are one, an
+// earlier copy wins over a later one, and copies that differ but arrived
+// at the same instant give one of them, the same one on every run (they
+// used to give both, two orders from one event).
+func TestRedeliveredAtOnce(t *testing.T) {
+	j := retailJob(t)
+	ev := func(id, order string, cents int, ingested string) string {
+		return fmt.Sprintf(`{"event_id":%q,"order_id":%q,"channel":"web","order_ts":"2026-01-01T10:00:00Z","updated_at":"2026-01-01T10:00:00Z","source_version":1,"amount_cents":%d,"ingested_at":%q}`+"\n",
+			id, order, cents, ingested)
+	}
+	raw := ev("e1", "o1", 100, "2026-01-01T10:05:00Z") + ev("e1", "o2", 200, "2026-01-01T10:05:00Z") +
+		ev("e2", "o3", 300, "2026-01-01T10:05:00Z") + ev("e2", "o3", 300, "2026-01-01T10:05:00Z") +
+		ev("e3", "o4", 400, "2026-01-01T10:05:00Z") + ev("e3", "o4", 401, "2026-01-01T10:05:00Z") +
+		ev("e4", "o5", 500, "2026-01-01T10:05:00Z") + ev("e4", "o5", 501, "2026-01-01T10:01:00Z")
+	if err := os.WriteFile(filepath.Join(filepath.Dir(j.File), "raw", "events.ndjson"), []byte(raw), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	first, _, _ := run(t, j, "2026-01-01", "2026-01-01")
+	var orders []string
+	for _, f := range first {
+		orders = append(orders, fmt.Sprintf("%s=%d", f.OrderID, f.AmountCents))
+	}
+	got := strings.Join(orders, " ")
+	if len(first) != 4 || !strings.Contains(got, "o3=300") || !strings.Contains(got, "o5=501") ||
+		strings.Contains(got, "o1=") == strings.Contains(got, "o2=") {
+		t.Errorf("facts %s; want one of o1 and o2, o3=300, one o4 and o5=501 (its earlier copy)", got)
+	}
+	for range 2 {
+		again, _, _ := run(t, j, "2026-01-01", "2026-01-01")
+		if !slices.Equal(again, first) {
+			t.Errorf("a rerun gives %v, the first run %v", again, first)
+		}
 	}
 }

@@ -495,8 +495,28 @@ func (j *Job) rulesOf(name string) []Reject {
 // computed it peaked at 1.7 GB, the engine alone at 0.85 GB for its
 // 256 MiB share.
 func (j *Job) Query(ctx context.Context, eng *source.SQLEngine, from, to string) (array.RecordReader, error) {
+	// Checked as written, so that an error points into the job's SQL,
+	// not into the statement that keeps its result.
+	names, err := eng.Columns(j.SQL)
+	if err != nil {
+		return nil, fmt.Errorf("job's SQL: %w", err)
+	}
+	// A table's columns are one each whatever their case: the engine
+	// would rename a second one (x_1), which could fill another column.
+	seen := map[string]bool{}
+	for _, n := range names {
+		if seen[strings.ToLower(n)] {
+			return nil, fmt.Errorf("job's SQL: its result has column %s twice (names that differ only in case are one name)", n)
+		}
+		seen[strings.ToLower(n)] = true
+	}
 	params := map[string]string{"from": from, "to": to}
 	if err := eng.ExecParams(ctx, "CREATE OR REPLACE TEMP TABLE "+resultTable+" AS "+j.SQL, params); err != nil {
+		if strings.Contains(err.Error(), "Parser Error") {
+			// It parsed alone, and is not a query a table can keep
+			// (PRAGMA, SHOW).
+			err = source.NotAQuery(j.SQL)
+		}
 		return nil, fmt.Errorf("job's SQL: %w", err)
 	}
 	rr, err := eng.Query(ctx, "SELECT * FROM "+resultTable, nil)

@@ -95,7 +95,12 @@ func FitUploads(props map[string]string, budget int64) map[string]string {
 	c := ConfigFromProps(props)
 	part, inFlight := c.PartSize, c.PartsInFlight
 	if !sizeSet {
-		for part*2 <= maxPartSize && part*2*(maxPartsInFlight+1) <= budget {
+		// Bigger parts only once as many as will be in flight fit.
+		most := int64(maxPartsInFlight)
+		if flightSet {
+			most = int64(inFlight)
+		}
+		for part*2 <= maxPartSize && part*2*(most+1) <= budget {
 			part *= 2
 		}
 	}

@@ -185,6 +185,9 @@ func TestFitUploads(t *testing.T) {
 		{nil, 1400 * mib, "67108864", "4"},
 		{map[string]string{s3store.PropPartSize: "8388608"}, 128 * mib, "8388608", "4"},
 		{map[string]string{s3store.PropPartsInFlight: "1"}, 1400 * mib, "67108864", "1"},
+		// Parts grow only while as many as the properties send at once fit.
+		{map[string]string{s3store.PropPartsInFlight: "8"}, 320 * mib, "33554432", "8"},
+		{map[string]string{s3store.PropPartsInFlight: "16"}, 160 * mib, "16777216", "16"},
 		{map[string]string{s3store.PropPartSize: "5242880", s3store.PropPartsInFlight: "2"}, 1400 * mib, "5242880", "2"},
 	} {
 		got := s3store.FitUploads(c.props, c.budget)

@@ -547,6 +547,31 @@ func (e *SQLEngine) ExecParams(ctx context.Context, q string, params map[string]
 	return r.Err()
 }
 
+// NotAQuery refuses SQL that is a statement other than one query.
+func NotAQuery(q string) error {
+	first, _, _ := strings.Cut(strings.TrimSpace(q), " ")
+	return fmt.Errorf("it is not a query (it starts %q): give one query, SELECT, WITH, VALUES or FROM", first)
+}
+
+// Columns prepares a query without running it and names its result's
+// columns, or says what is wrong with it as written: the engine's error,
+// or that it is a statement other than a query.
+func (e *SQLEngine) Columns(q string) ([]string, error) {
+	var stmt bindings.PreparedStatement
+	defer bindings.DestroyPrepare(&stmt)
+	if bindings.Prepare(e.e.conn, q, &stmt) == bindings.StateError {
+		return nil, engineError{errors.New(bindings.PrepareError(stmt))}
+	}
+	if bindings.PreparedStatementType(stmt) != bindings.StatementTypeSelect {
+		return nil, NotAQuery(q)
+	}
+	names := make([]string, bindings.PreparedStatementColumnCount(stmt))
+	for i := range names {
+		names[i] = bindings.PreparedStatementColumnName(stmt, bindings.IdxT(i))
+	}
+	return names, nil
+}
+
 // Query runs a query with its named parameters bound as text, and streams
 // its result.
 func (e *SQLEngine) Query(ctx context.Context, q string, params map[string]string) (array.RecordReader, error) {

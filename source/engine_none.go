@@ -36,12 +36,16 @@ func OpenSQLEngine(string, int64) (*SQLEngine, error) {
 func (*SQLEngine) Close()                                  {}
 func (*SQLEngine) Confine(context.Context, []string) error { return errors.ErrUnsupported }
 func (*SQLEngine) Exec(context.Context, string) error      { return errors.ErrUnsupported }
+func (*SQLEngine) Columns(string) ([]string, error)        { return nil, errors.ErrUnsupported }
 func (*SQLEngine) ExecParams(context.Context, string, map[string]string) error {
 	return errors.ErrUnsupported
 }
 func (*SQLEngine) Query(context.Context, string, map[string]string) (array.RecordReader, error) {
 	return nil, errors.ErrUnsupported
 }
+
+// NotAQuery refuses SQL that is a statement other than one query.
+func NotAQuery(string) error { return errors.ErrUnsupported }
 
 // OutOfMemory reports whether err is the engine's running out of memory:
 // never, in a build without it.

@@ -24,7 +24,10 @@ func ReadResult(ctx context.Context, c *contract.Contract, declared contract.Sel
 	// The engine keeps the result, and its memory, while it is read:
 	// rows wait in memory within half the share they would otherwise.
 	held := opts
-	held.MemoryLimit = max(opts.MemoryLimit/2, 0)
+	if held.MemoryLimit <= 0 {
+		held.MemoryLimit = 512 << 20 // newFiles' default
+	}
+	held.MemoryLimit /= 2
 	src, _, err := newFiles(c, declared, held, "the job's")
 	if err != nil {
 		return nil, err

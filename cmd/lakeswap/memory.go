@@ -114,14 +114,18 @@ func stagingParallelism(limit, rowsInLargest, writer int64) int {
 }
 
 // uploadBudget is the memory one S3 upload may hold under limit: a quarter
-// of it, shared by the partitions staged at once (at most one a core).
-func uploadBudget(limit int64) int64 { return limit / 4 / int64(runtime.NumCPU()) }
+// of what the limit gives above the floor a local warehouse needs, shared
+// by the partitions staged at once (at most one a core). At the floor it
+// holds what the floor counts, two parts of the default size.
+func uploadBudget(limit int64) int64 {
+	return max(limit-memoryFloor(nil), 0) / 4 / int64(runtime.NumCPU())
+}
 
 // writerBytes is what staging one partition holds besides its grain keys:
 // the Parquet writer's, and, for a warehouse on S3, the upload's parts (in
 // flight, and the one being filled).
 func writerBytes(props map[string]string) int64 {
-	if !strings.HasPrefix(props["warehouse"], "s3://") {
+	if !s3store.UsesS3(props) {
 		return stagingWriterBytes
 	}
 	c := s3store.ConfigFromProps(props)

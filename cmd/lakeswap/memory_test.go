@@ -95,9 +95,11 @@ func TestMemoryFloor(t *testing.T) {
 func TestUploadsFollowTheMemoryLimit(t *testing.T) {
 	s := newSite(t, "sqlite+minio")
 	s.createDaily()
-	want := s3store.FitUploads(s.props, uploadBudget(1<<30))[s3store.PropPartsInFlight]
-	if want == "1" {
-		t.Fatalf("a quarter of 1 GiB over %d cores holds one 5 MiB part in flight: the test needs more", runtime.NumCPU())
+	// A limit that gives each upload 128 MiB, whatever the cores: four
+	// parts of 5 MiB in flight, the most.
+	limit := fmt.Sprintf("%dMiB", 256+128*4*runtime.NumCPU())
+	if uploadBudget(int64(256+128*4*runtime.NumCPU())<<20) != 128<<20 {
+		t.Fatalf("--memory-limit %s gives an upload %d MiB, want 128", limit, uploadBudget(int64(256+128*4*runtime.NumCPU())<<20)>>20)
 	}
 	set := s.via(s.props[s3store.PropEndpoint])
 	set.props[s3store.PropPartsInFlight] = "1"
@@ -105,7 +107,7 @@ func TestUploadsFollowTheMemoryLimit(t *testing.T) {
 	for i, c := range []struct {
 		site     *site
 		inFlight string
-	}{{s, want}, {set, "1"}} {
+	}{{s, "4"}, {set, "1"}} {
 		meta, files := s.metadata("retail.daily_orders"), s.files()
 		in := filepath.Join(t.TempDir(), "in.ndjson")
 		if err := retail.WriteNDJSON(in, []retail.DailyOrder{
@@ -114,9 +116,9 @@ func TestUploadsFollowTheMemoryLimit(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		code, _, errs := c.site.cli("publish", "-v", "--memory-limit", "1GiB", "--allow-implausible", "--table", "retail.daily_orders", "--partitions", twoDays, in)
+		code, _, errs := c.site.cli("publish", "-v", "--memory-limit", limit, "--allow-implausible", "--table", "retail.daily_orders", "--partitions", twoDays, in)
 		if code != exitOK || !strings.Contains(errs, `msg="s3 uploads" part-size=5242880 parts-in-flight=`+c.inFlight+"\n") {
-			t.Errorf("publish under 1 GiB: exit %d, want parts in flight %s: %s", code, c.inFlight, errs)
+			t.Errorf("publish under %s: exit %d, want parts in flight %s: %s", limit, code, c.inFlight, errs)
 		}
 		if s.metadata("retail.daily_orders") == meta || slices.Equal(s.files(), files) {
 			t.Errorf("parts in flight %s: the publish changed nothing: %s", c.inFlight, errs)

@@ -5,17 +5,22 @@
 -- Written with aggregates and joins, which the engine spills to disk when
 -- they outgrow its memory, rather than window functions, which keep whole
 -- rows in memory: this job runs over 10M events under --memory-limit 1GiB.
-WITH events AS (
-    -- An event delivered again is the same event: keep its first arrival
-    -- (copies that arrived at once are one row; copies that differ and
-    -- arrived at once are both kept, and the order's grain refuses them).
-    SELECT DISTINCT r.*
+WITH arrivals AS NOT MATERIALIZED (
+    -- Copies of an event rank by arrival, and copies that arrived at once
+    -- by a hash of their content: one is kept, the same one on every run
+    -- (of one lakeswap: the hash is the engine's).
+    SELECT r.*, create_sort_key(r.ingested_at, 'ASC NULLS LAST', hash(r), 'ASC NULLS LAST') AS arrival
     FROM raw_events AS r
+),
+events AS (
+    -- An event delivered again is the same event: keep its first arrival
+    -- (copies alike in every column are one row).
+    SELECT DISTINCT * EXCLUDE (arrival)
+    FROM arrivals AS a
     SEMI JOIN (
-        SELECT event_id, min(ingested_at) AS ingested_at FROM raw_events GROUP BY event_id
+        SELECT event_id, min(arrival) AS arrival FROM arrivals GROUP BY event_id
     ) AS first
-        ON r.event_id IS NOT DISTINCT FROM first.event_id
-        AND r.ingested_at IS NOT DISTINCT FROM first.ingested_at
+        ON a.event_id IS NOT DISTINCT FROM first.event_id AND a.arrival = first.arrival
 ),
 versions AS NOT MATERIALIZED (
     -- The newest version of an order has the greatest source_version, then
