@@ -441,19 +441,11 @@ func TestSQLIsOneQuery(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ctx := context.Background()
-		l, err := j.List(ctx, nil, nil)
+		eng, _, err := prepared(t, j, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		eng, err := source.OpenSQLEngine(t.TempDir(), 256<<20)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := j.Prepare(ctx, eng, l, nil, nil, t.TempDir()); err != nil {
-			t.Fatal(err)
-		}
-		rr, err := j.Query(ctx, eng, "o100", "o100")
+		rr, err := j.Query(context.Background(), eng, "o100", "o100")
 		switch {
 		case want == "" && err != nil:
 			t.Errorf("%q: %v", sql, err)
@@ -463,7 +455,6 @@ func TestSQLIsOneQuery(t *testing.T) {
 		if rr != nil {
 			rr.Release()
 		}
-		eng.Close()
 	}
 }
 
