@@ -184,3 +184,52 @@ func TestEngineKeepsFileOrder(t *testing.T) {
 		t.Fatalf("read %d rows, err %v", next, err)
 	}
 }
+
+// TestEngineJSONChangesNumbers pins why NDJSON inputs are read by
+// lakeswap's own reader and not by the engine's JSON reader: the engine
+// parses every JSON number into a double before it is cast, so a decimal
+// of more digits than a double holds arrives changed, and its text is
+// written again from the double (1.50 as 1.5, 1e2 as 100.0). lakeswap's
+// reader keeps the value as written or refuses it. Should the engine one
+// day keep numbers as written, this test fails, and NDJSON can move onto
+// the engine as CSV has.
+func TestEngineJSONChangesNumbers(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "prices.ndjson")
+	if err := os.WriteFile(path, []byte(`{"price": 12345678901234567.89, "amount": 1.50}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e, err := newEngine(t.TempDir(), 256<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.close()
+	q := "SELECT * FROM read_json(" + FileList([]string{path}) + ", format = 'newline_delimited', columns = {price: 'DECIMAL(38,2)', amount: 'VARCHAR'})"
+	rr, err := e.query(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var engine strings.Builder
+	for rr.Next() {
+		rec := rr.RecordBatch()
+		for r := range int(rec.NumRows()) {
+			fmt.Fprintf(&engine, "%s %s\n", rec.Column(0).ValueStr(r), rec.Column(1).ValueStr(r))
+		}
+	}
+	if err := rr.Err(); err != nil {
+		t.Fatal(err)
+	}
+	rr.Release()
+	if got := engine.String(); got == "" || strings.Contains(got, "12345678901234567.89") || strings.Contains(got, "1.50") {
+		t.Errorf("the engine's JSON reader now keeps numbers as written (%q): NDJSON inputs could be read by it", got)
+	}
+
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "price", Type: &arrow.Decimal128Type{Precision: 38, Scale: 2}, Nullable: true},
+		{Name: "amount", Type: &arrow.Decimal128Type{Precision: 10, Scale: 2}, Nullable: true},
+	}, nil)
+	own := readAll(t, path, func(p string, fn func(Batch) error) error { return ReadInput(context.Background(), p, schema, fn) })
+	// 1.50 at scale 2 is the decimal 150, which arrow renders as 1.5.
+	if want := `1: "12345678901234567.89" "1.5"` + "\n"; own != want {
+		t.Errorf("lakeswap's NDJSON reader read %q, want the values as written %q", own, want)
+	}
+}
