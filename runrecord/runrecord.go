@@ -315,6 +315,11 @@ type Entry struct {
 	Fingerprint string           `json:"fingerprint,omitempty"`
 	Source      string           `json:"source,omitempty"`
 	Batch       string           `json:"batch,omitempty"` // "2/6" for a run committed in batches
+	// TableRows are the rows of the whole table at this snapshot, as the
+	// snapshot's summary counts them (Iceberg's total-records); nil where
+	// it does not count them, or where delete files make the count of rows
+	// a reader sees unknown from the summary alone.
+	TableRows *int64 `json:"table_rows,omitempty"`
 	// Problem says why the run's record could not be read whole (its run
 	// file missing or changed): the entry shows what the summary holds.
 	Problem string `json:"problem,omitempty"`
@@ -325,6 +330,21 @@ func entryOf(s table.Snapshot) Entry {
 	e := Entry{SnapshotID: s.SnapshotID, ParentID: s.ParentSnapshotID, Time: time.UnixMilli(s.TimestampMs).UTC()}
 	if s.Summary != nil {
 		e.Operation = string(s.Summary.Operation)
+		e.TableRows = tableRows(s.Summary.Properties)
 	}
 	return e
+}
+
+// tableRows reads a snapshot summary's count of the table's rows.
+func tableRows(p map[string]string) *int64 {
+	n, err := strconv.ParseInt(p["total-records"], 10, 64)
+	if err != nil {
+		return nil
+	}
+	for _, k := range []string{"total-equality-deletes", "total-position-deletes"} {
+		if d, err := strconv.ParseInt(p[k], 10, 64); err == nil && d > 0 {
+			return nil // deleted rows are not known from counts alone
+		}
+	}
+	return &n
 }

@@ -56,6 +56,14 @@ func (p *Publisher) History(ctx context.Context, ident table.Identifier) (main, 
 	return p.ledger().History(ctx, ident)
 }
 
+// Rollback is main set back to an older snapshot (rollback.Rollback).
+type Rollback = rollback.Rollback
+
+// Rollbacks lists the times main was set back, oldest first.
+func (p *Publisher) Rollbacks(ctx context.Context, ident table.Identifier) ([]Rollback, error) {
+	return p.ledger().Rollbacks(ctx, ident)
+}
+
 // Status says what became of a run, from the table's history alone.
 func (p *Publisher) Status(ctx context.Context, ident table.Identifier, runID string) (*RunStatus, error) {
 	return p.ledger().Status(ctx, ident, runID)

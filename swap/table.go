@@ -62,6 +62,16 @@ type ColumnInfo struct {
 	Required bool   `json:"required"`
 }
 
+// Contract reads a table's contract as its current schema and properties
+// make it.
+func (p *Publisher) Contract(ctx context.Context, ident table.Identifier) (*contract.Contract, error) {
+	tbl, err := p.Catalog.LoadTable(ctx, ident)
+	if err != nil {
+		return nil, fmt.Errorf("load table %s: %w", strings.Join(ident, "."), err)
+	}
+	return contract.Of(tbl.Metadata())
+}
+
 // describedRuns is how many of main's last runs Describe lists.
 const describedRuns = 10
 

@@ -4,32 +4,49 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
+	"unicode/utf8"
+
+	"golang.org/x/term"
 
 	"github.com/spf13/cobra"
 
 	"github.com/lakeswap/lakeswap/swap"
 
 	"github.com/lakeswap/lakeswap/runrecord"
-	"github.com/lakeswap/lakeswap/verify"
 )
 
 type historyOptions struct {
-	table string
+	table      string
+	limit      int
+	since      string
+	partitions []string
+	run        string
 }
 
 func newHistoryCmd(g *globals) *cobra.Command {
 	var o historyOptions
 	cmd := &cobra.Command{
-		Use:   "history --table NS.NAME",
-		Short: "List main's snapshots with the runs that made them",
-		Args:  cobra.NoArgs,
-		RunE:  func(cmd *cobra.Command, _ []string) error { return runHistory(cmd.Context(), g, o) },
+		Use:   "history --table NS.NAME [--limit N] [--since TIME] [--partition KEY] [--run RUN_ID]",
+		Short: "List main's snapshots with the runs that made them, and the rollbacks",
+		Long: `history lists main's snapshots, newest first, each with the run that made it (its partitions, as
+ranges where they follow one another, its rows and sums, its fingerprint) and the rows of the whole
+table after it; the times main was set back to an older snapshot (a rollback, which commits no
+snapshot of its own) among them; then the snapshots main no longer reaches.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runHistory(cmd.Context(), g, o) },
 	}
 	cmd.Flags().StringVar(&o.table, "table", "", "table, NAMESPACE.NAME (required)")
+	cmd.Flags().IntVar(&o.limit, "limit", 0, "show at most this many of main's snapshots, and of those off main (0: all)")
+	cmd.Flags().StringVar(&o.since, "since", "", "only what happened since this time: 2026-01-31, 2026-01-31T12:00:00Z, or a duration before now (36h, 7d)")
+	cmd.Flags().StringSliceVar(&o.partitions, "partition", nil, "only runs that replaced this partition, as history names it (order_date=2026-01-31); repeat for several")
+	cmd.Flags().StringVar(&o.run, "run", "", "only this run's snapshots and the rollbacks of them")
 	return cmd
 }
 
@@ -37,6 +54,15 @@ func runHistory(ctx context.Context, g *globals, o historyOptions) error {
 	ident, err := swap.ParseTable(o.table)
 	if err != nil {
 		return usageError{err}
+	}
+	if o.limit < 0 {
+		return usagef("--limit %d: give a count of snapshots, or 0 for all", o.limit)
+	}
+	var since time.Time
+	if o.since != "" {
+		if since, err = parseSince(o.since, time.Now()); err != nil {
+			return usageError{err}
+		}
 	}
 	ctx, cat, pub, err := g.open(ctx)
 	if err != nil {
@@ -47,26 +73,134 @@ func runHistory(ctx context.Context, g *globals, o historyOptions) error {
 	if err != nil {
 		return err
 	}
-	out := historyResult{Table: strings.Join(ident, "."), Main: main, Off: off}
+	rollbacks, err := pub.Rollbacks(ctx, ident)
+	if err != nil {
+		return err
+	}
+	c, err := pub.Contract(ctx, ident)
+	if err != nil {
+		return err
+	}
+	keep := historyFilter(o, since)
+	ofRun := map[int64]bool{} // the run's snapshots, whose rollbacks --run shows
+	for _, e := range append(slices.Clone(main), off...) {
+		if o.run != "" && e.RunID == o.run {
+			ofRun[e.SnapshotID] = true
+		}
+	}
+	out := historyResult{Table: strings.Join(ident, "."), Scales: c.Summary().Scales,
+		Main: limit(filter(main, keep), o.limit), Off: limit(filter(off, keep), o.limit), Rollbacks: []swap.Rollback{}}
+	for i := len(rollbacks) - 1; i >= 0; i-- { // newest first
+		r := rollbacks[i]
+		if len(o.partitions) > 0 || (o.run != "" && !ofRun[r.From]) || r.Time.Before(since) {
+			continue
+		}
+		out.Rollbacks = append(out.Rollbacks, r)
+	}
+	out.Rollbacks = limit(out.Rollbacks, o.limit)
 	return g.emit(out, func(w io.Writer) {
-		printHistory(w, main)
-		if len(off) > 0 {
+		width := terminalWidth(g.stdout)
+		runOf := map[int64]string{}
+		for _, e := range append(slices.Clone(main), off...) {
+			runOf[e.SnapshotID] = e.RunID
+		}
+		printHistory(w, out.Main, out.Rollbacks, runOf, out.Scales, width)
+		if len(out.Off) > 0 {
 			fmt.Fprintln(w, "\nnot on main (rolled back or replaced):")
-			printHistory(w, off)
+			printHistory(w, out.Off, nil, runOf, out.Scales, width)
 		}
 	})
 }
 
-func printHistory(w io.Writer, entries []runrecord.Entry) {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SNAPSHOT\tTIME\tOPERATION\tRUN\tPARTITIONS\tROWS\tSUMS\tFINGERPRINT")
+// historyFilter is what --since, --partition and --run keep.
+func historyFilter(o historyOptions, since time.Time) func(runrecord.Entry) bool {
+	return func(e runrecord.Entry) bool {
+		if e.Time.Before(since) || (o.run != "" && e.RunID != o.run) {
+			return false
+		}
+		if len(o.partitions) == 0 {
+			return true
+		}
+		for _, p := range o.partitions {
+			if slices.Contains(e.Partitions, p) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+func filter[T any](xs []T, keep func(T) bool) []T {
+	out := []T{}
+	for _, x := range xs {
+		if keep(x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func limit[T any](xs []T, n int) []T {
+	if n > 0 && len(xs) > n {
+		return xs[:n]
+	}
+	return xs
+}
+
+// parseSince reads --since: a date (midnight UTC), a time in RFC 3339, or
+// a duration before now, in Go's units or whole days (7d).
+func parseSince(s string, now time.Time) (time.Time, error) {
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
+		return t, nil
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		if n, err := strconv.Atoi(days); err == nil && n >= 0 {
+			return now.AddDate(0, 0, -n), nil
+		}
+	}
+	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+		return now.Add(-d), nil
+	}
+	return time.Time{}, fmt.Errorf("--since %q: give a date (2026-01-31), a time (2026-01-31T12:00:00Z) or a duration before now (36h, 7d)", s)
+}
+
+// printHistory prints snapshots and, among them by time, the rollbacks,
+// newest first. Where the terminal's width is known, a run's partitions
+// are cut to fit it.
+func printHistory(w io.Writer, entries []runrecord.Entry, rollbacks []swap.Rollback, runOf map[int64]string, scales map[string]int, width int) {
+	header := []string{"SNAPSHOT", "TIME", "OPERATION", "RUN", "PARTITIONS", "RUN ROWS", "TABLE ROWS", "SUMS", "FINGERPRINT"}
+	var rows [][]string
+	r := 0
 	for _, e := range entries {
+		for ; r < len(rollbacks) && rollbacks[r].Time.After(e.Time); r++ {
+			rows = append(rows, rollbackRow(rollbacks[r], runOf))
+		}
 		mark := ""
 		if e.Current {
 			mark = "*"
 		}
-		fmt.Fprintf(tw, "%d%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", e.SnapshotID, mark, e.Time.Format("2006-01-02 15:04:05"),
-			e.Operation, orDash(e.RunID), orDash(displayKeys(e.Partitions)), e.Rows, formatSums(e.Sums, nil), short(e.Fingerprint))
+		tableRows := "-"
+		if e.TableRows != nil {
+			tableRows = strconv.FormatInt(*e.TableRows, 10)
+		}
+		runRows := "-"
+		if e.RunID != "" {
+			runRows = strconv.FormatInt(e.Rows, 10)
+		}
+		rows = append(rows, []string{fmt.Sprintf("%d%s", e.SnapshotID, mark), e.Time.Format("2006-01-02 15:04:05"),
+			e.Operation, orDash(e.RunID), orDash(displayKeys(e.Partitions)), runRows, tableRows, formatSums(e.Sums, scales), short(e.Fingerprint)})
+	}
+	for ; r < len(rollbacks); r++ {
+		rows = append(rows, rollbackRow(rollbacks[r], runOf))
+	}
+	fitColumn(header, rows, 4, width)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(header, "\t"))
+	for _, row := range rows {
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
 	_ = tw.Flush()
 	for _, e := range entries {
@@ -76,12 +210,71 @@ func printHistory(w io.Writer, entries []runrecord.Entry) {
 	}
 }
 
-// historyResult is history's -o json: main's snapshots, newest first, and
-// the runs no longer on it.
+// rollbackRow shows main set back, with the run whose snapshot main left.
+func rollbackRow(r swap.Rollback, runOf map[int64]string) []string {
+	return []string{strconv.FormatInt(r.To, 10), r.Time.Format("2006-01-02 15:04:05"), "rollback", orDash(runOf[r.From]),
+		fmt.Sprintf("main set back from %d", r.From), "-", "-", "-", "-"}
+}
+
+// fitColumn cuts column col of rows, ending in "...", so that the widest
+// line fits width (unknown: 0, nothing is cut), keeping at least 20
+// characters of it.
+func fitColumn(header []string, rows [][]string, col, width int) {
+	if width <= 0 {
+		return
+	}
+	widths := make([]int, len(header))
+	for i, h := range header {
+		widths[i] = utf8.RuneCountInString(h)
+	}
+	for _, row := range rows {
+		for i, c := range row {
+			widths[i] = max(widths[i], utf8.RuneCountInString(c))
+		}
+	}
+	line := 0
+	for i, n := range widths {
+		line += n
+		if i < len(widths)-1 {
+			line += 2
+		}
+	}
+	over := line - width
+	if over <= 0 {
+		return
+	}
+	keep := max(widths[col]-over, 20)
+	for _, row := range rows {
+		if r := []rune(row[col]); len(r) > keep {
+			row[col] = string(r[:keep-3]) + "..."
+		}
+	}
+}
+
+// terminalWidth is w's width in columns where w is a terminal, else 0.
+func terminalWidth(w io.Writer) int {
+	f, ok := w.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return 0
+	}
+	width, _, err := term.GetSize(int(f.Fd()))
+	if err != nil {
+		return 0
+	}
+	return width
+}
+
+// historyResult is history's -o json: main's snapshots, newest first, the
+// rollbacks that set main back, newest first, and the runs no longer on
+// main; each as the filters asked.
 type historyResult struct {
-	Table string            `json:"table"`
-	Main  []runrecord.Entry `json:"main"`
-	Off   []runrecord.Entry `json:"off_main"`
+	Table     string            `json:"table"`
+	Main      []runrecord.Entry `json:"main"`
+	Off       []runrecord.Entry `json:"off_main"`
+	Rollbacks []swap.Rollback   `json:"rollbacks"`
+	// Scales are the decimal additive columns' scales: a sum is the
+	// unscaled value, 1234 at scale 2 being 12.34.
+	Scales map[string]int `json:"scales,omitempty"`
 }
 
 // formatSums lists sums by column; scales, where known, are the decimal
@@ -100,20 +293,6 @@ func formatSums(sums map[string]int64, scales map[string]int) string {
 		parts[i] = k + "=" + scaled(sums[k], scales[k])
 	}
 	return strings.Join(parts, " ")
-}
-
-// displayKeys lists partition keys on one line.
-// displayKeys lists a run's partitions on one line; a long run by its
-// ends and its count.
-func displayKeys(keys []string) string {
-	out := make([]string, len(keys))
-	for i, k := range keys {
-		out[i] = verify.DisplayKey(k)
-	}
-	if len(out) > 6 {
-		return fmt.Sprintf("%s,...,%s (%d partitions)", strings.Join(out[:2], ","), strings.Join(out[len(out)-2:], ","), len(out))
-	}
-	return strings.Join(out, ",")
 }
 
 func orDash(s string) string {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
@@ -47,6 +48,39 @@ func (l *Ledger) History(ctx context.Context, ident table.Identifier) (main []ru
 		}
 	}
 	return main, off, nil
+}
+
+// Rollback is main set back to a snapshot older than the one it held, as
+// the table's snapshot log records it: a rollback that points main back
+// commits no snapshot of its own, so the log is where it shows.
+type Rollback struct {
+	Time time.Time `json:"time"`
+	// To is the snapshot main was set to, From the one it held before.
+	To   int64 `json:"to_snapshot_id,string"`
+	From int64 `json:"from_snapshot_id,string"`
+}
+
+// Rollbacks lists the times main was set back, oldest first.
+func (l *Ledger) Rollbacks(ctx context.Context, ident table.Identifier) ([]Rollback, error) {
+	tbl, err := l.Catalog.LoadTable(ctx, ident)
+	if err != nil {
+		return nil, err
+	}
+	meta := tbl.Metadata()
+	var out []Rollback
+	var prev *table.Snapshot
+	for entry := range meta.SnapshotLogs() {
+		cur := meta.SnapshotByID(entry.SnapshotID)
+		if cur == nil {
+			prev = nil // expired since: what came before it is not known
+			continue
+		}
+		if prev != nil && cur.SnapshotID != prev.SnapshotID && cur.TimestampMs < prev.TimestampMs {
+			out = append(out, Rollback{Time: time.UnixMilli(entry.TimestampMs).UTC(), To: cur.SnapshotID, From: prev.SnapshotID})
+		}
+		prev = cur
+	}
+	return out, nil
 }
 
 // RunStatus is what the table's history says of a run: whether it landed,

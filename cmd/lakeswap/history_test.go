@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// firstBackfill is the example the README walks a newcomer through.
+var firstBackfill = filepath.Join("..", "..", "examples", "first-backfill")
+
+// TestHistoryOfARunAndItsRollback: history shows a run's partitions as a
+// range, its sums at their decimal scale, the table's rows after each
+// snapshot, and a rollback (which commits no snapshot) as an event; its
+// filters keep what they name. Reading history changes nothing.
+func TestHistoryOfARunAndItsRollback(t *testing.T) {
+	home := t.TempDir()
+	ex := func(name string) string { return filepath.Join(firstBackfill, name) }
+	for _, args := range [][]string{
+		{"table", "create", "--schema", ex("daily_sales.yaml")},
+		{"publish", "--table", "shop.daily_sales", "--partitions", "sale_date=2026-01-01..2026-01-07", "--run-id", "week-1", ex("sales.csv")},
+		{"publish", "--table", "shop.daily_sales", "--partitions", "sale_date=2026-01-03..2026-01-04", "--run-id", "fix-lisbon", ex("sales-fixed.csv")},
+		{"rollback", "--table", "shop.daily_sales", "--run", "fix-lisbon"},
+	} {
+		if code, _, errs := cli(t, home, args...); code != 0 {
+			t.Fatalf("%s: exit %d: %s", args[0], code, errs)
+		}
+	}
+	cat := openHome(t, home)
+	tbl, err := cat.LoadTable(context.Background(), []string{"shop", "daily_sales"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := tbl.MetadataLocation()
+	week := tbl.CurrentSnapshot().SnapshotID
+
+	code, out, errs := cli(t, home, "history", "--table", "shop.daily_sales")
+	if code != 0 {
+		t.Fatalf("history: exit %d: %s", code, errs)
+	}
+	lines := strings.Split(out, "\n")
+	for _, want := range [][]string{
+		{"rollback", "fix-lisbon", "main set back from "},
+		{"append", "week-1", "sale_date=2026-01-01..07 (7)", " 21 ", "orders=2466 revenue=71410.50", "c199bdb847d8"},
+		{"overwrite", "fix-lisbon", "sale_date=2026-01-03..04 (2)", " 6 ", " 21 ", "orders=549 revenue=15195.73"},
+	} {
+		if !anyLineHasAll(lines, want) {
+			t.Errorf("history has no line with all of %q:\n%s", want, out)
+		}
+	}
+	if strings.Index(out, "rollback") > strings.Index(out, "week-1") {
+		t.Errorf("history lists the rollback after the run it went back to, want newest first:\n%s", out)
+	}
+
+	var res historyResult
+	code, js, _ := cli(t, home, "history", "--table", "shop.daily_sales", "-o", "json")
+	if err := json.Unmarshal([]byte(js), &res); code != 0 || err != nil {
+		t.Fatalf("history -o json: exit %d, %v: %s", code, err, js)
+	}
+	if len(res.Rollbacks) != 1 || res.Rollbacks[0].To != week || len(res.Off) != 1 || res.Rollbacks[0].From != res.Off[0].SnapshotID {
+		t.Errorf("history -o json: rollbacks %+v, off main %+v: want one rollback from fix-lisbon's snapshot to %d", res.Rollbacks, res.Off, week)
+	}
+	if len(res.Main) != 1 || res.Main[0].TableRows == nil || *res.Main[0].TableRows != 21 || res.Scales["revenue"] != 2 {
+		t.Errorf("history -o json: main %+v, scales %v: want week-1 with 21 table rows, revenue at scale 2", res.Main, res.Scales)
+	}
+
+	for _, c := range []struct {
+		args      []string
+		main, off int
+		rollbacks int
+	}{
+		{[]string{"--run", "fix-lisbon"}, 0, 1, 1},
+		{[]string{"--run", "week-1"}, 1, 0, 0},
+		{[]string{"--partition", "sale_date=2026-01-04"}, 1, 1, 0},
+		{[]string{"--partition", "sale_date=2026-01-09"}, 0, 0, 0},
+		{[]string{"--since", "2h"}, 1, 1, 1},
+		{[]string{"--since", "2999-01-01"}, 0, 0, 0},
+		{[]string{"--limit", "1"}, 1, 1, 1},
+	} {
+		var res historyResult
+		code, js, errs := cli(t, home, append([]string{"history", "--table", "shop.daily_sales", "-o", "json"}, c.args...)...)
+		if err := json.Unmarshal([]byte(js), &res); code != 0 || err != nil {
+			t.Fatalf("history %q: exit %d, %v: %s", c.args, code, err, errs)
+		}
+		if len(res.Main) != c.main || len(res.Off) != c.off || len(res.Rollbacks) != c.rollbacks {
+			t.Errorf("history %q: %d on main, %d off, %d rollbacks; want %d, %d, %d", c.args, len(res.Main), len(res.Off), len(res.Rollbacks), c.main, c.off, c.rollbacks)
+		}
+	}
+	for _, bad := range [][]string{{"--since", "yesterday"}, {"--limit", "-1"}} {
+		if code, _, errs := cli(t, home, append([]string{"history", "--table", "shop.daily_sales"}, bad...)...); code != 2 || !strings.Contains(errs, bad[0]) {
+			t.Errorf("history %q: exit %d, want 2 (usage) naming %s: %s", bad, code, bad[0], errs)
+		}
+	}
+	if tbl, err = cat.LoadTable(context.Background(), []string{"shop", "daily_sales"}); err != nil || tbl.MetadataLocation() != before {
+		t.Errorf("history changed the table: metadata %s, was %s (%v)", tbl.MetadataLocation(), before, err)
+	}
+}
+
+func anyLineHasAll(lines []string, parts []string) bool {
+	for _, l := range lines {
+		all := true
+		for _, p := range parts {
+			all = all && strings.Contains(l, p)
+		}
+		if all {
+			return true
+		}
+	}
+	return false
+}
+
+// TestHistoryFitsTheTerminal: a run's partitions are cut to fit the
+// terminal's width, never below 20 characters of them.
+func TestHistoryFitsTheTerminal(t *testing.T) {
+	header := []string{"A", "PARTITIONS", "B"}
+	rows := [][]string{{"x", strings.Repeat("p", 100), "y"}}
+	fitColumn(header, rows, 1, 60)
+	if got := len(rows[0][1]); got != 100-(106-60) || !strings.HasSuffix(rows[0][1], "...") {
+		t.Errorf("cut to %d characters (%q), want %d ending in ...", got, rows[0][1], 100-(106-60))
+	}
+	rows = [][]string{{"x", strings.Repeat("p", 100), "y"}}
+	fitColumn(header, rows, 1, 10)
+	if got := len(rows[0][1]); got != 20 {
+		t.Errorf("cut to %d characters, want at least 20", got)
+	}
+	rows = [][]string{{"x", strings.Repeat("p", 100), "y"}}
+	fitColumn(header, rows, 1, 0)
+	if got := len(rows[0][1]); got != 100 {
+		t.Errorf("cut to %d characters where the width is unknown, want all 100", got)
+	}
+}
