@@ -76,11 +76,21 @@ func (c *Catalog) Close() error {
 // LoadTable loads a table whose commits go through this wrapper.
 func (c *Catalog) LoadTable(ctx context.Context, ident table.Identifier) (*table.Table, error) {
 	tbl, err := c.Catalog.LoadTable(ctx, ident)
+	if errors.Is(err, ErrNoSuchTable) {
+		return nil, missingTable(strings.Join(ident, "."))
+	}
 	if err != nil {
 		return nil, err
 	}
 	return c.adopt(tbl), nil
 }
+
+// missingTable is ErrNoSuchTable naming the table as a person writes it
+// (iceberg-go's catalogs name it as a Go slice: [shop daily_sales]).
+type missingTable string
+
+func (m missingTable) Error() string { return "there is no table " + string(m) + " in the catalog" }
+func (m missingTable) Unwrap() error { return ErrNoSuchTable }
 
 // CreateTable creates a table whose commits go through this wrapper.
 func (c *Catalog) CreateTable(ctx context.Context, ident table.Identifier, sc *iceberg.Schema, opts ...icebergcat.CreateTableOpt) (*table.Table, error) {

@@ -51,7 +51,7 @@ func ReadTableSpec(path string) (TableSpec, error) {
 	dec := yaml.NewDecoder(strings.NewReader(string(raw)))
 	dec.KnownFields(true)
 	if err := dec.Decode(&spec); err != nil {
-		return TableSpec{}, fmt.Errorf("parse schema file %s: %w", path, err)
+		return TableSpec{}, fmt.Errorf("schema file %s: %w", path, YAMLError(err))
 	}
 	return spec, nil
 }

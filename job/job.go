@@ -30,6 +30,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/lakeswap/lakeswap/catalog"
 )
 
 // Job is a job file, read and checked.
@@ -137,7 +139,7 @@ func Load(path string) (*Job, error) {
 	dec := yaml.NewDecoder(strings.NewReader(string(raw)))
 	dec.KnownFields(true)
 	if err := dec.Decode(&j); err != nil {
-		return nil, fmt.Errorf("job %s: %w", path, err)
+		return nil, fmt.Errorf("job %s: %w", path, catalog.YAMLError(err))
 	}
 	// Absolute, so that the listing (which names the files) is the same
 	// whatever folder the job is run from.

@@ -6,8 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/lakeswap/lakeswap/catalog"
-	"github.com/lakeswap/lakeswap/contract"
 	"io/fs"
 	"slices"
 	"strings"
@@ -15,6 +13,9 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/lakeswap/lakeswap/catalog"
+	"github.com/lakeswap/lakeswap/contract"
+	"github.com/lakeswap/lakeswap/internal/words"
 	"github.com/lakeswap/lakeswap/swap/internal/hold"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 )
@@ -84,9 +85,9 @@ func (p *Publisher) removeStaged(ctx context.Context, tbl *table.Table, plan *Pl
 	}
 	plan.Staged = false
 	if len(left) > 0 {
-		return fmt.Sprintf("removed %d staged file(s) of run %s but could not remove %d: %s", removed, plan.RunID, len(left), strings.Join(left, ", "))
+		return fmt.Sprintf("removed %s of run %s but could not remove %d: %s", words.Count(removed, "staged file"), plan.RunID, len(left), strings.Join(left, ", "))
 	}
-	return fmt.Sprintf("removed the %d file(s) run %s staged (attempt %s)", removed, plan.RunID, plan.Attempt)
+	return fmt.Sprintf("removed the %s run %s staged (attempt %s)", words.Count(removed, "file"), plan.RunID, plan.Attempt)
 }
 
 // Discard removes the files a plan staged that was never applied: exactly
@@ -174,9 +175,9 @@ func (p *Publisher) discardListed(ctx context.Context, tbl *table.Table, plan *P
 		}
 	}
 	p.release(ctx, tbl, plan)
-	said := fmt.Sprintf("removed the %d file(s) the plan of run %s staged (%d were already gone)", removed, plan.RunID, gone)
+	said := fmt.Sprintf("removed the %s the plan of run %s staged (%d already gone)", words.Count(removed, "file"), plan.RunID, gone)
 	if len(applied) > 0 {
-		said += fmt.Sprintf("; its %d file(s) a snapshot references (batches that were applied) are the table's and stay", len(applied))
+		said += fmt.Sprintf("; its %s a snapshot references (batches that were applied) are the table's and stay", words.Count(len(applied), "file"))
 	}
 	return said, nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakeswap/lakeswap/contract"
+	"github.com/lakeswap/lakeswap/internal/words"
 	"github.com/lakeswap/lakeswap/parquetio"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 	"github.com/lakeswap/lakeswap/verify"
@@ -50,7 +51,7 @@ func (plan *Plan) overlapping(ctx context.Context, meta table.Metadata, req Requ
 		case snapshot.Deleted(plan.baseIO, o.File.FilePath()):
 			findings = append(findings, earlierFinding(c, o, values, "has deletes applying to it; lakeswap rewrites only files of an earlier spec that no delete applies to: rewrite the table's files to its current spec first (Spark's rewrite_data_files does)"))
 		case o.Unplaced > 0:
-			findings = append(findings, earlierFinding(c, o, values, fmt.Sprintf("holds %d row(s) with no value of the partition column(s) %s (a null): no partition of the run can carry them, and rewriting the file would lose them; rewrite the table's files to its current spec first (Spark's rewrite_data_files does)", o.Unplaced, c.Partition.Name)))
+			findings = append(findings, earlierFinding(c, o, values, fmt.Sprintf("holds %s with no value of the partition columns %s (a null): no partition of the run can carry them, and rewriting the file would lose them; rewrite the table's files to its current spec first (Spark's rewrite_data_files does)", words.Count(o.Unplaced, "row"), c.Partition.Name)))
 		}
 	}
 	if len(findings) > 0 {

@@ -3,7 +3,6 @@ package swap
 import (
 	"context"
 	"fmt"
-	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 	"hash/maphash"
 	"sort"
 	"strings"
@@ -12,6 +11,8 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 
 	"github.com/lakeswap/lakeswap/contract"
+	"github.com/lakeswap/lakeswap/internal/words"
+	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 	"github.com/lakeswap/lakeswap/verify"
 )
 
@@ -82,8 +83,8 @@ func moved(ctx context.Context, fsys icebergio.IO, c *contract.Contract, plan *P
 		if n > 0 {
 			part := verify.DisplayKey(c.Partition.Key(v))
 			out = append(out, verify.Finding{Kind: verify.KindMoved, Partition: part,
-				Message: fmt.Sprintf("%d record(s) this run stages live today in %s, which the run does not declare (%s): they moved; declare %s too, or the table would hold them twice",
-					n, part, strings.Join(keys, ", "), part)})
+				Message: fmt.Sprintf("%s this run stages live today in %s, which the run does not declare (%s): they moved; declare %s too, or the table would hold them twice",
+					words.Count(n, "record"), part, strings.Join(keys, ", "), part)})
 		}
 	}
 	return out, "", nil
@@ -125,8 +126,8 @@ func stagedKeys(ctx context.Context, fsys icebergio.IO, c *contract.Contract, pl
 			}
 			a, b := verify.DisplayKey(pp.Key), verify.DisplayKey(plan.Partitions[i].Key)
 			out = append(out, verify.Finding{Kind: verify.KindDuplicateGrain, Partition: b,
-				Message: fmt.Sprintf("%d record(s) the run stages in %s are staged in %s too (%s): the table would hold them twice; each record belongs to one partition",
-					len(keys), a, b, strings.Join(keys[:min(len(keys), movedKeyExamples)], ", "))})
+				Message: fmt.Sprintf("%s the run stages in %s are staged in %s too (%s): the table would hold them twice; each record belongs to one partition",
+					words.Count(len(keys), "record"), a, b, strings.Join(keys[:min(len(keys), movedKeyExamples)], ", "))})
 		}
 	}
 	return staged, out, nil

@@ -16,6 +16,7 @@ import (
 	"github.com/apache/iceberg-go"
 
 	"github.com/lakeswap/lakeswap/contract"
+	"github.com/lakeswap/lakeswap/internal/words"
 	"github.com/lakeswap/lakeswap/verify/internal/rowhash"
 )
 
@@ -544,7 +545,7 @@ func Combine(parts map[string]Fingerprint) (Fingerprint, error) {
 		return out, nil
 	}
 	slices.Sort(overflow)
-	return out, fmt.Errorf("sum of column(s) %s over its partitions overflows a 64-bit integer", strings.Join(overflow, ", "))
+	return out, fmt.Errorf("sum of %s %s over its partitions overflows a 64-bit integer", words.Noun(len(overflow), "column"), strings.Join(overflow, ", "))
 }
 
 // CanonicalRow returns the canonical encoding of one row of a batch in the

@@ -9,6 +9,7 @@ import (
 
 	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/internal/doctor"
+	"github.com/lakeswap/lakeswap/internal/words"
 )
 
 type doctorOptions struct{}
@@ -41,7 +42,7 @@ func runDoctor(ctx context.Context, g *globals, _ doctorOptions) error {
 				n++
 			}
 		}
-		failed = fmt.Errorf("doctor: %d check(s) failed", n)
+		failed = fmt.Errorf("doctor: %s failed", words.Count(n, "check"))
 	}
 	return g.report(r, failed, func(w io.Writer) {
 		fmt.Fprintf(w, "catalog %s (%s), configured by %s\n", r.Catalog, r.Type, r.ConfiguredBy)

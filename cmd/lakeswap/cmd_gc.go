@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lakeswap/lakeswap/internal/words"
 	"github.com/lakeswap/lakeswap/swap"
 )
 
@@ -76,7 +77,7 @@ func runGC(ctx context.Context, g *globals, o gcOptions) error {
 		if res.Removed {
 			verb = "removed"
 		}
-		fmt.Fprintf(w, "%s %d item(s), %d bytes; kept %d staged file(s) of held attempts (a running publish, a plan) and %d of attempts active within the grace period\n", verb, len(res.Items), res.Bytes, res.Kept, res.Young)
+		fmt.Fprintf(w, "%s %s, %d bytes; kept %s of held attempts (a running publish, a plan) and %d of attempts active within the grace period\n", verb, words.Count(len(res.Items), "item"), res.Bytes, words.Count(res.Kept, "staged file"), res.Young)
 		if !res.Removed && len(res.Items) > 0 {
 			fmt.Fprintln(w, "dry run: nothing was removed; pass --yes to remove these")
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lakeswap/lakeswap/internal/words"
 	"github.com/lakeswap/lakeswap/job"
 	"github.com/lakeswap/lakeswap/s3store"
 	"github.com/lakeswap/lakeswap/source"
@@ -68,15 +69,15 @@ func runLag(ctx context.Context, g *globals, o lagOptions) error {
 		return err
 	}
 	return g.emit(r, func(w io.Writer) {
-		fmt.Fprintf(w, "arrival lag of %s over %d rows: p50 %s, p90 %s, p99 %s, max %s\n",
-			r.Source, r.Rows, seconds(r.Percentiles["p50"]), seconds(r.Percentiles["p90"]), seconds(r.Percentiles["p99"]), seconds(r.Percentiles["max"]))
+		fmt.Fprintf(w, "arrival lag of %s over %s: p50 %s, p90 %s, p99 %s, max %s\n",
+			r.Source, words.Count(r.Rows, "row"), seconds(r.Percentiles["p50"]), seconds(r.Percentiles["p90"]), seconds(r.Percentiles["p99"]), seconds(r.Percentiles["max"]))
 		if j.Lookback > 0 {
-			fmt.Fprintf(w, "beyond the lookback of %s: %d rows (%.1f%%)\n", seconds(r.Lookback), r.Beyond, 100*r.Share)
+			fmt.Fprintf(w, "beyond the lookback of %s: %s (%.1f%%)\n", seconds(r.Lookback), words.Count(r.Beyond, "row"), 100*r.Share)
 		} else {
 			fmt.Fprintln(w, "the job declares no lookback")
 		}
 		if r.Unreadable > 0 {
-			fmt.Fprintf(w, "%d rows have times that do not read as timestamps and are left out\n", r.Unreadable)
+			fmt.Fprintf(w, "%s times that do not read as timestamps and are left out\n", words.Count(r.Unreadable, "row has", "rows have"))
 		}
 	})
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lakeswap/lakeswap/contract"
+	"github.com/lakeswap/lakeswap/internal/words"
 	"github.com/lakeswap/lakeswap/job"
 	"github.com/lakeswap/lakeswap/parquetio"
 	"github.com/lakeswap/lakeswap/s3store"
@@ -479,8 +480,8 @@ func printResult(w io.Writer, res *swap.Result) {
 		if p.Cleanup != "" {
 			cleanup = p.Cleanup
 		}
-		fmt.Fprintf(w, "run %s on %s: unchanged: the declared partitions already hold exactly this content (fingerprint %s, %d rows); nothing was committed; %s\n",
-			p.RunID, p.Table, short(p.Fingerprint.Hash), p.Fingerprint.Rows, cleanup)
+		fmt.Fprintf(w, "run %s on %s: unchanged: the declared partitions already hold exactly this content (fingerprint %s, %s); nothing was committed; %s\n",
+			p.RunID, p.Table, short(p.Fingerprint.Hash), words.Count(p.Fingerprint.Rows, "row"), cleanup)
 		return
 	}
 	if len(res.Batches) > 0 {
@@ -543,6 +544,6 @@ func (p progressLog) Step(name string) {
 
 func (p progressLog) Staged(partition string, rows, _ int64) {
 	if p.g.verbose {
-		fmt.Fprintf(p.g.stderr, "  staged %s: %d rows\n", partition, rows)
+		fmt.Fprintf(p.g.stderr, "  staged %s: %s\n", partition, words.Count(rows, "row"))
 	}
 }

@@ -77,18 +77,27 @@ func runRollback(ctx context.Context, g *globals, o rollbackOptions) error {
 			defer fmt.Fprintf(w, "warning: the rollback is %s\n", res.Unverified)
 		}
 		if res.AlreadyRolledBack {
-			fmt.Fprintf(w, "run %s was already rolled back at %s: main went back to snapshot %d then and descends from it still; nothing was committed now; fingerprint %s (matches the one recorded before the run: %v)\n",
-				res.RunID, res.RolledBackAt.Format(time.RFC3339), res.ToSnapshotID, short(res.Fingerprint), res.Verified)
+			fmt.Fprintf(w, "run %s was already rolled back at %s: main went back to snapshot %d then and descends from it still; nothing was committed now; fingerprint %s, %s\n",
+				res.RunID, res.RolledBackAt.Format(time.RFC3339), res.ToSnapshotID, short(res.Fingerprint), asRecorded(res.Verified))
 			return
 		}
 		if res.Scoped {
-			fmt.Fprintf(w, "rolled back run %s's partitions as snapshot %d on %d (run rollback-%s), fingerprint %s (matches the one recorded before the run: %v)\n",
-				res.RunID, res.ToSnapshotID, res.FromSnapshotID, res.RunID, short(res.Fingerprint), res.Verified)
+			fmt.Fprintf(w, "rolled back run %s's partitions as snapshot %d on %d (run rollback-%s), fingerprint %s, %s\n",
+				res.RunID, res.ToSnapshotID, res.FromSnapshotID, res.RunID, short(res.Fingerprint), asRecorded(res.Verified))
 			return
 		}
-		fmt.Fprintf(w, "rolled back run %s: main %d -> %d, fingerprint %s (matches the one recorded before the run: %v)\n",
-			res.RunID, res.FromSnapshotID, res.ToSnapshotID, short(res.Fingerprint), res.Verified)
+		fmt.Fprintf(w, "rolled back run %s: main %d -> %d, fingerprint %s, %s\n",
+			res.RunID, res.FromSnapshotID, res.ToSnapshotID, short(res.Fingerprint), asRecorded(res.Verified))
 	})
+}
+
+// asRecorded says whether the fingerprint a rollback restored is the one
+// the run recorded of what it replaced.
+func asRecorded(verified bool) string {
+	if verified {
+		return "as recorded before the run"
+	}
+	return "NOT the one recorded before the run"
 }
 
 // rollbackView is rollback's -o json: its status, and the snapshot main

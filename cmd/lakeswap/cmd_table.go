@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lakeswap/lakeswap/internal/words"
 	"github.com/lakeswap/lakeswap/swap"
 )
 
@@ -102,7 +103,7 @@ func runTableDescribe(ctx context.Context, g *globals, o tableDescribeOptions) e
 		}
 		fmt.Fprintf(w, "last runs main holds (%d):\n", len(info.Runs))
 		for _, e := range info.Runs {
-			fmt.Fprintf(w, "  %s  snapshot %d  %s  %d rows\n", e.Time.Format(time.RFC3339), e.SnapshotID, e.RunID, e.Rows)
+			fmt.Fprintf(w, "  %s  snapshot %d  %s  %s\n", e.Time.Format(time.RFC3339), e.SnapshotID, e.RunID, words.Count(e.Rows, "row"))
 		}
 	})
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lakeswap/lakeswap/internal/words"
 	"github.com/lakeswap/lakeswap/swap"
 	"github.com/lakeswap/lakeswap/verify"
 )
@@ -76,14 +77,14 @@ func runVerifyTable(ctx context.Context, g *globals, ident []string, at int64) e
 		if !res.OK {
 			verdict = "FAILED"
 		}
-		fmt.Fprintf(w, "table %s at snapshot %d: %s\n  %d partition(s), %d file(s) read, %d rows; grain unique across the table: %v\n",
-			res.Table, res.SnapshotID, verdict, res.Partitions, res.Files, res.Rows, !slices.ContainsFunc(res.Findings, func(f verify.Finding) bool { return f.Kind == verify.KindDuplicateGrain }))
+		fmt.Fprintf(w, "table %s at snapshot %d: %s\n  %s, %s read, %s; grain unique across the table: %v\n",
+			res.Table, res.SnapshotID, verdict, words.Count(res.Partitions, "partition"), words.Count(res.Files, "file"), words.Count(res.Rows, "row"), !slices.ContainsFunc(res.Findings, func(f verify.Finding) bool { return f.Kind == verify.KindDuplicateGrain }))
 		for _, r := range res.Runs {
 			ok := "ok"
 			if !r.OK {
 				ok = "MISMATCH"
 			}
-			fmt.Fprintf(w, "  run %s (snapshot %d): %s in %d partition(s) main holds as it committed them\n", r.RunID, r.SnapshotID, ok, len(r.Partitions))
+			fmt.Fprintf(w, "  run %s (snapshot %d): %s in %s main holds as it committed them\n", r.RunID, r.SnapshotID, ok, words.Count(len(r.Partitions), "partition"))
 		}
 		for _, f := range res.Findings {
 			fmt.Fprintf(w, "  - %s\n", f.String())

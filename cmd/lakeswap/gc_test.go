@@ -104,7 +104,7 @@ func TestGC(t *testing.T) {
 			}
 			return string(out)
 		}
-		if out := gc("0s", "--yes"); !strings.Contains(out, "removed 0 item(s)") || !slices.Equal(s.files(), files) {
+		if out := gc("0s", "--yes"); !strings.Contains(out, "removed 0 items") || !slices.Equal(s.files(), files) {
 			t.Fatalf("gc within the grace period removed something:\n%s", out)
 		}
 		out := gc("48h")

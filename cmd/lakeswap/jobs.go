@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/lakeswap/lakeswap/internal/words"
 	"github.com/lakeswap/lakeswap/swap"
 	"github.com/lakeswap/lakeswap/verify"
 )
@@ -49,5 +50,5 @@ func printJob(w io.Writer, p *swap.Plan) {
 	for _, r := range slices.Sorted(maps.Keys(j.Rejected)) {
 		reasons = append(reasons, fmt.Sprintf("%s (%d)", r, j.Rejected[r]))
 	}
-	fmt.Fprintf(w, "rejected %d source row(s), written to %s: %s\n", j.RejectedRows, j.RejectsFile, strings.Join(reasons, ", "))
+	fmt.Fprintf(w, "rejected %s, written to %s: %s\n", words.Count(j.RejectedRows, "source row"), j.RejectsFile, strings.Join(reasons, ", "))
 }

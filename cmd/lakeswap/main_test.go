@@ -249,6 +249,7 @@ func TestExitCodes(t *testing.T) {
 
 func TestMain(m *testing.M) {
 	jsonWritten = checkPrinted
+	textWritten = checkMessages
 	// lakeswap processes the tests start log theirs here (barrier.go).
 	log, err := os.CreateTemp("", "lakeswap-json-*.log")
 	if err != nil {
@@ -258,7 +259,7 @@ func TestMain(m *testing.M) {
 	defer os.Remove(log.Name())
 	os.Setenv(envJSONLog, log.Name())
 	code := testenv.Run(m)
-	os.Exit(max(code, validatePrinted(log.Name())))
+	os.Exit(max(code, validatePrinted(log.Name()), reportMessages()))
 }
 
 func TestDemoOnMinIO(t *testing.T) {
@@ -281,7 +282,7 @@ func TestDemo(t *testing.T) {
 	if code := mainWithEnv(context.Background(), []string{"demo", "--dir", dir}, &out, &errb, noEnv); code != 0 {
 		t.Fatalf("demo: exit %d\n%s\n%s", code, out.String(), errb.String())
 	}
-	for _, want := range []string{"rejected 3 source row(s)", "orders_fact: 5 orders, 36500 cents", "order_id=o100): they moved",
+	for _, want := range []string{"rejected 3 source rows", "orders_fact: 5 orders, 36500 cents", "order_id=o100): they moved",
 		"orders_fact unchanged, daily_orders unchanged; no new snapshot: true; 2026-01-02/web = 2 orders, 19000 cents",
 		"after append 1: 2026-01-02/web = 4 orders, 38000 cents", "after append 2: 2026-01-02/web = 6 orders, 57000 cents",
 		"refused (exit code 3)", "the one before the bad run: true", "demo ok"} {

@@ -220,7 +220,7 @@ func TestRepublishIdenticalCommitsNothing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if out := s.must("apply", plan, "--approve", pf.PlanID); !strings.Contains(out, "unchanged") || !strings.Contains(out, "nothing was committed; removed the 2 file(s)") {
+		if out := s.must("apply", plan, "--approve", pf.PlanID); !strings.Contains(out, "unchanged") || !strings.Contains(out, "nothing was committed; removed the 2 files") {
 			t.Errorf("apply of a plan with no changes: %s", out)
 		}
 		if s.metadata("daily_orders") != before || !slices.Equal(s.files(), files) {
@@ -321,7 +321,7 @@ func TestDiscard(t *testing.T) {
 		if len(s.files()) <= len(files) {
 			t.Fatal("plan staged no file")
 		}
-		if out := s.must("discard", plan); !strings.Contains(out, "removed the 2 file(s)") {
+		if out := s.must("discard", plan); !strings.Contains(out, "removed the 2 files") {
 			t.Errorf("discard: %s", out)
 		}
 		if s.metadata("daily_orders") != before || !slices.Equal(s.files(), files) {
@@ -544,7 +544,7 @@ func TestLongPlanShowsWhatChanges(t *testing.T) {
 			t.Errorf("the plan does not show %s, which changes:\n%s", day, out)
 		}
 	}
-	for _, want := range []string{"total of 30", "29 changed", "this will replace 29 partitions", "1 declared partition(s) hold the planned content already"} {
+	for _, want := range []string{"total of 30", "29 changed", "this will replace 29 partitions", "1 declared partition holds the planned content already"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("plan summary lacks %q:\n%s", want, out)
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/lakeswap/lakeswap/internal/words"
 	"github.com/lakeswap/lakeswap/swap"
 	"github.com/lakeswap/lakeswap/verify"
 )
@@ -48,9 +49,10 @@ func printPlan(w io.Writer, id string, p *swap.Plan, whole bool) {
 		return
 	}
 	printJob(w, p)
-	fmt.Fprintf(w, "this will replace %d partitions of %s", changed, p.Table)
+	fmt.Fprintf(w, "this will replace %s of %s", words.Count(changed, "partition"), p.Table)
 	if n := len(p.Partitions) - changed; n > 0 {
-		fmt.Fprintf(w, " (%d declared partition(s) hold the planned content already and keep their files)", n)
+		fmt.Fprintf(w, " (%s)", words.Count(n, "declared partition holds the planned content already and keeps its files",
+			"declared partitions hold the planned content already and keep their files"))
 	}
 	batches := p.Batches()
 	if len(batches) > 0 {
@@ -77,7 +79,7 @@ func printRewritten(w io.Writer, p *swap.Plan) {
 	if len(p.Rewritten) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "rewrites %d file(s) written under an earlier partition spec; their rows are in the new files of the partitions they fall in, those not declared marked (carried) and staged from the table:\n", len(p.Rewritten))
+	fmt.Fprintf(w, "rewrites %s written under an earlier partition spec; their rows are in the new files of the partitions they fall in, those not declared marked (carried) and staged from the table:\n", words.Count(len(p.Rewritten), "file"))
 	for _, f := range p.Rewritten {
 		fmt.Fprintf(w, "  %s (%d rows)\n", f.Path, f.Rows)
 	}

@@ -105,7 +105,7 @@ func TestRewriteKeepsNullPartitionRows(t *testing.T) {
 		in := write(t, t.TempDir(), "in.ndjson", `{"d":"2026-01-05","id":1,"n":5}`+"\n")
 		meta := s.metadata(tbl)
 		code, _, errs := s.cli("publish", "--rewrite-overlapping", "--table", tbl, "--partitions", "d=2026-01-05", in)
-		if code != exitRefused || !strings.Contains(errs, "1 row(s) with no value of the partition column") || s.metadata(tbl) != meta {
+		if code != exitRefused || !strings.Contains(errs, "1 row with no value of the partition column") || s.metadata(tbl) != meta {
 			t.Errorf("a rewrite of a file holding a row with no d: exit %d: %s", code, errs)
 		}
 		if got := view(t, s, "nulls", "d", "id", "n"); !slices.Equal(got, before) {

@@ -270,6 +270,11 @@ func (g *globals) emit(v any, text func(io.Writer)) error {
 	return nil
 }
 
+// textWritten, when set (by tests), sees all a run of lakeswap printed,
+// to check every message for what a person should never read (Go's
+// syntax).
+var textWritten func(args []string, stdout, stderr []byte)
+
 // jsonWritten, when set (by tests), sees every JSON object lakeswap
 // prints, with the command that printed it, to check it against the
 // command's schema under docs/json.
@@ -363,12 +368,17 @@ func mainWithEnv(ctx context.Context, args []string, stdout, stderr io.Writer, g
 	if getenv == nil {
 		getenv = os.Getenv
 	}
+	if textWritten != nil {
+		var out, errb bytes.Buffer
+		defer func() { textWritten(args, out.Bytes(), errb.Bytes()) }()
+		stdout, stderr = io.MultiWriter(stdout, &out), io.MultiWriter(stderr, &errb)
+	}
 	g := &globals{stdout: stdout, stderr: stderr, getenv: getenv}
 	root := newRoot(g)
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return exitOK
 	}
@@ -394,7 +404,12 @@ func mainWithEnv(ctx context.Context, args []string, stdout, stderr io.Writer, g
 	}
 	fmt.Fprintf(stderr, "lakeswap: %v\n", err)
 	if code == exitUsage {
-		fmt.Fprintln(stderr, "Run 'lakeswap --help' for usage.")
+		// The usage of the command that was meant, where one was found.
+		if cmd == nil || cmd == root || !cmd.Runnable() {
+			fmt.Fprintln(stderr, "Run 'lakeswap --help' for usage.")
+		} else {
+			fmt.Fprintf(stderr, "\n%s", cmd.UsageString())
+		}
 	}
 	return code
 }

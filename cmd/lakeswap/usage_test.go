@@ -11,20 +11,25 @@ import (
 // TestUnknownCommandsAreUsageErrors: a misspelled command or argument,
 // anywhere in the tree, exits 2 and creates nothing, so that a script never
 // takes a printed help for success; a command that only groups others
-// needs one of them.
+// needs one of them. It prints the usage of the command that was meant.
 func TestUnknownCommandsAreUsageErrors(t *testing.T) {
 	home := t.TempDir()
-	for _, args := range [][]string{
-		{"bogus"},
-		{"table", "bogus"},
-		{"table"},
-		{"table", "create", "extra", "--schema", "x.yaml"},
-		{"history", "extra", "--table", "a.b"},
-		{"version", "extra"},
+	for _, c := range []struct {
+		args  []string
+		usage string // the usage printed: the command's where one was meant
+	}{
+		{[]string{"bogus"}, "Run 'lakeswap --help' for usage."},
+		{[]string{"table", "bogus"}, "Usage:\n  lakeswap table [flags]"},
+		{[]string{"table"}, "Usage:\n  lakeswap table [flags]"},
+		{[]string{"table", "create", "extra", "--schema", "x.yaml"}, "Usage:\n  lakeswap table create --schema FILE"},
+		{[]string{"history", "extra", "--table", "a.b"}, "Usage:\n  lakeswap history --table NS.NAME"},
+		{[]string{"history", "--table", "a.b", "--limit", "-1"}, "Usage:\n  lakeswap history --table NS.NAME"},
+		{[]string{"publish", "--table", "a.b", "--bogus"}, "Usage:\n  lakeswap publish --table NS.NAME"},
+		{[]string{"version", "extra"}, "Usage:\n  lakeswap version"},
 	} {
-		code, out, errs := cli(t, home, args...)
-		if code != exitUsage || out != "" || !strings.Contains(errs, "Run 'lakeswap --help' for usage.") {
-			t.Errorf("lakeswap %s: exit %d, stdout %q, stderr %q; want exit %d and a usage line", strings.Join(args, " "), code, out, errs, exitUsage)
+		code, out, errs := cli(t, home, c.args...)
+		if code != exitUsage || out != "" || !strings.Contains(errs, c.usage) {
+			t.Errorf("lakeswap %s: exit %d, stdout %q, stderr %q; want exit %d and %q", strings.Join(c.args, " "), code, out, errs, exitUsage, c.usage)
 		}
 	}
 	if entries, _ := os.ReadDir(home); len(entries) > 0 {

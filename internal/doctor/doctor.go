@@ -22,6 +22,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/lakeswap/lakeswap/catalog"
+	"github.com/lakeswap/lakeswap/internal/words"
 	"github.com/lakeswap/lakeswap/s3store"
 	"github.com/lakeswap/lakeswap/source"
 )
@@ -106,7 +107,7 @@ func reachable(ctx context.Context, cfg catalog.Config) Check {
 		c.Detail, c.Fix = "listing namespaces failed: "+err.Error(), "check the catalog's uri, credentials and that its server is up"
 		return c
 	}
-	c.OK, c.Detail = true, fmt.Sprintf("%d namespace(s)", len(ns))
+	c.OK, c.Detail = true, words.Count(len(ns), "namespace")
 	return c
 }
 

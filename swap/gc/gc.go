@@ -24,6 +24,7 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/lakeswap/lakeswap/internal/words"
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/swap/internal/hold"
 	"github.com/lakeswap/lakeswap/swap/internal/layout"
@@ -379,7 +380,7 @@ func (g *run) expiredTags(res *Result) func(context.Context) error {
 		}
 		pins = append(pins, table.AssertTableUUID(meta.TableUUID()))
 		if _, _, err := g.c.Catalog.CommitTable(ctx, g.req.Table, pins, expired); err != nil {
-			return fmt.Errorf("gc of %s: expire %d lakeswap tag(s): %w (the files were removed)", g.name, len(expired), err)
+			return fmt.Errorf("gc of %s: expire %s: %w (the files were removed)", g.name, words.Count(len(expired), "lakeswap tag"), err)
 		}
 		return nil
 	}

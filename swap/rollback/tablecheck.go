@@ -12,6 +12,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakeswap/lakeswap/contract"
+	"github.com/lakeswap/lakeswap/internal/words"
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/swap/internal/outcome"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
@@ -90,7 +91,7 @@ func (l *Ledger) VerifyTable(ctx context.Context, ident table.Identifier, snapsh
 		return nil, err
 	}
 	if !res.OK {
-		return res, &outcome.OpError{Op: "verify", Table: name, Err: fmt.Errorf("%w: snapshot %d: %d finding(s)", outcome.ErrVerifyFailed, snap.SnapshotID, len(res.Findings))}
+		return res, &outcome.OpError{Op: "verify", Table: name, Err: fmt.Errorf("%w: snapshot %d: %s", outcome.ErrVerifyFailed, snap.SnapshotID, words.Count(len(res.Findings), "finding"))}
 	}
 	return res, nil
 }
@@ -122,7 +123,7 @@ func (l *Ledger) CheckContract(ctx context.Context, ident table.Identifier, c *c
 	for key, fp := range tc.parts {
 		for col, n := range fp.NullGrain {
 			tc.find(verify.Finding{Kind: verify.KindNullGrain, Partition: verify.DisplayKey(key), Column: col,
-				Message: fmt.Sprintf("%d row(s) have no %s", n, col)})
+				Message: fmt.Sprintf("%s no %s", words.Count(n, "row has", "rows have"), col)})
 		}
 	}
 	return res, tc.grain(ctx)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/lakeswap/lakeswap/catalog"
+	"github.com/lakeswap/lakeswap/internal/words"
 	"github.com/lakeswap/lakeswap/verify"
 )
 
@@ -64,7 +65,7 @@ func (e *RefusedError) Error() string {
 	if op == "" {
 		op = "publish"
 	}
-	fmt.Fprintf(&b, "%s of %s refused: %d finding(s); nothing was committed", op, e.Table, n)
+	fmt.Fprintf(&b, "%s of %s refused: %s; nothing was committed", op, e.Table, words.Count(n, "finding"))
 	if e.Cleanup != "" {
 		b.WriteString("; " + e.Cleanup)
 	}

@@ -13,6 +13,8 @@ import (
 
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakeswap/lakeswap/internal/words"
 )
 
 // RebaseAttempts bounds how often a commit is tried again on a main that
@@ -88,12 +90,12 @@ func RemoveWritten(ctx context.Context, log *slog.Logger, tbl *table.Table, rec 
 		}
 	}
 	if len(left) > 0 {
-		return fmt.Sprintf("could not remove %d manifest file(s) of the refused commit: %s", len(left), strings.Join(left, ", "))
+		return fmt.Sprintf("could not remove %s of the refused commit: %s", words.Count(len(left), "manifest file"), strings.Join(left, ", "))
 	}
 	// A metadata file the catalog itself wrote before refusing is the
 	// catalog's: no table version names it, and lakeswap cannot tell it
 	// from another writer's.
-	return fmt.Sprintf("removed the %d manifest file(s) the refused commit wrote", len(rec.written))
+	return fmt.Sprintf("removed the %s the refused commit wrote", words.Count(len(rec.written), "manifest file"))
 }
 
 // CleanupTimeout bounds how long removing an attempt's files may take.
