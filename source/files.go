@@ -17,6 +17,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/lakeswap/lakeswap/contract"
+	"github.com/lakeswap/lakeswap/internal/words"
 	"github.com/lakeswap/lakeswap/verify"
 )
 
@@ -35,8 +36,12 @@ type Files struct {
 	dir     string // the spill folder, removed by Release
 	inputs  []input
 	objects []Object
-	stray   []strayRow
-	nstray  int
+	// stray counts the rows of undeclared partitions, by the partition
+	// they fall in, in order of first appearance; past MaxFindings
+	// partitions, the rest are counted together.
+	stray      []*strayRows
+	strayOf    map[string]*strayRows
+	strayOther int
 	// declared lists the declared partitions for stray-row findings, and
 	// column names the partition column.
 	declared, column string
@@ -52,10 +57,11 @@ type input struct {
 	records *recordLines
 }
 
-type strayRow struct {
-	key  string // the row's partition key, "null" for none
-	file int32
-	line int64
+type strayRows struct {
+	key   string // the rows' partition key, "null" for none
+	count int
+	file  int32 // where the first of them is
+	line  int64
 }
 
 type located struct {
@@ -324,15 +330,24 @@ func take(ctx context.Context, rec arrow.RecordBatch, rows []int64) (arrow.Recor
 }
 
 func (s *Files) addStray(c *contract.Contract, v string, ok bool, file int32, line int64) {
-	s.nstray++
-	if len(s.stray) >= verify.MaxFindings {
-		return
-	}
 	key := "null"
 	if ok {
 		key = c.Partition.Key(v)
 	}
-	s.stray = append(s.stray, strayRow{key: key, file: file, line: line})
+	if g := s.strayOf[key]; g != nil {
+		g.count++
+		return
+	}
+	if len(s.stray) >= verify.MaxFindings {
+		s.strayOther++
+		return
+	}
+	g := &strayRows{key: key, count: 1, file: file, line: line}
+	if s.strayOf == nil {
+		s.strayOf = map[string]*strayRows{}
+	}
+	s.strayOf[key] = g
+	s.stray = append(s.stray, g)
 }
 
 // openBatchRows is how many rows of a partition wait in memory before they
@@ -372,17 +387,21 @@ func (s *Files) where(file int32, line int64) string {
 	return fmt.Sprintf("%s:%d", in.path, line)
 }
 
-// Stray returns findings for rows of undeclared partitions.
+// Stray returns findings for rows of undeclared partitions: one for each
+// partition they fall in, with their count and where the first one is.
 func (s *Files) Stray() []verify.Finding {
 	var out []verify.Finding
-	for _, r := range s.stray {
-		out = append(out, verify.Finding{Kind: verify.KindOutside, Partition: r.key,
-			Where: s.where(r.file, r.line), Column: s.column,
-			Message: "row is outside the partitions this run declares (" + s.declared + ")"})
+	for _, g := range s.stray {
+		msg := "row is outside the partitions this run declares (" + s.declared + ")"
+		if g.count > 1 {
+			msg = fmt.Sprintf("%d rows are outside the partitions this run declares (%s); the line named is the first", g.count, s.declared)
+		}
+		out = append(out, verify.Finding{Kind: verify.KindOutside, Partition: g.key,
+			Where: s.where(g.file, g.line), Column: s.column, Message: msg})
 	}
-	if s.nstray > len(s.stray) {
+	if s.strayOther > 0 {
 		out = append(out, verify.Finding{Kind: verify.KindOutside,
-			Message: fmt.Sprintf("%d more rows outside the declared partitions", s.nstray-len(s.stray))})
+			Message: fmt.Sprintf("%s more outside the declared partitions, in partitions beyond the %d named above", words.Count(s.strayOther, "row"), len(s.stray))})
 	}
 	return out
 }

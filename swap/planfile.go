@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/lakeswap/lakeswap/swap/internal/outcome"
 	"github.com/lakeswap/lakeswap/verify"
@@ -20,6 +21,9 @@ import (
 type PlanFile struct {
 	PlanID string `json:"plan_id"`
 	Plan   *Plan  `json:"plan"`
+	// DiscardedAt is when discard removed what the plan staged: the plan
+	// can no longer be applied. It is not part of the plan (nor its id).
+	DiscardedAt *time.Time `json:"discarded_at,omitempty"`
 	// Name is the file it was read from or written to.
 	Name string `json:"-"`
 	// content is the plan's JSON as the file holds it, compacted: what its
@@ -74,8 +78,9 @@ func ReadPlan(file string) (*PlanFile, error) {
 // DecodePlan reads a plan file's content; file names it in errors.
 func DecodePlan(file string, raw []byte) (*PlanFile, error) {
 	var doc struct {
-		PlanID string          `json:"plan_id"`
-		Plan   json.RawMessage `json:"plan"`
+		PlanID      string          `json:"plan_id"`
+		Plan        json.RawMessage `json:"plan"`
+		DiscardedAt *time.Time      `json:"discarded_at"`
 	}
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		return nil, InvalidRequest(fmt.Errorf("%s is not a plan lakeswap wrote: %w", file, err))
@@ -91,7 +96,50 @@ func DecodePlan(file string, raw []byte) (*PlanFile, error) {
 	if err := json.Compact(&content, doc.Plan); err != nil {
 		return nil, InvalidRequest(fmt.Errorf("%s is not a plan lakeswap wrote: %w", file, err))
 	}
-	return &PlanFile{PlanID: doc.PlanID, Plan: plan, Name: file, content: content.Bytes()}, nil
+	return &PlanFile{PlanID: doc.PlanID, Plan: plan, DiscardedAt: doc.DiscardedAt, Name: file, content: content.Bytes()}, nil
+}
+
+// MarkDiscarded records in a plan file that its staged files were
+// removed, so that apply says so rather than find them gone. The plan
+// and its id stay as written; the file is replaced whole by a rename.
+func MarkDiscarded(file string, at time.Time) error {
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return fmt.Errorf("%s is not a plan lakeswap wrote: %w", file, err)
+	}
+	when, _ := json.Marshal(at.UTC())
+	doc["discarded_at"] = when
+	out, err := json.MarshalIndent(struct {
+		PlanID      json.RawMessage `json:"plan_id"`
+		Plan        json.RawMessage `json:"plan"`
+		DiscardedAt json.RawMessage `json:"discarded_at"`
+	}{doc["plan_id"], doc["plan"], doc["discarded_at"]}, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := file + ".discarding"
+	if err := os.WriteFile(tmp, append(out, '\n'), 0o644); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, file); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+// NotDiscarded refuses a plan discard has marked: its staged files are
+// gone. op names what is refused.
+func (pf *PlanFile) NotDiscarded(op string) error {
+	if pf.DiscardedAt == nil {
+		return nil
+	}
+	return InvalidRequest(fmt.Errorf("%s was discarded at %s (plan %s, run %s): its staged files were removed, so there is nothing to %s; plan the run again",
+		pf.Name, pf.DiscardedAt.Format(time.RFC3339), short(pf.PlanID), pf.Plan.RunID, op))
 }
 
 // Unedited refuses a plan whose content no longer has the id it was

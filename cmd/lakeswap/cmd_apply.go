@@ -60,6 +60,9 @@ func runApply(ctx context.Context, g *globals, o applyOptions) error {
 		if err := pf.Unedited("apply"); err != nil {
 			return err
 		}
+		if err := pf.NotDiscarded("apply"); err != nil {
+			return err
+		}
 		files[i] = pf
 	}
 	approve := o.approve

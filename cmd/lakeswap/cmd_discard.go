@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -44,6 +45,15 @@ func runDiscard(ctx context.Context, g *globals, o discardOptions) error {
 	said, err := pub.Discard(ctx, pf.Plan)
 	if err != nil {
 		return err
+	}
+	// apply then says the plan was discarded, rather than find its files
+	// gone.
+	if pf.DiscardedAt == nil {
+		if err := swap.MarkDiscarded(o.file, time.Now()); err != nil {
+			said += fmt.Sprintf("; could not mark %s as discarded (%v): apply would find its files gone", o.file, err)
+		} else {
+			said += "; " + o.file + " is marked discarded"
+		}
 	}
 	out := discardResult{RunID: pf.Plan.RunID, PlanID: pf.PlanID, Table: pf.Plan.Table, Status: "discarded", Message: said}
 	return g.emit(out, func(w io.Writer) { fmt.Fprintln(w, said) })

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -36,6 +37,9 @@ func runShow(_ context.Context, g *globals, o showOptions) error {
 	edited := pf.Unedited("show")
 	return g.emit(pf, func(w io.Writer) {
 		printPlan(w, pf.PlanID, pf.Plan, true)
+		if pf.DiscardedAt != nil {
+			fmt.Fprintf(w, "discarded at %s: its staged files were removed, and apply refuses it\n", pf.DiscardedAt.Format(time.RFC3339))
+		}
 		if edited != nil {
 			fmt.Fprintf(w, "warning: %s was edited after it was planned (its content does not have id %s): apply refuses it\n", o.file, short(pf.PlanID))
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lakeswap/lakeswap/internal/words"
 	"github.com/lakeswap/lakeswap/swap"
 )
 
@@ -70,8 +71,8 @@ func runStatus(ctx context.Context, g *globals, o statusOptions) error {
 			if e.Batch != "" {
 				batch = " (batch " + e.Batch + ")"
 			}
-			fmt.Fprintf(w, "run %s landed as snapshot %d%s at %s: %s, %d rows, fingerprint %s\n",
-				runID, e.SnapshotID, batch, e.Time.Format("2006-01-02 15:04:05Z"), strings.Join(e.Partitions, ","), e.Rows, short(e.Fingerprint))
+			fmt.Fprintf(w, "run %s landed as snapshot %d%s at %s: %s, %s, fingerprint %s\n",
+				runID, e.SnapshotID, batch, e.Time.Format("2006-01-02 15:04:05Z"), displayKeys(e.Partitions), words.Count(e.Rows, "row"), short(e.Fingerprint))
 		}
 		switch newest := st.Snapshots[len(st.Snapshots)-1].SnapshotID; {
 		case st.Batches > 0 && !st.OnMain:
@@ -80,6 +81,9 @@ func runStatus(ctx context.Context, g *globals, o statusOptions) error {
 			fmt.Fprintln(w, "main holds it")
 		case st.OnMain:
 			fmt.Fprintf(w, "main holds it, with later commits on top (main is at %d)\n", st.Main)
+		case len(st.Replaced) > 0 && len(st.Replaced) < st.Partitions:
+			fmt.Fprintf(w, "main holds it in part: %d of its %s replaced since (%s), by a rollback or a later commit to them; main is at %s\n",
+				len(st.Replaced), words.Count(st.Partitions, "partition"), displayKeys(st.Replaced), orNone(st.Main))
 		default:
 			fmt.Fprintf(w, "main no longer holds it (rolled back, or a later commit changed its partitions: replaced them, or deleted rows in them): main is at %s\n", orNone(st.Main))
 		}

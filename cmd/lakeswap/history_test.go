@@ -131,3 +131,30 @@ func TestHistoryFitsTheTerminal(t *testing.T) {
 		t.Errorf("cut to %d characters where the width is unknown, want all 100", got)
 	}
 }
+
+// TestStatusCountsWhatMainStillHolds: a run one of whose partitions a
+// later run replaced is said to be held in part, with the count and the
+// partition, not "no longer held".
+func TestStatusCountsWhatMainStillHolds(t *testing.T) {
+	home := t.TempDir()
+	ex := func(name string) string { return filepath.Join(firstBackfill, name) }
+	one := write(t, t.TempDir(), "one.csv", "sale_date,store,orders,revenue\n2026-01-04,berlin,1,1.00\n2026-01-04,lisbon,1,1.00\n2026-01-04,oslo,1,1.00\n")
+	for _, args := range [][]string{
+		{"table", "create", "--schema", ex("daily_sales.yaml")},
+		{"publish", "--table", "shop.daily_sales", "--partitions", "sale_date=2026-01-01..2026-01-07", "--run-id", "week-1", ex("sales.csv")},
+		{"publish", "--table", "shop.daily_sales", "--partitions", "sale_date=2026-01-04", "--run-id", "fix-4th", one},
+	} {
+		if code, _, errs := cli(t, home, args...); code != 0 {
+			t.Fatalf("%s: exit %d: %s", args[0], code, errs)
+		}
+	}
+	code, out, errs := cli(t, home, "status", "--table", "shop.daily_sales", "--run", "week-1")
+	if want := "main holds it in part: 1 of its 7 partitions replaced since (sale_date=2026-01-04)"; code != 0 || !strings.Contains(out, want) {
+		t.Errorf("status: exit %d, want %q:\n%s%s", code, want, out, errs)
+	}
+	var st statusView
+	_, js, _ := cli(t, home, "status", "--table", "shop.daily_sales", "--run", "week-1", "-o", "json")
+	if err := json.Unmarshal([]byte(js), &st); err != nil || st.OnMain || st.Partitions != 7 || len(st.Replaced) != 1 || st.Replaced[0] != "sale_date=2026-01-04" {
+		t.Errorf("status -o json: %v: %s", err, js)
+	}
+}

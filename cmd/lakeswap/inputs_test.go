@@ -301,6 +301,9 @@ func TestCtrlCDuringTheRead(t *testing.T) {
 		if byHandler && !strings.Contains(errb.String(), "nothing was committed") {
 			t.Errorf("SIGINT %v after the start: exit 130 without saying what became of the run: %s", at, errb.String())
 		}
+		if strings.Contains(errb.String(), "context canceled") {
+			t.Errorf("SIGINT %v after the start: Go's words for it, not a person's: %s", at, errb.String())
+		}
 	}
 	if after := metadataLocation(t, home); after != before {
 		t.Errorf("an interrupted publish moved the table: %s -> %s", before, after)

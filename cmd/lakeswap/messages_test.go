@@ -1,12 +1,15 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"sync"
+	"testing"
 )
 
 // goSyntax is what Go prints of a value a message should have put in
@@ -52,4 +55,49 @@ func reportMessages() int {
 		return 1
 	}
 	return 0
+}
+
+// TestRowsOutsideTheRunOneLineAPartition: a run that declared the wrong
+// days is refused with one line for each partition its rows fall in, with
+// their count and the first file:line, not a line a row; the table is left
+// as it was. Files route (CSV here; every file format reaches the same
+// split).
+func TestRowsOutsideTheRunOneLineAPartition(t *testing.T) {
+	home := t.TempDir()
+	if code, _, errs := cli(t, home, "table", "create", "--schema", filepath.Join(firstBackfill, "daily_sales.yaml")); code != 0 {
+		t.Fatalf("table create: exit %d: %s", code, errs)
+	}
+	var in strings.Builder
+	in.WriteString("sale_date,store,orders,revenue\n2026-01-01,oslo,1,1.00\n")
+	for i := range 100_000 {
+		fmt.Fprintf(&in, "2026-02-%02d,s%d,1,1.00\n", 1+i%2, i)
+	}
+	path := write(t, t.TempDir(), "wrong-month.csv", in.String())
+	before := tableMetadata(t, home, "shop", "daily_sales")
+	code, _, errs := cli(t, home, "publish", "--table", "shop.daily_sales", "--partitions", "sale_date=2026-01-01", path)
+	if code != exitRefused {
+		t.Fatalf("publish: exit %d, want %d: %s", code, exitRefused, errs)
+	}
+	var outside []string
+	for _, l := range strings.Split(errs, "\n") {
+		if strings.Contains(l, "outside-partitions") {
+			outside = append(outside, l)
+		}
+	}
+	if len(outside) != 2 || !strings.Contains(outside[0], "partition sale_date=2026-02-01 (") || !strings.Contains(outside[0], "wrong-month.csv:3)") ||
+		!strings.Contains(outside[0], "50000 rows are outside") || !strings.Contains(outside[1], "wrong-month.csv:4)") {
+		t.Errorf("want two lines, 50000 rows in each of 2026-02-01 (first at line 3) and 2026-02-02 (line 4); got:\n%s", strings.Join(outside, "\n"))
+	}
+	if after := tableMetadata(t, home, "shop", "daily_sales"); after != before {
+		t.Errorf("a refused publish changed the table: metadata %s, was %s", after, before)
+	}
+}
+
+func tableMetadata(t *testing.T, home string, ident ...string) string {
+	t.Helper()
+	tbl, err := openHome(t, home).LoadTable(context.Background(), ident)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tbl.MetadataLocation()
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lakeswap/lakeswap/internal/retail"
 	"github.com/lakeswap/lakeswap/swap"
@@ -310,8 +311,9 @@ func TestLongRunsShownByTheirEnds(t *testing.T) {
 }
 
 // TestDiscard, on every site: discarding a plan never applied removes
-// exactly its staged files and leaves the table; a plan that was applied
-// is refused, and its files stay the table's.
+// exactly its staged files, leaves the table, and marks the plan, which
+// apply then refuses as discarded; a plan that was applied is refused, and
+// its files stay the table's.
 func TestDiscard(t *testing.T) {
 	forEachSite(t, func(t *testing.T, s *site) {
 		s.createDaily()
@@ -326,6 +328,22 @@ func TestDiscard(t *testing.T) {
 		}
 		if s.metadata("daily_orders") != before || !slices.Equal(s.files(), files) {
 			t.Errorf("after discard the table or its files differ:\n%v\nwant\n%v", s.files(), files)
+		}
+		// The plan is marked: apply says it was discarded (not a conflict
+		// and a list of files gone), and commits nothing; show says so.
+		discarded, err := swap.ReadPlan(plan)
+		if err != nil || discarded.DiscardedAt == nil || discarded.Unedited("apply") != nil {
+			t.Fatalf("the discarded plan: %v, marked %v, edited %v", err, discarded.DiscardedAt, discarded.Unedited("apply"))
+		}
+		code, _, errs := s.cli("apply", plan, "--approve", discarded.PlanID)
+		if code != exitUsage || !strings.Contains(errs, "was discarded at "+discarded.DiscardedAt.Format(time.RFC3339)) || strings.Contains(errs, "conflict") {
+			t.Errorf("apply of a discarded plan: exit %d, want %d naming when it was discarded: %s", code, exitUsage, errs)
+		}
+		if s.metadata("daily_orders") != before || !slices.Equal(s.files(), files) {
+			t.Errorf("apply of a discarded plan changed the table or its files")
+		}
+		if out := s.must("show", plan); !strings.Contains(out, "discarded at ") {
+			t.Errorf("show of a discarded plan does not say so: %s", out)
 		}
 
 		// A plan edited to name another file, with or without its id made

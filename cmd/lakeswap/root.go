@@ -57,6 +57,15 @@ type usageError struct{ err error }
 func (u usageError) Error() string { return u.err.Error() }
 func (u usageError) Unwrap() error { return u.err }
 
+// interrupted says a run stopped by Ctrl-C (or SIGTERM) in words: Go's
+// context says "context canceled".
+type interrupted struct{ err error }
+
+func (i interrupted) Error() string {
+	return strings.ReplaceAll(i.err.Error(), context.Canceled.Error(), "interrupted")
+}
+func (i interrupted) Unwrap() error { return i.err }
+
 func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
 
 // exitCode maps an error to its documented exit code.
@@ -386,6 +395,9 @@ func mainWithEnv(ctx context.Context, args []string, stdout, stderr io.Writer, g
 	if code == exitError && isCobraUsage(err) {
 		code = exitUsage
 	}
+	if code == exitCancelled {
+		err = interrupted{err}
+	}
 	if code == exitCancelled && g.writes && !strings.Contains(err.Error(), "hint:") {
 		// Stopped before a step that says what it leaves: before anything
 		// was staged or committed.
@@ -403,7 +415,7 @@ func mainWithEnv(ctx context.Context, args []string, stdout, stderr io.Writer, g
 		_ = writeJSON(stdout, g.command, o)
 	}
 	fmt.Fprintf(stderr, "lakeswap: %v\n", err)
-	if code == exitUsage {
+	if code == exitUsage && (errors.As(err, new(usageError)) || isCobraUsage(err)) {
 		// The usage of the command that was meant, where one was found.
 		if cmd == nil || cmd == root || !cmd.Runnable() {
 			fmt.Fprintln(stderr, "Run 'lakeswap --help' for usage.")

@@ -93,7 +93,12 @@ type RunStatus struct {
 	// OnMain says main holds what the run committed: its partitions hold
 	// now the files it committed (a rollback, whole or scoped, or a later
 	// commit to them, ends that).
-	OnMain bool  `json:"on_main"`
+	OnMain bool `json:"on_main"`
+	// Partitions counts the partitions the run committed, and Replaced
+	// lists those main no longer holds as the run left them (a rollback,
+	// or a later commit to them); both only where the run's record is read.
+	Partitions int      `json:"partitions"`
+	Replaced   []string `json:"replaced_since,omitempty"`
 	Main   int64 `json:"main_snapshot_id,omitempty,string"`
 	// RollbackTarget is the snapshot the run's tag keeps, if it has one.
 	RollbackTarget *int64 `json:"rollback_target,omitempty,string"`
@@ -167,7 +172,11 @@ func (l *Ledger) Status(ctx context.Context, ident table.Identifier, runID strin
 		}
 		holds := true
 		for _, v := range rec.Partitions {
-			holds = holds && slices.Equal(snapshot.Paths(now[v]), snapshot.Paths(then[v]))
+			st.Partitions++
+			if !slices.Equal(snapshot.Paths(now[v]), snapshot.Paths(then[v])) {
+				holds = false
+				st.Replaced = append(st.Replaced, c.Partition.Key(v))
+			}
 		}
 		st.OnMain = st.OnMain && holds
 		if _, of, ok := strings.Cut(rec.Batch, "/"); ok {

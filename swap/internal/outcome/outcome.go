@@ -69,9 +69,20 @@ func (e *RefusedError) Error() string {
 	if e.Cleanup != "" {
 		b.WriteString("; " + e.Cleanup)
 	}
-	for _, f := range e.Findings {
+	// Findings alike but for their row are one line: a wrong input gives
+	// thousands of them.
+	for i := 0; i < len(e.Findings); {
+		f := e.Findings[i]
+		j := i + 1
+		for j < len(e.Findings) && alike(f, e.Findings[j]) {
+			j++
+		}
 		b.WriteString("\n  - ")
 		b.WriteString(f.String())
+		if j-i > 1 {
+			fmt.Fprintf(&b, "; and %d more like it", j-i-1)
+		}
+		i = j
 	}
 	if e.Dropped > 0 {
 		fmt.Fprintf(&b, "\n  ... and %d more", e.Dropped)
@@ -80,6 +91,11 @@ func (e *RefusedError) Error() string {
 }
 
 func (e *RefusedError) Unwrap() error { return ErrRefused }
+
+// alike says two findings differ at most in their row and where it is.
+func alike(a, b verify.Finding) bool {
+	return a.Kind == b.Kind && a.Partition == b.Partition && a.Column == b.Column && a.Message == b.Message
+}
 
 // Is makes a refusal ErrNotCommitted, unless earlier batches landed.
 func (e *RefusedError) Is(target error) bool { return target == ErrNotCommitted && !e.Partial }
