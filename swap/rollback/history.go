@@ -99,7 +99,7 @@ type RunStatus struct {
 	// or a later commit to them); both only where the run's record is read.
 	Partitions int      `json:"partitions"`
 	Replaced   []string `json:"replaced_since,omitempty"`
-	Main   int64 `json:"main_snapshot_id,omitempty,string"`
+	Main       int64    `json:"main_snapshot_id,omitempty,string"`
 	// RollbackTarget is the snapshot the run's tag keeps, if it has one.
 	RollbackTarget *int64 `json:"rollback_target,omitempty,string"`
 	// Batches, for a run committed in batches, is how many it has,
