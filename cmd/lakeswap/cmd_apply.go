@@ -82,7 +82,7 @@ func runApply(ctx context.Context, g *globals, o applyOptions) error {
 		return err
 	}
 	defer cat.Close()
-	pub.Progress = progressLog{g}
+	pub.Progress = &progressLog{log: g.logger()}
 	pub.BeforeCommit = commitBarrier(g.getenv)
 	for _, plan := range plans {
 		if err := job.Recheck(ctx, pub, plan, func(ctx context.Context) (source.ObjectStore, error) { return inputStore(ctx, g.props, g.getenv) }); err != nil {

@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -300,9 +303,9 @@ func localInputs(args []string) []string {
 // opens the S3 store a job or S3 inputs read through.
 // The returned function stops the live display.
 func (g *globals) wire(ctx context.Context, pub *swap.Publisher, j *job.Job, o publishOptions, in source.Options) (source.Options, func(), error) {
-	pub.Progress = progressLog{g}
+	pub.Progress = &progressLog{log: g.logger()}
 	unwire := func() {}
-	if !o.noProgress && !g.json() && !g.verbose && isTerminal(g.stderr) {
+	if !o.noProgress && !g.json() && g.verbose == 0 && isTerminal(g.stderr) {
 		live := newLiveProgress(g.stderr)
 		unwire = func() { live.Close() }
 		pub.Progress, in.Read = live, live.Read
@@ -533,17 +536,25 @@ func baseName(id *int64) string {
 	return fmt.Sprint(*id)
 }
 
-// progressLog reports steps on stderr when --verbose.
-type progressLog struct{ g *globals }
-
-func (p progressLog) Step(name string) {
-	if p.g.verbose {
-		fmt.Fprintf(p.g.stderr, "%s...\n", name)
-	}
+// progressLog logs steps and staged partitions at -v, in the log's one
+// format, each step with the time the one before it took.
+type progressLog struct {
+	log  *slog.Logger
+	mu   sync.Mutex
+	step string
+	at   time.Time
 }
 
-func (p progressLog) Staged(partition string, rows, _ int64) {
-	if p.g.verbose {
-		fmt.Fprintf(p.g.stderr, "  staged %s: %s\n", partition, words.Count(rows, "row"))
+func (p *progressLog) Step(name string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.step != "" {
+		p.log.Info("step done", "step", p.step, "took", time.Since(p.at).Round(time.Millisecond))
 	}
+	p.step, p.at = name, time.Now()
+	p.log.Info("step", "step", name)
+}
+
+func (p *progressLog) Staged(partition string, rows, bytes int64) {
+	p.log.Info("staged", "partition", partition, "rows", rows, "bytes", bytes)
 }

@@ -29,12 +29,13 @@ import (
 // make test runs one trial a cell on PostgreSQL and MinIO; make
 // reliability runs LAKESWAP_DRILL_TRIALS (10) on SQLite and PostgreSQL.
 
-// drillSteps are where a fault starts: the -v line that begins the step.
+// drillSteps are where a fault starts: the step whose -v line
+// (msg=step step=NAME) begins it.
 var drillSteps = []struct{ name, line string }{
-	{"staging", "stage..."},
-	{"staged", "commit..."}, // staging done, the commit not yet sent
-	{"committing", "commit...+"},
-	{"committed", "verify..."}, // landed, not yet read back
+	{"staging", "stage"},
+	{"staged", "commit"}, // staging done, the commit not yet sent
+	{"committing", "commit+"},
+	{"committed", "verify"}, // landed, not yet read back
 }
 
 var drillFaults = []testenv.Fault{0, testenv.Reset, testenv.Unavailable, testenv.Truncate, testenv.DropResponse} // 0: SIGKILL
@@ -131,7 +132,7 @@ func drillTrial(t *testing.T, s, faulty *site, proxy *testenv.FaultProxy, fault 
 			mu.Lock()
 			log.WriteString(sc.Text() + "\n")
 			mu.Unlock()
-			if started || strings.TrimSpace(sc.Text()) != line {
+			if started || !strings.HasSuffix(sc.Text(), "msg=step step="+line) {
 				continue
 			}
 			started = true
@@ -212,7 +213,7 @@ func TestUnreadableCommitThroughResets(t *testing.T) {
 	s.createDaily()
 	proxy := testenv.NewFaultProxy(t, s.srv.Endpoint, 9)
 	cell := &drillCell{}
-	if code := drillTrial(t, s, s.via(proxy.Endpoint), proxy, testenv.Reset, 1, "verify...", 1, cell); code != exitLandedUnverified || cell.landed != 1 {
+	if code := drillTrial(t, s, s.via(proxy.Endpoint), proxy, testenv.Reset, 1, "verify", 1, cell); code != exitLandedUnverified || cell.landed != 1 {
 		t.Errorf("exit %d with the table %s, want %d with the run on main", code, map[bool]string{true: "new", false: "old"}[cell.landed == 1], exitLandedUnverified)
 	}
 }

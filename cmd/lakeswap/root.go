@@ -149,7 +149,7 @@ func errorObject(code int, err error, result any) jsonError {
 type globals struct {
 	home, catalogName, configFile string
 	output                        string
-	verbose                       bool
+	verbose                       int // -v 1, -vv 2
 	stdout, stderr                io.Writer
 	getenv                        func(string) string
 	// command is the command line's command ("lakeswap table describe").
@@ -205,7 +205,10 @@ func (g *globals) catalogFlags() string {
 
 func (g *globals) logger() *slog.Logger {
 	level := slog.LevelWarn
-	if g.verbose {
+	switch {
+	case g.verbose >= 2:
+		level = slog.LevelDebug
+	case g.verbose == 1:
 		level = slog.LevelInfo
 	}
 	return slog.New(slog.NewTextHandler(g.stderr, &slog.HandlerOptions{Level: level}))
@@ -326,7 +329,7 @@ With no catalog configured, lakeswap uses an embedded catalog (SQLite + local fi
 	pf.StringVar(&g.catalogName, "catalog", "", "catalog name in lakeswap.yaml or ~/.iceberg-go.yaml (env LAKESWAP_CATALOG)")
 	pf.StringVar(&g.configFile, "config", "", "catalog config file (env LAKESWAP_CONFIG; default ./lakeswap.yaml, then ~/.iceberg-go.yaml)")
 	pf.StringVarP(&g.output, "output", "o", "text", "result format: text or json")
-	pf.BoolVarP(&g.verbose, "verbose", "v", false, "log progress to stderr")
+	pf.CountVarP(&g.verbose, "verbose", "v", "log progress to stderr (-vv: and debug detail)")
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		g.command = cmd.CommandPath()
 		if g.output != "text" && g.output != "json" {
