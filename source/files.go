@@ -55,6 +55,21 @@ type Files struct {
 type input struct {
 	path    string
 	records *recordLines
+	perLine float64 // bytes of the file a line takes, for progress; 0: unknown
+}
+
+// inputSizes are the inputs' sizes as stored: a local file's on disk, an
+// object's as listed; 0 where unknown.
+func inputSizes(files []string, objects map[string]Object) []int64 {
+	out := make([]int64, len(files))
+	for i, f := range files {
+		if o, ok := objects[f]; ok {
+			out[i] = o.Size
+		} else if st, err := os.Stat(f); err == nil {
+			out[i] = st.Size()
+		}
+	}
+	return out
 }
 
 type strayRows struct {
@@ -84,9 +99,13 @@ type Options struct {
 	// if it is still as listed, read, and removed.
 	Store   ObjectStore
 	Objects map[string]Object
-	// Read, when set, hears how many rows each batch read held, for a
-	// progress display; it is called from one goroutine at a time.
-	Read func(rows int64)
+	// Read, when set, hears how many rows each batch read held and how
+	// many bytes of the inputs (as stored) the read has gone through,
+	// estimated within a file from its lines; Size, before the first
+	// batch, the inputs' bytes in all. Both are for a progress display,
+	// called from one goroutine at a time.
+	Read func(rows, bytes int64)
+	Size func(bytes int64)
 }
 
 var (
@@ -110,18 +129,35 @@ func ReadFiles(ctx context.Context, c *contract.Contract, declared contract.Sele
 		return nil, err
 	}
 	defer eng.close()
+	sizes := inputSizes(files, opts.Objects)
+	if opts.Size != nil {
+		var total int64
+		for _, n := range sizes {
+			total += n
+		}
+		opts.Size(total)
+	}
+	var done int64 // bytes of the inputs read before this one
 	for i, f := range files {
 		in := input{path: f}
 		read := func(b Batch) error {
 			in.records, b.File = b.records, f
-			if opts.Read != nil {
-				opts.Read(b.Rec.NumRows())
+			if opts.Read != nil && len(b.Line) > 0 {
+				last := b.Line[len(b.Line)-1]
+				if b.records != nil {
+					last = b.records.line(last)
+				}
+				opts.Read(b.Rec.NumRows(), done+min(int64(float64(last)*in.perLine), sizes[i]))
 			}
 			return src.split(ctx, c, declared, int32(i), b)
 		}
-		if err := src.read(ctx, eng, f, i, c.Arrow, opts, read); err != nil {
+		if err := src.read(ctx, eng, f, i, c.Arrow, opts, &in, read); err != nil {
 			src.Release()
 			return nil, err
+		}
+		done += sizes[i]
+		if opts.Read != nil {
+			opts.Read(0, done)
 		}
 		src.inputs = append(src.inputs, in)
 	}
@@ -169,7 +205,7 @@ func newFiles(c *contract.Contract, declared contract.Selection, opts Options, w
 }
 
 // read reads one input, an object by a local copy of it.
-func (s *Files) read(ctx context.Context, eng *engine, f string, n int, schema *arrow.Schema, opts Options, fn func(Batch) error) error {
+func (s *Files) read(ctx context.Context, eng *engine, f string, n int, schema *arrow.Schema, opts Options, in *input, fn func(Batch) error) error {
 	format, err := InputFormat(f)
 	if err != nil {
 		return err
@@ -185,6 +221,9 @@ func (s *Files) read(ctx context.Context, eng *engine, f string, n int, schema *
 		}
 		defer os.Remove(local)
 		s.objects = append(s.objects, o)
+	}
+	if opts.Read != nil {
+		in.perLine = bytesPerLine(local, inputSizes([]string{f}, opts.Objects)[0])
 	}
 	if format == "csv" && eng != nil {
 		err = eng.readCSV(ctx, local, schema, fn)

@@ -82,7 +82,7 @@ func ReadResult(ctx context.Context, c *contract.Contract, declared contract.Sel
 		}
 		row += rec.NumRows()
 		if opts.Read != nil {
-			opts.Read(rec.NumRows())
+			opts.Read(rec.NumRows(), 0) // a job's result: its size is not known
 		}
 		err := src.split(ctx, c, declared, 0, Batch{Rec: conformed, File: name, Line: lines})
 		conformed.Release()

@@ -4,7 +4,8 @@ package swap
 // never draws itself. Implementations must be safe for concurrent use:
 // partitions are staged in parallel.
 type Progress interface {
-	// Step announces a phase: plan, stage, commit, verify, rollback.
+	// Step announces a phase: plan, stage, compare (the checks across
+	// partitions and against the table), commit, verify, rollback.
 	Step(name string)
 	// Staged reports a partition whose staging finished, with its rows and
 	// the bytes of its staged files.

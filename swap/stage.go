@@ -212,6 +212,7 @@ func (p *Publisher) stage(ctx context.Context, req Request, kind string) (*Plan,
 		plan.Warnings = append(plan.Warnings, fmt.Sprintf("%s has no grain: keys twice or null, and records moved between partitions, are not checked; `lakeswap table set --table %s grain=COLUMN,...` gives it one", plan.Table, plan.Table))
 	}
 	if stageErr == nil {
+		p.progress().Step("compare")
 		stageErr = guard(ctx, tbl, plan, req, base, ran, allowed)
 	}
 	// 5. Fingerprint the run as a whole, and what it replaces.

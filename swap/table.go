@@ -168,7 +168,7 @@ func (p *Publisher) SetProperties(ctx context.Context, ident table.Identifier, s
 		c, err = contract.Of(check)
 	}
 	if err != nil {
-		return InvalidRequest(fmt.Errorf("table %s with %v: %w", name, set, err))
+		return InvalidRequest(fmt.Errorf("table %s with %s: %w", name, settings(set), err))
 	}
 	var ups []table.Update
 	if !sc.Equals(meta.CurrentSchema()) {
@@ -248,4 +248,13 @@ func splitNames(s string) []string {
 		}
 	}
 	return out
+}
+
+// settings lists KEY=VALUE settings as a person wrote them, by key.
+func settings(set map[string]string) string {
+	keys := slices.Sorted(maps.Keys(set))
+	for i, k := range keys {
+		keys[i] = k + "=" + set[k]
+	}
+	return strings.Join(keys, " ")
 }

@@ -175,7 +175,7 @@ func runStaging(ctx context.Context, g *globals, o publishOptions, finishWith fu
 	if err != nil {
 		return err
 	}
-	defer unwire()
+	defer unwire(false)
 	if files, err = listObjects(ctx, o.files, files, &in); err != nil {
 		return err
 	}
@@ -189,6 +189,7 @@ func runStaging(ctx context.Context, g *globals, o publishOptions, finishWith fu
 	default:
 		res, err = stageFiles(ctx, pub, req, o.partitions, files, in, o.buildTwice, writerBytes(g.uploads), finish)
 	}
+	unwire(err == nil) // the display ends before anything is printed
 	if res == nil {
 		return err
 	}
@@ -301,14 +302,20 @@ func localInputs(args []string) []string {
 
 // wire hooks the publisher up to the terminal and the test hooks, and
 // opens the S3 store a job or S3 inputs read through.
-// The returned function stops the live display.
-func (g *globals) wire(ctx context.Context, pub *swap.Publisher, j *job.Job, o publishOptions, in source.Options) (source.Options, func(), error) {
+// The returned function stops the live display: ok says the run got to
+// its end, whose lines stay; otherwise they are cleared.
+func (g *globals) wire(ctx context.Context, pub *swap.Publisher, j *job.Job, o publishOptions, in source.Options) (source.Options, func(ok bool), error) {
 	pub.Progress = &progressLog{log: g.logger()}
-	unwire := func() {}
+	unwire := func(bool) {}
 	if !o.noProgress && !g.json() && g.verbose == 0 && isTerminal(g.stderr) {
 		live := newLiveProgress(g.stderr)
-		unwire = func() { live.Close() }
-		pub.Progress, in.Read = live, live.Read
+		unwire = func(ok bool) {
+			if ok {
+				live.End()
+			}
+			live.Close()
+		}
+		pub.Progress, in.Read, in.Size = live, live.Read, live.Size
 	}
 	pub.BeforeCommit = commitBarrier(g.getenv)
 	// A job reads S3 sources, and the files of a table on S3, through
@@ -317,7 +324,7 @@ func (g *globals) wire(ctx context.Context, pub *swap.Publisher, j *job.Job, o p
 	if jobS3 || len(localInputs(o.files)) < len(o.files) {
 		var err error
 		if in.Store, err = inputStore(ctx, g.props, g.getenv); err != nil {
-			unwire()
+			unwire(false)
 			return in, nil, err
 		}
 	}
@@ -400,7 +407,7 @@ func stageFiles(ctx context.Context, pub *swap.Publisher, req swap.Request, sele
 	}
 	if twice {
 		again := in
-		again.Read = nil
+		again.Read, again.Size = nil, nil
 		second, err := source.ReadFiles(ctx, contract, contract.Partition.Declared(values), files, again)
 		if err != nil {
 			return nil, readCancelled(ctx, req, fmt.Errorf("read the inputs a second time: %w", err))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/internal/words"
 	"github.com/lakeswap/lakeswap/swap"
 )
@@ -94,7 +95,7 @@ func runTableDescribe(ctx context.Context, g *globals, o tableDescribeOptions) e
 		}
 		fmt.Fprintf(w, "partitioned by %s\n", strings.Join(info.Partition, ", "))
 		if c := info.Contract; c != nil {
-			fmt.Fprintf(w, "contract: grain %s; additive %s; checks %v\n", strings.Join(c.Grain, ", "), noneIfEmpty(c.Additive), c.Checks)
+			fmt.Fprintf(w, "contract: grain %s; additive %s; checks %s\n", strings.Join(c.Grain, ", "), noneIfEmpty(c.Additive), describeChecks(c.Checks))
 		} else {
 			fmt.Fprintf(w, "contract: lakeswap cannot publish to this table: %s\n", info.ContractError)
 		}
@@ -221,4 +222,19 @@ type tableCreated struct {
 	Table            string `json:"table"`
 	Location         string `json:"location"`
 	MetadataLocation string `json:"metadata_location"`
+}
+
+// describeChecks lists column checks as amount_cents non-negative,
+// order_count non-negative; none where there are none.
+func describeChecks(checks map[string][]contract.Check) string {
+	if len(checks) == 0 {
+		return "none"
+	}
+	var out []string
+	for _, col := range slices.Sorted(maps.Keys(checks)) {
+		for _, ch := range checks[col] {
+			out = append(out, col+" "+string(ch))
+		}
+	}
+	return strings.Join(out, ", ")
 }
