@@ -42,7 +42,7 @@ func runLag(ctx context.Context, g *globals, o lagOptions) error {
 	}
 	j, err := job.Load(o.job)
 	if err != nil {
-		return usageError{err}
+		return requestError{err}
 	}
 	var pub *swap.Publisher
 	var store source.ObjectStore

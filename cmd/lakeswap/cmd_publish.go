@@ -154,7 +154,7 @@ func runStaging(ctx context.Context, g *globals, o publishOptions, finishWith fu
 	var files []string
 	if j == nil {
 		if files, err = source.ListInputs(localInputs(o.files)); err != nil {
-			return usageError{err}
+			return requestError{err}
 		}
 	}
 	g.writes, g.uploadBudget = true, uploadBudget(in.MemoryLimit)
@@ -211,7 +211,7 @@ func loadJob(o *publishOptions) (*job.Job, error) {
 	}
 	j, err := job.Load(o.job)
 	if err != nil {
-		return nil, usageError{err}
+		return nil, requestError{err}
 	}
 	if o.table == "" {
 		o.table = j.Table
@@ -343,7 +343,7 @@ func listObjects(ctx context.Context, args, files []string, in *source.Options) 
 		objs, err := source.ListObjects(ctx, in.Store, arg)
 		var nm *source.NoMatchError
 		if errors.As(err, &nm) {
-			return nil, usageError{err}
+			return nil, requestError{err}
 		}
 		if err != nil {
 			return nil, err

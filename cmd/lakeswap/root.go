@@ -68,13 +68,21 @@ func (i interrupted) Unwrap() error { return i.err }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
 
+// requestError is a request that cannot be carried out as given (an input
+// that does not exist, a job file that does not read): exit 2, as a usage
+// error, without the command's usage, which is not what is wrong.
+type requestError struct{ err error }
+
+func (r requestError) Error() string { return r.err.Error() }
+func (r requestError) Unwrap() error { return r.err }
+
 // exitCode maps an error to its documented exit code.
 func exitCode(err error) int {
 	var u usageError
 	switch {
 	case err == nil:
 		return exitOK
-	case errors.As(err, &u), errors.As(err, new(*source.NotAFileError)), errors.Is(err, swap.ErrInvalidRequest):
+	case errors.As(err, &u), errors.As(err, new(requestError)), errors.As(err, new(*source.NotAFileError)), errors.Is(err, swap.ErrInvalidRequest):
 		return exitUsage
 	// An unknown commit outcome outranks a cancellation that caused it: the
 	// operator must check history before running again.

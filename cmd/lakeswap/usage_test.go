@@ -190,3 +190,20 @@ func TestTableDescribeAndSet(t *testing.T) {
 		t.Errorf("after removing the band: %v %v", info.Properties, err)
 	}
 }
+
+// TestRequestErrorsWithoutUsage: a request that names what does not exist
+// (an input file, a job file) exits 2 naming it, without the command's
+// usage, which is not what is wrong.
+func TestRequestErrorsWithoutUsage(t *testing.T) {
+	home := t.TempDir()
+	missing := filepath.Join(t.TempDir(), "nope.csv")
+	for _, args := range [][]string{
+		{"publish", "--table", "a.b", "--partitions", "d=2026-01-01", missing},
+		{"publish", "--job", missing + ".yaml", "--partitions", "d=2026-01-01"},
+	} {
+		code, _, errs := cli(t, home, args...)
+		if code != exitUsage || !strings.Contains(errs, "nope.csv") || strings.Contains(errs, "Usage:") {
+			t.Errorf("lakeswap %s: exit %d, want %d naming the file without the usage: %s", strings.Join(args, " "), code, exitUsage, errs)
+		}
+	}
+}
