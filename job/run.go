@@ -448,6 +448,7 @@ func collect(ctx context.Context, eng *source.SQLEngine, q, name string, w io.Wr
 	}
 	defer rr.Release()
 	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false) // a reason such as amount_cents < 0 reads as written
 	for rr.Next() {
 		rec := rr.RecordBatch()
 		reasons, rows := rec.Column(0).(*array.String), rec.Column(1).(*array.String)

@@ -64,6 +64,15 @@ func (p *Publisher) Rollbacks(ctx context.Context, ident table.Identifier) ([]Ro
 	return p.ledger().Rollbacks(ctx, ident)
 }
 
+// RunView is a committed run, partition by partition (rollback.RunView).
+type RunView = rollback.RunView
+
+// ShowRun reads a committed run back, partition by partition, before and
+// after.
+func (p *Publisher) ShowRun(ctx context.Context, ident table.Identifier, runID string) (*RunView, error) {
+	return p.ledger().ShowRun(ctx, ident, runID)
+}
+
 // Status says what became of a run, from the table's history alone.
 func (p *Publisher) Status(ctx context.Context, ident table.Identifier, runID string) (*RunStatus, error) {
 	return p.ledger().Status(ctx, ident, runID)

@@ -35,7 +35,7 @@ func newGCCmd(g *globals) *cobra.Command {
   - lakeswap's tags (lakeswap-before-<run id>, lakeswap-run-<run id>) past their retention.
 An attempt that is held, or that wrote anything within --grace, is left whole. Without --yes, gc
 removes nothing and prints what it would remove.`,
-		Args: cobra.NoArgs,
+		Args: tableNotArg,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runGC(cmd.Context(), g, o) },
 	}
 	f := cmd.Flags()
@@ -47,7 +47,7 @@ removes nothing and prints what it would remove.`,
 }
 
 func runGC(ctx context.Context, g *globals, o gcOptions) error {
-	ident, err := swap.ParseTable(o.table)
+	ident, err := tableFlag(o.table)
 	if err != nil {
 		return usageError{err}
 	}

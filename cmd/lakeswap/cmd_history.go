@@ -39,7 +39,7 @@ func newHistoryCmd(g *globals) *cobra.Command {
 ranges where they follow one another, its rows and sums, its fingerprint) and the rows of the whole
 table after it; the times main was set back to an older snapshot (a rollback, which commits no
 snapshot of its own) among them; then the snapshots main no longer reaches.`,
-		Args: cobra.NoArgs,
+		Args: tableNotArg,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runHistory(cmd.Context(), g, o) },
 	}
 	cmd.Flags().StringVar(&o.table, "table", "", "table, NAMESPACE.NAME (required)")
@@ -51,12 +51,17 @@ snapshot of its own) among them; then the snapshots main no longer reaches.`,
 }
 
 func runHistory(ctx context.Context, g *globals, o historyOptions) error {
-	ident, err := swap.ParseTable(o.table)
+	ident, err := tableFlag(o.table)
 	if err != nil {
 		return usageError{err}
 	}
 	if o.limit < 0 {
 		return usagef("--limit %d: give a count of snapshots, or 0 for all", o.limit)
+	}
+	for _, p := range o.partitions {
+		if !strings.Contains(p, "=") {
+			return usagef("--partition %q: name it as history does, COLUMN=VALUE (order_date=2026-01-31)", p)
+		}
 	}
 	var since time.Time
 	if o.since != "" {
@@ -104,12 +109,31 @@ func runHistory(ctx context.Context, g *globals, o historyOptions) error {
 		for _, e := range append(slices.Clone(main), off...) {
 			runOf[e.SnapshotID] = e.RunID
 		}
+		if len(out.Main)+len(out.Off)+len(out.Rollbacks) == 0 && (o.run != "" || len(o.partitions) > 0 || o.since != "") {
+			fmt.Fprintln(w, "no snapshot of "+out.Table+" matches "+describeFilter(o))
+			return
+		}
 		printHistory(w, out.Main, out.Rollbacks, runOf, out.Scales, width)
 		if len(out.Off) > 0 {
 			fmt.Fprintln(w, "\nnot on main (rolled back or replaced):")
 			printHistory(w, out.Off, nil, runOf, out.Scales, width)
 		}
 	})
+}
+
+// describeFilter says what the filters asked for, as the flags gave it.
+func describeFilter(o historyOptions) string {
+	var parts []string
+	if o.run != "" {
+		parts = append(parts, "--run "+o.run)
+	}
+	for _, p := range o.partitions {
+		parts = append(parts, "--partition "+p)
+	}
+	if o.since != "" {
+		parts = append(parts, "--since "+o.since)
+	}
+	return strings.Join(parts, " ")
 }
 
 // historyFilter is what --since, --partition and --run keep.
@@ -196,7 +220,10 @@ func printHistory(w io.Writer, entries []runrecord.Entry, rollbacks []swap.Rollb
 	for ; r < len(rollbacks); r++ {
 		rows = append(rows, rollbackRow(rollbacks[r], runOf))
 	}
-	fitColumn(header, rows, 4, width)
+	// Narrower than the table: the fingerprint, operation, row counts,
+	// sums and time go, in that order, and then the partitions are cut.
+	header, rows = dropToFit(header, rows, width, "FINGERPRINT", "OPERATION", "TABLE ROWS", "RUN ROWS", "SUMS", "TIME")
+	fitColumn(header, rows, slices.Index(header, "PARTITIONS"), width)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, strings.Join(header, "\t"))
 	for _, row := range rows {
@@ -216,13 +243,28 @@ func rollbackRow(r swap.Rollback, runOf map[int64]string) []string {
 		fmt.Sprintf("main set back from %d", r.From), "-", "-", "-", "-"}
 }
 
-// fitColumn cuts column col of rows, ending in "...", so that the widest
-// line fits width (unknown: 0, nothing is cut), keeping at least 20
-// characters of it.
-func fitColumn(header []string, rows [][]string, col, width int) {
-	if width <= 0 {
-		return
+// dropToFit leaves out columns, in the order named, while the widest line
+// is wider than width (0: unknown, nothing is left out).
+func dropToFit(header []string, rows [][]string, width int, names ...string) ([]string, [][]string) {
+	for _, name := range names {
+		if width <= 0 || lineWidth(header, rows) <= width {
+			break
+		}
+		i := slices.Index(header, name)
+		if i < 0 {
+			continue
+		}
+		header = slices.Delete(slices.Clone(header), i, i+1)
+		for r := range rows {
+			rows[r] = slices.Delete(rows[r], i, i+1)
+		}
 	}
+	return header, rows
+}
+
+// lineWidth is the width of the widest line tabwriter makes of a table
+// with two spaces between columns.
+func lineWidth(header []string, rows [][]string) int {
 	widths := make([]int, len(header))
 	for i, h := range header {
 		widths[i] = utf8.RuneCountInString(h)
@@ -233,17 +275,28 @@ func fitColumn(header []string, rows [][]string, col, width int) {
 		}
 	}
 	line := 0
-	for i, n := range widths {
-		line += n
-		if i < len(widths)-1 {
-			line += 2
-		}
+	for _, n := range widths {
+		line += n + 2
 	}
-	over := line - width
+	return line - 2
+}
+
+// fitColumn cuts column col of rows, ending in "...", so that the widest
+// line fits width (unknown: 0, nothing is cut), keeping at least 12
+// characters of it.
+func fitColumn(header []string, rows [][]string, col, width int) {
+	if width <= 0 || col < 0 {
+		return
+	}
+	over := lineWidth(header, rows) - width
 	if over <= 0 {
 		return
 	}
-	keep := max(widths[col]-over, 20)
+	widest := utf8.RuneCountInString(header[col])
+	for _, row := range rows {
+		widest = max(widest, utf8.RuneCountInString(row[col]))
+	}
+	keep := max(widest-over, 12)
 	for _, row := range rows {
 		if r := []rune(row[col]); len(r) > keep {
 			row[col] = string(r[:keep-3]) + "..."

@@ -230,7 +230,7 @@ func stagingRequest(o *publishOptions) (swap.Request, source.Options, error) {
 	var req swap.Request
 	var in source.Options
 	fail := func(err error) (swap.Request, source.Options, error) { return req, in, err }
-	ident, err := swap.ParseTable(o.table)
+	ident, err := tableFlag(o.table)
 	if err != nil {
 		return fail(err)
 	}

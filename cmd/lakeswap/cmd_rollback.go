@@ -35,7 +35,7 @@ lakeswap-before-<run id>), and keeps every later commit. It is refused when a la
 one of the run's partitions. The rollback is recorded as run rollback-<run id>.
 
 ` + exitCodesHelp,
-		Args: cobra.NoArgs,
+		Args: tableNotArg,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runRollback(cmd.Context(), g, o) },
 	}
 	f := cmd.Flags()
@@ -48,7 +48,7 @@ one of the run's partitions. The rollback is recorded as run rollback-<run id>.
 }
 
 func runRollback(ctx context.Context, g *globals, o rollbackOptions) error {
-	ident, err := swap.ParseTable(o.table)
+	ident, err := tableFlag(o.table)
 	if err != nil {
 		return usageError{err}
 	}

@@ -4,29 +4,119 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
+	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/lakeswap/lakeswap/internal/words"
 	"github.com/lakeswap/lakeswap/swap"
+	"github.com/lakeswap/lakeswap/verify"
 )
 
 type showOptions struct {
-	file string // the plan file
+	file  string // the plan file
+	table string
+	run   string
 }
 
 func newShowCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
-		Use:   "show PLAN",
-		Short: "Print a plan whole: every partition, every key example, every warning",
-		Long: `show prints a plan lakeswap plan wrote, whole: every partition it declares, in order of how much it
-changes, none elided (with -o json, the plan file itself: its id and the plan). It opens no catalog.
-A plan edited since it was written is shown, and said to be edited: apply refuses it.`,
-		Args: cobra.ExactArgs(1),
+	var o showOptions
+	cmd := &cobra.Command{
+		Use:   "show (PLAN | --table NS.NAME --run RUN_ID)",
+		Short: "Print a plan whole, or a committed run partition by partition, before and after",
+		Long: `show PLAN prints a plan lakeswap plan wrote, whole: every partition it declares, in order of how much
+it changes, none elided (with -o json, the plan file itself: its id and the plan). It opens no catalog.
+A plan edited since it was written is shown, and said to be edited: apply refuses it.
+
+show --table T --run ID reads a committed run back from the table: for each partition it replaced, the
+rows and every additive sum before and after with the difference, the fingerprints, and the data files
+it removed and added; then the run's source, its job's version, and a job's rejected and reconciled
+rows. It reads those partitions' files in the snapshot the run replaced and in the one it committed.`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runShow(cmd.Context(), g, showOptions{file: args[0]})
+			switch {
+			case len(args) == 1 && o.run == "" && o.table == "":
+				o.file = args[0]
+				return runShow(cmd.Context(), g, o)
+			case len(args) == 0 && o.run != "" && o.table != "":
+				return runShowRun(cmd.Context(), g, o)
+			}
+			return usagef("show a plan file (show PLAN) or a run (show --table NS.NAME --run RUN_ID)")
 		},
 	}
+	cmd.Flags().StringVar(&o.table, "table", "", "the run's table, NAMESPACE.NAME")
+	cmd.Flags().StringVar(&o.run, "run", "", "the run to show")
+	return cmd
+}
+
+func runShowRun(ctx context.Context, g *globals, o showOptions) error {
+	ident, err := tableFlag(o.table)
+	if err != nil {
+		return usageError{err}
+	}
+	ctx, cat, pub, err := g.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer cat.Close()
+	v, err := pub.ShowRun(ctx, ident, o.run)
+	if err != nil {
+		return err
+	}
+	return g.emit(v, func(w io.Writer) { printRun(w, v) })
+}
+
+// printRun prints a run partition by partition: rows and each sum before
+// -> after (difference), the fingerprints, the files removed and added.
+func printRun(w io.Writer, v *swap.RunView) {
+	fmt.Fprintf(w, "run %s on %s, committed %s as snapshot %s\n", v.RunID, v.Table, v.Time.Format("2006-01-02 15:04:05Z"), joinIDs(v.Snapshots))
+	cols := slices.Sorted(maps.Keys(v.Sums))
+	header := []string{"PARTITION", "ROWS"}
+	for _, c := range cols {
+		header = append(header, strings.ToUpper(c))
+	}
+	header = append(header, "CONTENT", "FILES")
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(header, "\t"))
+	for _, p := range v.Partitions {
+		row := []string{verify.DisplayKey(p.Partition), change(p.Before.Rows, p.After.Rows, 0)}
+		for _, c := range cols {
+			row = append(row, change(p.Before.Sums[c], p.After.Sums[c], v.Scales[c]))
+		}
+		row = append(row, short(p.Before.Hash)+" -> "+short(p.After.Hash), fmt.Sprintf("-%d +%d", len(p.Removed), len(p.Added)))
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
+	}
+	_ = tw.Flush()
+	fmt.Fprintf(w, "rows %s, sums %s, fingerprint %s\n", count(v.Rows), formatSums(v.Sums, v.Scales), v.Fingerprint)
+	if v.Source != "" {
+		fmt.Fprintf(w, "source %s\n", v.Source)
+	}
+	if v.JobVersion != "" {
+		fmt.Fprintf(w, "job version %s\n", v.JobVersion)
+	}
+	for _, reason := range slices.Sorted(maps.Keys(v.Rejected)) {
+		fmt.Fprintf(w, "rejected %s: %s\n", words.Count(v.Rejected[reason], "source row"), reason)
+	}
+	for _, p := range v.Partitions {
+		for _, f := range p.Removed {
+			fmt.Fprintf(w, "  %s removed %s\n", verify.DisplayKey(p.Partition), f)
+		}
+		for _, f := range p.Added {
+			fmt.Fprintf(w, "  %s added   %s\n", verify.DisplayKey(p.Partition), f)
+		}
+	}
+}
+
+func joinIDs(ids []int64) string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = fmt.Sprint(id)
+	}
+	return strings.Join(out, ", ")
 }
 
 func runShow(_ context.Context, g *globals, o showOptions) error {

@@ -26,7 +26,7 @@ func newStatusCmd(g *globals) *cobra.Command {
 			"It exits 0 when the run landed (all of its batches, for a run committed in batches; whether main still\n" +
 			"holds it is printed), 1 when no snapshot of the table records it or only some of its batches landed,\n" +
 			"and 5 when the table cannot be read.",
-		Args: cobra.NoArgs,
+		Args: tableNotArg,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runStatus(cmd.Context(), g, o) },
 	}
 	cmd.Flags().StringVar(&o.table, "table", "", "table, NAMESPACE.NAME (required)")
@@ -35,7 +35,7 @@ func newStatusCmd(g *globals) *cobra.Command {
 }
 
 func runStatus(ctx context.Context, g *globals, o statusOptions) error {
-	ident, err := swap.ParseTable(o.table)
+	ident, err := tableFlag(o.table)
 	if err != nil {
 		return usageError{err}
 	}
@@ -56,7 +56,7 @@ func runStatus(ctx context.Context, g *globals, o statusOptions) error {
 	name := strings.Join(ident, ".")
 	switch {
 	case !st.Landed:
-		err = fmt.Errorf("%w: run %s did not land: no snapshot of %s records it (main is at %s)", swap.ErrRunNotFound, runID, name, orNone(st.Main))
+		err = fmt.Errorf("%w: no snapshot of %s records run %s: it did not land, or no run has that id (main is at %s; `lakeswap history --table %s` lists the runs)", swap.ErrRunNotFound, name, runID, orNone(st.Main), name)
 	case !st.Complete && st.OnMainBatches < st.CommittedBatches:
 		err = fmt.Errorf("run %s landed in part: it committed %d of its %d batches, and main no longer holds some of them (rolled back); publish the rest under a new run id", runID, st.CommittedBatches, st.Batches)
 	case !st.Complete:
@@ -102,8 +102,10 @@ func orNone(id int64) string {
 
 // statusView is status's -o json: the run's status and newest snapshot at
 // the top, where a script looks first. Status is "on-main" (main holds
-// what the run committed), "off-main" (it landed, and a rollback or a
-// later commit to its partitions has replaced it) or "not-landed".
+// what the run committed), "partly-on-main" (some of its partitions a
+// later commit replaced since, listed in replaced_since), "off-main" (it
+// landed, and a rollback or later commits have replaced all of it) or
+// "not-landed".
 type statusView struct {
 	Status     string `json:"status"`
 	SnapshotID int64  `json:"snapshot_id,omitempty,string"`
@@ -118,6 +120,8 @@ func newStatusView(st *swap.RunStatus) statusView {
 	switch {
 	case st.Landed && st.OnMain:
 		v.Status = "on-main"
+	case st.Landed && len(st.Replaced) > 0 && len(st.Replaced) < st.Partitions:
+		v.Status = "partly-on-main"
 	case st.Landed:
 		v.Status = "off-main"
 	}

@@ -63,7 +63,7 @@ func newTableDescribeCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "describe --table NS.NAME",
 		Short: "Show a table's schema, partitioning, lakeswap contract and properties, and its last runs",
-		Args:  cobra.NoArgs,
+		Args:  tableNotArg,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return runTableDescribe(cmd.Context(), g, o) },
 	}
 	cmd.Flags().StringVar(&o.table, "table", "", "table, NAMESPACE.NAME (required)")
@@ -71,7 +71,7 @@ func newTableDescribeCmd(g *globals) *cobra.Command {
 }
 
 func runTableDescribe(ctx context.Context, g *globals, o tableDescribeOptions) error {
-	ident, err := swap.ParseTable(o.table)
+	ident, err := tableFlag(o.table)
 	if err != nil {
 		return err
 	}
@@ -155,7 +155,7 @@ removes the property. For example:
 }
 
 func runTableSet(ctx context.Context, g *globals, o tableSetOptions) error {
-	ident, err := swap.ParseTable(o.table)
+	ident, err := tableFlag(o.table)
 	if err != nil {
 		return err
 	}

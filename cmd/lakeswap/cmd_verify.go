@@ -34,7 +34,7 @@ it references is present and readable with the table's schema; the grain is uniq
 partition as it committed it, fingerprints as it recorded. It holds a hash of every key in memory.
 
 ` + exitCodesHelp,
-		Args: cobra.NoArgs,
+		Args: tableNotArg,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runVerify(cmd.Context(), g, o) },
 	}
 	cmd.Flags().StringVar(&o.table, "table", "", "table, NAMESPACE.NAME (required)")
@@ -46,7 +46,7 @@ partition as it committed it, fingerprints as it recorded. It holds a hash of ev
 
 // runVerify checks a run, or with none the whole table.
 func runVerify(ctx context.Context, g *globals, o verifyOptions) error {
-	ident, err := swap.ParseTable(o.table)
+	ident, err := tableFlag(o.table)
 	if err != nil {
 		return usageError{err}
 	}
@@ -102,25 +102,29 @@ func runVerifyRun(ctx context.Context, g *globals, ident []string, runID string,
 	if res == nil {
 		return err
 	}
+	var scales map[string]int // the decimal sums', to show them as written
+	if c, cerr := pub.Contract(ctx, ident); cerr == nil {
+		scales = c.Summary().Scales
+	}
 	return g.report(verifyRunView{Status: verdictOf(res.OK), VerifyResult: res}, err, func(w io.Writer) {
 		if len(res.Batches) > 0 {
 			fmt.Fprintf(w, "run %s, committed in %d batches:\n", res.RunID, len(res.Batches))
 			for _, b := range res.Batches {
-				printVerify(w, &b)
+				printVerify(w, &b, scales)
 			}
 			return
 		}
-		printVerify(w, res)
+		printVerify(w, res, scales)
 	})
 }
 
-func printVerify(w io.Writer, res *swap.VerifyResult) {
+func printVerify(w io.Writer, res *swap.VerifyResult, scales map[string]int) {
 	verdict := "ok"
 	if !res.OK {
 		verdict = "MISMATCH"
 	}
 	fmt.Fprintf(w, "run %s, snapshot %d: %s\n  recorded %s\n  computed %s\n  rows %d, sums %s\n",
-		res.RunID, res.SnapshotID, verdict, res.Recorded, res.Computed, res.Rows, formatSums(res.Sums, nil))
+		res.RunID, res.SnapshotID, verdict, res.Recorded, res.Computed, res.Rows, formatSums(res.Sums, scales))
 	for k, h := range res.Differences {
 		fmt.Fprintf(w, "  partition %s now hashes %s\n", k, short(h))
 	}

@@ -3,9 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/lakeswap/lakeswap/swap"
 )
 
 // firstBackfill is the example the README walks a newcomer through.
@@ -112,7 +115,7 @@ func anyLineHasAll(lines []string, parts []string) bool {
 }
 
 // TestHistoryFitsTheTerminal: a run's partitions are cut to fit the
-// terminal's width, never below 20 characters of them.
+// terminal's width, never below 12 characters of them.
 func TestHistoryFitsTheTerminal(t *testing.T) {
 	header := []string{"A", "PARTITIONS", "B"}
 	rows := [][]string{{"x", strings.Repeat("p", 100), "y"}}
@@ -122,8 +125,8 @@ func TestHistoryFitsTheTerminal(t *testing.T) {
 	}
 	rows = [][]string{{"x", strings.Repeat("p", 100), "y"}}
 	fitColumn(header, rows, 1, 10)
-	if got := len(rows[0][1]); got != 20 {
-		t.Errorf("cut to %d characters, want at least 20", got)
+	if got := len(rows[0][1]); got != 12 {
+		t.Errorf("cut to %d characters, want at least 12", got)
 	}
 	rows = [][]string{{"x", strings.Repeat("p", 100), "y"}}
 	fitColumn(header, rows, 1, 0)
@@ -154,7 +157,60 @@ func TestStatusCountsWhatMainStillHolds(t *testing.T) {
 	}
 	var st statusView
 	_, js, _ := cli(t, home, "status", "--table", "shop.daily_sales", "--run", "week-1", "-o", "json")
-	if err := json.Unmarshal([]byte(js), &st); err != nil || st.OnMain || st.Partitions != 7 || len(st.Replaced) != 1 || st.Replaced[0] != "sale_date=2026-01-04" {
+	if err := json.Unmarshal([]byte(js), &st); err != nil || st.Status != "partly-on-main" || st.OnMain || st.Partitions != 7 || len(st.Replaced) != 1 || st.Replaced[0] != "sale_date=2026-01-04" {
 		t.Errorf("status -o json: %v: %s", err, js)
+	}
+}
+
+// TestShowRun: show --run reads a run back partition by partition; its
+// figures add up to what history records of the run, its before is what
+// the run replaced, and the files it names are the table's.
+func TestShowRun(t *testing.T) {
+	home := t.TempDir()
+	ex := func(name string) string { return filepath.Join(firstBackfill, name) }
+	for _, args := range [][]string{
+		{"table", "create", "--schema", ex("daily_sales.yaml")},
+		{"publish", "--table", "shop.daily_sales", "--partitions", "sale_date=2026-01-01..2026-01-07", "--run-id", "week-1", ex("sales.csv")},
+		{"publish", "--table", "shop.daily_sales", "--partitions", "sale_date=2026-01-03..2026-01-04", "--run-id", "fix-lisbon", ex("sales-fixed.csv")},
+	} {
+		if code, _, errs := cli(t, home, args...); code != 0 {
+			t.Fatalf("%s: exit %d: %s", args[0], code, errs)
+		}
+	}
+	var v swap.RunView
+	code, js, errs := cli(t, home, "show", "--table", "shop.daily_sales", "--run", "fix-lisbon", "-o", "json")
+	if err := json.Unmarshal([]byte(js), &v); code != 0 || err != nil {
+		t.Fatalf("show -o json: exit %d, %v: %s%s", code, err, js, errs)
+	}
+	var h historyResult
+	if _, js, _ := cli(t, home, "history", "--table", "shop.daily_sales", "--run", "fix-lisbon", "-o", "json"); json.Unmarshal([]byte(js), &h) != nil || len(h.Main) != 1 {
+		t.Fatalf("history --run fix-lisbon: %s", js)
+	}
+	run := h.Main[0]
+	var rows int64
+	sums := map[string]int64{}
+	for _, p := range v.Partitions {
+		rows += p.After.Rows
+		for k, n := range p.After.Sums {
+			sums[k] += n
+		}
+		if p.Before.Rows != 3 || p.After.Rows != 3 || len(p.Removed) != 1 || len(p.Added) != 1 {
+			t.Errorf("partition %s: %+v", p.Partition, p)
+		}
+		for _, f := range p.Added {
+			if _, err := os.Stat(strings.TrimPrefix(f, "file://")); err != nil {
+				t.Errorf("show names an added file the table does not hold: %v", err)
+			}
+		}
+	}
+	if len(v.Partitions) != 2 || rows != run.Rows || sums["orders"] != run.Sums["orders"] || sums["revenue"] != run.Sums["revenue"] || v.Fingerprint != run.Fingerprint {
+		t.Errorf("show: %d partitions, %d rows, sums %v, fingerprint %s; history records %d rows, sums %v, fingerprint %s",
+			len(v.Partitions), rows, sums, v.Fingerprint, run.Rows, run.Sums, run.Fingerprint)
+	}
+	if v.Partitions[0].Before.Sums["orders"]+v.Partitions[1].Before.Sums["orders"] != 307+377 {
+		t.Errorf("show: before, orders %d and %d, want the week's 307 and 377", v.Partitions[0].Before.Sums["orders"], v.Partitions[1].Before.Sums["orders"])
+	}
+	if code, _, errs := cli(t, home, "show", "--table", "shop.daily_sales", "--run", "nope"); code != exitError || !strings.Contains(errs, "no snapshot of shop.daily_sales records run nope") {
+		t.Errorf("show of a run that does not exist: exit %d: %s", code, errs)
 	}
 }

@@ -29,7 +29,7 @@ var results = map[string][]any{
 	"publish":        {planView{}},
 	"plan":           {planView{}},
 	"apply":          {planView{}},
-	"show":           {swap.PlanFile{}},
+	"show":           {swap.PlanFile{}, swap.RunView{}},
 	"discard":        {discardResult{}},
 	"status":         {statusView{}},
 	"verify":         {verifyRunView{}, verifyTableView{}},

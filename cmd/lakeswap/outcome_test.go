@@ -58,7 +58,7 @@ func TestLostCommitAnswers(t *testing.T) {
 				if c.landed && (scode != 0 || !strings.Contains(out, "run "+run+" landed as snapshot") || !strings.Contains(out, "main holds it")) {
 					t.Errorf("status of a landed run: exit %d: %s%s", scode, out, errs)
 				}
-				if !c.landed && (scode != exitError || !strings.Contains(errs, "run "+run+" did not land")) {
+				if !c.landed && (scode != exitError || !strings.Contains(errs, "records run "+run+": it did not land")) {
 					t.Errorf("status of a run that did not land: exit %d: %s%s", scode, out, errs)
 				}
 				if c.landed {

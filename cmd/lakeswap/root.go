@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/apache/iceberg-go/table"
 	"github.com/spf13/cobra"
 
 	"github.com/lakeswap/lakeswap/catalog"
@@ -485,4 +486,24 @@ func isCobraUsage(err error) bool {
 		}
 	}
 	return false
+}
+
+// tableFlag reads --table, which a command needs.
+func tableFlag(name string) (table.Identifier, error) {
+	if name == "" {
+		return nil, usagef("--table is required: the table, as NAMESPACE.NAME")
+	}
+	return swap.ParseTable(name)
+}
+
+// tableNotArg refuses arguments of a command that names its table with
+// --table: a table given as an argument is told where it goes.
+func tableNotArg(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	if len(args) == 1 && strings.Count(args[0], ".") == 1 && !strings.HasPrefix(args[0], "-") {
+		return usagef("%s takes the table as --table %s, not as an argument", cmd.CommandPath(), args[0])
+	}
+	return usagef("%s takes no arguments (got %s)", cmd.CommandPath(), strings.Join(args, " "))
 }

@@ -1,0 +1,139 @@
+package rollback
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakeswap/lakeswap/runrecord"
+	"github.com/lakeswap/lakeswap/swap/internal/outcome"
+	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
+	"github.com/lakeswap/lakeswap/verify"
+)
+
+// RunView is a committed run as a person looks at it: each partition it
+// replaced, before and after, read back from the table's snapshots.
+type RunView struct {
+	Table string `json:"table"`
+	RunID string `json:"run_id"`
+	// Snapshots are the run's snapshots, oldest first (one, or one a
+	// batch).
+	Snapshots []int64 `json:"snapshots"`
+	Time      time.Time `json:"time"`
+	Source    string    `json:"source,omitempty"`
+	// JobVersion, Rejected and Reconciled are a SQL job's.
+	JobVersion  string                      `json:"job_version,omitempty"`
+	Rejected    map[string]int64            `json:"rejected,omitempty"`
+	Reconciled  map[string]map[string]int64 `json:"reconciled,omitempty"`
+	Fingerprint string                      `json:"fingerprint"`
+	Rows        int64                       `json:"rows"`
+	Sums        map[string]int64            `json:"sums"`
+	// Scales are the decimal sums' scales: 1234 at scale 2 is 12.34.
+	Scales     map[string]int  `json:"scales,omitempty"`
+	Partitions []PartitionView `json:"partitions"`
+}
+
+// PartitionView is one partition of a run: its rows, sums and fingerprint
+// in the snapshot the run replaced and in the one it committed, and the
+// data files it removed and added.
+type PartitionView struct {
+	Partition string             `json:"partition"`
+	Before    verify.Fingerprint `json:"before"`
+	After     verify.Fingerprint `json:"after"`
+	Removed   []string           `json:"removed_files"`
+	Added     []string           `json:"added_files"`
+}
+
+// ShowRun reads a run back from the table: for each partition it
+// replaced, the rows, sums and fingerprint before and after, and the files
+// removed and added. It reads those partitions' files in both snapshots.
+func (l *Ledger) ShowRun(ctx context.Context, ident table.Identifier, runID string) (*RunView, error) {
+	tbl, err := l.Catalog.LoadTable(ctx, ident)
+	if err != nil {
+		return nil, err
+	}
+	meta := tbl.Metadata()
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, err
+	}
+	name := strings.Join(ident, ".")
+	snaps := runrecord.FindAll(meta, runID)
+	if len(snaps) == 0 {
+		return nil, &outcome.OpError{Op: "show", Table: name, RunID: runID, Err: fmt.Errorf("%w: no snapshot of %s records run %s", outcome.ErrRunNotFound, name, runID),
+			Hint: "`lakeswap history --table " + name + "` lists the runs"}
+	}
+	load := runrecord.NewLoader(fsys)
+	v := &RunView{Table: name, RunID: runID, Sums: map[string]int64{}, Partitions: []PartitionView{}}
+	for i := range snaps {
+		s := &snaps[i]
+		rec, _, err := load.Snapshot(s)
+		if err != nil {
+			return nil, fmt.Errorf("show run %s: %w", runID, err)
+		}
+		v.Snapshots = append(v.Snapshots, s.SnapshotID)
+		v.Time = time.UnixMilli(s.TimestampMs).UTC()
+		v.Source, v.JobVersion, v.Fingerprint = rec.Source, rec.JobVersion, rec.Fingerprint
+		v.Rows += rec.Rows
+		for k, n := range rec.Sums {
+			v.Sums[k] += n
+		}
+		if rec.Rejected != nil {
+			v.Rejected = rec.Rejected
+		}
+		for k, m := range rec.Reconciled {
+			if v.Reconciled == nil {
+				v.Reconciled = map[string]map[string]int64{}
+			}
+			v.Reconciled[k] = m
+		}
+		after, err := snapshot.Load(ctx, l.Catalog, ident, s.SnapshotID)
+		if err != nil {
+			return nil, err
+		}
+		v.Scales = after.Contract.Summary().Scales
+		var before *snapshot.At
+		if rec.BaseSnapshotID != nil {
+			if before, err = snapshot.Load(ctx, l.Catalog, ident, *rec.BaseSnapshotID); err != nil {
+				return nil, fmt.Errorf("show run %s: the snapshot it replaced: %w", runID, err)
+			}
+		}
+		for _, value := range rec.Partitions {
+			key := after.Contract.Partition.Key(value)
+			// A partition of an empty table held no rows.
+			pv := PartitionView{Partition: key, Before: verify.NewAccumulator(after.Contract, key, nil).Result()}
+			if pv.After, err = after.Fingerprint(ctx, value); err != nil {
+				return nil, err
+			}
+			was := map[string]bool{}
+			if before != nil {
+				if pv.Before, err = before.Fingerprint(ctx, value); err != nil {
+					return nil, err
+				}
+				for _, p := range snapshot.DataPaths(before.Live[value]) {
+					was[p] = true
+				}
+			}
+			now := map[string]bool{}
+			for _, p := range snapshot.DataPaths(after.Live[value]) {
+				now[p] = true
+				if !was[p] {
+					pv.Added = append(pv.Added, p)
+				}
+			}
+			for p := range was {
+				if !now[p] {
+					pv.Removed = append(pv.Removed, p)
+				}
+			}
+			slices.Sort(pv.Added)
+			slices.Sort(pv.Removed)
+			v.Partitions = append(v.Partitions, pv)
+		}
+	}
+	return v, nil
+}
