@@ -22,7 +22,7 @@ type RunView struct {
 	RunID string `json:"run_id"`
 	// Snapshots are the run's snapshots, oldest first (one, or one a
 	// batch).
-	Snapshots []int64 `json:"snapshots"`
+	Snapshots []int64   `json:"snapshots"`
 	Time      time.Time `json:"time"`
 	Source    string    `json:"source,omitempty"`
 	// JobVersion, Rejected and Reconciled are a SQL job's.
