@@ -73,6 +73,17 @@ func (p *Publisher) ShowRun(ctx context.Context, ident table.Identifier, runID s
 	return p.ledger().ShowRun(ctx, ident, runID)
 }
 
+// PartitionView is a partition before and after (rollback.PartitionView).
+type PartitionView = rollback.PartitionView
+
+// DiffView is what changed between two snapshots (rollback.DiffView).
+type DiffView = rollback.DiffView
+
+// Diff compares two snapshots of a table, partition by partition.
+func (p *Publisher) Diff(ctx context.Context, ident table.Identifier, from, to string) (*DiffView, error) {
+	return p.ledger().Diff(ctx, ident, from, to)
+}
+
 // Status says what became of a run, from the table's history alone.
 func (p *Publisher) Status(ctx context.Context, ident table.Identifier, runID string) (*RunStatus, error) {
 	return p.ledger().Status(ctx, ident, runID)

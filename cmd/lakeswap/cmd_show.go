@@ -74,23 +74,7 @@ func runShowRun(ctx context.Context, g *globals, o showOptions) error {
 // -> after (difference), the fingerprints, the files removed and added.
 func printRun(w io.Writer, v *swap.RunView) {
 	fmt.Fprintf(w, "run %s on %s, committed %s as snapshot %s\n", v.RunID, v.Table, v.Time.Format("2006-01-02 15:04:05Z"), joinIDs(v.Snapshots))
-	cols := slices.Sorted(maps.Keys(v.Sums))
-	header := []string{"PARTITION", "ROWS"}
-	for _, c := range cols {
-		header = append(header, strings.ToUpper(c))
-	}
-	header = append(header, "CONTENT", "FILES")
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(header, "\t"))
-	for _, p := range v.Partitions {
-		row := []string{verify.DisplayKey(p.Partition), change(p.Before.Rows, p.After.Rows, 0)}
-		for _, c := range cols {
-			row = append(row, change(p.Before.Sums[c], p.After.Sums[c], v.Scales[c]))
-		}
-		row = append(row, short(p.Before.Hash)+" -> "+short(p.After.Hash), fmt.Sprintf("-%d +%d", len(p.Removed), len(p.Added)))
-		fmt.Fprintln(tw, strings.Join(row, "\t"))
-	}
-	_ = tw.Flush()
+	printBeforeAfter(w, v.Partitions, v.Scales)
 	fmt.Fprintf(w, "rows %s, sums %s, fingerprint %s\n", count(v.Rows), formatSums(v.Sums, v.Scales), v.Fingerprint)
 	if v.Source != "" {
 		fmt.Fprintf(w, "source %s\n", v.Source)
@@ -101,7 +85,44 @@ func printRun(w io.Writer, v *swap.RunView) {
 	for _, reason := range slices.Sorted(maps.Keys(v.Rejected)) {
 		fmt.Fprintf(w, "rejected %s: %s\n", words.Count(v.Rejected[reason], "source row"), reason)
 	}
-	for _, p := range v.Partitions {
+	printFiles(w, v.Partitions)
+}
+
+// printBeforeAfter prints partitions before and after: rows and each sum
+// before -> after (difference), the fingerprints, the files removed and
+// added.
+func printBeforeAfter(w io.Writer, parts []swap.PartitionView, scales map[string]int) {
+	sums := map[string]bool{}
+	for _, p := range parts {
+		for k := range p.Before.Sums {
+			sums[k] = true
+		}
+		for k := range p.After.Sums {
+			sums[k] = true
+		}
+	}
+	cols := slices.Sorted(maps.Keys(sums))
+	header := []string{"PARTITION", "ROWS"}
+	for _, c := range cols {
+		header = append(header, strings.ToUpper(c))
+	}
+	header = append(header, "CONTENT", "FILES")
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(header, "\t"))
+	for _, p := range parts {
+		row := []string{verify.DisplayKey(p.Partition), change(p.Before.Rows, p.After.Rows, 0)}
+		for _, c := range cols {
+			row = append(row, change(p.Before.Sums[c], p.After.Sums[c], scales[c]))
+		}
+		row = append(row, short(p.Before.Hash)+" -> "+short(p.After.Hash), fmt.Sprintf("-%d +%d", len(p.Removed), len(p.Added)))
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
+	}
+	_ = tw.Flush()
+}
+
+// printFiles lists each partition's files removed and added.
+func printFiles(w io.Writer, parts []swap.PartitionView) {
+	for _, p := range parts {
 		for _, f := range p.Removed {
 			fmt.Fprintf(w, "  %s removed %s\n", verify.DisplayKey(p.Partition), f)
 		}

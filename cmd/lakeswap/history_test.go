@@ -214,3 +214,43 @@ func TestShowRun(t *testing.T) {
 		t.Errorf("show of a run that does not exist: exit %d: %s", code, errs)
 	}
 }
+
+// TestDiff: diff names its snapshots by run id, tag or id, and lists the
+// partitions whose files differ, with the same figures show gives the run
+// that made the difference; the same snapshot twice differs nowhere.
+func TestDiff(t *testing.T) {
+	home := t.TempDir()
+	ex := func(name string) string { return filepath.Join(firstBackfill, name) }
+	for _, args := range [][]string{
+		{"table", "create", "--schema", ex("daily_sales.yaml")},
+		{"publish", "--table", "shop.daily_sales", "--partitions", "sale_date=2026-01-01..2026-01-07", "--run-id", "week-1", ex("sales.csv")},
+		{"publish", "--table", "shop.daily_sales", "--partitions", "sale_date=2026-01-03..2026-01-04", "--run-id", "fix-lisbon", ex("sales-fixed.csv")},
+	} {
+		if code, _, errs := cli(t, home, args...); code != 0 {
+			t.Fatalf("%s: exit %d: %s", args[0], code, errs)
+		}
+	}
+	var show swap.RunView
+	_, js, _ := cli(t, home, "show", "--table", "shop.daily_sales", "--run", "fix-lisbon", "-o", "json")
+	if err := json.Unmarshal([]byte(js), &show); err != nil {
+		t.Fatal(err)
+	}
+	for _, from := range []string{"week-1", swap.RollbackTag("fix-lisbon")} {
+		var d swap.DiffView
+		code, js, errs := cli(t, home, "diff", "--table", "shop.daily_sales", from, "fix-lisbon", "-o", "json")
+		if err := json.Unmarshal([]byte(js), &d); code != 0 || err != nil {
+			t.Fatalf("diff %s fix-lisbon: exit %d, %v: %s%s", from, code, err, js, errs)
+		}
+		if len(d.Partitions) != 2 || d.Partitions[0].Partition != "sale_date=2026-01-03" || d.Partitions[0].After.Hash != show.Partitions[0].After.Hash ||
+			d.Partitions[1].Before.Hash != show.Partitions[1].Before.Hash || len(d.Partitions[1].Added) != 1 {
+			t.Errorf("diff %s fix-lisbon: %+v\nshow: %+v", from, d.Partitions, show.Partitions)
+		}
+	}
+	code, out, _ := cli(t, home, "diff", "--table", "shop.daily_sales", "fix-lisbon", "fix-lisbon")
+	if code != 0 || !strings.Contains(out, "0 partitions changed") {
+		t.Errorf("diff of a snapshot with itself: exit %d: %s", code, out)
+	}
+	if code, _, errs := cli(t, home, "diff", "--table", "shop.daily_sales", "nope", "fix-lisbon"); code != exitError || !strings.Contains(errs, `"nope" is no snapshot id, tag, branch or run id`) {
+		t.Errorf("diff from nothing: exit %d: %s", code, errs)
+	}
+}

@@ -30,6 +30,7 @@ var results = map[string][]any{
 	"plan":           {planView{}},
 	"apply":          {planView{}},
 	"show":           {swap.PlanFile{}, swap.RunView{}},
+	"diff":           {swap.DiffView{}},
 	"discard":        {discardResult{}},
 	"status":         {statusView{}},
 	"verify":         {verifyRunView{}, verifyTableView{}},

@@ -3,7 +3,9 @@ package rollback
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -136,4 +138,99 @@ func (l *Ledger) ShowRun(ctx context.Context, ident table.Identifier, runID stri
 		}
 	}
 	return v, nil
+}
+
+// DiffView is what changed between two snapshots of a table, partition by
+// partition: those whose files differ, before and after.
+type DiffView struct {
+	Table      string          `json:"table"`
+	From       int64           `json:"from_snapshot_id,string"`
+	To         int64           `json:"to_snapshot_id,string"`
+	Scales     map[string]int  `json:"scales,omitempty"`
+	Partitions []PartitionView `json:"partitions"`
+}
+
+// Diff compares two snapshots of a table, each named by its id, a tag or
+// branch, or a run id (the run's newest snapshot): for every partition
+// whose data files differ, the rows, sums and fingerprint in each and the
+// files only one of them holds. It reads those partitions' files in both.
+func (l *Ledger) Diff(ctx context.Context, ident table.Identifier, from, to string) (*DiffView, error) {
+	tbl, err := l.Catalog.LoadTable(ctx, ident)
+	if err != nil {
+		return nil, err
+	}
+	meta := tbl.Metadata()
+	name := strings.Join(ident, ".")
+	v := &DiffView{Table: name, Partitions: []PartitionView{}}
+	if v.From, err = resolveSnapshot(meta, name, from); err != nil {
+		return nil, err
+	}
+	if v.To, err = resolveSnapshot(meta, name, to); err != nil {
+		return nil, err
+	}
+	a, err := snapshot.Load(ctx, l.Catalog, ident, v.From)
+	if err != nil {
+		return nil, err
+	}
+	b, err := snapshot.Load(ctx, l.Catalog, ident, v.To)
+	if err != nil {
+		return nil, err
+	}
+	v.Scales = b.Contract.Summary().Scales
+	values := map[string]bool{}
+	for value := range a.Live {
+		values[value] = true
+	}
+	for value := range b.Live {
+		values[value] = true
+	}
+	for _, value := range slices.Sorted(maps.Keys(values)) {
+		before, after := snapshot.DataPaths(a.Live[value]), snapshot.DataPaths(b.Live[value])
+		slices.Sort(before)
+		slices.Sort(after)
+		if slices.Equal(before, after) {
+			continue
+		}
+		pv := PartitionView{Partition: b.Contract.Partition.Key(value)}
+		if pv.Before, err = a.Fingerprint(ctx, value); err != nil {
+			return nil, err
+		}
+		if pv.After, err = b.Fingerprint(ctx, value); err != nil {
+			return nil, err
+		}
+		for _, p := range after {
+			if _, found := slices.BinarySearch(before, p); !found {
+				pv.Added = append(pv.Added, p)
+			}
+		}
+		for _, p := range before {
+			if _, found := slices.BinarySearch(after, p); !found {
+				pv.Removed = append(pv.Removed, p)
+			}
+		}
+		v.Partitions = append(v.Partitions, pv)
+	}
+	return v, nil
+}
+
+// resolveSnapshot finds the snapshot a person named: its id, a tag or
+// branch, or a run id (the run's newest snapshot).
+func resolveSnapshot(meta table.Metadata, name, ref string) (int64, error) {
+	if id, err := strconv.ParseInt(ref, 10, 64); err == nil && meta.SnapshotByID(id) != nil {
+		return id, nil
+	}
+	if s := meta.SnapshotByName(ref); s != nil {
+		return s.SnapshotID, nil
+	}
+	if snaps := runrecord.FindAll(meta, ref); len(snaps) > 0 {
+		newest := snaps[0]
+		for _, s := range snaps {
+			if s.TimestampMs >= newest.TimestampMs {
+				newest = s
+			}
+		}
+		return newest.SnapshotID, nil
+	}
+	return 0, &outcome.OpError{Op: "diff", Table: name, Err: fmt.Errorf("%w: %q is no snapshot id, tag, branch or run id of %s", outcome.ErrRunNotFound, ref, name),
+		Hint: "`lakeswap history --table " + name + "` lists the snapshots and their runs"}
 }
