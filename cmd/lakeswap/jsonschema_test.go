@@ -31,6 +31,7 @@ var results = map[string][]any{
 	"apply":          {planView{}},
 	"show":           {swap.PlanFile{}, swap.RunView{}},
 	"diff":           {swap.DiffView{}},
+	"report":         {reportResult{}},
 	"discard":        {discardResult{}},
 	"status":         {statusView{}},
 	"verify":         {verifyRunView{}, verifyTableView{}},

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"html/template"
+	"io"
+	"maps"
+	"os"
+	"slices"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lakeswap/lakeswap/internal/words"
+	"github.com/lakeswap/lakeswap/swap"
+)
+
+//go:embed report.tmpl
+var reportHTML string
+
+var reportPage = template.Must(template.New("report").Parse(reportHTML))
+
+type reportOptions struct {
+	table, run, out string
+}
+
+func newReportCmd(g *globals) *cobra.Command {
+	var o reportOptions
+	cmd := &cobra.Command{
+		Use:   "report --table NS.NAME --run RUN_ID --out FILE.html",
+		Short: "Write one self-contained HTML page of a run: its figures and a chart of each partition before and after",
+		Long: `report writes, to --out, one HTML page of a committed run with the figures show --run gives (rows and
+every additive sum of each partition before and after, fingerprints, files removed and added, the source)
+and a chart of each partition's rows and sums before and after. The page loads nothing from the network.
+It refuses to overwrite a file.`,
+		Args: tableNotArg,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runReport(cmd.Context(), g, o) },
+	}
+	cmd.Flags().StringVar(&o.table, "table", "", "the run's table, NAMESPACE.NAME (required)")
+	cmd.Flags().StringVar(&o.run, "run", "", "the run (required)")
+	cmd.Flags().StringVar(&o.out, "out", "", "the HTML file to write (required)")
+	return cmd
+}
+
+func runReport(ctx context.Context, g *globals, o reportOptions) error {
+	ident, err := tableFlag(o.table)
+	if err != nil {
+		return err
+	}
+	if o.run == "" || o.out == "" {
+		return usagef("report needs --run and --out")
+	}
+	ctx, cat, pub, err := g.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer cat.Close()
+	v, err := pub.ShowRun(ctx, ident, o.run)
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(o.out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return requestError{fmt.Errorf("write the report: %w", err)}
+	}
+	if err := reportPage.Execute(f, reportOf(v)); err != nil {
+		f.Close()
+		os.Remove(o.out)
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return g.emit(reportResult{RunID: v.RunID, Table: v.Table, File: o.out, Run: v}, func(w io.Writer) {
+		fmt.Fprintf(w, "wrote %s: run %s on %s, %s\n", o.out, v.RunID, v.Table, words.Count(len(v.Partitions), "partition"))
+	})
+}
+
+// reportResult is report's -o json: the file written and the run's
+// figures it shows.
+type reportResult struct {
+	RunID string        `json:"run_id"`
+	Table string        `json:"table"`
+	File  string        `json:"file"`
+	Run   *swap.RunView `json:"run"`
+}
+
+// The page's data: every figure as show prints it.
+type (
+	reportData struct {
+		RunID, Table, Time, Snapshots, Source, JobVersion, Rows, Fingerprint string
+		Sums                                                                 []namedValue
+		SumNames                                                             []string
+		Rejected                                                             []string
+		Partitions                                                           []reportPartition
+		Charts                                                               []reportChart
+	}
+	namedValue      struct{ Name, Value string }
+	reportPartition struct {
+		Key, RowsBefore, RowsAfter, RowsClass, HashBefore, HashAfter string
+		Sums                                                         []reportSum
+		Removed, Added                                               int
+	}
+	reportSum   struct{ Name, Before, After, Class string }
+	reportChart struct {
+		Title         string
+		Width, Height int
+		Bars          []reportBar
+	}
+	reportBar struct {
+		Label                                 string
+		X, Y, Y2, TextX, TextY, Before, After int
+		BeforeText, AfterText                 string
+	}
+)
+
+func reportOf(v *swap.RunView) reportData {
+	d := reportData{RunID: v.RunID, Table: v.Table, Time: v.Time.Format("2006-01-02 15:04:05Z"), Snapshots: joinIDs(v.Snapshots),
+		Source: v.Source, JobVersion: v.JobVersion, Rows: fmt.Sprint(v.Rows), Fingerprint: v.Fingerprint}
+	d.SumNames = slices.Sorted(maps.Keys(v.Sums))
+	for _, k := range d.SumNames {
+		d.Sums = append(d.Sums, namedValue{k, scaled(v.Sums[k], v.Scales[k])})
+	}
+	for _, reason := range slices.Sorted(maps.Keys(v.Rejected)) {
+		d.Rejected = append(d.Rejected, fmt.Sprintf("%d source rows: %s", v.Rejected[reason], reason))
+	}
+	for _, p := range v.Partitions {
+		rp := reportPartition{Key: p.Partition, RowsBefore: fmt.Sprint(p.Before.Rows), RowsAfter: fmt.Sprint(p.After.Rows), RowsClass: trend(p.Before.Rows, p.After.Rows),
+			HashBefore: short(p.Before.Hash), HashAfter: short(p.After.Hash), Removed: len(p.Removed), Added: len(p.Added)}
+		for _, k := range d.SumNames {
+			rp.Sums = append(rp.Sums, reportSum{k, scaled(p.Before.Sums[k], v.Scales[k]), scaled(p.After.Sums[k], v.Scales[k]), trend(p.Before.Sums[k], p.After.Sums[k])})
+		}
+		d.Partitions = append(d.Partitions, rp)
+	}
+	d.Charts = append(d.Charts, chartOf("Rows", v, func(fp swapFingerprint) (int64, string) { return fp.Rows, fmt.Sprint(fp.Rows) }))
+	for _, k := range d.SumNames {
+		d.Charts = append(d.Charts, chartOf("Sum of "+k, v, func(fp swapFingerprint) (int64, string) { return fp.Sums[k], scaled(fp.Sums[k], v.Scales[k]) }))
+	}
+	return d
+}
+
+type swapFingerprint = struct {
+	Rows int64
+	Sums map[string]int64
+}
+
+// chartOf draws a partition's value before and after as two bars, each
+// scaled to the largest value of the chart.
+func chartOf(title string, v *swap.RunView, value func(swapFingerprint) (int64, string)) reportChart {
+	const labelWidth, barWidth, rowHeight = 190, 360, 26
+	c := reportChart{Title: title, Width: labelWidth + barWidth + 220, Height: rowHeight*len(v.Partitions) + 6}
+	var top int64 = 1
+	for _, p := range v.Partitions {
+		b, _ := value(swapFingerprint{p.Before.Rows, p.Before.Sums})
+		a, _ := value(swapFingerprint{p.After.Rows, p.After.Sums})
+		top = max(top, abs(b), abs(a))
+	}
+	for i, p := range v.Partitions {
+		b, bt := value(swapFingerprint{p.Before.Rows, p.Before.Sums})
+		a, at := value(swapFingerprint{p.After.Rows, p.After.Sums})
+		y := i*rowHeight + 4
+		c.Bars = append(c.Bars, reportBar{Label: p.Partition, X: labelWidth, Y: y, Y2: y + 9, TextX: labelWidth + barWidth + 10, TextY: y + 12,
+			Before: int(abs(b) * barWidth / top), After: int(abs(a) * barWidth / top), BeforeText: bt, AfterText: at})
+	}
+	return c
+}
+
+func abs(n int64) int64 {
+	if n < 0 {
+		return -n
+	}
+	return n
+}
+
+func trend(before, after int64) string {
+	switch {
+	case after < before:
+		return "down"
+	case after > before:
+		return "up"
+	}
+	return ""
+}
+
