@@ -120,7 +120,7 @@ func TestDiscardAPlanAppliedInPart(t *testing.T) {
 	e.pub.BeforeCommit = nil
 	staged := e.runFiles("partly")
 	said, err := e.pub.Discard(e.ctx, plan)
-	if err != nil || !strings.Contains(said, "removed the 2 file(s)") || !strings.Contains(said, "2 file(s) a snapshot references") {
+	if err != nil || !strings.Contains(said, "removed the 2 files") || !strings.Contains(said, "2 files a snapshot references") {
 		t.Fatalf("discard: %q, %v", said, err)
 	}
 	if left := e.runFiles("partly"); len(left) != 2 || len(staged) != 4 {

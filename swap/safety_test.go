@@ -338,12 +338,12 @@ func TestFailedPublishRemovesOnlyItsFiles(t *testing.T) {
 	bad[len(bad)-1].AmountCents = -1
 	_, err := e.pub.Publish(e.ctx, swap.Request{Table: e.ident, Partitions: fixtureRange, Source: retail.NewSource(bad), RunID: "refused-1", Parallelism: 1})
 	// The second partition wrote nothing once its rows were refused.
-	check("a refusal", err, "removed the 1 file(s) run refused-1 staged")
+	check("a refusal", err, "removed the 1 file run refused-1 staged")
 
 	stop := errors.New("not approved")
 	pub := &swap.Publisher{Catalog: e.cat, BeforeCommit: func(context.Context, *swap.Plan) error { return stop }}
 	_, err = pub.Publish(e.ctx, swap.Request{Table: e.ident, Partitions: fixtureRange, Source: retail.NewSource(rows), RunID: "stopped-1"})
-	check("a stopped commit", err, "removed the 2 file(s) run stopped-1 staged")
+	check("a stopped commit", err, "removed the 2 files run stopped-1 staged")
 
 	// Another writer commits between the plan and the commit.
 	other := &hookSource{Source: retail.NewSource(rows), before: func() {
@@ -354,8 +354,8 @@ func TestFailedPublishRemovesOnlyItsFiles(t *testing.T) {
 	if !errors.Is(err, swap.ErrConflict) {
 		t.Fatalf("conflict: %v", err)
 	}
-	check("a conflict", err, "removed the 2 file(s) run conflict-1 staged")
-	if !strings.Contains(err.Error(), "manifest file(s) the refused commit wrote") {
+	check("a conflict", err, "removed the 2 files run conflict-1 staged")
+	if !strings.Contains(err.Error(), "manifest files the refused commit wrote") {
 		t.Errorf("conflict: %v, want the refused commit's metadata files accounted for", err)
 	}
 
@@ -486,8 +486,8 @@ func TestCancelledPublishRemovesItsFiles(t *testing.T) {
 			}{
 				{"cancelled-1", func(c context.CancelFunc) source.Source {
 					return &cancelSource{Source: retail.NewSource(rows), cancel: c}
-				}, "removed the 1 file(s)"},
-				{"cancelled-2", func(c context.CancelFunc) source.Source { return cancelMidPartition{rows: rows, cancel: c} }, "file(s)"},
+				}, "removed the 1 file"},
+				{"cancelled-2", func(c context.CancelFunc) source.Source { return cancelMidPartition{rows: rows, cancel: c} }, ""},
 			} {
 				ctx, cancel := context.WithCancel(e.ctx)
 				_, err := e.pub.Publish(ctx, swap.Request{Table: e.ident, Partitions: fixtureRange, Source: tc.src(cancel), RunID: tc.runID, Parallelism: 1})
