@@ -120,7 +120,8 @@ func TestRetailJob(t *testing.T) {
 // TestRetailJobsFromRaw, on every site: the shipped jobs, orders_fact
 // from the raw events and daily_orders from the facts (the snapshot it
 // read recorded), give exactly expected.json's daily groups after batch 1
-// and after both batches.
+// and after both batches; show, diff and report read the second run back
+// with the oracle's figures before and after, and history's totals.
 func TestRetailJobsFromRaw(t *testing.T) {
 	forEachSite(t, func(t *testing.T, s *site) {
 		dir := t.TempDir()
@@ -149,6 +150,52 @@ func TestRetailJobsFromRaw(t *testing.T) {
 		code, out, _ := s.cli("history", "-o", "json", "--table", "retail.daily_orders")
 		if code != 0 || !strings.Contains(out, "daily_orders-2") {
 			t.Errorf("history: %s", out)
+		}
+		// show, diff and report read the second run back as the oracle
+		// reads it: each day's groups after batch 1, then after both.
+		perDay := func(stage string) map[string][2]int64 {
+			groups, err := retail.Daily(stage)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := map[string][2]int64{}
+			for _, g := range groups {
+				d := out["order_date="+g.OrderDate]
+				out["order_date="+g.OrderDate] = [2]int64{d[0] + g.OrderCount, d[1] + g.AmountCents}
+			}
+			return out
+		}
+		before, after := perDay(retail.AfterBatch1), perDay(retail.AfterBatch2)
+		var h historyResult
+		if err := json.Unmarshal([]byte(out), &h); err != nil || len(h.Main) == 0 || h.Main[0].RunID != "daily_orders-2" {
+			t.Fatalf("history -o json: %v: %s", err, out)
+		}
+		var shown swap.RunView
+		var diffed swap.DiffView
+		if err := json.Unmarshal([]byte(s.must("-o", "json", "show", "--table", "retail.daily_orders", "--run", "daily_orders-2")), &shown); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal([]byte(s.must("-o", "json", "diff", "--table", "retail.daily_orders", "daily_orders-1", "daily_orders-2")), &diffed); err != nil {
+			t.Fatal(err)
+		}
+		if shown.Rows != h.Main[0].Rows || shown.Sums["amount_cents"] != h.Main[0].Sums["amount_cents"] || shown.Fingerprint != h.Main[0].Fingerprint {
+			t.Errorf("show: %d rows, sums %v, fingerprint %s; history: %d rows, sums %v, fingerprint %s", shown.Rows, shown.Sums, shown.Fingerprint, h.Main[0].Rows, h.Main[0].Sums, h.Main[0].Fingerprint)
+		}
+		for _, parts := range [][]swap.PartitionView{shown.Partitions, diffed.Partitions} {
+			if len(parts) != 2 {
+				t.Errorf("show/diff: %d partitions, want 2", len(parts))
+			}
+			for _, p := range parts {
+				got := [2][2]int64{{p.Before.Sums["order_count"], p.Before.Sums["amount_cents"]}, {p.After.Sums["order_count"], p.After.Sums["amount_cents"]}}
+				if want := [2][2]int64{before[p.Partition], after[p.Partition]}; got != want {
+					t.Errorf("%s before and after (orders, cents): %v, the oracle %v", p.Partition, got, want)
+				}
+			}
+		}
+		page := filepath.Join(t.TempDir(), "run.html")
+		s.must("report", "--table", "retail.daily_orders", "--run", "daily_orders-2", "--out", page)
+		if raw, err := os.ReadFile(page); err != nil || !strings.Contains(string(raw), `id="sum-amount_cents">`+fmt.Sprint(after["order_date=2026-01-01"][1]+after["order_date=2026-01-02"][1])+"<") {
+			t.Errorf("report: %v", err)
 		}
 	})
 }
