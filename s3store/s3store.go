@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"log/slog"
 	"maps"
 	"strconv"
 	"strings"
@@ -154,14 +155,29 @@ func ConfigFromProps(props map[string]string) Config {
 	return c
 }
 
+type sdkLogKey struct{}
+
+// WithSDKLog makes the AWS configurations LoadAWS builds from ctx log the
+// SDK's own lines to log, at debug level; without it they go nowhere.
+func WithSDKLog(ctx context.Context, log *slog.Logger) context.Context {
+	return context.WithValue(ctx, sdkLogKey{}, log)
+}
+
 // LoadAWS builds the AWS configuration from the standard chain
 // (environment, shared config and credentials files, profiles, instance
 // roles) with the bounded standard retryer, and an HTTP client whose GET
 // bodies survive a broken connection (Resuming).
 func LoadAWS(ctx context.Context, c Config) (aws.Config, error) {
-	// The SDK's own log lines (an instance-metadata fallback, say) are
-	// noise to a person at a terminal; what matters is said once below.
-	opts := []func(*config.LoadOptions) error{config.WithRetryer(Retryer(c.MaxBackoff)), config.WithLogger(logging.Nop{})}
+	// The SDK's own log lines (an instance-metadata fallback, a response
+	// without a checksum) are noise to a person at a terminal; what matters
+	// is said once below. They go to a log WithSDKLog set, at debug level.
+	var sdkLog logging.Logger = logging.Nop{}
+	if l, ok := ctx.Value(sdkLogKey{}).(*slog.Logger); ok {
+		sdkLog = logging.LoggerFunc(func(c logging.Classification, format string, v ...any) {
+			l.Debug(fmt.Sprintf(format, v...), "from", "aws-sdk", "class", string(c))
+		})
+	}
+	opts := []func(*config.LoadOptions) error{config.WithRetryer(Retryer(c.MaxBackoff)), config.WithLogger(sdkLog)}
 	if c.Region != "" {
 		opts = append(opts, config.WithRegion(c.Region))
 	}

@@ -241,6 +241,9 @@ func (g *globals) open(ctx context.Context) (context.Context, *catalog.Catalog, 
 		// Which catalog a write goes to is never left to be guessed.
 		fmt.Fprintf(g.stderr, "lakeswap: catalog %s\n", describeCatalog(cfg))
 	}
+	if g.verbose >= 2 {
+		ctx = s3store.WithSDKLog(ctx, g.logger()) // the AWS SDK's own lines, at -vv only
+	}
 	ctx, cat, pub, err := openPublisher(ctx, cfg, g.logger())
 	if pub != nil {
 		pub.Catalog = catalogFault(pub.Catalog, g.getenv)
