@@ -60,10 +60,11 @@ type detail struct {
 	Reconciled      map[string]map[string]int64 `json:"reconciled,omitempty"`
 	Late            map[string]int64            `json:"late,omitempty"`
 	Inputs          []Input                     `json:"inputs,omitempty"`
+	Checks          []string                    `json:"checks,omitempty"`
 }
 
 // detailProps are the summary properties a run file replaces.
-var detailProps = []string{PropPartitions, PropPartitionValues, PropPartitionHashes, PropUnchanged, PropCarried, PropReconciled, PropLate, PropInputs}
+var detailProps = []string{PropPartitions, PropPartitionValues, PropPartitionHashes, PropUnchanged, PropCarried, PropReconciled, PropLate, PropInputs, PropChecks}
 
 // RunFilePath is where a run file of the given SHA-256 lies under a
 // table's location.
@@ -79,7 +80,7 @@ func (r Record) Summary(location string) (props iceberg.Properties, path string,
 	var nonce [8]byte
 	_, _ = rand.Read(nonce[:])
 	d := detail{RunID: r.RunID, Commit: hex.EncodeToString(nonce[:]), Batch: r.Batch, Base: r.BaseSnapshotID, Partitions: r.Partitions, PartitionHashes: r.PartitionHashes, Unchanged: r.Unchanged, Carried: r.Carried,
-		Reconciled: r.Reconciled, Late: r.Late, Inputs: r.Inputs}
+		Reconciled: r.Reconciled, Late: r.Late, Inputs: r.Inputs, Checks: r.Checks}
 	body, _ = json.Marshal(d)
 	if len(body) <= InlineDetail {
 		return props, "", nil
@@ -147,7 +148,7 @@ func (l *Loader) Read(props map[string]string) (Record, bool, error) {
 		l.read[path] = d
 	}
 	r.Partitions, r.PartitionHashes, r.Unchanged, r.Carried = d.Partitions, d.PartitionHashes, d.Unchanged, d.Carried
-	r.Reconciled, r.Late, r.Inputs = d.Reconciled, d.Late, d.Inputs
+	r.Reconciled, r.Late, r.Inputs, r.Checks = d.Reconciled, d.Late, d.Inputs, d.Checks
 	return r, true, nil
 }
 

@@ -66,6 +66,7 @@ const (
 	// sums), for up to MaxListedInputs partitions, and the source rows
 	// that arrived later than its lookback, by day (JSON).
 	PropReconciled = "lakeswap.reconciled"
+	PropChecks     = "lakeswap.checks" // the run's checks and their verdicts, name=verdict
 	PropLate       = "lakeswap.late"
 	// The objects a run read (s3:// inputs): how many, their bytes, the
 	// SHA-256 of their list (InputsHash) and, for up to MaxListedInputs,
@@ -125,6 +126,7 @@ type Record struct {
 	InputCount            int
 	InputBytes            int64
 	InputsHash            string
+	Checks                []string // the run's checks, as name=verdict (passed, allowed, not run)
 }
 
 var unescapeTuple = strings.NewReplacer("%2F", "/", "%25", "%")
@@ -195,6 +197,9 @@ func (r Record) Properties() iceberg.Properties {
 		b, _ := json.Marshal(r.Late)
 		props[PropLate] = string(b)
 	}
+	if len(r.Checks) > 0 {
+		props[PropChecks] = strings.Join(r.Checks, ",")
+	}
 	if r.PlannedBaseSnapshotID != nil {
 		props[PropPlannedBase] = strconv.FormatInt(*r.PlannedBaseSnapshotID, 10)
 	}
@@ -241,6 +246,9 @@ func Read(props map[string]string) (r Record, ok bool) {
 	_ = json.Unmarshal([]byte(props[PropUnchanged]), &r.Unchanged)
 	_ = json.Unmarshal([]byte(props[PropCarried]), &r.Carried)
 	_ = json.Unmarshal([]byte(props[PropReconciled]), &r.Reconciled)
+	if c := props[PropChecks]; c != "" {
+		r.Checks = strings.Split(c, ",")
+	}
 	_ = json.Unmarshal([]byte(props[PropLate]), &r.Late)
 	r.Rows, _ = strconv.ParseInt(props[PropRows], 10, 64)
 	r.BaseRows, _ = strconv.ParseInt(props[PropBaseRows], 10, 64)

@@ -38,6 +38,13 @@ func (plan *Plan) record() runrecord.Record {
 			r.Carried = append(r.Carried, pp.Value)
 		}
 	}
+	for _, c := range plan.Checks {
+		name := c.Name
+		if c.At == "commit" {
+			name += " (again at commit)"
+		}
+		r.Checks = append(r.Checks, name+"="+c.Result)
+	}
 	r.Batch = plan.BatchOf
 	if j := plan.Job; j != nil {
 		r.JobVersion, r.SourcesHash, r.Rejected, r.Late = j.Version, j.SourcesHash, j.Rejected, j.Late

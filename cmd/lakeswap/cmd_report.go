@@ -9,6 +9,7 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -89,12 +90,12 @@ type reportResult struct {
 // The page's data: every figure as show prints it.
 type (
 	reportData struct {
-		RunID, Table, Time, Snapshots, Source, JobVersion, Rows, Fingerprint string
-		Sums                                                                 []namedValue
-		SumNames                                                             []string
-		Rejected                                                             []string
-		Partitions                                                           []reportPartition
-		Charts                                                               []reportChart
+		RunID, Table, Time, Snapshots, Source, JobVersion, Rows, Fingerprint, Checks string
+		Sums                                                                         []namedValue
+		SumNames                                                                     []string
+		Rejected                                                                     []string
+		Partitions                                                                   []reportPartition
+		Charts                                                                       []reportChart
 	}
 	namedValue      struct{ Name, Value string }
 	reportPartition struct {
@@ -117,7 +118,8 @@ type (
 
 func reportOf(v *swap.RunView) reportData {
 	d := reportData{RunID: v.RunID, Table: v.Table, Time: v.Time.Format("2006-01-02 15:04:05Z"), Snapshots: joinIDs(v.Snapshots),
-		Source: v.Source, JobVersion: v.JobVersion, Rows: fmt.Sprint(v.Rows), Fingerprint: v.Fingerprint}
+		Source: v.Source, JobVersion: v.JobVersion, Rows: fmt.Sprint(v.Rows), Fingerprint: v.Fingerprint,
+		Checks: strings.TrimPrefix(describeRecordedChecks(v.Checks), "checks ")}
 	d.SumNames = slices.Sorted(maps.Keys(v.Sums))
 	for _, k := range d.SumNames {
 		d.Sums = append(d.Sums, namedValue{k, scaled(v.Sums[k], v.Scales[k])})
@@ -182,4 +184,3 @@ func trend(before, after int64) string {
 	}
 	return ""
 }
-

@@ -76,6 +76,7 @@ func printRun(w io.Writer, v *swap.RunView) {
 	fmt.Fprintf(w, "run %s on %s, committed %s as snapshot %s\n", v.RunID, v.Table, v.Time.Format("2006-01-02 15:04:05Z"), joinIDs(v.Snapshots))
 	printBeforeAfter(w, v.Partitions, v.Scales)
 	fmt.Fprintf(w, "rows %s, sums %s, fingerprint %s\n", count(v.Rows), formatSums(v.Sums, v.Scales), v.Fingerprint)
+	fmt.Fprintln(w, describeRecordedChecks(v.Checks))
 	if v.Source != "" {
 		fmt.Fprintf(w, "source %s\n", v.Source)
 	}
@@ -155,4 +156,26 @@ func runShow(_ context.Context, g *globals, o showOptions) error {
 			fmt.Fprintf(w, "warning: %s was edited after it was planned (its content does not have id %s): apply refuses it\n", o.file, short(pf.PlanID))
 		}
 	})
+}
+
+// describeRecordedChecks groups a run's recorded checks by verdict:
+// checks passed: schema, grain; not run: build twice.
+func describeRecordedChecks(checks []string) string {
+	if len(checks) == 0 {
+		return "checks: not recorded (a run of a lakeswap before it recorded them)"
+	}
+	by := map[string][]string{}
+	var order []string
+	for _, c := range checks {
+		name, verdict, _ := strings.Cut(c, "=")
+		if by[verdict] == nil {
+			order = append(order, verdict)
+		}
+		by[verdict] = append(by[verdict], name)
+	}
+	parts := make([]string, len(order))
+	for i, v := range order {
+		parts[i] = v + ": " + strings.Join(by[v], ", ")
+	}
+	return "checks " + strings.Join(parts, "; ")
 }

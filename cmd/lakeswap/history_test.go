@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -206,6 +207,9 @@ func TestShowRun(t *testing.T) {
 	if len(v.Partitions) != 2 || rows != run.Rows || sums["orders"] != run.Sums["orders"] || sums["revenue"] != run.Sums["revenue"] || v.Fingerprint != run.Fingerprint {
 		t.Errorf("show: %d partitions, %d rows, sums %v, fingerprint %s; history records %d rows, sums %v, fingerprint %s",
 			len(v.Partitions), rows, sums, v.Fingerprint, run.Rows, run.Sums, run.Fingerprint)
+	}
+	if !slices.Contains(v.Checks, "schema=passed") || !slices.Contains(v.Checks, "ownership=passed") || !slices.Contains(v.Checks, "build twice=not run") {
+		t.Errorf("show: the run's checks %q, want schema and ownership passed, build twice not run", v.Checks)
 	}
 	if v.Partitions[0].Before.Sums["orders"]+v.Partitions[1].Before.Sums["orders"] != 307+377 {
 		t.Errorf("show: before, orders %d and %d, want the week's 307 and 377", v.Partitions[0].Before.Sums["orders"], v.Partitions[1].Before.Sums["orders"])

@@ -32,7 +32,11 @@ type RunView struct {
 	Rejected    map[string]int64            `json:"rejected,omitempty"`
 	Reconciled  map[string]map[string]int64 `json:"reconciled,omitempty"`
 	Fingerprint string                      `json:"fingerprint"`
-	Rows        int64                       `json:"rows"`
+	// Checks are the run's checks as it recorded them, name=verdict
+	// (passed, allowed by a flag, not run); none for a run recorded before
+	// lakeswap recorded them.
+	Checks []string `json:"checks"`
+	Rows   int64    `json:"rows"`
 	Sums        map[string]int64            `json:"sums"`
 	// Scales are the decimal sums' scales: 1234 at scale 2 is 12.34.
 	Scales     map[string]int  `json:"scales,omitempty"`
@@ -70,7 +74,7 @@ func (l *Ledger) ShowRun(ctx context.Context, ident table.Identifier, runID stri
 			Hint: "`lakeswap history --table " + name + "` lists the runs"}
 	}
 	load := runrecord.NewLoader(fsys)
-	v := &RunView{Table: name, RunID: runID, Sums: map[string]int64{}, Partitions: []PartitionView{}}
+	v := &RunView{Table: name, RunID: runID, Sums: map[string]int64{}, Partitions: []PartitionView{}, Checks: []string{}}
 	for i := range snaps {
 		s := &snaps[i]
 		rec, _, err := load.Snapshot(s)
@@ -79,7 +83,7 @@ func (l *Ledger) ShowRun(ctx context.Context, ident table.Identifier, runID stri
 		}
 		v.Snapshots = append(v.Snapshots, s.SnapshotID)
 		v.Time = time.UnixMilli(s.TimestampMs).UTC()
-		v.Source, v.JobVersion, v.Fingerprint = rec.Source, rec.JobVersion, rec.Fingerprint
+		v.Source, v.JobVersion, v.Fingerprint, v.Checks = rec.Source, rec.JobVersion, rec.Fingerprint, rec.Checks
 		v.Rows += rec.Rows
 		for k, n := range rec.Sums {
 			v.Sums[k] += n
