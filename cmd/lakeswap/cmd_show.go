@@ -107,6 +107,10 @@ func printBeforeAfter(w io.Writer, parts []swap.PartitionView, scales map[string
 	for _, c := range cols {
 		header = append(header, strings.ToUpper(c))
 	}
+	grain := slices.ContainsFunc(parts, func(p swap.PartitionView) bool { return p.Changes != nil })
+	if grain {
+		header = append(header, "GRAIN (+added -removed ~changed)")
+	}
 	header = append(header, "CONTENT", "FILES")
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, strings.Join(header, "\t"))
@@ -115,10 +119,21 @@ func printBeforeAfter(w io.Writer, parts []swap.PartitionView, scales map[string
 		for _, c := range cols {
 			row = append(row, change(p.Before.Sums[c], p.After.Sums[c], scales[c]))
 		}
+		if grain {
+			row = append(row, grainChange(p.Changes))
+		}
 		row = append(row, short(p.Before.Hash)+" -> "+short(p.After.Hash), fmt.Sprintf("-%d +%d", len(p.Removed), len(p.Added)))
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
 	_ = tw.Flush()
+	if grain {
+		fmt.Fprintln(w, "keys changed at the grain (a few of each):")
+		for _, p := range parts {
+			if k := exampleKeys(p.Changes); k != "" {
+				fmt.Fprintf(w, "  %s: %s\n", verify.DisplayKey(p.Partition), k)
+			}
+		}
+	}
 }
 
 // printFiles lists each partition's files removed and added.

@@ -221,7 +221,8 @@ func TestShowRun(t *testing.T) {
 
 // TestDiff: diff names its snapshots by run id, tag or id, and lists the
 // partitions whose files differ, with the same figures show gives the run
-// that made the difference; the same snapshot twice differs nowhere.
+// that made the difference and the keys that changed at the grain; the
+// same snapshot twice differs nowhere.
 func TestDiff(t *testing.T) {
 	home := t.TempDir()
 	ex := func(name string) string { return filepath.Join(firstBackfill, name) }
@@ -248,6 +249,11 @@ func TestDiff(t *testing.T) {
 		if len(d.Partitions) != 2 || d.Partitions[0].Partition != "sale_date=2026-01-03" || d.Partitions[0].After.Hash != show.Partitions[0].After.Hash ||
 			d.Partitions[1].Before.Hash != show.Partitions[1].Before.Hash || len(d.Partitions[1].Added) != 1 {
 			t.Errorf("diff %s fix-lisbon: %+v\nshow: %+v", from, d.Partitions, show.Partitions)
+		}
+		for _, p := range d.Partitions {
+			if ch := p.Changes; ch == nil || ch.Added != 0 || ch.Removed != 0 || ch.Changed != 1 || len(ch.ChangedKeys) != 1 || ch.ChangedKeys[0] != "store=lisbon" {
+				t.Errorf("diff %s fix-lisbon, %s at the grain: %+v, want store=lisbon changed alone", from, p.Partition, p.Changes)
+			}
 		}
 	}
 	code, out, _ := cli(t, home, "diff", "--table", "shop.daily_sales", "fix-lisbon", "fix-lisbon")
