@@ -36,9 +36,9 @@ type RunView struct {
 	// Checks are the run's checks as it recorded them, name=verdict
 	// (passed, allowed by a flag, not run); none for a run recorded before
 	// lakeswap recorded them.
-	Checks []string `json:"checks"`
-	Rows   int64    `json:"rows"`
-	Sums        map[string]int64            `json:"sums"`
+	Checks []string         `json:"checks"`
+	Rows   int64            `json:"rows"`
+	Sums   map[string]int64 `json:"sums"`
 	// Scales are the decimal sums' scales: 1234 at scale 2 is 12.34.
 	Scales     map[string]int  `json:"scales,omitempty"`
 	Partitions []PartitionView `json:"partitions"`
