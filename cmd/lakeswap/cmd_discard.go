@@ -48,7 +48,9 @@ func runDiscard(ctx context.Context, g *globals, o discardOptions) error {
 	}
 	// apply then says the plan was discarded, rather than find its files
 	// gone.
-	if pf.DiscardedAt == nil {
+	if pf.DiscardedAt != nil {
+		said += fmt.Sprintf("; %s was discarded already, at %s", o.file, pf.DiscardedAt.Format(time.RFC3339))
+	} else {
 		if err := swap.MarkDiscarded(o.file, time.Now()); err != nil {
 			said += fmt.Sprintf("; could not mark %s as discarded (%v): apply would find its files gone", o.file, err)
 		} else {
