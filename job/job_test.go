@@ -138,7 +138,7 @@ func TestRetailOrdersFact(t *testing.T) {
 			if rej.Rows != 3 {
 				t.Errorf("rejected %d rows (%v), want e6, e7, e8", rej.Rows, rej.ByReason)
 			}
-			for _, want := range []string{`"reason":"order_id is null"`, `"reason":"amount_cents \u003c 0"`, `order_ts is not a timestamp; channel is not valid`, `"event_id":"e8"`} {
+			for _, want := range []string{`"reason":"order_id is null"`, `"reason":"amount_cents < 0"`, `order_ts is not a timestamp; channel is not valid`, `"event_id":"e8"`} {
 				if !strings.Contains(lines, want) {
 					t.Errorf("rejects file lacks %s:\n%s", want, lines)
 				}
