@@ -3,6 +3,7 @@ package swap
 import (
 	"context"
 	"fmt"
+	"github.com/lakeswap/lakeswap/internal/words"
 	"github.com/lakeswap/lakeswap/swap/internal/outcome"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 	"slices"
@@ -320,7 +321,7 @@ func (p *Publisher) applyBatches(ctx context.Context, tbl *table.Table, plan *Pl
 		if err := rebaseBatch(ctx, tbl, plan, b, i); err != nil {
 			res.Status = StatusNotCommitted
 			return res, &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID, Err: fmt.Errorf("batch %s: %w", b.BatchOf, err),
-				Hint: fmt.Sprintf("%d batch(es) before it landed and stay; this batch's and the later batches' files: %s", i, rest(i)), Partial: onMain(res)}
+				Hint: fmt.Sprintf("%s before it landed and stay; this batch's and the later batches' files: %s", words.Count(i, "batch", "batches"), rest(i)), Partial: onMain(res)}
 		}
 		r, err := p.apply(ctx, tbl, b, noAutoRollback)
 		if r != nil {
@@ -370,12 +371,12 @@ func onMain(res *Result) bool {
 // from 0) failed with err, r its result if it has one: the batches before
 // it stay (partial: some landed), and the later ones' files went (later).
 func batchFailed(plan, b *Plan, i int, r *Result, err error, later string, partial bool) error {
-	hint := fmt.Sprintf("%d batch(es) before it landed and stay; run the same run id again to resume after them", i)
+	hint := fmt.Sprintf("%s before it landed and stay; run the same run id again to resume after them", words.Count(i, "batch", "batches"))
 	if r != nil && (r.Status == StatusRolledBack || r.Status == StatusVerifyFailed) {
 		// The run id records this batch now, and a resume cannot go over
 		// a batch main does not hold.
-		hint = fmt.Sprintf("%d batch(es) before it landed and stay; this batch was committed and %s, so run id %s cannot resume over it: publish the remaining partitions under a new run id",
-			i, map[Status]string{StatusRolledBack: "rolled back", StatusVerifyFailed: "kept as asked"}[r.Status], plan.RunID)
+		hint = fmt.Sprintf("%s before it landed and stay; this batch was committed and %s, so run id %s cannot resume over it: publish the remaining partitions under a new run id",
+			words.Count(i, "batch", "batches"), map[Status]string{StatusRolledBack: "rolled back", StatusVerifyFailed: "kept as asked"}[r.Status], plan.RunID)
 	}
 	if later != "" {
 		hint += "; the later batches' files: " + later

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -103,6 +104,16 @@ func DecodePlan(file string, raw []byte) (*PlanFile, error) {
 // removed, so that apply says so rather than find them gone. The plan
 // and its id stay as written; the file is replaced whole by a rename.
 func MarkDiscarded(file string, at time.Time) error {
+	// A plan reached through a link is marked where it lies, with the
+	// permissions it had.
+	file, err := filepath.EvalSymlinks(file)
+	if err != nil {
+		return err
+	}
+	st, err := os.Stat(file)
+	if err != nil {
+		return err
+	}
 	raw, err := os.ReadFile(file)
 	if err != nil {
 		return err
@@ -112,24 +123,35 @@ func MarkDiscarded(file string, at time.Time) error {
 		return fmt.Errorf("%s is not a plan lakeswap wrote: %w", file, err)
 	}
 	when, _ := json.Marshal(at.UTC())
-	doc["discarded_at"] = when
 	out, err := json.MarshalIndent(struct {
 		PlanID      json.RawMessage `json:"plan_id"`
 		Plan        json.RawMessage `json:"plan"`
 		DiscardedAt json.RawMessage `json:"discarded_at"`
-	}{doc["plan_id"], doc["plan"], doc["discarded_at"]}, "", "  ")
+	}{doc["plan_id"], doc["plan"], when}, "", "  ")
 	if err != nil {
 		return err
 	}
-	tmp := file + ".discarding"
-	if err := os.WriteFile(tmp, append(out, '\n'), 0o644); err != nil {
+	tmp, err := os.CreateTemp(filepath.Dir(file), filepath.Base(file)+".discarding-*")
+	if err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, file); err != nil {
-		os.Remove(tmp)
+	defer os.Remove(tmp.Name()) // gone once renamed
+	if _, err := tmp.Write(append(out, '\n')); err != nil {
+		tmp.Close()
 		return err
 	}
-	return nil
+	if err := tmp.Chmod(st.Mode().Perm()); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), file)
 }
 
 // NotDiscarded refuses a plan discard has marked: its staged files are

@@ -87,36 +87,34 @@ func runHistory(ctx context.Context, g *globals, o historyOptions) error {
 		return err
 	}
 	keep := historyFilter(o, since)
-	ofRun := map[int64]bool{} // the run's snapshots, whose rollbacks --run shows
-	for _, e := range append(slices.Clone(main), off...) {
-		if o.run != "" && e.RunID == o.run {
-			ofRun[e.SnapshotID] = true
-		}
-	}
+	// Off main newest first, as main is.
+	off = slices.Clone(off)
+	slices.SortStableFunc(off, func(a, b runrecord.Entry) int { return b.Time.Compare(a.Time) })
 	out := historyResult{Table: strings.Join(ident, "."), Scales: c.Summary().Scales,
 		Main: limit(filter(main, keep), o.limit), Off: limit(filter(off, keep), o.limit), Rollbacks: []swap.Rollback{}}
+	// Rollbacks among main's snapshots shown: none older than the oldest
+	// of them when --limit cut main short.
+	var oldest time.Time
+	if o.limit > 0 && len(out.Main) == o.limit {
+		oldest = out.Main[len(out.Main)-1].Time
+	}
 	for i := len(rollbacks) - 1; i >= 0; i-- { // newest first
 		r := rollbacks[i]
-		if len(o.partitions) > 0 || (o.run != "" && !ofRun[r.From]) || r.Time.Before(since) {
+		if len(o.partitions) > 0 || (o.run != "" && !slices.Contains(r.Runs, o.run)) || r.Time.Before(since) || r.Time.Before(oldest) {
 			continue
 		}
 		out.Rollbacks = append(out.Rollbacks, r)
 	}
-	out.Rollbacks = limit(out.Rollbacks, o.limit)
 	return g.emit(out, func(w io.Writer) {
 		width := terminalWidth(g.stdout)
-		runOf := map[int64]string{}
-		for _, e := range append(slices.Clone(main), off...) {
-			runOf[e.SnapshotID] = e.RunID
-		}
 		if len(out.Main)+len(out.Off)+len(out.Rollbacks) == 0 && (o.run != "" || len(o.partitions) > 0 || o.since != "") {
 			fmt.Fprintln(w, "no snapshot of "+out.Table+" matches "+describeFilter(o))
 			return
 		}
-		printHistory(w, out.Main, out.Rollbacks, runOf, out.Scales, width)
+		printHistory(w, out.Main, out.Rollbacks, out.Scales, width)
 		if len(out.Off) > 0 {
 			fmt.Fprintln(w, "\nnot on main (rolled back or replaced):")
-			printHistory(w, out.Off, nil, runOf, out.Scales, width)
+			printHistory(w, out.Off, nil, out.Scales, width)
 		}
 	})
 }
@@ -194,13 +192,13 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 // printHistory prints snapshots and, among them by time, the rollbacks,
 // newest first. Where the terminal's width is known, a run's partitions
 // are cut to fit it.
-func printHistory(w io.Writer, entries []runrecord.Entry, rollbacks []swap.Rollback, runOf map[int64]string, scales map[string]int, width int) {
+func printHistory(w io.Writer, entries []runrecord.Entry, rollbacks []swap.Rollback, scales map[string]int, width int) {
 	header := []string{"SNAPSHOT", "TIME", "OPERATION", "RUN", "PARTITIONS", "RUN ROWS", "TABLE ROWS", "SUMS", "FINGERPRINT"}
 	var rows [][]string
 	r := 0
 	for _, e := range entries {
 		for ; r < len(rollbacks) && rollbacks[r].Time.After(e.Time); r++ {
-			rows = append(rows, rollbackRow(rollbacks[r], runOf))
+			rows = append(rows, rollbackRow(rollbacks[r]))
 		}
 		mark := ""
 		if e.Current {
@@ -218,11 +216,11 @@ func printHistory(w io.Writer, entries []runrecord.Entry, rollbacks []swap.Rollb
 			e.Operation, orDash(e.RunID), orDash(displayKeys(e.Partitions)), runRows, tableRows, formatSums(e.Sums, scales), short(e.Fingerprint)})
 	}
 	for ; r < len(rollbacks); r++ {
-		rows = append(rows, rollbackRow(rollbacks[r], runOf))
+		rows = append(rows, rollbackRow(rollbacks[r]))
 	}
-	// Narrower than the table: the fingerprint, operation, row counts,
-	// sums and time go, in that order, and then the partitions are cut.
-	header, rows = dropToFit(header, rows, width, "FINGERPRINT", "OPERATION", "TABLE ROWS", "RUN ROWS", "SUMS", "TIME")
+	// Narrower than the table: the fingerprint, row counts, sums, time and
+	// operation go, in that order, and then the partitions are cut.
+	header, rows = dropToFit(header, rows, width, "FINGERPRINT", "TABLE ROWS", "RUN ROWS", "SUMS", "TIME", "OPERATION")
 	fitColumn(header, rows, slices.Index(header, "PARTITIONS"), width)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, strings.Join(header, "\t"))
@@ -237,9 +235,9 @@ func printHistory(w io.Writer, entries []runrecord.Entry, rollbacks []swap.Rollb
 	}
 }
 
-// rollbackRow shows main set back, with the run whose snapshot main left.
-func rollbackRow(r swap.Rollback, runOf map[int64]string) []string {
-	return []string{strconv.FormatInt(r.To, 10), r.Time.Format("2006-01-02 15:04:05"), "rollback", orDash(runOf[r.From]),
+// rollbackRow shows main set back, with the runs it no longer holds.
+func rollbackRow(r swap.Rollback) []string {
+	return []string{strconv.FormatInt(r.To, 10), r.Time.Format("2006-01-02 15:04:05"), "rollback", orDash(strings.Join(r.Runs, ",")),
 		fmt.Sprintf("main set back from %d", r.From), "-", "-", "-", "-"}
 }
 

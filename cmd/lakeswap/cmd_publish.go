@@ -495,7 +495,7 @@ func printResult(w io.Writer, res *swap.Result) {
 		return
 	}
 	if len(res.Batches) > 0 {
-		fmt.Fprintf(w, "run %s on %s: %s in %d batch(es)\n", p.RunID, p.Table, res.Status, len(res.Batches))
+		fmt.Fprintf(w, "run %s on %s: %s in %s\n", p.RunID, p.Table, res.Status, words.Count(len(res.Batches), "batch", "batches"))
 		for _, b := range res.Batches {
 			if b.SnapshotID == 0 { // unchanged: nothing was committed for it
 				fmt.Fprintf(w, "  batch %s %s: %s, nothing committed\n", b.Batch, strings.Join(b.Partitions, ","), b.Status)

@@ -125,7 +125,7 @@ func reportOf(v *swap.RunView) reportData {
 		d.Sums = append(d.Sums, namedValue{k, scaled(v.Sums[k], v.Scales[k])})
 	}
 	for _, reason := range slices.Sorted(maps.Keys(v.Rejected)) {
-		d.Rejected = append(d.Rejected, fmt.Sprintf("%d source rows: %s", v.Rejected[reason], reason))
+		d.Rejected = append(d.Rejected, fmt.Sprintf("%s: %s", words.Count(v.Rejected[reason], "source row"), reason))
 	}
 	for _, p := range v.Partitions {
 		rp := reportPartition{Key: p.Partition, RowsBefore: fmt.Sprint(p.Before.Rows), RowsAfter: fmt.Sprint(p.After.Rows), RowsClass: trend(p.Before.Rows, p.After.Rows),
@@ -148,7 +148,8 @@ type swapFingerprint = struct {
 }
 
 // chartOf draws a partition's value before and after as two bars, each
-// scaled to the largest value of the chart.
+// scaled to the largest value of the chart; a bar's length is the value's
+// magnitude (its text says its sign).
 func chartOf(title string, v *swap.RunView, value func(swapFingerprint) (int64, string)) reportChart {
 	const labelWidth, barWidth, rowHeight = 190, 360, 26
 	c := reportChart{Title: title, Width: labelWidth + barWidth + 220, Height: rowHeight*len(v.Partitions) + 6}
@@ -163,7 +164,7 @@ func chartOf(title string, v *swap.RunView, value func(swapFingerprint) (int64, 
 		a, at := value(swapFingerprint{p.After.Rows, p.After.Sums})
 		y := i*rowHeight + 4
 		c.Bars = append(c.Bars, reportBar{Label: p.Partition, X: labelWidth, Y: y, Y2: y + 9, TextX: labelWidth + barWidth + 10, TextY: y + 12,
-			Before: int(abs(b) * barWidth / top), After: int(abs(a) * barWidth / top), BeforeText: bt, AfterText: at})
+			Before: int(float64(abs(b)) * barWidth / float64(top)), After: int(float64(abs(a)) * barWidth / float64(top)), BeforeText: bt, AfterText: at})
 	}
 	return c
 }

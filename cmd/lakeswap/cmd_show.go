@@ -177,7 +177,7 @@ func runShow(_ context.Context, g *globals, o showOptions) error {
 // checks passed: schema, grain; not run: build twice.
 func describeRecordedChecks(checks []string) string {
 	if len(checks) == 0 {
-		return "checks: not recorded (a run of a lakeswap before it recorded them)"
+		return "checks: none recorded (a scoped rollback's, or a run of a lakeswap before runs recorded them)"
 	}
 	by := map[string][]string{}
 	var order []string

@@ -264,3 +264,49 @@ func TestDiff(t *testing.T) {
 		t.Errorf("diff from nothing: exit %d: %s", code, errs)
 	}
 }
+
+// TestRollbackOverLaterRuns: a rollback of a run with another on top of
+// it (--force) names both runs it took off main, and history --run finds
+// it by either; off main is newest first, as main is; show of a run
+// committed in batches gives the run's own fingerprint, as publish printed
+// it, not its last batch's.
+func TestRollbackOverLaterRuns(t *testing.T) {
+	home := t.TempDir()
+	ex := func(name string) string { return filepath.Join(firstBackfill, name) }
+	five := write(t, t.TempDir(), "five.csv", "sale_date,store,orders,revenue\n2026-01-05,berlin,1,1.00\n2026-01-05,lisbon,1,1.00\n2026-01-05,oslo,1,1.00\n")
+	var printed string
+	for _, args := range [][]string{
+		{"table", "create", "--schema", ex("daily_sales.yaml")},
+		{"publish", "--table", "shop.daily_sales", "--partitions", "sale_date=2026-01-01..2026-01-07", "--run-id", "week-1", "--batch", "2", ex("sales.csv")},
+		{"publish", "--table", "shop.daily_sales", "--partitions", "sale_date=2026-01-03..2026-01-04", "--run-id", "z", ex("sales-fixed.csv")},
+		{"publish", "--table", "shop.daily_sales", "--partitions", "sale_date=2026-01-05", "--run-id", "w", "--allow-implausible", five},
+		{"rollback", "--table", "shop.daily_sales", "--run", "z", "--force"},
+	} {
+		code, out, errs := cli(t, home, args...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", args[0], code, errs)
+		}
+		if slices.Contains(args, "week-1") {
+			printed = out
+		}
+	}
+	var h historyResult
+	_, js, _ := cli(t, home, "history", "--table", "shop.daily_sales", "-o", "json")
+	if err := json.Unmarshal([]byte(js), &h); err != nil || len(h.Rollbacks) != 1 || !slices.Equal(h.Rollbacks[0].Runs, []string{"w", "z"}) {
+		t.Fatalf("history: %v, rollbacks %+v, want one taking off w and z", err, h.Rollbacks)
+	}
+	for i := 1; i < len(h.Off); i++ {
+		if h.Off[i].Time.After(h.Off[i-1].Time) {
+			t.Errorf("off main is not newest first: %v after %v", h.Off[i].Time, h.Off[i-1].Time)
+		}
+	}
+	_, js, _ = cli(t, home, "history", "--table", "shop.daily_sales", "--run", "z", "-o", "json")
+	if err := json.Unmarshal([]byte(js), &h); err != nil || len(h.Rollbacks) != 1 {
+		t.Errorf("history --run z: %v, rollbacks %+v, want its rollback", err, h.Rollbacks)
+	}
+	var v swap.RunView
+	_, js, _ = cli(t, home, "show", "--table", "shop.daily_sales", "--run", "week-1", "-o", "json")
+	if err := json.Unmarshal([]byte(js), &v); err != nil || len(v.Snapshots) != 4 || v.Rows != 21 || !strings.Contains(printed, "fingerprint "+v.Fingerprint) {
+		t.Errorf("show of a run in 4 batches: %v, %d snapshots, %d rows, fingerprint %s; publish printed:\n%s", err, len(v.Snapshots), v.Rows, v.Fingerprint, printed)
+	}
+}

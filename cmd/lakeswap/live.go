@@ -56,6 +56,10 @@ func newLiveProgress(w io.Writer) *liveProgress {
 func (l *liveProgress) Size(total int64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.sizeLocked(total)
+}
+
+func (l *liveProgress) sizeLocked(total int64) {
 	l.total = total
 	rows := decor.Any(func(s decor.Statistics) string {
 		d := time.Duration(l.took.Load())
@@ -87,10 +91,8 @@ func (l *liveProgress) Read(rows, bytes int64) {
 	l.rowsR.Add(rows)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.read == nil {
-		l.mu.Unlock()
-		l.Size(0)
-		l.mu.Lock()
+	if l.read == nil { // no size was given: rows alone
+		l.sizeLocked(0)
 	}
 	if l.total > 0 {
 		l.read.SetCurrent(min(bytes, l.total))

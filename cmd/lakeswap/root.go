@@ -349,7 +349,14 @@ With no catalog configured, lakeswap uses an embedded catalog (SQLite + local fi
 		}
 		return nil
 	}
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		// pflag passes on strconv's words: "strconv.ParseInt: parsing "x":
+		// invalid syntax".
+		if i := strings.Index(err.Error(), ": strconv.Parse"); i >= 0 {
+			return usagef("%s: not a number", err.Error()[:i])
+		}
+		return usageError{err}
+	})
 	root.AddCommand(newTableCmd(g), newPublishCmd(g), newPlanCmd(g), newApplyCmd(g), newDiscardCmd(g), newShowCmd(g), newDiffCmd(g), newReportCmd(g), newRollbackCmd(g), newHistoryCmd(g), newStatusCmd(g), newVerifyCmd(g), newGCCmd(g), newLagCmd(g), newDemoCmd(g), newVersionCmd(g), newDoctorCmd(g))
 	root.Version = buildVersion().String()
 	root.SetVersionTemplate("{{.Version}}\n")

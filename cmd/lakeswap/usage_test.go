@@ -24,6 +24,7 @@ func TestUnknownCommandsAreUsageErrors(t *testing.T) {
 		{[]string{"table", "create", "extra", "--schema", "x.yaml"}, "Usage:\n  lakeswap table create --schema FILE"},
 		{[]string{"history", "extra", "--table", "a.b"}, "Usage:\n  lakeswap history --table NS.NAME"},
 		{[]string{"history", "--table", "a.b", "--limit", "-1"}, "Usage:\n  lakeswap history --table NS.NAME"},
+		{[]string{"history", "--table", "a.b", "--limit", "x"}, `invalid argument "x" for "--limit" flag: not a number`},
 		{[]string{"publish", "--table", "a.b", "--bogus"}, "Usage:\n  lakeswap publish --table NS.NAME"},
 		{[]string{"version", "extra"}, "Usage:\n  lakeswap version"},
 	} {

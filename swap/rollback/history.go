@@ -58,6 +58,9 @@ type Rollback struct {
 	// To is the snapshot main was set to, From the one it held before.
 	To   int64 `json:"to_snapshot_id,string"`
 	From int64 `json:"from_snapshot_id,string"`
+	// Runs are the runs main no longer held after it: those of the
+	// snapshots from From back to To, newest first.
+	Runs []string `json:"runs"`
 }
 
 // Rollbacks lists the times main was set back, oldest first.
@@ -76,7 +79,19 @@ func (l *Ledger) Rollbacks(ctx context.Context, ident table.Identifier) ([]Rollb
 			continue
 		}
 		if prev != nil && cur.SnapshotID != prev.SnapshotID && cur.TimestampMs < prev.TimestampMs {
-			out = append(out, Rollback{Time: time.UnixMilli(entry.TimestampMs).UTC(), To: cur.SnapshotID, From: prev.SnapshotID})
+			r := Rollback{Time: time.UnixMilli(entry.TimestampMs).UTC(), To: cur.SnapshotID, From: prev.SnapshotID, Runs: []string{}}
+			for s := prev; s != nil && s.SnapshotID != cur.SnapshotID; {
+				if s.Summary != nil {
+					if id := s.Summary.Properties[runrecord.PropRunID]; id != "" && !slices.Contains(r.Runs, id) {
+						r.Runs = append(r.Runs, id)
+					}
+				}
+				if s.ParentSnapshotID == nil {
+					break
+				}
+				s = meta.SnapshotByID(*s.ParentSnapshotID)
+			}
+			out = append(out, r)
 		}
 		prev = cur
 	}

@@ -144,7 +144,10 @@ func (l *Ledger) ShowRun(ctx context.Context, ident table.Identifier, runID stri
 		}
 		v.Snapshots = append(v.Snapshots, s.SnapshotID)
 		v.Time = time.UnixMilli(s.TimestampMs).UTC()
-		v.Source, v.JobVersion, v.Fingerprint, v.Checks = rec.Source, rec.JobVersion, rec.Fingerprint, rec.Checks
+		v.Source, v.JobVersion, v.Fingerprint = rec.Source, rec.JobVersion, rec.Fingerprint
+		if len(v.Checks) == 0 {
+			v.Checks = rec.Checks
+		}
 		v.Rows += rec.Rows
 		for k, n := range rec.Sums {
 			v.Sums[k] += n
@@ -201,6 +204,16 @@ func (l *Ledger) ShowRun(ctx context.Context, ident table.Identifier, runID stri
 			slices.Sort(pv.Removed)
 			v.Partitions = append(v.Partitions, pv)
 		}
+	}
+	if len(snaps) > 1 {
+		// A run in batches: its fingerprint is its partitions' together,
+		// as it printed it, not its last batch's.
+		parts := map[string]verify.Fingerprint{}
+		for _, p := range v.Partitions {
+			parts[p.Partition] = p.After
+		}
+		fp, _ := verify.Combine(parts)
+		v.Fingerprint = fp.Hash
 	}
 	return v, nil
 }
