@@ -135,14 +135,15 @@ func reportOf(v *swap.RunView) reportData {
 		}
 		d.Partitions = append(d.Partitions, rp)
 	}
-	d.Charts = append(d.Charts, chartOf("Rows", v, func(fp swapFingerprint) (int64, string) { return fp.Rows, fmt.Sprint(fp.Rows) }))
+	d.Charts = append(d.Charts, chartOf("Rows", v, func(fp figures) (int64, string) { return fp.Rows, fmt.Sprint(fp.Rows) }))
 	for _, k := range d.SumNames {
-		d.Charts = append(d.Charts, chartOf("Sum of "+k, v, func(fp swapFingerprint) (int64, string) { return fp.Sums[k], scaled(fp.Sums[k], v.Scales[k]) }))
+		d.Charts = append(d.Charts, chartOf("Sum of "+k, v, func(fp figures) (int64, string) { return fp.Sums[k], scaled(fp.Sums[k], v.Scales[k]) }))
 	}
 	return d
 }
 
-type swapFingerprint = struct {
+// figures are a partition's rows and sums, on one side of a run.
+type figures struct {
 	Rows int64
 	Sums map[string]int64
 }
@@ -150,18 +151,18 @@ type swapFingerprint = struct {
 // chartOf draws a partition's value before and after as two bars, each
 // scaled to the largest value of the chart; a bar's length is the value's
 // magnitude (its text says its sign).
-func chartOf(title string, v *swap.RunView, value func(swapFingerprint) (int64, string)) reportChart {
+func chartOf(title string, v *swap.RunView, value func(figures) (int64, string)) reportChart {
 	const labelWidth, barWidth, rowHeight = 190, 360, 26
 	c := reportChart{Title: title, Width: labelWidth + barWidth + 220, Height: rowHeight*len(v.Partitions) + 6}
 	var top int64 = 1
 	for _, p := range v.Partitions {
-		b, _ := value(swapFingerprint{p.Before.Rows, p.Before.Sums})
-		a, _ := value(swapFingerprint{p.After.Rows, p.After.Sums})
+		b, _ := value(figures{p.Before.Rows, p.Before.Sums})
+		a, _ := value(figures{p.After.Rows, p.After.Sums})
 		top = max(top, abs(b), abs(a))
 	}
 	for i, p := range v.Partitions {
-		b, bt := value(swapFingerprint{p.Before.Rows, p.Before.Sums})
-		a, at := value(swapFingerprint{p.After.Rows, p.After.Sums})
+		b, bt := value(figures{p.Before.Rows, p.Before.Sums})
+		a, at := value(figures{p.After.Rows, p.After.Sums})
 		y := i*rowHeight + 4
 		c.Bars = append(c.Bars, reportBar{Label: p.Partition, X: labelWidth, Y: y, Y2: y + 9, TextX: labelWidth + barWidth + 10, TextY: y + 12,
 			Before: int(float64(abs(b)) * barWidth / float64(top)), After: int(float64(abs(a)) * barWidth / float64(top)), BeforeText: bt, AfterText: at})
