@@ -14,7 +14,9 @@
 package testenv
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -68,4 +70,18 @@ func unavailable(t testing.TB, what string, err error) {
 		t.Fatalf("%s is required in CI: %v", what, err)
 	}
 	t.Skipf("%s unavailable: %v (set CI=true to make this a failure)", what, err)
+}
+
+// Tool finds a program a test drives (tmux, chromium), the first of names
+// on the PATH, under the servers' rule: missing in CI is a failure (.ci/run
+// installs it), elsewhere a skip.
+func Tool(t testing.TB, names ...string) string {
+	t.Helper()
+	for _, n := range names {
+		if p, err := exec.LookPath(n); err == nil {
+			return p
+		}
+	}
+	unavailable(t, names[0], fmt.Errorf("not on the PATH (.ci/run installs it)"))
+	return ""
 }

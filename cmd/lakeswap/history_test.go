@@ -21,16 +21,9 @@ var firstBackfill = filepath.Join("..", "..", "examples", "first-backfill")
 // filters keep what they name. Reading history changes nothing.
 func TestHistoryOfARunAndItsRollback(t *testing.T) {
 	home := t.TempDir()
-	ex := func(name string) string { return filepath.Join(firstBackfill, name) }
-	for _, args := range [][]string{
-		{"table", "create", "--schema", ex("daily_sales.yaml")},
-		{"publish", "--table", "shop.daily_sales", "--partitions", "sale_date=2026-01-01..2026-01-07", "--run-id", "week-1", ex("sales.csv")},
-		{"publish", "--table", "shop.daily_sales", "--partitions", "sale_date=2026-01-03..2026-01-04", "--run-id", "fix-lisbon", ex("sales-fixed.csv")},
-		{"rollback", "--table", "shop.daily_sales", "--run", "fix-lisbon"},
-	} {
-		if code, _, errs := cli(t, home, args...); code != 0 {
-			t.Fatalf("%s: exit %d: %s", args[0], code, errs)
-		}
+	weekAndFix(t, home)
+	if code, _, errs := cli(t, home, "rollback", "--table", "shop.daily_sales", "--run", "fix-lisbon"); code != 0 {
+		t.Fatalf("rollback: exit %d: %s", code, errs)
 	}
 	cat := openHome(t, home)
 	tbl, err := cat.LoadTable(context.Background(), []string{"shop", "daily_sales"})
@@ -102,6 +95,22 @@ func TestHistoryOfARunAndItsRollback(t *testing.T) {
 	}
 }
 
+// weekAndFix makes the README's first backfill in a home: the table, the
+// week (run week-1) and Lisbon's two days corrected (run fix-lisbon).
+func weekAndFix(t *testing.T, home string) {
+	t.Helper()
+	ex := func(name string) string { return filepath.Join(firstBackfill, name) }
+	for _, args := range [][]string{
+		{"table", "create", "--schema", ex("daily_sales.yaml")},
+		{"publish", "--table", "shop.daily_sales", "--partitions", "sale_date=2026-01-01..2026-01-07", "--run-id", "week-1", ex("sales.csv")},
+		{"publish", "--table", "shop.daily_sales", "--partitions", "sale_date=2026-01-03..2026-01-04", "--run-id", "fix-lisbon", ex("sales-fixed.csv")},
+	} {
+		if code, _, errs := cli(t, home, args...); code != 0 {
+			t.Fatalf("%s: exit %d: %s", args[0], code, errs)
+		}
+	}
+}
+
 func anyLineHasAll(lines []string, parts []string) bool {
 	for _, l := range lines {
 		all := true
@@ -168,16 +177,7 @@ func TestStatusCountsWhatMainStillHolds(t *testing.T) {
 // the run replaced, and the files it names are the table's.
 func TestShowRun(t *testing.T) {
 	home := t.TempDir()
-	ex := func(name string) string { return filepath.Join(firstBackfill, name) }
-	for _, args := range [][]string{
-		{"table", "create", "--schema", ex("daily_sales.yaml")},
-		{"publish", "--table", "shop.daily_sales", "--partitions", "sale_date=2026-01-01..2026-01-07", "--run-id", "week-1", ex("sales.csv")},
-		{"publish", "--table", "shop.daily_sales", "--partitions", "sale_date=2026-01-03..2026-01-04", "--run-id", "fix-lisbon", ex("sales-fixed.csv")},
-	} {
-		if code, _, errs := cli(t, home, args...); code != 0 {
-			t.Fatalf("%s: exit %d: %s", args[0], code, errs)
-		}
-	}
+	weekAndFix(t, home)
 	var v swap.RunView
 	code, js, errs := cli(t, home, "show", "--table", "shop.daily_sales", "--run", "fix-lisbon", "-o", "json")
 	if err := json.Unmarshal([]byte(js), &v); code != 0 || err != nil {
@@ -225,16 +225,7 @@ func TestShowRun(t *testing.T) {
 // same snapshot twice differs nowhere.
 func TestDiff(t *testing.T) {
 	home := t.TempDir()
-	ex := func(name string) string { return filepath.Join(firstBackfill, name) }
-	for _, args := range [][]string{
-		{"table", "create", "--schema", ex("daily_sales.yaml")},
-		{"publish", "--table", "shop.daily_sales", "--partitions", "sale_date=2026-01-01..2026-01-07", "--run-id", "week-1", ex("sales.csv")},
-		{"publish", "--table", "shop.daily_sales", "--partitions", "sale_date=2026-01-03..2026-01-04", "--run-id", "fix-lisbon", ex("sales-fixed.csv")},
-	} {
-		if code, _, errs := cli(t, home, args...); code != 0 {
-			t.Fatalf("%s: exit %d: %s", args[0], code, errs)
-		}
-	}
+	weekAndFix(t, home)
 	var show swap.RunView
 	_, js, _ := cli(t, home, "show", "--table", "shop.daily_sales", "--run", "fix-lisbon", "-o", "json")
 	if err := json.Unmarshal([]byte(js), &show); err != nil {

@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/lakeswap/lakeswap/internal/retail"
-	"github.com/lakeswap/lakeswap/source"
 )
 
 // TestReadmeFirstBackfill follows README's "Your first backfill" as a
@@ -23,16 +22,6 @@ import (
 // README repeats it, and a later command typing one gets this run's.
 func TestReadmeFirstBackfill(t *testing.T) {
 	followConsole(t, filepath.Join("..", "..", "README.md"), "## Your first backfill", firstBackfill)
-}
-
-// TestRetailExampleReadme runs examples/retail/README.md the same way: the
-// retail jobs on their own, from the raw events the folder ships.
-func TestRetailExampleReadme(t *testing.T) {
-	if source.Engine != "duckdb" {
-		t.Skip("the retail jobs need the SQL engine, which this build leaves out (-tags noduckdb)")
-	}
-	dir := filepath.Join("..", "..", "examples", "retail")
-	followConsole(t, filepath.Join(dir, "README.md"), "## Run it", dir)
 }
 
 // consoleStep is a command of a console block and the lines the block

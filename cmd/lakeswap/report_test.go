@@ -12,40 +12,17 @@ import (
 	"time"
 
 	"github.com/lakeswap/lakeswap/swap"
+	"github.com/lakeswap/lakeswap/testenv"
 )
-
-// chromium finds Debian's headless browser, which the report's test reads
-// the page with; CI installs it.
-func chromium(t *testing.T) string {
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("chromium is not installed; .ci/run installs it")
-	}
-	t.Skip("chromium is not installed")
-	return ""
-}
 
 // TestReportInChromium: report writes one self-contained page of a run
 // (nothing loaded from the network), which headless Chromium renders: a
 // screenshot is kept as the test's artifact, and the numbers in the
 // rendered DOM are show -o json's. It never overwrites a file.
 func TestReportInChromium(t *testing.T) {
-	browser := chromium(t)
+	browser := testenv.Tool(t, "chromium", "chromium-browser")
 	home := t.TempDir()
-	ex := func(name string) string { return filepath.Join(firstBackfill, name) }
-	for _, args := range [][]string{
-		{"table", "create", "--schema", ex("daily_sales.yaml")},
-		{"publish", "--table", "shop.daily_sales", "--partitions", "sale_date=2026-01-01..2026-01-07", "--run-id", "week-1", ex("sales.csv")},
-		{"publish", "--table", "shop.daily_sales", "--partitions", "sale_date=2026-01-03..2026-01-04", "--run-id", "fix-lisbon", ex("sales-fixed.csv")},
-	} {
-		if code, _, errs := cli(t, home, args...); code != 0 {
-			t.Fatalf("%s: exit %d: %s", args[0], code, errs)
-		}
-	}
+	weekAndFix(t, home)
 	page := filepath.Join(t.TempDir(), "run.html")
 	if code, out, errs := cli(t, home, "report", "--table", "shop.daily_sales", "--run", "fix-lisbon", "--out", page); code != 0 || !strings.Contains(out, "wrote "+page) {
 		t.Fatalf("report: exit %d: %s%s", code, out, errs)

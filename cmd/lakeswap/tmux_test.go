@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -10,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lakeswap/lakeswap/testenv"
 )
 
 // tmuxSession runs a shell command in a detached tmux session of the
@@ -23,12 +24,7 @@ type tmuxSession struct {
 
 func newTmux(t *testing.T, width int, command string) *tmuxSession {
 	t.Helper()
-	if _, err := exec.LookPath("tmux"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("tmux is not installed; .ci/run installs it")
-		}
-		t.Skip("tmux is not installed")
-	}
+	testenv.Tool(t, "tmux")
 	s := &tmuxSession{t: t, sock: filepath.Join(t.TempDir(), "tmux.sock")}
 	sock := s.sock
 	out, err := exec.Command("tmux", "-S", sock, "new-session", "-d", "-s", "lakeswap", "-x", fmt.Sprint(width), "-y", "40", "sh", "-c", "trap : INT; "+command+"; echo EXIT $?; sleep 600").CombinedOutput()
