@@ -34,6 +34,9 @@ type Config struct {
 	Embedded bool
 	Home     string
 	Source   string // where the properties came from, for messages
+	// Jobs are the job files and folders lakeswap.yaml lists, each
+	// relative to the file's folder made absolute.
+	Jobs []string
 }
 
 // Environment variables lakeswap reads. Credentials are never among them:
@@ -110,6 +113,12 @@ func Resolve(s Settings) (Config, error) {
 			file, strings.Join(sortedNames(doc.Catalogs), ", "))
 	}
 	cfg := Config{Name: name, Home: absHome, Props: map[string]string{}, Source: file}
+	for _, j := range doc.Jobs {
+		if !filepath.IsAbs(j) {
+			j = filepath.Join(filepath.Dir(file), j)
+		}
+		cfg.Jobs = append(cfg.Jobs, j)
+	}
 	if found {
 		flatten("", props, cfg.Props)
 		for _, k := range credentialKeys {
@@ -175,6 +184,9 @@ func embeddedProps(home string) map[string]string {
 type configFile struct {
 	DefaultCatalog string                    `yaml:"default-catalog"`
 	Catalogs       map[string]map[string]any `yaml:"catalog"`
+	// Jobs are the job files (or folders of them) whose sources say
+	// which table reads which: lakeswap lineage and --downstream.
+	Jobs []string `yaml:"jobs"`
 }
 
 func sortedNames(m map[string]map[string]any) []string {

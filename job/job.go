@@ -81,6 +81,14 @@ type Source struct {
 	// sources, which the run then records).
 	Table    string `yaml:"table"`
 	Snapshot int64  `yaml:"snapshot"`
+	// Partitions says, of a table source, how the job's partitions follow
+	// from the table's: "same" (a partition of the source feeds the job's
+	// partition of the same value: a day, its day), "month" (a day of the
+	// source feeds the job's month of that day) or "all" (any partition
+	// of the source feeds every partition of the job), the default.
+	// lakeswap lineage prints it; a release (--downstream) rebuilds the
+	// partitions it names.
+	Partitions Mapping `yaml:"partitions"`
 	// Format is csv, ndjson or parquet; empty takes it from the files'
 	// extension.
 	Format string `yaml:"format"`
@@ -196,6 +204,13 @@ func (j *Job) check() error {
 			errs = append(errs, fmt.Errorf("source %s: give its path, or its table", name))
 		case s.Table != "" && s.Format != "":
 			errs = append(errs, fmt.Errorf("source %s: a table's files are Parquet; leave format out", name))
+		case s.Table == "" && s.Partitions != "":
+			errs = append(errs, fmt.Errorf("source %s: partitions says how a table source's partitions feed the job's; a path's files have none", name))
+		}
+		switch s.Partitions {
+		case "", MapSame, MapMonth, MapAll:
+		default:
+			errs = append(errs, fmt.Errorf("source %s: partitions %q: want same, month or all", name, s.Partitions))
 		}
 		switch s.Format {
 		case "", "csv", "ndjson", "parquet":

@@ -21,8 +21,9 @@ type Listing struct {
 }
 
 // TableFiles lists the data files of a table's snapshot (0: the one main
-// holds), and says which snapshot that was.
-type TableFiles func(ctx context.Context, table string, snapshot int64) (int64, []runrecord.Input, error)
+// holds, or in a release the table as the release leaves it), and names
+// what it read: TABLE@SNAPSHOT.
+type TableFiles func(ctx context.Context, table string, snapshot int64) (string, []runrecord.Input, error)
 
 // List lists the job's sources: every file a source's path names (a file,
 // a glob, a folder), with its size and SHA-256, read in full; S3 sources
@@ -38,13 +39,13 @@ func (j *Job) List(ctx context.Context, store source.ObjectStore, tables TableFi
 			if tables == nil {
 				return nil, fmt.Errorf("source %s: reading table %s needs a catalog", name, t)
 			}
-			id, files, err := tables(ctx, t, j.Sources[name].Snapshot)
+			read, files, err := tables(ctx, t, j.Sources[name].Snapshot)
 			if err != nil {
 				return nil, fmt.Errorf("source %s: %w", name, err)
 			}
 			// The snapshot is part of what was read: the same files of
 			// another snapshot are another listing.
-			inputs = append([]runrecord.Input{{URL: fmt.Sprintf("iceberg:%s@%d", t, id)}}, files...)
+			inputs = append([]runrecord.Input{{URL: "iceberg:" + read}}, files...)
 		} else if source.IsObjectURL(path) {
 			if store == nil {
 				return nil, fmt.Errorf("source %s: %s is on S3, and no S3 store is configured", name, path)

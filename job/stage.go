@@ -31,6 +31,9 @@ type RunOptions struct {
 	RejectsFile string
 	// Inputs are how sources are read: S3, memory, spill folder.
 	Inputs source.Options
+	// Release, when the run is one table of a release, is how it reads a
+	// table the release rebuilds too: as the release will leave it.
+	Release *swap.Release
 }
 
 // Run computes a run's rows with the job and hands the request to finish
@@ -63,7 +66,11 @@ func (j *Job) Run(ctx context.Context, pub *swap.Publisher, req swap.Request, o 
 		rejectsFile = "rejects-" + swap.RunSegment(req.RunID) + "-" + time.Now().UTC().Format("20060102T150405.000Z") + ".ndjson"
 	}
 	in := o.Inputs
-	listing, err := j.List(ctx, in.Store, tableFiles(pub))
+	tables := tableFiles(pub)
+	if o.Release != nil {
+		tables = releaseFiles(o.Release, j.Table, tables)
+	}
+	listing, err := j.List(ctx, in.Store, tables)
 	if err != nil {
 		return nil, err
 	}
@@ -222,14 +229,30 @@ func Recheck(ctx context.Context, pub *swap.Publisher, plan *swap.Plan, store fu
 // tableFiles lists what a job reads of a table of the catalog: the data
 // files of its pinned snapshot.
 func tableFiles(pub *swap.Publisher) TableFiles {
-	return func(ctx context.Context, name string, snapshot int64) (int64, []runrecord.Input, error) {
+	return func(ctx context.Context, name string, snapshot int64) (string, []runrecord.Input, error) {
 		// A job file's table name is not a flag: a bad one is an error of
 		// the job's, not of how lakeswap was called.
 		ident, err := catalog.ParseIdent(name)
 		if err != nil {
-			return 0, nil, err
+			return "", nil, err
 		}
-		return pub.SnapshotFiles(ctx, ident, snapshot)
+		id, files, err := pub.SnapshotFiles(ctx, ident, snapshot)
+		return fmt.Sprintf("%s@%d", name, id), files, err
+	}
+}
+
+// releaseFiles reads a table the release rebuilds as the release leaves
+// it (unless the job pins a snapshot of it), and any other table as
+// tables does.
+func releaseFiles(rel *swap.Release, reader string, tables TableFiles) TableFiles {
+	return func(ctx context.Context, name string, snapshot int64) (string, []runrecord.Input, error) {
+		if snapshot == 0 {
+			read, files, ok, err := rel.Files(ctx, name, reader)
+			if ok || err != nil {
+				return read, files, err
+			}
+		}
+		return tables(ctx, name, snapshot)
 	}
 }
 

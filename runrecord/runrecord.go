@@ -68,6 +68,10 @@ const (
 	PropReconciled = "lakeswap.reconciled"
 	PropChecks     = "lakeswap.checks" // the run's checks and their verdicts, name=verdict
 	PropLate       = "lakeswap.late"
+	// PropRelease names the tables a release committed as one change, as
+	// a JSON list; each table's snapshot of it takes the tag
+	// lakeswap-release-<run id>.
+	PropRelease = "lakeswap.release"
 	// The objects a run read (s3:// inputs): how many, their bytes, the
 	// SHA-256 of their list (InputsHash) and, for up to MaxListedInputs,
 	// the list itself as JSON.
@@ -127,6 +131,7 @@ type Record struct {
 	InputBytes            int64
 	InputsHash            string
 	Checks                []string // the run's checks, as name=verdict (passed, allowed, not run)
+	Release               []string // the tables of the release the run committed with this one, its own included
 }
 
 var unescapeTuple = strings.NewReplacer("%2F", "/", "%25", "%")
@@ -200,6 +205,10 @@ func (r Record) Properties() iceberg.Properties {
 	if len(r.Checks) > 0 {
 		props[PropChecks] = strings.Join(r.Checks, ",")
 	}
+	if len(r.Release) > 0 {
+		b, _ := json.Marshal(r.Release)
+		props[PropRelease] = string(b)
+	}
 	if r.PlannedBaseSnapshotID != nil {
 		props[PropPlannedBase] = strconv.FormatInt(*r.PlannedBaseSnapshotID, 10)
 	}
@@ -250,6 +259,7 @@ func Read(props map[string]string) (r Record, ok bool) {
 		r.Checks = strings.Split(c, ",")
 	}
 	_ = json.Unmarshal([]byte(props[PropLate]), &r.Late)
+	_ = json.Unmarshal([]byte(props[PropRelease]), &r.Release)
 	r.Rows, _ = strconv.ParseInt(props[PropRows], 10, 64)
 	r.BaseRows, _ = strconv.ParseInt(props[PropBaseRows], 10, 64)
 	if v, err := strconv.ParseInt(props[PropBaseSnapshot], 10, 64); err == nil {
@@ -323,6 +333,9 @@ type Entry struct {
 	Fingerprint string           `json:"fingerprint,omitempty"`
 	Source      string           `json:"source,omitempty"`
 	Batch       string           `json:"batch,omitempty"` // "2/6" for a run committed in batches
+	// Release names the tables of the release the run committed as one,
+	// its own included.
+	Release []string `json:"release,omitempty"`
 	// TableRows are the rows of the whole table at this snapshot, as the
 	// snapshot's summary counts them (Iceberg's total-records); nil where
 	// it does not count them, or where delete files make the count of rows

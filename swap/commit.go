@@ -45,7 +45,7 @@ func (plan *Plan) record() runrecord.Record {
 		}
 		r.Checks = append(r.Checks, name+"="+c.Result)
 	}
-	r.Batch = plan.BatchOf
+	r.Batch, r.Release = plan.BatchOf, plan.Release
 	if j := plan.Job; j != nil {
 		r.JobVersion, r.SourcesHash, r.Rejected, r.Late = j.Version, j.SourcesHash, j.Rejected, j.Late
 		if j.Reconciled != nil {
@@ -137,13 +137,69 @@ func (e *committedElsewhere) Error() string {
 
 // commitOn makes one attempt at the commit, pinned to main as tbl holds it.
 func (p *Publisher) commitOn(ctx context.Context, tbl *table.Table, plan *Plan) (int64, error) {
-	fsys, err := tbl.FS(ctx)
+	pc, err := p.prepareCommit(ctx, tbl, plan)
 	if err != nil {
 		return 0, err
 	}
+	id := pc.id
+	if _, err = pc.tx.Commit(ctx); err == nil {
+		return id, nil
+	}
+	if errors.Is(err, table.ErrCommitFailed) {
+		switch landed, lerr := snapshot.AnsweredRefused(ctx, p.Catalog, tbl, id); {
+		case lerr != nil:
+			return p.settle(ctx, tbl, plan, id, errors.Join(err, lerr))
+		case landed:
+			p.log().Warn("the catalog answered the commit as refused, but it landed (a retried request)", "run", plan.RunID, "snapshot", id, "answer", err)
+			return id, nil
+		}
+		return 0, &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID,
+			Err:  fmt.Errorf("%w: main moved since the plan's base snapshot %s: %w", ErrConflict, fmtID(plan.BaseSnapshotID), err),
+			Hint: "nothing was committed and the other commit is intact; plan the run again against main as it is now; " + pc.removeWritten(ctx, p)}
+	}
+	return p.settle(ctx, tbl, plan, id, err)
+}
+
+// pendingCommit is one table's commit, built and not yet sent: its
+// transaction, the requirements and updates lakeswap adds to it, the
+// snapshot it makes, and the files iceberg-go wrote for it.
+type pendingCommit struct {
+	tbl     *table.Table
+	tx      *table.Transaction
+	cat     *snapshot.Extended
+	id      int64
+	written *snapshot.RecordingIO
+}
+
+// tableCommit is the commit as a table's share of a commit across tables.
+func (pc *pendingCommit) tableCommit() (table.TableCommit, error) {
+	tc, err := pc.tx.TableCommit()
+	if err != nil {
+		return tc, err
+	}
+	tc.Requirements = append(tc.Requirements, pc.cat.Reqs...)
+	tc.Updates = append(tc.Updates, pc.cat.Updates...)
+	return tc, nil
+}
+
+// removeWritten removes what iceberg-go wrote for a commit that did not
+// land, and says so.
+func (pc *pendingCommit) removeWritten(ctx context.Context, p *Publisher) string {
+	return snapshot.RemoveWritten(ctx, p.log(), pc.tbl, pc.written)
+}
+
+// prepareCommit builds the commit of a staged plan on main as tbl holds it:
+// one snapshot that replaces exactly the base files of the declared
+// partitions, pinned to main, the schema and the spec. The snapshot of a
+// table in a release takes the release's tag too.
+func (p *Publisher) prepareCommit(ctx context.Context, tbl *table.Table, plan *Plan) (*pendingCommit, error) {
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, err
+	}
 	added, err := dataFiles(ctx, fsys, tbl.Metadata(), plan)
 	if err != nil {
-		return 0, &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID, Err: err,
+		return nil, &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID, Err: err,
 			Hint: "nothing was committed"}
 	}
 	var removed, deletes []iceberg.DataFile
@@ -164,7 +220,7 @@ func (p *Publisher) commitOn(ctx context.Context, tbl *table.Table, plan *Plan) 
 	for _, path := range plan.shares() {
 		df, ok := plan.rewritten[path]
 		if !ok {
-			return 0, &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID, Hint: "nothing was committed",
+			return nil, &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID, Hint: "nothing was committed",
 				Err: fmt.Errorf("%s, written under an earlier partition spec, which the run rewrites, is not among the table's files", path)}
 		}
 		removed = append(removed, df)
@@ -183,33 +239,33 @@ func (p *Publisher) commitOn(ctx context.Context, tbl *table.Table, plan *Plan) 
 	// away again, so that a conflict leaves no file behind. The snapshot
 	// the run replaces and the run's own are tagged in the same commit, so
 	// that snapshot expiry keeps the run's rollback target and its record.
-	written := &snapshot.RecordingIO{IO: fsys}
+	pc := &pendingCommit{tbl: tbl, written: &snapshot.RecordingIO{IO: fsys}}
 	// Main pinned alone would let a schema change (which moves no branch)
 	// slip in between: files staged under the old schema would then be
 	// committed under the new. The schema and spec are pinned too.
 	meta := tbl.Metadata()
-	cat := &snapshot.Extended{Catalog: p.Catalog, Reqs: []table.Requirement{
+	pc.cat = &snapshot.Extended{Catalog: p.Catalog, Reqs: []table.Requirement{
 		table.AssertCurrentSchemaID(meta.CurrentSchema().ID),
 		table.AssertDefaultSpecID(meta.DefaultPartitionSpec()),
 	}}
 	// A run committed in batches keeps the target of its first batch.
 	if head != nil && tbl.Metadata().SnapshotByName(RollbackTag(plan.RunID)) == nil {
-		cat.Updates = append(cat.Updates, snapshot.TagRollbackTarget(plan.RunID, head, p.RollbackRetention))
+		pc.cat.Updates = append(pc.cat.Updates, snapshot.TagRollbackTarget(plan.RunID, head, p.RollbackRetention))
 	}
-	tx := table.New(tbl.Identifier(), tbl.Metadata(), tbl.MetadataLocation(),
-		func(context.Context) (icebergio.IO, error) { return written.FS(), nil }, cat).NewTransaction()
-	if err := tx.AssertRefSnapshotID(table.MainBranch); err != nil {
-		return 0, fmt.Errorf("pin main at the base snapshot: %w", err)
+	pc.tx = table.New(tbl.Identifier(), tbl.Metadata(), tbl.MetadataLocation(),
+		func(context.Context) (icebergio.IO, error) { return pc.written.FS(), nil }, pc.cat).NewTransaction()
+	if err := pc.tx.AssertRefSnapshotID(table.MainBranch); err != nil {
+		return nil, fmt.Errorf("pin main at the base snapshot: %w", err)
 	}
 	if _, ok := tbl.Metadata().Properties()[table.DefaultNameMappingKey]; plan.NameMapping && !ok {
 		// Adopted files without field ids are read by column name; the
 		// table's name mapping is how every Iceberg reader knows to.
 		mapping, err := json.Marshal(tbl.Metadata().CurrentSchema().NameMapping())
 		if err == nil {
-			err = tx.SetProperties(iceberg.Properties{table.DefaultNameMappingKey: string(mapping)})
+			err = pc.tx.SetProperties(iceberg.Properties{table.DefaultNameMappingKey: string(mapping)})
 		}
 		if err != nil {
-			return 0, fmt.Errorf("set the table's name mapping for adopted files: %w", err)
+			return nil, fmt.Errorf("set the table's name mapping for adopted files: %w", err)
 		}
 	}
 	// A partition's delete files go out with its data files: left behind
@@ -217,38 +273,26 @@ func (p *Publisher) commitOn(ctx context.Context, tbl *table.Table, plan *Plan) 
 	// A run of many partitions keeps their detail in a run file, written
 	// before the commit that names it (runrecord.Summary).
 	props, runFile, body := rec.Summary(meta.Location())
-	if err := runrecord.WriteRunFile(written, runFile, body); err != nil {
-		return 0, &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID, Err: err,
-			Hint: "nothing was committed; " + snapshot.RemoveWritten(ctx, p.log(), tbl, written)}
+	if err := runrecord.WriteRunFile(pc.written, runFile, body); err != nil {
+		return nil, &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID, Err: err,
+			Hint: "nothing was committed; " + pc.removeWritten(ctx, p)}
 	}
-	if err := tx.ReplaceFiles(ctx, removed, added, deletes, props); err != nil {
-		return 0, &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID, Err: err,
-			Hint: "nothing was committed; " + snapshot.RemoveWritten(ctx, p.log(), tbl, written)}
+	if err := pc.tx.ReplaceFiles(ctx, removed, added, deletes, props); err != nil {
+		return nil, &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID, Err: err,
+			Hint: "nothing was committed; " + pc.removeWritten(ctx, p)}
 	}
 	// The snapshot id is decided before the commit: it is how an
 	// unanswered commit is found, or not, in the table's history.
-	staged, err := tx.StagedTable()
+	staged, err := pc.tx.StagedTable()
 	if err != nil {
-		return 0, fmt.Errorf("read the commit's snapshot id: %w", err)
+		return nil, fmt.Errorf("read the commit's snapshot id: %w", err)
 	}
-	id := staged.CurrentSnapshot().SnapshotID
-	cat.Updates = append(cat.Updates, snapshot.TagRun(runTagName(plan), id, p.RollbackRetention))
-	if _, err = tx.Commit(ctx); err == nil {
-		return id, nil
+	pc.id = staged.CurrentSnapshot().SnapshotID
+	pc.cat.Updates = append(pc.cat.Updates, snapshot.TagRun(runTagName(plan), pc.id, p.RollbackRetention))
+	if len(plan.Release) > 0 {
+		pc.cat.Updates = append(pc.cat.Updates, snapshot.TagRun(ReleaseTag(plan.RunID), pc.id, p.RollbackRetention))
 	}
-	if errors.Is(err, table.ErrCommitFailed) {
-		switch landed, lerr := snapshot.AnsweredRefused(ctx, p.Catalog, tbl, id); {
-		case lerr != nil:
-			return p.settle(ctx, tbl, plan, id, errors.Join(err, lerr))
-		case landed:
-			p.log().Warn("the catalog answered the commit as refused, but it landed (a retried request)", "run", plan.RunID, "snapshot", id, "answer", err)
-			return id, nil
-		}
-		return 0, &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID,
-			Err:  fmt.Errorf("%w: main moved since the plan's base snapshot %s: %w", ErrConflict, fmtID(plan.BaseSnapshotID), err),
-			Hint: "nothing was committed and the other commit is intact; plan the run again against main as it is now; " + snapshot.RemoveWritten(ctx, p.log(), tbl, written)}
-	}
-	return p.settle(ctx, tbl, plan, id, err)
+	return pc, nil
 }
 
 // dataFiles describes the staged files for the catalog, reading each footer

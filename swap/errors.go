@@ -43,6 +43,7 @@ type (
 const (
 	RollbackTagPrefix        = snapshot.RollbackTagPrefix
 	RunTagPrefix             = snapshot.RunTagPrefix
+	ReleaseTagPrefix         = snapshot.ReleaseTagPrefix
 	DefaultRollbackRetention = snapshot.DefaultRollbackRetention
 )
 
@@ -51,3 +52,6 @@ func RollbackTag(runID string) string { return snapshot.RollbackTag(runID) }
 
 // RunTag names the tag that keeps run's own snapshot.
 func RunTag(runID string) string { return snapshot.RunTag(runID) }
+
+// ReleaseTag names the tag on every table's snapshot of a release.
+func ReleaseTag(runID string) string { return snapshot.ReleaseTag(runID) }

@@ -95,6 +95,12 @@ type Plan struct {
 	Rewritten []parquetio.File `json:"rewritten_files,omitempty"`
 	// Job says how a SQL job computed the rows, when one did.
 	Job *JobInfo `json:"job,omitempty"`
+	// Release names every table of the release the plan is part of (its
+	// own included), when it is committed with others as one.
+	Release []string `json:"release,omitempty"`
+	// ReadBy are the tables of the release staged from this plan's
+	// staged rows: it commits on its base or not at all.
+	ReadBy []string `json:"read_by,omitempty"`
 	// Cleanup says what removing a refused plan's staged files did.
 	Cleanup string `json:"cleanup,omitempty"`
 

@@ -51,6 +51,12 @@ func runPlan(ctx context.Context, g *globals, o planOptions) error {
 	} else if err := swap.CheckRunID(o.runID); err != nil {
 		return usageError{err}
 	}
+	if o.release() {
+		if o.out != "" {
+			return usagef("a release writes one plan file a table, plan-<run id>-<table>.json: --out names one file, and does not apply")
+		}
+		return runRelease(ctx, g, o.publishOptions, true)
+	}
 	if o.out == "" {
 		o.out = "plan-" + swap.RunSegment(o.runID) + ".json"
 	}

@@ -25,9 +25,12 @@ import (
 )
 
 type publishOptions struct {
-	job            string // a SQL job file, instead of inputs
-	rejects        string // where a job's rejected rows go
-	allowMismatch  bool   // let a job's staged figures differ from its reconciliation
+	job            string   // a SQL job file, instead of inputs
+	jobs           []string // every --job given: several are one release
+	downstream     bool     // the release takes every job below the first
+	lineage        []string // --jobs: where the jobs lineage reads are
+	rejects        string   // where a job's rejected rows go
+	allowMismatch  bool     // let a job's staged figures differ from its reconciliation
 	table          string
 	partitions     []string
 	allowEmpty     bool
@@ -107,7 +110,9 @@ value of it that the input or the table holds in the others (as Spark's dynamic 
 // addStagingFlags are the flags of every command that stages a run.
 func addStagingFlags(cmd *cobra.Command, o *publishOptions) {
 	f := cmd.Flags()
-	f.StringVar(&o.job, "job", "", "compute the rows with a SQL job file (its sources, SQL and reject rules) instead of reading inputs")
+	f.StringArrayVar(&o.jobs, "job", nil, "compute the rows with a SQL job file (its sources, SQL and reject rules) instead of reading inputs; several --job are one release, every table committed as one")
+	f.BoolVar(&o.downstream, "downstream", false, "with --job: release with it every job that reads its table, directly or further down (found in --jobs), their partitions following from its")
+	f.StringArrayVar(&o.lineage, "jobs", nil, "with --downstream: job files or folders of them to find what reads a table in (default: jobs: in lakeswap.yaml, else the folder of the first --job)")
 	f.BoolVar(&o.allowMismatch, "allow-mismatch", false, "with --job: let staged rows or sums differ from what the job's reconciliation query says (a warning, not a refusal)")
 	f.StringVar(&o.rejects, "rejects", "", "with --job: file the source rows its rules reject are written to, as JSON lines (default rejects-<run id>-<time>.ndjson; never overwritten)")
 	f.StringVar(&o.table, "table", "", "table to publish to, NAMESPACE.NAME (required; a job names its own)")
@@ -130,6 +135,9 @@ func addStagingFlags(cmd *cobra.Command, o *publishOptions) {
 }
 
 func runPublish(ctx context.Context, g *globals, o publishOptions) error {
+	if o.release() {
+		return runRelease(ctx, g, o, false)
+	}
 	return runStaging(ctx, g, o, func(pub *swap.Publisher) finishFunc { return pub.Publish }, func(res *swap.Result) any {
 		return planView{RunID: res.Plan.RunID, Result: res}
 	}, printResult)
@@ -203,6 +211,9 @@ func runStaging(ctx context.Context, g *globals, o publishOptions, finishWith fu
 // loadJob loads --job, if given, and checks the flags that go with it; a
 // job names its table.
 func loadJob(o *publishOptions) (*job.Job, error) {
+	if len(o.jobs) > 0 {
+		o.job = o.jobs[0]
+	}
 	if o.job == "" {
 		return nil, nil
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -73,6 +74,10 @@ func runRollback(ctx context.Context, g *globals, o rollbackOptions) error {
 		view.Status = "already-rolled-back"
 	}
 	return g.emit(view, func(w io.Writer) {
+		if len(res.Tables) > 0 {
+			printReleaseRollback(w, res)
+			return
+		}
 		if res.Unverified != "" {
 			defer fmt.Fprintf(w, "warning: the rollback is %s\n", res.Unverified)
 		}
@@ -89,6 +94,35 @@ func runRollback(ctx context.Context, g *globals, o rollbackOptions) error {
 		fmt.Fprintf(w, "rolled back run %s: main %d -> %d, fingerprint %s, %s\n",
 			res.RunID, res.FromSnapshotID, res.ToSnapshotID, short(res.Fingerprint), asRecorded(res.Verified))
 	})
+}
+
+// printReleaseRollback says what a rollback of a release did to each of
+// its tables, all moved in one commit.
+func printReleaseRollback(w io.Writer, res *swap.RollbackResult) {
+	names := make([]string, len(res.Tables))
+	for i, t := range res.Tables {
+		names[i] = t.Table
+	}
+	all := true
+	for _, t := range res.Tables {
+		all = all && t.AlreadyRolledBack
+	}
+	if all {
+		fmt.Fprintf(w, "release %s of %s was already rolled back; nothing was committed now:\n", res.RunID, strings.Join(names, ", "))
+	} else {
+		fmt.Fprintf(w, "rolled back release %s of %s in one commit:\n", res.RunID, strings.Join(names, ", "))
+	}
+	for _, t := range res.Tables {
+		switch {
+		case t.AlreadyRolledBack:
+			fmt.Fprintf(w, "  %s: already rolled back at %s, to snapshot %d; fingerprint %s, %s\n", t.Table, t.RolledBackAt.Format(time.RFC3339), t.ToSnapshotID, short(t.Fingerprint), asRecorded(t.Verified))
+		default:
+			fmt.Fprintf(w, "  %s: main %d -> %d, fingerprint %s, %s\n", t.Table, t.FromSnapshotID, t.ToSnapshotID, short(t.Fingerprint), asRecorded(t.Verified))
+		}
+		if t.Unverified != "" {
+			fmt.Fprintf(w, "  warning: the rollback of %s is %s\n", t.Table, t.Unverified)
+		}
+	}
 }
 
 // asRecorded says whether the fingerprint a rollback restored is the one

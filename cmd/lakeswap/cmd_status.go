@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -62,10 +63,17 @@ func runStatus(ctx context.Context, g *globals, o statusOptions) error {
 	case !st.Complete:
 		err = fmt.Errorf("run %s landed in part: it committed %d of its %d batches; run it again with the same run id to commit the rest", runID, st.CommittedBatches, st.Batches)
 	}
-	return g.report(newStatusView(st), err, func(w io.Writer) {
+	view := newStatusView(st)
+	others, oerr := releaseStatus(ctx, pub, name, st)
+	view.Tables = others
+	if err == nil {
+		err = oerr
+	}
+	return g.report(view, err, func(w io.Writer) {
 		if !st.Landed {
 			return
 		}
+		defer printReleaseStatus(w, runID, others)
 		for _, e := range st.Snapshots {
 			batch := ""
 			if e.Batch != "" {
@@ -110,6 +118,63 @@ type statusView struct {
 	Status     string `json:"status"`
 	SnapshotID int64  `json:"snapshot_id,omitempty,string"`
 	*swap.RunStatus
+	// Tables are the other tables of the release the run is part of, each
+	// with its status, when it committed several as one.
+	Tables []tableStatus `json:"tables,omitempty"`
+}
+
+// tableStatus is where one other table of a release stands.
+type tableStatus struct {
+	Table      string `json:"table"`
+	Status     string `json:"status"`
+	SnapshotID int64  `json:"snapshot_id,omitempty,string"`
+}
+
+// releaseStatus answers status for the other tables of the release a
+// run is part of: the release is one commit, so its tables stand or fall
+// together, and a table that says otherwise is an error. A table whose
+// share committed nothing (unchanged) records no snapshot of it.
+func releaseStatus(ctx context.Context, pub *swap.Publisher, name string, st *swap.RunStatus) ([]tableStatus, error) {
+	if !st.Landed || len(st.Snapshots) == 0 {
+		return nil, nil
+	}
+	var out []tableStatus
+	var errs []error
+	for _, t := range st.Snapshots[len(st.Snapshots)-1].Release {
+		if t == name {
+			continue
+		}
+		ident, err := swap.ParseTable(t)
+		if err != nil {
+			return nil, err
+		}
+		other, err := pub.Status(ctx, ident, st.RunID)
+		if err != nil {
+			return nil, fmt.Errorf("%w: the history of %s, of the same release, cannot be read: %w", swap.ErrCommitUnknown, t, err)
+		}
+		v := newStatusView(other)
+		if !other.Landed {
+			v.Status = "unchanged"
+		}
+		out = append(out, tableStatus{Table: t, Status: v.Status, SnapshotID: v.SnapshotID})
+	}
+	return out, errors.Join(errs...)
+}
+
+// printReleaseStatus says where the other tables of a release stand.
+func printReleaseStatus(w io.Writer, runID string, tables []tableStatus) {
+	if len(tables) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "run %s is a release, committed with:\n", runID)
+	for _, t := range tables {
+		switch t.Status {
+		case "unchanged":
+			fmt.Fprintf(w, "  %s: its partitions held the release's content already; nothing was committed to it\n", t.Table)
+		default:
+			fmt.Fprintf(w, "  %s: snapshot %d, %s\n", t.Table, t.SnapshotID, t.Status)
+		}
+	}
 }
 
 func newStatusView(st *swap.RunStatus) statusView {

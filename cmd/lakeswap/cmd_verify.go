@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -106,7 +108,20 @@ func runVerifyRun(ctx context.Context, g *globals, ident []string, runID string,
 	if c, cerr := pub.Contract(ctx, ident); cerr == nil {
 		scales = c.Summary().Scales
 	}
-	return g.report(verifyRunView{Status: verdictOf(res.OK), VerifyResult: res}, err, func(w io.Writer) {
+	view := verifyRunView{Status: verdictOf(res.OK), VerifyResult: res}
+	others, oerr := verifyRelease(ctx, pub, ident, res)
+	view.Tables = others
+	if oerr != nil {
+		view.Status = verdictOf(false)
+		err = errors.Join(err, oerr)
+	}
+	return g.report(view, err, func(w io.Writer) {
+		defer func() {
+			for _, o := range others {
+				fmt.Fprintf(w, "%s, of the same release: ", o.Table)
+				printVerify(w, o.VerifyResult, nil)
+			}
+		}()
 		if len(res.Batches) > 0 {
 			fmt.Fprintf(w, "run %s, committed in %d batches:\n", res.RunID, len(res.Batches))
 			for _, b := range res.Batches {
@@ -135,6 +150,49 @@ func printVerify(w io.Writer, res *swap.VerifyResult, scales map[string]int) {
 type verifyRunView struct {
 	Status string `json:"status"`
 	*swap.VerifyResult
+	// Tables are the other tables of the release the run is part of,
+	// each verified: the run is verified when all are.
+	Tables []tableVerified `json:"tables,omitempty"`
+}
+
+// tableVerified is one other table of a release, verified.
+type tableVerified struct {
+	Table string `json:"table"`
+	*swap.VerifyResult
+}
+
+// verifyRelease verifies the run on the other tables of the release it
+// is part of; a table whose share committed nothing has nothing to check.
+func verifyRelease(ctx context.Context, pub *swap.Publisher, ident []string, res *swap.VerifyResult) ([]tableVerified, error) {
+	if res.RunID == "" {
+		return nil, nil
+	}
+	name := strings.Join(ident, ".")
+	st, err := pub.Status(ctx, ident, res.RunID)
+	if err != nil || len(st.Snapshots) == 0 {
+		return nil, err
+	}
+	var out []tableVerified
+	var errs []error
+	for _, t := range st.Snapshots[len(st.Snapshots)-1].Release {
+		if t == name {
+			continue
+		}
+		ident, err := swap.ParseTable(t)
+		if err != nil {
+			return nil, err
+		}
+		r, err := pub.VerifyRun(ctx, ident, res.RunID, 0)
+		if errors.Is(err, swap.ErrRunNotFound) {
+			continue // unchanged in the release: nothing committed to it
+		}
+		if r == nil {
+			return out, fmt.Errorf("%s, of the same release: %w", t, err)
+		}
+		errs = append(errs, err)
+		out = append(out, tableVerified{Table: t, VerifyResult: r})
+	}
+	return out, errors.Join(errs...)
 }
 
 type verifyTableView struct {

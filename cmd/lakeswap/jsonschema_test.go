@@ -26,9 +26,10 @@ import (
 // by command; a failure prints errorObject's jsonError with the result in
 // it. docs/json holds a schema per command, made from these types.
 var results = map[string][]any{
-	"publish":        {planView{}},
-	"plan":           {planView{}},
-	"apply":          {planView{}},
+	"publish":        {planView{}, releaseView{}},
+	"plan":           {planView{}, releaseView{}},
+	"apply":          {planView{}, releaseView{}},
+	"lineage":        {lineageResult{}},
 	"show":           {swap.PlanFile{}, swap.RunView{}},
 	"diff":           {swap.DiffView{}},
 	"report":         {reportResult{}},

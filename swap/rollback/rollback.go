@@ -34,7 +34,9 @@ type Request struct {
 
 // Result is what a rollback did.
 type Result struct {
-	RunID          string `json:"run_id,omitempty"`
+	RunID string `json:"run_id,omitempty"`
+	// Table is the table this result is of, in a release's Tables.
+	Table          string `json:"table,omitempty"`
 	FromSnapshotID int64  `json:"from_snapshot_id,string"`
 	ToSnapshotID   int64  `json:"to_snapshot_id,string"`
 	Fingerprint    string `json:"fingerprint"`
@@ -53,6 +55,10 @@ type Result struct {
 	// Unverified says why the rollback could not be checked against what
 	// the run recorded (its run file unreadable).
 	Unverified string `json:"unverified,omitempty"`
+	// Tables are every table's result, when the run was a release of
+	// several tables rolled back as one; the fields above are the asked
+	// table's.
+	Tables []Result `json:"tables,omitempty"`
 }
 
 // findRun returns the snapshot a run committed, by run id or snapshot id.
@@ -106,6 +112,9 @@ func (l *Ledger) Rollback(ctx context.Context, req Request) (*Result, error) {
 	rec, err := read(run)
 	if err != nil {
 		return nil, err
+	}
+	if len(rec.Release) > 1 {
+		return l.rollbackRelease(ctx, req, rec)
 	}
 	res := &Result{RunID: rec.RunID, FromSnapshotID: run.SnapshotID}
 	defer func() {

@@ -14,6 +14,7 @@ import (
 const (
 	RollbackTagPrefix = "lakeswap-before-"
 	RunTagPrefix      = "lakeswap-run-"
+	ReleaseTagPrefix  = "lakeswap-release-"
 )
 
 // DefaultRollbackRetention is how long a run's tags keep its snapshots
@@ -25,6 +26,10 @@ func RollbackTag(runID string) string { return RollbackTagPrefix + runID }
 
 // RunTag names the tag that keeps run's own snapshot.
 func RunTag(runID string) string { return RunTagPrefix + runID }
+
+// ReleaseTag names the tag every table's snapshot of a release takes, so
+// that a reader loading the tables one after another can pin one release.
+func ReleaseTag(runID string) string { return ReleaseTagPrefix + runID }
 
 // Retention is the retention given, or the default for 0.
 func Retention(d time.Duration) time.Duration {

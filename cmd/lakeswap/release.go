@@ -1,0 +1,322 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/lakeswap/lakeswap/catalog"
+	"github.com/lakeswap/lakeswap/internal/words"
+	"github.com/lakeswap/lakeswap/job"
+	"github.com/lakeswap/lakeswap/swap"
+)
+
+// release says whether the flags ask for a release of several tables.
+func (o *publishOptions) release() bool { return len(o.jobs) > 1 || o.downstream }
+
+// releaseView is a release as -o json prints it: each table's result.
+type releaseView struct {
+	RunID  string      `json:"run_id"`
+	Status swap.Status `json:"status"`
+	// Tables are the release's tables in the order they were staged, each
+	// a table must follow what it reads.
+	Tables []planView `json:"tables"`
+}
+
+// releaseJob is one job of a release and the partitions it rebuilds.
+type releaseJob struct {
+	job        *job.Job
+	partitions []string
+}
+
+// runRelease stages the tables of several jobs as one release, the first
+// job's partitions given, every later job's following from the tables of
+// the release it reads, then commits them as one (or, for plan, writes a
+// plan file for each table).
+func runRelease(ctx context.Context, g *globals, o publishOptions, plan bool) error {
+	if len(o.files) > 0 || o.adopt || o.buildTwice || o.table != "" {
+		return usagef("a release computes every table with its job: --table, inputs, --adopt and --build-twice do not apply")
+	}
+	if o.rejects != "" {
+		return usagef("a release writes each job's rejected rows to a file of its own (rejects-<table>-<run id>-<time>.ndjson): --rejects names one file, and does not apply")
+	}
+	if o.batch > 0 || o.perPartition {
+		return usagef("a release commits every table in one commit: --batch and --commit-per-partition do not apply")
+	}
+	if len(o.jobs) == 0 {
+		return usagef("--downstream releases the jobs below a job: name it with --job")
+	}
+	jobs, err := releaseJobs(g, o)
+	if err != nil {
+		return err
+	}
+	o.table = jobs[0].job.Table
+	req, in, err := stagingRequest(&o)
+	if err != nil {
+		return err
+	}
+	g.writes, g.uploadBudget = true, uploadBudget(in.MemoryLimit)
+	ctx, cat, pub, err := g.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer cat.Close()
+	if o.memoryLimit != "" {
+		if err := checkMemoryLimit(o.memoryLimit, in.MemoryLimit, g.props); err != nil {
+			return err
+		}
+	}
+	defer applyMemoryLimit(in.MemoryLimit)()
+	if o.runID == "" {
+		o.runID = swap.NewRunID()
+	}
+	rel := pub.NewRelease(o.runID)
+	rel.Planning = plan
+	ok := false
+	defer func() {
+		if !ok {
+			rel.Discard(context.WithoutCancel(ctx))
+		}
+	}()
+	started := time.Now().UTC().Format("20060102T150405.000Z")
+	for i, rj := range jobs {
+		r := req
+		if r.Table, err = catalog.ParseIdent(rj.job.Table); err != nil {
+			return requestError{fmt.Errorf("job %s: %w", rj.job.File, err)}
+		}
+		if i > 0 {
+			values, err := followed(rel, rj.job, jobs[:i])
+			if err != nil {
+				return err
+			}
+			// The partitions of the table's first field; a table of
+			// more fields rebuilds every value of the others, as a
+			// selector naming one field does.
+			t, err := pub.Open(ctx, r.Table)
+			if err != nil {
+				return err
+			}
+			rj.partitions = []string{t.Contract.Partition.Fields[0].Name + "=" + selectorValues(values)}
+			jobs[i] = rj
+		}
+		in, unwire, err := g.wire(ctx, pub, rj.job, o, in)
+		if err != nil {
+			return err
+		}
+		rejects := "rejects-" + swap.EscapeSegment(rj.job.Table) + "-" + swap.RunSegment(o.runID) + "-" + started + ".ndjson"
+		_, err = rj.job.Run(ctx, pub, r, job.RunOptions{Partitions: rj.partitions, RejectsFile: rejects, Inputs: in, Release: rel},
+			func(ctx context.Context, req swap.Request) (*swap.Result, error) {
+				p, err := rel.Stage(ctx, req)
+				return &swap.Result{Plan: p}, err
+			})
+		unwire(err == nil)
+		if err != nil {
+			return fmt.Errorf("release %s, table %s (job %s): %w", o.runID, rj.job.Table, filepath.Base(rj.job.File), err)
+		}
+	}
+	if plan {
+		return writeReleasePlans(ctx, g, pub, rel, &ok)
+	}
+	ok = true // Publish settles every table's staged files itself
+	res, err := rel.Publish(ctx, o.noAutoRollback)
+	view := releaseView{RunID: res.RunID, Status: res.Status}
+	for _, t := range res.Tables {
+		view.Tables = append(view.Tables, planView{RunID: res.RunID, Result: t})
+	}
+	return g.report(view, err, func(w io.Writer) { printRelease(w, res) })
+}
+
+// releaseJobs loads the release's jobs, the --downstream ones found by
+// lineage, each after the jobs of the release it reads; the first job's
+// partitions are --partitions.
+func releaseJobs(g *globals, o publishOptions) ([]releaseJob, error) {
+	var jobs []*job.Job
+	for _, f := range o.jobs {
+		j, err := job.Load(f)
+		if err != nil {
+			return nil, requestError{err}
+		}
+		if slices.ContainsFunc(jobs, func(other *job.Job) bool { return other.Table == j.Table }) {
+			return nil, usagef("two jobs of the release build %s: one job a table", j.Table)
+		}
+		jobs = append(jobs, j)
+	}
+	if o.downstream {
+		l, err := loadLineage(g, o.lineage, jobs[0].File)
+		if err != nil {
+			return nil, err
+		}
+		below, err := l.Downstream(jobs[0].Table)
+		if err != nil {
+			return nil, requestError{err}
+		}
+		for _, j := range below {
+			if !slices.ContainsFunc(jobs, func(other *job.Job) bool { return other.Table == j.Table }) {
+				jobs = append(jobs, j)
+			}
+		}
+		if len(jobs) == 1 {
+			return nil, requestError{fmt.Errorf("no job reads %s (looked in %s): the release would be the one table; publish it with --job alone", jobs[0].Table, strings.Join(lineagePaths(g, o.lineage, jobs[0].File), ", "))}
+		}
+	}
+	// The first job's partitions are given; each job after it reads a
+	// table the release rebuilds, and comes after the job building it.
+	out := []releaseJob{{job: jobs[0], partitions: o.partitions}}
+	rest := jobs[1:]
+	for len(rest) > 0 {
+		next := -1
+		for i, j := range rest {
+			if readsOnly(j, rest) {
+				next = i
+				break
+			}
+		}
+		if next < 0 {
+			return nil, usagef("the release's jobs read each other in a cycle (%s)", tablesOf(rest))
+		}
+		j := rest[next]
+		rest = slices.Delete(rest, next, next+1)
+		if !slices.ContainsFunc(out, func(rj releaseJob) bool { return len(j.Reads(rj.job.Table)) > 0 }) {
+			return nil, usagef("job %s (%s) reads no table the release rebuilds before it: a release is a table and the jobs that read it, the first --job's partitions deciding theirs", filepath.Base(j.File), j.Table)
+		}
+		out = append(out, releaseJob{job: j})
+	}
+	if len(o.partitions) == 0 {
+		return nil, usagef("--partitions is required: the partitions of %s the release rebuilds, for example --partitions order_date=2026-01-01..2026-01-02", jobs[0].Table)
+	}
+	return out, nil
+}
+
+// readsOnly says whether j reads none of the jobs still to place.
+func readsOnly(j *job.Job, rest []*job.Job) bool {
+	return !slices.ContainsFunc(rest, func(other *job.Job) bool { return other != j && len(j.Reads(other.Table)) > 0 })
+}
+
+func tablesOf(jobs []*job.Job) string {
+	var names []string
+	for _, j := range jobs {
+		names = append(names, j.Table)
+	}
+	return strings.Join(names, ", ")
+}
+
+// followed is the partitions j rebuilds: those its mappings take from the
+// partitions the release stages of each table it reads.
+func followed(rel *swap.Release, j *job.Job, before []releaseJob) ([]string, error) {
+	var values []string
+	for _, rj := range before {
+		for _, src := range j.Reads(rj.job.Table) {
+			plan := rel.Plan(rj.job.Table)
+			var from []string
+			for _, pp := range plan.Partitions {
+				if !pp.Carried {
+					from = append(from, pp.Value)
+				}
+			}
+			if strings.Contains(plan.PartitionColumn, ",") {
+				return nil, usagef("job %s reads %s, partitioned by %s: a release follows a table of one partition field", filepath.Base(j.File), rj.job.Table, plan.PartitionColumn)
+			}
+			m := j.Sources[src].Partitions
+			got, err := m.Follow(from)
+			if err != nil {
+				return nil, usagef("job %s, source %s (%s, partitions: %s): %v", filepath.Base(j.File), src, rj.job.Table, m.Of(), err)
+			}
+			values = append(values, got...)
+		}
+	}
+	slices.Sort(values)
+	values = slices.Compact(values)
+	if len(values) == 0 {
+		return nil, usagef("job %s: the tables it reads rebuild no partition in this release", filepath.Base(j.File))
+	}
+	return values, nil
+}
+
+// selectorValues writes values as the list of a partition selector,
+// quoting those that hold a comma or a quote.
+func selectorValues(values []string) string {
+	quoted := make([]string, len(values))
+	for i, v := range values {
+		if v == "" || strings.ContainsAny(v, `,"`) {
+			v = `"` + strings.ReplaceAll(v, `"`, `""`) + `"`
+		}
+		quoted[i] = v
+	}
+	return strings.Join(quoted, ",")
+}
+
+// loadLineage reads the jobs lineage knows: --jobs, else lakeswap.yaml's
+// jobs:, else the folder of first (a job file).
+func loadLineage(g *globals, flag []string, first string) (*job.Lineage, error) {
+	l, err := job.LoadLineage(lineagePaths(g, flag, first))
+	if err != nil {
+		return nil, requestError{err}
+	}
+	return l, nil
+}
+
+func lineagePaths(g *globals, flag []string, first string) []string {
+	if len(flag) > 0 {
+		return flag
+	}
+	if cfg, err := catalog.Resolve(catalog.Settings{Home: g.home, Catalog: g.catalogName, ConfigFile: g.configFile, Getenv: g.getenv}); err == nil && len(cfg.Jobs) > 0 {
+		return cfg.Jobs
+	}
+	if first != "" {
+		return []string{filepath.Dir(first)}
+	}
+	return []string{"."}
+}
+
+// printRelease says what became of each table of a release.
+func printRelease(w io.Writer, res *swap.ReleaseResult) {
+	names := make([]string, len(res.Tables))
+	for i, t := range res.Tables {
+		names[i] = t.Plan.Table
+	}
+	fmt.Fprintf(w, "release %s of %s: %s\n", res.RunID, words.Count(len(names), "table"), res.Status)
+	for _, t := range res.Tables {
+		fmt.Fprintln(w)
+		printResult(w, t)
+	}
+	if res.Status == swap.StatusPublished {
+		fmt.Fprintf(w, "\nevery table's new snapshot is tagged %s: a reader loading the tables one after another reads this release by that tag\n", swap.ReleaseTag(res.RunID))
+	}
+}
+
+// writeReleasePlans writes a plan file for each table of a staged
+// release; apply takes them together and commits them as one.
+func writeReleasePlans(ctx context.Context, g *globals, pub *swap.Publisher, rel *swap.Release, ok *bool) error {
+	plans, err := rel.Planned()
+	if err != nil {
+		return err
+	}
+	var written []*swap.PlanFile
+	var views []planView
+	for _, p := range plans {
+		name := "plan-" + swap.RunSegment(rel.RunID) + "-" + swap.EscapeSegment(p.Table) + ".json"
+		pf, err := swap.WritePlan(name, p)
+		if err != nil {
+			return fmt.Errorf("write the plan of %s: %w", p.Table, err)
+		}
+		written = append(written, pf)
+		views = append(views, planView{RunID: p.RunID, PlanID: pf.PlanID, File: pf.Name, Result: &swap.Result{Plan: p, Status: swap.StatusPlanned}})
+	}
+	*ok = true // the plans hold their staged files until applied or discarded
+	view := releaseView{RunID: rel.RunID, Status: swap.StatusPlanned, Tables: views}
+	return g.report(view, nil, func(w io.Writer) {
+		fmt.Fprintf(w, "release %s of %s, planned: nothing is committed until the plans are applied together\n", rel.RunID, words.Count(len(plans), "table"))
+		var args, ids []string
+		for i, pf := range written {
+			fmt.Fprintln(w)
+			printPlan(w, pf.PlanID, plans[i], false)
+			fmt.Fprintf(w, "plan written to %s\n", pf.Name)
+			args, ids = append(args, pf.Name), append(ids, "--approve "+short(pf.PlanID))
+		}
+		fmt.Fprintf(w, "\napply the release, every table in one commit, with: lakeswap%s apply %s %s\n", g.catalogFlags(), strings.Join(args, " "), strings.Join(ids, " "))
+	})
+}

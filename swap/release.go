@@ -1,0 +1,503 @@
+package swap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakeswap/lakeswap/runrecord"
+	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
+)
+
+// TablesCommitter is a catalog that commits several tables as one change:
+// every table moves or none does (catalog.Catalog, on a REST or SQL
+// catalog).
+type TablesCommitter interface {
+	CommitTables(ctx context.Context, commits []table.TableCommit) error
+}
+
+// Release is one run over several tables, a table and what reads it,
+// committed as one change of the catalog. Each table's partitions are
+// staged and guarded as a run of their own (Stage); a table that reads
+// another of the release reads it as the release will leave it (Files);
+// Publish then moves every table in one commit, each conditioned on the
+// snapshot it was staged against, reads each back, and rolls all of them
+// back in one commit if any differs. Every table's snapshot records the
+// release (lakeswap.release) under the one run id, and takes the tag
+// lakeswap-release-<run id>.
+type Release struct {
+	RunID string
+	// Planning stages the tables for plan files, each held until applied
+	// or discarded, rather than for Publish.
+	Planning bool
+	p        *Publisher
+	parts    []*releasePart
+}
+
+// releasePart is one table's share of a release.
+type releasePart struct {
+	plan *Plan
+	tbl  *table.Table
+	// readBy are the tables of the release staged from this one's staged
+	// rows: it must commit on the snapshot they read, never rebased.
+	readBy []string
+	res    *Result
+	id     int64 // the snapshot its commit makes
+}
+
+// NewRelease starts a release under runID ("" names one).
+func (p *Publisher) NewRelease(runID string) *Release {
+	if runID == "" {
+		runID = NewRunID()
+	}
+	return &Release{RunID: runID, p: p}
+}
+
+// Tables names the release's tables, in the order they were staged.
+func (r *Release) Tables() []string {
+	out := make([]string, len(r.parts))
+	for i, part := range r.parts {
+		out[i] = part.plan.Table
+	}
+	return out
+}
+
+func (r *Release) part(name string) *releasePart {
+	for _, part := range r.parts {
+		if part.plan.Table == name {
+			return part
+		}
+	}
+	return nil
+}
+
+// Stage stages one table's share of the release, as Stage stages a run,
+// under the release's run id. Nothing is committed until Publish.
+func (r *Release) Stage(ctx context.Context, req Request) (*Plan, error) {
+	name := strings.Join(req.Table, ".")
+	if r.part(name) != nil {
+		return nil, InvalidRequest(fmt.Errorf("table %s is named twice in the release: one job a table", name))
+	}
+	if req.Batch > 0 {
+		return nil, InvalidRequest(errors.New("a release commits every table in one commit: --batch and --commit-per-partition do not apply"))
+	}
+	req.RunID = r.RunID
+	kind := "run"
+	if r.Planning {
+		kind = "plan"
+	}
+	plan, tbl, err := r.p.stage(ctx, req, kind)
+	if err != nil {
+		r.Discard(ctx)
+		return nil, err
+	}
+	r.parts = append(r.parts, &releasePart{plan: plan, tbl: tbl})
+	return plan, nil
+}
+
+// Files lists the data files a table of the release holds once the
+// release lands, for reader, a table of the release staged from them:
+// main's files at the base the table was staged against, those of its
+// replaced partitions swapped for the staged ones. ok is false for a
+// table the release does not stage. snapshot names what was read.
+func (r *Release) Files(ctx context.Context, name, reader string) (snapshotName string, files []runrecord.Input, ok bool, err error) {
+	part := r.part(name)
+	if part == nil {
+		return "", nil, false, nil
+	}
+	plan := part.plan
+	if plan.Refused() {
+		return "", nil, true, fmt.Errorf("table %s, which %s reads, was refused in this release", name, reader)
+	}
+	part.readBy = append(part.readBy, reader)
+	replaced := map[string]bool{}
+	for _, pp := range plan.Partitions {
+		if pp.same() {
+			continue
+		}
+		for _, f := range slices.Concat(pp.OldFiles, pp.OldDeletes) {
+			replaced[f.Path] = true
+		}
+	}
+	for _, path := range plan.shares() {
+		replaced[path] = true
+	}
+	base := "none"
+	if plan.BaseSnapshotID != nil {
+		base = fmt.Sprint(*plan.BaseSnapshotID)
+		_, main, err := r.p.SnapshotFiles(ctx, part.tbl.Identifier(), *plan.BaseSnapshotID)
+		if err != nil {
+			return "", nil, true, err
+		}
+		for _, f := range main {
+			path := f.URL
+			if _, _, p, err := ParseDeletedInput(f.URL); err == nil {
+				path = p
+			}
+			if !replaced[path] {
+				files = append(files, f)
+			}
+		}
+	}
+	for _, pp := range plan.Partitions {
+		if pp.same() {
+			continue
+		}
+		for _, f := range pp.NewFiles {
+			files = append(files, runrecord.Input{URL: f.Path, Size: f.Bytes})
+		}
+	}
+	return fmt.Sprintf("%s@%s+release-%s", name, base, r.RunID), files, true, nil
+}
+
+// Plan is the staged plan of a table of the release, or nil.
+func (r *Release) Plan(table string) *Plan {
+	if part := r.part(table); part != nil {
+		return part.plan
+	}
+	return nil
+}
+
+// Planned gives every table's plan, each naming the release, for plan
+// files that Apply commits together; a table refused refuses them all.
+func (r *Release) Planned() ([]*Plan, error) {
+	names := r.Tables()
+	var plans []*Plan
+	for _, part := range r.parts {
+		if part.plan.Refused() {
+			return nil, &RefusedError{Op: "plan", Table: part.plan.Table, Findings: part.plan.Findings, Dropped: part.plan.DroppedFindings,
+				Cleanup: fmt.Sprintf("no plan was written for any table of release %s (%s)", r.RunID, strings.Join(names, ", "))}
+		}
+		part.plan.Release, part.plan.ReadBy = names, part.readBy
+		plans = append(plans, part.plan)
+	}
+	return plans, nil
+}
+
+// Discard removes what every table of the release staged, and says so.
+func (r *Release) Discard(ctx context.Context) string {
+	var said []string
+	for _, part := range r.parts {
+		said = append(said, part.plan.Table+": "+r.p.discard(ctx, part.tbl, part.plan))
+		part.plan.unhold(ctx, r.p, part.tbl)
+	}
+	return strings.Join(said, "; ")
+}
+
+// ReleaseResult is what a release did: each table's result, in the order
+// the tables were staged.
+type ReleaseResult struct {
+	RunID  string    `json:"run_id"`
+	Status Status    `json:"status"`
+	Tables []*Result `json:"tables"`
+}
+
+// Publish commits every table of the release as one change, then reads
+// each back; see Release. The error matches ErrRefused, ErrConflict,
+// ErrCommitUnknown, ErrVerifyFailed as a run's does, and names the table
+// that caused it; nothing is committed to any table unless every table
+// is.
+func (r *Release) Publish(ctx context.Context, noAutoRollback bool) (*ReleaseResult, error) {
+	out := &ReleaseResult{RunID: r.RunID, Status: StatusNotCommitted}
+	names := r.Tables()
+	for _, part := range r.parts {
+		part.plan.Release, part.plan.ReadBy = names, part.readBy
+		part.res = &Result{Plan: part.plan, Status: StatusNotCommitted}
+		out.Tables = append(out.Tables, part.res)
+	}
+	keep := false // an outcome still open keeps every table's hold
+	defer func() {
+		for _, part := range r.parts {
+			part.plan.stopRefresh()
+			if !keep {
+				r.p.release(ctx, part.tbl, part.plan)
+			}
+		}
+	}()
+	// 1. A table refused refuses the release.
+	for _, part := range r.parts {
+		if part.plan.Refused() {
+			part.res.Status = StatusRefused
+			return out, &RefusedError{Op: "publish", Table: part.plan.Table, Findings: part.plan.Findings, Dropped: part.plan.DroppedFindings,
+				Cleanup: fmt.Sprintf("nothing was committed to any table of release %s (%s); %s", r.RunID, strings.Join(names, ", "), r.Discard(ctx))}
+		}
+	}
+	// 2. A release id the tables record already: the same content still
+	//    on main is the release, published; anything else is refused.
+	if res, err, settled := r.rerun(ctx); settled {
+		return res, err
+	}
+	// 3. Tables whose partitions hold the staged content already commit
+	//    nothing; the rest commit together.
+	var commit []*releasePart
+	for _, part := range r.parts {
+		if part.plan.empty() || part.plan.changesNothing() {
+			part.res.Status = StatusUnchanged
+			part.plan.Cleanup = r.p.discard(ctx, part.tbl, part.plan)
+			continue
+		}
+		commit = append(commit, part)
+	}
+	if len(commit) == 0 {
+		out.Status = StatusUnchanged
+		return out, nil
+	}
+	if r.p.BeforeCommit != nil {
+		for _, part := range commit {
+			if err := r.p.BeforeCommit(ctx, part.plan); err != nil {
+				return out, &OpError{Op: "commit", Table: part.plan.Table, RunID: r.RunID, Err: err,
+					Hint: "nothing was committed to any table of the release; " + r.Discard(ctx)}
+			}
+		}
+	}
+	// 4. One commit across the tables.
+	r.p.progress().Step("commit")
+	if err := r.commit(ctx, commit); err != nil {
+		if errors.Is(err, ErrCommitUnknown) || errors.Is(err, ErrNotLanded) {
+			keep = true
+		} else if op := (*OpError)(nil); errors.As(err, &op) {
+			op.Hint += "; " + r.Discard(ctx)
+		}
+		return out, err
+	}
+	for _, part := range commit {
+		part.res.SnapshotID, part.res.CommittedOn, part.res.Status = part.id, part.plan.committedOn, StatusLandedUnverified
+	}
+	// 5. Each table read back; any that differs takes the whole release
+	//    back, in one commit.
+	return r.verify(ctx, commit, out, noAutoRollback)
+}
+
+// rerun settles a release whose run id its tables record already.
+func (r *Release) rerun(ctx context.Context) (*ReleaseResult, error, bool) {
+	recorded := slices.ContainsFunc(r.parts, func(part *releasePart) bool { return part.plan.prior != nil })
+	if !recorded {
+		return nil, nil, false
+	}
+	out := &ReleaseResult{RunID: r.RunID, Status: StatusAlreadyPublished}
+	var refused error
+	for _, part := range r.parts {
+		out.Tables = append(out.Tables, part.res)
+		if part.plan.prior == nil {
+			if part.plan.changesNothing() {
+				part.res.Status = StatusUnchanged
+				part.plan.Cleanup = r.p.discard(ctx, part.tbl, part.plan)
+				continue
+			}
+			part.res.Status = StatusRefused
+			part.plan.Cleanup = r.p.discard(ctx, part.tbl, part.plan)
+			refused = &OpError{Op: "publish", Table: part.plan.Table, RunID: r.RunID, Err: fmt.Errorf("%w: release %s was published before, and table %s would change now; publish it under a new run id", ErrRefused, r.RunID, part.plan.Table)}
+			continue
+		}
+		res, err := r.p.rerun(ctx, part.tbl, part.plan, part.res)
+		if err != nil && refused == nil {
+			refused = err
+		}
+		if res != nil {
+			part.res = res
+			out.Tables[len(out.Tables)-1] = res
+		}
+	}
+	if refused != nil {
+		out.Status = StatusRefused
+	}
+	return out, refused, true
+}
+
+// commit moves every table of commit in one catalog commit, rebasing a
+// table whose main moved elsewhere as a run's commit does, except a table
+// another of the release read: that one commits on the snapshot it was
+// read at, or not at all.
+func (r *Release) commit(ctx context.Context, commit []*releasePart) error {
+	cat, ok := r.p.Catalog.(TablesCommitter)
+	if !ok {
+		return &OpError{Op: "commit", Table: commit[0].plan.Table, RunID: r.RunID, Err: errors.New("this catalog cannot commit several tables as one"),
+			Hint: "nothing was committed; a release needs a REST or SQL catalog"}
+	}
+	for attempt := 1; ; attempt++ {
+		pcs := make([]*pendingCommit, 0, len(commit))
+		removeAll := func() string {
+			var said []string
+			for _, pc := range pcs {
+				said = append(said, pc.removeWritten(ctx, r.p))
+			}
+			return strings.Join(said, "; ")
+		}
+		var commits []table.TableCommit
+		for _, part := range commit {
+			pc, err := r.p.prepareCommit(ctx, part.tbl, part.plan)
+			if err == nil {
+				pcs = append(pcs, pc)
+				var tc table.TableCommit
+				tc, err = pc.tableCommit()
+				commits = append(commits, tc)
+			}
+			if err != nil {
+				removeAll()
+				return err
+			}
+			part.id = pc.id
+		}
+		err := cat.CommitTables(ctx, commits)
+		if err == nil {
+			for _, part := range commit {
+				if head := part.tbl.CurrentSnapshot(); head != nil {
+					part.plan.committedOn = head.SnapshotID
+				}
+			}
+			return nil
+		}
+		first := commit[0]
+		if !errors.Is(err, table.ErrCommitFailed) {
+			return r.settle(ctx, commit, err)
+		}
+		// Answered refused: a request sent again after the first applied
+		// is answered so; the table tells.
+		if landed, lerr := snapshot.AnsweredRefused(ctx, r.p.Catalog, first.tbl, first.id); lerr != nil {
+			return r.settle(ctx, commit, errors.Join(err, lerr))
+		} else if landed {
+			return r.settle(ctx, commit, err)
+		}
+		removeAll()
+		why, who, rerr := r.rebase(ctx, commit)
+		if rerr != nil {
+			return errors.Join(err, rerr)
+		}
+		if why == "" && attempt >= snapshot.RebaseAttempts {
+			why = fmt.Sprintf("main of the release's tables kept moving over %d attempts", attempt)
+		}
+		if why != "" {
+			return &OpError{Op: "commit", Table: who, RunID: r.RunID,
+				Err:  fmt.Errorf("%w: %s", ErrConflict, why),
+				Hint: "nothing was committed to any table of the release, and the other commits are intact; run the release again against main as it is now"}
+		}
+		r.p.log().Info("a table of the release moved, but not in its partitions; committing on the new heads", "run", r.RunID, "attempt", attempt+1)
+	}
+}
+
+// rebase loads every table of commit again after a refused commit and
+// says why the release cannot be committed on their heads now, naming
+// the table, or "" having pointed every plan at its head.
+func (r *Release) rebase(ctx context.Context, commit []*releasePart) (why, who string, err error) {
+	for _, part := range commit {
+		now, err := r.p.Catalog.LoadTable(ctx, part.tbl.Identifier())
+		if err != nil {
+			return "", "", err
+		}
+		name, head := part.plan.Table, now.CurrentSnapshot()
+		if len(runrecord.FindAll(now.Metadata(), r.RunID)) > 0 {
+			return fmt.Sprintf("another attempt of release %s committed to %s meanwhile; run it again to settle it", r.RunID, name), name, nil
+		}
+		moved := head != nil && (part.plan.BaseSnapshotID == nil || *part.plan.BaseSnapshotID != head.SnapshotID) || head == nil && part.plan.BaseSnapshotID != nil
+		if !moved {
+			part.tbl = now
+			continue
+		}
+		if len(part.readBy) > 0 {
+			return fmt.Sprintf("table %s moved since the release staged it (main at %s, staged against %s), and %s read it as staged",
+				name, snapshot.Describe(head), fmtID(part.plan.BaseSnapshotID), strings.Join(part.readBy, ", ")), name, nil
+		}
+		why, err := rebase(ctx, now, part.plan)
+		if why != "" || err != nil {
+			return fmt.Sprintf("table %s: main moved since the plan's base snapshot %s: %s", name, fmtID(part.plan.BaseSnapshotID), why), name, err
+		}
+		part.tbl = now
+	}
+	return "", "", nil
+}
+
+// settle finds out, after an answer that says nothing sure, whether the
+// release's commit landed: all of its tables' snapshots, or none.
+func (r *Release) settle(ctx context.Context, commit []*releasePart, cause error) error {
+	landed, lost := 0, 0
+	var unknown error
+	for _, part := range commit {
+		id := part.id
+		err := snapshot.LookFor(ctx, r.p.Catalog, r.p.log(), part.tbl, r.RunID, id, cause, func(m table.Metadata) bool { return m.SnapshotByID(id) != nil })
+		switch {
+		case err == nil:
+			landed++
+		case errors.Is(err, ErrNotLanded):
+			lost++
+		default:
+			unknown = err
+		}
+	}
+	switch {
+	case landed == len(commit):
+		r.p.log().Warn("the catalog answered the release's commit with an error, but it landed", "run", r.RunID, "answer", cause)
+		for _, part := range commit {
+			if head := part.tbl.CurrentSnapshot(); head != nil {
+				part.plan.committedOn = head.SnapshotID
+			}
+		}
+		return nil
+	case lost == len(commit):
+		return &OpError{Op: "commit", Table: commit[0].plan.Table, RunID: r.RunID, Err: fmt.Errorf("%w: %v", ErrNotLanded, cause),
+			Hint: "no table of the release holds its commit; run the release again with the same run id (should the commit land late after all, the rerun finds it); the staged files were kept, and `lakeswap gc` removes them once past its grace period"}
+	}
+	if unknown == nil {
+		unknown = fmt.Errorf("%w: %v; %d of the release's %d tables hold its commit", ErrCommitUnknown, cause, landed, len(commit))
+	}
+	var where []string
+	for _, part := range commit {
+		where = append(where, fmt.Sprintf("%s snapshot %d", part.plan.Table, part.id))
+	}
+	return &OpError{Op: "commit", Table: commit[0].plan.Table, RunID: r.RunID, Err: unknown,
+		Hint: fmt.Sprintf("the commit would be %s; `lakeswap status --table %s --run %s` answers from the tables' history whether it landed; the staged files were kept, since the commit may reference them",
+			strings.Join(where, ", "), commit[0].plan.Table, r.RunID)}
+}
+
+// verify reads every table's commit back; if any differs, the release is
+// rolled back whole in one commit, unless noAutoRollback.
+func (r *Release) verify(ctx context.Context, commit []*releasePart, out *ReleaseResult, noAutoRollback bool) (*ReleaseResult, error) {
+	var failed []string
+	var errs []error
+	for _, part := range commit {
+		mismatches, err := r.p.checkLanded(ctx, part.plan, part.id)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", part.plan.Table, err))
+			continue
+		}
+		if len(mismatches) > 0 {
+			part.res.Mismatches = mismatches
+			part.res.Status = StatusVerifyFailed
+			failed = append(failed, fmt.Sprintf("%s snapshot %d differs from the staged plan: %v", part.plan.Table, part.id, mismatches))
+			continue
+		}
+		part.res.Status = StatusPublished
+	}
+	first := commit[0].plan.Table
+	if len(errs) > 0 && len(failed) == 0 {
+		out.Status = StatusLandedUnverified
+		return out, &OpError{Op: "verify", Table: first, RunID: r.RunID, Err: fmt.Errorf("%w: %w", ErrLandedUnverified, errors.Join(errs...)),
+			Hint: fmt.Sprintf("the release landed and main holds it, but it could not be read back to check it; finish the check with `lakeswap verify --table %s --run %s` (and roll it back if that fails)", first, r.RunID)}
+	}
+	if len(failed) == 0 {
+		out.Status = StatusPublished
+		for _, part := range commit {
+			r.p.dropUnchanged(ctx, part.tbl, part.plan)
+		}
+		return out, nil
+	}
+	verr := fmt.Errorf("%w: %s", ErrVerifyFailed, strings.Join(failed, "; "))
+	if noAutoRollback {
+		out.Status = StatusVerifyFailed
+		return out, &OpError{Op: "verify", Table: first, RunID: r.RunID, Err: verr,
+			Hint: fmt.Sprintf("kept as asked (--no-auto-rollback); undo the whole release with `lakeswap rollback --table %s --run %s`", first, r.RunID)}
+	}
+	if _, rerr := r.p.Rollback(ctx, RollbackRequest{Table: commit[0].tbl.Identifier(), RunID: r.RunID}); rerr != nil {
+		out.Status = StatusLandedUnverified
+		return out, &OpError{Op: "verify", Table: first, RunID: r.RunID, Err: fmt.Errorf("%w: %w", ErrLandedUnverified, errors.Join(verr, rerr)),
+			Hint: fmt.Sprintf("the automatic rollback of the release failed; run `lakeswap history --table %s` and roll back by hand with `lakeswap rollback --table %s --run %s`", first, first, r.RunID)}
+	}
+	out.Status = StatusRolledBack
+	for _, part := range commit {
+		part.res.Status = StatusRolledBack
+	}
+	return out, &OpError{Op: "verify", Table: first, RunID: r.RunID, Err: verr, Hint: "every table of the release was rolled back, in one commit, to the snapshot the release replaced"}
+}
