@@ -194,6 +194,12 @@ func (j *Job) expected(ctx context.Context, eng *source.SQLEngine, c *contract.C
 // those files, and no longer what it would make. store opens the S3 store
 // a job's S3 sources are listed through; it is called only for those.
 func Recheck(ctx context.Context, pub *swap.Publisher, plan *swap.Plan, store func(context.Context) (source.ObjectStore, error)) error {
+	return RecheckIn(ctx, pub, plan, store, nil)
+}
+
+// RecheckIn is Recheck for a plan of a release, whose job read the tables
+// the release rebuilds as the release leaves them.
+func RecheckIn(ctx context.Context, pub *swap.Publisher, plan *swap.Plan, store func(context.Context) (source.ObjectStore, error), rel *swap.Release) error {
 	info := plan.Job
 	if info == nil {
 		return nil
@@ -216,7 +222,11 @@ func Recheck(ctx context.Context, pub *swap.Publisher, plan *swap.Plan, store fu
 			return err
 		}
 	}
-	l, err := j.List(ctx, s3, tableFiles(pub))
+	tables := tableFiles(pub)
+	if rel != nil {
+		tables = releaseFiles(rel, j.Table, tables)
+	}
+	l, err := j.List(ctx, s3, tables)
 	if err != nil {
 		return conflict("the job's sources cannot be listed again: %v", err)
 	}

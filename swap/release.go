@@ -31,6 +31,8 @@ type TablesCommitter interface {
 // lakeswap-release-<run id>.
 type Release struct {
 	RunID string
+	// unhold ends the holds an apply of the release's plans took.
+	unhold []func()
 	// Planning stages the tables for plan files, each held until applied
 	// or discarded, rather than for Publish.
 	Planning bool
@@ -154,6 +156,77 @@ func (r *Release) Files(ctx context.Context, name, reader string) (snapshotName 
 	return fmt.Sprintf("%s@%s+release-%s", name, base, r.RunID), files, true, nil
 }
 
+// BindRelease takes the plans of a release read back from its plan files,
+// one per table, every table of the release given, and checks each as
+// Apply does: main at the plan's base (or moved elsewhere, for a table no
+// other of the release read), the contract the plan was staged under, its
+// staged files as written. The release it returns commits them with
+// Publish; nothing is committed before. A plan that no longer holds is a
+// conflict for the whole release.
+func (p *Publisher) BindRelease(ctx context.Context, opts ApplyOptions, plans []*Plan) (*Release, error) {
+	if len(plans) == 0 || slices.Contains(plans, nil) {
+		return nil, errors.New("apply needs plans, and a plan is missing")
+	}
+	first := plans[0]
+	r := &Release{RunID: first.RunID, p: p}
+	refuse := func(format string, args ...any) (*Release, error) {
+		return nil, InvalidRequest(fmt.Errorf("plans of release %s: "+format, append([]any{first.RunID}, args...)...))
+	}
+	var tables []string
+	for _, plan := range plans {
+		if plan.RunID != first.RunID || !slices.Equal(plan.Release, first.Release) {
+			return refuse("the plan of %s is of run %s, release %s; apply the plans of one release together", plan.Table, plan.RunID, strings.Join(plan.Release, ", "))
+		}
+		if slices.Contains(tables, plan.Table) {
+			return refuse("two plans of table %s: a release stages each table once", plan.Table)
+		}
+		tables = append(tables, plan.Table)
+	}
+	if missing := slices.DeleteFunc(slices.Clone(first.Release), func(t string) bool { return slices.Contains(tables, t) }); len(missing) > 0 {
+		return refuse("the plan of %s is missing: a release is applied whole, every table's plan together", strings.Join(missing, ", "))
+	}
+	// In the release's order: the tables read before those reading them.
+	slices.SortStableFunc(plans, func(a, b *Plan) int {
+		return slices.Index(first.Release, a.Table) - slices.Index(first.Release, b.Table)
+	})
+	fail := func(err error) (*Release, error) {
+		for _, end := range r.unhold {
+			end()
+		}
+		return nil, err
+	}
+	for _, plan := range plans {
+		tbl, err := p.loadPlans(ctx, []*Plan{plan})
+		if err != nil {
+			return fail(err)
+		}
+		unhold, _, err := p.holdPlans(ctx, tbl, []*Plan{plan})
+		if err != nil {
+			return fail(err)
+		}
+		r.unhold = append(r.unhold, unhold)
+		if err := p.bind(ctx, tbl, plan, opts); err != nil {
+			return fail(err)
+		}
+		if head := tbl.CurrentSnapshot(); len(plan.ReadBy) > 0 && plan.prior == nil && movedFrom(head, plan.BaseSnapshotID) {
+			return fail(&OpError{Op: "apply", Table: plan.Table, RunID: plan.RunID,
+				Err:  fmt.Errorf("%w: table %s moved since the release was planned (main at %s, planned against %s), and %s read it as planned", ErrConflict, plan.Table, snapshot.Describe(head), fmtID(plan.BaseSnapshotID), strings.Join(plan.ReadBy, ", ")),
+				Hint: "nothing was committed to any table of the release; plan the release again"})
+		}
+		r.parts = append(r.parts, &releasePart{plan: plan, tbl: tbl, readBy: plan.ReadBy})
+	}
+	return r, nil
+}
+
+// Abandon ends a bound release without committing it: its plans keep
+// their staged files, as a plan that no longer holds does.
+func (r *Release) Abandon(ctx context.Context) {
+	for _, end := range r.unhold {
+		end()
+	}
+	r.unhold = nil
+}
+
 // Plan is the staged plan of a table of the release, or nil.
 func (r *Release) Plan(table string) *Plan {
 	if part := r.part(table); part != nil {
@@ -211,6 +284,9 @@ func (r *Release) Publish(ctx context.Context, noAutoRollback bool) (*ReleaseRes
 	}
 	keep := false // an outcome still open keeps every table's hold
 	defer func() {
+		for _, end := range r.unhold {
+			end()
+		}
 		for _, part := range r.parts {
 			part.plan.stopRefresh()
 			if !keep {
@@ -237,7 +313,7 @@ func (r *Release) Publish(ctx context.Context, noAutoRollback bool) (*ReleaseRes
 	for _, part := range r.parts {
 		if part.plan.empty() || part.plan.changesNothing() {
 			part.res.Status = StatusUnchanged
-			part.plan.Cleanup = r.p.discard(ctx, part.tbl, part.plan)
+			r.dropStaged(ctx, part)
 			continue
 		}
 		commit = append(commit, part)
@@ -272,6 +348,21 @@ func (r *Release) Publish(ctx context.Context, noAutoRollback bool) (*ReleaseRes
 	return r.verify(ctx, commit, out, noAutoRollback)
 }
 
+// dropStaged removes what a table of the release staged, which it does
+// not commit: a plan read back only where no snapshot references it, as
+// an apply does.
+func (r *Release) dropStaged(ctx context.Context, part *releasePart) {
+	if !part.plan.bound {
+		part.plan.Cleanup = r.p.discard(ctx, part.tbl, part.plan)
+		return
+	}
+	said, err := r.p.discardListed(ctx, part.tbl, part.plan)
+	if err != nil {
+		said = fmt.Sprintf("the plan's staged files were left in place: %v", err)
+	}
+	part.plan.Cleanup = said
+}
+
 // rerun settles a release whose run id its tables record already.
 func (r *Release) rerun(ctx context.Context) (*ReleaseResult, error, bool) {
 	recorded := slices.ContainsFunc(r.parts, func(part *releasePart) bool { return part.plan.prior != nil })
@@ -285,7 +376,7 @@ func (r *Release) rerun(ctx context.Context) (*ReleaseResult, error, bool) {
 		if part.plan.prior == nil {
 			if part.plan.changesNothing() {
 				part.res.Status = StatusUnchanged
-				part.plan.Cleanup = r.p.discard(ctx, part.tbl, part.plan)
+				r.dropStaged(ctx, part)
 				continue
 			}
 			part.res.Status = StatusRefused
@@ -392,8 +483,7 @@ func (r *Release) rebase(ctx context.Context, commit []*releasePart) (why, who s
 		if len(runrecord.FindAll(now.Metadata(), r.RunID)) > 0 {
 			return fmt.Sprintf("another attempt of release %s committed to %s meanwhile; run it again to settle it", r.RunID, name), name, nil
 		}
-		moved := head != nil && (part.plan.BaseSnapshotID == nil || *part.plan.BaseSnapshotID != head.SnapshotID) || head == nil && part.plan.BaseSnapshotID != nil
-		if !moved {
+		if !movedFrom(head, part.plan.BaseSnapshotID) {
 			part.tbl = now
 			continue
 		}
@@ -408,6 +498,14 @@ func (r *Release) rebase(ctx context.Context, commit []*releasePart) (why, who s
 		part.tbl = now
 	}
 	return "", "", nil
+}
+
+// movedFrom says whether main, at head, is elsewhere than base.
+func movedFrom(head *table.Snapshot, base *int64) bool {
+	if head == nil || base == nil {
+		return (head == nil) != (base == nil)
+	}
+	return head.SnapshotID != *base
 }
 
 // settle finds out, after an answer that says nothing sure, whether the

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +18,8 @@ import (
 	sqlcat "github.com/apache/iceberg-go/catalog/sql"
 	"github.com/apache/iceberg-go/table"
 	_ "modernc.org/sqlite" // the SQL catalog behind the server
+
+	"github.com/lakeswap/lakeswap/catalog"
 )
 
 // REST is an Iceberg REST catalog server for tests: the REST OpenAPI
@@ -29,6 +32,7 @@ import (
 type REST struct {
 	URL    string
 	cat    icebergcat.Catalog
+	props  iceberg.Properties
 	mu     sync.Mutex
 	faults []CommitFault
 	log    []string
@@ -58,7 +62,7 @@ func NewREST(t testing.TB, props map[string]string) *REST {
 	if err != nil {
 		t.Fatalf("REST catalog's SQL catalog: %v", err)
 	}
-	s := &REST{cat: cat}
+	s := &REST{cat: cat, props: p}
 	srv := httptest.NewServer(s.routes())
 	t.Cleanup(func() {
 		srv.Close()
@@ -122,6 +126,7 @@ func (s *REST) routes() http.Handler {
 	m.HandleFunc("HEAD /v1/namespaces/{ns}/tables/{table}", s.loadTable)
 	m.HandleFunc("POST /v1/namespaces/{ns}/tables/{table}", s.commitTable)
 	m.HandleFunc("DELETE /v1/namespaces/{ns}/tables/{table}", s.dropTable)
+	m.HandleFunc("POST /v1/transactions/commit", s.commitTransaction)
 	return m
 }
 
@@ -288,6 +293,58 @@ func (s *REST) commitTable(w http.ResponseWriter, r *http.Request) {
 		failWith(w, fault.Status, "ServiceFailureException", fmt.Errorf("injected %d after the commit was applied", fault.Status))
 	default:
 		replyTable(w, loc, meta)
+	}
+}
+
+// commitTransaction applies the changes of several tables as one, every
+// table's requirements holding or none applied, through the SQL catalog's
+// one database transaction; a fault answers it as it answers a commit.
+func (s *REST) commitTransaction(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Changes []struct {
+			Identifier struct {
+				Namespace []string `json:"namespace"`
+				Name      string   `json:"name"`
+			} `json:"identifier"`
+			Requirements table.Requirements `json:"requirements"`
+			Updates      table.Updates      `json:"updates"`
+		} `json:"table-changes"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		failWith(w, http.StatusBadRequest, "BadRequestException", err)
+		return
+	}
+	var commits []table.TableCommit
+	for _, c := range req.Changes {
+		commits = append(commits, table.TableCommit{Identifier: append(slices.Clone(c.Identifier.Namespace), c.Identifier.Name),
+			Requirements: c.Requirements, Updates: c.Updates})
+	}
+	if len(commits) == 0 {
+		failWith(w, http.StatusBadRequest, "BadRequestException", errors.New("no table changes"))
+		return
+	}
+	id := commits[0].Identifier
+	fault, faulty := s.nextFault(id)
+	if faulty && !fault.Applied {
+		s.injected(fault, false, id)
+		failWith(w, fault.Status, "ServiceFailureException", fmt.Errorf("injected %d: the transaction was not applied", fault.Status))
+		return
+	}
+	props := map[string]string{}
+	for k, v := range s.props {
+		props[k] = v
+	}
+	err := catalog.CommitSQLTables(r.Context(), s.cat, "rest-backend", props, commits)
+	switch {
+	case err != nil && (strings.HasPrefix(strings.ToLower(err.Error()), "requirement failed") || errors.Is(err, table.ErrCommitFailed)):
+		failWith(w, http.StatusConflict, "CommitFailedException", err)
+	case err != nil:
+		fail(w, err)
+	case faulty:
+		s.injected(fault, true, id)
+		failWith(w, fault.Status, "ServiceFailureException", fmt.Errorf("injected %d after the transaction was applied", fault.Status))
+	default:
+		w.WriteHeader(http.StatusNoContent)
 	}
 }
 

@@ -118,6 +118,28 @@ func (c *faultyCatalog) CommitTable(ctx context.Context, ident table.Identifier,
 	return nil, "", errGatewayTimeout
 }
 
+// CommitTables loses the answer of a release's commit as CommitTable does
+// a run's.
+func (c *faultyCatalog) CommitTables(ctx context.Context, commits []table.TableCommit) error {
+	tc, ok := c.Catalog.(swap.TablesCommitter)
+	if !ok {
+		return errors.New("the catalog cannot commit several tables as one")
+	}
+	if c.committed.Load() {
+		if c.mode == "unreachable" {
+			return errGatewayTimeout
+		}
+		return tc.CommitTables(ctx, commits)
+	}
+	c.committed.Store(true)
+	if c.mode != "before-commit" {
+		if err := tc.CommitTables(ctx, commits); err != nil {
+			return err
+		}
+	}
+	return errGatewayTimeout
+}
+
 func (c *faultyCatalog) LoadTable(ctx context.Context, ident table.Identifier) (*table.Table, error) {
 	if c.mode == "unreachable" && c.committed.Load() {
 		return nil, errGatewayTimeout

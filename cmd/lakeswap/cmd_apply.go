@@ -84,6 +84,9 @@ func runApply(ctx context.Context, g *globals, o applyOptions) error {
 	defer cat.Close()
 	pub.Progress = &progressLog{log: g.logger()}
 	pub.BeforeCommit = commitBarrier(g.getenv)
+	if len(plans[0].Release) > 0 {
+		return applyRelease(ctx, g, pub, o.ApplyOptions, files, plans)
+	}
 	for _, plan := range plans {
 		if err := job.Recheck(ctx, pub, plan, func(ctx context.Context) (source.ObjectStore, error) { return inputStore(ctx, g.props, g.getenv) }); err != nil {
 			return err

@@ -41,7 +41,7 @@ then the staged files sit under the plan's own prefixes, where no reader sees th
 		},
 	}
 	addStagingFlags(cmd, &o.publishOptions)
-	cmd.Flags().StringVar(&o.out, "out", "", "file to write the plan to (default plan-<run id>.json)")
+	cmd.Flags().StringVar(&o.out, "out", "", "file to write the plan to (default plan-<run id>.json); for a release, the folder its plan files go in (default the current one)")
 	return cmd
 }
 
@@ -52,9 +52,13 @@ func runPlan(ctx context.Context, g *globals, o planOptions) error {
 		return usageError{err}
 	}
 	if o.release() {
+		// One plan file a table, in the folder --out names.
 		if o.out != "" {
-			return usagef("a release writes one plan file a table, plan-<run id>-<table>.json: --out names one file, and does not apply")
+			if st, err := os.Stat(o.out); err != nil || !st.IsDir() {
+				return usagef("--out %s: a release writes one plan file a table, plan-<run id>-<table>.json, into the folder --out names, which must exist", o.out)
+			}
 		}
+		o.planDir = o.out
 		return runRelease(ctx, g, o.publishOptions, true)
 	}
 	if o.out == "" {

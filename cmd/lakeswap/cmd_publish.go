@@ -29,6 +29,7 @@ type publishOptions struct {
 	jobs           []string // every --job given: several are one release
 	downstream     bool     // the release takes every job below the first
 	lineage        []string // --jobs: where the jobs lineage reads are
+	planDir        string   // where a release's plan files go
 	rejects        string   // where a job's rejected rows go
 	allowMismatch  bool     // let a job's staged figures differ from its reconciliation
 	table          string

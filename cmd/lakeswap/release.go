@@ -12,6 +12,7 @@ import (
 	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/internal/words"
 	"github.com/lakeswap/lakeswap/job"
+	"github.com/lakeswap/lakeswap/source"
 	"github.com/lakeswap/lakeswap/swap"
 )
 
@@ -119,7 +120,7 @@ func runRelease(ctx context.Context, g *globals, o publishOptions, plan bool) er
 		}
 	}
 	if plan {
-		return writeReleasePlans(ctx, g, pub, rel, &ok)
+		return writeReleasePlans(g, rel, o.planDir, &ok)
 	}
 	ok = true // Publish settles every table's staged files itself
 	res, err := rel.Publish(ctx, o.noAutoRollback)
@@ -290,7 +291,7 @@ func printRelease(w io.Writer, res *swap.ReleaseResult) {
 
 // writeReleasePlans writes a plan file for each table of a staged
 // release; apply takes them together and commits them as one.
-func writeReleasePlans(ctx context.Context, g *globals, pub *swap.Publisher, rel *swap.Release, ok *bool) error {
+func writeReleasePlans(g *globals, rel *swap.Release, dir string, ok *bool) error {
 	plans, err := rel.Planned()
 	if err != nil {
 		return err
@@ -298,7 +299,7 @@ func writeReleasePlans(ctx context.Context, g *globals, pub *swap.Publisher, rel
 	var written []*swap.PlanFile
 	var views []planView
 	for _, p := range plans {
-		name := "plan-" + swap.RunSegment(rel.RunID) + "-" + swap.EscapeSegment(p.Table) + ".json"
+		name := filepath.Join(dir, "plan-"+swap.RunSegment(rel.RunID)+"-"+swap.EscapeSegment(p.Table)+".json")
 		pf, err := swap.WritePlan(name, p)
 		if err != nil {
 			return fmt.Errorf("write the plan of %s: %w", p.Table, err)
@@ -319,4 +320,33 @@ func writeReleasePlans(ctx context.Context, g *globals, pub *swap.Publisher, rel
 		}
 		fmt.Fprintf(w, "\napply the release, every table in one commit, with: lakeswap%s apply %s %s\n", g.catalogFlags(), strings.Join(args, " "), strings.Join(ids, " "))
 	})
+}
+
+// applyRelease commits the plans of a release, every table in one commit,
+// once each still holds and each job's sources are as planned (a table
+// of the release read as the release leaves it).
+func applyRelease(ctx context.Context, g *globals, pub *swap.Publisher, opts swap.ApplyOptions, files []*swap.PlanFile, plans []*swap.Plan) error {
+	rel, err := pub.BindRelease(ctx, opts, plans)
+	if err != nil {
+		return err
+	}
+	store := func(ctx context.Context) (source.ObjectStore, error) { return inputStore(ctx, g.props, g.getenv) }
+	for _, plan := range plans {
+		if err := job.RecheckIn(ctx, pub, plan, store, rel); err != nil {
+			rel.Abandon(ctx)
+			return err
+		}
+	}
+	res, err := rel.Publish(ctx, opts.NoAutoRollback)
+	view := releaseView{RunID: res.RunID, Status: res.Status}
+	for _, t := range res.Tables {
+		v := planView{RunID: res.RunID, Result: t}
+		for _, pf := range files {
+			if pf.Plan == t.Plan {
+				v.PlanID = pf.PlanID
+			}
+		}
+		view.Tables = append(view.Tables, v)
+	}
+	return g.report(view, err, func(w io.Writer) { printRelease(w, res) })
 }

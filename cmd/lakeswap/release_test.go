@@ -1,0 +1,493 @@
+//go:build !noduckdb
+
+package main
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakeswap/lakeswap/job"
+	"github.com/lakeswap/lakeswap/runrecord"
+	"github.com/lakeswap/lakeswap/s3store"
+	"github.com/lakeswap/lakeswap/source"
+	"github.com/lakeswap/lakeswap/swap"
+	"github.com/lakeswap/lakeswap/testenv"
+)
+
+// retailJobs copies the shipped retail jobs, their SQL and their tables'
+// schemas into a folder of their own, raw/ holding events, and creates
+// both tables on the site. It returns the folder.
+func retailJobs(t *testing.T, s *site, events string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, f := range []string{"orders_fact.yaml", "orders_fact.sql", "daily_orders.yaml", "daily_orders.sql", "orders_fact.table.yaml", "daily_orders.table.yaml"} {
+		copyInto(t, filepath.Join("..", "..", "examples", "retail", f), filepath.Join(dir, f))
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "raw"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(dir, "raw"), "batch.ndjson", events)
+	s.must("table", "create", "--schema", filepath.Join(dir, "orders_fact.table.yaml"))
+	s.must("table", "create", "--schema", filepath.Join(dir, "daily_orders.table.yaml"))
+	return dir
+}
+
+// releaseEvents are two orders a day on 2026-01-01 and 2026-01-02, their
+// amounts moved by n: each n is other content for both tables.
+func releaseEvents(n int) string {
+	var b strings.Builder
+	for i, o := range []struct{ id, day, channel string }{{"o1", "01", "web"}, {"o2", "01", "app"}, {"o3", "02", "web"}, {"o4", "02", "store"}} {
+		ts := fmt.Sprintf("2026-01-%sT1%d:00:00Z", o.day, i)
+		fmt.Fprintf(&b, `{"event_id":"e%d-%d","order_id":%q,"channel":%q,"order_ts":%q,"updated_at":%q,"source_version":1,"amount_cents":%d,"ingested_at":%q}`+"\n",
+			i, n, o.id, o.channel, ts, ts, 1000+100*i+n, ts)
+	}
+	return b.String()
+}
+
+// releaseOf reads, from a metadata file, the run its current snapshot
+// records and the release tags it holds.
+func releaseOf(t *testing.T, s *site, loc string) (run string, tags []string) {
+	t.Helper()
+	meta, err := table.ParseMetadataBytes(s.read(loc))
+	if err != nil {
+		t.Fatalf("read %s: %v", loc, err)
+	}
+	if cur := meta.CurrentSnapshot(); cur != nil && cur.Summary != nil {
+		run = cur.Summary.Properties[runrecord.PropRunID]
+	}
+	for name := range meta.Refs() {
+		if strings.HasPrefix(name, swap.ReleaseTagPrefix) {
+			tags = append(tags, name)
+		}
+	}
+	return run, tags
+}
+
+// TestReleaseRetail, on every site (publish, plan then apply, rollback):
+// lineage names raw events -> orders_fact -> daily_orders with the
+// partition mapping; the retail jobs rebuilt with --downstream land as one
+// release, each table's snapshot recording the release and tagged with it;
+// an identical release commits nothing and leaves no file; a release
+// planned and applied lands as one; rollback --run of a release restores
+// both tables' fingerprints, and status and verify answer for both.
+func TestReleaseRetail(t *testing.T) {
+	forEachSite(t, func(t *testing.T, s *site) {
+		dir := retailJobs(t, s, releaseEvents(0))
+		facts := filepath.Join(dir, "orders_fact.yaml")
+
+		out := s.must("lineage", "--table", "retail.orders_fact", "--jobs", dir, "--partitions", twoDays)
+		for _, want := range []string{"raw/*.ndjson -> retail.orders_fact", "retail.orders_fact -> retail.daily_orders", "partitions: same", "stale in retail.daily_orders:", "2026-01-01,2026-01-02"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("lineage lacks %q:\n%s", want, out)
+			}
+		}
+
+		publish := func(run string, extra ...string) (int, releaseView, string) {
+			t.Helper()
+			args := append([]string{"publish", "-o", "json", "--job", facts, "--downstream", "--jobs", dir, "--partitions", twoDays, "--run-id", run}, extra...)
+			code, stdout, errs := s.cli(args...)
+			var v releaseView
+			if stdout != "" {
+				if err := json.Unmarshal([]byte(stdout), &v); err != nil {
+					t.Fatalf("%s: %v: %s", run, err, stdout)
+				}
+			}
+			return code, v, errs
+		}
+		code, v, errs := publish("r1")
+		if code != 0 || v.Status != swap.StatusPublished || len(v.Tables) != 2 {
+			t.Fatalf("the first release: exit %d, %+v: %s", code, v, errs)
+		}
+		if v.Tables[0].Plan.Table != "retail.orders_fact" || v.Tables[1].Plan.Table != "retail.daily_orders" {
+			t.Errorf("the release staged %s then %s; want the facts before what reads them", v.Tables[0].Plan.Table, v.Tables[1].Plan.Table)
+		}
+		r1 := map[string]string{"orders_fact": s.metadata("orders_fact"), "daily_orders": s.metadata("daily_orders")}
+		for name, loc := range r1 {
+			run, tags := releaseOf(t, s, loc)
+			if run != "r1" || !slices.Contains(tags, swap.ReleaseTag("r1")) {
+				t.Errorf("%s holds run %q, release tags %v; want r1, tagged %s", name, run, tags, swap.ReleaseTag("r1"))
+			}
+		}
+
+		// The same release again commits nothing and leaves no file.
+		files := s.files()
+		if code, v, errs := publish("r1-again"); code != 0 || v.Status != swap.StatusUnchanged {
+			t.Errorf("an identical release: exit %d %s: %s; want unchanged", code, v.Status, errs)
+		}
+		if s.metadata("orders_fact") != r1["orders_fact"] || s.metadata("daily_orders") != r1["daily_orders"] {
+			t.Error("an identical release committed")
+		}
+		if now := s.files(); !slices.Equal(now, files) {
+			t.Errorf("an identical release left files: %v", fileDiff(files, now))
+		}
+
+		// Planned, approved and applied: both tables in one commit.
+		write(t, filepath.Join(dir, "raw"), "batch.ndjson", releaseEvents(5))
+		var planned releaseView
+		if err := json.Unmarshal([]byte(s.must("plan", "-o", "json", "--job", facts, "--downstream", "--jobs", dir, "--partitions", twoDays, "--run-id", "r2", "--out", t.TempDir())), &planned); err != nil {
+			t.Fatal(err)
+		}
+		if s.metadata("orders_fact") != r1["orders_fact"] || s.metadata("daily_orders") != r1["daily_orders"] {
+			t.Error("planning the release committed")
+		}
+		args := []string{"apply", "-o", "json"}
+		for _, p := range planned.Tables {
+			args = append(args, p.File, "--approve", p.PlanID)
+		}
+		var applied releaseView
+		if err := json.Unmarshal([]byte(s.must(args...)), &applied); err != nil || applied.Status != swap.StatusPublished {
+			t.Fatalf("apply of the release: %v %+v", err, applied)
+		}
+		for _, name := range []string{"orders_fact", "daily_orders"} {
+			if run, _ := releaseOf(t, s, s.metadata(name)); run != "r2" {
+				t.Errorf("%s holds run %q after the apply; want r2", name, run)
+			}
+		}
+		if out := s.must("status", "--table", "retail.orders_fact", "--run", "r2"); !strings.Contains(out, "retail.daily_orders: snapshot") {
+			t.Errorf("status of the release does not answer for daily_orders:\n%s", out)
+		}
+		if out := s.must("verify", "--table", "retail.daily_orders", "--run", "r2"); strings.Count(out, ": ok") != 2 {
+			t.Errorf("verify of the release does not check both tables:\n%s", out)
+		}
+
+		// Rolled back whole, both tables' fingerprints restored.
+		var rb rollbackView
+		if err := json.Unmarshal([]byte(s.must("rollback", "-o", "json", "--table", "retail.daily_orders", "--run", "r2")), &rb); err != nil {
+			t.Fatal(err)
+		}
+		if len(rb.Tables) != 2 {
+			t.Fatalf("the rollback of the release names %d tables: %+v", len(rb.Tables), rb)
+		}
+		for _, tr := range rb.Tables {
+			if !tr.Verified {
+				t.Errorf("%s was not restored to its fingerprint before the release: %+v", tr.Table, tr)
+			}
+		}
+		for _, name := range []string{"orders_fact", "daily_orders"} {
+			if run, _ := releaseOf(t, s, s.metadata(name)); run != "r1" {
+				t.Errorf("%s holds run %q after the rollback; want r1 back", name, run)
+			}
+		}
+	})
+}
+
+// fileDiff lists the files one listing has and the other has not.
+func fileDiff(before, after []string) []string {
+	var out []string
+	for _, f := range after {
+		if !slices.Contains(before, f) {
+			out = append(out, "+"+f)
+		}
+	}
+	for _, f := range before {
+		if !slices.Contains(after, f) {
+			out = append(out, "-"+f)
+		}
+	}
+	return out
+}
+
+// TestReleaseReadersNeverSeeAMix, on SQLite, PostgreSQL and REST: while 20
+// releases rebuild orders_fact and daily_orders, a reader reads both
+// tables' catalog rows in one SQL transaction over and over (on REST, it
+// loads the tables one after another through the catalog and pins the
+// second by the first's release tag), and never sees one table of a
+// release beside the other of another.
+func TestReleaseReadersNeverSeeAMix(t *testing.T) {
+	for _, name := range []string{"sqlite+local", "postgres+minio", "rest+minio"} {
+		t.Run(name, func(t *testing.T) {
+			s := newSite(t, name)
+			dir := retailJobs(t, s, releaseEvents(0))
+			facts := filepath.Join(dir, "orders_fact.yaml")
+			release := func(n int) {
+				t.Helper()
+				write(t, filepath.Join(dir, "raw"), "batch.ndjson", releaseEvents(n))
+				s.must("publish", "--job", facts, "--downstream", "--jobs", dir, "--partitions", twoDays, "--run-id", fmt.Sprintf("rel-%02d", n))
+			}
+			release(0)
+
+			read := readPair(t, s)
+			var mu sync.Mutex
+			seen := map[string]bool{}
+			var mixed []string
+			stop := make(chan struct{})
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					a, b, err := read()
+					if err != nil {
+						mu.Lock()
+						mixed = append(mixed, "read: "+err.Error())
+						mu.Unlock()
+						return
+					}
+					mu.Lock()
+					seen[a] = true
+					if a != b {
+						mixed = append(mixed, a+" beside "+b)
+					}
+					mu.Unlock()
+				}
+			}()
+			for n := 1; n <= 20; n++ {
+				release(n)
+			}
+			close(stop)
+			<-done
+			if len(mixed) > 0 {
+				t.Fatalf("the reader saw the tables of different releases together: %v", mixed[:min(len(mixed), 5)])
+			}
+			if len(seen) < 3 {
+				t.Errorf("the reader saw %d releases over 20; it did not read while they landed", len(seen))
+			}
+		})
+	}
+}
+
+// readPair is how the test's reader reads both tables: on a SQL catalog,
+// both rows in one transaction, each metadata file then read for the run
+// its current snapshot records; on REST, orders_fact loaded, then
+// daily_orders pinned by the release tag of orders_fact's run.
+func readPair(t *testing.T, s *site) func() (string, string, error) {
+	cache := map[string]string{}
+	runOf := func(loc string) string {
+		if run, ok := cache[loc]; ok {
+			return run
+		}
+		run, _ := releaseOf(t, s, loc)
+		cache[loc] = run
+		return run
+	}
+	cfg := siteConfig(t, s)
+	if cfg.Props["type"] == "rest" {
+		ctx, cat, _, err := openPublisher(context.Background(), cfg, noLog())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cat.Close() })
+		return func() (string, string, error) {
+			a, err := cat.LoadTable(ctx, table.Identifier{"retail", "orders_fact"})
+			if err != nil {
+				return "", "", err
+			}
+			run := a.CurrentSnapshot().Summary.Properties[runrecord.PropRunID]
+			b, err := cat.LoadTable(ctx, table.Identifier{"retail", "daily_orders"})
+			if err != nil {
+				return "", "", err
+			}
+			pinned := b.Metadata().SnapshotByName(swap.ReleaseTag(run))
+			if pinned == nil {
+				return run, "no snapshot tagged " + swap.ReleaseTag(run), nil
+			}
+			return run, pinned.Summary.Properties[runrecord.PropRunID], nil
+		}
+	}
+	db, err := sql.Open(cfg.Props["sql.driver"], cfg.Props["uri"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	iso := sql.LevelRepeatableRead // one snapshot for the transaction on PostgreSQL
+	if cfg.Props["sql.driver"] == "sqlite" {
+		iso = sql.LevelDefault // a read transaction of SQLite's is one snapshot
+	}
+	return func() (string, string, error) {
+		ctx := context.Background()
+		tx, err := db.BeginTx(ctx, &sql.TxOptions{Isolation: iso, ReadOnly: cfg.Props["sql.driver"] != "sqlite"})
+		if err != nil {
+			return "", "", err
+		}
+		defer tx.Rollback() //nolint:errcheck
+		locs := map[string]string{}
+		for _, name := range []string{"orders_fact", "daily_orders"} {
+			var loc string
+			if err := tx.QueryRowContext(ctx, "SELECT metadata_location FROM iceberg_tables WHERE table_name = $1", name).Scan(&loc); err != nil {
+				return "", "", err
+			}
+			locs[name] = loc
+		}
+		if err := tx.Commit(); err != nil {
+			return "", "", err
+		}
+		return runOf(locs["orders_fact"]), runOf(locs["daily_orders"]), nil
+	}
+}
+
+// badDaily is a job building daily_orders whose rows break its grain: a
+// second table of a release refused by validation.
+const badDaily = `table: retail.daily_orders
+sources:
+  facts: {table: retail.orders_fact, partitions: same}
+sql: |
+  SELECT order_date, 'web' AS channel, CAST(count(*) AS BIGINT) AS order_count, CAST(sum(amount_cents) AS BIGINT) AS amount_cents
+  FROM facts WHERE order_date BETWEEN CAST($from AS DATE) AND CAST($to AS DATE) GROUP BY order_date, channel
+`
+
+// TestReleaseAllOrNothing, on SQLite and REST: a release whose second
+// table is refused by validation, or whose second table another writer
+// committed to between staging and the commit, commits nothing to either
+// table and leaves no file it staged; an answer lost after the commit
+// applied is settled as landed for both, and one lost before as landed
+// for neither.
+func TestReleaseAllOrNothing(t *testing.T) {
+	for _, name := range []string{"sqlite+local", "rest+minio"} {
+		t.Run(name, func(t *testing.T) {
+			s := newSite(t, name)
+			dir := retailJobs(t, s, releaseEvents(0))
+			facts := filepath.Join(dir, "orders_fact.yaml")
+			s.must("publish", "--job", facts, "--downstream", "--jobs", dir, "--partitions", twoDays, "--run-id", "base")
+			write(t, filepath.Join(dir, "raw"), "batch.ndjson", releaseEvents(7))
+			before := map[string]string{"orders_fact": s.metadata("orders_fact"), "daily_orders": s.metadata("daily_orders")}
+			files := s.files()
+			unmoved := func(what string) {
+				t.Helper()
+				for name, loc := range before {
+					if now := s.metadata(name); now != loc {
+						t.Errorf("%s: %s moved from %s to %s", what, name, loc, now)
+					}
+				}
+				if now := s.files(); !slices.Equal(now, files) {
+					t.Errorf("%s left files: %v", what, fileDiff(files, now))
+				}
+			}
+
+			// The second table refused by validation.
+			bad := write(t, t.TempDir(), "bad_daily.yaml", badDaily)
+			if code, _, errs := s.cli("publish", "--job", facts, "--job", bad, "--partitions", twoDays, "--run-id", "refused"); code != exitRefused || !strings.Contains(errs, "retail.daily_orders") {
+				t.Errorf("a release whose second table breaks its grain: exit %d: %s; want refused naming retail.daily_orders", code, errs)
+			}
+			unmoved("the refused release")
+
+			// Another writer commits to the second table's partition while
+			// the release stands staged.
+			ctx, cat, pub, err := openPublisher(context.Background(), siteConfig(t, s), noLog())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cat.Close()
+			other := false
+			pub.BeforeCommit = func(ctx context.Context, plan *swap.Plan) error {
+				if plan.Table == "retail.daily_orders" && !other {
+					other = true
+					input := write(t, t.TempDir(), "other.csv", "order_date,channel,order_count,amount_cents\n2026-01-01,web,1,1\n2026-01-01,app,1,1\n")
+					s.must("publish", "--table", "retail.daily_orders", "--partitions", "order_date=2026-01-01", "--run-id", "other-writer", "--allow-implausible", input)
+				}
+				return nil
+			}
+			in := source.Options{MemoryLimit: 512 << 20}
+			if cfg := siteConfig(t, s); s3store.UsesS3(cfg.Props) {
+				if in.Store, err = inputStore(ctx, cfg.Props, os.Getenv); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, err = stageRelease(ctx, t, pub, dir, "conflicted", in).Publish(ctx, false)
+			if !errors.Is(err, swap.ErrConflict) || !strings.Contains(err.Error(), "retail.daily_orders") {
+				t.Errorf("a release whose second table moved in its partition: %v; want a conflict naming retail.daily_orders", err)
+			}
+			if now := s.metadata("orders_fact"); now != before["orders_fact"] {
+				t.Errorf("the conflicted release committed orders_fact: %s, was %s", now, before["orders_fact"])
+			}
+			if left := s.runFiles("conflicted"); len(left) > 0 {
+				t.Errorf("the conflicted release left its staged files: %v", left)
+			}
+			s.must("rollback", "--table", "retail.daily_orders", "--run", "other-writer")
+			before["daily_orders"] = s.metadata("daily_orders")
+			files = s.files()
+			pub.BeforeCommit = nil
+
+			// Lost answers.
+			lose := func(applied bool) {
+				t.Helper()
+				if s.rest != nil {
+					s.rest.FailCommits(testenv.CommitFault{Status: 504, Applied: applied})
+					return
+				}
+				pub.Catalog = &lostAnswer{TablesCommitter: cat, Catalog: cat, applied: applied}
+			}
+			lose(false)
+			_, err = stageRelease(ctx, t, pub, dir, "lost-before", in).Publish(ctx, false)
+			if !errors.Is(err, swap.ErrNotLanded) {
+				t.Errorf("an answer lost before the commit applied: %v; want not landed", err)
+			}
+			for name, loc := range before {
+				if now := s.metadata(name); now != loc {
+					t.Errorf("an answer lost before the commit: %s moved", name)
+				}
+			}
+			lose(true)
+			res, err := stageRelease(ctx, t, pub, dir, "lost-after", in).Publish(ctx, false)
+			if err != nil || res.Status != swap.StatusPublished {
+				t.Fatalf("an answer lost after the commit applied: %v %+v; want published", err, res)
+			}
+			for _, name := range []string{"orders_fact", "daily_orders"} {
+				if run, _ := releaseOf(t, s, s.metadata(name)); run != "lost-after" {
+					t.Errorf("%s holds run %q; want lost-after", name, run)
+				}
+			}
+		})
+	}
+}
+
+// lostAnswer is a catalog that applies a release's commit, or not, and
+// answers it with a gateway's timeout either way.
+type lostAnswer struct {
+	swap.TablesCommitter
+	swap.Catalog
+	applied bool
+	once    bool
+}
+
+func (l *lostAnswer) CommitTables(ctx context.Context, commits []table.TableCommit) error {
+	if l.once {
+		return l.TablesCommitter.CommitTables(ctx, commits)
+	}
+	l.once = true
+	if l.applied {
+		if err := l.TablesCommitter.CommitTables(ctx, commits); err != nil {
+			return err
+		}
+	}
+	return errors.New("504 Gateway Timeout")
+}
+
+// stageRelease stages the retail jobs of dir as release run, in this
+// process, through pub, reading sources as in says.
+func stageRelease(ctx context.Context, t *testing.T, pub *swap.Publisher, dir, run string, in source.Options) *swap.Release {
+	t.Helper()
+	rel := pub.NewRelease(run)
+	for _, f := range []string{"orders_fact.yaml", "daily_orders.yaml"} {
+		j, err := job.Load(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ident, _ := swap.ParseTable(j.Table)
+		req := swap.Request{Table: ident, RunID: run}
+		_, err = j.Run(ctx, pub, req, job.RunOptions{Partitions: []string{twoDays}, RejectsFile: filepath.Join(t.TempDir(), "rejects.ndjson"),
+			Inputs: in, Release: rel},
+			func(ctx context.Context, req swap.Request) (*swap.Result, error) {
+				p, err := rel.Stage(ctx, req)
+				return &swap.Result{Plan: p}, err
+			})
+		if err != nil {
+			t.Fatalf("stage %s: %v", f, err)
+		}
+	}
+	return rel
+}
