@@ -231,19 +231,44 @@ func (d *Story) runJob(name, runID, selector string) (*swap.Result, error) {
 	return j.Run(d.ctx, d.pub, swap.Request{Table: ident, RunID: runID}, job.RunOptions{Partitions: []string{selector}, RejectsFile: rejects, Inputs: d.in}, d.pub.Publish)
 }
 
-// buildBoth runs the facts job, then the daily job over the facts it made.
+// buildBoth rebuilds both tables as one release: the facts job, then the
+// daily job over the facts as the release leaves them, both committed in
+// one catalog commit, so that no reader sees new facts beside old groups.
 func (d *Story) buildBoth(run string) (facts, daily *swap.Result, err error) {
-	if facts, err = d.runJob("orders_fact", "orders-fact-"+run, demoRange); err != nil {
+	rel := d.pub.NewRelease("release-" + run)
+	stage := func(ctx context.Context, req swap.Request) (*swap.Result, error) {
+		p, err := rel.Stage(ctx, req)
+		return &swap.Result{Plan: p}, err
+	}
+	for _, name := range []string{"orders_fact", "daily_orders"} {
+		j, err := job.Load(filepath.Join(d.jobs, name+".yaml"))
+		if err != nil {
+			return nil, nil, err
+		}
+		ident, err := swap.ParseTable(j.Table)
+		if err != nil {
+			return nil, nil, err
+		}
+		rejects := filepath.Join(d.jobs, "rejects-"+name+"-"+run+".ndjson")
+		if _, err := j.Run(d.ctx, d.pub, swap.Request{Table: ident}, job.RunOptions{Partitions: []string{demoRange}, RejectsFile: rejects, Inputs: d.in, Release: rel}, stage); err != nil {
+			rel.Discard(d.ctx)
+			return nil, nil, err
+		}
+	}
+	res, err := rel.Publish(d.ctx, false)
+	if err != nil {
 		return nil, nil, err
 	}
-	if daily, err = d.runJob("daily_orders", "daily-orders-"+run, demoRange); err != nil {
-		return nil, nil, err
+	if res.Status == swap.StatusPublished {
+		fmt.Fprintf(d.w, "release %s: orders_fact and daily_orders published in one commit, each snapshot tagged %s\n", rel.RunID, swap.ReleaseTag(rel.RunID))
+	} else {
+		fmt.Fprintf(d.w, "release %s: %s, nothing committed to either table\n", rel.RunID, res.Status)
 	}
-	return facts, daily, nil
+	return res.Tables[0], res.Tables[1], nil
 }
 
 func (d *Story) firstLoad(batch1 []retail.DailyOrder) error {
-	d.header("batch 1 of raw order events arrives: the orders_fact job builds the facts from it, the daily_orders job the groups from the facts, for " + demoRange)
+	d.header("batch 1 of raw order events arrives: the orders_fact job builds the facts from it, the daily_orders job the groups from the facts, for " + demoRange + ", as one release")
 	facts, daily, err := d.buildBoth("batch1")
 	if err != nil {
 		return err
@@ -276,7 +301,7 @@ func (d *Story) backfill(batch2 []retail.DailyOrder) error {
 	}
 	fmt.Fprintf(d.w, "orders_fact unchanged: %v\n", after.MetadataLocation() == before.MetadataLocation())
 
-	d.header("the backfill of " + demoRange + " rebuilds both tables: o100 moves, o106 is new, the stale e9 loses")
+	d.header("the backfill of " + demoRange + " rebuilds both tables as one release: o100 moves, o106 is new, the stale e9 loses")
 	_, daily, err := d.buildBoth("backfill")
 	if err != nil {
 		return err
