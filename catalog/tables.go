@@ -34,14 +34,23 @@ var ErrNoReleases = errors.New("the catalog cannot commit several tables as one"
 // if it still holds the location the commit was made against: the SQL
 // catalog's own compare-and-swap, for all of them at once.
 func (c *Catalog) CommitTables(ctx context.Context, commits []table.TableCommit) error {
+	if err := c.CanCommitTables(); err != nil {
+		return err
+	}
 	c.commits.Add(1)
 	if tc, ok := c.Catalog.(icebergcat.TransactionalCatalog); ok {
 		return classify(tc.CommitTransaction(ctx, commits))
 	}
-	if c.Config.Props["type"] == "sql" {
-		return classify(CommitSQLTables(ctx, c.Catalog, c.Config.Name, c.Config.Props, commits))
+	return classify(CommitSQLTables(ctx, c.Catalog, c.Config.Name, c.Config.Props, commits))
+}
+
+// CanCommitTables says, before anything is staged, whether the catalog
+// commits several tables as one: a REST or SQL catalog does.
+func (c *Catalog) CanCommitTables() error {
+	if _, ok := c.Catalog.(icebergcat.TransactionalCatalog); ok || c.Config.Props["type"] == "sql" {
+		return nil
 	}
-	return fmt.Errorf("%w: catalog %s is a %s catalog; a release of several tables needs a REST catalog (its /transactions/commit) or a SQL catalog", ErrNoReleases, c.Config.Name, c.Config.Props["type"])
+	return fmt.Errorf("%w: catalog %s is a %s catalog, which commits one table at a time; a release of several tables needs a REST catalog (its /transactions/commit) or a SQL catalog", ErrNoReleases, c.Config.Name, c.Config.Props["type"])
 }
 
 // CommitSQLTables commits changes to several tables of iceberg-go's SQL

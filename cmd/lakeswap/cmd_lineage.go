@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -41,6 +42,9 @@ type lineageResult struct {
 	Jobs       []string      `json:"jobs"` // where the jobs were read
 	Upstream   []lineageEdge `json:"upstream"`
 	Downstream []lineageEdge `json:"downstream"`
+	// Chains are the paths through the table, from what the first jobs
+	// read to the last tables built, each as its steps.
+	Chains [][]string `json:"chains"`
 }
 
 func newLineageCmd(g *globals) *cobra.Command {
@@ -115,7 +119,52 @@ func runLineage(ctx context.Context, g *globals, o lineageOptions) error {
 			}
 		}
 	}
+	res.Chains = chains(res)
 	return g.emit(res, func(w io.Writer) { printLineage(w, res) })
+}
+
+// chains are the paths through res.Table: each path up to it, from what
+// the first jobs read, joined to each path down from it.
+func chains(res lineageResult) [][]string {
+	var up func(t string) [][]string
+	up = func(t string) [][]string {
+		var out [][]string
+		for _, e := range res.Upstream {
+			if e.To != t {
+				continue
+			}
+			for _, p := range up(e.From) {
+				out = append(out, append(p, t))
+			}
+		}
+		if len(out) == 0 {
+			return [][]string{{t}}
+		}
+		return out
+	}
+	var down func(t string) [][]string
+	down = func(t string) [][]string {
+		var out [][]string
+		for _, e := range res.Downstream {
+			if e.From != t {
+				continue
+			}
+			for _, p := range down(e.To) {
+				out = append(out, append([]string{t}, p...))
+			}
+		}
+		if len(out) == 0 {
+			return [][]string{{t}}
+		}
+		return out
+	}
+	var out [][]string
+	for _, u := range up(res.Table) {
+		for _, d := range down(res.Table) {
+			out = append(out, append(slices.Clone(u), d[1:]...))
+		}
+	}
+	return out
 }
 
 // upstream lists what builds table, and what builds that, up to files.
@@ -177,6 +226,9 @@ func mergeStale(a, b []string) []string {
 
 func printLineage(w io.Writer, res lineageResult) {
 	fmt.Fprintf(w, "lineage of %s, from the jobs in %s\n", res.Table, strings.Join(res.Jobs, ", "))
+	for _, c := range res.Chains {
+		fmt.Fprintf(w, "  %s\n", strings.Join(c, " -> "))
+	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	edge := func(e lineageEdge) {
 		how := "files"

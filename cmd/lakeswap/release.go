@@ -66,6 +66,9 @@ func runRelease(ctx context.Context, g *globals, o publishOptions, plan bool) er
 		return err
 	}
 	defer cat.Close()
+	if err := cat.CanCommitTables(); err != nil {
+		return requestError{err}
+	}
 	if o.memoryLimit != "" {
 		if err := checkMemoryLimit(o.memoryLimit, in.MemoryLimit, g.props); err != nil {
 			return err
@@ -132,8 +135,8 @@ func runRelease(ctx context.Context, g *globals, o publishOptions, plan bool) er
 }
 
 // releaseJobs loads the release's jobs, the --downstream ones found by
-// lineage, each after the jobs of the release it reads; the first job's
-// partitions are --partitions.
+// lineage below the first, in the order they read each other, whatever
+// the order of --job; the top job's partitions are --partitions.
 func releaseJobs(g *globals, o publishOptions) ([]releaseJob, error) {
 	var jobs []*job.Job
 	for _, f := range o.jobs {
@@ -164,30 +167,33 @@ func releaseJobs(g *globals, o publishOptions) ([]releaseJob, error) {
 			return nil, requestError{fmt.Errorf("no job reads %s (looked in %s): the release would be the one table; publish it with --job alone", jobs[0].Table, strings.Join(lineagePaths(g, o.lineage, jobs[0].File), ", "))}
 		}
 	}
-	// The first job's partitions are given; each job after it reads a
-	// table the release rebuilds, and comes after the job building it.
-	out := []releaseJob{{job: jobs[0], partitions: o.partitions}}
-	rest := jobs[1:]
-	for len(rest) > 0 {
-		next := -1
-		for i, j := range rest {
-			if readsOnly(j, rest) {
-				next = i
-				break
-			}
+	// The top of the release is the one job that reads no other table of
+	// it: --partitions are its. Each other job comes after every job of
+	// the release it reads, its partitions following from theirs.
+	var tops []*job.Job
+	for _, j := range jobs {
+		if readsOnly(j, jobs) {
+			tops = append(tops, j)
 		}
+	}
+	if len(tops) != 1 {
+		if len(tops) == 0 {
+			return nil, usagef("the release's jobs read each other in a cycle (%s)", tablesOf(jobs))
+		}
+		return nil, usagef("jobs %s read no table of the release: a release is one table and the jobs that read it, further down too, the top job's partitions (--partitions) deciding theirs", tablesOf(tops))
+	}
+	out := []releaseJob{{job: tops[0], partitions: o.partitions}}
+	rest := slices.DeleteFunc(slices.Clone(jobs), func(j *job.Job) bool { return j == tops[0] })
+	for len(rest) > 0 {
+		next := slices.IndexFunc(rest, func(j *job.Job) bool { return readsOnly(j, rest) })
 		if next < 0 {
 			return nil, usagef("the release's jobs read each other in a cycle (%s)", tablesOf(rest))
 		}
-		j := rest[next]
+		out = append(out, releaseJob{job: rest[next]})
 		rest = slices.Delete(rest, next, next+1)
-		if !slices.ContainsFunc(out, func(rj releaseJob) bool { return len(j.Reads(rj.job.Table)) > 0 }) {
-			return nil, usagef("job %s (%s) reads no table the release rebuilds before it: a release is a table and the jobs that read it, the first --job's partitions deciding theirs", filepath.Base(j.File), j.Table)
-		}
-		out = append(out, releaseJob{job: j})
 	}
 	if len(o.partitions) == 0 {
-		return nil, usagef("--partitions is required: the partitions of %s the release rebuilds, for example --partitions order_date=2026-01-01..2026-01-02", jobs[0].Table)
+		return nil, usagef("--partitions is required: the partitions of %s the release rebuilds, for example --partitions order_date=2026-01-01..2026-01-02", tops[0].Table)
 	}
 	return out, nil
 }

@@ -491,3 +491,40 @@ func stageRelease(ctx context.Context, t *testing.T, pub *swap.Publisher, dir, r
 	}
 	return rel
 }
+
+// TestReleaseUsage: the jobs of a release in any order of --job are staged
+// top first; a release that is not one table and what reads it, or asks
+// for what a release cannot do, is refused before anything is read.
+func TestReleaseUsage(t *testing.T) {
+	s := newSite(t, "sqlite+local")
+	dir := retailJobs(t, s, releaseEvents(0))
+	facts, daily := filepath.Join(dir, "orders_fact.yaml"), filepath.Join(dir, "daily_orders.yaml")
+	var v releaseView
+	if err := json.Unmarshal([]byte(s.must("publish", "-o", "json", "--job", daily, "--job", facts, "--partitions", twoDays)), &v); err != nil {
+		t.Fatal(err)
+	}
+	if v.Status != swap.StatusPublished || v.Tables[0].Plan.Table != "retail.orders_fact" {
+		t.Errorf("--job daily --job facts: %s, first %s; want published, the facts staged first", v.Status, v.Tables[0].Plan.Table)
+	}
+	meta := []string{s.metadata("orders_fact"), s.metadata("daily_orders")}
+	other := write(t, t.TempDir(), "other_facts.yaml", "table: retail.orders_fact\nsources:\n  raw: {path: "+filepath.Join(dir, "raw")+"}\nsql: SELECT 1\n")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"publish", "--job", facts, "--job", other, "--partitions", twoDays}, "two jobs of the release build retail.orders_fact"},
+		{[]string{"publish", "--job", daily, "--downstream", "--jobs", dir, "--partitions", twoDays}, "no job reads retail.daily_orders"},
+		{[]string{"publish", "--job", facts, "--job", daily, "--partitions", twoDays, "--batch", "1"}, "--batch"},
+		{[]string{"publish", "--job", facts, "--job", daily, "--partitions", twoDays, "--table", "retail.orders_fact"}, "--table"},
+		{[]string{"publish", "--job", facts, "--job", daily}, "--partitions is required"},
+		{[]string{"plan", "--job", facts, "--job", daily, "--partitions", twoDays, "--out", filepath.Join(t.TempDir(), "p.json")}, "folder"},
+	} {
+		code, _, errs := s.cli(c.args...)
+		if code != exitUsage || !strings.Contains(errs, c.want) {
+			t.Errorf("lakeswap %s: exit %d: %s; want a usage error naming %q", strings.Join(c.args, " "), code, errs, c.want)
+		}
+	}
+	if s.metadata("orders_fact") != meta[0] || s.metadata("daily_orders") != meta[1] {
+		t.Error("a refused release changed a table")
+	}
+}
