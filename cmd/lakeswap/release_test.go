@@ -527,4 +527,13 @@ func TestReleaseUsage(t *testing.T) {
 	if s.metadata("orders_fact") != meta[0] || s.metadata("daily_orders") != meta[1] {
 		t.Error("a refused release changed a table")
 	}
+
+	// The jobs lakeswap.yaml lists are those lineage and --downstream read.
+	cfg := write(t, t.TempDir(), "lakeswap.yaml", "jobs:\n  - "+dir+"\n")
+	var l lineageResult
+	code, out, errs := s.cli("--home", s.home, "--config", cfg, "lineage", "-o", "json", "--table", "retail.orders_fact")
+	if err := json.Unmarshal([]byte(out), &l); code != 0 || err != nil || len(l.Chains) != 1 ||
+		strings.Join(l.Chains[0], " -> ") != "raw/*.ndjson -> retail.orders_fact -> retail.daily_orders" {
+		t.Errorf("lineage from lakeswap.yaml's jobs: exit %d, %+v: %s", code, l, errs)
+	}
 }
