@@ -441,8 +441,67 @@ func TestReleaseAllOrNothing(t *testing.T) {
 					t.Errorf("%s holds run %q; want lost-after", name, run)
 				}
 			}
+			if s.srv != nil {
+				return
+			}
+
+			// The second table's commit differs on read-back (a file
+			// overwritten once committed): the whole release goes back, in
+			// one commit.
+			before = map[string]string{"orders_fact": s.metadata("orders_fact"), "daily_orders": s.metadata("daily_orders")}
+			write(t, filepath.Join(dir, "raw"), "batch.ndjson", releaseEvents(9))
+			damage := &damagingRelease{TablesCommitter: cat, Catalog: cat, t: t}
+			pub.Catalog = damage
+			pub.BeforeCommit = func(ctx context.Context, plan *swap.Plan) error {
+				if plan.Table == "retail.daily_orders" {
+					damage.plan = plan
+				}
+				return nil
+			}
+			rel := stageRelease(ctx, t, pub, dir, "damaged", in)
+			commits := cat.Commits()
+			res, err = rel.Publish(ctx, false)
+			if !errors.Is(err, swap.ErrVerifyFailed) || res.Status != swap.StatusRolledBack {
+				t.Fatalf("a release whose daily_orders differs once committed: %v, %+v; want rolled back", err, res)
+			}
+			if n := cat.Commits() - commits; n != 2 {
+				t.Errorf("the release and its rollback took %d catalog commits; want 2, one each for both tables", n)
+			}
+			for name, loc := range before {
+				run, _ := releaseOf(t, s, s.metadata(name))
+				was, _ := releaseOf(t, s, loc)
+				if run != was {
+					t.Errorf("%s holds run %q after the release was rolled back; want %q", name, run, was)
+				}
+			}
 		})
 	}
+}
+
+// damagingRelease lets a release's commit land, then overwrites the first
+// file it committed of plan with a file of the table's from before, as
+// storage corruption would.
+type damagingRelease struct {
+	swap.TablesCommitter
+	swap.Catalog
+	t    *testing.T
+	plan *swap.Plan
+}
+
+func (d *damagingRelease) CommitTables(ctx context.Context, commits []table.TableCommit) error {
+	err := d.TablesCommitter.CommitTables(ctx, commits)
+	if err == nil && d.plan != nil {
+		pp := d.plan.Partitions[0]
+		raw, rerr := os.ReadFile(strings.TrimPrefix(pp.OldFiles[0].Path, "file://"))
+		if rerr == nil {
+			rerr = os.WriteFile(strings.TrimPrefix(pp.NewFiles[0].Path, "file://"), raw, 0o644)
+		}
+		if rerr != nil {
+			d.t.Fatal(rerr)
+		}
+		d.plan = nil
+	}
+	return err
 }
 
 // lostAnswer is a catalog that applies a release's commit, or not, and
