@@ -116,7 +116,26 @@ func runHistory(ctx context.Context, g *globals, o historyOptions) error {
 			fmt.Fprintln(w, "\nnot on main (rolled back or replaced):")
 			printHistory(w, out.Off, nil, out.Scales, width)
 		}
+		printReleases(w, out.Table, slices.Concat(out.Main, out.Off))
 	})
+}
+
+// printReleases notes, under the history, the runs shown that were
+// releases: which other tables they committed in the same commit.
+func printReleases(w io.Writer, name string, entries []runrecord.Entry) {
+	seen := map[string]bool{}
+	for _, e := range entries {
+		if len(e.Release) < 2 || seen[e.RunID] {
+			continue
+		}
+		if len(seen) == 0 {
+			fmt.Fprintln(w)
+		}
+		seen[e.RunID] = true
+		others := slices.DeleteFunc(slices.Clone(e.Release), func(t string) bool { return t == name })
+		fmt.Fprintf(w, "run %s is a release: committed with %s in one commit (tag %s); rollback --run takes them back together\n",
+			e.RunID, strings.Join(others, ", "), swap.ReleaseTag(e.RunID))
+	}
 }
 
 // describeFilter says what the filters asked for, as the flags gave it.

@@ -157,6 +157,9 @@ func TestReleaseRetail(t *testing.T) {
 		if out := s.must("status", "--table", "retail.orders_fact", "--run", "r2"); !strings.Contains(out, "retail.daily_orders: snapshot") {
 			t.Errorf("status of the release does not answer for daily_orders:\n%s", out)
 		}
+		if out := s.must("history", "--table", "retail.daily_orders"); !strings.Contains(out, "run r2 is a release: committed with retail.orders_fact in one commit") {
+			t.Errorf("history does not say r2 is a release:\n%s", out)
+		}
 		if out := s.must("verify", "--table", "retail.daily_orders", "--run", "r2"); strings.Count(out, ": ok") != 2 {
 			t.Errorf("verify of the release does not check both tables:\n%s", out)
 		}
