@@ -9,10 +9,12 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 
 	icebergcat "github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/catalog/rest"
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 	"github.com/klauspost/compress/zstd"
@@ -21,6 +23,20 @@ import (
 // ErrNoReleases marks a catalog that commits one table at a time: a
 // release of several tables needs one that commits them together.
 var ErrNoReleases = errors.New("the catalog cannot commit several tables as one")
+
+// ErrNotApplied marks a commit across tables that surely changed nothing:
+// it failed before anything could be applied (a table that would not
+// load, a metadata file that could not be written, a database that could
+// not be reached, an endpoint the server does not serve).
+var ErrNotApplied = errors.New("nothing was applied")
+
+// notApplied marks err as ErrNotApplied, keeping its message.
+type notApplied struct{ err error }
+
+func (n notApplied) Error() string { return n.err.Error() }
+func (n notApplied) Unwrap() []error {
+	return []error{n.err, ErrNotApplied}
+}
 
 // CommitTables commits changes to several tables as one change: every
 // table moves, or none does. Each commit's requirements are checked
@@ -39,7 +55,11 @@ func (c *Catalog) CommitTables(ctx context.Context, commits []table.TableCommit)
 	}
 	c.commits.Add(1)
 	if tc, ok := c.Catalog.(icebergcat.TransactionalCatalog); ok {
-		return classify(tc.CommitTransaction(ctx, commits))
+		err := tc.CommitTransaction(ctx, commits)
+		if errors.Is(err, rest.ErrEndpointNotSupported) {
+			return notApplied{fmt.Errorf("catalog %s does not serve /transactions/commit, which a release of several tables needs: %w", c.Config.Name, err)}
+		}
+		return classify(err)
 	}
 	return classify(CommitSQLTables(ctx, c.Catalog, c.Config.Name, c.Config.Props, commits))
 }
@@ -47,16 +67,33 @@ func (c *Catalog) CommitTables(ctx context.Context, commits []table.TableCommit)
 // CanCommitTables says, before anything is staged, whether the catalog
 // commits several tables as one: a REST or SQL catalog does.
 func (c *Catalog) CanCommitTables() error {
-	if _, ok := c.Catalog.(icebergcat.TransactionalCatalog); ok || c.Config.Props["type"] == "sql" {
+	if _, ok := c.Catalog.(icebergcat.TransactionalCatalog); ok {
 		return nil
+	}
+	if c.Config.Props["type"] == "sql" {
+		// The statements are written for these two.
+		switch d := c.Config.Props["sql.dialect"]; d {
+		case "sqlite", "postgres":
+			return nil
+		default:
+			return fmt.Errorf("%w: catalog %s is a SQL catalog on %s; a release of several tables commits on SQLite or PostgreSQL", ErrNoReleases, c.Config.Name, d)
+		}
 	}
 	return fmt.Errorf("%w: catalog %s is a %s catalog, which commits one table at a time; a release of several tables needs a REST catalog (its /transactions/commit) or a SQL catalog", ErrNoReleases, c.Config.Name, c.Config.Props["type"])
 }
 
 // CommitSQLTables commits changes to several tables of iceberg-go's SQL
 // catalog cat (named name, opened with props) as one database
-// transaction.
+// transaction. An error before the transaction's commit is ErrNotApplied
+// (a requirement that fails, ErrCommitFailed too); only the commit's own
+// error leaves the outcome open.
 func CommitSQLTables(ctx context.Context, cat icebergcat.Catalog, name string, props map[string]string, commits []table.TableCommit) (err error) {
+	open := false // the transaction's commit was sent
+	defer func() {
+		if err != nil && !open {
+			err = notApplied{err}
+		}
+	}()
 	type move struct {
 		ident    table.Identifier
 		from, to string
@@ -70,13 +107,12 @@ func CommitSQLTables(ctx context.Context, cat icebergcat.Catalog, name string, p
 		// Metadata files no catalog row names are nobody's: a later commit
 		// writes its own.
 		for _, m := range moves {
-			_ = m.fsys.Remove(m.to)
+			if m.fsys != nil {
+				_ = m.fsys.Remove(m.to)
+			}
 		}
 	}()
 	for _, tc := range commits {
-		if len(tc.Updates) == 0 {
-			continue
-		}
 		tbl, err := cat.LoadTable(ctx, tc.Identifier)
 		if err != nil {
 			return err
@@ -87,14 +123,20 @@ func CommitSQLTables(ctx context.Context, cat icebergcat.Catalog, name string, p
 				return fmt.Errorf("%w: table %s: %w", table.ErrCommitFailed, ident, err)
 			}
 		}
+		if len(tc.Updates) == 0 {
+			// Requirements alone: the table is held where it is, its row
+			// conditioned on its location in the same transaction.
+			moves = append(moves, move{ident: tc.Identifier, from: tbl.MetadataLocation(), to: tbl.MetadataLocation()})
+			continue
+		}
 		to, wfs, err := writeNext(ctx, tbl, tc.Updates)
 		if err != nil {
 			return fmt.Errorf("table %s: %w", ident, err)
 		}
 		moves = append(moves, move{tc.Identifier, tbl.MetadataLocation(), to, wfs})
 	}
-	if len(moves) == 0 {
-		return nil
+	if !slices.ContainsFunc(moves, func(m move) bool { return m.to != m.from }) {
+		return nil // nothing to move
 	}
 	db, err := sql.Open(props["sql.driver"], strings.TrimPrefix(props["uri"], "sql://"))
 	if err != nil {
@@ -107,9 +149,12 @@ func CommitSQLTables(ctx context.Context, cat icebergcat.Catalog, name string, p
 	}
 	defer tx.Rollback() //nolint:errcheck // a no-op once committed
 	for _, m := range moves {
-		res, err := tx.ExecContext(ctx, `UPDATE iceberg_tables SET metadata_location = $1, previous_metadata_location = $2
-			WHERE catalog_name = $3 AND table_name = $4 AND metadata_location = $2`,
-			m.to, m.from, name, m.ident[len(m.ident)-1])
+		q := `UPDATE iceberg_tables SET metadata_location = $1, previous_metadata_location = $2
+			WHERE catalog_name = $3 AND table_name = $4 AND metadata_location = $2`
+		if m.to == m.from { // held, not moved: its row is written as it is
+			q = `UPDATE iceberg_tables SET metadata_location = $1 WHERE catalog_name = $3 AND table_name = $4 AND metadata_location = $2`
+		}
+		res, err := tx.ExecContext(ctx, q, m.to, m.from, name, m.ident[len(m.ident)-1])
 		if err != nil {
 			return fmt.Errorf("move table %s: %w", strings.Join(m.ident, "."), err)
 		}
@@ -119,6 +164,7 @@ func CommitSQLTables(ctx context.Context, cat icebergcat.Catalog, name string, p
 	}
 	// From here an error may be the database's lost answer: the outcome
 	// is the tables' to tell, and the written files stay.
+	open = true
 	if cerr := tx.Commit(); cerr != nil {
 		moves = nil
 		return fmt.Errorf("commit the catalog transaction: %w", cerr)

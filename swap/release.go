@@ -9,6 +9,7 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 )
@@ -38,6 +39,8 @@ type Release struct {
 	Planning bool
 	p        *Publisher
 	parts    []*releasePart
+	// discarded says what Discard did, once it has.
+	discarded string
 }
 
 // releasePart is one table's share of a release.
@@ -115,7 +118,9 @@ func (r *Release) Files(ctx context.Context, name, reader string) (snapshotName 
 	if plan.Refused() {
 		return "", nil, true, fmt.Errorf("table %s, which %s reads, was refused in this release", name, reader)
 	}
-	part.readBy = append(part.readBy, reader)
+	if !slices.Contains(part.readBy, reader) {
+		part.readBy = append(part.readBy, reader)
+	}
 	replaced := map[string]bool{}
 	for _, pp := range plan.Partitions {
 		if pp.same() {
@@ -211,7 +216,7 @@ func (p *Publisher) BindRelease(ctx context.Context, opts ApplyOptions, plans []
 		if head := tbl.CurrentSnapshot(); len(plan.ReadBy) > 0 && plan.prior == nil && movedFrom(head, plan.BaseSnapshotID) {
 			return fail(&OpError{Op: "apply", Table: plan.Table, RunID: plan.RunID,
 				Err:  fmt.Errorf("%w: table %s moved since the release was planned (main at %s, planned against %s), and %s read it as planned", ErrConflict, plan.Table, snapshot.Describe(head), fmtID(plan.BaseSnapshotID), strings.Join(plan.ReadBy, ", ")),
-				Hint: "nothing was committed to any table of the release; plan the release again"})
+				Hint: "nothing was committed to any table of the release; plan the release again (`lakeswap discard` removes what these plans staged)"})
 		}
 		r.parts = append(r.parts, &releasePart{plan: plan, tbl: tbl, readBy: plan.ReadBy})
 	}
@@ -251,14 +256,40 @@ func (r *Release) Planned() ([]*Plan, error) {
 	return plans, nil
 }
 
-// Discard removes what every table of the release staged, and says so.
+// Refusal is the refusal of the first table of the release a guard
+// refused, having removed what every table staged; nil while none is.
+func (r *Release) Refusal(ctx context.Context) error {
+	for _, part := range r.parts {
+		if part.plan.Refused() {
+			op := "publish"
+			if r.Planning {
+				op = "plan"
+			}
+			return &RefusedError{Op: op, Table: part.plan.Table, Findings: part.plan.Findings, Dropped: part.plan.DroppedFindings,
+				Cleanup: fmt.Sprintf("nothing was committed to any table of release %s (%s); %s", r.RunID, strings.Join(r.Tables(), ", "), r.Discard(ctx))}
+		}
+	}
+	return nil
+}
+
+// Discard removes what every table of the release staged, and says so;
+// once.
 func (r *Release) Discard(ctx context.Context) string {
+	if r.discarded != "" {
+		return r.discarded
+	}
+	defer func() {
+		if r.discarded == "" {
+			r.discarded = "the release had staged nothing"
+		}
+	}()
 	var said []string
 	for _, part := range r.parts {
 		said = append(said, part.plan.Table+": "+r.p.discard(ctx, part.tbl, part.plan))
 		part.plan.unhold(ctx, r.p, part.tbl)
 	}
-	return strings.Join(said, "; ")
+	r.discarded = strings.Join(said, "; ")
+	return r.discarded
 }
 
 // ReleaseResult is what a release did: each table's result, in the order
@@ -295,12 +326,13 @@ func (r *Release) Publish(ctx context.Context, noAutoRollback bool) (*ReleaseRes
 		}
 	}()
 	// 1. A table refused refuses the release.
-	for _, part := range r.parts {
-		if part.plan.Refused() {
-			part.res.Status = StatusRefused
-			return out, &RefusedError{Op: "publish", Table: part.plan.Table, Findings: part.plan.Findings, Dropped: part.plan.DroppedFindings,
-				Cleanup: fmt.Sprintf("nothing was committed to any table of release %s (%s); %s", r.RunID, strings.Join(names, ", "), r.Discard(ctx))}
+	if err := r.Refusal(ctx); err != nil {
+		for _, part := range r.parts {
+			if part.plan.Refused() {
+				part.res.Status = StatusRefused
+			}
 		}
+		return out, err
 	}
 	// 2. A release id the tables record already: the same content still
 	//    on main is the release, published; anything else is refused.
@@ -309,11 +341,15 @@ func (r *Release) Publish(ctx context.Context, noAutoRollback bool) (*ReleaseRes
 	}
 	// 3. Tables whose partitions hold the staged content already commit
 	//    nothing; the rest commit together.
-	var commit []*releasePart
+	// A table that commits nothing is held where it is in the same commit,
+	// its snapshot tagged with the release, so that a reader pins every
+	// table of it; one another table read is held at the snapshot read.
+	var commit, guards []*releasePart
 	for _, part := range r.parts {
 		if part.plan.empty() || part.plan.changesNothing() {
 			part.res.Status = StatusUnchanged
 			r.dropStaged(ctx, part)
+			guards = append(guards, part)
 			continue
 		}
 		commit = append(commit, part)
@@ -332,12 +368,17 @@ func (r *Release) Publish(ctx context.Context, noAutoRollback bool) (*ReleaseRes
 	}
 	// 4. One commit across the tables.
 	r.p.progress().Step("commit")
-	if err := r.commit(ctx, commit); err != nil {
+	if err := r.commit(ctx, commit, guards); err != nil {
 		if errors.Is(err, ErrCommitUnknown) || errors.Is(err, ErrNotLanded) {
 			keep = true
-		} else if op := (*OpError)(nil); errors.As(err, &op) {
-			op.Hint += "; " + r.Discard(ctx)
+			return out, err
 		}
+		op := (*OpError)(nil)
+		if !errors.As(err, &op) {
+			op = &OpError{Op: "commit", Table: commit[0].plan.Table, RunID: r.RunID, Err: err, Hint: "nothing was committed to any table of the release"}
+			err = op
+		}
+		op.Hint += "; " + r.Discard(ctx)
 		return out, err
 	}
 	for _, part := range commit {
@@ -402,8 +443,9 @@ func (r *Release) rerun(ctx context.Context) (*ReleaseResult, error, bool) {
 // commit moves every table of commit in one catalog commit, rebasing a
 // table whose main moved elsewhere as a run's commit does, except a table
 // another of the release read: that one commits on the snapshot it was
-// read at, or not at all.
-func (r *Release) commit(ctx context.Context, commit []*releasePart) error {
+// read at, or not at all. The commit holds each of guards, tables read
+// and not changed, at the snapshot it was read at too.
+func (r *Release) commit(ctx context.Context, commit, guards []*releasePart) error {
 	cat, ok := r.p.Catalog.(TablesCommitter)
 	if !ok {
 		return &OpError{Op: "commit", Table: commit[0].plan.Table, RunID: r.RunID, Err: errors.New("this catalog cannot commit several tables as one"),
@@ -433,6 +475,9 @@ func (r *Release) commit(ctx context.Context, commit []*releasePart) error {
 			}
 			part.id = pc.id
 		}
+		for _, g := range guards {
+			commits = append(commits, r.hold(g))
+		}
 		err := cat.CommitTables(ctx, commits)
 		if err == nil {
 			for _, part := range commit {
@@ -443,6 +488,10 @@ func (r *Release) commit(ctx context.Context, commit []*releasePart) error {
 			return nil
 		}
 		first := commit[0]
+		if errors.Is(err, catalog.ErrNotApplied) && !errors.Is(err, table.ErrCommitFailed) {
+			removeAll()
+			return &OpError{Op: "commit", Table: first.plan.Table, RunID: r.RunID, Err: err, Hint: "nothing was committed to any table of the release"}
+		}
 		if !errors.Is(err, table.ErrCommitFailed) {
 			return r.settle(ctx, commit, err)
 		}
@@ -454,7 +503,7 @@ func (r *Release) commit(ctx context.Context, commit []*releasePart) error {
 			return r.settle(ctx, commit, err)
 		}
 		removeAll()
-		why, who, rerr := r.rebase(ctx, commit)
+		why, who, rerr := r.rebase(ctx, slices.Concat(guards, commit))
 		if rerr != nil {
 			return errors.Join(err, rerr)
 		}
@@ -468,6 +517,22 @@ func (r *Release) commit(ctx context.Context, commit []*releasePart) error {
 		}
 		r.p.log().Info("a table of the release moved, but not in its partitions; committing on the new heads", "run", r.RunID, "attempt", attempt+1)
 	}
+}
+
+// hold is the commit of a table of the release that changes nothing: its
+// main held where the release found it, at the snapshot another table of
+// the release read, and tagged with the release there.
+func (r *Release) hold(part *releasePart) table.TableCommit {
+	meta := part.tbl.Metadata()
+	head := meta.CurrentSnapshot()
+	tc := table.TableCommit{Identifier: part.tbl.Identifier(), Updates: []table.Update{}, Requirements: []table.Requirement{table.AssertTableUUID(meta.TableUUID())}}
+	if head == nil {
+		tc.Requirements = append(tc.Requirements, table.AssertRefSnapshotID(table.MainBranch, nil))
+		return tc
+	}
+	tc.Requirements = append(tc.Requirements, table.AssertRefSnapshotID(table.MainBranch, &head.SnapshotID))
+	tc.Updates = append(tc.Updates, snapshot.TagRun(ReleaseTag(r.RunID), head.SnapshotID, r.p.RollbackRetention))
+	return tc
 }
 
 // rebase loads every table of commit again after a refused commit and

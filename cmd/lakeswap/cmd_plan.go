@@ -55,7 +55,7 @@ func runPlan(ctx context.Context, g *globals, o planOptions) error {
 		// One plan file a table, in the folder --out names.
 		if o.out != "" {
 			if st, err := os.Stat(o.out); err != nil || !st.IsDir() {
-				return usagef("--out %s: a release writes one plan file a table, plan-<run id>-<table>.json, into the folder --out names, which must exist", o.out)
+				return requestError{fmt.Errorf("--out %s: a release writes one plan file a table, plan-<run id>-<table>.json, into the folder --out names, which must exist", o.out)}
 			}
 		}
 		o.planDir = o.out

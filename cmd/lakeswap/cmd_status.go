@@ -56,6 +56,8 @@ func runStatus(ctx context.Context, g *globals, o statusOptions) error {
 	}
 	name := strings.Join(ident, ".")
 	switch {
+	case !st.Landed && st.ReleaseUnchanged != 0:
+		// The release landed elsewhere, and left this table as it was.
 	case !st.Landed:
 		err = fmt.Errorf("%w: no snapshot of %s records run %s: it did not land, or no run has that id (main is at %s; `lakeswap history --table %s` lists the runs)", swap.ErrRunNotFound, name, runID, orNone(st.Main), name)
 	case !st.Complete && st.OnMainBatches < st.CommittedBatches:
@@ -70,6 +72,11 @@ func runStatus(ctx context.Context, g *globals, o statusOptions) error {
 		err = oerr
 	}
 	return g.report(view, err, func(w io.Writer) {
+		if st.ReleaseUnchanged != 0 {
+			fmt.Fprintf(w, "run %s is a release that committed nothing to %s: its partitions held the release's content already; the release tagged its snapshot %d %s\n",
+				runID, name, st.ReleaseUnchanged, swap.ReleaseTag(runID))
+			return
+		}
 		if !st.Landed {
 			return
 		}
@@ -112,8 +119,9 @@ func orNone(id int64) string {
 // the top, where a script looks first. Status is "on-main" (main holds
 // what the run committed), "partly-on-main" (some of its partitions a
 // later commit replaced since, listed in replaced_since), "off-main" (it
-// landed, and a rollback or later commits have replaced all of it) or
-// "not-landed".
+// landed, and a rollback or later commits have replaced all of it),
+// "unchanged" (a release that committed nothing to this table, which it
+// found holding its content) or "not-landed".
 type statusView struct {
 	Status     string `json:"status"`
 	SnapshotID int64  `json:"snapshot_id,omitempty,string"`
@@ -153,9 +161,6 @@ func releaseStatus(ctx context.Context, pub *swap.Publisher, name string, st *sw
 			return nil, fmt.Errorf("%w: the history of %s, of the same release, cannot be read: %w", swap.ErrCommitUnknown, t, err)
 		}
 		v := newStatusView(other)
-		if !other.Landed {
-			v.Status = "unchanged"
-		}
 		out = append(out, tableStatus{Table: t, Status: v.Status, SnapshotID: v.SnapshotID})
 	}
 	return out, errors.Join(errs...)
@@ -179,6 +184,9 @@ func printReleaseStatus(w io.Writer, runID string, tables []tableStatus) {
 
 func newStatusView(st *swap.RunStatus) statusView {
 	v := statusView{Status: "not-landed", RunStatus: st}
+	if st.ReleaseUnchanged != 0 {
+		v.Status, v.SnapshotID = "unchanged", st.ReleaseUnchanged
+	}
 	if len(st.Snapshots) > 0 {
 		v.SnapshotID = st.Snapshots[len(st.Snapshots)-1].SnapshotID
 	}

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -78,6 +80,15 @@ func runRelease(ctx context.Context, g *globals, o publishOptions, plan bool) er
 	if o.runID == "" {
 		o.runID = swap.NewRunID()
 	}
+	if plan {
+		// A plan file is never overwritten: checked before anything is
+		// staged.
+		for _, rj := range jobs {
+			if name := releasePlanFile(o.planDir, o.runID, rj.job.Table); fileExists(name) {
+				return usagef("%s exists; a plan file is never overwritten: name another run id or --out folder, or remove it (discard its plan first if it was never applied)", name)
+			}
+		}
+	}
 	rel := pub.NewRelease(o.runID)
 	rel.Planning = plan
 	ok := false
@@ -115,11 +126,22 @@ func runRelease(ctx context.Context, g *globals, o publishOptions, plan bool) er
 		_, err = rj.job.Run(ctx, pub, r, job.RunOptions{Partitions: rj.partitions, RejectsFile: rejects, Inputs: in, Release: rel},
 			func(ctx context.Context, req swap.Request) (*swap.Result, error) {
 				p, err := rel.Stage(ctx, req)
+				if err == nil {
+					// A table refused stops the release before what
+					// reads it is computed.
+					err = rel.Refusal(ctx)
+				}
 				return &swap.Result{Plan: p}, err
 			})
 		unwire(err == nil)
 		if err != nil {
-			return fmt.Errorf("release %s, table %s (job %s): %w", o.runID, rj.job.Table, filepath.Base(rj.job.File), err)
+			var refused *swap.RefusedError
+			var op *swap.OpError
+			if errors.As(err, &refused) || errors.As(err, &op) && op.Hint != "" {
+				return err // says what became of the release
+			}
+			return &swap.OpError{Op: "stage", Table: rj.job.Table, RunID: o.runID, Err: fmt.Errorf("job %s: %w", filepath.Base(rj.job.File), err),
+				Hint: "nothing was committed to any table of the release; " + rel.Discard(context.WithoutCancel(ctx))}
 		}
 	}
 	if plan {
@@ -150,11 +172,19 @@ func releaseJobs(g *globals, o publishOptions) ([]releaseJob, error) {
 		jobs = append(jobs, j)
 	}
 	if o.downstream {
-		l, err := loadLineage(g, o.lineage, jobs[0].File)
+		// Below the top of the jobs given, whatever their order.
+		top := jobs[0]
+		for _, j := range jobs {
+			if readsOnly(j, jobs) {
+				top = j
+				break
+			}
+		}
+		l, err := loadLineage(g, o.lineage, top.File)
 		if err != nil {
 			return nil, err
 		}
-		below, err := l.Downstream(jobs[0].Table)
+		below, err := l.Downstream(top.Table)
 		if err != nil {
 			return nil, requestError{err}
 		}
@@ -189,7 +219,17 @@ func releaseJobs(g *globals, o publishOptions) ([]releaseJob, error) {
 		if next < 0 {
 			return nil, usagef("the release's jobs read each other in a cycle (%s)", tablesOf(rest))
 		}
-		out = append(out, releaseJob{job: rest[next]})
+		j := rest[next]
+		// Its partitions follow from the tables of the release it reads,
+		// which a mapping of all cannot say.
+		for _, src := range j.SourceNames() {
+			if t := j.Sources[src].Table; t != "" && !slices.ContainsFunc(out, func(rj releaseJob) bool { return rj.job.Table == t }) {
+				continue
+			} else if t != "" && j.Sources[src].Partitions.Of() == job.MapAll {
+				return nil, usagef("job %s reads %s with partitions: all (the default): which of its partitions a release of %s rebuilds does not follow from that; declare partitions: same or month in its source %s, or publish it on its own with its own --partitions", filepath.Base(j.File), t, tops[0].Table, src)
+			}
+		}
+		out = append(out, releaseJob{job: j})
 		rest = slices.Delete(rest, next, next+1)
 	}
 	if len(o.partitions) == 0 {
@@ -295,6 +335,16 @@ func printRelease(w io.Writer, res *swap.ReleaseResult) {
 	}
 }
 
+// releasePlanFile names the plan file of a table of a release.
+func releasePlanFile(dir, runID, table string) string {
+	return filepath.Join(dir, "plan-"+swap.RunSegment(runID)+"-"+swap.EscapeSegment(table)+".json")
+}
+
+func fileExists(name string) bool {
+	_, err := os.Lstat(name)
+	return err == nil
+}
+
 // writeReleasePlans writes a plan file for each table of a staged
 // release; apply takes them together and commits them as one.
 func writeReleasePlans(g *globals, rel *swap.Release, dir string, ok *bool) error {
@@ -305,9 +355,11 @@ func writeReleasePlans(g *globals, rel *swap.Release, dir string, ok *bool) erro
 	var written []*swap.PlanFile
 	var views []planView
 	for _, p := range plans {
-		name := filepath.Join(dir, "plan-"+swap.RunSegment(rel.RunID)+"-"+swap.EscapeSegment(p.Table)+".json")
-		pf, err := swap.WritePlan(name, p)
+		pf, err := swap.WritePlan(releasePlanFile(dir, rel.RunID, p.Table), p)
 		if err != nil {
+			for _, w := range written {
+				_ = os.Remove(w.Name) // its staged files go with the release's
+			}
 			return fmt.Errorf("write the plan of %s: %w", p.Table, err)
 		}
 		written = append(written, pf)

@@ -132,6 +132,25 @@ func TestReleaseRetail(t *testing.T) {
 			t.Errorf("an identical release left files: %v", fileDiff(files, now))
 		}
 
+		// Another writer changes daily_orders; the release that puts it
+		// back leaves the facts as they are, yet tags their snapshot too,
+		// so that a reader pins both tables of it.
+		input := write(t, t.TempDir(), "other.csv", "order_date,channel,order_count,amount_cents\n2026-01-01,web,1,1\n2026-01-01,app,1,1\n")
+		s.must("publish", "--table", "retail.daily_orders", "--partitions", "order_date=2026-01-01", "--run-id", "other-writer", "--allow-implausible", input)
+		if code, v, errs := publish("r1b"); code != 0 || v.Status != swap.StatusPublished || v.Tables[0].Status != swap.StatusUnchanged {
+			t.Fatalf("a release that changes daily_orders alone: exit %d %+v: %s", code, v, errs)
+		}
+		if run, tags := releaseOf(t, s, s.metadata("orders_fact")); run != "r1" || !slices.Contains(tags, swap.ReleaseTag("r1b")) {
+			t.Errorf("the facts, unchanged by r1b, hold run %q and tags %v; want r1's snapshot tagged %s", run, tags, swap.ReleaseTag("r1b"))
+		}
+		if out := s.must("status", "--table", "retail.orders_fact", "--run", "r1b"); !strings.Contains(out, "committed nothing to retail.orders_fact") {
+			t.Errorf("status of r1b on the facts it left unchanged:\n%s", out)
+		}
+		if code, _, errs := s.cli("rollback", "--table", "retail.orders_fact", "--run", "r1b"); code == 0 || !strings.Contains(errs, "committed nothing to this table") {
+			t.Errorf("rollback of r1b from the facts it left unchanged: exit %d: %s", code, errs)
+		}
+		r1 = map[string]string{"orders_fact": s.metadata("orders_fact"), "daily_orders": s.metadata("daily_orders")}
+
 		// Planned, approved and applied: both tables in one commit.
 		write(t, filepath.Join(dir, "raw"), "batch.ndjson", releaseEvents(5))
 		var planned releaseView
@@ -177,9 +196,9 @@ func TestReleaseRetail(t *testing.T) {
 				t.Errorf("%s was not restored to its fingerprint before the release: %+v", tr.Table, tr)
 			}
 		}
-		for _, name := range []string{"orders_fact", "daily_orders"} {
-			if run, _ := releaseOf(t, s, s.metadata(name)); run != "r1" {
-				t.Errorf("%s holds run %q after the rollback; want r1 back", name, run)
+		for name, want := range map[string]string{"orders_fact": "r1", "daily_orders": "r1b"} {
+			if run, _ := releaseOf(t, s, s.metadata(name)); run != want {
+				t.Errorf("%s holds run %q after the rollback; want %s back", name, run, want)
 			}
 		}
 	})
@@ -411,7 +430,36 @@ func TestReleaseAllOrNothing(t *testing.T) {
 				t.Errorf("the conflicted release left its staged files: %v", left)
 			}
 			s.must("rollback", "--table", "retail.daily_orders", "--run", "other-writer")
-			before["daily_orders"] = s.metadata("daily_orders")
+
+			// The facts commit nothing (their content is the release's
+			// already), but daily_orders was read from them: another
+			// writer committing to the facts before the release's commit
+			// makes it conflict, and daily_orders stays as it was.
+			write(t, filepath.Join(dir, "raw"), "batch.ndjson", releaseEvents(0))
+			input := write(t, t.TempDir(), "other.csv", "order_date,channel,order_count,amount_cents\n2026-01-01,web,1,1\n2026-01-01,app,1,1\n")
+			s.must("publish", "--table", "retail.daily_orders", "--partitions", "order_date=2026-01-01", "--run-id", "other-daily", "--allow-implausible", input)
+			daily := s.metadata("daily_orders")
+			other = false
+			pub.BeforeCommit = func(ctx context.Context, plan *swap.Plan) error {
+				if plan.Table == "retail.daily_orders" && !other {
+					other = true
+					facts := write(t, t.TempDir(), "facts.csv", "order_id,order_date,channel,amount_cents,source_version,updated_at,event_id\n"+
+						"x1,2026-01-02,web,5,1,2026-01-02T10:00:00Z,x1\nx2,2026-01-02,app,5,1,2026-01-02T10:00:00Z,x2\n")
+					s.must("publish", "--table", "retail.orders_fact", "--partitions", "order_date=2026-01-02", "--run-id", "other-facts", "--allow-implausible", facts)
+				}
+				return nil
+			}
+			res, err := stageRelease(ctx, t, pub, dir, "read-moved", in).Publish(ctx, false)
+			if !errors.Is(err, swap.ErrConflict) || !strings.Contains(err.Error(), "retail.orders_fact") {
+				t.Errorf("a release whose unchanged facts moved before its commit: %v (%+v); want a conflict naming retail.orders_fact", err, res)
+			}
+			if now := s.metadata("daily_orders"); now != daily {
+				t.Error("the release committed daily_orders, read from facts that moved")
+			}
+			s.must("rollback", "--table", "retail.orders_fact", "--run", "other-facts")
+			s.must("rollback", "--table", "retail.daily_orders", "--run", "other-daily")
+			write(t, filepath.Join(dir, "raw"), "batch.ndjson", releaseEvents(7))
+			before["daily_orders"], before["orders_fact"] = s.metadata("daily_orders"), s.metadata("orders_fact")
 			files = s.files()
 			pub.BeforeCommit = nil
 
@@ -435,7 +483,7 @@ func TestReleaseAllOrNothing(t *testing.T) {
 				}
 			}
 			lose(true)
-			res, err := stageRelease(ctx, t, pub, dir, "lost-after", in).Publish(ctx, false)
+			res, err = stageRelease(ctx, t, pub, dir, "lost-after", in).Publish(ctx, false)
 			if err != nil || res.Status != swap.StatusPublished {
 				t.Fatalf("an answer lost after the commit applied: %v %+v; want published", err, res)
 			}
@@ -590,12 +638,59 @@ func TestReleaseUsage(t *testing.T) {
 		t.Error("a refused release changed a table")
 	}
 
+	// A job reading a table of the release with partitions: all cannot
+	// follow it: refused before anything is staged.
+	all := write(t, t.TempDir(), "all_orders.yaml", strings.Replace(badDaily, "partitions: same", "partitions: all", 1))
+	if code, _, errs := s.cli("publish", "--job", facts, "--job", all, "--partitions", twoDays); code != exitUsage || !strings.Contains(errs, "partitions: all") {
+		t.Errorf("a release with a job reading partitions: all: exit %d: %s; want a usage error", code, errs)
+	}
+
+	// A month table below the facts, found by --downstream from the top
+	// job whatever the order of --job, its month following from the days.
+	write(t, dir, "monthly_orders.table.yaml", "table: retail.monthly_orders\ncolumns:\n  - {name: month_start, type: date, required: true}\n"+
+		"  - {name: order_count, type: long, required: true}\n  - {name: amount_cents, type: long, required: true}\n"+
+		"identifier: [month_start]\npartition: [{column: month_start, transform: month}]\nadditive: [order_count, amount_cents]\n")
+	s.must("table", "create", "--schema", filepath.Join(dir, "monthly_orders.table.yaml"))
+	write(t, dir, "monthly_orders.yaml", `table: retail.monthly_orders
+sources:
+  facts: {table: retail.orders_fact, partitions: month}
+sql: |
+  SELECT CAST(date_trunc('month', order_date) AS DATE) AS month_start, CAST(count(*) AS BIGINT) AS order_count, CAST(sum(amount_cents) AS BIGINT) AS amount_cents
+  FROM facts WHERE order_date >= CAST($from || '-01' AS DATE) AND order_date < CAST($to || '-01' AS DATE) + INTERVAL 1 MONTH GROUP BY 1
+`)
+	write(t, filepath.Join(dir, "raw"), "batch.ndjson", releaseEvents(3))
+	if err := json.Unmarshal([]byte(s.must("publish", "-o", "json", "--job", daily, "--job", facts, "--downstream", "--jobs", dir, "--partitions", twoDays)), &v); err != nil {
+		t.Fatal(err)
+	}
+	var tables []string
+	for _, tv := range v.Tables {
+		tables = append(tables, tv.Plan.Table+"="+string(tv.Status))
+	}
+	if v.Status != swap.StatusPublished || !slices.Contains(tables, "retail.monthly_orders=published") || len(tables) != 3 {
+		t.Errorf("--job daily --job facts --downstream: %s %v; want all three tables published, the month table too", v.Status, tables)
+	}
+
+	// The top table refused: the release stops there, with its findings.
+	meta = []string{s.metadata("orders_fact"), s.metadata("daily_orders")}
+	files := s.files()
+	if code, _, errs := s.cli("publish", "--job", facts, "--downstream", "--jobs", dir, "--partitions", "order_date=2026-01-01..2026-01-05"); code != exitRefused || !strings.Contains(errs, "order_date=2026-01-05") {
+		t.Errorf("a release whose top table would wipe days: exit %d: %s; want refused naming them", code, errs)
+	}
+	if s.metadata("orders_fact") != meta[0] || s.metadata("daily_orders") != meta[1] || !slices.Equal(s.files(), files) {
+		t.Error("the refused release changed a table or left files")
+	}
+
 	// The jobs lakeswap.yaml lists are those lineage and --downstream read.
 	cfg := write(t, t.TempDir(), "lakeswap.yaml", "jobs:\n  - "+dir+"\n")
 	var l lineageResult
 	code, out, errs := s.cli("--home", s.home, "--config", cfg, "lineage", "-o", "json", "--table", "retail.orders_fact")
-	if err := json.Unmarshal([]byte(out), &l); code != 0 || err != nil || len(l.Chains) != 1 ||
-		strings.Join(l.Chains[0], " -> ") != "raw/*.ndjson -> retail.orders_fact -> retail.daily_orders" {
+	var chains []string
+	if err := json.Unmarshal([]byte(out), &l); err == nil {
+		for _, c := range l.Chains {
+			chains = append(chains, strings.Join(c, " -> "))
+		}
+	}
+	if code != 0 || !slices.Contains(chains, "raw/*.ndjson -> retail.orders_fact -> retail.daily_orders") || !slices.Contains(chains, "raw/*.ndjson -> retail.orders_fact -> retail.monthly_orders") {
 		t.Errorf("lineage from lakeswap.yaml's jobs: exit %d, %+v: %s", code, l, errs)
 	}
 }

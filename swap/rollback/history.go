@@ -126,6 +126,10 @@ type RunStatus struct {
 	// Complete says the run committed all it has to: its one snapshot,
 	// or every batch.
 	Complete bool `json:"complete"`
+	// ReleaseUnchanged is, for a release that committed nothing to the
+	// table (its partitions held the release's content already), the
+	// table's snapshot the release tagged.
+	ReleaseUnchanged int64 `json:"release_unchanged_snapshot_id,omitempty,string"`
 }
 
 // Status answers from the table's history alone whether a run landed: the
@@ -155,6 +159,9 @@ func (l *Ledger) Status(ctx context.Context, ident table.Identifier, runID strin
 	}
 	st.Landed = len(snaps) > 0
 	if !st.Landed {
+		if s := meta.SnapshotByName(snapshot.ReleaseTag(runID)); s != nil {
+			st.ReleaseUnchanged = s.SnapshotID
+		}
 		return st, nil
 	}
 	c, err := contract.Of(meta)
