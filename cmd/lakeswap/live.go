@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/vbauerster/cupwriter"
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
 	"golang.org/x/term"
@@ -47,8 +48,28 @@ type liveProgress struct {
 
 func newLiveProgress(w io.Writer) *liveProgress {
 	l := &liveProgress{w: w, start: time.Now()}
-	l.p = mpb.New(mpb.WithOutput(w), mpb.WithWidth(24), mpb.WithRefreshRate(250*time.Millisecond), mpb.WithAutoRefresh())
+	out := mpb.WithOutput(w)
+	if f, ok := w.(*os.File); ok {
+		// Each frame is drawn from the start of its line: a ^C the
+		// terminal echoed moves the cursor two columns on, and a frame
+		// drawn from there is shifted by as much, wraps, and leaves a
+		// line behind that the display no longer counts.
+		cw := cupwriter.New(lineStart{w}, false)
+		cw.SetTermFd(int(f.Fd()))
+		out = mpb.WithConsoleWriter(cw)
+	}
+	l.p = mpb.New(out, mpb.WithWidth(24), mpb.WithRefreshRate(250*time.Millisecond), mpb.WithAutoRefresh())
 	return l
+}
+
+// lineStart writes each frame of the display from the start of a line.
+type lineStart struct{ w io.Writer }
+
+func (l lineStart) Write(p []byte) (int, error) {
+	if _, err := l.w.Write(append([]byte{'\r'}, p...)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 // Size sets the inputs' bytes in all, before the read; 0 leaves the
