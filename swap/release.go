@@ -340,10 +340,10 @@ func (r *Release) Publish(ctx context.Context, noAutoRollback bool) (*ReleaseRes
 		return res, err
 	}
 	// 3. Tables whose partitions hold the staged content already commit
-	//    nothing; the rest commit together.
-	// A table that commits nothing is held where it is in the same commit,
-	// its snapshot tagged with the release, so that a reader pins every
-	// table of it; one another table read is held at the snapshot read.
+	//    no snapshot: each is held where the release found it in the same
+	//    commit (where another table of the release read it), its snapshot
+	//    tagged with the release, so that a reader pins every table of it.
+	//    The rest commit together.
 	var commit, guards []*releasePart
 	for _, part := range r.parts {
 		if part.plan.empty() || part.plan.changesNothing() {
@@ -443,8 +443,8 @@ func (r *Release) rerun(ctx context.Context) (*ReleaseResult, error, bool) {
 // commit moves every table of commit in one catalog commit, rebasing a
 // table whose main moved elsewhere as a run's commit does, except a table
 // another of the release read: that one commits on the snapshot it was
-// read at, or not at all. The commit holds each of guards, tables read
-// and not changed, at the snapshot it was read at too.
+// read at, or not at all. The commit holds each of guards, the tables it
+// leaves unchanged, where the release found them (hold).
 func (r *Release) commit(ctx context.Context, commit, guards []*releasePart) error {
 	cat, ok := r.p.Catalog.(TablesCommitter)
 	if !ok {
