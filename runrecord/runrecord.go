@@ -72,6 +72,10 @@ const (
 	// a JSON list; each table's snapshot of it takes the tag
 	// lakeswap-release-<run id>.
 	PropRelease = "lakeswap.release"
+	// PropReleaseSnapshots maps each table of a release to its snapshot of
+	// it, as JSON (a table the release left unchanged: the snapshot it
+	// tagged).
+	PropReleaseSnapshots = "lakeswap.release-snapshots"
 	// The objects a run read (s3:// inputs): how many, their bytes, the
 	// SHA-256 of their list (InputsHash) and, for up to MaxListedInputs,
 	// the list itself as JSON.
@@ -130,8 +134,9 @@ type Record struct {
 	InputCount            int
 	InputBytes            int64
 	InputsHash            string
-	Checks                []string // the run's checks, as name=verdict (passed, allowed, not run)
-	Release               []string // the tables of the release the run committed with this one, its own included
+	Checks                []string          // the run's checks, as name=verdict (passed, allowed, not run)
+	Release               []string          // the tables of the release the run committed with this one, its own included
+	ReleaseSnapshots      map[string]string // each table of the release, its snapshot of it
 }
 
 var unescapeTuple = strings.NewReplacer("%2F", "/", "%25", "%")
@@ -260,6 +265,7 @@ func Read(props map[string]string) (r Record, ok bool) {
 	}
 	_ = json.Unmarshal([]byte(props[PropLate]), &r.Late)
 	_ = json.Unmarshal([]byte(props[PropRelease]), &r.Release)
+	_ = json.Unmarshal([]byte(props[PropReleaseSnapshots]), &r.ReleaseSnapshots)
 	r.Rows, _ = strconv.ParseInt(props[PropRows], 10, 64)
 	r.BaseRows, _ = strconv.ParseInt(props[PropBaseRows], 10, 64)
 	if v, err := strconv.ParseInt(props[PropBaseSnapshot], 10, 64); err == nil {

@@ -2,9 +2,12 @@ package swap
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/apache/iceberg-go/table"
@@ -475,6 +478,10 @@ func (r *Release) commit(ctx context.Context, commit, guards []*releasePart) err
 			}
 			part.id = pc.id
 		}
+		if err := r.nameSnapshots(commits, commit, guards); err != nil {
+			removeAll()
+			return err
+		}
 		for _, g := range guards {
 			commits = append(commits, r.hold(g))
 		}
@@ -517,6 +524,54 @@ func (r *Release) commit(ctx context.Context, commit, guards []*releasePart) err
 		}
 		r.p.log().Info("a table of the release moved, but not in its partitions; committing on the new heads", "run", r.RunID, "attempt", attempt+1)
 	}
+}
+
+// nameSnapshots records in each new snapshot of the release every
+// table's snapshot of it (lakeswap.release-snapshots): the ids are
+// decided once every table's commit is built, after each snapshot's
+// summary was, so it is written into the summary each commit sends.
+func (r *Release) nameSnapshots(commits []table.TableCommit, commit, guards []*releasePart) error {
+	ids := map[string]string{}
+	for _, part := range commit {
+		ids[part.plan.Table] = strconv.FormatInt(part.id, 10)
+	}
+	for _, g := range guards {
+		if head := g.tbl.CurrentSnapshot(); head != nil {
+			ids[g.plan.Table] = strconv.FormatInt(head.SnapshotID, 10)
+		}
+	}
+	b, err := json.Marshal(ids)
+	if err != nil {
+		return err
+	}
+	for i, tc := range commits {
+		found := false
+		for _, u := range tc.Updates {
+			if u.Action() != table.UpdateAddSnapshot {
+				continue
+			}
+			// iceberg-go's update carries the snapshot it adds, its
+			// summary a map this commit alone holds.
+			v := reflect.ValueOf(u)
+			if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
+				continue
+			}
+			f := v.Elem().FieldByName("Snapshot")
+			if !f.IsValid() || !f.CanInterface() {
+				continue
+			}
+			snap, ok := f.Interface().(*table.Snapshot)
+			if !ok || snap == nil || snap.Summary == nil || snap.SnapshotID != commit[i].id {
+				continue
+			}
+			snap.Summary.Properties[runrecord.PropReleaseSnapshots] = string(b)
+			found = true
+		}
+		if !found {
+			return fmt.Errorf("the commit of %s adds no snapshot %d to name the release's snapshots in", commit[i].plan.Table, commit[i].id)
+		}
+	}
+	return nil
 }
 
 // hold is the commit of a table of the release that changes nothing: its

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -113,10 +114,27 @@ func TestReleaseRetail(t *testing.T) {
 			t.Errorf("the release staged %s then %s; want the facts before what reads them", v.Tables[0].Plan.Table, v.Tables[1].Plan.Table)
 		}
 		r1 := map[string]string{"orders_fact": s.metadata("orders_fact"), "daily_orders": s.metadata("daily_orders")}
+		current := map[string]string{}
 		for name, loc := range r1 {
 			run, tags := releaseOf(t, s, loc)
 			if run != "r1" || !slices.Contains(tags, swap.ReleaseTag("r1")) {
 				t.Errorf("%s holds run %q, release tags %v; want r1, tagged %s", name, run, tags, swap.ReleaseTag("r1"))
+			}
+			meta, err := table.ParseMetadataBytes(s.read(loc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			current["retail."+name] = fmt.Sprint(meta.CurrentSnapshot().SnapshotID)
+		}
+		for name, loc := range r1 {
+			meta, _ := table.ParseMetadataBytes(s.read(loc))
+			props := meta.CurrentSnapshot().Summary.Properties
+			var named map[string]string
+			if err := json.Unmarshal([]byte(props[runrecord.PropReleaseSnapshots]), &named); err != nil || !maps.Equal(named, current) {
+				t.Errorf("%s records the release's snapshots as %s; want %v", name, props[runrecord.PropReleaseSnapshots], current)
+			}
+			if props[runrecord.PropRelease] != `["retail.orders_fact","retail.daily_orders"]` {
+				t.Errorf("%s records the release's tables as %s", name, props[runrecord.PropRelease])
 			}
 		}
 
