@@ -25,8 +25,8 @@ func (o *publishOptions) release() bool { return len(o.jobs) > 1 || o.downstream
 type releaseView struct {
 	RunID  string      `json:"run_id"`
 	Status swap.Status `json:"status"`
-	// Tables are the release's tables in the order they were staged, each
-	// a table must follow what it reads.
+	// Tables are the release's tables in the order they were staged: each
+	// after the tables of the release it reads.
 	Tables []planView `json:"tables"`
 }
 
@@ -36,8 +36,8 @@ type releaseJob struct {
 	partitions []string
 }
 
-// runRelease stages the tables of several jobs as one release, the first
-// job's partitions given, every later job's following from the tables of
+// runRelease stages the tables of several jobs as one release, the top
+// job's partitions given, every other job's following from the tables of
 // the release it reads, then commits them as one (or, for plan, writes a
 // plan file for each table).
 func runRelease(ctx context.Context, g *globals, o publishOptions, plan bool) error {
