@@ -89,7 +89,10 @@ func stagedAsPlanned(ctx context.Context, tbl *table.Table, plan *Plan, bytes bo
 				}
 			}
 		}
-		if bytes {
+		// A partition that holds the staged content already keeps its
+		// files: its staged ones are not committed, and go once the plan
+		// is applied, so a plan applied again finds them gone.
+		if bytes && !pp.same() {
 			if err := sameBytes(ctx, fsys, what, pp.NewFiles, conflict); err != nil {
 				return err
 			}

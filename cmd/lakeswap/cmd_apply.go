@@ -37,6 +37,11 @@ Several plans are the partial plans of one backfill, planned on disjoint partiti
 with one --run-id against one base snapshot: apply checks that, needs each plan's id approved (repeat
 --approve, or separate the ids by commas), and commits them all as one snapshot.
 
+The plans of a release (lakeswap plan --job A --downstream, one plan file a table) are applied
+together, every table's plan given and approved: each table is checked as above, each job's sources
+again with the tables of the release read as the release leaves them, and every table is committed
+in one catalog commit (docs/releases.md). lakeswap discard removes what each plan file staged.
+
 ` + exitCodesHelp,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -133,7 +133,7 @@ func printReleases(w io.Writer, name string, entries []runrecord.Entry) {
 		}
 		seen[e.RunID] = true
 		others := slices.DeleteFunc(slices.Clone(e.Release), func(t string) bool { return t == name })
-		fmt.Fprintf(w, "run %s is a release: committed with %s in one commit (tag %s); rollback --run takes them back together\n",
+		fmt.Fprintf(w, "run %s is a release: released with %s in one commit (tag %s); rollback --run takes them back together\n",
 			e.RunID, strings.Join(others, ", "), swap.ReleaseTag(e.RunID))
 	}
 }

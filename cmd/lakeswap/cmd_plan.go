@@ -41,7 +41,7 @@ then the staged files sit under the plan's own prefixes, where no reader sees th
 		},
 	}
 	addStagingFlags(cmd, &o.publishOptions)
-	cmd.Flags().StringVar(&o.out, "out", "", "file to write the plan to (default plan-<run id>.json); for a release, the folder its plan files go in (default the current one)")
+	cmd.Flags().StringVar(&o.out, "out", "", "file to write the plan to (default plan-<run id>.json); for a release, the existing folder its plan files go in (default the current one)")
 	return cmd
 }
 
@@ -54,8 +54,10 @@ func runPlan(ctx context.Context, g *globals, o planOptions) error {
 	if o.release() {
 		// One plan file a table, in the folder --out names.
 		if o.out != "" {
-			if st, err := os.Stat(o.out); err != nil || !st.IsDir() {
-				return requestError{fmt.Errorf("--out %s: a release writes one plan file a table, plan-<run id>-<table>.json, into the folder --out names, which must exist", o.out)}
+			if st, err := os.Stat(o.out); err != nil {
+				return requestError{fmt.Errorf("--out %s: no such folder; a release writes one plan file a table, plan-<run id>-<table>.json, into the folder --out names, which must exist", o.out)}
+			} else if !st.IsDir() {
+				return requestError{fmt.Errorf("--out %s is a file; a release writes one plan file a table, plan-<run id>-<table>.json, into the folder --out names", o.out)}
 			}
 		}
 		o.planDir = o.out

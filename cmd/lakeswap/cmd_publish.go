@@ -115,7 +115,7 @@ func addStagingFlags(cmd *cobra.Command, o *publishOptions) {
 	f.BoolVar(&o.downstream, "downstream", false, "with --job: release with it every job that reads its table, directly or further down (found in --jobs), their partitions following from its")
 	f.StringArrayVar(&o.lineage, "jobs", nil, "with --downstream: job files or folders of them to find what reads a table in (default: jobs: in lakeswap.yaml, else the folder of the first --job)")
 	f.BoolVar(&o.allowMismatch, "allow-mismatch", false, "with --job: let staged rows or sums differ from what the job's reconciliation query says (a warning, not a refusal)")
-	f.StringVar(&o.rejects, "rejects", "", "with --job: file the source rows its rules reject are written to, as JSON lines (default rejects-<run id>-<time>.ndjson; never overwritten)")
+	f.StringVar(&o.rejects, "rejects", "", "with --job: file the source rows its rules reject are written to, as JSON lines (default rejects-<run id>-<time>.ndjson, in a release rejects-<table>-<run id>-<time>.ndjson; never overwritten)")
 	f.StringVar(&o.table, "table", "", "table to publish to, NAMESPACE.NAME (required; a job names its own)")
 	f.StringArrayVar(&o.partitions, "partitions", nil, "partitions this run owns: COL=FROM..TO or COL=V1,V2 (required); for a table of several partition fields, once per field named, a field not named meaning every value of it the input or the table holds")
 	f.BoolVar(&o.allowEmpty, "allow-empty", false, "allow a declared partition to be replaced by no rows")

@@ -101,6 +101,16 @@ func runVerifyRun(ctx context.Context, g *globals, ident []string, runID string,
 	}
 	defer cat.Close()
 	res, err := pub.VerifyRun(ctx, ident, runID, snapshotID)
+	if errors.Is(err, swap.ErrRunNotFound) && runID != "" {
+		// A release that left this table as it was has nothing here to
+		// verify: said, and not an error.
+		if st, serr := pub.Status(ctx, ident, runID); serr == nil && st.ReleaseUnchanged != 0 {
+			return g.emit(verifyRunView{Status: "unchanged", VerifyResult: &swap.VerifyResult{RunID: runID, SnapshotID: st.ReleaseUnchanged, OK: true}}, func(w io.Writer) {
+				fmt.Fprintf(w, "run %s is a release that committed nothing to %s (its partitions held the release's content already, at snapshot %d): nothing of it to verify here; verify it on a table the release changed\n",
+					runID, strings.Join(ident, "."), st.ReleaseUnchanged)
+			})
+		}
+	}
 	if res == nil {
 		return err
 	}

@@ -331,7 +331,7 @@ func printRelease(w io.Writer, res *swap.ReleaseResult) {
 		printResult(w, t)
 	}
 	if res.Status == swap.StatusPublished {
-		fmt.Fprintf(w, "\nevery table's new snapshot is tagged %s: a reader loading the tables one after another reads this release by that tag\n", swap.ReleaseTag(res.RunID))
+		fmt.Fprintf(w, "\nevery table of the release is tagged %s at its snapshot of it: a reader loading the tables one after another reads this release by that tag\n", swap.ReleaseTag(res.RunID))
 	}
 }
 

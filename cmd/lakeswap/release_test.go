@@ -164,6 +164,9 @@ func TestReleaseRetail(t *testing.T) {
 		if out := s.must("status", "--table", "retail.orders_fact", "--run", "r1b"); !strings.Contains(out, "committed nothing to retail.orders_fact") {
 			t.Errorf("status of r1b on the facts it left unchanged:\n%s", out)
 		}
+		if out := s.must("verify", "--table", "retail.orders_fact", "--run", "r1b"); !strings.Contains(out, "nothing of it to verify here") {
+			t.Errorf("verify of r1b on the facts it left unchanged:\n%s", out)
+		}
 		if code, _, errs := s.cli("rollback", "--table", "retail.orders_fact", "--run", "r1b"); code == 0 || !strings.Contains(errs, "committed nothing to this table") {
 			t.Errorf("rollback of r1b from the facts it left unchanged: exit %d: %s", code, errs)
 		}
@@ -191,10 +194,15 @@ func TestReleaseRetail(t *testing.T) {
 				t.Errorf("%s holds run %q after the apply; want r2", name, run)
 			}
 		}
+		// Applied again, the plans settle as the release published.
+		applied = releaseView{}
+		if err := json.Unmarshal([]byte(s.must(args...)), &applied); err != nil || applied.Status != swap.StatusAlreadyPublished {
+			t.Errorf("the release's plans applied again: %v %s; want already published", err, applied.Status)
+		}
 		if out := s.must("status", "--table", "retail.orders_fact", "--run", "r2"); !strings.Contains(out, "retail.daily_orders: snapshot") {
 			t.Errorf("status of the release does not answer for daily_orders:\n%s", out)
 		}
-		if out := s.must("history", "--table", "retail.daily_orders"); !strings.Contains(out, "run r2 is a release: committed with retail.orders_fact in one commit") {
+		if out := s.must("history", "--table", "retail.daily_orders"); !strings.Contains(out, "run r2 is a release: released with retail.orders_fact in one commit") {
 			t.Errorf("history does not say r2 is a release:\n%s", out)
 		}
 		if out := s.must("verify", "--table", "retail.daily_orders", "--run", "r2"); strings.Count(out, ": ok") != 2 {
