@@ -15,6 +15,7 @@ import (
 	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
+	"github.com/lakeswap/lakeswap/verify"
 )
 
 // TablesCommitter is a catalog that commits several tables as one change:
@@ -104,7 +105,36 @@ func (r *Release) Stage(ctx context.Context, req Request) (*Plan, error) {
 		return nil, err
 	}
 	r.parts = append(r.parts, &releasePart{plan: plan, tbl: tbl})
+	if err := r.reused(ctx, plan, tbl); err != nil {
+		r.Discard(ctx)
+		return nil, err
+	}
 	return plan, nil
+}
+
+// reused refuses, as soon as the table is staged, a release id the table
+// records for other content: a rerun of the release commits nothing, and
+// another release needs an id of its own. Said as a finding of the plan,
+// which Refusal reports.
+func (r *Release) reused(ctx context.Context, plan *Plan, tbl *table.Table) error {
+	if plan.prior == nil || plan.Refused() {
+		return nil
+	}
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return err
+	}
+	rec, _, err := runrecord.NewLoader(fsys).Snapshot(plan.prior)
+	if err != nil {
+		return err
+	}
+	if rec.Fingerprint == plan.Fingerprint.Hash {
+		return nil
+	}
+	plan.Findings = append(plan.Findings, verify.Finding{Kind: verify.KindRunID, Message: fmt.Sprintf(
+		"run id %s was already used by snapshot %d for other content of %s (fingerprint %s); this release stages %s there: release it under a new run id",
+		r.RunID, plan.prior.SnapshotID, plan.Table, short(rec.Fingerprint), short(plan.Fingerprint.Hash))})
+	return nil
 }
 
 // Files lists the data files a table of the release holds once the

@@ -172,6 +172,17 @@ func TestReleaseRetail(t *testing.T) {
 		}
 		r1 = map[string]string{"orders_fact": s.metadata("orders_fact"), "daily_orders": s.metadata("daily_orders")}
 
+		// The release's id again, for other content: refused once the
+		// facts are staged, before what reads them is computed.
+		write(t, filepath.Join(dir, "raw"), "batch.ndjson", releaseEvents(2))
+		files = s.files()
+		if code, _, errs := publish("r1"); code != exitRefused || !strings.Contains(errs, "was already used") || strings.Contains(errs, "daily_orders") {
+			t.Errorf("release id r1 again for other content: exit %d: %s; want refused on the facts alone", code, errs)
+		}
+		if s.metadata("orders_fact") != r1["orders_fact"] || s.metadata("daily_orders") != r1["daily_orders"] || !slices.Equal(s.files(), files) {
+			t.Error("the refused reuse of a release id changed a table or left files")
+		}
+
 		// Planned, approved and applied: both tables in one commit.
 		write(t, filepath.Join(dir, "raw"), "batch.ndjson", releaseEvents(5))
 		var planned releaseView
