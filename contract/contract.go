@@ -254,6 +254,21 @@ func (p Partitioner) calendar() (string, func(time.Time) time.Time) {
 	return time.DateOnly, func(t time.Time) time.Time { return t.AddDate(0, 0, 1) }
 }
 
+// Ends is when the period a value of a date or time field names ends: the
+// day after a day, the month after a month (UTC). ok is false for a field
+// that names no period (a string, a number, a bucket, a timestamp as is).
+func (p Partitioner) Ends(t arrow.DataType, value string) (time.Time, bool) {
+	if p.generic() || t.ID() != arrow.DATE32 && (t.ID() != arrow.TIMESTAMP || p.Transform == "identity") {
+		return time.Time{}, false
+	}
+	layout, step := p.calendar()
+	start, err := time.Parse(layout, value)
+	if err != nil || start.Format(layout) != value {
+		return time.Time{}, false
+	}
+	return step(start), true
+}
+
 // RawSpan returns the raw values [lo, hi) of a column of type t whose
 // partition value is value: days since the epoch for a date, the column's
 // own unit for a timestamp, the number itself for an integer. ok is false

@@ -1,8 +1,10 @@
 package contract
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -191,6 +193,20 @@ func (p Partitioning) Span(schema *arrow.Schema, value string) (col int, lo, hi 
 	f := p.Fields[0]
 	lo, hi, ok = f.RawSpan(schema.Field(f.Column).Type, value)
 	return f.Column, lo, hi, ok
+}
+
+// Compare orders two values as the partitions they name: as numbers for
+// an integer field (9 before 10), as text otherwise (dates, months and
+// strings sort as their text does).
+func (p Partitioning) Compare(a, b string) int {
+	if p.Integers() {
+		x, errx := strconv.ParseInt(a, 10, 64)
+		y, erry := strconv.ParseInt(b, 10, 64)
+		if errx == nil && erry == nil {
+			return cmp.Compare(x, y)
+		}
+	}
+	return strings.Compare(a, b)
 }
 
 // Integers reports whether the values are whole numbers (one field).

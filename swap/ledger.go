@@ -179,3 +179,16 @@ func (r *restager) Settle(ctx context.Context, release bool) {
 		hold.Release(ctx, r.p.holds(r.tbl), r.p.log(), r.tbl.Metadata(), r.runID, []string{r.attempt})
 	}
 }
+
+type (
+	// CheckRequest asks a table's standing checks.
+	CheckRequest = rollback.CheckRequest
+	// CheckLine is one standing check's verdict.
+	CheckLine = rollback.CheckLine
+)
+
+// Check runs a table's standing checks: freshness, volume, the last run
+// verified.
+func (p *Publisher) Check(ctx context.Context, req CheckRequest) ([]CheckLine, error) {
+	return p.ledger().Check(ctx, req)
+}

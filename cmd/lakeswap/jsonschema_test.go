@@ -30,6 +30,7 @@ var results = map[string][]any{
 	"plan":           {planView{}, releaseView{}},
 	"apply":          {planView{}, releaseView{}},
 	"lineage":        {lineageResult{}},
+	"check":          {checkResult{}},
 	"show":           {swap.PlanFile{}, swap.RunView{}},
 	"diff":           {swap.DiffView{}},
 	"report":         {reportResult{}},

@@ -1,0 +1,203 @@
+package rollback
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakeswap/lakeswap/contract"
+	"github.com/lakeswap/lakeswap/runrecord"
+	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
+)
+
+// CheckRequest is what a standing check of a table asks: each check runs
+// when its field is set.
+type CheckRequest struct {
+	Table table.Identifier
+	// MaxAge fails the table when its newest partition (of a date or time
+	// field: since its period ended) or, for another partitioning, its
+	// last run is older than this.
+	MaxAge time.Duration
+	// Band fails the table when its newest partition's rows or an additive
+	// sum lies outside it, as a ratio to the mean of the Trailing
+	// partitions before it.
+	Band     *contract.Band
+	Trailing int
+	// Verified fails the table when its last run on main no longer
+	// fingerprints as it recorded.
+	Verified bool
+	// Now is the check's time (zero: the clock's).
+	Now time.Time
+}
+
+// CheckLine is one check's verdict.
+type CheckLine struct {
+	Name    string `json:"name"`
+	OK      bool   `json:"ok"`
+	Message string `json:"message"`
+}
+
+// Check runs a table's standing checks, for a scheduler to run after (or
+// between) backfills: each says in one line what it found. An error is a
+// table that cannot be read.
+func (l *Ledger) Check(ctx context.Context, req CheckRequest) ([]CheckLine, error) {
+	tbl, err := l.Catalog.LoadTable(ctx, req.Table)
+	if err != nil {
+		return nil, err
+	}
+	meta := tbl.Metadata()
+	head := meta.CurrentSnapshot()
+	if head == nil {
+		return []CheckLine{{Name: "snapshot", Message: "the table has no snapshot: nothing was ever published to it"}}, nil
+	}
+	now := req.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	at, err := snapshot.Load(ctx, l.Catalog, req.Table, head.SnapshotID)
+	if err != nil {
+		return nil, err
+	}
+	values := make([]string, 0, len(at.Live))
+	for v, files := range at.Live {
+		if len(files) > 0 {
+			values = append(values, v)
+		}
+	}
+	c := at.Contract
+	slices.SortFunc(values, func(a, b string) int { return c.Partition.Compare(a, b) })
+	var out []CheckLine
+	if req.MaxAge > 0 {
+		out = append(out, freshness(meta, c, values, now, req.MaxAge))
+	}
+	if req.Band != nil {
+		line, err := volume(ctx, at, values, *req.Band, req.Trailing)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, line)
+	}
+	if req.Verified {
+		out = append(out, l.lastRunVerified(ctx, req.Table, meta))
+	}
+	return out, nil
+}
+
+// freshness judges the age of the newest partition, where its field names
+// a period, else of the last commit.
+func freshness(meta table.Metadata, c *contract.Contract, values []string, now time.Time, maxAge time.Duration) CheckLine {
+	line := CheckLine{Name: "freshness"}
+	if c.Partition.One() && len(values) > 0 {
+		f := c.Partition.Fields[0]
+		newest := values[len(values)-1]
+		if ends, ok := f.Ends(c.Arrow.Field(f.Column).Type, newest); ok {
+			age := now.Sub(ends)
+			line.OK = age <= maxAge
+			line.Message = fmt.Sprintf("newest partition %s ended %s ago (at most %s)", c.Partition.Key(newest), roundAge(age), roundAge(maxAge))
+			return line
+		}
+	}
+	head := meta.CurrentSnapshot()
+	age := now.Sub(time.UnixMilli(head.TimestampMs))
+	line.OK = age <= maxAge
+	line.Message = fmt.Sprintf("last commit, snapshot %d, was %s ago (at most %s)", head.SnapshotID, roundAge(age), roundAge(maxAge))
+	return line
+}
+
+// roundAge writes an age as a person reads it: 3d 4h, 5h 12m, 40s.
+func roundAge(d time.Duration) string {
+	switch {
+	case d < 0:
+		return "-" + roundAge(-d)
+	case d >= 48*time.Hour:
+		return fmt.Sprintf("%dd %dh", int(d/(24*time.Hour)), int(d%(24*time.Hour)/time.Hour))
+	case d >= time.Hour:
+		return fmt.Sprintf("%dh %dm", int(d/time.Hour), int(d%time.Hour/time.Minute))
+	}
+	return d.Round(time.Second).String()
+}
+
+// volume judges the newest partition's rows and additive sums against the
+// mean of the trailing partitions before it.
+func volume(ctx context.Context, at *snapshot.At, values []string, band contract.Band, trailing int) (CheckLine, error) {
+	line := CheckLine{Name: "volume"}
+	if trailing <= 0 {
+		trailing = 7
+	}
+	if len(values) < 2 {
+		line.OK = true
+		line.Message = fmt.Sprintf("%d partition: nothing to compare the newest with", len(values))
+		return line, nil
+	}
+	newest := values[len(values)-1]
+	before := values[max(0, len(values)-1-trailing) : len(values)-1]
+	now, err := at.Fingerprint(ctx, newest)
+	if err != nil {
+		return line, err
+	}
+	var rows int64
+	sums := map[string]int64{}
+	for _, v := range before {
+		fp, err := at.Fingerprint(ctx, v)
+		if err != nil {
+			return line, err
+		}
+		rows += fp.Rows
+		for k, s := range fp.Sums {
+			sums[k] += s
+		}
+	}
+	n := int64(len(before))
+	var outside []string
+	judge := func(what string, mean, got int64) {
+		if ratio, ok := band.Holds(mean, got); !ok {
+			outside = append(outside, fmt.Sprintf("%s %d against a mean of %d (%.2fx)", what, got, mean, ratio))
+		}
+	}
+	judge("rows", rows/n, now.Rows)
+	for _, k := range slices.Sorted(func(yield func(string) bool) {
+		for k := range sums {
+			if !yield(k) {
+				return
+			}
+		}
+	}) {
+		judge(k, sums[k]/n, now.Sums[k])
+	}
+	key := at.Contract.Partition.Key(newest)
+	if len(outside) > 0 {
+		line.Message = fmt.Sprintf("newest partition %s is outside %s of the %d before it: %s", key, band, n, strings.Join(outside, "; "))
+		return line, nil
+	}
+	line.OK = true
+	line.Message = fmt.Sprintf("newest partition %s, %d rows, within %s of the mean of the %d before it (%d rows)", key, now.Rows, band, n, rows/n)
+	return line, nil
+}
+
+// lastRunVerified verifies the newest run main holds.
+func (l *Ledger) lastRunVerified(ctx context.Context, ident table.Identifier, meta table.Metadata) CheckLine {
+	line := CheckLine{Name: "last run verified"}
+	head := meta.CurrentSnapshot()
+	for _, s := range table.AncestorsOf(head.SnapshotID, meta.SnapshotByID) {
+		if s.Summary == nil || s.Summary.Properties[runrecord.PropRunID] == "" {
+			continue
+		}
+		res, err := l.VerifyRun(ctx, ident, "", s.SnapshotID)
+		switch {
+		case res != nil && res.OK:
+			line.OK = true
+			line.Message = fmt.Sprintf("run %s, snapshot %d, fingerprints as it recorded (%s)", res.RunID, s.SnapshotID, res.Recorded[:12])
+		case res != nil:
+			line.Message = fmt.Sprintf("run %s, snapshot %d, fingerprints %s now, recorded %s", res.RunID, s.SnapshotID, res.Computed[:12], res.Recorded[:12])
+		default:
+			line.Message = fmt.Sprintf("snapshot %d could not be verified: %v", s.SnapshotID, err)
+		}
+		return line
+	}
+	line.Message = "main holds no run of lakeswap's"
+	return line
+}
