@@ -41,7 +41,7 @@ working is noticed.
                     field: the last commit) is at most D old: 36h, 2d
   --volume-band B   the newest partition's rows and additive sums lie within LO:HI of the mean of the
                     --trailing partitions before it (default 7); default the table's
-                    lakeswap.plausible-band, else 0.67:1.5; "off" skips it
+                    lakeswap.plausible-band, else 0.6:1.67; "off" skips it
   the last run      main's newest run of lakeswap's fingerprints as it recorded (--verified=false
                     skips it)
 
@@ -52,7 +52,7 @@ It reads the table and commits nothing.`,
 	f := cmd.Flags()
 	f.StringVar(&o.table, "table", "", "the table, NAMESPACE.NAME (required)")
 	f.StringVar(&o.maxAge, "max-age", "", "fail when the newest partition, or the last commit, is older: 36h, 2d (default: not checked)")
-	f.StringVar(&o.band, "volume-band", "", "LO:HI of the mean of the trailing partitions the newest may hold (default the table's plausible band, else 0.67:1.5; off: not checked)")
+	f.StringVar(&o.band, "volume-band", "", "LO:HI of the mean of the trailing partitions the newest may hold (default the table's plausible band, else 0.6:1.67; off: not checked)")
 	f.IntVar(&o.trailing, "trailing", 7, "partitions before the newest that --volume-band compares it with")
 	f.BoolVar(&o.verified, "verified", true, "check that main's newest run fingerprints as it recorded")
 	return cmd
@@ -120,7 +120,7 @@ func runCheck(ctx context.Context, g *globals, o checkOptions) error {
 // publish's guard (0.5:2), which judges a run against what it replaces,
 // for a check that judges a pipeline's newest partition against its
 // recent ones: a partition half its neighbours fails it.
-var checkBand = contract.Band{Lo: 0.67, Hi: 1.5}
+var checkBand = contract.Band{Lo: 0.6, Hi: 1.67}
 
 // parseAge reads 36h, 90m or a number of days, 2d.
 func parseAge(s string) (time.Duration, error) {

@@ -299,6 +299,16 @@ func TestDemo(t *testing.T) {
 	if code := mainWithEnv(context.Background(), []string{"demo", "--dir", dir}, &out, &errb, noEnv); code != 0 {
 		t.Fatalf("second demo run: exit %d\n%s", code, errb.String())
 	}
+	if !strings.Contains(out.String(), "release release-backfill: orders_fact and daily_orders published in one commit") {
+		t.Error("the demo does not rebuild both tables as one release")
+	}
+	// The standing checks pass on what the demo leaves.
+	for _, tbl := range []string{"retail.orders_fact", "retail.daily_orders"} {
+		out.Reset()
+		if code := mainWithEnv(context.Background(), []string{"--home", dir, "--config", os.DevNull, "check", "--table", tbl}, &out, &errb, noEnv); code != 0 || strings.Count(out.String(), "ok ") != 2 {
+			t.Errorf("check --table %s after the demo: exit %d\n%s%s", tbl, code, out.String(), errb.String())
+		}
+	}
 }
 
 func noLog() *slog.Logger { return slog.New(slog.DiscardHandler) }
