@@ -40,6 +40,8 @@ type Contract struct {
 	// Band is how far a run may move a partition's rows and sums
 	// (PropPlausibleBand).
 	Band Band
+	// Freeze is when partitions freeze (PropFreezeAfter), or nil.
+	Freeze *Freeze
 }
 
 // NewContract builds a Contract over sc partitioned by one field. grain,

@@ -97,6 +97,11 @@ func ofSchema(meta table.Metadata, sc *iceberg.Schema) (*Contract, error) {
 			return nil, fmt.Errorf("table property %s: %w", PropPlausibleBand, err)
 		}
 	}
+	if v, ok := props[PropFreezeAfter]; ok {
+		if c.Freeze, err = ParseFreeze(v); err != nil {
+			return nil, fmt.Errorf("table property %s: %w", PropFreezeAfter, err)
+		}
+	}
 	return c, nil
 }
 

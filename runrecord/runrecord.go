@@ -72,6 +72,9 @@ const (
 	// a JSON list; each table's snapshot of it takes the tag
 	// lakeswap-release-<run id>.
 	PropRelease = "lakeswap.release"
+	// PropRestated is a decision to change partitions the table froze:
+	// which, why, and who decided it, as JSON.
+	PropRestated = "lakeswap.restated-frozen"
 	// PropReleaseSnapshots maps each table of a release to its snapshot of
 	// it, as JSON (a table the release left unchanged: the snapshot it
 	// tagged).
@@ -137,6 +140,14 @@ type Record struct {
 	Checks                []string          // the run's checks, as name=verdict (passed, allowed, not run)
 	Release               []string          // the tables of the release the run committed with this one, its own included
 	ReleaseSnapshots      map[string]string // each table of the release, its snapshot of it
+	Restated              *Restatement      // frozen partitions the run restated, and why
+}
+
+// Restatement is a run's decision to change partitions the table froze.
+type Restatement struct {
+	Partitions []string `json:"partitions"`
+	Reason     string   `json:"reason"`
+	DecidedBy  string   `json:"decided_by"`
 }
 
 var unescapeTuple = strings.NewReplacer("%2F", "/", "%25", "%")
@@ -214,6 +225,10 @@ func (r Record) Properties() iceberg.Properties {
 		b, _ := json.Marshal(r.Release)
 		props[PropRelease] = string(b)
 	}
+	if r.Restated != nil {
+		b, _ := json.Marshal(r.Restated)
+		props[PropRestated] = string(b)
+	}
 	if r.PlannedBaseSnapshotID != nil {
 		props[PropPlannedBase] = strconv.FormatInt(*r.PlannedBaseSnapshotID, 10)
 	}
@@ -266,6 +281,10 @@ func Read(props map[string]string) (r Record, ok bool) {
 	_ = json.Unmarshal([]byte(props[PropLate]), &r.Late)
 	_ = json.Unmarshal([]byte(props[PropRelease]), &r.Release)
 	_ = json.Unmarshal([]byte(props[PropReleaseSnapshots]), &r.ReleaseSnapshots)
+	if v := props[PropRestated]; v != "" {
+		r.Restated = &Restatement{}
+		_ = json.Unmarshal([]byte(v), r.Restated)
+	}
 	r.Rows, _ = strconv.ParseInt(props[PropRows], 10, 64)
 	r.BaseRows, _ = strconv.ParseInt(props[PropBaseRows], 10, 64)
 	if v, err := strconv.ParseInt(props[PropBaseSnapshot], 10, 64); err == nil {
@@ -342,6 +361,8 @@ type Entry struct {
 	// Release names the tables of the release the run committed as one,
 	// its own included.
 	Release []string `json:"release,omitempty"`
+	// Restated is the run's decision to change frozen partitions.
+	Restated *Restatement `json:"restated_frozen,omitempty"`
 	// TableRows are the rows of the whole table at this snapshot, as the
 	// snapshot's summary counts them (Iceberg's total-records); nil where
 	// it does not count them, or where delete files make the count of rows

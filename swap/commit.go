@@ -46,6 +46,9 @@ func (plan *Plan) record() runrecord.Record {
 		r.Checks = append(r.Checks, name+"="+c.Result)
 	}
 	r.Batch, r.Release = plan.BatchOf, plan.Release
+	if plan.Restated != nil {
+		r.Restated = &runrecord.Restatement{Partitions: plan.Restated.Partitions, Reason: plan.Restated.Reason, DecidedBy: plan.Restated.DecidedBy}
+	}
 	if j := plan.Job; j != nil {
 		r.JobVersion, r.SourcesHash, r.Rejected, r.Late = j.Version, j.SourcesHash, j.Rejected, j.Late
 		if j.Reconciled != nil {

@@ -95,6 +95,9 @@ type Plan struct {
 	Rewritten []parquetio.File `json:"rewritten_files,omitempty"`
 	// Job says how a SQL job computed the rows, when one did.
 	Job *JobInfo `json:"job,omitempty"`
+	// Restated says which frozen partitions the run restates, why, and who
+	// decided it (Request.RestateFrozen).
+	Restated *Restatement `json:"restated_frozen,omitempty"`
 	// Release names every table of the release the plan is part of (its
 	// own included), when it is committed with others as one.
 	Release []string `json:"release,omitempty"`
@@ -164,6 +167,13 @@ type JobInfo struct {
 	Lookback float64          `json:"lookback_seconds,omitempty"`
 }
 
+// Restatement is a decision to change partitions the table froze.
+type Restatement struct {
+	Partitions []string `json:"partitions"`
+	Reason     string   `json:"reason"`
+	DecidedBy  string   `json:"decided_by"`
+}
+
 // PartitionPlan is one declared partition: the files it holds at the base
 // and their fingerprint, and the staged files that replace them.
 type PartitionPlan struct {
@@ -189,6 +199,8 @@ type PartitionPlan struct {
 	// Adopted says NewFiles are files another engine wrote, committed
 	// where they are.
 	Adopted bool `json:"adopted,omitempty"`
+	// Frozen says the table's lakeswap.freeze-after froze the partition.
+	Frozen bool `json:"frozen,omitempty"`
 	// Unchanged says the staged rows are what the partition holds: the
 	// commit leaves its files as they are, so that readers of the table's
 	// changes see no rewrite, and the staged files go.

@@ -96,6 +96,11 @@ type Request struct {
 	// again from the table as carried partitions (PartitionPlan.Carried).
 	// Without it such a run is refused, naming the files.
 	RewriteOverlapping bool
+	// RestateFrozen, when set, is the reason a run changes partitions the
+	// table's lakeswap.freeze-after froze, and DecidedBy who decided it:
+	// both recorded in the run. Empty, such a run is refused.
+	RestateFrozen string
+	DecidedBy     string
 }
 
 // Figures are a partition's rows and additive sums.
@@ -456,6 +461,7 @@ func guard(ctx context.Context, tbl *table.Table, plan *Plan, req Request, all m
 		}
 	}
 	plausible(plan, req, ran, allowed)
+	frozen(plan, req, ran, allowed, time.Now())
 	if !plan.Refused() && req.Changes {
 		return grainChanges(ctx, fsys, c, plan, req.ChangesMaxRows, parallelism(req.Parallelism))
 	}
@@ -494,6 +500,42 @@ func plausible(plan *Plan, req Request, ran, allowed map[string]bool) {
 			allowed["empty"] = true
 			plan.Warnings = append(plan.Warnings, fmt.Sprintf("allowed (--allow-empty): partition %s goes from %d rows to none", verify.DisplayKey(pp.Key), pp.OldFingerprint.Rows))
 		}
+	}
+}
+
+// frozen refuses a change to a partition the table's lakeswap.freeze-after
+// has frozen, unless the request restates it with a reason, which the
+// run records; every frozen partition is marked in the plan.
+func frozen(plan *Plan, req Request, ran, allowed map[string]bool, now time.Time) {
+	c := plan.contract
+	if c.Freeze == nil {
+		return
+	}
+	ran["frozen"] = true
+	for i := range plan.Partitions {
+		pp := &plan.Partitions[i]
+		at, ok := c.FrozenAt(pp.Value)
+		if !ok || now.Before(at) {
+			continue
+		}
+		pp.Frozen = true
+		if pp.same() {
+			continue // it keeps what it holds: nothing is restated
+		}
+		key := verify.DisplayKey(pp.Key)
+		if req.RestateFrozen != "" {
+			allowed["frozen"] = true
+			plan.Warnings = append(plan.Warnings, fmt.Sprintf("allowed (--restate-frozen): partition %s, frozen since %s (%s %s), is restated by %s: %s",
+				key, at.Format(time.DateOnly), contract.PropFreezeAfter, c.Freeze.Text, req.DecidedBy, req.RestateFrozen))
+			if plan.Restated == nil {
+				plan.Restated = &Restatement{Reason: req.RestateFrozen, DecidedBy: req.DecidedBy}
+			}
+			plan.Restated.Partitions = append(plan.Restated.Partitions, pp.Key)
+			continue
+		}
+		plan.Findings = append(plan.Findings, verify.Finding{Kind: verify.KindFrozen, Partition: pp.Key,
+			Message: fmt.Sprintf("partition %s is frozen since %s (%s %s): the run would change numbers already reported; restating it needs --restate-frozen --reason TEXT, which the run records",
+				key, at.Format(time.DateOnly), contract.PropFreezeAfter, c.Freeze.Text)})
 	}
 }
 

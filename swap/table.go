@@ -117,7 +117,7 @@ func (p *Publisher) Describe(ctx context.Context, ident table.Identifier) (*Tabl
 }
 
 // contractKeys are table set's short names for a contract's parts.
-var contractKeys = map[string]string{"additive": contract.PropAdditive, "band": contract.PropPlausibleBand}
+var contractKeys = map[string]string{"additive": contract.PropAdditive, "band": contract.PropPlausibleBand, "freeze-after": contract.PropFreezeAfter}
 
 // SetProperties sets a table's contract in place, in one commit pinned to
 // main's snapshot as loaded (a commit meanwhile is a conflict, and nothing

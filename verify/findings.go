@@ -28,6 +28,7 @@ const (
 	KindPartialPlans     Kind = "partial-plans"    // plans applied together that do not make one run
 	KindReconcile        Kind = "reconcile"        // staged figures that differ from the source's own
 	KindEarlierSpec      Kind = "earlier-spec"     // a file of an earlier partition spec holding rows of declared partitions
+	KindFrozen           Kind = "frozen"           // a change to a partition frozen by the table's lakeswap.freeze-after
 )
 
 // Finding is one reason a stage cannot be published. Row counts from 1 within

@@ -125,6 +125,13 @@ func runHistory(ctx context.Context, g *globals, o historyOptions) error {
 func printReleases(w io.Writer, name string, entries []runrecord.Entry) {
 	seen := map[string]bool{}
 	for _, e := range entries {
+		if r := e.Restated; r != nil && !seen["restated "+e.RunID] {
+			if len(seen) == 0 {
+				fmt.Fprintln(w)
+			}
+			seen["restated "+e.RunID] = true
+			fmt.Fprintf(w, "run %s restated frozen partitions %s, decided by %s: %s\n", e.RunID, displayKeys(r.Partitions), r.DecidedBy, r.Reason)
+		}
 		if len(e.Release) < 2 || seen[e.RunID] {
 			continue
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os/user"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -30,6 +31,9 @@ type publishOptions struct {
 	downstream     bool     // the release takes every job below the first
 	lineage        []string // --jobs: where the jobs lineage reads are
 	planDir        string   // where a release's plan files go
+	restateFrozen  bool     // change partitions the table froze
+	reason         string   // why, recorded in the run
+	decidedBy      string   // who decided it (default the OS user)
 	rejects        string   // where a job's rejected rows go
 	allowMismatch  bool     // let a job's staged figures differ from its reconciliation
 	table          string
@@ -132,6 +136,9 @@ func addStagingFlags(cmd *cobra.Command, o *publishOptions) {
 	f.IntVar(&o.batch, "batch", 0, "commit in batches of this many partitions, in partition order, one snapshot each; a rerun of the run id resumes after the batches that landed (default: one snapshot for the whole run)")
 	f.BoolVar(&o.perPartition, "commit-per-partition", false, "commit each partition as a snapshot of its own, as --batch 1")
 	f.BoolVar(&o.rewrite, "rewrite-overlapping", false, "where files written under an earlier partition spec (a month's file, the table now by day) hold rows of the declared partitions, take them out in the same commit and stage their other rows again from the table, into the partitions they fall in (carried); without it such a run is refused")
+	f.BoolVar(&o.restateFrozen, "restate-frozen", false, "change partitions the table's lakeswap.freeze-after froze (with --reason, recorded in the run)")
+	f.StringVar(&o.reason, "reason", "", "with --restate-frozen: why the frozen partitions are restated, recorded in the run and shown by history")
+	f.StringVar(&o.decidedBy, "decided-by", "", "with --restate-frozen: who decided it (default the user running lakeswap)")
 	f.StringVar(&o.spillDir, "spill-dir", "", "local folder where rows wait between reading and staging; needs about the inputs' uncompressed size (default: the system's temporary folder)")
 }
 
@@ -291,6 +298,17 @@ func stagingRequest(o *publishOptions) (swap.Request, source.Options, error) {
 		AllowImplausible: o.implausible, Changes: o.changes, Batch: o.batch, AllowMismatch: o.allowMismatch, ChangesMaxRows: changesMaxRows(in.MemoryLimit, o.parallelism),
 		KeysMaxRows: keysMaxRows(in.MemoryLimit), Table: ident, RewriteOverlapping: o.rewrite,
 	}
+	switch {
+	case o.restateFrozen && strings.TrimSpace(o.reason) == "":
+		return fail(usagef("--restate-frozen changes numbers already reported: say why with --reason TEXT, which the run records"))
+	case !o.restateFrozen && (o.reason != "" || o.decidedBy != ""):
+		return fail(usagef("--reason and --decided-by go with --restate-frozen"))
+	case o.restateFrozen:
+		req.RestateFrozen, req.DecidedBy = strings.TrimSpace(o.reason), o.decidedBy
+		if req.DecidedBy == "" {
+			req.DecidedBy = osUser()
+		}
+	}
 	if o.band != "" {
 		band, err := contract.ParseBand(o.band)
 		if err != nil {
@@ -299,6 +317,15 @@ func stagingRequest(o *publishOptions) (swap.Request, source.Options, error) {
 		req.Band = &band
 	}
 	return req, in, nil
+}
+
+// osUser names the user running lakeswap, for the runs that record who
+// decided.
+func osUser() string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	return "unknown"
 }
 
 // localInputs are the inputs that are not S3 objects.

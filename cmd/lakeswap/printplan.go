@@ -67,10 +67,14 @@ func printPlan(w io.Writer, id string, p *swap.Plan, whole bool) {
 
 // partitionName is a partition's key, marked when the run carries it.
 func partitionName(pp swap.PartitionPlan) string {
+	name := verify.DisplayKey(pp.Key)
 	if pp.Carried {
-		return verify.DisplayKey(pp.Key) + " (carried)"
+		name += " (carried)"
 	}
-	return verify.DisplayKey(pp.Key)
+	if pp.Frozen {
+		name += " (frozen)"
+	}
+	return name
 }
 
 // printRewritten lists the files of an earlier partition spec the plan

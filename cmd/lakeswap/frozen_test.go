@@ -1,0 +1,71 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lakeswap/lakeswap/internal/retail"
+	"github.com/lakeswap/lakeswap/swap"
+)
+
+// TestFrozenPartitions, by publish and by plan then apply: once the table
+// freezes January (lakeswap.freeze-after P1M+7D, long past), a run that
+// changes its days is refused naming them, and commits nothing; the same
+// content again is not a change, and passes; --restate-frozen --reason
+// changes them, the plan marking them frozen, and the run records the
+// decision, which history shows.
+func TestFrozenPartitions(t *testing.T) {
+	s := newSite(t, "sqlite+local")
+	s.must("table", "create", "--schema", write(t, s.home, "daily_orders.yaml", schemaYAML))
+	s.must("publish", "--table", "retail.daily_orders", "--partitions", twoDays, newHomeInput(t))
+	if code, _, errs := s.cli("table", "set", "--table", "retail.daily_orders", "freeze-after=P1X"); code != exitUsage || !strings.Contains(errs, "P1M+7D") {
+		t.Errorf("table set freeze-after=P1X: exit %d: %s; want refused with the form", code, errs)
+	}
+	s.must("table", "set", "--table", "retail.daily_orders", "freeze-after=P1M+7D")
+	if out := s.must("publish", "--table", "retail.daily_orders", "--partitions", twoDays, newHomeInput(t)); !strings.Contains(out, "unchanged") {
+		t.Errorf("the frozen days' own content again: %s; want unchanged", out)
+	}
+
+	rows, err := retail.Daily(retail.AfterBatch2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := filepath.Join(t.TempDir(), "batch2.ndjson")
+	if err := retail.WriteNDJSON(changed, rows); err != nil {
+		t.Fatal(err)
+	}
+	meta := s.metadata("daily_orders")
+	code, _, errs := s.cli("publish", "--table", "retail.daily_orders", "--partitions", twoDays, changed)
+	if code != exitRefused || !strings.Contains(errs, "order_date=2026-01-01 is frozen since 2026-02-08") || !strings.Contains(errs, "--restate-frozen") {
+		t.Errorf("a change to frozen days: exit %d: %s; want refused naming them", code, errs)
+	}
+	if code, _, errs := s.cli("publish", "--table", "retail.daily_orders", "--partitions", twoDays, "--restate-frozen", changed); code != exitUsage || !strings.Contains(errs, "--reason") {
+		t.Errorf("--restate-frozen without a reason: exit %d: %s", code, errs)
+	}
+	if s.metadata("daily_orders") != meta {
+		t.Fatal("a refused change to frozen days committed")
+	}
+
+	// Planned: the plan marks the frozen days; applied, the run records the
+	// decision.
+	planFile := filepath.Join(t.TempDir(), "plan.json")
+	out := s.must("plan", "--table", "retail.daily_orders", "--partitions", twoDays, "--run-id", "restate-jan", "--out", planFile,
+		"--restate-frozen", "--reason", "late refunds, approved by finance", "--decided-by", "ana", changed)
+	if !strings.Contains(out, "order_date=2026-01-02 (frozen)") || !strings.Contains(out, "allowed (--restate-frozen)") {
+		t.Errorf("the plan does not mark the frozen days:\n%s", out)
+	}
+	var pf swap.PlanFile
+	if err := json.Unmarshal(mustRead(t, planFile), &pf); err != nil {
+		t.Fatal(err)
+	}
+	s.must("apply", planFile, "--approve", pf.PlanID)
+	out = s.must("history", "--table", "retail.daily_orders", "-o", "json")
+	if !strings.Contains(out, `"decided_by": "ana"`) || !strings.Contains(out, "late refunds, approved by finance") {
+		t.Errorf("history -o json does not record the restatement:\n%s", out)
+	}
+	if out := s.must("history", "--table", "retail.daily_orders"); !strings.Contains(out, "run restate-jan restated frozen partitions order_date=2026-01-01..02 (2), decided by ana: late refunds, approved by finance") {
+		t.Errorf("history does not show the restatement:\n%s", out)
+	}
+}
