@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"slices"
 	"strings"
+	"time"
 
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
@@ -40,6 +41,9 @@ func (p *Publisher) bind(ctx context.Context, tbl *table.Table, plan *Plan, opts
 		return fmt.Errorf("table %s: %w", plan.Table, err)
 	}
 	plan.contract = c
+	if found := stillFrozen(c, plan, time.Now()); len(found) > 0 {
+		return &RefusedError{Op: "apply", Table: plan.Table, Findings: found}
+	}
 	// A plan whose partitions held its content when planned commits
 	// nothing, and needs no staged file.
 	noop := plan.changesNothing()

@@ -164,6 +164,17 @@ func (plan *Plan) batches() []*Plan {
 			b.Partitions[j] = plan.Partitions[i]
 		}
 		b.BatchOf = fmt.Sprintf("%d/%d", len(out)+1, len(groups))
+		if r := plan.Restated; r != nil { // each batch records its own share
+			b.Restated = nil
+			for _, pp := range b.Partitions {
+				if slices.Contains(r.Partitions, pp.Key) {
+					if b.Restated == nil {
+						b.Restated = &Restatement{Reason: r.Reason, DecidedBy: r.DecidedBy}
+					}
+					b.Restated.Partitions = append(b.Restated.Partitions, pp.Key)
+				}
+			}
+		}
 		b.oldFiles = map[string][]iceberg.DataFile{}
 		newFP, oldFP := map[string]verify.Fingerprint{}, map[string]verify.Fingerprint{}
 		for _, pp := range b.Partitions {

@@ -78,6 +78,14 @@ func merge(plans []*Plan) *Plan {
 		}
 		m.Inputs = append(m.Inputs, plan.Inputs...)
 		m.Warnings = append(m.Warnings, plan.Warnings...)
+		if r := plan.Restated; r != nil && plan != plans[0] {
+			if m.Restated == nil {
+				m.Restated = &Restatement{Reason: r.Reason, DecidedBy: r.DecidedBy}
+			} else {
+				m.Restated = &Restatement{Reason: m.Restated.Reason, DecidedBy: m.Restated.DecidedBy, Partitions: slices.Clone(m.Restated.Partitions)}
+			}
+			m.Restated.Partitions = append(m.Restated.Partitions, r.Partitions...)
+		}
 		m.NameMapping = m.NameMapping || plan.NameMapping
 		m.held = m.held && plan.held
 		for v, files := range plan.oldFiles {

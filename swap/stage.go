@@ -503,6 +503,29 @@ func plausible(plan *Plan, req Request, ran, allowed map[string]bool) {
 	}
 }
 
+// changesContent says whether the partition's rows change, whatever
+// becomes of its files.
+func (pp *PartitionPlan) changesContent() bool {
+	return pp.Fingerprint.Hash != pp.OldFingerprint.Hash || pp.Fingerprint.Rows != pp.OldFingerprint.Rows
+}
+
+// stillFrozen refuses, when a plan is applied, a change to a partition
+// frozen since it was staged (or before a restatement it does not name):
+// the freeze is judged at the commit too.
+func stillFrozen(c *contract.Contract, plan *Plan, now time.Time) []verify.Finding {
+	var out []verify.Finding
+	for _, pp := range plan.Partitions {
+		at, ok := c.FrozenAt(pp.Value)
+		if !ok || now.Before(at) || !pp.changesContent() || plan.Restated != nil && slices.Contains(plan.Restated.Partitions, pp.Key) {
+			continue
+		}
+		out = append(out, verify.Finding{Kind: verify.KindFrozen, Partition: pp.Key,
+			Message: fmt.Sprintf("partition %s is frozen since %s (%s %s), after the plan was staged: plan it again with --restate-frozen --reason TEXT",
+				verify.DisplayKey(pp.Key), frozenTime(at), contract.PropFreezeAfter, c.Freeze.Text)})
+	}
+	return out
+}
+
 // frozen refuses a change to a partition the table's lakeswap.freeze-after
 // has frozen, unless the request restates it with a reason, which the
 // run records; every frozen partition is marked in the plan.
@@ -519,14 +542,14 @@ func frozen(plan *Plan, req Request, ran, allowed map[string]bool, now time.Time
 			continue
 		}
 		pp.Frozen = true
-		if pp.same() {
-			continue // it keeps what it holds: nothing is restated
+		if !pp.changesContent() {
+			continue // it holds what it held (its files may move): nothing is restated
 		}
 		key := verify.DisplayKey(pp.Key)
 		if req.RestateFrozen != "" {
 			allowed["frozen"] = true
 			plan.Warnings = append(plan.Warnings, fmt.Sprintf("allowed (--restate-frozen): partition %s, frozen since %s (%s %s), is restated by %s: %s",
-				key, at.Format(time.DateOnly), contract.PropFreezeAfter, c.Freeze.Text, req.DecidedBy, req.RestateFrozen))
+				key, frozenTime(at), contract.PropFreezeAfter, c.Freeze.Text, req.DecidedBy, req.RestateFrozen))
 			if plan.Restated == nil {
 				plan.Restated = &Restatement{Reason: req.RestateFrozen, DecidedBy: req.DecidedBy}
 			}
@@ -535,8 +558,17 @@ func frozen(plan *Plan, req Request, ran, allowed map[string]bool, now time.Time
 		}
 		plan.Findings = append(plan.Findings, verify.Finding{Kind: verify.KindFrozen, Partition: pp.Key,
 			Message: fmt.Sprintf("partition %s is frozen since %s (%s %s): the run would change numbers already reported; restating it needs --restate-frozen --reason TEXT, which the run records",
-				key, at.Format(time.DateOnly), contract.PropFreezeAfter, c.Freeze.Text)})
+				key, frozenTime(at), contract.PropFreezeAfter, c.Freeze.Text)})
 	}
+}
+
+// frozenTime writes when a partition froze: its day, or its hour where
+// the grace is counted in hours.
+func frozenTime(at time.Time) string {
+	if at.Hour() == 0 && at.Minute() == 0 {
+		return at.Format(time.DateOnly)
+	}
+	return at.Format("2006-01-02 15:04Z07:00")
 }
 
 // fingerprintRun combines the partitions' fingerprints into the run's, and

@@ -12,7 +12,8 @@ import (
 
 // TestFrozenPartitions, by publish and by plan then apply: once the table
 // freezes January (lakeswap.freeze-after P1M+7D, long past), a run that
-// changes its days is refused naming them, and commits nothing; the same
+// changes its days is refused naming them, and commits nothing (a plan
+// staged before the freeze is refused when applied after it); the same
 // content again is not a change, and passes; --restate-frozen --reason
 // changes them, the plan marking them frozen, and the run records the
 // decision, which history shows.
@@ -23,11 +24,8 @@ func TestFrozenPartitions(t *testing.T) {
 	if code, _, errs := s.cli("table", "set", "--table", "retail.daily_orders", "freeze-after=P1X"); code != exitUsage || !strings.Contains(errs, "P1M+7D") {
 		t.Errorf("table set freeze-after=P1X: exit %d: %s; want refused with the form", code, errs)
 	}
-	s.must("table", "set", "--table", "retail.daily_orders", "freeze-after=P1M+7D")
-	if out := s.must("publish", "--table", "retail.daily_orders", "--partitions", twoDays, newHomeInput(t)); !strings.Contains(out, "unchanged") {
-		t.Errorf("the frozen days' own content again: %s; want unchanged", out)
-	}
-
+	// A plan staged before the table froze January is judged again when
+	// applied.
 	rows, err := retail.Daily(retail.AfterBatch2)
 	if err != nil {
 		t.Fatal(err)
@@ -36,6 +34,20 @@ func TestFrozenPartitions(t *testing.T) {
 	if err := retail.WriteNDJSON(changed, rows); err != nil {
 		t.Fatal(err)
 	}
+	early := filepath.Join(t.TempDir(), "early.json")
+	s.must("plan", "--table", "retail.daily_orders", "--partitions", twoDays, "--out", early, changed)
+	var earlyPlan swap.PlanFile
+	if err := json.Unmarshal(mustRead(t, early), &earlyPlan); err != nil {
+		t.Fatal(err)
+	}
+	s.must("table", "set", "--table", "retail.daily_orders", "freeze-after=P1M+7D")
+	if code, _, errs := s.cli("apply", early, "--approve", earlyPlan.PlanID); code != exitRefused || !strings.Contains(errs, "after the plan was staged") {
+		t.Errorf("a plan staged before the freeze, applied after: exit %d: %s; want refused", code, errs)
+	}
+	if out := s.must("publish", "--table", "retail.daily_orders", "--partitions", twoDays, newHomeInput(t)); !strings.Contains(out, "unchanged") {
+		t.Errorf("the frozen days' own content again: %s; want unchanged", out)
+	}
+
 	meta := s.metadata("daily_orders")
 	code, _, errs := s.cli("publish", "--table", "retail.daily_orders", "--partitions", twoDays, changed)
 	if code != exitRefused || !strings.Contains(errs, "order_date=2026-01-01 is frozen since 2026-02-08") || !strings.Contains(errs, "--restate-frozen") {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/runrecord"
+	"github.com/lakeswap/lakeswap/swap/internal/outcome"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 )
 
@@ -64,7 +66,7 @@ func (l *Ledger) Check(ctx context.Context, req CheckRequest) ([]CheckLine, erro
 	}
 	values := make([]string, 0, len(at.Live))
 	for v, files := range at.Live {
-		if len(files) > 0 {
+		if len(files) > 0 && v != contract.NullPartition {
 			values = append(values, v)
 		}
 	}
@@ -130,7 +132,7 @@ func volume(ctx context.Context, at *snapshot.At, values []string, band contract
 	}
 	if len(values) < 2 {
 		line.OK = true
-		line.Message = fmt.Sprintf("%d partition: nothing to compare the newest with", len(values))
+		line.Message = fmt.Sprintf("the table holds %d partitions: nothing to compare the newest with", len(values))
 		return line, nil
 	}
 	newest := values[len(values)-1]
@@ -151,14 +153,17 @@ func volume(ctx context.Context, at *snapshot.At, values []string, band contract
 			sums[k] += s
 		}
 	}
-	n := int64(len(before))
+	n := float64(len(before))
 	var outside []string
-	judge := func(what string, mean, got int64) {
-		if ratio, ok := band.Holds(mean, got); !ok {
-			outside = append(outside, fmt.Sprintf("%s %d against a mean of %d (%.2fx)", what, got, mean, ratio))
+	judge := func(what string, total, got int64) {
+		mean := float64(total) / n
+		ratio := float64(got) / mean
+		ok := mean != 0 && ratio >= band.Lo && ratio <= band.Hi || mean == 0 && got == 0
+		if !ok {
+			outside = append(outside, fmt.Sprintf("%s %d against a mean of %s (%.2fx)", what, got, strconv.FormatFloat(mean, 'f', -1, 64), ratio))
 		}
 	}
-	judge("rows", rows/n, now.Rows)
+	judge("rows", rows, now.Rows)
 	for _, k := range slices.Sorted(func(yield func(string) bool) {
 		for k := range sums {
 			if !yield(k) {
@@ -166,15 +171,15 @@ func volume(ctx context.Context, at *snapshot.At, values []string, band contract
 			}
 		}
 	}) {
-		judge(k, sums[k]/n, now.Sums[k])
+		judge(k, sums[k], now.Sums[k])
 	}
 	key := at.Contract.Partition.Key(newest)
 	if len(outside) > 0 {
-		line.Message = fmt.Sprintf("newest partition %s is outside %s of the %d before it: %s", key, band, n, strings.Join(outside, "; "))
+		line.Message = fmt.Sprintf("newest partition %s is outside %s of the %d before it: %s", key, band, len(before), strings.Join(outside, "; "))
 		return line, nil
 	}
 	line.OK = true
-	line.Message = fmt.Sprintf("newest partition %s, %d rows, within %s of the mean of the %d before it (%d rows)", key, now.Rows, band, n, rows/n)
+	line.Message = fmt.Sprintf("newest partition %s, %d rows, within %s of the mean of the %d before it (%s rows)", key, now.Rows, band, len(before), strconv.FormatFloat(float64(rows)/n, 'f', 1, 64))
 	return line, nil
 }
 
@@ -190,9 +195,9 @@ func (l *Ledger) lastRunVerified(ctx context.Context, ident table.Identifier, me
 		switch {
 		case res != nil && res.OK:
 			line.OK = true
-			line.Message = fmt.Sprintf("run %s, snapshot %d, fingerprints as it recorded (%s)", res.RunID, s.SnapshotID, res.Recorded[:12])
+			line.Message = fmt.Sprintf("run %s, snapshot %d, fingerprints as it recorded (%s)", res.RunID, s.SnapshotID, outcome.Short(res.Recorded))
 		case res != nil:
-			line.Message = fmt.Sprintf("run %s, snapshot %d, fingerprints %s now, recorded %s", res.RunID, s.SnapshotID, res.Computed[:12], res.Recorded[:12])
+			line.Message = fmt.Sprintf("run %s, snapshot %d, fingerprints %s now, recorded %s", res.RunID, s.SnapshotID, res.Computed[:12], outcome.Short(res.Recorded))
 		default:
 			line.Message = fmt.Sprintf("snapshot %d could not be verified: %v", s.SnapshotID, err)
 		}
