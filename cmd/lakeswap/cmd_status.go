@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -143,15 +142,11 @@ type tableStatus struct {
 // together, and a table that says otherwise is an error. A table whose
 // share committed nothing (unchanged) records no snapshot of it.
 func releaseStatus(ctx context.Context, pub *swap.Publisher, name string, st *swap.RunStatus) ([]tableStatus, error) {
-	if !st.Landed || len(st.Snapshots) == 0 {
+	if !st.Landed {
 		return nil, nil
 	}
 	var out []tableStatus
-	var errs []error
-	for _, t := range st.Snapshots[len(st.Snapshots)-1].Release {
-		if t == name {
-			continue
-		}
+	for _, t := range otherTables(st, name) {
 		ident, err := swap.ParseTable(t)
 		if err != nil {
 			return nil, err
@@ -163,7 +158,22 @@ func releaseStatus(ctx context.Context, pub *swap.Publisher, name string, st *sw
 		v := newStatusView(other)
 		out = append(out, tableStatus{Table: t, Status: v.Status, SnapshotID: v.SnapshotID})
 	}
-	return out, errors.Join(errs...)
+	return out, nil
+}
+
+// otherTables names the tables of the release a run's newest snapshot
+// records, but name: none for a run that is no release.
+func otherTables(st *swap.RunStatus, name string) []string {
+	if len(st.Snapshots) == 0 {
+		return nil
+	}
+	var out []string
+	for _, t := range st.Snapshots[len(st.Snapshots)-1].Release {
+		if t != name {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // printReleaseStatus says where the other tables of a release stand.

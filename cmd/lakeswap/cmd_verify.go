@@ -177,17 +177,13 @@ func verifyRelease(ctx context.Context, pub *swap.Publisher, ident []string, res
 	if res.RunID == "" {
 		return nil, nil
 	}
-	name := strings.Join(ident, ".")
 	st, err := pub.Status(ctx, ident, res.RunID)
-	if err != nil || len(st.Snapshots) == 0 {
+	if err != nil {
 		return nil, err
 	}
 	var out []tableVerified
 	var errs []error
-	for _, t := range st.Snapshots[len(st.Snapshots)-1].Release {
-		if t == name {
-			continue
-		}
+	for _, t := range otherTables(st, strings.Join(ident, ".")) {
 		ident, err := swap.ParseTable(t)
 		if err != nil {
 			return nil, err
