@@ -55,6 +55,10 @@ type Job struct {
 	// Lag says how to measure arrival: the source, and SQL expressions on
 	// its columns for when a row's event happened and when it arrived.
 	Lag Lag `yaml:"lag"`
+	// Late says what a run does with source rows that arrived later than
+	// the lookback into partitions already published (escalate, the
+	// default, refuses until the run decides).
+	OnLate LatePolicy `yaml:"late"`
 	// Reconcile is a query on the sources giving, per partition, the
 	// figures the staged rows must match (count and sums at the source's
 	// own grain).
@@ -100,6 +104,30 @@ type Lag struct {
 	Event    string `yaml:"event_time"`
 	Ingested string `yaml:"ingested_at"`
 }
+
+// LatePolicy is what a run does with source rows that arrived later than
+// the job's lookback after their event into a partition already
+// published: restating it changes numbers people already reported.
+type LatePolicy struct {
+	// Policy is escalate (the default: the run is refused, naming the
+	// partitions, until it says --restate or --leave, with a reason),
+	// restate (such rows rebuild their partitions, recorded) or
+	// current-period (such rows load into the day they arrived, the
+	// source gaining the boolean column Flag, true for them).
+	Policy string `yaml:"policy"`
+	// Owner is who makes the call (the metric's owner), Note what they
+	// said: both shown when a run is refused.
+	Owner string `yaml:"owner"`
+	Note  string `yaml:"note"`
+	Flag  string `yaml:"flag"`
+}
+
+// The late policies.
+const (
+	LateEscalate      = "escalate"
+	LateRestate       = "restate"
+	LateCurrentPeriod = "current-period"
+)
 
 // Reject is a rule that refuses source rows, with its reason.
 type Reject struct {
@@ -221,6 +249,7 @@ func (j *Job) check() error {
 	if strings.TrimSpace(j.SQL) == "" {
 		errs = append(errs, errors.New("give the SQL that computes the partitions (sql or sql_file)"))
 	}
+	errs = append(errs, j.checkLate()...)
 	for i, r := range j.Rejects {
 		if strings.TrimSpace(r.Reason) == "" || strings.TrimSpace(r.When) == "" {
 			errs = append(errs, fmt.Errorf("reject rule %d: give its reason and its condition (when)", i+1))
@@ -230,6 +259,41 @@ func (j *Job) check() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// checkLate checks the late policy: what it needs of the lag, and a flag
+// column for current-period.
+func (j *Job) checkLate() []error {
+	l := j.OnLate
+	if l == (LatePolicy{}) {
+		return nil
+	}
+	var errs []error
+	switch l.Policy {
+	case "", LateEscalate, LateRestate, LateCurrentPeriod:
+	default:
+		errs = append(errs, fmt.Errorf("late: policy %q: want escalate, restate or current-period", l.Policy))
+	}
+	if _, ok := j.Sources[j.lagSource()]; !ok || j.Lag.Event == "" || j.Lag.Ingested == "" || j.Lookback <= 0 {
+		errs = append(errs, errors.New("late: a late policy needs a lookback and lag: {event_time, ingested_at} on the source whose rows arrive"))
+	}
+	switch {
+	case l.Policy == LateCurrentPeriod && !sourceName.MatchString(l.Flag):
+		errs = append(errs, fmt.Errorf("late: current-period needs flag: COLUMN, the boolean column the source gains (true for a row loaded into the day it arrived), for the SQL to keep; %q is not a plain column name", l.Flag))
+	case l.Policy == LateCurrentPeriod && !sourceName.MatchString(strings.TrimSpace(j.Lag.Event)):
+		errs = append(errs, fmt.Errorf("late: current-period moves a late row by its event time: lag's event_time must be a column of the source, not %q", j.Lag.Event))
+	case l.Policy != LateCurrentPeriod && l.Flag != "":
+		errs = append(errs, errors.New("late: flag goes with policy current-period"))
+	}
+	return errs
+}
+
+// lagSource is the source whose rows' arrival the lag names.
+func (j *Job) lagSource() string {
+	if j.Lag.Source == "" && len(j.Sources) == 1 {
+		return j.SourceNames()[0]
+	}
+	return j.Lag.Source
 }
 
 // SourceNames lists the sources' names in order.

@@ -217,11 +217,20 @@ func (j *Job) view(ctx context.Context, eng *source.SQLEngine, name string, sf *
 			return fmt.Errorf("its reject rules: %w", err)
 		}
 	}
-	if err := eng.Exec(ctx, "CREATE OR REPLACE TEMP VIEW "+ident(name)+" AS SELECT * FROM "+raw+" WHERE "+keep); err != nil {
+	// The rows kept, under a name of their own, so that a late policy
+	// can make the source's view of them again.
+	if err := eng.Exec(ctx, "CREATE OR REPLACE VIEW "+kept(name)+" AS SELECT * FROM "+raw+" WHERE "+keep); err != nil {
 		return fmt.Errorf("its reject rules: %w", err)
+	}
+	if err := eng.Exec(ctx, "CREATE OR REPLACE TEMP VIEW "+ident(name)+" AS SELECT * FROM "+kept(name)); err != nil {
+		return err
 	}
 	return nil
 }
+
+// kept names the view of a source's rows its reject rules keep: a name no
+// source takes (a source's is a plain identifier).
+func kept(name string) string { return "lakeswap_raw." + ident(name+" kept") }
 
 // scan is the query that reads a source's files as written.
 func (sf *sourceFiles) scan(ctx context.Context, eng *source.SQLEngine, headers [][]string) (string, error) {
@@ -666,10 +675,7 @@ type LagReport struct {
 // rows its reject rules keep, so that a lookback is sized from
 // measurement.
 func (j *Job) MeasureLag(ctx context.Context, eng *source.SQLEngine) (*LagReport, error) {
-	name := j.Lag.Source
-	if name == "" && len(j.Sources) == 1 {
-		name = j.SourceNames()[0]
-	}
+	name := j.lagSource()
 	if _, ok := j.Sources[name]; !ok || j.Lag.Event == "" || j.Lag.Ingested == "" {
 		return nil, fmt.Errorf("job %s: lag needs lag: {source, event_time, ingested_at}, SQL on the source's columns", j.File)
 	}
@@ -707,10 +713,7 @@ func (j *Job) MeasureLag(ctx context.Context, eng *source.SQLEngine) (*LagReport
 // from..to: rows a run that trusted the lookback would have missed. It
 // returns nil when the job declares no lag or lookback.
 func (j *Job) Late(ctx context.Context, eng *source.SQLEngine, from, to string) (map[string]int64, error) {
-	name := j.Lag.Source
-	if name == "" && len(j.Sources) == 1 {
-		name = j.SourceNames()[0]
-	}
+	name := j.lagSource()
 	if _, ok := j.Sources[name]; !ok || j.Lag.Event == "" || j.Lag.Ingested == "" || j.Lookback <= 0 {
 		return nil, nil
 	}

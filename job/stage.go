@@ -12,8 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
-
 	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/runrecord"
@@ -34,6 +32,14 @@ type RunOptions struct {
 	// Release, when the run is one table of a release, is how it reads a
 	// table the release rebuilds too: as the release will leave it.
 	Release *swap.Release
+	// Late is the run's decision on source rows that arrived later than
+	// the lookback into partitions already published; nil leaves it to
+	// the job's policy.
+	Late *LateChoice
+	// SinceLast rebuilds, instead of Partitions, the days of the rows
+	// that arrived since the last landed run's watermark, less the
+	// lookback.
+	SinceLast bool
 }
 
 // Run computes a run's rows with the job and hands the request to finish
@@ -48,14 +54,19 @@ func (j *Job) Run(ctx context.Context, pub *swap.Publisher, req swap.Request, o 
 		return nil, err
 	}
 	c := target.Contract
-	sel, err := target.Partitions(o.Partitions...)
-	if err != nil {
-		return nil, err
+	tracks := j.tracksArrival(c)
+	switch {
+	case (o.SinceLast || o.Late != nil || j.OnLate != LatePolicy{}) && !tracks:
+		return nil, swap.InvalidRequest(fmt.Errorf("job %s: a late policy, --restate, --leave and --since-last judge rows by when they arrived: they need the job's lag: {event_time, ingested_at}, a lookback, and a table partitioned by a date column alone", filepath.Base(j.File)))
+	case o.Late != nil && j.policy() == LateCurrentPeriod:
+		return nil, swap.InvalidRequest(fmt.Errorf("job %s loads late rows into the day they arrived (late policy current-period): --%s decides nothing", filepath.Base(j.File), o.Late.Decision))
 	}
-	// $from and $to bound the first field the selectors name (of a table
-	// of several fields, the days of day(event_ts), say); the run owns
-	// the tuples the selectors name, as any input's.
-	field, named := sel.FirstNamed()
+	var sel contract.Selection
+	if !o.SinceLast {
+		if sel, err = target.Partitions(o.Partitions...); err != nil {
+			return nil, err
+		}
+	}
 	if req.RunID == "" {
 		req.RunID = swap.NewRunID() // to name the rejects file
 	}
@@ -93,12 +104,35 @@ func (j *Job) Run(ctx context.Context, pub *swap.Publisher, req swap.Request, o 
 	if err != nil {
 		return nil, outOfMemory(err, limit)
 	}
+	var arr *arrival
+	if tracks {
+		if arr, err = j.newArrival(ctx, target, o.Late); err != nil {
+			return nil, err
+		}
+	}
+	if o.SinceLast {
+		days, err := arr.sinceLast(ctx, eng)
+		if err != nil {
+			return nil, engineErr(err)
+		}
+		if sel, err = target.Partitions(c.Partition.Fields[0].Name + "=" + strings.Join(days, ",")); err != nil {
+			return nil, err
+		}
+	}
+	// $from and $to bound the first field the selectors name (of a table
+	// of several fields, the days of day(event_ts), say); the run owns
+	// the tuples the selectors name, as any input's.
+	field, named := sel.FirstNamed()
 	from, to := bounds(c.Partition.Fields[field], named)
-	// Rows that arrived later than the lookback, for a table partitioned by
-	// the day of its events (alone).
+	// Rows that arrived later than the lookback, by the day of their
+	// event, and what the run does with them.
 	var late map[string]int64
-	if c.Partition.One() && c.Arrow.Field(c.Partition.Fields[0].Column).Type.ID() == arrow.DATE32 {
+	info := &swap.JobInfo{}
+	if tracks {
 		if late, err = j.Late(ctx, eng, from, to); err != nil {
+			return nil, engineErr(err)
+		}
+		if err := arr.decide(ctx, eng, from, to, info); err != nil {
 			return nil, engineErr(err)
 		}
 	}
@@ -124,8 +158,8 @@ func (j *Job) Run(ctx context.Context, pub *swap.Publisher, req swap.Request, o 
 	if err != nil {
 		return nil, err
 	}
-	info := &swap.JobInfo{File: file, Version: j.Version, SourcesHash: listing.Hash, RejectedRows: rejected.Rows, Rejected: rejected.ByReason,
-		Reconciled: req.Expect, Late: late}
+	info.File, info.Version, info.SourcesHash, info.RejectedRows, info.Rejected = file, j.Version, listing.Hash, rejected.Rows, rejected.ByReason
+	info.Reconciled, info.Late = req.Expect, late
 	if rejected.Rows > 0 {
 		info.RejectsFile = rejectsFile
 	}

@@ -198,6 +198,6 @@ func (l *Loader) Entry(s table.Snapshot) Entry {
 		e.Problem = err.Error()
 	}
 	e.RunID, e.Partitions, e.Rows, e.Sums, e.Fingerprint, e.Source, e.Batch = r.RunID, r.Keys(), r.Rows, maps.Clone(r.Sums), r.Fingerprint, r.Source, r.Batch
-	e.Release, e.Restated = r.Release, r.Restated
+	e.Release, e.Restated, e.LateDecision = r.Release, r.Restated, r.LateDecision
 	return e
 }

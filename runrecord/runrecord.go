@@ -79,6 +79,21 @@ const (
 	// it, as JSON (a table the release left unchanged: the snapshot it
 	// tagged).
 	PropReleaseSnapshots = "lakeswap.release-snapshots"
+	// PropWatermark is the arrival time a SQL job's run read up to: every
+	// row of its lag source that arrived by then is in a partition the
+	// run rebuilt, or decided (RFC 3339). publish --since-last starts from
+	// the last landed run's.
+	PropWatermark = "lakeswap.watermark"
+	// PropLateLeft carries, from run to run, the days whose late rows a
+	// run left out (--leave): each day maps to the arrival time after
+	// which they are left out ("" for every one), as JSON.
+	PropLateLeft = "lakeswap.late-left"
+	// PropLateDecision is a run's decision on rows that arrived later than
+	// its job's lookback into partitions already published: restate or
+	// leave, which partitions, how many rows, why and who decided it; or
+	// the rows the job's current-period policy loaded into the day they
+	// arrived (JSON).
+	PropLateDecision = "lakeswap.late-decision"
 	// The objects a run read (s3:// inputs): how many, their bytes, the
 	// SHA-256 of their list (InputsHash) and, for up to MaxListedInputs,
 	// the list itself as JSON.
@@ -141,6 +156,23 @@ type Record struct {
 	Release               []string          // the tables of the release the run committed with this one, its own included
 	ReleaseSnapshots      map[string]string // each table of the release, its snapshot of it
 	Restated              *Restatement      // frozen partitions the run restated, and why
+	Watermark             string            // the arrival time a job's run read up to
+	LateLeft              map[string]string // days whose late rows stay left out, after when
+	LateDecision          *LateDecision     // what the run did with rows that arrived late
+}
+
+// LateDecision is what a run did with source rows that arrived later than
+// its job's lookback, into partitions already published.
+type LateDecision struct {
+	// Decision is restate (rebuilt with them), leave (kept as published,
+	// the rows left out) or current-period (loaded into the day they
+	// arrived, as the job's policy says).
+	Decision   string           `json:"decision"`
+	Partitions []string         `json:"partitions,omitempty"` // column=value
+	Rows       map[string]int64 `json:"rows"`                 // by day
+	Reason     string           `json:"reason,omitempty"`
+	DecidedBy  string           `json:"decided_by,omitempty"`
+	Owner      string           `json:"owner,omitempty"` // the job's late.owner
 }
 
 // Restatement is a run's decision to change partitions the table froze.
@@ -229,6 +261,17 @@ func (r Record) Properties() iceberg.Properties {
 		b, _ := json.Marshal(r.Restated)
 		props[PropRestated] = string(b)
 	}
+	if r.Watermark != "" {
+		props[PropWatermark] = r.Watermark
+	}
+	if len(r.LateLeft) > 0 {
+		b, _ := json.Marshal(r.LateLeft)
+		props[PropLateLeft] = string(b)
+	}
+	if r.LateDecision != nil {
+		b, _ := json.Marshal(r.LateDecision)
+		props[PropLateDecision] = string(b)
+	}
 	if r.PlannedBaseSnapshotID != nil {
 		props[PropPlannedBase] = strconv.FormatInt(*r.PlannedBaseSnapshotID, 10)
 	}
@@ -284,6 +327,12 @@ func Read(props map[string]string) (r Record, ok bool) {
 	if v := props[PropRestated]; v != "" {
 		r.Restated = &Restatement{}
 		_ = json.Unmarshal([]byte(v), r.Restated)
+	}
+	r.Watermark = props[PropWatermark]
+	_ = json.Unmarshal([]byte(props[PropLateLeft]), &r.LateLeft)
+	if v := props[PropLateDecision]; v != "" {
+		r.LateDecision = &LateDecision{}
+		_ = json.Unmarshal([]byte(v), r.LateDecision)
 	}
 	r.Rows, _ = strconv.ParseInt(props[PropRows], 10, 64)
 	r.BaseRows, _ = strconv.ParseInt(props[PropBaseRows], 10, 64)
@@ -363,6 +412,8 @@ type Entry struct {
 	Release []string `json:"release,omitempty"`
 	// Restated is the run's decision to change frozen partitions.
 	Restated *Restatement `json:"restated_frozen,omitempty"`
+	// LateDecision is what the run did with rows that arrived late.
+	LateDecision *LateDecision `json:"late_decision,omitempty"`
 	// TableRows are the rows of the whole table at this snapshot, as the
 	// snapshot's summary counts them (Iceberg's total-records); nil where
 	// it does not count them, or where delete files make the count of rows

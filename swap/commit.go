@@ -51,6 +51,12 @@ func (plan *Plan) record() runrecord.Record {
 	}
 	if j := plan.Job; j != nil {
 		r.JobVersion, r.SourcesHash, r.Rejected, r.Late = j.Version, j.SourcesHash, j.Rejected, j.Late
+		r.LateDecision = plan.lateShare()
+		if plan.lastBatch() {
+			// A batch before the last leaves rows of later batches
+			// unread: only the run whole moves the watermark.
+			r.Watermark, r.LateLeft = j.Watermark, j.LeftAfter
+		}
 		if j.Reconciled != nil {
 			r.Reconciled = map[string]map[string]int64{}
 			for _, pp := range plan.Partitions { // a batch records its own
@@ -65,6 +71,34 @@ func (plan *Plan) record() runrecord.Record {
 		}
 	}
 	return r.WithInputs(plan.Inputs)
+}
+
+// lateShare is the run's decision on late rows, as far as the plan's
+// partitions go (a batch records its own share), naming them: the days of
+// their events, or for current-period the days they arrived in.
+func (plan *Plan) lateShare() *runrecord.LateDecision {
+	d := plan.Job.Decision
+	if d == nil {
+		return nil
+	}
+	share := *d
+	share.Partitions, share.Rows = nil, map[string]int64{}
+	for _, pp := range plan.Partitions {
+		if n, ok := d.Rows[pp.Value]; ok {
+			share.Partitions, share.Rows[pp.Value] = append(share.Partitions, pp.Key), n
+		}
+	}
+	if len(share.Rows) == 0 {
+		return nil
+	}
+	return &share
+}
+
+// lastBatch says whether the plan is a run's last batch, or a run
+// committed whole.
+func (plan *Plan) lastBatch() bool {
+	k, n, ok := strings.Cut(plan.BatchOf, "/")
+	return !ok || k == n
 }
 
 // commit publishes a staged plan as one snapshot in one catalog commit that

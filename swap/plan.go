@@ -165,7 +165,40 @@ type JobInfo struct {
 	// later than the job's lookback after it (Lookback).
 	Late     map[string]int64 `json:"late,omitempty"`
 	Lookback float64          `json:"lookback_seconds,omitempty"`
+	// Policy is the job's late policy (escalate, restate, current-period)
+	// when the run tracks its rows' arrival (a lag source, a lookback, a
+	// table by day), with the job's owner and note, for the refusal.
+	Policy string `json:"late_policy,omitempty"`
+	Owner  string `json:"late_owner,omitempty"`
+	Note   string `json:"late_note,omitempty"`
+	// Escalated are the rows, by the day of their event, that arrived
+	// later than the lookback since the previous watermark into partitions
+	// already published, and that no decision covers: a partition they
+	// change is refused.
+	Escalated map[string]LateRows `json:"escalated,omitempty"`
+	// Decision is what the run does with such rows: restate or leave
+	// (--restate, --leave, or the job's policy restate), or the rows the
+	// policy current-period loads into the day they arrived.
+	Decision *LateDecision `json:"late_decision,omitempty"`
+	// Watermark is the arrival time the run records when it lands
+	// (runrecord.PropWatermark), PreviousWatermark the one it started
+	// from; LeftAfter the days whose late rows stay left out, carried
+	// from run to run (runrecord.PropLateLeft).
+	Watermark         string            `json:"watermark,omitempty"`
+	PreviousWatermark string            `json:"previous_watermark,omitempty"`
+	LeftAfter         map[string]string `json:"late_left,omitempty"`
 }
+
+// LateRows are the rows of one day that arrived late: how many, the first
+// of their arrivals, and the latest any arrived after its event.
+type LateRows struct {
+	Rows         int64   `json:"rows"`
+	FirstArrival string  `json:"first_arrival"`
+	MaxLag       float64 `json:"max_lag_seconds"`
+}
+
+// LateDecision is what a run does with rows that arrived late.
+type LateDecision = runrecord.LateDecision
 
 // Restatement is a decision to change partitions the table froze.
 type Restatement struct {
@@ -201,6 +234,10 @@ type PartitionPlan struct {
 	Adopted bool `json:"adopted,omitempty"`
 	// Frozen says the table's lakeswap.freeze-after froze the partition.
 	Frozen bool `json:"frozen,omitempty"`
+	// Decided says the run rewrites the partition's files though its rows
+	// stay: it records a decision about it (--leave), which takes a
+	// snapshot.
+	Decided bool `json:"decided,omitempty"`
 	// Unchanged says the staged rows are what the partition holds: the
 	// commit leaves its files as they are, so that readers of the table's
 	// changes see no rewrite, and the staged files go.
@@ -218,14 +255,15 @@ type PartitionPlan struct {
 // base, by content hash and rows, in the same files: a partition holding
 // rows of a rewritten file changes its files.
 func (pp *PartitionPlan) same() bool {
-	return pp.Fingerprint.Hash == pp.OldFingerprint.Hash && pp.Fingerprint.Rows == pp.OldFingerprint.Rows && len(pp.OldShares) == 0
+	return pp.Fingerprint.Hash == pp.OldFingerprint.Hash && pp.Fingerprint.Rows == pp.OldFingerprint.Rows && len(pp.OldShares) == 0 && !pp.Decided
 }
 
 // changesNothing reports whether the plan's partitions held at the base
 // what it staged, in files it would leave as they are: a commit would
 // change nothing.
 func (p *Plan) changesNothing() bool {
-	return p.BaseFingerprint.Hash == p.Fingerprint.Hash && p.BaseFingerprint.Rows == p.Fingerprint.Rows && len(p.shares()) == 0
+	return p.BaseFingerprint.Hash == p.Fingerprint.Hash && p.BaseFingerprint.Rows == p.Fingerprint.Rows && len(p.shares()) == 0 &&
+		!slices.ContainsFunc(p.Partitions, func(pp PartitionPlan) bool { return pp.Decided })
 }
 
 // shares are the paths of the rewritten files the plan's partitions hold

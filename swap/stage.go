@@ -1,9 +1,11 @@
 package swap
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -23,6 +25,7 @@ import (
 
 	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/contract"
+	"github.com/lakeswap/lakeswap/internal/words"
 	"github.com/lakeswap/lakeswap/parquetio"
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/source"
@@ -462,6 +465,7 @@ func guard(ctx context.Context, tbl *table.Table, plan *Plan, req Request, all m
 	}
 	plausible(plan, req, ran, allowed)
 	frozen(plan, req, ran, allowed, time.Now())
+	lateArrivals(plan, ran, allowed)
 	if !plan.Refused() && req.Changes {
 		return grainChanges(ctx, fsys, c, plan, req.ChangesMaxRows, parallelism(req.Parallelism))
 	}
@@ -560,6 +564,65 @@ func frozen(plan *Plan, req Request, ran, allowed map[string]bool, now time.Time
 			Message: fmt.Sprintf("partition %s is frozen since %s (%s %s): the run would change numbers already reported; restating it needs --restate-frozen --reason TEXT, which the run records",
 				key, frozenTime(at), contract.PropFreezeAfter, c.Freeze.Text)})
 	}
+}
+
+// lateArrivals refuses a change to a published partition by source rows
+// that arrived later than the job's lookback since its last landed run,
+// when no decision covers them: restating it changes numbers already
+// reported, a call for the metric's owner (the job's late policy
+// escalate). A partition such rows leave as it was changes nothing. The
+// partitions a run decides to leave are rewritten with the rows they
+// hold, so that the decision is a snapshot of its own.
+func lateArrivals(plan *Plan, ran, allowed map[string]bool) {
+	j := plan.Job
+	if j == nil || j.Policy == "" {
+		return
+	}
+	ran["late arrivals"] = true
+	if d := j.Decision; d != nil && d.Decision != "current-period" {
+		allowed["late arrivals"] = true
+		for i := range plan.Partitions {
+			pp := &plan.Partitions[i]
+			if _, ok := d.Rows[pp.Value]; !ok {
+				continue
+			}
+			pp.Decided = d.Decision == "leave"
+			plan.Warnings = append(plan.Warnings, fmt.Sprintf("allowed (--%s): partition %s, with %s that arrived later than the lookback, is %s by %s: %s",
+				d.Decision, verify.DisplayKey(pp.Key), words.Count(d.Rows[pp.Value], "source row"), map[string]string{"restate": "restated", "leave": "left as published"}[d.Decision], d.DecidedBy, d.Reason))
+		}
+	}
+	for _, pp := range plan.Partitions {
+		r, ok := j.Escalated[pp.Value]
+		if !ok || r.Rows == 0 || !pp.changesContent() {
+			continue
+		}
+		owner := ""
+		if j.Owner != "" {
+			owner = " (the job names " + j.Owner + " as its owner"
+			if j.Note != "" {
+				owner += ": " + j.Note
+			}
+			owner += ")"
+		}
+		plan.Findings = append(plan.Findings, verify.Finding{Kind: verify.KindLate, Partition: pp.Key,
+			Message: fmt.Sprintf("%s for it arrived later than the lookback of %s since the last landed run (the first at %s, the latest %s after its event), and it is published: restating it changes numbers already reported, a call for the metric's owner%s; rebuild it with them (--restate --reason TEXT) or keep it as published and leave them out (--leave --reason TEXT), either recorded in the run",
+				words.Count(r.Rows, "source row"), lagText(j.Lookback), r.FirstArrival, lagText(r.MaxLag), owner)})
+	}
+}
+
+// lagText writes a lag of seconds as days and hours, or as Go writes a
+// shorter one.
+func lagText(s float64) string {
+	d := time.Duration(s * float64(time.Second)).Round(time.Second)
+	if d < 24*time.Hour {
+		return d.String()
+	}
+	d = d.Round(time.Hour)
+	days, rest := d/(24*time.Hour), d%(24*time.Hour)
+	if rest == 0 {
+		return fmt.Sprintf("%dd", days)
+	}
+	return fmt.Sprintf("%dd%dh", days, rest/time.Hour)
 }
 
 // frozenTime writes when a partition froze: its day, or its hour where
@@ -977,4 +1040,57 @@ func adoptKeysMax(keysMaxRows int64) int64 {
 		return math.MaxInt64
 	}
 	return keysMaxRows
+}
+
+// Arrivals is what the table says of a job's source rows' arrival: the
+// watermark, and the days whose late rows stay left out, that the last
+// landed run recorded; and which partitions hold rows.
+type Arrivals struct {
+	Watermark string
+	LeftAfter map[string]string
+	Published map[string]bool
+}
+
+// Arrivals reads, from main's history, the watermark of the last landed
+// run that recorded one (runrecord.PropWatermark), passing over a run a
+// scoped rollback took back: the rows it read are no longer all in the
+// table, and are read again.
+func (t *Target) Arrivals(ctx context.Context) (*Arrivals, error) {
+	meta := t.table.Metadata()
+	out := &Arrivals{Published: map[string]bool{}}
+	head := meta.CurrentSnapshot()
+	if head == nil {
+		return out, nil
+	}
+	undone := map[string]bool{}
+	for _, s := range table.AncestorsOf(head.SnapshotID, meta.SnapshotByID) {
+		if s.Summary == nil {
+			continue
+		}
+		props := s.Summary.Properties
+		id := props[runrecord.PropRunID]
+		if run, ok := strings.CutPrefix(id, "rollback-"); ok && props[runrecord.PropSource] == "scoped rollback of run "+run {
+			undone[run] = true
+			continue
+		}
+		if w := props[runrecord.PropWatermark]; w != "" && !undone[id] {
+			out.Watermark = w
+			if err := json.Unmarshal([]byte(cmp.Or(props[runrecord.PropLateLeft], "{}")), &out.LeftAfter); err != nil {
+				return nil, fmt.Errorf("snapshot %d: %s: %w", s.SnapshotID, runrecord.PropLateLeft, err)
+			}
+			break
+		}
+	}
+	fsys, err := t.table.FS(ctx)
+	if err != nil {
+		return nil, err
+	}
+	all, err := snapshot.Files(ctx, fsys, head, t.Contract)
+	if err != nil {
+		return nil, err
+	}
+	for v, files := range all {
+		out.Published[v] = len(files) > 0
+	}
+	return out, nil
 }

@@ -29,6 +29,7 @@ const (
 	KindReconcile        Kind = "reconcile"        // staged figures that differ from the source's own
 	KindEarlierSpec      Kind = "earlier-spec"     // a file of an earlier partition spec holding rows of declared partitions
 	KindFrozen           Kind = "frozen"           // a change to a partition frozen by the table's lakeswap.freeze-after
+	KindLate             Kind = "late"             // a change to a published partition by rows that arrived later than the lookback, undecided
 )
 
 // Finding is one reason a stage cannot be published. Row counts from 1 within

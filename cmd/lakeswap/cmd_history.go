@@ -132,6 +132,13 @@ func printReleases(w io.Writer, name string, entries []runrecord.Entry) {
 			seen["restated "+e.RunID] = true
 			fmt.Fprintf(w, "run %s restated frozen partitions %s, decided by %s: %s\n", e.RunID, displayKeys(r.Partitions), r.DecidedBy, r.Reason)
 		}
+		if d := e.LateDecision; d != nil && !seen["late "+e.RunID+" "+e.Batch] {
+			if len(seen) == 0 {
+				fmt.Fprintln(w)
+			}
+			seen["late "+e.RunID+" "+e.Batch] = true
+			fmt.Fprintf(w, "run %s: %s\n", e.RunID, describeLate(*d, d.Partitions))
+		}
 		if len(e.Release) < 2 || seen[e.RunID] {
 			continue
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -32,6 +33,9 @@ type publishOptions struct {
 	lineage        []string // --jobs: where the jobs lineage reads are
 	planDir        string   // where a release's plan files go
 	restateFrozen  bool     // change partitions the table froze
+	restate        bool     // rebuild published partitions with rows that arrived late
+	leave          bool     // keep them as published, the late rows left out
+	sinceLast      bool     // rebuild the days of the rows that arrived since the watermark
 	reason         string   // why, recorded in the run
 	decidedBy      string   // who decided it (default the OS user)
 	rejects        string   // where a job's rejected rows go
@@ -137,8 +141,11 @@ func addStagingFlags(cmd *cobra.Command, o *publishOptions) {
 	f.BoolVar(&o.perPartition, "commit-per-partition", false, "commit each partition as a snapshot of its own, as --batch 1")
 	f.BoolVar(&o.rewrite, "rewrite-overlapping", false, "where files written under an earlier partition spec (a month's file, the table now by day) hold rows of the declared partitions, take them out in the same commit and stage their other rows again from the table, into the partitions they fall in (carried); without it such a run is refused")
 	f.BoolVar(&o.restateFrozen, "restate-frozen", false, "change partitions the table's lakeswap.freeze-after froze (with --reason, recorded in the run)")
-	f.StringVar(&o.reason, "reason", "", "with --restate-frozen: why the frozen partitions are restated, recorded in the run and shown by history")
-	f.StringVar(&o.decidedBy, "decided-by", "", "with --restate-frozen: who decided it (default the user running lakeswap)")
+	f.BoolVar(&o.restate, "restate", false, "with --job: rebuild published partitions with the source rows that arrived later than the job's lookback (with --reason, recorded in the run)")
+	f.BoolVar(&o.leave, "leave", false, "with --job: keep published partitions as they are, the source rows that arrived later than the job's lookback left out and counted, in this run and the job's next (with --reason, recorded in the run)")
+	f.BoolVar(&o.sinceLast, "since-last", false, "with --job, instead of --partitions: rebuild the days of the source rows that arrived since the watermark of the table's last landed run, less the job's lookback")
+	f.StringVar(&o.reason, "reason", "", "with --restate-frozen, --restate or --leave: why, recorded in the run and shown by history and show")
+	f.StringVar(&o.decidedBy, "decided-by", "", "with --restate-frozen, --restate or --leave: who decided it (default the user running lakeswap)")
 	f.StringVar(&o.spillDir, "spill-dir", "", "local folder where rows wait between reading and staging; needs about the inputs' uncompressed size (default: the system's temporary folder)")
 }
 
@@ -199,7 +206,7 @@ func runStaging(ctx context.Context, g *globals, o publishOptions, finishWith fu
 	var res *swap.Result
 	switch {
 	case j != nil:
-		res, err = j.Run(ctx, pub, req, job.RunOptions{Partitions: o.partitions, RejectsFile: o.rejects, Inputs: in}, finish)
+		res, err = j.Run(ctx, pub, req, job.RunOptions{Partitions: o.partitions, RejectsFile: o.rejects, Inputs: in, Late: lateChoice(o, req), SinceLast: o.sinceLast}, finish)
 	case o.adopt:
 		res, err = stageAdopted(ctx, pub, req, o.partitions, files, finish)
 	default:
@@ -253,7 +260,14 @@ func stagingRequest(o *publishOptions) (swap.Request, source.Options, error) {
 	if err != nil {
 		return fail(err)
 	}
-	if len(o.partitions) == 0 {
+	switch {
+	case o.sinceLast && len(o.jobs) == 0:
+		return fail(usagef("--since-last rebuilds the days a job's sources received since its last run: give --job"))
+	case o.sinceLast && len(o.partitions) > 0:
+		return fail(usagef("--since-last finds the partitions from the job's watermark: give it or --partitions, not both"))
+	case o.sinceLast && (len(o.jobs) > 1 || o.downstream):
+		return fail(usagef("--since-last runs one job: a release (several --job, --downstream) names its partitions with --partitions"))
+	case len(o.partitions) == 0 && !o.sinceLast:
 		return fail(usagef("--partitions is required, for example --partitions order_date=2026-01-01..2026-01-02"))
 	}
 	if o.runID != "" {
@@ -298,15 +312,20 @@ func stagingRequest(o *publishOptions) (swap.Request, source.Options, error) {
 		AllowImplausible: o.implausible, Changes: o.changes, Batch: o.batch, AllowMismatch: o.allowMismatch, ChangesMaxRows: changesMaxRows(in.MemoryLimit, o.parallelism),
 		KeysMaxRows: keysMaxRows(in.MemoryLimit), Table: ident, RewriteOverlapping: o.rewrite,
 	}
+	decides := o.restateFrozen || o.restate || o.leave
 	switch {
-	case o.restateFrozen && strings.TrimSpace(o.reason) == "":
-		return fail(usagef("--restate-frozen changes numbers already reported: say why with --reason TEXT, which the run records"))
-	case !o.restateFrozen && (o.reason != "" || o.decidedBy != ""):
-		return fail(usagef("--reason and --decided-by go with --restate-frozen"))
-	case o.restateFrozen:
-		req.RestateFrozen, req.DecidedBy = strings.TrimSpace(o.reason), o.decidedBy
-		if req.DecidedBy == "" {
-			req.DecidedBy = osUser()
+	case o.restate && o.leave:
+		return fail(usagef("--restate rebuilds the partitions with the late rows, --leave keeps them as published: give one"))
+	case (o.restate || o.leave) && len(o.jobs) == 0:
+		return fail(usagef("--restate and --leave decide on a job's source rows that arrived late: give --job"))
+	case decides && strings.TrimSpace(o.reason) == "":
+		return fail(usagef("%s decides on numbers already reported: say why with --reason TEXT, which the run records", decisionFlags(o)))
+	case !decides && (o.reason != "" || o.decidedBy != ""):
+		return fail(usagef("--reason and --decided-by go with --restate-frozen, --restate or --leave"))
+	case decides:
+		req.DecidedBy = cmp.Or(o.decidedBy, osUser())
+		if o.restateFrozen {
+			req.RestateFrozen = strings.TrimSpace(o.reason)
 		}
 	}
 	if o.band != "" {
@@ -317,6 +336,31 @@ func stagingRequest(o *publishOptions) (swap.Request, source.Options, error) {
 		req.Band = &band
 	}
 	return req, in, nil
+}
+
+// decisionFlags names the decisions the flags make, for a message.
+func decisionFlags(o *publishOptions) string {
+	var flags []string
+	for _, f := range []struct {
+		on   bool
+		name string
+	}{{o.restateFrozen, "--restate-frozen"}, {o.restate, "--restate"}, {o.leave, "--leave"}} {
+		if f.on {
+			flags = append(flags, f.name)
+		}
+	}
+	return strings.Join(flags, " and ")
+}
+
+// lateChoice is the run's decision on late rows, if the flags make one.
+func lateChoice(o publishOptions, req swap.Request) *job.LateChoice {
+	switch {
+	case o.restate:
+		return &job.LateChoice{Decision: job.LateRestate, Reason: strings.TrimSpace(o.reason), DecidedBy: req.DecidedBy}
+	case o.leave:
+		return &job.LateChoice{Decision: "leave", Reason: strings.TrimSpace(o.reason), DecidedBy: req.DecidedBy}
+	}
+	return nil
 }
 
 // osUser names the user running lakeswap, for the runs that record who

@@ -86,6 +86,15 @@ func printRun(w io.Writer, v *swap.RunView) {
 	for _, reason := range slices.Sorted(maps.Keys(v.Rejected)) {
 		fmt.Fprintf(w, "rejected %s: %s\n", words.Count(v.Rejected[reason], "source row"), reason)
 	}
+	if r := v.Restated; r != nil {
+		fmt.Fprintf(w, "restated frozen partitions %s, decided by %s: %s\n", displayKeys(r.Partitions), r.DecidedBy, r.Reason)
+	}
+	if d := v.LateDecision; d != nil {
+		fmt.Fprintln(w, describeLate(*d, d.Partitions))
+	}
+	if v.Watermark != "" {
+		fmt.Fprintf(w, "watermark %s: the source rows that arrived by then are in the table or decided\n", v.Watermark)
+	}
 	printFiles(w, v.Partitions)
 }
 

@@ -42,6 +42,7 @@ func printJob(w io.Writer, p *swap.Plan) {
 			fmt.Fprintf(w, "source rows that arrived later than the lookback of %s, by the day of their event: %s\n", seconds(j.Lookback), strings.Join(late, ", "))
 		}
 	}
+	printLate(w, j)
 	if j.RejectedRows == 0 {
 		fmt.Fprintln(w, "rejected no source rows")
 		return
@@ -51,4 +52,51 @@ func printJob(w io.Writer, p *swap.Plan) {
 		reasons = append(reasons, fmt.Sprintf("%s (%d)", r, j.Rejected[r]))
 	}
 	fmt.Fprintf(w, "rejected %s, written to %s: %s\n", words.Count(j.RejectedRows, "source row"), j.RejectsFile, strings.Join(reasons, ", "))
+}
+
+// printLate says what the run did with rows that arrived late, and the
+// watermark it records.
+func printLate(w io.Writer, j *swap.JobInfo) {
+	if d := j.Decision; d != nil {
+		fmt.Fprintln(w, describeLate(*d, nil))
+	}
+	if len(j.LeftAfter) > 0 {
+		fmt.Fprintf(w, "late rows of %s stay left out, as runs decided (--leave); --restate --reason TEXT rebuilds a day with them\n", strings.Join(slices.Sorted(maps.Keys(j.LeftAfter)), ", "))
+	}
+	switch {
+	case j.Watermark == "":
+	case j.Watermark == j.PreviousWatermark:
+		fmt.Fprintf(w, "watermark: stays at %s (every source row that arrived by then is in the table or decided)\n", j.Watermark)
+	case j.PreviousWatermark == "":
+		fmt.Fprintf(w, "watermark: %s once it lands (every source row that arrived by then is in the table or decided; --since-last starts there)\n", j.Watermark)
+	default:
+		fmt.Fprintf(w, "watermark: %s -> %s once it lands (--since-last starts there)\n", j.PreviousWatermark, j.Watermark)
+	}
+}
+
+// describeLate says in a line what a run decided on rows that arrived
+// late, by day, or by partition where the record names them (keys).
+func describeLate(d swap.LateDecision, keys []string) string {
+	var days []string
+	for _, day := range slices.Sorted(maps.Keys(d.Rows)) {
+		days = append(days, fmt.Sprintf("%s (%d)", day, d.Rows[day]))
+	}
+	if len(keys) > 0 {
+		var rows int64
+		for _, n := range d.Rows {
+			rows += n
+		}
+		days = []string{fmt.Sprintf("%s (%s)", displayKeys(keys), words.Count(rows, "row"))}
+	}
+	var owner string
+	if d.Owner != "" {
+		owner = "; the job names " + d.Owner + " its owner"
+	}
+	switch d.Decision {
+	case "current-period":
+		return fmt.Sprintf("late rows loaded into the day they arrived: %s, as the job's late policy current-period says%s", strings.Join(days, ", "), owner)
+	case "leave":
+		return fmt.Sprintf("late rows left out, the partitions kept as published: %s, decided by %s%s: %s", strings.Join(days, ", "), d.DecidedBy, owner, d.Reason)
+	}
+	return fmt.Sprintf("late rows restated: %s, decided by %s%s: %s", strings.Join(days, ", "), d.DecidedBy, owner, d.Reason)
 }

@@ -123,7 +123,7 @@ func runRelease(ctx context.Context, g *globals, o publishOptions, plan bool) er
 			return err
 		}
 		rejects := "rejects-" + swap.EscapeSegment(rj.job.Table) + "-" + swap.RunSegment(o.runID) + "-" + started + ".ndjson"
-		_, err = rj.job.Run(ctx, pub, r, job.RunOptions{Partitions: rj.partitions, RejectsFile: rejects, Inputs: in, Release: rel},
+		_, err = rj.job.Run(ctx, pub, r, job.RunOptions{Partitions: rj.partitions, RejectsFile: rejects, Inputs: in, Release: rel, Late: lateChoice(o, req)},
 			func(ctx context.Context, req swap.Request) (*swap.Result, error) {
 				p, err := rel.Stage(ctx, req)
 				if err == nil {

@@ -1,6 +1,7 @@
 package rollback
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -36,9 +37,15 @@ type RunView struct {
 	// Checks are the run's checks as it recorded them, name=verdict
 	// (passed, allowed by a flag, not run); none for a run recorded before
 	// lakeswap recorded them.
-	Checks []string         `json:"checks"`
-	Rows   int64            `json:"rows"`
-	Sums   map[string]int64 `json:"sums"`
+	Checks []string `json:"checks"`
+	// Restated, LateDecision and Watermark are the run's decisions on
+	// frozen partitions and on rows that arrived late, and the arrival
+	// time its job read up to (of a run in batches, its last batch's).
+	Restated     *runrecord.Restatement  `json:"restated_frozen,omitempty"`
+	LateDecision *runrecord.LateDecision `json:"late_decision,omitempty"`
+	Watermark    string                  `json:"watermark,omitempty"`
+	Rows         int64                   `json:"rows"`
+	Sums         map[string]int64        `json:"sums"`
 	// Scales are the decimal sums' scales: 1234 at scale 2 is 12.34.
 	Scales     map[string]int  `json:"scales,omitempty"`
 	Partitions []PartitionView `json:"partitions"`
@@ -154,6 +161,15 @@ func (l *Ledger) ShowRun(ctx context.Context, ident table.Identifier, runID stri
 		}
 		if rec.Rejected != nil {
 			v.Rejected = rec.Rejected
+		}
+		v.Restated, v.Watermark = cmp.Or(rec.Restated, v.Restated), cmp.Or(rec.Watermark, v.Watermark)
+		if d := rec.LateDecision; d != nil && v.LateDecision == nil {
+			v.LateDecision = d
+		} else if d != nil { // a batch's share
+			v.LateDecision.Partitions = append(v.LateDecision.Partitions, d.Partitions...)
+			for day, n := range d.Rows {
+				v.LateDecision.Rows[day] = n
+			}
 		}
 		for k, m := range rec.Reconciled {
 			if v.Reconciled == nil {

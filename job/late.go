@@ -1,0 +1,372 @@
+package job
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/lakeswap/lakeswap/contract"
+	"github.com/lakeswap/lakeswap/source"
+	"github.com/lakeswap/lakeswap/swap"
+)
+
+// LateChoice is a run's decision on source rows that arrived later than
+// the job's lookback into partitions already published (--restate or
+// --leave), with why and who decided it.
+type LateChoice struct {
+	Decision  string // restate or leave
+	Reason    string
+	DecidedBy string
+}
+
+// arrival is a run's view of its lag source's rows by when they arrived:
+// what the table recorded of the last landed run (its watermark, the days
+// left out), the job's policy and the run's decision, and, once decided,
+// which rows the run leaves out, moves or is refused for.
+type arrival struct {
+	job      *Job
+	src      string // the lag source
+	lookback int64  // microseconds
+	state    *swap.Arrivals
+	since    int64 // the previous watermark, in microseconds; valid if hasSince
+	hasSince bool
+	choice   *LateChoice
+	// Decided per day: the days whose late rows the run leaves out, each
+	// after when (microseconds; valid where hasAfter), in its source view.
+	leave    map[string]int64
+	hasAfter map[string]bool
+	now      map[string]bool // the days this run leaves
+}
+
+// tracksArrival says whether runs of the job on a table of contract c
+// track their rows' arrival: the job names a lag and a lookback, and the
+// table is partitioned by one date column, a day being a partition.
+func (j *Job) tracksArrival(c *contract.Contract) bool {
+	_, ok := j.Sources[j.lagSource()]
+	return ok && j.Lag.Event != "" && j.Lag.Ingested != "" && j.Lookback > 0 &&
+		c.Partition.One() && c.Arrow.Field(c.Partition.Fields[0].Column).Type.ID() == arrow.DATE32
+}
+
+// policy is the job's late policy, escalate where it names none.
+func (j *Job) policy() string { return cmp.Or(j.OnLate.Policy, LateEscalate) }
+
+// newArrival reads the table's record of arrivals for a run of the job.
+func (j *Job) newArrival(ctx context.Context, target *swap.Target, choice *LateChoice) (*arrival, error) {
+	state, err := target.Arrivals(ctx)
+	if err != nil {
+		return nil, err
+	}
+	a := &arrival{job: j, src: j.lagSource(), lookback: time.Duration(j.Lookback).Microseconds(), state: state, choice: choice,
+		leave: map[string]int64{}, hasAfter: map[string]bool{}}
+	if state.Watermark != "" {
+		t, err := time.Parse(time.RFC3339Nano, state.Watermark)
+		if err != nil {
+			return nil, fmt.Errorf("the table's watermark %q: %w", state.Watermark, err)
+		}
+		a.since, a.hasSince = t.UnixMicro(), true
+	}
+	for day, after := range state.LeftAfter {
+		a.leave[day] = 0
+		if after != "" {
+			t, err := time.Parse(time.RFC3339Nano, after)
+			if err != nil {
+				return nil, fmt.Errorf("the table's %s of %s %q: %w", "late-left", day, after, err)
+			}
+			a.leave[day], a.hasAfter[day] = t.UnixMicro(), true
+		}
+	}
+	return a, nil
+}
+
+// The SQL of a lag source row's times, in microseconds, and its day.
+func (a *arrival) eventUS() string {
+	return "epoch_us(try_cast((" + a.job.Lag.Event + ") AS TIMESTAMPTZ))"
+}
+func (a *arrival) arrivedUS() string {
+	return "epoch_us(try_cast((" + a.job.Lag.Ingested + ") AS TIMESTAMPTZ))"
+}
+func (a *arrival) eventDay() string {
+	return "CAST(try_cast((" + a.job.Lag.Event + ") AS TIMESTAMPTZ) AS DATE)"
+}
+
+// late is true for a row that arrived later than the lookback after its
+// event.
+func (a *arrival) late() string {
+	return fmt.Sprintf("coalesce(%s - %s > %d, false)", a.arrivedUS(), a.eventUS(), a.lookback)
+}
+
+// isNew is true for a row that arrived after the previous watermark.
+func (a *arrival) isNew() string {
+	if !a.hasSince {
+		return "true"
+	}
+	return fmt.Sprintf("coalesce(%s > %d, false)", a.arrivedUS(), a.since)
+}
+
+// landing is the day a row's partition is: the day it arrived, for a row
+// the current-period policy moves, else the day of its event.
+func (a *arrival) landing() string {
+	if a.job.policy() == LateCurrentPeriod {
+		return "CASE WHEN " + a.late() + " THEN CAST(try_cast((" + a.job.Lag.Ingested + ") AS TIMESTAMPTZ) AS DATE) ELSE " + a.eventDay() + " END"
+	}
+	return a.eventDay()
+}
+
+// leftOut is true for a late row the run leaves out: of a day left by an
+// earlier run (after when it was left, up to the previous watermark), or
+// of a day this run leaves (every late row after when).
+func (a *arrival) leftOut(now map[string]bool) string {
+	var conds []string
+	for _, day := range slices.Sorted(maps.Keys(a.leave)) {
+		c := a.eventDay() + " = CAST(" + source.SQLString(day) + " AS DATE)"
+		if a.hasAfter[day] {
+			c += fmt.Sprintf(" AND %s > %d", a.arrivedUS(), a.leave[day])
+		}
+		if !now[day] && a.hasSince {
+			c += fmt.Sprintf(" AND %s <= %d", a.arrivedUS(), a.since)
+		}
+		conds = append(conds, "("+c+")")
+	}
+	if len(conds) == 0 {
+		return "false"
+	}
+	return "(" + a.late() + " AND (" + strings.Join(conds, " OR ") + "))"
+}
+
+// sinceLast finds the days --since-last rebuilds: those of the rows that
+// arrived at or after the previous watermark less the lookback (a tie at
+// the boundary is read again, which replacing makes harmless), and every
+// day between them that the source holds rows of, for the SQL's range
+// ($from..$to) to give no row of a day the run does not own. With no
+// watermark recorded, every row counts.
+func (a *arrival) sinceLast(ctx context.Context, eng *source.SQLEngine) ([]string, error) {
+	since := a.arrivedUS() + " IS NOT NULL"
+	if a.hasSince {
+		since = fmt.Sprintf("%s >= %d", a.arrivedUS(), a.since-a.lookback)
+	}
+	q := fmt.Sprintf(`WITH rows AS (SELECT %s AS day, %s AS fresh FROM %s),
+		touched AS (SELECT min(day) AS lo, max(day) AS hi FROM rows WHERE fresh)
+		SELECT DISTINCT CAST(day AS VARCHAR) AS day FROM rows, touched WHERE day BETWEEN lo AND hi ORDER BY day`,
+		a.landing(), since, kept(a.src))
+	var days []string
+	err := eachRow(ctx, eng, q, func(rec arrow.RecordBatch, i int) {
+		days = append(days, strings.Clone(rec.Column(0).(*array.String).Value(i)))
+	})
+	if err != nil {
+		return nil, fmt.Errorf("find the days that arrived since the watermark: %w", err)
+	}
+	if len(days) == 0 {
+		return nil, swap.InvalidRequest(fmt.Errorf("--since-last: no row of source %s has both an event and an arrival time (%s, %s): there is no day to rebuild", a.src, a.job.Lag.Event, a.job.Lag.Ingested))
+	}
+	return days, nil
+}
+
+// decide judges the late rows of the days from..to and makes the lag
+// source's view of them: rows left out (by this run or an earlier one)
+// are not in it, and under current-period a late row is in the day it
+// arrived. It fills in the job's record: the rows refused for, the
+// decision, the days left out, and the watermark the run records.
+func (a *arrival) decide(ctx context.Context, eng *source.SQLEngine, from, to string, info *swap.JobInfo) error {
+	j := a.job
+	info.Policy, info.Owner, info.Note = j.policy(), j.OnLate.Owner, j.OnLate.Note
+	info.PreviousWatermark = a.state.Watermark
+	params := map[string]string{"from": from, "to": to}
+	var d *swap.LateDecision
+	switch {
+	case info.Policy == LateCurrentPeriod:
+		// Late rows load into the day they arrived, every run alike.
+		moved := map[string]int64{}
+		q := fmt.Sprintf(`SELECT CAST(CAST(try_cast((%s) AS TIMESTAMPTZ) AS DATE) AS VARCHAR), count(*)::BIGINT FROM %s
+			WHERE %s AND CAST(try_cast((%[1]s) AS TIMESTAMPTZ) AS DATE) BETWEEN CAST($from AS DATE) AND CAST($to AS DATE) GROUP BY 1`,
+			j.Lag.Ingested, kept(a.src), a.late())
+		if err := eachRowParams(ctx, eng, q, params, func(rec arrow.RecordBatch, i int) {
+			moved[strings.Clone(rec.Column(0).(*array.String).Value(i))] = rec.Column(1).(*array.Int64).Value(i)
+		}); err != nil {
+			return fmt.Errorf("count the rows that arrived late: %w", err)
+		}
+		if len(moved) > 0 {
+			d = &swap.LateDecision{Decision: LateCurrentPeriod, Rows: moved, Owner: j.OnLate.Owner, Reason: j.OnLate.Note}
+		}
+	default:
+		var err error
+		if d, err = a.judge(ctx, eng, params, info); err != nil {
+			return err
+		}
+	}
+	info.Decision = d
+	if err := a.view(ctx, eng); err != nil {
+		return err
+	}
+	if len(a.leave) > 0 {
+		info.LeftAfter = map[string]string{}
+		for day, after := range a.leave {
+			info.LeftAfter[day] = ""
+			if a.hasAfter[day] {
+				info.LeftAfter[day] = formatUS(after)
+			}
+		}
+	}
+	w, err := a.watermark(ctx, eng, params)
+	if err != nil {
+		return err
+	}
+	info.Watermark = w
+	return nil
+}
+
+// judge counts, by the day of their event, the late rows of the days
+// from..to that are new since the previous watermark or left out before,
+// and decides each published day's: the run's choice, the job's policy
+// restate, or none (escalate: the stage refuses a partition they change,
+// from Escalated).
+func (a *arrival) judge(ctx context.Context, eng *source.SQLEngine, params map[string]string, info *swap.JobInfo) (*swap.LateDecision, error) {
+	type counts struct {
+		fresh, left int64
+		first, lag  int64
+	}
+	byDay := map[string]*counts{}
+	q := fmt.Sprintf(`SELECT CAST(day AS VARCHAR), count(*) FILTER (WHERE fresh)::BIGINT, count(*) FILTER (WHERE left_out)::BIGINT,
+			coalesce(min(arrived) FILTER (WHERE fresh), 0)::BIGINT, coalesce(max(arrived - event) FILTER (WHERE fresh), 0)::BIGINT
+		FROM (SELECT %s AS day, %s AS arrived, %s AS event, %s AS fresh, %s AS left_out FROM %s WHERE %s)
+		WHERE day BETWEEN CAST($from AS DATE) AND CAST($to AS DATE) AND (fresh OR left_out)
+		GROUP BY 1`, a.eventDay(), a.arrivedUS(), a.eventUS(), a.isNew(), a.leftOut(nil), kept(a.src), a.late())
+	err := eachRowParams(ctx, eng, q, params, func(rec arrow.RecordBatch, i int) {
+		v := func(c int) int64 { return rec.Column(c).(*array.Int64).Value(i) }
+		byDay[strings.Clone(rec.Column(0).(*array.String).Value(i))] = &counts{fresh: v(1), left: v(2), first: v(3), lag: v(4)}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("count the rows that arrived later than the lookback: %w", err)
+	}
+	choice := a.choice
+	if choice == nil && a.job.policy() == LateRestate {
+		choice = &LateChoice{Decision: LateRestate, Reason: cmp.Or(a.job.OnLate.Note, "the job's late policy is restate"), DecidedBy: cmp.Or(a.job.OnLate.Owner, "the job's late policy")}
+	}
+	d := &swap.LateDecision{Rows: map[string]int64{}, Owner: a.job.OnLate.Owner}
+	if choice != nil {
+		d.Decision, d.Reason, d.DecidedBy = choice.Decision, choice.Reason, choice.DecidedBy
+	}
+	now := map[string]bool{}
+	for _, day := range slices.Sorted(maps.Keys(byDay)) {
+		c := byDay[day]
+		fresh := c.fresh > 0 && a.state.Published[day]
+		switch {
+		case choice != nil && choice.Decision == LateRestate && (fresh || c.left > 0):
+			d.Rows[day] = c.fresh + c.left
+			delete(a.leave, day)
+			delete(a.hasAfter, day)
+		case choice != nil && choice.Decision == "leave" && fresh:
+			d.Rows[day] = c.fresh + c.left
+			if _, ok := a.leave[day]; !ok {
+				a.leave[day], a.hasAfter[day] = a.since, a.hasSince
+			}
+			now[day] = true
+		case fresh:
+			if info.Escalated == nil {
+				info.Escalated = map[string]swap.LateRows{}
+			}
+			info.Escalated[day] = swap.LateRows{Rows: c.fresh, FirstArrival: time.UnixMicro(c.first).UTC().Format("2006-01-02 15:04Z07:00"), MaxLag: float64(c.lag) / 1e6}
+		}
+	}
+	a.now = now
+	if len(d.Rows) == 0 {
+		return nil, nil
+	}
+	return d, nil
+}
+
+// view makes the lag source's view again from its kept rows: without the
+// rows left out, and under current-period with a late row in the day it
+// arrived, flagged.
+func (a *arrival) view(ctx context.Context, eng *source.SQLEngine) error {
+	sel := "*"
+	if a.job.policy() == LateCurrentPeriod {
+		col := strings.TrimSpace(a.job.Lag.Event)
+		typ, err := columnType(ctx, eng, kept(a.src), col)
+		if err != nil {
+			return err
+		}
+		sel = fmt.Sprintf("* REPLACE (CASE WHEN %[1]s THEN CAST(try_cast((%[2]s) AS TIMESTAMPTZ) AS %[3]s) ELSE %[4]s END AS %[4]s), %[1]s AS %[5]s",
+			a.late(), a.job.Lag.Ingested, typ, ident(col), ident(a.job.OnLate.Flag))
+	}
+	q := "CREATE OR REPLACE TEMP VIEW " + ident(a.src) + " AS SELECT " + sel + " FROM " + kept(a.src) + " WHERE NOT " + a.leftOut(a.now)
+	if err := eng.Exec(ctx, q); err != nil {
+		return fmt.Errorf("source %s: its late rows: %w", a.src, err)
+	}
+	return nil
+}
+
+// watermark is the arrival time the run reads up to: the greatest such
+// that every row of the lag source that arrived by then, since the
+// previous watermark, is in a day the run rebuilds or one it leaves out.
+// A row of another day stops it just before, to be read again by the run
+// that rebuilds its day. It is the previous watermark where nothing
+// moves it.
+func (a *arrival) watermark(ctx context.Context, eng *source.SQLEngine, params map[string]string) (string, error) {
+	q := fmt.Sprintf(`WITH r AS (
+			SELECT %s AS arrived, %s AS day, %s AS left_out FROM %s WHERE %[1]s IS NOT NULL AND %[5]s
+		)
+		SELECT max(arrived)::BIGINT FROM r WHERE arrived < coalesce(
+			(SELECT min(arrived) FROM r WHERE NOT left_out AND day IS NOT NULL AND day NOT BETWEEN CAST($from AS DATE) AND CAST($to AS DATE)),
+			9223372036854775807)`, a.arrivedUS(), a.landing(), a.leftOut(a.now), kept(a.src), a.isNew())
+	var us int64
+	var found bool
+	err := eachRowParams(ctx, eng, q, params, func(rec arrow.RecordBatch, i int) {
+		if col := rec.Column(0).(*array.Int64); col.IsValid(i) {
+			us, found = col.Value(i), true
+		}
+	})
+	if err != nil {
+		return "", fmt.Errorf("find the watermark: %w", err)
+	}
+	if !found {
+		return a.state.Watermark, nil
+	}
+	return formatUS(us), nil
+}
+
+// formatUS writes microseconds since the epoch as an RFC 3339 time in UTC.
+func formatUS(us int64) string { return time.UnixMicro(us).UTC().Format(time.RFC3339Nano) }
+
+// columnType is the engine's type of a view's column.
+func columnType(ctx context.Context, eng *source.SQLEngine, view, col string) (string, error) {
+	var typ string
+	q := "SELECT column_type FROM (DESCRIBE SELECT * FROM " + view + ") WHERE column_name = $col"
+	err := eachRowParams(ctx, eng, q, map[string]string{"col": col}, func(rec arrow.RecordBatch, i int) {
+		typ = strings.Clone(rec.Column(0).(*array.String).Value(i))
+	})
+	if err == nil && typ == "" {
+		err = errors.New("the source has no such column")
+	}
+	if err != nil {
+		return "", fmt.Errorf("the type of %s, the late rows' event time: %w", col, err)
+	}
+	return typ, nil
+}
+
+// eachRow calls fn for every row a query returns.
+func eachRow(ctx context.Context, eng *source.SQLEngine, q string, fn func(arrow.RecordBatch, int)) error {
+	return eachRowParams(ctx, eng, q, nil, fn)
+}
+
+func eachRowParams(ctx context.Context, eng *source.SQLEngine, q string, params map[string]string, fn func(arrow.RecordBatch, int)) error {
+	rr, err := eng.Query(ctx, q, params)
+	if err != nil {
+		return err
+	}
+	defer rr.Release()
+	for rr.Next() {
+		rec := rr.RecordBatch()
+		for i := range int(rec.NumRows()) {
+			fn(rec, i)
+		}
+	}
+	return rr.Err()
+}
