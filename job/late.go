@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/lakeswap/lakeswap/contract"
+	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/source"
 	"github.com/lakeswap/lakeswap/swap"
 )
@@ -39,11 +40,18 @@ type arrival struct {
 	since    int64 // the previous watermark, in microseconds; valid if hasSince
 	hasSince bool
 	choice   *LateChoice
-	// Decided per day: the days whose late rows the run leaves out, each
-	// after when (microseconds; valid where hasAfter), in its source view.
-	leave    map[string]int64
-	hasAfter map[string]bool
-	now      map[string]bool // the days this run leaves
+	// left are the days whose late rows the run leaves out, and which:
+	// those left by earlier runs, less the days it restates, and those it
+	// leaves.
+	left map[string]window
+}
+
+// window is the arrival times of the late rows of a day left out:
+// after after (any time, without hasAfter) up to through, in
+// microseconds.
+type window struct {
+	after, through int64
+	hasAfter       bool
 }
 
 // tracksArrival says whether runs of the job on a table of contract c
@@ -65,7 +73,7 @@ func (j *Job) newArrival(ctx context.Context, target *swap.Target, choice *LateC
 		return nil, err
 	}
 	a := &arrival{job: j, src: j.lagSource(), lookback: time.Duration(j.Lookback).Microseconds(), state: state, choice: choice,
-		leave: map[string]int64{}, hasAfter: map[string]bool{}}
+		left: map[string]window{}}
 	if state.Watermark != "" {
 		t, err := time.Parse(time.RFC3339Nano, state.Watermark)
 		if err != nil {
@@ -73,15 +81,19 @@ func (j *Job) newArrival(ctx context.Context, target *swap.Target, choice *LateC
 		}
 		a.since, a.hasSince = t.UnixMicro(), true
 	}
-	for day, after := range state.LeftAfter {
-		a.leave[day] = 0
-		if after != "" {
-			t, err := time.Parse(time.RFC3339Nano, after)
-			if err != nil {
-				return nil, fmt.Errorf("the table's %s of %s %q: %w", "late-left", day, after, err)
-			}
-			a.leave[day], a.hasAfter[day] = t.UnixMicro(), true
+	for day, l := range state.Left {
+		var w window
+		through, err := time.Parse(time.RFC3339Nano, l.Through)
+		if err == nil && l.After != "" {
+			var after time.Time
+			after, err = time.Parse(time.RFC3339Nano, l.After)
+			w.after, w.hasAfter = after.UnixMicro(), true
 		}
+		if err != nil {
+			return nil, fmt.Errorf("the table's late rows left out of %s: %w", day, err)
+		}
+		w.through = through.UnixMicro()
+		a.left[day] = w
 	}
 	return a, nil
 }
@@ -120,18 +132,15 @@ func (a *arrival) landing() string {
 	return a.eventDay()
 }
 
-// leftOut is true for a late row the run leaves out: of a day left by an
-// earlier run (after when it was left, up to the previous watermark), or
-// of a day this run leaves (every late row after when).
-func (a *arrival) leftOut(now map[string]bool) string {
+// leftOut is true for a late row the run leaves out: one a run decided to
+// leave (--leave), this one or an earlier one.
+func (a *arrival) leftOut() string {
 	var conds []string
-	for _, day := range slices.Sorted(maps.Keys(a.leave)) {
-		c := a.eventDay() + " = CAST(" + source.SQLString(day) + " AS DATE)"
-		if a.hasAfter[day] {
-			c += fmt.Sprintf(" AND %s > %d", a.arrivedUS(), a.leave[day])
-		}
-		if !now[day] && a.hasSince {
-			c += fmt.Sprintf(" AND %s <= %d", a.arrivedUS(), a.since)
+	for _, day := range slices.Sorted(maps.Keys(a.left)) {
+		w := a.left[day]
+		c := fmt.Sprintf("%s = CAST(%s AS DATE) AND %s <= %d", a.eventDay(), source.SQLString(day), a.arrivedUS(), w.through)
+		if w.hasAfter {
+			c += fmt.Sprintf(" AND %s > %d", a.arrivedUS(), w.after)
 		}
 		conds = append(conds, "("+c+")")
 	}
@@ -205,13 +214,14 @@ func (a *arrival) decide(ctx context.Context, eng *source.SQLEngine, from, to st
 	if err := a.view(ctx, eng); err != nil {
 		return err
 	}
-	if len(a.leave) > 0 {
-		info.LeftAfter = map[string]string{}
-		for day, after := range a.leave {
-			info.LeftAfter[day] = ""
-			if a.hasAfter[day] {
-				info.LeftAfter[day] = formatUS(after)
+	if len(a.left) > 0 {
+		info.Left = map[string]runrecord.Left{}
+		for day, w := range a.left {
+			l := runrecord.Left{Through: formatUS(w.through)}
+			if w.hasAfter {
+				l.After = formatUS(w.after)
 			}
+			info.Left[day] = l
 		}
 	}
 	w, err := a.watermark(ctx, eng, params)
@@ -229,18 +239,20 @@ func (a *arrival) decide(ctx context.Context, eng *source.SQLEngine, from, to st
 // from Escalated).
 func (a *arrival) judge(ctx context.Context, eng *source.SQLEngine, params map[string]string, info *swap.JobInfo) (*swap.LateDecision, error) {
 	type counts struct {
-		fresh, left int64
-		first, lag  int64
+		fresh, left      int64
+		first, last, lag int64
 	}
 	byDay := map[string]*counts{}
+	// A row left out is no news, whenever it arrived.
 	q := fmt.Sprintf(`SELECT CAST(day AS VARCHAR), count(*) FILTER (WHERE fresh)::BIGINT, count(*) FILTER (WHERE left_out)::BIGINT,
-			coalesce(min(arrived) FILTER (WHERE fresh), 0)::BIGINT, coalesce(max(arrived - event) FILTER (WHERE fresh), 0)::BIGINT
-		FROM (SELECT %s AS day, %s AS arrived, %s AS event, %s AS fresh, %s AS left_out FROM %s WHERE %s)
+			coalesce(min(arrived) FILTER (WHERE fresh), 0)::BIGINT, coalesce(max(arrived) FILTER (WHERE fresh), 0)::BIGINT,
+			coalesce(max(arrived - event) FILTER (WHERE fresh), 0)::BIGINT
+		FROM (SELECT %s AS day, %s AS arrived, %s AS event, %s AND NOT %s AS fresh, %[5]s AS left_out FROM %s WHERE %s)
 		WHERE day BETWEEN CAST($from AS DATE) AND CAST($to AS DATE) AND (fresh OR left_out)
-		GROUP BY 1`, a.eventDay(), a.arrivedUS(), a.eventUS(), a.isNew(), a.leftOut(nil), kept(a.src), a.late())
+		GROUP BY 1`, a.eventDay(), a.arrivedUS(), a.eventUS(), a.isNew(), a.leftOut(), kept(a.src), a.late())
 	err := eachRowParams(ctx, eng, q, params, func(rec arrow.RecordBatch, i int) {
 		v := func(c int) int64 { return rec.Column(c).(*array.Int64).Value(i) }
-		byDay[strings.Clone(rec.Column(0).(*array.String).Value(i))] = &counts{fresh: v(1), left: v(2), first: v(3), lag: v(4)}
+		byDay[strings.Clone(rec.Column(0).(*array.String).Value(i))] = &counts{fresh: v(1), left: v(2), first: v(3), last: v(4), lag: v(5)}
 	})
 	if err != nil {
 		return nil, fmt.Errorf("count the rows that arrived later than the lookback: %w", err)
@@ -253,21 +265,21 @@ func (a *arrival) judge(ctx context.Context, eng *source.SQLEngine, params map[s
 	if choice != nil {
 		d.Decision, d.Reason, d.DecidedBy = choice.Decision, choice.Reason, choice.DecidedBy
 	}
-	now := map[string]bool{}
 	for _, day := range slices.Sorted(maps.Keys(byDay)) {
 		c := byDay[day]
 		fresh := c.fresh > 0 && a.state.Published[day]
 		switch {
 		case choice != nil && choice.Decision == LateRestate && (fresh || c.left > 0):
 			d.Rows[day] = c.fresh + c.left
-			delete(a.leave, day)
-			delete(a.hasAfter, day)
+			delete(a.left, day)
 		case choice != nil && choice.Decision == "leave" && fresh:
 			d.Rows[day] = c.fresh + c.left
-			if _, ok := a.leave[day]; !ok {
-				a.leave[day], a.hasAfter[day] = a.since, a.hasSince
+			w, ok := a.left[day]
+			if !ok {
+				w = window{after: a.since, hasAfter: a.hasSince}
 			}
-			now[day] = true
+			w.through = max(w.through, c.last)
+			a.left[day] = w
 		case fresh:
 			if info.Escalated == nil {
 				info.Escalated = map[string]swap.LateRows{}
@@ -275,7 +287,6 @@ func (a *arrival) judge(ctx context.Context, eng *source.SQLEngine, params map[s
 			info.Escalated[day] = swap.LateRows{Rows: c.fresh, FirstArrival: time.UnixMicro(c.first).UTC().Format("2006-01-02 15:04Z07:00"), MaxLag: float64(c.lag) / 1e6}
 		}
 	}
-	a.now = now
 	if len(d.Rows) == 0 {
 		return nil, nil
 	}
@@ -296,7 +307,7 @@ func (a *arrival) view(ctx context.Context, eng *source.SQLEngine) error {
 		sel = fmt.Sprintf("* REPLACE (CASE WHEN %[1]s THEN CAST(try_cast((%[2]s) AS TIMESTAMPTZ) AS %[3]s) ELSE %[4]s END AS %[4]s), %[1]s AS %[5]s",
 			a.late(), a.job.Lag.Ingested, typ, ident(col), ident(a.job.OnLate.Flag))
 	}
-	q := "CREATE OR REPLACE TEMP VIEW " + ident(a.src) + " AS SELECT " + sel + " FROM " + kept(a.src) + " WHERE NOT " + a.leftOut(a.now)
+	q := "CREATE OR REPLACE TEMP VIEW " + ident(a.src) + " AS SELECT " + sel + " FROM " + kept(a.src) + " WHERE NOT " + a.leftOut()
 	if err := eng.Exec(ctx, q); err != nil {
 		return fmt.Errorf("source %s: its late rows: %w", a.src, err)
 	}
@@ -315,7 +326,7 @@ func (a *arrival) watermark(ctx context.Context, eng *source.SQLEngine, params m
 		)
 		SELECT max(arrived)::BIGINT FROM r WHERE arrived < coalesce(
 			(SELECT min(arrived) FROM r WHERE NOT left_out AND day IS NOT NULL AND day NOT BETWEEN CAST($from AS DATE) AND CAST($to AS DATE)),
-			9223372036854775807)`, a.arrivedUS(), a.landing(), a.leftOut(a.now), kept(a.src), a.isNew())
+			9223372036854775807)`, a.arrivedUS(), a.landing(), a.leftOut(), kept(a.src), a.isNew())
 	var us int64
 	var found bool
 	err := eachRowParams(ctx, eng, q, params, func(rec arrow.RecordBatch, i int) {

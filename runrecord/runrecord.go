@@ -85,8 +85,8 @@ const (
 	// the last landed run's.
 	PropWatermark = "lakeswap.watermark"
 	// PropLateLeft carries, from run to run, the days whose late rows a
-	// run left out (--leave): each day maps to the arrival time after
-	// which they are left out ("" for every one), as JSON.
+	// run left out (--leave): each day maps to the arrival times of the
+	// rows left (Left), as JSON.
 	PropLateLeft = "lakeswap.late-left"
 	// PropLateDecision is a run's decision on rows that arrived later than
 	// its job's lookback into partitions already published: restate or
@@ -157,8 +157,15 @@ type Record struct {
 	ReleaseSnapshots      map[string]string // each table of the release, its snapshot of it
 	Restated              *Restatement      // frozen partitions the run restated, and why
 	Watermark             string            // the arrival time a job's run read up to
-	LateLeft              map[string]string // days whose late rows stay left out, after when
+	LateLeft              map[string]Left   // days whose late rows stay left out, and which
 	LateDecision          *LateDecision     // what the run did with rows that arrived late
+}
+
+// Left are the late rows of a day a run left out: those that arrived
+// after After (empty: any time) up to Through, RFC 3339 times.
+type Left struct {
+	After   string `json:"after,omitempty"`
+	Through string `json:"through"`
 }
 
 // LateDecision is what a run did with source rows that arrived later than

@@ -55,7 +55,7 @@ func (plan *Plan) record() runrecord.Record {
 		if plan.lastBatch() {
 			// A batch before the last leaves rows of later batches
 			// unread: only the run whole moves the watermark.
-			r.Watermark, r.LateLeft = j.Watermark, j.LeftAfter
+			r.Watermark, r.LateLeft = j.Watermark, j.Left
 		}
 		if j.Reconciled != nil {
 			r.Reconciled = map[string]map[string]int64{}

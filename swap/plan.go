@@ -182,11 +182,11 @@ type JobInfo struct {
 	Decision *LateDecision `json:"late_decision,omitempty"`
 	// Watermark is the arrival time the run records when it lands
 	// (runrecord.PropWatermark), PreviousWatermark the one it started
-	// from; LeftAfter the days whose late rows stay left out, carried
-	// from run to run (runrecord.PropLateLeft).
-	Watermark         string            `json:"watermark,omitempty"`
-	PreviousWatermark string            `json:"previous_watermark,omitempty"`
-	LeftAfter         map[string]string `json:"late_left,omitempty"`
+	// from; Left the days whose late rows stay left out, carried from
+	// run to run (runrecord.PropLateLeft).
+	Watermark         string                    `json:"watermark,omitempty"`
+	PreviousWatermark string                    `json:"previous_watermark,omitempty"`
+	Left              map[string]runrecord.Left `json:"late_left,omitempty"`
 }
 
 // LateRows are the rows of one day that arrived late: how many, the first

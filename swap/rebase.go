@@ -3,7 +3,6 @@ package swap
 import (
 	"context"
 	"fmt"
-	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 	"reflect"
 	"slices"
 
@@ -11,6 +10,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakeswap/lakeswap/contract"
+	"github.com/lakeswap/lakeswap/runrecord"
+	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 )
 
 // A backfill of a year runs beside the table's daily jobs, so main moving
@@ -32,6 +33,30 @@ func plannedValues(plan *Plan) map[string]string {
 	return out
 }
 
+// arrivalsSince says why a job's run that tracks its rows' arrival cannot
+// be committed on a main where another such run landed since its base:
+// the watermark and the late rows left out that it records were read
+// before that run's, which they would overwrite.
+func arrivalsSince(meta table.Metadata, plan *Plan) string {
+	if plan.Job == nil || plan.Job.Policy == "" {
+		return ""
+	}
+	head := meta.CurrentSnapshot()
+	if head == nil {
+		return ""
+	}
+	for _, s := range table.AncestorsOf(head.SnapshotID, meta.SnapshotByID) {
+		if plan.BaseSnapshotID != nil && s.SnapshotID == *plan.BaseSnapshotID {
+			break
+		}
+		if s.Summary != nil && s.Summary.Properties[runrecord.PropWatermark] != "" {
+			return fmt.Sprintf("snapshot %d, a job run committed since the plan, recorded the watermark %s: this run's watermark and the late rows it leaves out were read before it; stage the run again",
+				s.SnapshotID, s.Summary.Properties[runrecord.PropWatermark])
+		}
+	}
+	return ""
+}
+
 // rebase checks that plan can be committed on tbl's main as it is now,
 // which has moved since the plan's base, and points the plan's replace at
 // the files main holds there: the same files, since no commit touched
@@ -44,6 +69,9 @@ func rebase(ctx context.Context, tbl *table.Table, plan *Plan) (string, error) {
 	}
 	if got := c.Summary(); !reflect.DeepEqual(got, plan.Contract) {
 		return fmt.Sprintf("the table's schema, partition spec or contract changed since the plan (%+v, planned under %+v)", got, plan.Contract), nil
+	}
+	if why := arrivalsSince(meta, plan); why != "" {
+		return why, nil
 	}
 	fsys, err := tbl.FS(ctx)
 	if err != nil {

@@ -2,12 +2,15 @@ package swap
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/apache/iceberg-go"
 
+	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/verify"
 )
 
@@ -86,6 +89,9 @@ func merge(plans []*Plan) *Plan {
 			}
 			m.Restated.Partitions = append(m.Restated.Partitions, r.Partitions...)
 		}
+		if plan != plans[0] && plan.Job != nil && m.Job != nil {
+			m.Job = mergeJobs(m.Job, plan.Job)
+		}
 		m.NameMapping = m.NameMapping || plan.NameMapping
 		m.held = m.held && plan.held
 		for v, files := range plan.oldFiles {
@@ -106,4 +112,63 @@ func merge(plans []*Plan) *Plan {
 	}
 	m.BaseFingerprint, _ = verify.Combine(oldFP)
 	return &m
+}
+
+// mergeJobs joins what two shards of a job's run decided on late rows:
+// both decisions' days, both sets of days left out, and the earlier
+// watermark, which every row of either shard's is true of.
+func mergeJobs(a, b *JobInfo) *JobInfo {
+	m := *a
+	if d := b.Decision; d != nil {
+		if m.Decision == nil {
+			m.Decision = &LateDecision{Decision: d.Decision, Reason: d.Reason, DecidedBy: d.DecidedBy, Owner: d.Owner}
+		} else {
+			joined := *m.Decision
+			m.Decision = &joined
+		}
+		m.Decision.Rows = maps.Clone(m.Decision.Rows)
+		if m.Decision.Rows == nil {
+			m.Decision.Rows = map[string]int64{}
+		}
+		maps.Copy(m.Decision.Rows, d.Rows)
+	}
+	// A day one shard left is its own; a day left before stays left
+	// unless a shard restated it (and took it out of its own).
+	m.Left = nil
+	days := slices.Concat(slices.Collect(maps.Keys(a.Left)), slices.Collect(maps.Keys(b.Left)))
+	slices.Sort(days)
+	for _, day := range slices.Compact(days) {
+		la, inA := a.Left[day]
+		lb, inB := b.Left[day]
+		var l runrecord.Left
+		switch {
+		case leaves(b, day):
+			l = lb
+		case leaves(a, day):
+			l = la
+		case inA && inB:
+			l = la
+		default:
+			continue
+		}
+		if m.Left == nil {
+			m.Left = map[string]runrecord.Left{}
+		}
+		m.Left[day] = l
+	}
+	ta, errA := time.Parse(time.RFC3339Nano, a.Watermark)
+	tb, errB := time.Parse(time.RFC3339Nano, b.Watermark)
+	if errB != nil || errA == nil && tb.Before(ta) {
+		m.Watermark = b.Watermark
+	}
+	return &m
+}
+
+// leaves says whether a job's run decided to leave a day's late rows.
+func leaves(j *JobInfo, day string) bool {
+	if j.Decision == nil || j.Decision.Decision != "leave" {
+		return false
+	}
+	_, ok := j.Decision.Rows[day]
+	return ok
 }

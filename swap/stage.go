@@ -1047,7 +1047,7 @@ func adoptKeysMax(keysMaxRows int64) int64 {
 // landed run recorded; and which partitions hold rows.
 type Arrivals struct {
 	Watermark string
-	LeftAfter map[string]string
+	Left      map[string]runrecord.Left
 	Published map[string]bool
 }
 
@@ -1075,7 +1075,7 @@ func (t *Target) Arrivals(ctx context.Context) (*Arrivals, error) {
 		}
 		if w := props[runrecord.PropWatermark]; w != "" && !undone[id] {
 			out.Watermark = w
-			if err := json.Unmarshal([]byte(cmp.Or(props[runrecord.PropLateLeft], "{}")), &out.LeftAfter); err != nil {
+			if err := json.Unmarshal([]byte(cmp.Or(props[runrecord.PropLateLeft], "{}")), &out.Left); err != nil {
 				return nil, fmt.Errorf("snapshot %d: %s: %w", s.SnapshotID, runrecord.PropLateLeft, err)
 			}
 			break

@@ -60,17 +60,17 @@ func printLate(w io.Writer, j *swap.JobInfo) {
 	if d := j.Decision; d != nil {
 		fmt.Fprintln(w, describeLate(*d, nil))
 	}
-	if len(j.LeftAfter) > 0 {
-		fmt.Fprintf(w, "late rows of %s stay left out, as runs decided (--leave); --restate --reason TEXT rebuilds a day with them\n", strings.Join(slices.Sorted(maps.Keys(j.LeftAfter)), ", "))
+	if len(j.Left) > 0 {
+		fmt.Fprintf(w, "late rows of %s stay left out, as runs decided (--leave); --restate --reason TEXT rebuilds a day with them\n", strings.Join(slices.Sorted(maps.Keys(j.Left)), ", "))
 	}
 	switch {
 	case j.Watermark == "":
 	case j.Watermark == j.PreviousWatermark:
 		fmt.Fprintf(w, "watermark: stays at %s (every source row that arrived by then is in the table or decided)\n", j.Watermark)
 	case j.PreviousWatermark == "":
-		fmt.Fprintf(w, "watermark: %s once it lands (every source row that arrived by then is in the table or decided; --since-last starts there)\n", j.Watermark)
+		fmt.Fprintf(w, "watermark: %s, recorded with the run (every source row that arrived by then is in the table or decided; --since-last starts there)\n", j.Watermark)
 	default:
-		fmt.Fprintf(w, "watermark: %s -> %s once it lands (--since-last starts there)\n", j.PreviousWatermark, j.Watermark)
+		fmt.Fprintf(w, "watermark: %s -> %s, recorded with the run (--since-last starts there)\n", j.PreviousWatermark, j.Watermark)
 	}
 }
 
@@ -90,13 +90,13 @@ func describeLate(d swap.LateDecision, keys []string) string {
 	}
 	var owner string
 	if d.Owner != "" {
-		owner = "; the job names " + d.Owner + " its owner"
+		owner = " (the job names " + d.Owner + " its owner)"
 	}
 	switch d.Decision {
 	case "current-period":
 		return fmt.Sprintf("late rows loaded into the day they arrived: %s, as the job's late policy current-period says%s", strings.Join(days, ", "), owner)
 	case "leave":
-		return fmt.Sprintf("late rows left out, the partitions kept as published: %s, decided by %s%s: %s", strings.Join(days, ", "), d.DecidedBy, owner, d.Reason)
+		return fmt.Sprintf("late rows left out, the partitions kept as published: %s, decided by %s: %s%s", strings.Join(days, ", "), d.DecidedBy, d.Reason, owner)
 	}
-	return fmt.Sprintf("late rows restated: %s, decided by %s%s: %s", strings.Join(days, ", "), d.DecidedBy, owner, d.Reason)
+	return fmt.Sprintf("late rows restated: %s, decided by %s: %s%s", strings.Join(days, ", "), d.DecidedBy, d.Reason, owner)
 }

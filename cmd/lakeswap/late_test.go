@@ -1,0 +1,324 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakeswap/lakeswap/runrecord"
+	"github.com/lakeswap/lakeswap/swap"
+)
+
+// batch3 is a third load of the retail fixture's events: o108, placed on
+// 2026-01-01, arrives five days late (e14), past the job's two-day
+// lookback; o109 arrives on time on 2026-01-06.
+const batch3 = `{"event_id":"e14","order_id":"o108","channel":"web","order_ts":"2026-01-01T16:00:00Z","updated_at":"2026-01-01T16:00:00Z","source_version":1,"amount_cents":6000,"ingested_at":"2026-01-06T16:00:00Z"}
+{"event_id":"e15","order_id":"o109","channel":"store","order_ts":"2026-01-06T12:00:00Z","updated_at":"2026-01-06T12:00:00Z","source_version":1,"amount_cents":2000,"ingested_at":"2026-01-06T12:01:00Z"}
+`
+
+// afterBatch2 are the facts, day and order, after the fixture's two
+// batches (expected.json): e10 moved o100 to 2026-01-02.
+var afterBatch2 = []string{"2026-01-01 o101", "2026-01-01 o102", "2026-01-01 o107", "2026-01-02 o100", "2026-01-02 o103", "2026-01-02 o106"}
+
+// lateJob lays the retail orders_fact job out in a folder of its own, its
+// raw events the fixture's first two batches, and the job's late policy
+// (a YAML flow mapping) appended; it returns the folder and the job file.
+func lateJob(t *testing.T, late string) (dir, jobFile string) {
+	t.Helper()
+	dir = t.TempDir()
+	for _, f := range []string{"orders_fact.yaml", "orders_fact.sql"} {
+		copyInto(t, filepath.Join("..", "..", "examples", "retail", f), filepath.Join(dir, f))
+	}
+	for _, b := range []string{"batch1.ndjson", "batch2.ndjson"} {
+		copyInto(t, filepath.Join("..", "..", "internal", "retail", "fixture", b), filepath.Join(dir, "raw", b))
+	}
+	jobFile = filepath.Join(dir, "orders_fact.yaml")
+	if late != "" {
+		f, err := os.OpenFile(jobFile, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteString("late: " + late + "\n"); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	return dir, jobFile
+}
+
+// facts are retail.orders_fact's rows as iceberg-go's scan reads them:
+// "day order", sorted, with more columns where named.
+func facts(t *testing.T, s *site, more ...string) []string {
+	t.Helper()
+	tbl, done := retailTable(t, s, "orders_fact")
+	defer done()
+	if tbl.CurrentSnapshot() == nil {
+		return nil
+	}
+	cols := append([]string{"order_date", "order_id"}, more...)
+	at, err := tbl.Scan(table.WithSelectedFields(cols...)).ToArrowTable(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer at.Release()
+	rdr := array.NewTableReader(at, 0)
+	defer rdr.Release()
+	var out []string
+	for rdr.Next() {
+		rec := rdr.RecordBatch()
+		for r := range int(rec.NumRows()) {
+			var cells []string
+			for _, c := range cols { // in the order named, not the table's
+				cells = append(cells, rec.Column(rec.Schema().FieldIndices(c)[0]).ValueStr(r))
+			}
+			out = append(out, strings.Join(cells, " "))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// retailTable loads retail.NAME from the site's catalog.
+func retailTable(t *testing.T, s *site, name string) (*table.Table, func()) {
+	t.Helper()
+	ctx, cat, _, err := openPublisher(context.Background(), siteConfig(t, s), noLog())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := cat.LoadTable(ctx, []string{"retail", name})
+	if err != nil {
+		cat.Close()
+		t.Fatal(err)
+	}
+	return tbl, func() { cat.Close() }
+}
+
+// headProp is a property of the summary of the table's current snapshot.
+func headProp(t *testing.T, s *site, name, key string) string {
+	t.Helper()
+	tbl, done := retailTable(t, s, name)
+	defer done()
+	if head := tbl.CurrentSnapshot(); head != nil && head.Summary != nil {
+		return head.Summary.Properties[key]
+	}
+	return ""
+}
+
+// TestLateArrivalsDecidedInWriting: the retail facts after two batches,
+// then a third whose o108 arrives five days after its day, past the
+// job's two-day lookback. By plan, by publish and by publish in batches,
+// the run is refused naming the day, the row, its arrival and the job's
+// owner, and commits nothing; --leave --reason keeps the day as
+// published and counts the row, and the next runs leave it out too;
+// --restate --reason, planned then applied, rebuilds the day with it, who
+// decided and why in history and show; a rerun then commits nothing.
+func TestLateArrivalsDecidedInWriting(t *testing.T) {
+	s := newSite(t, "sqlite+local")
+	dir, job := lateJob(t, "{owner: finance@example.com, note: January is reported on the 5th}")
+	s.must("table", "create", "--schema", filepath.Join("..", "..", "examples", "retail", "orders_fact.table.yaml"))
+	rejects := func() string { return filepath.Join(t.TempDir(), "rejects.ndjson") }
+	run := func(args ...string) (int, string, string) {
+		return s.cli(append(append([]string{}, args...), "--job", job, "--rejects", rejects(), "--partitions", twoDays)...)
+	}
+	if code, out, errs := run("publish"); code != 0 {
+		t.Fatalf("batches 1 and 2: exit %d: %s%s", code, out, errs)
+	}
+	if got := facts(t, s); !slices.Equal(got, afterBatch2) {
+		t.Fatalf("after batch 2 the facts are %v, want %v", got, afterBatch2)
+	}
+	write(t, filepath.Join(dir, "raw"), "batch3.ndjson", batch3)
+
+	meta, files := s.metadata("orders_fact"), s.files()
+	for _, route := range [][]string{{"plan", "--out", filepath.Join(t.TempDir(), "p.json")}, {"publish"}, {"publish", "--batch", "1"}} {
+		code, _, errs := run(route...)
+		for _, want := range []string{"late partition order_date=2026-01-01: 1 source row for it arrived later than the lookback of 2d",
+			"the first at 2026-01-06 16:00Z, the latest 5d after its event", "finance@example.com as its owner: January is reported on the 5th",
+			"--restate --reason TEXT", "--leave --reason TEXT"} {
+			if code != exitRefused || !strings.Contains(errs, want) {
+				t.Errorf("%s with o108 five days late: exit %d: %s\nwant refused, with %q", route[0], code, errs, want)
+			}
+		}
+	}
+	if s.metadata("orders_fact") != meta || !slices.Equal(s.files(), files) {
+		t.Fatal("a refused run changed the table or left files")
+	}
+	if code, _, errs := run("publish", "--leave"); code != exitUsage || !strings.Contains(errs, "--reason") {
+		t.Errorf("--leave without a reason: exit %d: %s", code, errs)
+	}
+	if code, _, errs := run("publish", "--leave", "--restate", "--reason", "x"); code != exitUsage || !strings.Contains(errs, "give one") {
+		t.Errorf("--leave with --restate: exit %d: %s", code, errs)
+	}
+
+	// Leave: the day stays as published, the row counted and recorded.
+	code, out, errs := run("publish", "--leave", "--reason", "January is closed; o108 goes into February", "--decided-by", "ana", "--run-id", "leave-jan")
+	if code != 0 || !strings.Contains(out, "late rows left out, the partitions kept as published: 2026-01-01 (1), decided by ana") {
+		t.Fatalf("--leave: exit %d: %s%s", code, out, errs)
+	}
+	if got := facts(t, s); !slices.Equal(got, afterBatch2) {
+		t.Errorf("after --leave the facts are %v, want them as published, %v", got, afterBatch2)
+	}
+	if s.metadata("orders_fact") == meta {
+		t.Error("--leave committed no snapshot: the decision is not recorded")
+	}
+	var left map[string]runrecord.Left
+	if err := json.Unmarshal([]byte(headProp(t, s, "orders_fact", runrecord.PropLateLeft)), &left); err != nil || left["2026-01-01"].Through != "2026-01-06T16:00:00Z" {
+		t.Errorf("the run records the rows it left as %v (%v)", left, err)
+	}
+	want := "late rows left out, the partitions kept as published: order_date=2026-01-01 (1 row), decided by ana: January is closed; o108 goes into February"
+	if out := s.must("history", "--table", "retail.orders_fact"); !strings.Contains(out, "run leave-jan: "+want) {
+		t.Errorf("history does not show the decision:\n%s", out)
+	}
+	if out := s.must("show", "--table", "retail.orders_fact", "--run", "leave-jan"); !strings.Contains(out, want) {
+		t.Errorf("show does not show the decision:\n%s", out)
+	}
+	// The next run leaves the row out as decided: nothing to refuse, and
+	// nothing changes.
+	if code, out, errs := run("publish"); code != 0 || !strings.Contains(out, "unchanged") {
+		t.Errorf("the run after --leave: exit %d: %s%s; want unchanged", code, out, errs)
+	}
+
+	// Restate, planned then applied: the day is rebuilt with o108.
+	planFile := filepath.Join(t.TempDir(), "plan.json")
+	code, out, errs = run("plan", "--out", planFile, "--restate", "--reason", "finance reopened January", "--decided-by", "ana", "--run-id", "restate-jan")
+	if code != 0 || !strings.Contains(out, "late rows restated: 2026-01-01 (1), decided by ana") {
+		t.Fatalf("plan --restate: exit %d: %s%s", code, out, errs)
+	}
+	var pf swap.PlanFile
+	if err := json.Unmarshal(mustRead(t, planFile), &pf); err != nil {
+		t.Fatal(err)
+	}
+	s.must("apply", planFile, "--approve", pf.PlanID)
+	if got, want := facts(t, s), append([]string{"2026-01-01 o108"}, afterBatch2...); !slices.Equal(got, slices.Sorted(slices.Values(want))) {
+		t.Errorf("after --restate the facts are %v, want o108 in 2026-01-01", got)
+	}
+	want = "late rows restated: order_date=2026-01-01 (1 row), decided by ana: finance reopened January"
+	if out := s.must("history", "--table", "retail.orders_fact"); !strings.Contains(out, "run restate-jan: "+want) {
+		t.Errorf("history does not show the restatement:\n%s", out)
+	}
+	if out := s.must("show", "--table", "retail.orders_fact", "--run", "restate-jan"); !strings.Contains(out, want) {
+		t.Errorf("show does not show the restatement:\n%s", out)
+	}
+	if headProp(t, s, "orders_fact", runrecord.PropLateLeft) != "" {
+		t.Error("a restated day is still recorded as left out")
+	}
+	if code, out, errs := run("publish"); code != 0 || !strings.Contains(out, "unchanged") {
+		t.Errorf("a rerun after the restatement: exit %d: %s%s; want unchanged", code, out, errs)
+	}
+}
+
+// TestLateCurrentPeriod: under the policy current-period, o108, five days
+// late, loads into 2026-01-06, the day it arrived, flagged; its own day
+// keeps what was published, and nothing is refused.
+func TestLateCurrentPeriod(t *testing.T) {
+	s := newSite(t, "sqlite+local")
+	dir, job := lateJob(t, "{policy: current-period, flag: arrived_late, owner: finance@example.com}")
+	sql := strings.Replace(string(mustRead(t, filepath.Join(dir, "orders_fact.sql"))), "    event_id\nFROM versions", "    event_id,\n    arrived_late\nFROM versions", 1)
+	write(t, dir, "orders_fact.sql", sql)
+	schema := strings.Replace(string(mustRead(t, filepath.Join("..", "..", "examples", "retail", "orders_fact.table.yaml"))),
+		"  - {name: event_id, type: string, required: true}\n", "  - {name: event_id, type: string, required: true}\n  - {name: arrived_late, type: boolean, required: true}\n", 1)
+	s.must("table", "create", "--schema", write(t, dir, "schema.yaml", schema))
+	s.must("publish", "--job", job, "--rejects", filepath.Join(t.TempDir(), "r.ndjson"), "--partitions", twoDays)
+	write(t, filepath.Join(dir, "raw"), "batch3.ndjson", batch3)
+	out := s.must("publish", "--job", job, "--rejects", filepath.Join(t.TempDir(), "r.ndjson"), "--partitions", "order_date=2026-01-01,2026-01-02,2026-01-06", "--run-id", "jan6")
+	if !strings.Contains(out, "late rows loaded into the day they arrived: 2026-01-06 (1)") {
+		t.Errorf("the run does not say where the late row went:\n%s", out)
+	}
+	got := facts(t, s, "arrived_late")
+	want := []string{"2026-01-01 o101 false", "2026-01-01 o102 false", "2026-01-01 o107 false", "2026-01-02 o100 false", "2026-01-02 o103 false",
+		"2026-01-02 o106 false", "2026-01-06 o108 true", "2026-01-06 o109 false"}
+	if !slices.Equal(got, want) {
+		t.Errorf("the facts are %v, want %v", got, want)
+	}
+	if out := s.must("history", "--table", "retail.orders_fact"); !strings.Contains(out, "run jan6: late rows loaded into the day they arrived: order_date=2026-01-06 (1 row)") {
+		t.Errorf("history does not show where the late row went:\n%s", out)
+	}
+}
+
+// TestSinceLast, on PostgreSQL and MinIO: publish --since-last with no
+// watermark yet rebuilds every day the sources hold and records the
+// greatest arrival it read; after batch 2 it plans exactly the day batch
+// 2 touched plus the day the two-day lookback reaches back to; a run
+// killed as it commits leaves table and watermark where they were, and
+// the next run picks the same days up; later, only the days of the rows
+// since the watermark, less the lookback, are rebuilt.
+func TestSinceLast(t *testing.T) {
+	s := newSite(t, "postgres+minio")
+	dir, job := lateJob(t, "")
+	batch2 := mustRead(t, filepath.Join(dir, "raw", "batch2.ndjson"))
+	if err := os.Remove(filepath.Join(dir, "raw", "batch2.ndjson")); err != nil {
+		t.Fatal(err)
+	}
+	s.must("table", "create", "--schema", filepath.Join("..", "..", "examples", "retail", "orders_fact.table.yaml"))
+	rejects := func() string { return filepath.Join(t.TempDir(), "rejects.ndjson") }
+	if code, _, errs := s.cli("publish", "--job", job, "--since-last", "--partitions", twoDays); code != exitUsage || !strings.Contains(errs, "not both") {
+		t.Errorf("--since-last with --partitions: exit %d: %s", code, errs)
+	}
+	if code, _, errs := s.cli("publish", "--table", "retail.orders_fact", "--since-last", filepath.Join(dir, "raw")); code != exitUsage || !strings.Contains(errs, "give --job") {
+		t.Errorf("--since-last without a job: exit %d: %s", code, errs)
+	}
+	planned := func() []string {
+		t.Helper()
+		planFile := filepath.Join(t.TempDir(), "plan.json")
+		s.must("plan", "--job", job, "--since-last", "--rejects", rejects(), "--out", planFile)
+		var pf swap.PlanFile
+		if err := json.Unmarshal(mustRead(t, planFile), &pf); err != nil {
+			t.Fatal(err)
+		}
+		var days []string
+		for _, pp := range pf.Plan.Partitions {
+			days = append(days, pp.Value)
+		}
+		s.must("discard", planFile)
+		return days
+	}
+
+	if got := planned(); !slices.Equal(got, []string{"2026-01-01", "2026-01-02"}) {
+		t.Errorf("with no watermark, --since-last plans %v; want every day batch 1 holds", got)
+	}
+	s.must("publish", "--job", job, "--since-last", "--rejects", rejects())
+	// e5, at 09:31 on 2026-01-02, is the last kept row of batch 1 to arrive.
+	if w := headProp(t, s, "orders_fact", runrecord.PropWatermark); w != "2026-01-02T09:31:00Z" {
+		t.Errorf("batch 1's run records the watermark %q", w)
+	}
+
+	// Batch 2 touches 2026-01-02; the lookback reaches back to rows of
+	// 2026-01-01 that arrived within two days before the watermark.
+	write(t, filepath.Join(dir, "raw"), "batch2.ndjson", string(batch2))
+	if got := planned(); !slices.Equal(got, []string{"2026-01-01", "2026-01-02"}) {
+		t.Errorf("after batch 2, --since-last plans %v", got)
+	}
+	meta := s.metadata("orders_fact")
+	kill := s.command("publish", "--job", job, "--since-last", "--rejects", rejects())
+	kill.Env = append(kill.Env, "LAKESWAP_TEST_KILL_AT_COMMIT=1")
+	if out, err := kill.CombinedOutput(); err == nil {
+		t.Fatalf("the run to be killed at its commit finished:\n%s", out)
+	}
+	if s.metadata("orders_fact") != meta || headProp(t, s, "orders_fact", runrecord.PropWatermark) != "2026-01-02T09:31:00Z" {
+		t.Fatal("a run killed as it committed moved the table or its watermark")
+	}
+	if got := planned(); !slices.Equal(got, []string{"2026-01-01", "2026-01-02"}) {
+		t.Errorf("after the killed run, --since-last plans %v; want the same days", got)
+	}
+	s.must("publish", "--job", job, "--since-last", "--rejects", rejects())
+	if got := facts(t, s); !slices.Equal(got, afterBatch2) {
+		t.Errorf("after batch 2 by --since-last the facts are %v, want %v", got, afterBatch2)
+	}
+	if w := headProp(t, s, "orders_fact", runrecord.PropWatermark); w != "2026-01-03T09:00:00Z" {
+		t.Errorf("batch 2's run records the watermark %q", w)
+	}
+
+	// Days later: only the days of what arrived since, less the lookback.
+	write(t, filepath.Join(dir, "raw"), "batch4.ndjson", `{"event_id":"e16","order_id":"o110","channel":"web","order_ts":"2026-01-09T10:00:00Z","updated_at":"2026-01-09T10:00:00Z","source_version":1,"amount_cents":1000,"ingested_at":"2026-01-09T10:00:30Z"}`+"\n")
+	s.must("publish", "--job", job, "--since-last", "--rejects", rejects())
+	write(t, filepath.Join(dir, "raw"), "batch5.ndjson", `{"event_id":"e17","order_id":"o111","channel":"app","order_ts":"2026-01-10T07:00:00Z","updated_at":"2026-01-10T07:00:00Z","source_version":1,"amount_cents":1500,"ingested_at":"2026-01-10T08:00:00Z"}`+"\n")
+	if got := planned(); !slices.Equal(got, []string{"2026-01-09", "2026-01-10"}) {
+		t.Errorf("--since-last plans %v; want the day that arrived and the one the lookback reaches", got)
+	}
+}
