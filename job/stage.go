@@ -55,6 +55,9 @@ func (j *Job) Run(ctx context.Context, pub *swap.Publisher, req swap.Request, o 
 	}
 	c := target.Contract
 	tracks := j.tracksArrival(c)
+	if o.Release != nil && !tracks {
+		o.Late = nil // a release's decision is for the jobs whose rows arrive late
+	}
 	switch {
 	case (o.SinceLast || o.Late != nil || j.OnLate != LatePolicy{}) && !tracks:
 		return nil, swap.InvalidRequest(fmt.Errorf("job %s: a late policy, --restate, --leave and --since-last judge rows by when they arrived: they need the job's lag: {event_time, ingested_at}, a lookback, and a table partitioned by a date column alone", filepath.Base(j.File)))

@@ -322,3 +322,40 @@ func TestSinceLast(t *testing.T) {
 		t.Errorf("--since-last plans %v; want the day that arrived and the one the lookback reaches", got)
 	}
 }
+
+// TestLateInARelease: orders_fact and the daily groups read from it,
+// released as one (--downstream). o108, five days late, refuses the
+// release, naming the fact day, and nothing moves in either table;
+// --restate --reason rebuilds both, the decision recorded with the facts
+// (daily_orders, whose job tracks no arrival, takes the decision as
+// nothing to decide).
+func TestLateInARelease(t *testing.T) {
+	s := newSite(t, "sqlite+local")
+	batches := string(mustRead(t, filepath.Join("..", "..", "internal", "retail", "fixture", "batch1.ndjson"))) +
+		string(mustRead(t, filepath.Join("..", "..", "internal", "retail", "fixture", "batch2.ndjson")))
+	dir := retailJobs(t, s, batches)
+	t.Chdir(t.TempDir()) // where a release writes its rejects files
+	release := func(args ...string) (int, string, string) {
+		return s.cli(append([]string{"publish", "--job", filepath.Join(dir, "orders_fact.yaml"), "--downstream", "--jobs", dir, "--partitions", twoDays}, args...)...)
+	}
+	if code, out, errs := release(); code != 0 {
+		t.Fatalf("the release of batches 1 and 2: exit %d: %s%s", code, out, errs)
+	}
+	write(t, filepath.Join(dir, "raw"), "batch3.ndjson", batch3)
+	facts0, daily0 := s.metadata("orders_fact"), s.metadata("daily_orders")
+	if code, _, errs := release(); code != exitRefused || !strings.Contains(errs, "order_date=2026-01-01: 1 source row for it arrived later than the lookback") {
+		t.Errorf("the release with o108 five days late: exit %d: %s; want refused", code, errs)
+	}
+	if s.metadata("orders_fact") != facts0 || s.metadata("daily_orders") != daily0 {
+		t.Fatal("a refused release moved a table")
+	}
+	if code, out, errs := release("--restate", "--reason", "finance reopened January", "--run-id", "jan-restated"); code != 0 {
+		t.Fatalf("the release with --restate: exit %d: %s%s", code, out, errs)
+	}
+	if !slices.Contains(facts(t, s), "2026-01-01 o108") || s.metadata("daily_orders") == daily0 {
+		t.Error("the restated release did not rebuild both tables with o108")
+	}
+	if out := s.must("history", "--table", "retail.orders_fact"); !strings.Contains(out, "run jan-restated: late rows restated: order_date=2026-01-01 (1 row)") {
+		t.Errorf("history does not show the release's decision:\n%s", out)
+	}
+}
