@@ -47,11 +47,12 @@ type arrival struct {
 }
 
 // window is the arrival times of the late rows of a day left out:
-// after after (any time, without hasAfter) up to through, in
-// microseconds.
+// after after (any time, without hasAfter) up to through, later than
+// lookback after their event (the job's lookback when they were left),
+// in microseconds.
 type window struct {
-	after, through int64
-	hasAfter       bool
+	after, through, lookback int64
+	hasAfter                 bool
 }
 
 // tracksArrival says whether runs of the job on a table of contract c
@@ -59,8 +60,11 @@ type window struct {
 // table is partitioned by one date column, a day being a partition.
 func (j *Job) tracksArrival(c *contract.Contract) bool {
 	_, ok := j.Sources[j.lagSource()]
-	return ok && j.Lag.Event != "" && j.Lag.Ingested != "" && j.Lookback > 0 &&
-		c.Partition.One() && c.Arrow.Field(c.Partition.Fields[0].Column).Type.ID() == arrow.DATE32
+	if !ok || j.Lag.Event == "" || j.Lag.Ingested == "" || j.Lookback <= 0 || !c.Partition.One() {
+		return false
+	}
+	f := c.Partition.Fields[0]
+	return c.Arrow.Field(f.Column).Type.ID() == arrow.DATE32 && (f.Transform == "identity" || f.Transform == "day")
 }
 
 // policy is the job's late policy, escalate where it names none.
@@ -92,7 +96,10 @@ func (j *Job) newArrival(ctx context.Context, target *swap.Target, choice *LateC
 		if err != nil {
 			return nil, fmt.Errorf("the table's late rows left out of %s: %w", day, err)
 		}
-		w.through = through.UnixMicro()
+		w.through, w.lookback = through.UnixMicro(), int64(l.Lookback*1e6)
+		if l.Lookback == 0 {
+			w.lookback = a.lookback
+		}
 		a.left[day] = w
 	}
 	return a, nil
@@ -133,12 +140,14 @@ func (a *arrival) landing() string {
 }
 
 // leftOut is true for a late row the run leaves out: one a run decided to
-// leave (--leave), this one or an earlier one.
+// leave (--leave), this one or an earlier one, late by the lookback the
+// job had then.
 func (a *arrival) leftOut() string {
 	var conds []string
 	for _, day := range slices.Sorted(maps.Keys(a.left)) {
 		w := a.left[day]
-		c := fmt.Sprintf("%s = CAST(%s AS DATE) AND %s <= %d", a.eventDay(), source.SQLString(day), a.arrivedUS(), w.through)
+		c := fmt.Sprintf("%[1]s = CAST(%[2]s AS DATE) AND %[3]s <= %[4]d AND coalesce(%[3]s - %[5]s > %[6]d, false)",
+			a.eventDay(), source.SQLString(day), a.arrivedUS(), w.through, a.eventUS(), w.lookback)
 		if w.hasAfter {
 			c += fmt.Sprintf(" AND %s > %d", a.arrivedUS(), w.after)
 		}
@@ -147,7 +156,7 @@ func (a *arrival) leftOut() string {
 	if len(conds) == 0 {
 		return "false"
 	}
-	return "(" + a.late() + " AND (" + strings.Join(conds, " OR ") + "))"
+	return "(" + strings.Join(conds, " OR ") + ")"
 }
 
 // sinceLast finds the days --since-last rebuilds: those of the rows that
@@ -173,7 +182,11 @@ func (a *arrival) sinceLast(ctx context.Context, eng *source.SQLEngine) ([]strin
 		return nil, fmt.Errorf("find the days that arrived since the watermark: %w", err)
 	}
 	if len(days) == 0 {
-		return nil, swap.InvalidRequest(fmt.Errorf("--since-last: no row of source %s has both an event and an arrival time (%s, %s): there is no day to rebuild", a.src, a.job.Lag.Event, a.job.Lag.Ingested))
+		since := "has both an event and an arrival time"
+		if a.hasSince {
+			since = "with an event time arrived at or after " + formatUS(a.since-a.lookback) + " (the watermark " + a.state.Watermark + " less the lookback)"
+		}
+		return nil, swap.InvalidRequest(fmt.Errorf("--since-last: no row of source %s %s (%s, %s): there is no day to rebuild", a.src, since, a.job.Lag.Event, a.job.Lag.Ingested))
 	}
 	return days, nil
 }
@@ -217,7 +230,7 @@ func (a *arrival) decide(ctx context.Context, eng *source.SQLEngine, from, to st
 	if len(a.left) > 0 {
 		info.Left = map[string]runrecord.Left{}
 		for day, w := range a.left {
-			l := runrecord.Left{Through: formatUS(w.through)}
+			l := runrecord.Left{Through: formatUS(w.through), Lookback: float64(w.lookback) / 1e6}
 			if w.hasAfter {
 				l.After = formatUS(w.after)
 			}
@@ -247,9 +260,9 @@ func (a *arrival) judge(ctx context.Context, eng *source.SQLEngine, params map[s
 	q := fmt.Sprintf(`SELECT CAST(day AS VARCHAR), count(*) FILTER (WHERE fresh)::BIGINT, count(*) FILTER (WHERE left_out)::BIGINT,
 			coalesce(min(arrived) FILTER (WHERE fresh), 0)::BIGINT, coalesce(max(arrived) FILTER (WHERE fresh), 0)::BIGINT,
 			coalesce(max(arrived - event) FILTER (WHERE fresh), 0)::BIGINT
-		FROM (SELECT %s AS day, %s AS arrived, %s AS event, %s AND NOT %s AS fresh, %[5]s AS left_out FROM %s WHERE %s)
+		FROM (SELECT %s AS day, %s AS arrived, %s AS event, %s AND %s AND NOT %s AS fresh, %[6]s AS left_out FROM %s)
 		WHERE day BETWEEN CAST($from AS DATE) AND CAST($to AS DATE) AND (fresh OR left_out)
-		GROUP BY 1`, a.eventDay(), a.arrivedUS(), a.eventUS(), a.isNew(), a.leftOut(), kept(a.src), a.late())
+		GROUP BY 1`, a.eventDay(), a.arrivedUS(), a.eventUS(), a.late(), a.isNew(), a.leftOut(), kept(a.src))
 	err := eachRowParams(ctx, eng, q, params, func(rec arrow.RecordBatch, i int) {
 		v := func(c int) int64 { return rec.Column(c).(*array.Int64).Value(i) }
 		byDay[strings.Clone(rec.Column(0).(*array.String).Value(i))] = &counts{fresh: v(1), left: v(2), first: v(3), last: v(4), lag: v(5)}
@@ -276,7 +289,7 @@ func (a *arrival) judge(ctx context.Context, eng *source.SQLEngine, params map[s
 			d.Rows[day] = c.fresh + c.left
 			w, ok := a.left[day]
 			if !ok {
-				w = window{after: a.since, hasAfter: a.hasSince}
+				w = window{after: a.since, hasAfter: a.hasSince, lookback: a.lookback}
 			}
 			w.through = max(w.through, c.last)
 			a.left[day] = w
@@ -321,12 +334,26 @@ func (a *arrival) view(ctx context.Context, eng *source.SQLEngine) error {
 // that rebuilds its day. It is the previous watermark where nothing
 // moves it.
 func (a *arrival) watermark(ctx context.Context, eng *source.SQLEngine, params map[string]string) (string, error) {
+	// With no watermark yet, a day already published is taken as read:
+	// the runs before watermarks, or another tool, built it.
+	published := ""
+	if !a.hasSince {
+		var days []string
+		for _, day := range slices.Sorted(maps.Keys(a.state.Published)) {
+			if a.state.Published[day] {
+				days = append(days, "CAST("+source.SQLString(day)+" AS DATE)")
+			}
+		}
+		if len(days) > 0 {
+			published = " AND day NOT IN (" + strings.Join(days, ", ") + ")"
+		}
+	}
 	q := fmt.Sprintf(`WITH r AS (
 			SELECT %s AS arrived, %s AS day, %s AS left_out FROM %s WHERE %[1]s IS NOT NULL AND %[5]s
 		)
 		SELECT max(arrived)::BIGINT FROM r WHERE arrived < coalesce(
-			(SELECT min(arrived) FROM r WHERE NOT left_out AND day IS NOT NULL AND day NOT BETWEEN CAST($from AS DATE) AND CAST($to AS DATE)),
-			9223372036854775807)`, a.arrivedUS(), a.landing(), a.leftOut(), kept(a.src), a.isNew())
+			(SELECT min(arrived) FROM r WHERE NOT left_out AND day IS NOT NULL AND day NOT BETWEEN CAST($from AS DATE) AND CAST($to AS DATE)%[6]s),
+			9223372036854775807)`, a.arrivedUS(), a.landing(), a.leftOut(), kept(a.src), a.isNew(), published)
 	var us int64
 	var found bool
 	err := eachRowParams(ctx, eng, q, params, func(rec arrow.RecordBatch, i int) {

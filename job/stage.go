@@ -55,8 +55,8 @@ func (j *Job) Run(ctx context.Context, pub *swap.Publisher, req swap.Request, o 
 	}
 	c := target.Contract
 	tracks := j.tracksArrival(c)
-	if o.Release != nil && !tracks {
-		o.Late = nil // a release's decision is for the jobs whose rows arrive late
+	if o.Release != nil && (!tracks || j.policy() == LateCurrentPeriod) {
+		o.Late = nil // a release's decision is for the jobs that escalate
 	}
 	switch {
 	case (o.SinceLast || o.Late != nil || j.OnLate != LatePolicy{}) && !tracks:

@@ -162,10 +162,12 @@ type Record struct {
 }
 
 // Left are the late rows of a day a run left out: those that arrived
-// after After (empty: any time) up to Through, RFC 3339 times.
+// after After (empty: any time) up to Through, RFC 3339 times, later than
+// Lookback (seconds) after their event, the job's lookback then.
 type Left struct {
-	After   string `json:"after,omitempty"`
-	Through string `json:"through"`
+	After    string  `json:"after,omitempty"`
+	Through  string  `json:"through"`
+	Lookback float64 `json:"lookback_seconds"`
 }
 
 // LateDecision is what a run did with source rows that arrived later than
@@ -271,7 +273,7 @@ func (r Record) Properties() iceberg.Properties {
 	if r.Watermark != "" {
 		props[PropWatermark] = r.Watermark
 	}
-	if len(r.LateLeft) > 0 {
+	if r.LateLeft != nil {
 		b, _ := json.Marshal(r.LateLeft)
 		props[PropLateLeft] = string(b)
 	}

@@ -292,6 +292,14 @@ func (p *Publisher) applyBatches(ctx context.Context, tbl *table.Table, plan *Pl
 		return nil, err
 	}
 	batches := plan.batches()
+	// A job's watermark, and the late rows it leaves out, go with the run's
+	// last batch that commits: one that changes nothing commits nothing.
+	for i := len(batches) - 1; i >= 0; i-- {
+		if !batches[i].changesNothing() {
+			batches[i].arrivals = true
+			break
+		}
+	}
 	// The batches after one that failed are not committed: their files go.
 	rest := func(from int) string {
 		var said []string

@@ -52,10 +52,15 @@ func (plan *Plan) record() runrecord.Record {
 	if j := plan.Job; j != nil {
 		r.JobVersion, r.SourcesHash, r.Rejected, r.Late = j.Version, j.SourcesHash, j.Rejected, j.Late
 		r.LateDecision = plan.lateShare()
-		if plan.lastBatch() {
+		if j.Policy != "" && (plan.BatchOf == "" || plan.arrivals) {
 			// A batch before the last leaves rows of later batches
-			// unread: only the run whole moves the watermark.
+			// unread: only the run whole moves the watermark. The days
+			// left out are recorded even when none are, so that a day
+			// taken back in (restated) is not read from an earlier run.
 			r.Watermark, r.LateLeft = j.Watermark, j.Left
+			if r.LateLeft == nil {
+				r.LateLeft = map[string]runrecord.Left{}
+			}
 		}
 		if j.Reconciled != nil {
 			r.Reconciled = map[string]map[string]int64{}
@@ -92,13 +97,6 @@ func (plan *Plan) lateShare() *runrecord.LateDecision {
 		return nil
 	}
 	return &share
-}
-
-// lastBatch says whether the plan is a run's last batch, or a run
-// committed whole.
-func (plan *Plan) lastBatch() bool {
-	k, n, ok := strings.Cut(plan.BatchOf, "/")
-	return !ok || k == n
 }
 
 // commit publishes a staged plan as one snapshot in one catalog commit that

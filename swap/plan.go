@@ -131,6 +131,9 @@ type Plan struct {
 	bound bool
 	// stopHold stops refreshing a running publish's hold.
 	stopHold func()
+	// arrivals marks the batch that records the run's watermark and late
+	// rows left out: its last that commits.
+	arrivals bool
 }
 
 // unhold stops refreshing the plan's hold and removes it.

@@ -49,7 +49,13 @@ func arrivalsSince(meta table.Metadata, plan *Plan) string {
 		if plan.BaseSnapshotID != nil && s.SnapshotID == *plan.BaseSnapshotID {
 			break
 		}
-		if s.Summary != nil && s.Summary.Properties[runrecord.PropWatermark] != "" {
+		if s.Summary == nil || s.Summary.Properties[runrecord.PropRunID] == plan.RunID { // its own earlier batches
+			continue
+		}
+		if run, ok := undoneBy(s.Summary.Properties); ok {
+			return fmt.Sprintf("snapshot %d, committed since the plan, is a scoped rollback of run %s: what this run read of its job's arrivals was read before it; stage the run again", s.SnapshotID, run)
+		}
+		if s.Summary.Properties[runrecord.PropWatermark] != "" {
 			return fmt.Sprintf("snapshot %d, a job run committed since the plan, recorded the watermark %s: this run's watermark and the late rows it leaves out were read before it; stage the run again",
 				s.SnapshotID, s.Summary.Properties[runrecord.PropWatermark])
 		}

@@ -1,7 +1,6 @@
 package swap
 
 import (
-	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -581,15 +580,32 @@ func lateArrivals(plan *Plan, ran, allowed map[string]bool) {
 	ran["late arrivals"] = true
 	if d := j.Decision; d != nil && d.Decision != "current-period" {
 		allowed["late arrivals"] = true
+		by := "--" + d.Decision
+		if j.Policy == "restate" {
+			by = "the job's late policy restate"
+		}
 		for i := range plan.Partitions {
 			pp := &plan.Partitions[i]
 			if _, ok := d.Rows[pp.Value]; !ok {
 				continue
 			}
+			key := verify.DisplayKey(pp.Key)
+			if d.Decision == "leave" && pp.changesContent() {
+				// Rows it holds arrived late too, or others changed:
+				// what it would publish is not what it held.
+				plan.Findings = append(plan.Findings, verify.Finding{Kind: verify.KindLate, Partition: pp.Key,
+					Message: fmt.Sprintf("--leave keeps the partition as published, but without its late rows it would still change (%s -> %s): rows it holds arrived late too, before the watermark, or others changed; rebuild it with --restate --reason TEXT, or leave it out of the run's partitions",
+						words.Count(pp.OldFingerprint.Rows, "row"), words.Count(pp.Fingerprint.Rows, "row"))})
+				continue
+			}
 			pp.Decided = d.Decision == "leave"
-			plan.Warnings = append(plan.Warnings, fmt.Sprintf("allowed (--%s): partition %s, with %s that arrived later than the lookback, is %s by %s: %s",
-				d.Decision, verify.DisplayKey(pp.Key), words.Count(d.Rows[pp.Value], "source row"), map[string]string{"restate": "restated", "leave": "left as published"}[d.Decision], d.DecidedBy, d.Reason))
+			plan.Warnings = append(plan.Warnings, fmt.Sprintf("allowed (%s): partition %s, with %s that arrived later than the lookback, is %s by %s: %s",
+				by, key, words.Count(d.Rows[pp.Value], "source row"), map[string]string{"restate": "restated", "leave": "left as published"}[d.Decision], d.DecidedBy, d.Reason))
 		}
+	}
+	since := "after the watermark " + j.PreviousWatermark
+	if j.PreviousWatermark == "" {
+		since = "and no run has recorded a watermark yet"
 	}
 	for _, pp := range plan.Partitions {
 		r, ok := j.Escalated[pp.Value]
@@ -605,8 +621,8 @@ func lateArrivals(plan *Plan, ran, allowed map[string]bool) {
 			owner += ")"
 		}
 		plan.Findings = append(plan.Findings, verify.Finding{Kind: verify.KindLate, Partition: pp.Key,
-			Message: fmt.Sprintf("%s for it arrived later than the lookback of %s since the last landed run (the first at %s, the latest %s after its event), and it is published: restating it changes numbers already reported, a call for the metric's owner%s; rebuild it with them (--restate --reason TEXT) or keep it as published and leave them out (--leave --reason TEXT), either recorded in the run",
-				words.Count(r.Rows, "source row"), lagText(j.Lookback), r.FirstArrival, lagText(r.MaxLag), owner)})
+			Message: fmt.Sprintf("%s for it arrived later than the lookback of %s, %s (the first at %s, the latest %s after its event), and it is published: restating it changes numbers already reported, a call for the metric's owner%s; rebuild it with them (--restate --reason TEXT) or keep it as published and leave them out (--leave --reason TEXT), either recorded in the run",
+				words.Count(r.Rows, "source row"), lagText(j.Lookback), since, r.FirstArrival, lagText(r.MaxLag), owner)})
 	}
 }
 
@@ -1042,6 +1058,12 @@ func adoptKeysMax(keysMaxRows int64) int64 {
 	return keysMaxRows
 }
 
+// undoneBy names the run a scoped rollback's snapshot took back.
+func undoneBy(props map[string]string) (string, bool) {
+	run, ok := strings.CutPrefix(props[runrecord.PropRunID], "rollback-")
+	return run, ok && props[runrecord.PropSource] == "scoped rollback of run "+run
+}
+
 // Arrivals is what the table says of a job's source rows' arrival: the
 // watermark, and the days whose late rows stay left out, that the last
 // landed run recorded; and which partitions hold rows.
@@ -1051,10 +1073,12 @@ type Arrivals struct {
 	Published map[string]bool
 }
 
-// Arrivals reads, from main's history, the watermark of the last landed
-// run that recorded one (runrecord.PropWatermark), passing over a run a
-// scoped rollback took back: the rows it read are no longer all in the
-// table, and are read again.
+// Arrivals reads, from main's history, the days left out that the last
+// landed job run recorded (runrecord.PropLateLeft), and the watermark of
+// the last that recorded one (runrecord.PropWatermark). What runs
+// recorded from a run a scoped rollback took back up to the rollback is
+// passed over: the rows it read are no longer all in the table, and are
+// read again.
 func (t *Target) Arrivals(ctx context.Context) (*Arrivals, error) {
 	meta := t.table.Metadata()
 	out := &Arrivals{Published: map[string]bool{}}
@@ -1062,22 +1086,29 @@ func (t *Target) Arrivals(ctx context.Context) (*Arrivals, error) {
 	if head == nil {
 		return out, nil
 	}
-	undone := map[string]bool{}
+	undone, leftRead := map[string]bool{}, false
 	for _, s := range table.AncestorsOf(head.SnapshotID, meta.SnapshotByID) {
 		if s.Summary == nil {
 			continue
 		}
 		props := s.Summary.Properties
 		id := props[runrecord.PropRunID]
-		if run, ok := strings.CutPrefix(id, "rollback-"); ok && props[runrecord.PropSource] == "scoped rollback of run "+run {
+		if run, ok := undoneBy(props); ok {
 			undone[run] = true
 			continue
 		}
-		if w := props[runrecord.PropWatermark]; w != "" && !undone[id] {
-			out.Watermark = w
-			if err := json.Unmarshal([]byte(cmp.Or(props[runrecord.PropLateLeft], "{}")), &out.Left); err != nil {
+		if len(undone) > 0 {
+			delete(undone, id) // passed over up to the run undone, and it too
+			continue
+		}
+		if v, ok := props[runrecord.PropLateLeft]; ok && !leftRead {
+			if err := json.Unmarshal([]byte(v), &out.Left); err != nil {
 				return nil, fmt.Errorf("snapshot %d: %s: %w", s.SnapshotID, runrecord.PropLateLeft, err)
 			}
+			leftRead = true
+		}
+		if w := props[runrecord.PropWatermark]; w != "" {
+			out.Watermark = w
 			break
 		}
 	}

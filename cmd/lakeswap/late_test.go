@@ -157,8 +157,10 @@ func TestLateArrivalsDecidedInWriting(t *testing.T) {
 	}
 
 	// Leave: the day stays as published, the row counted and recorded.
-	code, out, errs := run("publish", "--leave", "--reason", "January is closed; o108 goes into February", "--decided-by", "ana", "--run-id", "leave-jan")
-	if code != 0 || !strings.Contains(out, "late rows left out, the partitions kept as published: 2026-01-01 (1), decided by ana") {
+	// In batches of a day: 2026-01-02 changes nothing and commits
+	// nothing, so the first batch records what the run left out.
+	code, out, errs := run("publish", "--leave", "--reason", "January is closed; o108 goes into February", "--decided-by", "ana", "--run-id", "leave-jan", "--batch", "1")
+	if code != 0 {
 		t.Fatalf("--leave: exit %d: %s%s", code, out, errs)
 	}
 	if got := facts(t, s); !slices.Equal(got, afterBatch2) {
@@ -205,11 +207,24 @@ func TestLateArrivalsDecidedInWriting(t *testing.T) {
 	if out := s.must("show", "--table", "retail.orders_fact", "--run", "restate-jan"); !strings.Contains(out, want) {
 		t.Errorf("show does not show the restatement:\n%s", out)
 	}
-	if headProp(t, s, "orders_fact", runrecord.PropLateLeft) != "" {
-		t.Error("a restated day is still recorded as left out")
+	if got := headProp(t, s, "orders_fact", runrecord.PropLateLeft); got != "{}" {
+		t.Errorf("after the restatement the run records the days left out as %s; want none", got)
 	}
 	if code, out, errs := run("publish"); code != 0 || !strings.Contains(out, "unchanged") {
 		t.Errorf("a rerun after the restatement: exit %d: %s%s; want unchanged", code, out, errs)
+	}
+
+	// Another late order of 2026-01-01 (o112, a week late). The watermark
+	// is still before o108's arrival, since 2026-01-06 was not rebuilt:
+	// leaving the day as published without both late rows would take o108
+	// out of it, and is refused, as a restatement would need to be said.
+	write(t, filepath.Join(dir, "raw"), "batch4.ndjson", `{"event_id":"e18","order_id":"o112","channel":"app","order_ts":"2026-01-01T18:00:00Z","updated_at":"2026-01-01T18:00:00Z","source_version":1,"amount_cents":700,"ingested_at":"2026-01-08T09:00:00Z"}`+"\n")
+	meta = s.metadata("orders_fact")
+	if code, _, errs := run("publish", "--leave", "--reason", "no"); code != exitRefused || !strings.Contains(errs, "--leave keeps the partition as published, but without its late rows it would still change (4 rows -> 3 rows)") {
+		t.Errorf("--leave that would take out a row published before: exit %d: %s; want refused", code, errs)
+	}
+	if s.metadata("orders_fact") != meta {
+		t.Error("a refused --leave moved the table")
 	}
 }
 
@@ -306,7 +321,7 @@ func TestSinceLast(t *testing.T) {
 	if got := planned(); !slices.Equal(got, []string{"2026-01-01", "2026-01-02"}) {
 		t.Errorf("after the killed run, --since-last plans %v; want the same days", got)
 	}
-	s.must("publish", "--job", job, "--since-last", "--rejects", rejects())
+	s.must("publish", "--job", job, "--since-last", "--rejects", rejects(), "--run-id", "b2")
 	if got := facts(t, s); !slices.Equal(got, afterBatch2) {
 		t.Errorf("after batch 2 by --since-last the facts are %v, want %v", got, afterBatch2)
 	}
@@ -320,6 +335,16 @@ func TestSinceLast(t *testing.T) {
 	write(t, filepath.Join(dir, "raw"), "batch5.ndjson", `{"event_id":"e17","order_id":"o111","channel":"app","order_ts":"2026-01-10T07:00:00Z","updated_at":"2026-01-10T07:00:00Z","source_version":1,"amount_cents":1500,"ingested_at":"2026-01-10T08:00:00Z"}`+"\n")
 	if got := planned(); !slices.Equal(got, []string{"2026-01-09", "2026-01-10"}) {
 		t.Errorf("--since-last plans %v; want the day that arrived and the one the lookback reaches", got)
+	}
+
+	// A scoped rollback of batch 2's run takes its rows out again: the
+	// watermarks recorded since are passed over, and --since-last reads
+	// again from batch 1's.
+	if code, out, errs := s.cli("rollback", "--scoped", "--table", "retail.orders_fact", "--run", "b2"); code != 0 {
+		t.Fatalf("rollback --scoped --run b2: exit %d: %s%s", code, out, errs)
+	}
+	if got := planned(); !slices.Equal(got, []string{"2026-01-01", "2026-01-02", "2026-01-09", "2026-01-10"}) {
+		t.Errorf("after a scoped rollback of batch 2's run, --since-last plans %v; want from batch 1's watermark on", got)
 	}
 }
 

@@ -162,7 +162,12 @@ func (l *Ledger) ShowRun(ctx context.Context, ident table.Identifier, runID stri
 		if rec.Rejected != nil {
 			v.Rejected = rec.Rejected
 		}
-		v.Restated, v.Watermark = cmp.Or(rec.Restated, v.Restated), cmp.Or(rec.Watermark, v.Watermark)
+		v.Watermark = cmp.Or(rec.Watermark, v.Watermark)
+		if r := rec.Restated; r != nil && v.Restated == nil {
+			v.Restated = r
+		} else if r != nil { // a batch's share
+			v.Restated.Partitions = append(v.Restated.Partitions, r.Partitions...)
+		}
 		if d := rec.LateDecision; d != nil && v.LateDecision == nil {
 			v.LateDecision = d
 		} else if d != nil { // a batch's share
