@@ -98,6 +98,11 @@ value of it that the input or the table holds in the others (as Spark's dynamic 
   --partitions event_ts=2026-01-01..2026-01-31 --partitions region=eu,us
   --partitions event_ts=2026-01-01..2026-01-31                 (every region of those days)
 
+A SQL job that names its lag and lookback may give --since-last instead of --partitions: the days of
+the source rows that arrived since the table's watermark, less the lookback. Rows that arrived later
+than the lookback into a day already published are refused until the run says --restate or --leave,
+with --reason (docs/late.md).
+
 ` + exitCodesHelp,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 && !cmd.Flags().Changed("job") {
