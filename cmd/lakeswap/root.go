@@ -417,7 +417,8 @@ func mainWithEnv(ctx context.Context, args []string, stdout, stderr io.Writer, g
 	if code == exitError && isCobraUsage(err) {
 		code = exitUsage
 	}
-	if code == exitCancelled {
+	if errors.Is(err, context.Canceled) {
+		// Also when Ctrl-C stopped the check of a landed commit (exit 8).
 		err = interrupted{err}
 	}
 	if code == exitCancelled && g.writes && !strings.Contains(err.Error(), "hint:") {
