@@ -30,7 +30,7 @@ func ParseBand(s string) (Band, error) {
 	h, err2 := strconv.ParseFloat(strings.TrimSpace(hi), 64)
 	finite := !math.IsNaN(l) && !math.IsNaN(h) && !math.IsInf(l, 0) && !math.IsInf(h, 0)
 	if !ok || err1 != nil || err2 != nil || !finite || l < 0 || h < l || h == 0 {
-		return Band{}, fmt.Errorf("plausible band %q: write LO:HI, finite ratios of new to old with 0 <= LO <= HI, for example 0.5:2", s)
+		return Band{}, fmt.Errorf("plausible band %q: write LO:HI, finite ratios of new to old with 0 <= LO <= HI and HI above zero, for example 0.5:2", s)
 	}
 	return Band{Lo: l, Hi: h}, nil
 }

@@ -141,6 +141,25 @@ func TestNDJSONSourceArrivesAsWritten(t *testing.T) {
 	}
 }
 
+// TestNDJSONTimesArriveAsWritten: a string the engine would take for a
+// time reaches the SQL as the text written, offset and all, so that
+// casting it keeps the instant: 11:00+05:00 is 06:00 UTC, on every route
+// a job reads NDJSON by (publish, plan, batches, shards and releases
+// prepare their sources alike).
+func TestNDJSONTimesArriveAsWritten(t *testing.T) {
+	body := "{\"ts\":\"2026-01-03T11:00:00+05:00\",\"d\":\"2026-01-03\"}\n{\"ts\":\"2026-01-01T23:30:00-05:00\",\"d\":\"2026-01-04\"}\n"
+	j := jobOver(t, map[string]string{"a.ndjson": body}, "SELECT 1")
+	eng, _, err := prepared(t, j, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := texts(t, eng, "SELECT typeof(ts) || ' ' || ts || ' ' || strftime(timezone('UTC', CAST(ts AS TIMESTAMPTZ)), '%Y-%m-%dT%H:%M') || ' ' || d FROM events ORDER BY d")
+	want := []string{"VARCHAR 2026-01-03T11:00:00+05:00 2026-01-03T06:00 2026-01-03", "VARCHAR 2026-01-01T23:30:00-05:00 2026-01-02T04:30 2026-01-04"}
+	if !slices.Equal(got, want) {
+		t.Errorf("times reach the SQL as %q, want %q", got, want)
+	}
+}
+
 // TestRejectRulesRunConfined: a reject rule is evaluated by an engine
 // already confined to the listed files: one that reads another file, or
 // names an extension the engine would fetch, is refused as the SQL would

@@ -44,6 +44,7 @@ type arrival struct {
 	// those left by earlier runs, less the days it restates, and those it
 	// leaves.
 	left map[string]window
+	now  int64 // the run's start, in microseconds: no watermark passes it
 }
 
 // window is the arrival times of the late rows of a day left out:
@@ -77,7 +78,7 @@ func (j *Job) newArrival(ctx context.Context, target *swap.Target, choice *LateC
 		return nil, err
 	}
 	a := &arrival{job: j, src: j.lagSource(), lookback: time.Duration(j.Lookback).Microseconds(), state: state, choice: choice,
-		left: map[string]window{}}
+		left: map[string]window{}, now: time.Now().UnixMicro()}
 	if state.Watermark != "" {
 		t, err := time.Parse(time.RFC3339Nano, state.Watermark)
 		if err != nil {
@@ -117,24 +118,33 @@ func (a *arrival) eventDay() string {
 }
 
 // late is true for a row that arrived later than the lookback after its
-// event.
+// event, and for a row of a known event with no arrival time (null, or
+// text that is not a time): whether it is late cannot be told, so it is
+// judged as late, never let in unasked.
 func (a *arrival) late() string {
+	return fmt.Sprintf("coalesce(%s - %s > %d, %[2]s IS NOT NULL)", a.arrivedUS(), a.eventUS(), a.lookback)
+}
+
+// lateKnown is true for a row known to have arrived later than the
+// lookback: current-period moves only a row whose arrival day it knows.
+func (a *arrival) lateKnown() string {
 	return fmt.Sprintf("coalesce(%s - %s > %d, false)", a.arrivedUS(), a.eventUS(), a.lookback)
 }
 
-// isNew is true for a row that arrived after the previous watermark.
+// isNew is true for a row that arrived after the previous watermark, or
+// whose arrival time is unknown.
 func (a *arrival) isNew() string {
 	if !a.hasSince {
 		return "true"
 	}
-	return fmt.Sprintf("coalesce(%s > %d, false)", a.arrivedUS(), a.since)
+	return fmt.Sprintf("coalesce(%s > %d, true)", a.arrivedUS(), a.since)
 }
 
 // landing is the day a row's partition is: the day it arrived, for a row
 // the current-period policy moves, else the day of its event.
 func (a *arrival) landing() string {
 	if a.job.policy() == LateCurrentPeriod {
-		return "CASE WHEN " + a.late() + " THEN CAST(try_cast((" + a.job.Lag.Ingested + ") AS TIMESTAMPTZ) AS DATE) ELSE " + a.eventDay() + " END"
+		return "CASE WHEN " + a.lateKnown() + " THEN CAST(try_cast((" + a.job.Lag.Ingested + ") AS TIMESTAMPTZ) AS DATE) ELSE " + a.eventDay() + " END"
 	}
 	return a.eventDay()
 }
@@ -208,7 +218,7 @@ func (a *arrival) decide(ctx context.Context, eng *source.SQLEngine, from, to st
 		moved := map[string]int64{}
 		q := fmt.Sprintf(`SELECT CAST(CAST(try_cast((%s) AS TIMESTAMPTZ) AS DATE) AS VARCHAR), count(*)::BIGINT FROM %s
 			WHERE %s AND CAST(try_cast((%[1]s) AS TIMESTAMPTZ) AS DATE) BETWEEN CAST($from AS DATE) AND CAST($to AS DATE) GROUP BY 1`,
-			j.Lag.Ingested, kept(a.src), a.late())
+			j.Lag.Ingested, kept(a.src), a.lateKnown())
 		if err := eachRowParams(ctx, eng, q, params, func(rec arrow.RecordBatch, i int) {
 			moved[strings.Clone(rec.Column(0).(*array.String).Value(i))] = rec.Column(1).(*array.Int64).Value(i)
 		}); err != nil {
@@ -246,7 +256,8 @@ func (a *arrival) decide(ctx context.Context, eng *source.SQLEngine, from, to st
 }
 
 // judge counts, by the day of their event, the late rows of the days
-// from..to that are new since the previous watermark or left out before,
+// from..to that are new since the previous watermark or left out before
+// (and the new ones of published days outside them, as Pending),
 // and decides each published day's: the run's choice, the job's policy
 // restate, or none (escalate: the stage refuses a partition they change,
 // from Escalated).
@@ -261,7 +272,7 @@ func (a *arrival) judge(ctx context.Context, eng *source.SQLEngine, params map[s
 			coalesce(min(arrived) FILTER (WHERE fresh), 0)::BIGINT, coalesce(max(arrived) FILTER (WHERE fresh), 0)::BIGINT,
 			coalesce(max(arrived - event) FILTER (WHERE fresh), 0)::BIGINT
 		FROM (SELECT %s AS day, %s AS arrived, %s AS event, %s AND %s AND NOT %s AS fresh, %[6]s AS left_out FROM %s)
-		WHERE day BETWEEN CAST($from AS DATE) AND CAST($to AS DATE) AND (fresh OR left_out)
+		WHERE fresh OR left_out
 		GROUP BY 1`, a.eventDay(), a.arrivedUS(), a.eventUS(), a.late(), a.isNew(), a.leftOut(), kept(a.src))
 	err := eachRowParams(ctx, eng, q, params, func(rec arrow.RecordBatch, i int) {
 		v := func(c int) int64 { return rec.Column(c).(*array.Int64).Value(i) }
@@ -272,7 +283,7 @@ func (a *arrival) judge(ctx context.Context, eng *source.SQLEngine, params map[s
 	}
 	choice := a.choice
 	if choice == nil && a.job.policy() == LateRestate {
-		choice = &LateChoice{Decision: LateRestate, Reason: cmp.Or(a.job.OnLate.Note, "the job's late policy is restate"), DecidedBy: cmp.Or(a.job.OnLate.Owner, "the job's late policy")}
+		choice = &LateChoice{Decision: LateRestate, Reason: cmp.Or(a.job.OnLate.Note, "the job's late policy is restate"), DecidedBy: "the job's late policy restate"}
 	}
 	d := &swap.LateDecision{Rows: map[string]int64{}, Owner: a.job.OnLate.Owner}
 	if choice != nil {
@@ -281,6 +292,17 @@ func (a *arrival) judge(ctx context.Context, eng *source.SQLEngine, params map[s
 	for _, day := range slices.Sorted(maps.Keys(byDay)) {
 		c := byDay[day]
 		fresh := c.fresh > 0 && a.state.Published[day]
+		if day < params["from"] || day > params["to"] { // days as ISO dates sort as text
+			if fresh {
+				// Not the run's to decide, but a record they move out
+				// of its days is in neither until theirs is rebuilt.
+				if info.Pending == nil {
+					info.Pending = map[string]int64{}
+				}
+				info.Pending[day] = c.fresh
+			}
+			continue
+		}
 		switch {
 		case choice != nil && choice.Decision == LateRestate && (fresh || c.left > 0):
 			d.Rows[day] = c.fresh + c.left
@@ -297,7 +319,11 @@ func (a *arrival) judge(ctx context.Context, eng *source.SQLEngine, params map[s
 			if info.Escalated == nil {
 				info.Escalated = map[string]swap.LateRows{}
 			}
-			info.Escalated[day] = swap.LateRows{Rows: c.fresh, FirstArrival: time.UnixMicro(c.first).UTC().Format("2006-01-02 15:04Z07:00"), MaxLag: float64(c.lag) / 1e6}
+			first := "an unknown time (rows with no arrival time are news to every run: give them one, or reject them in the job)"
+			if c.first != 0 {
+				first = time.UnixMicro(c.first).UTC().Format("2006-01-02 15:04Z07:00")
+			}
+			info.Escalated[day] = swap.LateRows{Rows: c.fresh, FirstArrival: first, MaxLag: float64(c.lag) / 1e6}
 		}
 	}
 	if len(d.Rows) == 0 {
@@ -317,8 +343,11 @@ func (a *arrival) view(ctx context.Context, eng *source.SQLEngine) error {
 		if err != nil {
 			return err
 		}
+		if _, err := columnType(ctx, eng, kept(a.src), a.job.OnLate.Flag); err == nil {
+			return swap.InvalidRequest(fmt.Errorf("job %s: late: flag %s is a column source %s already has: name a new column for the flag", a.job.File, a.job.OnLate.Flag, a.src))
+		}
 		sel = fmt.Sprintf("* REPLACE (CASE WHEN %[1]s THEN CAST(try_cast((%[2]s) AS TIMESTAMPTZ) AS %[3]s) ELSE %[4]s END AS %[4]s), %[1]s AS %[5]s",
-			a.late(), a.job.Lag.Ingested, typ, ident(col), ident(a.job.OnLate.Flag))
+			a.lateKnown(), a.job.Lag.Ingested, typ, ident(col), ident(a.job.OnLate.Flag))
 	}
 	q := "CREATE OR REPLACE TEMP VIEW " + ident(a.src) + " AS SELECT " + sel + " FROM " + kept(a.src) + " WHERE NOT " + a.leftOut()
 	if err := eng.Exec(ctx, q); err != nil {
@@ -330,6 +359,8 @@ func (a *arrival) view(ctx context.Context, eng *source.SQLEngine) error {
 // watermark is the arrival time the run reads up to: the greatest such
 // that every row of the lag source that arrived by then, since the
 // previous watermark, is in a day the run rebuilds or one it leaves out.
+// It is never past the run's start: a row stamped as arriving in the
+// future would otherwise end every later row's news, so it stays new.
 // A row of another day stops it just before, to be read again by the run
 // that rebuilds its day. It is the previous watermark where nothing
 // moves it.
@@ -349,11 +380,11 @@ func (a *arrival) watermark(ctx context.Context, eng *source.SQLEngine, params m
 		}
 	}
 	q := fmt.Sprintf(`WITH r AS (
-			SELECT %s AS arrived, %s AS day, %s AS left_out FROM %s WHERE %[1]s IS NOT NULL AND %[5]s
+			SELECT %s AS arrived, %s AS day, %s AS left_out FROM %s WHERE %[1]s <= %[7]d AND %[5]s
 		)
 		SELECT max(arrived)::BIGINT FROM r WHERE arrived < coalesce(
 			(SELECT min(arrived) FROM r WHERE NOT left_out AND day IS NOT NULL AND day NOT BETWEEN CAST($from AS DATE) AND CAST($to AS DATE)%[6]s),
-			9223372036854775807)`, a.arrivedUS(), a.landing(), a.leftOut(), kept(a.src), a.isNew(), published)
+			9223372036854775807)`, a.arrivedUS(), a.landing(), a.leftOut(), kept(a.src), a.isNew(), published, a.now)
 	var us int64
 	var found bool
 	err := eachRowParams(ctx, eng, q, params, func(rec arrow.RecordBatch, i int) {

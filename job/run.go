@@ -293,7 +293,7 @@ func (sf *sourceFiles) typedAsWritten(ctx context.Context, eng *source.SQLEngine
 		names, kinds := rec.Column(0).(*array.String), rec.Column(1).(*array.String)
 		for i := range names.Len() {
 			columns = append(columns, strings.Clone(names.Value(i)))
-			types = append(types, strings.Clone(kinds.Value(i)))
+			types = append(types, asWritten(kinds.Value(i)))
 		}
 	}
 	err = rr.Err()
@@ -302,6 +302,18 @@ func (sf *sourceFiles) typedAsWritten(ctx context.Context, eng *source.SQLEngine
 		return nil, nil, err
 	}
 	return columns, types, sf.checkNDJSON(ctx, eng, paths, columns)
+}
+
+// asWritten is the type a column of NDJSON is read as: the engine's,
+// except that strings it took for dates or times stay text as written.
+// Its reading of a time drops an offset (11:00+05:00 read as 11:00), and
+// a job's SQL casts the text when it means a time.
+func asWritten(engineType string) string {
+	switch engineType {
+	case "DATE", "TIME", "TIMESTAMP", "TIMESTAMP WITH TIME ZONE", "TIME WITH TIME ZONE", "TIMESTAMP_NS", "TIMESTAMP_MS", "TIMESTAMP_S":
+		return "VARCHAR"
+	}
+	return strings.Clone(engineType)
 }
 
 // duplicateKeyError reads the key the engine names in an object that

@@ -244,7 +244,7 @@ func RecheckIn(ctx context.Context, pub *swap.Publisher, plan *swap.Plan, store 
 	conflict := func(format string, args ...any) error {
 		return &swap.OpError{Op: "apply", Table: plan.Table, RunID: plan.RunID,
 			Err:  fmt.Errorf("%w: "+format, append([]any{swap.ErrConflict}, args...)...),
-			Hint: "nothing was committed; plan the job again"}
+			Hint: "nothing was committed; plan the job again (`lakeswap discard PLAN` removes what this plan staged)"}
 	}
 	j, err := Load(info.File)
 	if err != nil {

@@ -179,6 +179,10 @@ type JobInfo struct {
 	// already published, and that no decision covers: a partition they
 	// change is refused.
 	Escalated map[string]LateRows `json:"escalated,omitempty"`
+	// Pending are the rows, by the day of their event, that arrived later
+	// than the lookback since the previous watermark into published days
+	// the run does not rebuild: left for the run that does.
+	Pending map[string]int64 `json:"late_pending,omitempty"`
 	// Decision is what the run does with such rows: restate or leave
 	// (--restate, --leave, or the job's policy restate), or the rows the
 	// policy current-period loads into the day they arrived.

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"runtime"
 	"slices"
@@ -578,6 +579,13 @@ func lateArrivals(plan *Plan, ran, allowed map[string]bool) {
 		return
 	}
 	ran["late arrivals"] = true
+	if len(j.Pending) > 0 {
+		var days []string
+		for _, day := range slices.Sorted(maps.Keys(j.Pending)) {
+			days = append(days, fmt.Sprintf("%s (%d)", day, j.Pending[day]))
+		}
+		plan.Warnings = append(plan.Warnings, fmt.Sprintf("source rows arrived later than the lookback for published days the run does not rebuild: %s; they wait for the run that does, and a record they move out of the run's days is in neither until then: add those days to --partitions, or use --since-last", strings.Join(days, ", ")))
+	}
 	if d := j.Decision; d != nil && d.Decision != "current-period" {
 		allowed["late arrivals"] = true
 		by := "--" + d.Decision
@@ -594,7 +602,7 @@ func lateArrivals(plan *Plan, ran, allowed map[string]bool) {
 				// Rows it holds arrived late too, or others changed:
 				// what it would publish is not what it held.
 				plan.Findings = append(plan.Findings, verify.Finding{Kind: verify.KindLate, Partition: pp.Key,
-					Message: fmt.Sprintf("--leave keeps the partition as published, but without its late rows it would still change (%s -> %s): rows it holds arrived late too, before the watermark, or others changed; rebuild it with --restate --reason TEXT, or leave it out of the run's partitions",
+					Message: fmt.Sprintf("--leave keeps the partition as published, but without its late rows it would still change (%s -> %s): rows it holds arrived late too, before the watermark, or have no arrival time, or others changed; rebuild it with --restate --reason TEXT, or leave it out of the run's partitions",
 						words.Count(pp.OldFingerprint.Rows, "row"), words.Count(pp.Fingerprint.Rows, "row"))})
 				continue
 			}

@@ -67,6 +67,10 @@ func runCheck(ctx context.Context, g *globals, o checkOptions) error {
 	if o.trailing < 1 {
 		return usagef("--trailing %d: want 1 or more partitions", o.trailing)
 	}
+	if o.band == "off" && !o.verified && o.maxAge == "" {
+		// Passing with nothing checked would tell a scheduler all is well.
+		return usagef("--volume-band off and --verified=false leave no check to run: give --max-age, or keep one of them")
+	}
 	if o.maxAge != "" {
 		if req.MaxAge, err = parseAge(o.maxAge); err != nil {
 			return usagef("--max-age %s: %v", o.maxAge, err)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lakeswap/lakeswap/internal/words"
 	"github.com/lakeswap/lakeswap/swap"
 
 	"github.com/lakeswap/lakeswap/runrecord"
@@ -130,7 +131,7 @@ func printReleases(w io.Writer, name string, entries []runrecord.Entry) {
 				fmt.Fprintln(w)
 			}
 			seen["restated "+e.RunID] = true
-			fmt.Fprintf(w, "run %s restated frozen partitions %s, decided by %s: %s\n", e.RunID, displayKeys(r.Partitions), r.DecidedBy, r.Reason)
+			fmt.Fprintf(w, "run %s restated frozen partitions %s, decided by %s: %s\n", e.RunID, displayKeys(r.Partitions), words.Printable(r.DecidedBy), words.Printable(r.Reason))
 		}
 		if d := e.LateDecision; d != nil && !seen["late "+e.RunID+" "+e.Batch] {
 			if len(seen) == 0 {

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"text/tabwriter"
 	"time"
+	"unicode"
 
 	"github.com/spf13/cobra"
 
@@ -327,6 +328,11 @@ func stagingRequest(o *publishOptions) (swap.Request, source.Options, error) {
 		return fail(usagef("%s decides on numbers already reported: say why with --reason TEXT, which the run records", decisionFlags(o)))
 	case !decides && (o.reason != "" || o.decidedBy != ""):
 		return fail(usagef("--reason and --decided-by go with --restate-frozen, --restate or --leave"))
+	case strings.ContainsFunc(o.reason, unicode.IsControl) || strings.ContainsFunc(o.decidedBy, unicode.IsControl):
+		// history prints a decision on one line, as lakeswap's own lines.
+		return fail(usagef("--reason and --decided-by are one line of text: they hold a newline, tab or terminal escape"))
+	case len(o.reason) > maxReason:
+		return fail(usagef("--reason is %d bytes; the run keeps it in every later metadata file of the table: say it in at most %d and point to the document", len(o.reason), maxReason))
 	case decides:
 		req.DecidedBy = cmp.Or(o.decidedBy, osUser())
 		if o.restateFrozen {
@@ -342,6 +348,10 @@ func stagingRequest(o *publishOptions) (swap.Request, source.Options, error) {
 	}
 	return req, in, nil
 }
+
+// maxReason is the longest --reason, in bytes: a decision's reason is
+// kept in the snapshot summary that every later metadata file carries.
+const maxReason = 2000
 
 // decisionFlags names the decisions the flags make, for a message.
 func decisionFlags(o *publishOptions) string {

@@ -87,7 +87,7 @@ func printRun(w io.Writer, v *swap.RunView) {
 		fmt.Fprintf(w, "rejected %s: %s\n", words.Count(v.Rejected[reason], "source row"), reason)
 	}
 	if r := v.Restated; r != nil {
-		fmt.Fprintf(w, "restated frozen partitions %s, decided by %s: %s\n", displayKeys(r.Partitions), r.DecidedBy, r.Reason)
+		fmt.Fprintf(w, "restated frozen partitions %s, decided by %s: %s\n", displayKeys(r.Partitions), words.Printable(r.DecidedBy), words.Printable(r.Reason))
 	}
 	if d := v.LateDecision; d != nil {
 		fmt.Fprintln(w, describeLate(*d, d.Partitions))

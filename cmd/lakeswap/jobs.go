@@ -37,9 +37,9 @@ func printJob(w io.Writer, p *swap.Plan) {
 			late = append(late, fmt.Sprintf("%s (%d)", d, j.Late[d]))
 		}
 		if len(late) == 0 {
-			fmt.Fprintf(w, "no source row arrived later than the lookback of %s\n", seconds(j.Lookback))
+			fmt.Fprintf(w, "no source row of the run's days arrived later than the lookback of %s\n", seconds(j.Lookback))
 		} else {
-			fmt.Fprintf(w, "source rows that arrived later than the lookback of %s, by the day of their event: %s\n", seconds(j.Lookback), strings.Join(late, ", "))
+			fmt.Fprintf(w, "source rows of the run's days that arrived later than the lookback of %s, by the day of their event: %s\n", seconds(j.Lookback), strings.Join(late, ", "))
 		}
 	}
 	printLate(w, j)
@@ -68,9 +68,9 @@ func printLate(w io.Writer, j *swap.JobInfo) {
 	case j.Watermark == j.PreviousWatermark:
 		fmt.Fprintf(w, "watermark: stays at %s (every source row that arrived by then is in the table or decided)\n", j.Watermark)
 	case j.PreviousWatermark == "":
-		fmt.Fprintf(w, "watermark: %s, recorded with the run (every source row that arrived by then is in the table or decided; --since-last starts there)\n", j.Watermark)
+		fmt.Fprintf(w, "watermark: %s, recorded when the run lands (every source row that arrived by then is in the table or decided; --since-last starts there)\n", j.Watermark)
 	default:
-		fmt.Fprintf(w, "watermark: %s -> %s, recorded with the run (--since-last starts there)\n", j.PreviousWatermark, j.Watermark)
+		fmt.Fprintf(w, "watermark: %s -> %s, recorded when the run lands (--since-last starts there)\n", j.PreviousWatermark, j.Watermark)
 	}
 }
 
@@ -90,13 +90,13 @@ func describeLate(d swap.LateDecision, keys []string) string {
 	}
 	var owner string
 	if d.Owner != "" {
-		owner = " (the job names " + d.Owner + " its owner)"
+		owner = " (the job names " + words.Printable(d.Owner) + " its owner)"
 	}
 	switch d.Decision {
 	case "current-period":
 		return fmt.Sprintf("late rows loaded into the day they arrived: %s, as the job's late policy current-period says%s", strings.Join(days, ", "), owner)
 	case "leave":
-		return fmt.Sprintf("late rows left out, the partitions kept as published: %s, decided by %s: %s%s", strings.Join(days, ", "), d.DecidedBy, d.Reason, owner)
+		return fmt.Sprintf("late rows left out, the partitions kept as published: %s, decided by %s: %s%s", strings.Join(days, ", "), words.Printable(d.DecidedBy), words.Printable(d.Reason), owner)
 	}
-	return fmt.Sprintf("late rows restated: %s, decided by %s: %s%s", strings.Join(days, ", "), d.DecidedBy, d.Reason, owner)
+	return fmt.Sprintf("late rows restated: %s, decided by %s: %s%s", strings.Join(days, ", "), words.Printable(d.DecidedBy), words.Printable(d.Reason), owner)
 }

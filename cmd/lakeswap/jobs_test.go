@@ -287,7 +287,7 @@ func TestLag(t *testing.T) {
 	args := func(job string) []string {
 		return []string{"plan", "--out", filepath.Join(t.TempDir(), "p.json"), "--rejects", filepath.Join(t.TempDir(), "r.ndjson"), "--partitions", "order_date=2026-01-01..2026-01-02", "--job", job}
 	}
-	if out := s.must(args(filepath.Join(dir, "orders_fact.yaml"))...); !strings.Contains(out, "no source row arrived later than the lookback of 48h0m0s") {
+	if out := s.must(args(filepath.Join(dir, "orders_fact.yaml"))...); !strings.Contains(out, "no source row of the run's days arrived later than the lookback of 48h0m0s") {
 		t.Errorf("the plan with a 2-day lookback:\n%s", out)
 	}
 	job, err := os.ReadFile(filepath.Join(dir, "orders_fact.yaml"))

@@ -384,3 +384,80 @@ func TestLateInARelease(t *testing.T) {
 		t.Errorf("history does not show the release's decision:\n%s", out)
 	}
 }
+
+// TestLateOddArrivals: arrival times a careless or broken loader writes.
+// A row of a published day with no arrival time cannot be told on time,
+// so it is refused as late until a run restates it; a row stamped as
+// arriving in 2099 does not carry the watermark past the run's clock, so
+// later late rows are still refused; a late row of a published day the
+// run does not rebuild (o101 moved to 2026-01-02) is named in a warning;
+// a flag column the source already has, and a reason on two lines, are
+// usage errors; a check with every check turned off is too.
+func TestLateOddArrivals(t *testing.T) {
+	s := newSite(t, "sqlite+local")
+	dir, job := lateJob(t, "{owner: finance@example.com}")
+	s.must("table", "create", "--schema", filepath.Join("..", "..", "examples", "retail", "orders_fact.table.yaml"))
+	raw := filepath.Join(dir, "raw")
+	write(t, raw, "future.ndjson", `{"event_id":"e90","order_id":"o190","channel":"web","order_ts":"2026-01-02T08:00:00Z","updated_at":"2026-01-02T08:00:00Z","source_version":1,"amount_cents":10,"ingested_at":"2099-01-01T00:00:00Z"}`+"\n")
+	run := func(args ...string) (int, string, string) {
+		return s.cli(append(append([]string{}, args...), "--job", job, "--rejects", filepath.Join(t.TempDir(), "r.ndjson"))...)
+	}
+	if code, out, errs := run("publish", "--partitions", twoDays); code != 0 {
+		t.Fatalf("the first backfill: exit %d: %s%s", code, out, errs)
+	}
+	if w := headProp(t, s, "orders_fact", runrecord.PropWatermark); w != "2026-01-03T09:00:00Z" {
+		t.Errorf("with a row stamped as arriving in 2099 the watermark is %q, want 2026-01-03T09:00:00Z, the latest arrival not in the future", w)
+	}
+
+	// The 2099 row did not end the news: o108, five days late, is refused.
+	write(t, raw, "batch3.ndjson", batch3)
+	if code, _, errs := run("publish", "--partitions", twoDays); code != exitRefused || !strings.Contains(errs, "late partition order_date=2026-01-01") {
+		t.Errorf("o108 five days late after a row stamped 2099: exit %d: %s; want refused", code, errs)
+	}
+	if err := os.Remove(filepath.Join(raw, "batch3.ndjson")); err != nil {
+		t.Fatal(err)
+	}
+
+	// o101 moves to 2026-01-02, six days late: a run of 2026-01-01 alone
+	// takes it out of that day and says where it waits, beside the 2099
+	// row, news until its time comes.
+	write(t, raw, "move.ndjson", `{"event_id":"e61","order_id":"o101","channel":"web","order_ts":"2026-01-02T11:00:00Z","updated_at":"2026-01-08T11:00:00Z","source_version":9,"amount_cents":5000,"ingested_at":"2026-01-08T11:00:00Z"}`+"\n")
+	code, out, errs := run("plan", "--partitions", "order_date=2026-01-01", "--out", filepath.Join(t.TempDir(), "p.json"))
+	if code != 0 || !strings.Contains(out, "source rows arrived later than the lookback for published days the run does not rebuild: 2026-01-02 (2)") {
+		t.Errorf("a late row moving a record out of the run's day: exit %d: %s%s; want a warning naming 2026-01-02", code, out, errs)
+	}
+	if err := os.Remove(filepath.Join(raw, "move.ndjson")); err != nil {
+		t.Fatal(err)
+	}
+
+	// No arrival time: judged late, refused until restated.
+	write(t, raw, "null.ndjson", `{"event_id":"e60","order_id":"o160","channel":"web","order_ts":"2026-01-01T12:00:00Z","updated_at":"2026-01-01T12:00:00Z","source_version":1,"amount_cents":60,"ingested_at":null}`+"\n")
+	meta, files := s.metadata("orders_fact"), s.files()
+	code, _, errs = run("publish", "--partitions", twoDays)
+	if code != exitRefused || !strings.Contains(errs, "late partition order_date=2026-01-01: 1 source row") || !strings.Contains(errs, "the first at an unknown time (rows with no arrival time are news to every run") {
+		t.Errorf("a row with no arrival time into a published day: exit %d: %s; want refused as late", code, errs)
+	}
+	if s.metadata("orders_fact") != meta || !slices.Equal(s.files(), files) {
+		t.Fatal("a refused run changed the table or left files")
+	}
+	if code, _, errs := run("publish", "--partitions", twoDays, "--restate", "--reason", "o160 came from the till\nrun fake: forged"); code != exitUsage || !strings.Contains(errs, "one line of text") {
+		t.Errorf("a reason on two lines: exit %d: %s; want a usage error", code, errs)
+	}
+	if code, out, errs := run("publish", "--partitions", twoDays, "--restate", "--reason", "o160 came from the till"); code != 0 || !strings.Contains(out, "late rows restated: 2026-01-01 (1)") {
+		t.Fatalf("--restate: exit %d: %s%s", code, out, errs)
+	}
+	if got := facts(t, s); !slices.Contains(got, "2026-01-01 o160") {
+		t.Errorf("after --restate the facts are %v, want o160 in 2026-01-01", got)
+	}
+	if code, out, errs := run("publish", "--partitions", twoDays); code != 0 || !strings.Contains(out, "unchanged") {
+		t.Errorf("a rerun after the restatement: exit %d: %s%s; want unchanged", code, out, errs)
+	}
+
+	_, flaggedJob := lateJob(t, "{policy: current-period, flag: channel}")
+	if code, _, errs := s.cli("plan", "--job", flaggedJob, "--partitions", twoDays, "--rejects", filepath.Join(t.TempDir(), "r.ndjson"), "--out", filepath.Join(t.TempDir(), "p.json")); code != exitUsage || !strings.Contains(errs, "flag channel is a column source") {
+		t.Errorf("a flag the source already has: exit %d: %s; want a usage error", code, errs)
+	}
+	if code, _, errs := s.cli("check", "--table", "retail.orders_fact", "--volume-band", "off", "--verified=false"); code != exitUsage || !strings.Contains(errs, "no check to run") {
+		t.Errorf("check with every check off: exit %d: %s; want a usage error", code, errs)
+	}
+}

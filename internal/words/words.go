@@ -1,7 +1,12 @@
-// Package words writes counts as a reader says them: 1 file, 2 files.
+// Package words writes counts as a reader says them (1 file, 2 files),
+// and text a person gave as it can be printed.
 package words
 
-import "strconv"
+import (
+	"strconv"
+	"strings"
+	"unicode"
+)
 
 // Count writes n and the noun, plural unless n is one: the noun with an
 // s, or many where the plural is not that.
@@ -18,4 +23,23 @@ func Noun[N ~int | ~int64](n N, one string, many ...string) string {
 		return many[0]
 	}
 	return one + "s"
+}
+
+// Printable is s with each control character (a newline, a tab, a
+// terminal escape) written as Go escapes it (\n, \t, \x1b), so that text a
+// person gave prints on one line and cannot pass for lakeswap's own output.
+func Printable(s string) string {
+	if !strings.ContainsFunc(s, unicode.IsControl) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }

@@ -16,3 +16,18 @@ func TestCount(t *testing.T) {
 		}
 	}
 }
+
+// TestPrintable: control characters a person typed print as escapes, on
+// one line; other text, any script, as given.
+func TestPrintable(t *testing.T) {
+	for in, want := range map[string]string{
+		"closed; o108 goes to February": "closed; o108 goes to February",
+		"évé 👀":                         "évé 👀",
+		"a\nrun fake: forged":           `a\nrun fake: forged`,
+		"x\x1b[31mRED\r\t":              `x\x1b[31mRED\r\t`,
+	} {
+		if got := Printable(in); got != want {
+			t.Errorf("Printable(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
