@@ -234,6 +234,9 @@ func (a *arrival) decide(ctx context.Context, eng *source.SQLEngine, from, to st
 		}
 	}
 	info.Decision = d
+	if d == nil && a.choice != nil {
+		info.Undecided = "--" + a.choice.Decision
+	}
 	if err := a.view(ctx, eng); err != nil {
 		return err
 	}

@@ -187,6 +187,9 @@ type JobInfo struct {
 	// (--restate, --leave, or the job's policy restate), or the rows the
 	// policy current-period loads into the day they arrived.
 	Decision *LateDecision `json:"late_decision,omitempty"`
+	// Undecided is the flag (--restate, --leave) of a run that asked for
+	// a decision no late row needed: its reason is not recorded.
+	Undecided string `json:"late_undecided,omitempty"`
 	// Watermark is the arrival time the run records when it lands
 	// (runrecord.PropWatermark), PreviousWatermark the one it started
 	// from; Left the days whose late rows stay left out, carried from

@@ -579,6 +579,9 @@ func lateArrivals(plan *Plan, ran, allowed map[string]bool) {
 		return
 	}
 	ran["late arrivals"] = true
+	if j.Undecided != "" {
+		plan.Warnings = append(plan.Warnings, fmt.Sprintf("%s: no late row of the run's days needs a decision, so nothing is decided and the reason is not recorded", j.Undecided))
+	}
 	if len(j.Pending) > 0 {
 		var days []string
 		for _, day := range slices.Sorted(maps.Keys(j.Pending)) {

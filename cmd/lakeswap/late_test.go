@@ -429,6 +429,10 @@ func TestLateOddArrivals(t *testing.T) {
 	if err := os.Remove(filepath.Join(raw, "move.ndjson")); err != nil {
 		t.Fatal(err)
 	}
+	if code, out, errs := run("plan", "--partitions", "order_date=2026-01-01", "--restate", "--reason", "just in case", "--out", filepath.Join(t.TempDir(), "p.json")); code != 0 ||
+		!strings.Contains(out, "--restate: no late row of the run's days needs a decision") {
+		t.Errorf("--restate with nothing to decide: exit %d: %s%s; want a warning that nothing is decided", code, out, errs)
+	}
 
 	// No arrival time: judged late, refused until restated.
 	write(t, raw, "null.ndjson", `{"event_id":"e60","order_id":"o160","channel":"web","order_ts":"2026-01-01T12:00:00Z","updated_at":"2026-01-01T12:00:00Z","source_version":1,"amount_cents":60,"ingested_at":null}`+"\n")
