@@ -285,6 +285,11 @@ func (j *Job) checkLate() []error {
 	case l.Policy != LateCurrentPeriod && l.Flag != "":
 		errs = append(errs, errors.New("late: flag goes with policy current-period"))
 	}
+	// The note is the reason policy restate records, in every later
+	// metadata file, as --reason is.
+	if len(l.Note) > 2000 || len(l.Owner) > 2000 {
+		errs = append(errs, errors.New("late: note and owner are at most 2000 bytes each: point to the document"))
+	}
 	return errs
 }
 

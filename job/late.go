@@ -267,11 +267,13 @@ func (a *arrival) decide(ctx context.Context, eng *source.SQLEngine, from, to st
 func (a *arrival) judge(ctx context.Context, eng *source.SQLEngine, params map[string]string, info *swap.JobInfo) (*swap.LateDecision, error) {
 	type counts struct {
 		fresh, left      int64
+		unknown          int64 // of fresh, with no arrival time
 		first, last, lag int64
 	}
 	byDay := map[string]*counts{}
 	// A row left out is no news, whenever it arrived.
 	q := fmt.Sprintf(`SELECT CAST(day AS VARCHAR), count(*) FILTER (WHERE fresh)::BIGINT, count(*) FILTER (WHERE left_out)::BIGINT,
+			count(*) FILTER (WHERE fresh AND arrived IS NULL)::BIGINT,
 			coalesce(min(arrived) FILTER (WHERE fresh), 0)::BIGINT, coalesce(max(arrived) FILTER (WHERE fresh), 0)::BIGINT,
 			coalesce(max(arrived - event) FILTER (WHERE fresh), 0)::BIGINT
 		FROM (SELECT %s AS day, %s AS arrived, %s AS event, %s AND %s AND NOT %s AS fresh, %[6]s AS left_out FROM %s)
@@ -279,7 +281,7 @@ func (a *arrival) judge(ctx context.Context, eng *source.SQLEngine, params map[s
 		GROUP BY 1`, a.eventDay(), a.arrivedUS(), a.eventUS(), a.late(), a.isNew(), a.leftOut(), kept(a.src))
 	err := eachRowParams(ctx, eng, q, params, func(rec arrow.RecordBatch, i int) {
 		v := func(c int) int64 { return rec.Column(c).(*array.Int64).Value(i) }
-		byDay[strings.Clone(rec.Column(0).(*array.String).Value(i))] = &counts{fresh: v(1), left: v(2), first: v(3), last: v(4), lag: v(5)}
+		byDay[strings.Clone(rec.Column(0).(*array.String).Value(i))] = &counts{fresh: v(1), left: v(2), unknown: v(3), first: v(4), last: v(5), lag: v(6)}
 	})
 	if err != nil {
 		return nil, fmt.Errorf("count the rows that arrived later than the lookback: %w", err)
@@ -296,7 +298,8 @@ func (a *arrival) judge(ctx context.Context, eng *source.SQLEngine, params map[s
 		c := byDay[day]
 		fresh := c.fresh > 0 && a.state.Published[day]
 		if day < params["from"] || day > params["to"] { // days as ISO dates sort as text
-			if fresh {
+			// With no watermark yet, the run takes published days as read.
+			if fresh && a.hasSince {
 				// Not the run's to decide, but a record they move out
 				// of its days is in neither until theirs is rebuilt.
 				if info.Pending == nil {
@@ -310,13 +313,17 @@ func (a *arrival) judge(ctx context.Context, eng *source.SQLEngine, params map[s
 		case choice != nil && choice.Decision == LateRestate && (fresh || c.left > 0):
 			d.Rows[day] = c.fresh + c.left
 			delete(a.left, day)
-		case choice != nil && choice.Decision == "leave" && fresh:
-			d.Rows[day] = c.fresh + c.left
+		case choice != nil && choice.Decision == "leave" && fresh && c.fresh > c.unknown:
+			// Rows with no arrival time cannot be recorded as left: they
+			// stay in, and the stage refuses a day they change.
+			d.Rows[day] = c.fresh - c.unknown + c.left
 			w, ok := a.left[day]
 			if !ok {
 				w = window{after: a.since, hasAfter: a.hasSince, lookback: a.lookback}
 			}
-			w.through = max(w.through, c.last)
+			// Never past the run's start, as the watermark: a row stamped
+			// in the future must not leave later rows out unasked.
+			w.through = max(w.through, min(c.last, a.now))
 			a.left[day] = w
 		case fresh:
 			if info.Escalated == nil {
@@ -346,8 +353,15 @@ func (a *arrival) view(ctx context.Context, eng *source.SQLEngine) error {
 		if err != nil {
 			return err
 		}
-		if _, err := columnType(ctx, eng, kept(a.src), a.job.OnLate.Flag); err == nil {
-			return swap.InvalidRequest(fmt.Errorf("job %s: late: flag %s is a column source %s already has: name a new column for the flag", a.job.File, a.job.OnLate.Flag, a.src))
+		var taken string
+		q := "SELECT column_name FROM (DESCRIBE SELECT * FROM " + kept(a.src) + ") WHERE lower(column_name) = lower($col)"
+		if err := eachRowParams(ctx, eng, q, map[string]string{"col": a.job.OnLate.Flag}, func(rec arrow.RecordBatch, i int) {
+			taken = strings.Clone(rec.Column(0).(*array.String).Value(i))
+		}); err != nil {
+			return fmt.Errorf("source %s: its columns: %w", a.src, err)
+		}
+		if taken != "" { // the engine's names are case-blind
+			return swap.InvalidRequest(fmt.Errorf("job %s: late: flag %s is a column source %s already has (%s): name a new column for the flag", a.job.File, a.job.OnLate.Flag, a.src, taken))
 		}
 		sel = fmt.Sprintf("* REPLACE (CASE WHEN %[1]s THEN CAST(try_cast((%[2]s) AS TIMESTAMPTZ) AS %[3]s) ELSE %[4]s END AS %[4]s), %[1]s AS %[5]s",
 			a.lateKnown(), a.job.Lag.Ingested, typ, ident(col), ident(a.job.OnLate.Flag))

@@ -722,8 +722,9 @@ func (j *Job) MeasureLag(ctx context.Context, eng *source.SQLEngine) (*LagReport
 
 // Late counts, by the day of their event, the rows of the job's lag source
 // that arrived later than its lookback after their event, for the days
-// from..to: rows a run that trusted the lookback would have missed. It
-// returns nil when the job declares no lag or lookback.
+// from..to: rows a run that trusted the lookback would have missed, and
+// rows with no arrival time, which cannot be told on time. It returns nil
+// when the job declares no lag or lookback.
 func (j *Job) Late(ctx context.Context, eng *source.SQLEngine, from, to string) (map[string]int64, error) {
 	name := j.lagSource()
 	if _, ok := j.Sources[name]; !ok || j.Lag.Event == "" || j.Lag.Ingested == "" || j.Lookback <= 0 {
@@ -731,7 +732,7 @@ func (j *Job) Late(ctx context.Context, eng *source.SQLEngine, from, to string) 
 	}
 	event := "try_cast((" + j.Lag.Event + ") AS TIMESTAMPTZ)"
 	q := fmt.Sprintf(`SELECT CAST(CAST(%[1]s AS DATE) AS VARCHAR) AS day, count(*)::BIGINT AS n FROM %[2]s
-		WHERE epoch_us(try_cast((%[3]s) AS TIMESTAMPTZ)) - epoch_us(%[1]s) > %[4]d
+		WHERE coalesce(epoch_us(try_cast((%[3]s) AS TIMESTAMPTZ)) - epoch_us(%[1]s) > %[4]d, %[1]s IS NOT NULL)
 		  AND CAST(%[1]s AS DATE) BETWEEN CAST($from AS DATE) AND CAST($to AS DATE)
 		GROUP BY 1`, event, ident(name), j.Lag.Ingested, time.Duration(j.Lookback).Microseconds())
 	rr, err := eng.Query(ctx, q, map[string]string{"from": from, "to": to})

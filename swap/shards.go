@@ -1,6 +1,7 @@
 package swap
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"reflect"
@@ -80,7 +81,17 @@ func merge(plans []*Plan) *Plan {
 			m.Partitions = append(m.Partitions, pp)
 		}
 		m.Inputs = append(m.Inputs, plan.Inputs...)
-		m.Warnings = append(m.Warnings, plan.Warnings...)
+		// Each shard's notes on late rows are of its own range: the
+		// run's are made again from the joined record below.
+		var own []string
+		if plan.Job != nil {
+			own = lateNotes(plan.Job)
+		}
+		for _, w := range plan.Warnings {
+			if !slices.Contains(own, w) {
+				m.Warnings = append(m.Warnings, w)
+			}
+		}
 		if r := plan.Restated; r != nil && plan != plans[0] {
 			if m.Restated == nil {
 				m.Restated = &Restatement{Reason: r.Reason, DecidedBy: r.DecidedBy}
@@ -111,6 +122,14 @@ func merge(plans []*Plan) *Plan {
 		m.Findings = append(m.Findings, verify.Finding{Kind: verify.KindCheck, Message: "the run's " + err.Error()})
 	}
 	m.BaseFingerprint, _ = verify.Combine(oldFP)
+	if j := m.Job; j != nil {
+		// A day one shard did not rebuild another may have.
+		j.Pending = maps.Clone(j.Pending)
+		for _, pp := range m.Partitions {
+			delete(j.Pending, pp.Value)
+		}
+		m.Warnings = append(m.Warnings, lateNotes(j)...)
+	}
 	return &m
 }
 
@@ -131,6 +150,18 @@ func mergeJobs(a, b *JobInfo) *JobInfo {
 			m.Decision.Rows = map[string]int64{}
 		}
 		maps.Copy(m.Decision.Rows, d.Rows)
+	}
+	if len(b.Pending) > 0 {
+		m.Pending = maps.Clone(m.Pending)
+		if m.Pending == nil {
+			m.Pending = map[string]int64{}
+		}
+		maps.Copy(m.Pending, b.Pending)
+	}
+	// One shard's decision is the run's: nothing is undecided.
+	m.Undecided = cmp.Or(m.Undecided, b.Undecided)
+	if m.Decision != nil {
+		m.Undecided = ""
 	}
 	// A day one shard left is its own; a day left before stays left
 	// unless a shard restated it (and took it out of its own).

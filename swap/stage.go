@@ -566,6 +566,24 @@ func frozen(plan *Plan, req Request, ran, allowed map[string]bool, now time.Time
 	}
 }
 
+// lateNotes are the warnings of a job's run on late rows it leaves
+// undecided: a decision asked for that nothing needed, and late rows of
+// published days it does not rebuild.
+func lateNotes(j *JobInfo) []string {
+	var notes []string
+	if j.Undecided != "" {
+		notes = append(notes, fmt.Sprintf("%s: no late row changes a day of the run, so nothing is decided and the reason is not recorded", j.Undecided))
+	}
+	if len(j.Pending) > 0 {
+		var days []string
+		for _, day := range slices.Sorted(maps.Keys(j.Pending)) {
+			days = append(days, fmt.Sprintf("%s (%d)", day, j.Pending[day]))
+		}
+		notes = append(notes, fmt.Sprintf("source rows arrived later than the lookback for published days the run does not rebuild: %s; they wait for the run that does, and a record they move out of the run's days is in neither until then: add those days to --partitions, or use --since-last", strings.Join(days, ", ")))
+	}
+	return notes
+}
+
 // lateArrivals refuses a change to a published partition by source rows
 // that arrived later than the job's lookback since its last landed run,
 // when no decision covers them: restating it changes numbers already
@@ -579,16 +597,27 @@ func lateArrivals(plan *Plan, ran, allowed map[string]bool) {
 		return
 	}
 	ran["late arrivals"] = true
-	if j.Undecided != "" {
-		plan.Warnings = append(plan.Warnings, fmt.Sprintf("%s: no late row of the run's days needs a decision, so nothing is decided and the reason is not recorded", j.Undecided))
-	}
-	if len(j.Pending) > 0 {
-		var days []string
-		for _, day := range slices.Sorted(maps.Keys(j.Pending)) {
-			days = append(days, fmt.Sprintf("%s (%d)", day, j.Pending[day]))
+	if d := j.Decision; d != nil && d.Decision == "restate" {
+		// A day whose content comes out the same restates nothing: rows
+		// with no arrival time, news to every run, would otherwise record
+		// a restatement on each.
+		changes := map[string]bool{}
+		for _, pp := range plan.Partitions {
+			changes[pp.Value] = pp.changesContent()
 		}
-		plan.Warnings = append(plan.Warnings, fmt.Sprintf("source rows arrived later than the lookback for published days the run does not rebuild: %s; they wait for the run that does, and a record they move out of the run's days is in neither until then: add those days to --partitions, or use --since-last", strings.Join(days, ", ")))
+		for day := range d.Rows {
+			if !changes[day] {
+				delete(d.Rows, day)
+			}
+		}
+		if len(d.Rows) == 0 {
+			j.Decision = nil
+			if j.Policy != "restate" {
+				j.Undecided = "--restate"
+			}
+		}
 	}
+	plan.Warnings = append(plan.Warnings, lateNotes(j)...)
 	if d := j.Decision; d != nil && d.Decision != "current-period" {
 		allowed["late arrivals"] = true
 		by := "--" + d.Decision
@@ -611,7 +640,7 @@ func lateArrivals(plan *Plan, ran, allowed map[string]bool) {
 			}
 			pp.Decided = d.Decision == "leave"
 			plan.Warnings = append(plan.Warnings, fmt.Sprintf("allowed (%s): partition %s, with %s that arrived later than the lookback, is %s by %s: %s",
-				by, key, words.Count(d.Rows[pp.Value], "source row"), map[string]string{"restate": "restated", "leave": "left as published"}[d.Decision], d.DecidedBy, d.Reason))
+				by, key, words.Count(d.Rows[pp.Value], "source row"), map[string]string{"restate": "restated", "leave": "left as published"}[d.Decision], words.Printable(d.DecidedBy), words.Printable(d.Reason)))
 		}
 	}
 	since := "after the watermark " + j.PreviousWatermark
@@ -625,9 +654,9 @@ func lateArrivals(plan *Plan, ran, allowed map[string]bool) {
 		}
 		owner := ""
 		if j.Owner != "" {
-			owner = " (the job names " + j.Owner + " as its owner"
+			owner = " (the job names " + words.Printable(j.Owner) + " as its owner"
 			if j.Note != "" {
-				owner += ": " + j.Note
+				owner += ": " + words.Printable(j.Note)
 			}
 			owner += ")"
 		}

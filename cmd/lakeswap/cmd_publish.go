@@ -14,7 +14,6 @@ import (
 	"sync"
 	"text/tabwriter"
 	"time"
-	"unicode"
 
 	"github.com/spf13/cobra"
 
@@ -328,9 +327,9 @@ func stagingRequest(o *publishOptions) (swap.Request, source.Options, error) {
 		return fail(usagef("%s decides on numbers already reported: say why with --reason TEXT, which the run records", decisionFlags(o)))
 	case !decides && (o.reason != "" || o.decidedBy != ""):
 		return fail(usagef("--reason and --decided-by go with --restate-frozen, --restate or --leave"))
-	case strings.ContainsFunc(o.reason, unicode.IsControl) || strings.ContainsFunc(o.decidedBy, unicode.IsControl):
+	case strings.ContainsFunc(o.reason, words.Unprintable) || strings.ContainsFunc(o.decidedBy, words.Unprintable):
 		// history prints a decision on one line, as lakeswap's own lines.
-		return fail(usagef("--reason and --decided-by are one line of text: they hold a newline, tab or terminal escape"))
+		return fail(usagef("--reason and --decided-by are one line of text: they hold a newline, tab, terminal escape or direction override"))
 	case len(o.reason) > maxReason:
 		return fail(usagef("--reason is %d bytes; the run keeps it in every later metadata file of the table: say it in at most %d and point to the document", len(o.reason), maxReason))
 	case decides:

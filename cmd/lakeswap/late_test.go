@@ -430,7 +430,7 @@ func TestLateOddArrivals(t *testing.T) {
 		t.Fatal(err)
 	}
 	if code, out, errs := run("plan", "--partitions", "order_date=2026-01-01", "--restate", "--reason", "just in case", "--out", filepath.Join(t.TempDir(), "p.json")); code != 0 ||
-		!strings.Contains(out, "--restate: no late row of the run's days needs a decision") {
+		!strings.Contains(out, "--restate: no late row changes a day of the run") {
 		t.Errorf("--restate with nothing to decide: exit %d: %s%s; want a warning that nothing is decided", code, out, errs)
 	}
 
@@ -455,6 +455,33 @@ func TestLateOddArrivals(t *testing.T) {
 	}
 	if code, out, errs := run("publish", "--partitions", twoDays); code != 0 || !strings.Contains(out, "unchanged") {
 		t.Errorf("a rerun after the restatement: exit %d: %s%s; want unchanged", code, out, errs)
+	}
+
+	// o160, news to every run, restates nothing once in: --restate of a
+	// day it leaves as it is decides nothing, and commits nothing.
+	meta = s.metadata("orders_fact")
+	if code, out, errs := run("plan", "--partitions", "order_date=2026-01-01", "--restate", "--reason", "again", "--out", filepath.Join(t.TempDir(), "p.json")); code != 0 ||
+		!strings.Contains(out, "--restate: no late row changes a day of the run") {
+		t.Errorf("plan --restate of a day o160 leaves as it is: exit %d: %s%s; want nothing decided", code, out, errs)
+	}
+	if code, out, errs := run("publish", "--partitions", "order_date=2026-01-01", "--restate", "--reason", "again"); code != 0 || !strings.Contains(out, "unchanged") {
+		t.Errorf("--restate of a day o160 leaves as it is: exit %d: %s%s; want unchanged", code, out, errs)
+	}
+	if s.metadata("orders_fact") != meta {
+		t.Error("a restatement that changes nothing moved the table")
+	}
+	// --leave: o160 has no arrival time to record, so 2026-01-01 records
+	// no window; the 2099 row's window for 2026-01-02 ends at the run's
+	// clock, not in 2099.
+	if code, out, errs := run("publish", "--partitions", twoDays, "--leave", "--reason", "kept as reported"); code != 0 {
+		t.Fatalf("--leave: exit %d: %s%s", code, out, errs)
+	}
+	var left map[string]runrecord.Left
+	if err := json.Unmarshal([]byte(headProp(t, s, "orders_fact", runrecord.PropLateLeft)), &left); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := left["2026-01-01"]; ok || left["2026-01-02"].Through == "" || left["2026-01-02"].Through >= "2099" {
+		t.Errorf("the days left out are %v; want 2026-01-02 alone, through no later than now", left)
 	}
 
 	_, flaggedJob := lateJob(t, "{policy: current-period, flag: channel}")

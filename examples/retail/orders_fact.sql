@@ -6,10 +6,11 @@
 -- they outgrow its memory, rather than window functions, which keep whole
 -- rows in memory: this job runs over 10M events under --memory-limit 1GiB.
 WITH arrivals AS NOT MATERIALIZED (
-    -- Copies of an event rank by arrival, and copies that arrived at once
-    -- by a hash of their content: one is kept, the same one on every run
-    -- (of one lakeswap: the hash is the engine's).
-    SELECT r.*, create_sort_key(r.ingested_at, 'ASC NULLS LAST', hash(r), 'ASC NULLS LAST') AS arrival
+    -- Copies of an event rank by arrival (an instant: the text arrives as
+    -- written, offset and all), and copies that arrived at once by a hash
+    -- of their content: one is kept, the same one on every run (of one
+    -- lakeswap: the hash is the engine's).
+    SELECT r.*, create_sort_key(try_cast(r.ingested_at AS TIMESTAMPTZ), 'ASC NULLS LAST', hash(r), 'ASC NULLS LAST') AS arrival
     FROM raw_events AS r
 ),
 events AS (
