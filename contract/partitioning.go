@@ -245,6 +245,14 @@ func (p Partitioning) Of(df iceberg.DataFile) string {
 			parts[i] = NullPartition
 		case f.generic():
 			parts[i] = f.human(v)
+		case f.Transform == "year":
+			// Four digits, as the calendar names a year and as Iceberg
+			// Java writes it (iceberg-go writes year 1 as "1").
+			if y, ok := v.(int32); ok {
+				parts[i] = fmt.Sprintf("%04d", 1970+int(y))
+				continue
+			}
+			parts[i] = f.tr.ToHumanStrType(f.Type, v)
 		default:
 			parts[i] = f.tr.ToHumanStrType(f.Type, v)
 		}

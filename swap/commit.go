@@ -18,6 +18,7 @@ import (
 
 	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/runrecord"
+	"github.com/lakeswap/lakeswap/stats"
 	"github.com/lakeswap/lakeswap/verify"
 )
 
@@ -274,7 +275,7 @@ func (p *Publisher) prepareCommit(ctx context.Context, tbl *table.Table, plan *P
 	// away again, so that a conflict leaves no file behind. The snapshot
 	// the run replaces and the run's own are tagged in the same commit, so
 	// that snapshot expiry keeps the run's rollback target and its record.
-	pc := &pendingCommit{tbl: tbl, written: &snapshot.RecordingIO{IO: fsys}}
+	pc := &pendingCommit{tbl: tbl, written: &snapshot.RecordingIO{IO: fsys, Meta: tbl.Metadata()}}
 	// Main pinned alone would let a schema change (which moves no branch)
 	// slip in between: files staged under the old schema would then be
 	// committed under the new. The schema and spec are pinned too.
@@ -390,33 +391,44 @@ func describeFile(ctx context.Context, fsys icebergio.IO, meta table.Metadata, c
 	for _, f := range spec.Fields() {
 		ordered = ordered && f.Transform.PreservesOrder()
 	}
+	var df iceberg.DataFile
+	var err error
 	if ordered {
-		df, err := table.FileToDataFile(ctx, fsys, path, schema, spec, 0, props)
-		if err == nil && c.PartitionOf(df) == value {
-			return df, nil
+		df, err = table.FileToDataFile(ctx, fsys, path, schema, spec, 0, props)
+		if err != nil || c.PartitionOf(df) != value {
+			df = nil
 		}
 	}
-	df, err := table.FileToDataFile(ctx, fsys, path, schema, *iceberg.UnpartitionedSpec, 0, props)
-	if err != nil {
-		return nil, err
+	// A float column's zero bounds hold both zeros (stats.WidenZeros).
+	var lower, upper map[int][]byte
+	widened := false
+	if df != nil {
+		if lower, upper, widened = stats.WidenZeros(schema, df.LowerBoundValues(), df.UpperBoundValues()); !widened {
+			return df, nil
+		}
+	} else {
+		if df, err = table.FileToDataFile(ctx, fsys, path, schema, *iceberg.UnpartitionedSpec, 0, props); err != nil {
+			return nil, err
+		}
+		lower, upper, _ = stats.WidenZeros(schema, df.LowerBoundValues(), df.UpperBoundValues())
 	}
 	raw, err := c.Partition.Raw(value)
 	if err != nil {
 		return nil, err
 	}
-	return withPartition(df, spec, raw, c.Partition.LogicalTypes())
+	return withPartition(df, spec, raw, c.Partition.LogicalTypes(), lower, upper)
 }
 
 // withPartition copies a data file's description with the given partition
-// value.
-func withPartition(df iceberg.DataFile, spec iceberg.PartitionSpec, values map[int]any, logical map[int]string) (iceberg.DataFile, error) {
+// value and bounds.
+func withPartition(df iceberg.DataFile, spec iceberg.PartitionSpec, values map[int]any, logical map[int]string, lower, upper map[int][]byte) (iceberg.DataFile, error) {
 	b, err := iceberg.NewDataFileBuilder(spec, df.ContentType(), df.FilePath(), df.FileFormat(),
 		values, logical, nil, df.Count(), df.FileSizeBytes())
 	if err != nil {
 		return nil, err
 	}
 	return b.ColumnSizes(df.ColumnSizes()).ValueCounts(df.ValueCounts()).NullValueCounts(df.NullValueCounts()).
-		NaNValueCounts(df.NaNValueCounts()).LowerBoundValues(df.LowerBoundValues()).UpperBoundValues(df.UpperBoundValues()).
+		NaNValueCounts(df.NaNValueCounts()).LowerBoundValues(lower).UpperBoundValues(upper).
 		SplitOffsets(df.SplitOffsets()).Build(), nil
 }
 

@@ -430,7 +430,7 @@ func inBatch(r runrecord.Record) string {
 // commitUndo commits the replace of a scoped rollback on main as tbl holds
 // it, and returns its snapshot.
 func (l *Ledger) commitUndo(ctx context.Context, tbl *table.Table, fsys icebergio.IO, out, back []iceberg.DataFile, undo runrecord.Record) (int64, error) {
-	written := &snapshot.RecordingIO{IO: fsys}
+	written := &snapshot.RecordingIO{IO: fsys, Meta: tbl.Metadata()}
 	head := tbl.CurrentSnapshot()
 	cat := &snapshot.Extended{Catalog: l.Catalog, Updates: []table.Update{snapshot.TagRollbackTarget(undo.RunID, head, l.Retention)}}
 	tx := table.New(tbl.Identifier(), tbl.Metadata(), tbl.MetadataLocation(),

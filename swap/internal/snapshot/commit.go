@@ -1,11 +1,14 @@
 package snapshot
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	stdio "io"
 	"io/fs"
 	"log/slog"
+	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -15,6 +18,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakeswap/lakeswap/internal/words"
+	"github.com/lakeswap/lakeswap/stats"
 )
 
 // RebaseAttempts bounds how often a commit is tried again on a main that
@@ -37,9 +41,13 @@ func (c *Extended) CommitTable(ctx context.Context, ident table.Identifier, reqs
 	return c.Catalog.CommitTable(ctx, ident, append(slices.Clip(reqs), c.Reqs...), append(slices.Clip(updates), c.Updates...))
 }
 
-// RecordingIO notes every file iceberg-go writes through it.
+// RecordingIO notes every file iceberg-go writes through it. Given the
+// table's metadata, it also corrects the partition summaries of the
+// manifest list a commit writes (stats.FixNewList), so that every commit
+// of lakeswap's records summaries other engines can prune on.
 type RecordingIO struct {
 	icebergio.IO
+	Meta    table.Metadata
 	mu      sync.Mutex
 	written []string
 }
@@ -62,7 +70,29 @@ func (r *RecordingIO) note(name string) {
 // removed too.
 func (r *RecordingIO) Create(name string) (icebergio.FileWriter, error) {
 	r.note(name)
+	if base := path.Base(name); r.Meta != nil && strings.HasPrefix(base, "snap-") && strings.HasSuffix(base, ".avro") {
+		return &listWriter{io: r, name: name}, nil
+	}
 	return r.IO.(icebergio.WriteFileIO).Create(name)
+}
+
+// listWriter holds a manifest list until it is closed, then writes it
+// with its summaries corrected.
+type listWriter struct {
+	io   *RecordingIO
+	name string
+	buf  bytes.Buffer
+}
+
+func (w *listWriter) Write(p []byte) (int, error)           { return w.buf.Write(p) }
+func (w *listWriter) ReadFrom(r stdio.Reader) (int64, error) { return w.buf.ReadFrom(r) }
+
+func (w *listWriter) Close() error {
+	data, err := stats.FixNewList(w.buf.Bytes(), w.io.IO, w.io.Meta)
+	if err != nil {
+		return fmt.Errorf("correct the partition summaries of %s: %w", w.name, err)
+	}
+	return w.io.IO.(icebergio.WriteFileIO).WriteFile(w.name, data)
 }
 
 func (r *RecordingIO) WriteFile(name string, p []byte) error {
