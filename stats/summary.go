@@ -10,10 +10,10 @@ import (
 
 // Summary is a manifest's partition field summary as its entries make it.
 type Summary struct {
-	Field                    iceberg.PartitionField
-	Type                     iceberg.Type // the field's, after its transform
+	Field                     iceberg.PartitionField
+	Type                      iceberg.Type // the field's, after its transform
 	ContainsNull, ContainsNaN bool
-	Lower, Upper             value // nil when every value is null or NaN
+	Lower, Upper              value // nil when every value is null or NaN
 }
 
 // Summaries computes each partition field's summary from a manifest's

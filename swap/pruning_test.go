@@ -44,7 +44,7 @@ var pruneColumns = []catalog.ColumnSpec{
 var negZero = math.Copysign(0, -1)
 
 // pruneValues are each column's values, nulls aside: the edges of every type,
-// '' and b'', NaN, -0.0 and 0.0, infinities, unicode.
+// ” and b”, NaN, -0.0 and 0.0, infinities, unicode.
 var pruneValues = map[string][]any{
 	"s":    {"", "a", "", "ab", "é", "\u00ff", "zz", "日本", "a b", "", "a"},
 	"b":    {[]byte{}, []byte{0}, []byte{0xff}, []byte("abc"), []byte{}},
@@ -191,7 +191,7 @@ func appendOdd(b array.Builder, v any) {
 		x.Append(arrow.Date32FromTime(d))
 	case *array.Time64Builder:
 		d, _ := time.Parse("15:04:05.999999", v.(string))
-		x.Append(arrow.Time64(d.Sub(d.Truncate(24*time.Hour)).Microseconds()))
+		x.Append(arrow.Time64(d.Sub(d.Truncate(24 * time.Hour)).Microseconds()))
 	case *array.TimestampBuilder:
 		d, _ := time.Parse("2006-01-02T15:04:05.999999", v.(string))
 		x.Append(arrow.Timestamp(d.UnixMicro()))
@@ -424,4 +424,3 @@ func checkPruning(t *testing.T, ctx context.Context, db *sql.DB, tbl *table.Tabl
 		t.Errorf("and %d more files lost", lost-20)
 	}
 }
-

@@ -84,7 +84,7 @@ type listWriter struct {
 	buf  bytes.Buffer
 }
 
-func (w *listWriter) Write(p []byte) (int, error)           { return w.buf.Write(p) }
+func (w *listWriter) Write(p []byte) (int, error)            { return w.buf.Write(p) }
 func (w *listWriter) ReadFrom(r stdio.Reader) (int64, error) { return w.buf.ReadFrom(r) }
 
 func (w *listWriter) Close() error {
