@@ -169,11 +169,7 @@ func leafIndices(fr *pqarrow.FileReader, fields []int) []int {
 // fieldOf finds the table's top-level column a file's column holds: by the
 // field id the file records, else (a file written without ids) by name.
 func fieldOf(schema *iceberg.Schema, af arrow.Field) (iceberg.NestedField, bool) {
-	if s, ok := af.Metadata.GetValue("PARQUET:field_id"); ok {
-		id, err := strconv.Atoi(s)
-		if err != nil {
-			return iceberg.NestedField{}, false
-		}
+	if id, err := strconv.Atoi(fieldID(af)); err == nil && id >= 0 {
 		for _, f := range schema.Fields() {
 			if f.ID == id {
 				_, prim := f.Type.(iceberg.PrimitiveType)
@@ -189,6 +185,11 @@ func fieldOf(schema *iceberg.Schema, af arrow.Field) (iceberg.NestedField, bool)
 		}
 	}
 	return iceberg.NestedField{}, false
+}
+
+func fieldID(af arrow.Field) string {
+	s, _ := af.Metadata.GetValue("PARQUET:field_id")
+	return s
 }
 
 // scaler turns a file's value into Iceberg's units for the column: a
