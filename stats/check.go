@@ -15,14 +15,15 @@ import (
 // column whose recorded figures need correcting.
 type Problem struct {
 	verify.Finding
+	File    string // the data file's path
 	FieldID int
 	// Footer says the problem is in the Parquet file's own statistics,
 	// which no manifest can correct.
 	Footer bool
 }
 
-func problem(path string, c *Column, msg string, args ...any) Problem {
-	return Problem{FieldID: c.ID, Finding: verify.Finding{Kind: verify.KindStatistics, Where: path, Column: c.Name, Message: fmt.Sprintf(msg, args...)}}
+func problem(path, where string, c *Column, msg string, args ...any) Problem {
+	return Problem{File: path, FieldID: c.ID, Finding: verify.Finding{Kind: verify.KindStatistics, Where: where, Column: c.Name, Message: fmt.Sprintf(msg, args...)}}
 }
 
 // CheckFile checks a data file's manifest entry against the file's rows:
@@ -34,7 +35,7 @@ func CheckFile(df iceberg.DataFile, f *File) []Problem {
 	var out []Problem
 	path := df.FilePath()
 	if df.Count() != f.Rows {
-		out = append(out, Problem{Finding: verify.Finding{Kind: verify.KindStatistics, Where: path,
+		out = append(out, Problem{File: path, Finding: verify.Finding{Kind: verify.KindStatistics, Where: path,
 			Message: fmt.Sprintf("the manifest records %d rows, the file holds %d", df.Count(), f.Rows)}})
 	}
 	lower, upper := df.LowerBoundValues(), df.UpperBoundValues()
@@ -42,7 +43,7 @@ func CheckFile(df iceberg.DataFile, f *File) []Problem {
 	for _, id := range sortedIDs(f.Columns) {
 		c := f.Columns[id]
 		if n, ok := values[id]; ok && n != c.Values {
-			out = append(out, problem(path, c, "value count %d, but the file holds %d values (nulls included)", n, c.Values))
+			out = append(out, problem(path, path, c, "value count %d, but the file holds %d values (nulls included)", n, c.Values))
 		}
 		if n, ok := nulls[id]; ok && n != c.Nulls {
 			miss := ""
@@ -52,27 +53,27 @@ func CheckFile(df iceberg.DataFile, f *File) []Problem {
 			case n == values[id] && c.Nulls < c.Values:
 				miss = fmt.Sprintf(": the manifest says every value is null, so a filter on a value of %s skips this file", c.Name)
 			}
-			out = append(out, problem(path, c, "null count %d, but the file holds %s%s", n, words.Count(c.Nulls, "null"), miss))
+			out = append(out, problem(path, path, c, "null count %d, but the file holds %s%s", n, words.Count(c.Nulls, "null"), miss))
 		}
 		if n, ok := nans[id]; ok && n != c.NaNs {
 			miss := ""
 			if n == 0 {
 				miss = fmt.Sprintf(": a filter %s IS NAN skips this file and misses them", c.Name)
 			}
-			out = append(out, problem(path, c, "NaN count %d, but the file holds %s%s", n, words.Count(c.NaNs, "NaN"), miss))
+			out = append(out, problem(path, path, c, "NaN count %d, but the file holds %s%s", n, words.Count(c.NaNs, "NaN"), miss))
 		}
 		if c.Min == nil {
 			continue // no value a bound could leave out
 		}
 		if b, ok := lower[id]; ok {
 			if lo, ok := fromBound(c.Type, b); ok && !isNaN(lo) && compare(lo, c.Min) > 0 {
-				out = append(out, problem(path, c, "lower bound %s, but the file holds %s: a filter %s = %s (or < %s) skips this file and misses those rows",
+				out = append(out, problem(path, path, c, "lower bound %s, but the file holds %s: a filter %s = %s (or < %s) skips this file and misses those rows",
 					display(c.Type, lo), display(c.Type, c.Min), c.Name, display(c.Type, c.Min), display(c.Type, lo)))
 			}
 		}
 		if b, ok := upper[id]; ok {
 			if hi, ok := fromBound(c.Type, b); ok && !isNaN(hi) && compare(hi, c.Max) < 0 {
-				out = append(out, problem(path, c, "upper bound %s, but the file holds %s: a filter %s = %s (or > %s) skips this file and misses those rows",
+				out = append(out, problem(path, path, c, "upper bound %s, but the file holds %s: a filter %s = %s (or > %s) skips this file and misses those rows",
 					display(c.Type, hi), display(c.Type, c.Max), c.Name, display(c.Type, c.Max), display(c.Type, hi)))
 			}
 		}
@@ -89,7 +90,7 @@ func CheckFooter(f *File) []Problem {
 			c := gc.Col
 			where := fmt.Sprintf("%s row group %d", f.Path, g)
 			footer := func(msg string, args ...any) {
-				p := problem(where, c, msg, args...)
+				p := problem(f.Path, where, c, msg, args...)
 				p.Footer = true
 				out = append(out, p)
 			}

@@ -295,31 +295,86 @@ func footerMinMax(st metadata.TypedStatistics, at arrow.DataType) (value, value,
 	return nil, nil, false
 }
 
-// addColumn takes a batch's column into a row group's figures.
+// addColumn takes a batch's column into a row group's figures: typed
+// loops for the common types (a value boxed per row would cost more than
+// the read), the getter for the rest.
 func addColumn(a arrow.Array, gc *GroupColumn) error {
-	get, err := getter(a)
-	if err != nil {
-		return err
+	gc.Nulls += int64(a.NullN())
+	var lo, hi value
+	switch x := a.(type) {
+	case *array.Int64:
+		lo, hi = extremes(x, x.Int64Values(), func(v int64) value { return v })
+	case *array.Int32:
+		lo, hi = extremes(x, x.Int32Values(), func(v int32) value { return int64(v) })
+	case *array.Date32:
+		lo, hi = extremes(x, x.Date32Values(), func(v arrow.Date32) value { return int64(v) })
+	case *array.Timestamp:
+		lo, hi = extremes(x, x.TimestampValues(), func(v arrow.Timestamp) value { return int64(v) })
+	case *array.String:
+		lo, hi = extremesFunc(x, x.Value, func(v string) value { return v })
+	default:
+		get, err := getter(a)
+		if err != nil {
+			return err
+		}
+		for i := range a.Len() {
+			if a.IsNull(i) {
+				continue
+			}
+			v := get(i)
+			if isNaN(v) {
+				gc.Col.NaNs++
+				continue
+			}
+			if lo == nil || compare(v, lo) < 0 {
+				lo = v
+			}
+			if hi == nil || compare(v, hi) > 0 {
+				hi = v
+			}
+		}
 	}
-	c := gc.Col
-	for i := range a.Len() {
-		if a.IsNull(i) {
-			gc.Nulls++
-			continue
-		}
-		v := get(i)
-		if isNaN(v) {
-			c.NaNs++
-			continue
-		}
-		if gc.Min == nil || compare(v, gc.Min) < 0 {
-			gc.Min = v
-		}
-		if gc.Max == nil || compare(v, gc.Max) > 0 {
-			gc.Max = v
-		}
+	if lo == nil {
+		return nil
+	}
+	if gc.Min == nil || compare(lo, gc.Min) < 0 {
+		gc.Min = lo
+	}
+	if gc.Max == nil || compare(hi, gc.Max) > 0 {
+		gc.Max = hi
 	}
 	return nil
+}
+
+// extremes is the least and greatest non-null value of a column of
+// ordered values; nil when every value is null.
+func extremes[T int32 | int64 | arrow.Date32 | arrow.Timestamp](a arrow.Array, vals []T, box func(T) value) (value, value) {
+	return extremesFunc(a, func(i int) T { return vals[i] }, box)
+}
+
+func extremesFunc[T int32 | int64 | arrow.Date32 | arrow.Timestamp | string](a arrow.Array, at func(int) T, box func(T) value) (value, value) {
+	var lo, hi T
+	found := false
+	nulls := a.NullN() > 0
+	for i := range a.Len() {
+		if nulls && a.IsNull(i) {
+			continue
+		}
+		v := at(i)
+		if !found {
+			lo, hi, found = v, v, true
+			continue
+		}
+		if v < lo {
+			lo = v
+		} else if v > hi {
+			hi = v
+		}
+	}
+	if !found {
+		return nil, nil
+	}
+	return box(lo), box(hi)
 }
 
 // getter reads an Arrow array's values in their domain, as stored.

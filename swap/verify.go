@@ -16,6 +16,7 @@ import (
 
 	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/contract"
+	"github.com/lakeswap/lakeswap/stats"
 	"github.com/lakeswap/lakeswap/swap/internal/outcome"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 	"github.com/lakeswap/lakeswap/verify"
@@ -86,6 +87,11 @@ func (p *Publisher) checkCommitted(ctx context.Context, plan *Plan, snapshotID i
 			out = append(out, *m)
 		}
 	}
+	wrong, err := checkStatistics(ctx, at, plan, snapshotID)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, wrong...)
 	// Every other partition holds what it held in the snapshot the commit
 	// replaced (the plan's base, or the head it was rebased on), which the
 	// same metadata still lists.
@@ -118,6 +124,40 @@ func (p *Publisher) checkCommitted(ctx context.Context, plan *Plan, snapshotID i
 	for v := range before {
 		if _, ok := live[v]; !ok && !declared[v] {
 			out = append(out, Mismatch{contract.Partition.Key(v), "partition outside the run lost its files"})
+		}
+	}
+	return out, nil
+}
+
+// checkStatistics checks what other engines prune on for the files the
+// run wrote: each file's bounds and counts, in its manifest entry and its
+// footer, and the summaries of the manifests that hold them.
+func checkStatistics(ctx context.Context, at *snapshot.At, plan *Plan, snapshotID int64) ([]Mismatch, error) {
+	key := map[string]string{}
+	var paths []string
+	for _, pp := range plan.Partitions {
+		if pp.same() {
+			continue
+		}
+		for _, f := range pp.NewFiles {
+			key[f.Path] = pp.Key
+			paths = append(paths, f.Path)
+		}
+	}
+	if len(paths) == 0 {
+		return nil, nil
+	}
+	rep, err := stats.CheckFiles(ctx, at.FS, at.Meta, at.Meta.SnapshotByID(snapshotID), paths)
+	if err != nil {
+		return nil, fmt.Errorf("check the statistics of the committed files: %w", err)
+	}
+	var out []Mismatch
+	for _, m := range rep.Wrong {
+		for _, p := range m.Problems {
+			out = append(out, Mismatch{key[p.File], p.Finding.String()})
+		}
+		for _, f := range m.Summaries {
+			out = append(out, Mismatch{"manifest " + m.Manifest.FilePath(), f.String()})
 		}
 	}
 	return out, nil

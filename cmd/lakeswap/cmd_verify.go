@@ -28,12 +28,17 @@ func newVerifyCmd(g *globals) *cobra.Command {
 		Use:   "verify --table NS.NAME [--run RUN_ID | --snapshot ID | --at ID]",
 		Short: "Check a committed run's fingerprint, or the whole table's invariants",
 		Long: `verify --run (or --snapshot) reads the files of the partitions a run wrote, in the snapshot it
-committed, and compares their fingerprint with the one the run recorded in that snapshot.
+committed, and compares their fingerprint with the one the run recorded in that snapshot; and checks
+what other engines prune on for those files (below).
 
 verify with no run checks the table as a whole, at main (or at the snapshot --at names): every file
 it references is present and readable with the table's schema; the grain is unique across the table
-(a record in two partitions is counted twice); and every lakeswap run main still holds, partition by
-partition as it committed it, fingerprints as it recorded. It holds a hash of every key in memory.
+(a record in two partitions is counted twice); every lakeswap run main still holds, partition by
+partition as it committed it, fingerprints as it recorded; and what Spark, Trino, PyIceberg and
+DuckDB skip files by holds every row: each data file's bounds and value, null and NaN counts, in its
+manifest entry and its Parquet footer, and each manifest's partition summaries. A wrong one is a
+finding naming the file, the column, the values and the filter that would miss rows (exit 6);
+'lakeswap repair-stats' corrects the manifests. It holds a hash of every key in memory.
 
 ` + exitCodesHelp,
 		Args: tableNotArg,
@@ -152,6 +157,9 @@ func printVerify(w io.Writer, res *swap.VerifyResult, scales map[string]int) {
 		res.RunID, res.SnapshotID, verdict, res.Recorded, res.Computed, res.Rows, formatSums(res.Sums, scales))
 	for k, h := range res.Differences {
 		fmt.Fprintf(w, "  partition %s now hashes %s\n", k, short(h))
+	}
+	for _, f := range res.Statistics {
+		fmt.Fprintf(w, "  - %s\n", f.String())
 	}
 }
 

@@ -37,6 +37,7 @@ var results = map[string][]any{
 	"discard":        {discardResult{}},
 	"status":         {statusView{}},
 	"verify":         {verifyRunView{}, verifyTableView{}},
+	"repair-stats":   {repairView{}},
 	"rollback":       {rollbackView{}},
 	"history":        {historyResult{}},
 	"gc":             {swap.GCResult{}},

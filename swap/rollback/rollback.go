@@ -13,7 +13,9 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/lakeswap/lakeswap/internal/words"
 	"github.com/lakeswap/lakeswap/runrecord"
+	"github.com/lakeswap/lakeswap/stats"
 	"github.com/lakeswap/lakeswap/verify"
 )
 
@@ -313,7 +315,10 @@ type VerifyResult struct {
 	Rows        int64             `json:"rows"`
 	Sums        map[string]int64  `json:"sums"`
 	Differences map[string]string `json:"differences,omitempty"` // partition -> recomputed hash, where it differs
-	OK          bool              `json:"ok"`
+	// Statistics are the wrong bounds and counts (manifest entries,
+	// footers, partition summaries) of the files in the run's partitions.
+	Statistics []verify.Finding `json:"statistics,omitempty"`
+	OK         bool             `json:"ok"`
 	// Batches are the results of each batch of a run committed in batches,
 	// oldest first; the fields above are the newest batch's.
 	Batches []VerifyResult `json:"batches,omitempty"`
@@ -386,7 +391,34 @@ func (l *Ledger) verifySnapshot(ctx context.Context, ident table.Identifier, loa
 		return res, &outcome.OpError{Op: "verify", Table: strings.Join(ident, "."), RunID: res.RunID,
 			Err: fmt.Errorf("%w: snapshot %d fingerprint %s, recorded %s", outcome.ErrVerifyFailed, run.SnapshotID, outcome.Short(res.Computed), outcome.Short(res.Recorded))}
 	}
+	if res.Statistics, err = l.runStatistics(ctx, ident, run, rec.Partitions); err != nil {
+		return nil, err
+	}
+	if len(res.Statistics) > 0 {
+		res.OK = false
+		return res, &outcome.OpError{Op: "verify", Table: strings.Join(ident, "."), RunID: res.RunID,
+			Err:  fmt.Errorf("%w: snapshot %d: %s", outcome.ErrVerifyFailed, run.SnapshotID, words.Count(len(res.Statistics), "wrong statistic")),
+			Hint: "the rows are as recorded, but engines that skip files by these figures miss rows; `lakeswap repair-stats --table " + strings.Join(ident, ".") + "` mends the manifests"}
+	}
 	return res, nil
+}
+
+// runStatistics checks what other engines prune on for the files in a
+// run's partitions at its snapshot.
+func (l *Ledger) runStatistics(ctx context.Context, ident table.Identifier, run *table.Snapshot, values []string) ([]verify.Finding, error) {
+	at, err := snapshot.Load(ctx, l.Catalog, ident, run.SnapshotID)
+	if err != nil {
+		return nil, err
+	}
+	var paths []string
+	for _, v := range values {
+		paths = append(paths, snapshot.DataPaths(at.Live[v])...)
+	}
+	rep, err := stats.CheckFiles(ctx, at.FS, at.Meta, run, paths)
+	if err != nil {
+		return nil, fmt.Errorf("check the statistics of snapshot %d: %w", run.SnapshotID, err)
+	}
+	return rep.Findings(), nil
 }
 
 // rolledBackAt finds when main was pointed back at target, the snapshot

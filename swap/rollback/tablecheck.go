@@ -14,6 +14,7 @@ import (
 	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/internal/words"
 	"github.com/lakeswap/lakeswap/runrecord"
+	"github.com/lakeswap/lakeswap/stats"
 	"github.com/lakeswap/lakeswap/swap/internal/outcome"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 	"github.com/lakeswap/lakeswap/verify"
@@ -52,7 +53,9 @@ const maxTableFindings = 100
 // partition, and across partitions where the grain leaves out the
 // partition column: a key in two partitions is counted twice); and each
 // lakeswap run that main still holds, partition by partition as it
-// committed it, fingerprints as it recorded. It holds a hash of every key
+// committed it, fingerprints as it recorded; and every data file's bounds
+// and counts (manifest and footer) and every manifest's partition
+// summaries hold the rows they describe (stats.CheckSnapshot). It holds a hash of every key
 // in memory (about 40 bytes a row). A finding is outcome.ErrVerifyFailed.
 func (l *Ledger) VerifyTable(ctx context.Context, ident table.Identifier, snapshotID int64) (*TableCheck, error) {
 	name := strings.Join(ident, ".")
@@ -89,6 +92,16 @@ func (l *Ledger) VerifyTable(ctx context.Context, ident table.Identifier, snapsh
 	// 3. Each run main holds as it committed it.
 	if err := tc.runs(ctx, meta, snap); err != nil {
 		return nil, err
+	}
+	// 4. What other engines prune on: every file's bounds and counts, in
+	// its manifest entry and its footer, and every manifest's partition
+	// summaries, against the rows.
+	rep, err := stats.CheckSnapshot(ctx, at.FS, meta, snap)
+	if err != nil {
+		return nil, fmt.Errorf("check the statistics of snapshot %d: %w", snap.SnapshotID, err)
+	}
+	for _, f := range rep.Findings() {
+		tc.find(f)
 	}
 	if !res.OK {
 		return res, &outcome.OpError{Op: "verify", Table: name, Err: fmt.Errorf("%w: snapshot %d: %s", outcome.ErrVerifyFailed, snap.SnapshotID, words.Count(len(res.Findings), "finding"))}

@@ -1,0 +1,220 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go"
+	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+)
+
+const itemsYAML = `table: shop.items
+columns:
+  - {name: region, type: string, required: true}
+  - {name: sku, type: string}
+  - {name: n, type: long, required: true}
+identifier: [region, n]
+partition: [{column: region, transform: identity}]
+`
+
+// TestRepairStats: a table whose statistics other engines prune on were
+// written wrong through iceberg-go's own API (a file's lower bound above its
+// least value; a manifest holding partition '' summarised, as iceberg-go
+// writes it, with no lower bound) loses rows to a filtered scan. verify
+// --table names both (exit 6); repair-stats --dry-run commits nothing;
+// repair-stats mends them in one replace snapshot that touches no data
+// file, after which verify is clean and every filter plans the files.
+func TestRepairStats(t *testing.T) {
+	ctx := context.Background()
+	home := t.TempDir()
+	schema := write(t, home, "items.yaml", itemsYAML)
+	if code, _, errs := cli(t, home, "table", "create", "--schema", schema); code != 0 {
+		t.Fatalf("table create: exit %d: %s", code, errs)
+	}
+	in := write(t, home, "items.ndjson", `{"region":"eu","sku":"a","n":1}
+{"region":"eu","sku":"","n":2}
+{"region":"us","sku":"b","n":3}
+{"region":"us","n":4}
+`)
+	if code, _, errs := cli(t, home, "publish", "--table", "shop.items", "--partitions", "region=eu,us", in); code != 0 {
+		t.Fatalf("publish: exit %d: %s", code, errs)
+	}
+	if code, out, errs := cli(t, home, "verify", "--table", "shop.items"); code != 0 {
+		t.Fatalf("verify of lakeswap's own commit: exit %d: %s%s", code, out, errs)
+	}
+
+	cat := openHome(t, home)
+	ident := table.Identifier{"shop", "items"}
+	load := func() *table.Table {
+		tbl, err := cat.LoadTable(ctx, ident)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tbl
+	}
+	// Another writer appends partition '' through iceberg-go.
+	tbl := load()
+	asc, err := table.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := array.NewRecordBuilder(memory.DefaultAllocator, asc)
+	b.Field(0).(*array.StringBuilder).Append("")
+	b.Field(1).(*array.StringBuilder).Append("c")
+	b.Field(2).(*array.Int64Builder).Append(5)
+	rec := b.NewRecordBatch()
+	rdr, err := array.NewRecordReader(asc, []arrow.RecordBatch{rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx := tbl.NewTransaction()
+	if err := tx.Append(ctx, rdr, nil); err != nil {
+		t.Fatal(err)
+	}
+	if tbl, err = tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// And states region=us's file with a lower bound of n above its rows.
+	var us iceberg.DataFile
+	for _, task := range planned(t, tbl, nil) {
+		if task.Partition()[1000] == "us" {
+			us = task
+		}
+	}
+	if us == nil {
+		t.Fatal("no file of region=us")
+	}
+	lower := map[int][]byte{}
+	for k, v := range us.LowerBoundValues() {
+		lower[k] = v
+	}
+	lower[3], _ = iceberg.NewLiteral(int64(4)).MarshalBinary() // the file holds 3 and 4
+	// The same rows under a path of their own (iceberg-go will not
+	// delete and add one path in one commit).
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := fsys.Open(us.FilePath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := io.ReadAll(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	copied := strings.Replace(us.FilePath(), "/region=us/", "/region=us/other-engine/", 1)
+	if err := fsys.(icebergio.WriteFileIO).WriteFile(copied, data); err != nil {
+		t.Fatal(err)
+	}
+	bld, err := iceberg.NewDataFileBuilder(*tbl.Metadata().PartitionSpecByID(0), iceberg.EntryContentData, copied, iceberg.ParquetFile,
+		map[int]any{1000: "us"}, nil, nil, us.Count(), us.FileSizeBytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrong := bld.ValueCounts(us.ValueCounts()).NullValueCounts(us.NullValueCounts()).LowerBoundValues(lower).UpperBoundValues(us.UpperBoundValues()).Build()
+	tx = tbl.NewTransaction()
+	if err := tx.ReplaceDataFilesWithDataFiles(ctx, []iceberg.DataFile{us}, []iceberg.DataFile{wrong}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if tbl, err = tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	// What a filtered scan loses.
+	eu, empty := iceberg.EqualTo(iceberg.Reference("region"), "eu"), iceberg.EqualTo(iceberg.Reference("region"), "")
+	three := iceberg.EqualTo(iceberg.Reference("n"), int64(3))
+	if n := len(planned(t, tbl, empty)); n != 0 {
+		t.Fatalf("region = '' plans %d files before the repair; the test expects iceberg-go's summary of '' to hide it", n)
+	}
+	if n := len(planned(t, tbl, three)); n != 0 {
+		t.Fatalf("n = 3 plans %d files before the repair", n)
+	}
+	code, out, _ := cli(t, home, "verify", "--table", "shop.items")
+	if code != exitVerifyFailed || !strings.Contains(out, "column n: lower bound 4, but the file holds 3") || !strings.Contains(out, "partition summary: has no bounds") {
+		t.Fatalf("verify --table: exit %d, want 6 naming both:\n%s", code, out)
+	}
+
+	files := func(tbl *table.Table) []string {
+		var out []string
+		for _, f := range planned(t, tbl, nil) {
+			out = append(out, f.FilePath())
+		}
+		slices.Sort(out)
+		return out
+	}
+	before, metaBefore := files(tbl), tbl.MetadataLocation()
+	if code, out, _ := cli(t, home, "repair-stats", "--table", "shop.items", "--dry-run"); code != exitVerifyFailed || load().MetadataLocation() != metaBefore {
+		t.Fatalf("repair-stats --dry-run: exit %d (want 6), committed: %v\n%s", code, load().MetadataLocation() != metaBefore, out)
+	}
+	code, out, errs := cli(t, home, "-o", "json", "repair-stats", "--table", "shop.items")
+	if code != 0 {
+		t.Fatalf("repair-stats: exit %d:\n%s%s", code, out, errs)
+	}
+	var res struct {
+		Status     string `json:"status"`
+		Committed  string `json:"committed_snapshot_id"`
+		Rewritten  int    `json:"manifests_rewritten"`
+		Summaries  int    `json:"summaries_corrected"`
+		FilesFixed int    `json:"files_corrected"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || res.Status != "repaired" || res.Rewritten != 1 || res.FilesFixed != 1 || res.Summaries < 1 {
+		t.Fatalf("repair-stats -o json: %v %+v\n%s", err, res, out)
+	}
+	tbl = load()
+	head := tbl.CurrentSnapshot()
+	if head.Summary.Operation != table.OpReplace || head.Summary.Properties["total-records"] != "5" {
+		t.Errorf("the repair's snapshot: %+v", head.Summary)
+	}
+	if after := files(tbl); !slices.Equal(after, before) {
+		t.Errorf("data files after the repair %v, before %v", after, before)
+	}
+	if n := len(planned(t, tbl, eu)); n != 1 {
+		t.Errorf("region = 'eu' plans %d files after the repair, want 1", n)
+	}
+	if n := len(planned(t, tbl, three)); n != 1 {
+		t.Errorf("n = 3 plans %d files after the repair, want 1", n)
+	}
+	if n := len(planned(t, tbl, empty)); n != 1 {
+		t.Errorf("region = '' plans %d files after the repair, want 1", n)
+	}
+	if code, out, errs := cli(t, home, "verify", "--table", "shop.items"); code != 0 {
+		t.Errorf("verify after the repair: exit %d:\n%s%s", code, out, errs)
+	}
+	// Nothing left to repair: nothing committed.
+	meta := tbl.MetadataLocation()
+	if code, out, _ := cli(t, home, "repair-stats", "--table", "shop.items"); code != 0 || load().MetadataLocation() != meta {
+		t.Errorf("a second repair-stats: exit %d, committed %v:\n%s", code, load().MetadataLocation() != meta, out)
+	}
+	if code, out, errs := cli(t, home, "history", "--table", "shop.items"); code != 0 {
+		t.Errorf("history after the repair: exit %d:\n%s%s", code, out, errs)
+	}
+}
+
+// planned lists the files iceberg-go's scan planning reads for a filter
+// (every file for nil).
+func planned(t *testing.T, tbl *table.Table, filter iceberg.BooleanExpression) []iceberg.DataFile {
+	t.Helper()
+	var opts []table.ScanOption
+	if filter != nil {
+		opts = append(opts, table.WithRowFilter(filter))
+	}
+	tasks, err := tbl.Scan(opts...).PlanFiles(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []iceberg.DataFile
+	for _, task := range tasks {
+		out = append(out, task.File)
+	}
+	return out
+}
