@@ -111,6 +111,7 @@ func (c *Contract) ColumnName(i int) string { return c.Fields[i].Name }
 type Partitioner struct {
 	Column    int    // index of the source column
 	Name      string // the source column's name, used in messages
+	Field     string // the partition field's name (ts_day), where the table's spec gives one
 	Transform string // as Iceberg writes it: identity, year, month, day, hour, bucket[N], truncate[W]
 	Type      iceberg.Type
 	tr        iceberg.Transform
@@ -319,11 +320,16 @@ func (p Partitioner) Integers() bool {
 	return p.bucketCount() > 0
 }
 
-// Folder is the name a partition's folders go by: the column's, or for
-// buckets column_bucket (Iceberg's own name for the field), so that a
-// bucket's folder is never read as a value of the column.
+// Folder is the name a partition's folders go by: the partition field's,
+// as Iceberg Java names them (ts_day=2026-01-02, s_trunc=AB), so that a
+// reader taking values from folder names (DuckDB's hive partitioning)
+// never reads a day or a prefix as the column's value. Without a field
+// name: the column's, or for buckets column_bucket.
 func (p Partitioner) Folder() string {
-	if p.bucketCount() > 0 {
+	switch {
+	case p.Field != "":
+		return p.Field
+	case p.bucketCount() > 0:
 		return p.Name + "_bucket"
 	}
 	return p.Name

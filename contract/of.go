@@ -61,6 +61,7 @@ func ofSchema(meta table.Metadata, sc *iceberg.Schema) (*Contract, error) {
 		if err != nil {
 			return nil, err
 		}
+		part.Field = pf.Name
 		if slices.ContainsFunc(fields, func(f Partitioner) bool { return f.Name == src.Name }) {
 			return nil, fmt.Errorf("table has two partition fields of column %s; lakeswap names a field by its column", src.Name)
 		}

@@ -27,7 +27,7 @@ partition: [{column: region, transform: identity}]
 
 // TestRepairStats: a table whose statistics other engines prune on were
 // written wrong through iceberg-go's own API (a file's lower bound above its
-// least value; a manifest holding partition '' summarised, as iceberg-go
+// least value; a manifest holding partition ” summarised, as iceberg-go
 // writes it, with no lower bound) loses rows to a filtered scan. verify
 // --table names both (exit 6); repair-stats --dry-run commits nothing;
 // repair-stats mends them in one replace snapshot that touches no data
