@@ -308,6 +308,11 @@ func TestDemo(t *testing.T) {
 		if code := mainWithEnv(context.Background(), []string{"--home", dir, "--config", os.DevNull, "check", "--table", tbl}, &out, &errb, noEnv); code != 0 || strings.Count(out.String(), "ok ") != 2 {
 			t.Errorf("check --table %s after the demo: exit %d\n%s%s", tbl, code, out.String(), errb.String())
 		}
+		// And the whole table, what other engines prune on included.
+		out.Reset()
+		if code := mainWithEnv(context.Background(), []string{"--home", dir, "--config", os.DevNull, "verify", "--table", tbl}, &out, &errb, noEnv); code != 0 {
+			t.Errorf("verify --table %s after the demo: exit %d\n%s%s", tbl, code, out.String(), errb.String())
+		}
 	}
 }
 
