@@ -93,8 +93,8 @@ func Read(ctx context.Context, fsys icebergio.IO, path string, schema *iceberg.S
 	var cols []col
 	for i, af := range asc.Fields() {
 		nf, ok := fieldOf(schema, af)
-		if !ok || !fr.Manifest.Fields[i].IsLeaf() {
-			continue
+		if !ok || !fr.Manifest.Fields[i].IsLeaf() || !supported(af.Type) {
+			continue // a column no reader here orders is left as it is
 		}
 		c := &Column{ID: nf.ID, Name: nf.Name, Type: nf.Type}
 		out.Columns[nf.ID] = c
@@ -375,6 +375,23 @@ func extremesFunc[T int32 | int64 | arrow.Date32 | arrow.Timestamp | string](a a
 		return nil, nil
 	}
 	return box(lo), box(hi)
+}
+
+// supported says whether getter reads a column of type t.
+func supported(t arrow.DataType) bool {
+	switch x := t.(type) {
+	case *arrow.DictionaryType:
+		return supported(x.ValueType)
+	case arrow.ExtensionType:
+		return supported(x.StorageType())
+	}
+	switch t.ID() {
+	case arrow.BOOL, arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64, arrow.DATE32, arrow.DATE64, arrow.TIME32, arrow.TIME64,
+		arrow.TIMESTAMP, arrow.FLOAT16, arrow.FLOAT32, arrow.FLOAT64, arrow.STRING, arrow.LARGE_STRING, arrow.BINARY,
+		arrow.LARGE_BINARY, arrow.FIXED_SIZE_BINARY, arrow.DECIMAL128:
+		return true
+	}
+	return false
 }
 
 // getter reads an Arrow array's values in their domain, as stored.

@@ -94,8 +94,11 @@ func (p *Publisher) RepairStats(ctx context.Context, ident table.Identifier, dry
 		return res, res.leftOver(name, dryRun)
 	}
 	written := &snapshot.RecordingIO{IO: fsys}
-	id, err := p.commitRepair(ctx, tbl, written, plan, res)
+	id, sent, err := p.commitRepair(ctx, tbl, written, plan, res)
 	if err != nil {
+		if !sent {
+			return res, &OpError{Op: "repair-stats", Table: name, Err: err, Hint: "nothing was committed; " + snapshot.RemoveWritten(ctx, p.log(), tbl, written)}
+		}
 		if errors.Is(err, ErrConflict) {
 			return res, &OpError{Op: "repair-stats", Table: name, Err: err,
 				Hint: "main moved while the repair was written; nothing was committed; " + snapshot.RemoveWritten(ctx, p.log(), tbl, written) + "; run it again"}
@@ -165,16 +168,17 @@ func planRepair(rep *stats.Report) (repairPlan, error) {
 }
 
 // commitRepair writes the corrected manifests and the new manifest list,
-// and commits a snapshot of them on main as tbl holds it.
-func (p *Publisher) commitRepair(ctx context.Context, tbl *table.Table, written *snapshot.RecordingIO, plan repairPlan, res *RepairResult) (int64, error) {
+// and commits a snapshot of them on main as tbl holds it; sent says
+// whether the commit was sent (else nothing can have landed).
+func (p *Publisher) commitRepair(ctx context.Context, tbl *table.Table, written *snapshot.RecordingIO, plan repairPlan, res *RepairResult) (id int64, sent bool, err error) {
 	meta, head := tbl.Metadata(), tbl.CurrentSnapshot()
 	loc, err := tbl.LocationProvider()
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
-	id, err := newSnapshotID(meta)
+	id, err = newSnapshotID(meta)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	commit := uuid.New()
 	fixes := map[string]stats.ListFix{}
@@ -184,17 +188,17 @@ func (p *Publisher) commitRepair(ctx context.Context, tbl *table.Table, written 
 		if len(m.fixes) > 0 {
 			data, err := readAll(written, path)
 			if err != nil {
-				return 0, err
+				return 0, false, err
 			}
 			patched, err := stats.PatchManifest(data, m.fixes)
 			if err != nil {
-				return 0, fmt.Errorf("correct manifest %s: %w", path, err)
+				return 0, false, fmt.Errorf("correct manifest %s: %w", path, err)
 			}
 			fix.Path = loc.NewMetadataLocation(fmt.Sprintf("%s-m%d-repair.avro", commit, n))
 			fix.Length = int64(len(patched))
 			n++
 			if err := written.WriteFile(fix.Path, patched); err != nil {
-				return 0, err
+				return 0, false, err
 			}
 			res.Rewritten++
 			res.FilesFixed += m.files
@@ -205,7 +209,7 @@ func (p *Publisher) commitRepair(ctx context.Context, tbl *table.Table, written 
 	}
 	list, err := readAll(written, head.ManifestList)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	seq := int64(0)
 	header := map[string][]byte{"snapshot-id": []byte(strconv.FormatInt(id, 10)), "parent-snapshot-id": []byte(strconv.FormatInt(head.SnapshotID, 10))}
@@ -218,11 +222,11 @@ func (p *Publisher) commitRepair(ctx context.Context, tbl *table.Table, written 
 	}
 	patched, err := stats.PatchList(list, fixes, header)
 	if err != nil {
-		return 0, fmt.Errorf("correct manifest list %s: %w", head.ManifestList, err)
+		return 0, false, fmt.Errorf("correct manifest list %s: %w", head.ManifestList, err)
 	}
 	listPath := loc.NewMetadataLocation(fmt.Sprintf("snap-%d-1-%s.avro", id, commit))
 	if err := written.WriteFile(listPath, patched); err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	props := iceberg.Properties{PropRepairStats: fmt.Sprintf("%s corrected, %s with their files' figures, %s",
 		words.Count(len(plan), "manifest"), words.Count(res.Rewritten, "rewritten"), words.Count(res.FilesFixed, "data file"))}
@@ -245,15 +249,15 @@ func (p *Publisher) commitRepair(ctx context.Context, tbl *table.Table, written 
 		[]table.Requirement{table.AssertRefSnapshotID(table.MainBranch, &parent)},
 		[]table.Update{table.NewAddSnapshotUpdate(&snap), table.NewSetSnapshotRefUpdate(table.MainBranch, id, table.BranchRef, -1, -1, -1)})
 	if err == nil || errors.Is(err, ErrConflict) {
-		return id, err
+		return id, true, err
 	}
 	// An answer lost on the way: the table says whether it landed.
 	if now, lerr := p.Catalog.LoadTable(context.WithoutCancel(ctx), tbl.Identifier()); lerr == nil {
 		if cur := now.CurrentSnapshot(); cur != nil && cur.SnapshotID == id {
-			return id, nil
+			return id, true, nil
 		}
 	}
-	return 0, err
+	return 0, true, err
 }
 
 // newSnapshotID draws a positive snapshot id the table has not used.
