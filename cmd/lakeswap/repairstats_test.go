@@ -34,8 +34,15 @@ partition: [{column: region, transform: identity}]
 // repair-stats mends them in one replace snapshot that touches no data
 // file, after which verify is clean and every filter plans the files.
 func TestRepairStats(t *testing.T) {
+	for _, name := range []string{"sqlite+local", "postgres+minio"} {
+		t.Run(name, func(t *testing.T) { testRepairStats(t, newSite(t, name)) })
+	}
+}
+
+func testRepairStats(t *testing.T, s *site) {
 	ctx := context.Background()
-	home := t.TempDir()
+	home := s.home
+	cli := func(_ *testing.T, _ string, args ...string) (int, string, string) { return s.cli(args...) }
 	schema := write(t, home, "items.yaml", itemsYAML)
 	if code, _, errs := cli(t, home, "table", "create", "--schema", schema); code != 0 {
 		t.Fatalf("table create: exit %d: %s", code, errs)
@@ -52,7 +59,11 @@ func TestRepairStats(t *testing.T) {
 		t.Fatalf("verify of lakeswap's own commit: exit %d: %s%s", code, out, errs)
 	}
 
-	cat := openHome(t, home)
+	ctx, cat, _, err := openPublisher(ctx, siteConfig(t, s), noLog())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cat.Close()
 	ident := table.Identifier{"shop", "items"}
 	load := func() *table.Table {
 		tbl, err := cat.LoadTable(ctx, ident)
