@@ -76,7 +76,7 @@ func Read(ctx context.Context, fsys icebergio.IO, path string, schema *iceberg.S
 		return nil, fmt.Errorf("read parquet footer of %s: %w", path, err)
 	}
 	defer pf.Close()
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 64 << 10}, memory.DefaultAllocator)
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 64 << 10, Parallel: true}, memory.DefaultAllocator)
 	if err != nil {
 		return nil, fmt.Errorf("read %s as arrow: %w", path, err)
 	}
@@ -312,6 +312,10 @@ func addColumn(a arrow.Array, gc *GroupColumn) error {
 		lo, hi = extremes(x, x.TimestampValues(), func(v arrow.Timestamp) value { return int64(v) })
 	case *array.String:
 		lo, hi = extremesFunc(x, x.Value, func(v string) value { return v })
+	case *array.Float64:
+		lo, hi = floatExtremes(x, x.Float64Values(), gc.Col)
+	case *array.Float32:
+		lo, hi = floatExtremes(x, x.Float32Values(), gc.Col)
 	default:
 		get, err := getter(a)
 		if err != nil {
@@ -344,6 +348,34 @@ func addColumn(a arrow.Array, gc *GroupColumn) error {
 		gc.Max = hi
 	}
 	return nil
+}
+
+// floatExtremes is extremes for floats: NaN counted and left out, -0.0
+// below 0.0.
+func floatExtremes[T float32 | float64](a arrow.Array, vals []T, c *Column) (value, value) {
+	var lo, hi float64
+	found := false
+	nulls := a.NullN() > 0
+	for i, v := range vals {
+		if nulls && a.IsNull(i) {
+			continue
+		}
+		f := float64(v)
+		switch {
+		case f != f: // NaN
+			c.NaNs++
+		case !found:
+			lo, hi, found = f, f, true
+		case f < lo || f == 0 && lo == 0 && math.Signbit(f):
+			lo = f
+		case f > hi || f == 0 && hi == 0 && !math.Signbit(f):
+			hi = f
+		}
+	}
+	if !found {
+		return nil, nil
+	}
+	return lo, hi
 }
 
 // extremes is the least and greatest non-null value of a column of

@@ -132,7 +132,7 @@ func TestSeveralPartitionFields(t *testing.T) {
 		s.must("publish", "--run-id", "one", "--table", tbl, "--partitions", days, "--partitions", "region=eu,us", rows(1, all...))
 		expect("publish", row("01", "eu", 1, 1), row("01", "us", 2, 1), row("02", "eu", 3, 1), row("02", "us", 4, 1))
 		files := s.files()
-		if !slices.ContainsFunc(files, func(f string) bool { return strings.Contains(f, "/event_ts=2026-01-01/region=eu/") }) {
+		if !slices.ContainsFunc(files, func(f string) bool { return strings.Contains(f, "/event_ts_day=2026-01-01/region=eu/") }) {
 			t.Errorf("no folder per field:\n%s", strings.Join(files, "\n"))
 		}
 		meta := s.metadata(tbl)
@@ -216,7 +216,7 @@ func TestSeveralPartitionFields(t *testing.T) {
 		// is past its retention, and removes those alone.
 		s.must("plan", "--run-id", "abandoned", "--out", filepath.Join(t.TempDir(), "a.json"), "--table", tbl, "--partitions", "region=apac", rows(5, "01/apac/5"))
 		staged := s.runFiles("abandoned")
-		if len(staged) == 0 || !strings.Contains(staged[0], "/event_ts=2026-01-01/region=apac/run-abandoned-") {
+		if len(staged) == 0 || !strings.Contains(staged[0], "/event_ts_day=2026-01-01/region=apac/run-abandoned-") {
 			t.Fatalf("the plan staged %v", staged)
 		}
 		meta, kept := s.metadata(tbl), slices.DeleteFunc(s.files(), func(f string) bool {

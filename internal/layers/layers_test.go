@@ -62,6 +62,8 @@ var layer = map[string]int{
 	"examples/retail": 1, "internal/devserver": 1,
 	// Fingerprints and findings, S3, catalogs.
 	"verify": 2, "s3store": 2, "catalog": 2,
+	// What other engines prune on: bounds, counts, summaries.
+	"stats": 3,
 	// Reading inputs.
 	"source": 3, "internal/retail": 3,
 	// Generated inputs for the SQL jobs' tests and benchmarks.
