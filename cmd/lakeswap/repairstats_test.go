@@ -232,8 +232,8 @@ func planned(t *testing.T, tbl *table.Table, filter iceberg.BooleanExpression) [
 }
 
 // TestStatisticsOnEverySite: on every conformance site (REST included),
-// a table partitioned by a string that holds '' and whose other columns
-// hold '', nulls, -0.0 and extremes publishes with statistics every
+// a table partitioned by a string that holds ” and whose other columns
+// hold ”, nulls, -0.0 and extremes publishes with statistics every
 // engine can prune on: verify --table finds none wrong, repair-stats has
 // nothing to do, and a filter on each partition plans its file.
 func TestStatisticsOnEverySite(t *testing.T) {
