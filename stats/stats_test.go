@@ -2,9 +2,11 @@ package stats
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/iceberg-go"
 )
 
@@ -68,5 +70,66 @@ func TestPatchListKeepsEveryField(t *testing.T) {
 	p := g.Partitions()[0]
 	if !p.ContainsNull || p.LowerBound == nil || len(*p.LowerBound) != 0 || string(*p.UpperBound) != "c" {
 		t.Errorf("summary reads back as %+v", p)
+	}
+}
+
+// TestPatchManifestKeepsPartitionsAndSequenceNumbers: a manifest of a
+// table partitioned by a day, a timestamp and a decimal, with entries
+// added, existing and deleted, patched for one file's bounds, reads back
+// with every partition value, status and sequence number as written.
+func TestPatchManifestKeepsPartitionsAndSequenceNumbers(t *testing.T) {
+	schema := iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "d", Type: iceberg.PrimitiveTypes.Date, Required: true},
+		iceberg.NestedField{ID: 2, Name: "ts", Type: iceberg.PrimitiveTypes.TimestampTz, Required: true},
+		iceberg.NestedField{ID: 3, Name: "price", Type: iceberg.DecimalTypeOf(9, 2), Required: true},
+		iceberg.NestedField{ID: 4, Name: "n", Type: iceberg.PrimitiveTypes.Int64})
+	spec := iceberg.NewPartitionSpec(
+		iceberg.PartitionField{SourceIDs: []int{1}, FieldID: 1000, Name: "d", Transform: iceberg.IdentityTransform{}},
+		iceberg.PartitionField{SourceIDs: []int{2}, FieldID: 1001, Name: "ts_hour", Transform: iceberg.HourTransform{}},
+		iceberg.PartitionField{SourceIDs: []int{3}, FieldID: 1002, Name: "price", Transform: iceberg.IdentityTransform{}})
+	price := iceberg.Decimal{Val: decimal128.FromI64(1230), Scale: 2}
+	part := map[int]any{1000: iceberg.Date(20454), 1001: int32(490905), 1002: price}
+	var entries []iceberg.ManifestEntry
+	for i, status := range []iceberg.ManifestEntryStatus{iceberg.EntryStatusADDED, iceberg.EntryStatusEXISTING, iceberg.EntryStatusDELETED} {
+		b, err := iceberg.NewDataFileBuilder(spec, iceberg.EntryContentData, fmt.Sprintf("s3://b/f%d.parquet", i), iceberg.ParquetFile,
+			part, map[int]string{1000: "date", 1002: "decimal"}, map[int]int{1002: 4}, 10, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lo, _ := iceberg.NewLiteral(int64(5)).MarshalBinary()
+		df := b.LowerBoundValues(map[int][]byte{4: lo}).NullValueCounts(map[int]int64{4: 0}).ValueCounts(map[int]int64{4: 10}).Build()
+		snap, seq, fseq := int64(40+i), int64(3+i), int64(3+i)
+		entries = append(entries, iceberg.NewManifestEntry(status, &snap, &seq, &fseq, df))
+	}
+	var buf bytes.Buffer
+	if _, err := iceberg.WriteManifest("s3://b/m.avro", &buf, 2, spec, schema, 42, entries); err != nil {
+		t.Fatal(err)
+	}
+	three, _ := iceberg.NewLiteral(int64(3)).MarshalBinary()
+	out, err := PatchManifest(buf.Bytes(), map[string]Metrics{"s3://b/f1.parquet": {4: {Values: 10, Nulls: 2, Lower: three}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mf := iceberg.NewManifestFile(2, "s3://b/m.avro", int64(len(out)), 0, 42).SequenceNum(5, 3).Build()
+	got, err := iceberg.ReadManifest(mf, bytes.NewReader(out), false)
+	if err != nil || len(got) != 3 {
+		t.Fatalf("read back %d entries: %v", len(got), err)
+	}
+	for i, e := range got {
+		want := entries[i]
+		if e.Status() != want.Status() || e.SnapshotID() != want.SnapshotID() || e.SequenceNum() != want.SequenceNum() || *e.FileSequenceNum() != *want.FileSequenceNum() {
+			t.Errorf("entry %d: status %v snapshot %d seq %d, want %v %d %d", i, e.Status(), e.SnapshotID(), e.SequenceNum(), want.Status(), want.SnapshotID(), want.SequenceNum())
+		}
+		p := e.DataFile().Partition()
+		if fmt.Sprint(p[1000]) != fmt.Sprint(part[1000]) || fmt.Sprint(p[1001]) != fmt.Sprint(part[1001]) || fmt.Sprint(p[1002]) != fmt.Sprint(part[1002]) {
+			t.Errorf("entry %d: partition %v, want %v", i, p, part)
+		}
+		lo, nulls := e.DataFile().LowerBoundValues()[4], e.DataFile().NullValueCounts()[4]
+		if i == 1 && (!bytes.Equal(lo, three) || nulls != 2) {
+			t.Errorf("the patched file reads back lower %x nulls %d", lo, nulls)
+		}
+		if i != 1 && (bytes.Equal(lo, three) || nulls != 0) {
+			t.Errorf("entry %d changed: lower %x nulls %d", i, lo, nulls)
+		}
 	}
 }
