@@ -77,6 +77,9 @@ var pruneSpecs = []struct {
 	{"by_ts_day", []catalog.PartitionSpec{{Column: "ts", Transform: "day"}}},
 	{"by_tz_month", []catalog.PartitionSpec{{Column: "tz", Transform: "month"}}},
 	{"by_ts_hour", []catalog.PartitionSpec{{Column: "ts", Transform: "hour"}}},
+	{"by_d", []catalog.PartitionSpec{{Column: "d", Transform: "identity"}}},
+	{"by_tm", []catalog.PartitionSpec{{Column: "tm", Transform: "identity"}}},
+	{"by_tz", []catalog.PartitionSpec{{Column: "tz", Transform: "identity"}}},
 	{"by_flag_and_s", []catalog.PartitionSpec{{Column: "flag", Transform: "identity"}, {Column: "s", Transform: "identity"}}},
 }
 
