@@ -44,7 +44,7 @@ func (p Partitioning) ParseSelectors(sels []string) (Selection, error) {
 	perField := make([][]string, len(p.Fields))
 	for _, sel := range sels {
 		col, _, _ := strings.Cut(sel, "=")
-		i := slices.IndexFunc(p.Fields, func(f Partitioner) bool { return f.Name == col })
+		i := slices.IndexFunc(p.Fields, func(f Partitioner) bool { return f.Names(col) })
 		if i < 0 {
 			return s, fmt.Errorf("partition selector %q names column %q, but the table is partitioned by %s", sel, col, p.Name)
 		}

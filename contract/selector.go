@@ -167,6 +167,12 @@ func (p Partitioner) Range(from, to string) ([]string, error) {
 	}
 }
 
+// Names says whether a selector's name names the field: its column's, or
+// the partition field's own (ts_day, as the field's folders are named).
+func (p Partitioner) Names(name string) bool {
+	return name == p.Name || p.Field != "" && name == p.Field
+}
+
 // ParseSelector reads a partition selector as given on the command line:
 // "order_date=2026-01-01..2026-01-31", "order_date=2026-01-01,2026-01-03",
 // "n=1..12", "user_id=bucket:0..15", "region=eu,\"a,b\"". Every value is checked against the
@@ -177,12 +183,14 @@ func (p Partitioner) ParseSelector(sel string) ([]string, error) {
 	if !ok {
 		return nil, fmt.Errorf("partition selector %q: want %s=VALUE, %s=V1,V2 or %s=FROM..TO; %s", sel, p.Name, p.Name, p.Name, p.Form())
 	}
-	if col != p.Name {
+	if !p.Names(col) {
 		return nil, fmt.Errorf("partition selector names column %q, but the table is partitioned by %s", col, p.Name)
 	}
 	if p.bucketCount() > 0 {
 		var ok bool
-		if spec, ok = strings.CutPrefix(spec, "bucket:"); !ok {
+		// The field's own name (user_id_bucket=3, as its folder says)
+		// names buckets already.
+		if spec, ok = strings.CutPrefix(spec, "bucket:"); !ok && (p.Field == "" || col != p.Field) {
 			return nil, fmt.Errorf("partition selector %q: %s", sel, p.Form())
 		}
 	}

@@ -154,6 +154,9 @@ func TestTransformSelectors(t *testing.T) {
 	flag, _ := contract.NewPartitioner(0, "ok", iceberg.PrimitiveTypes.Bool, "identity")
 	dec, _ := contract.NewPartitioner(0, "price", iceberg.DecimalTypeOf(9, 2), "identity")
 	bucketStr, _ := contract.NewPartitioner(0, "sku", iceberg.PrimitiveTypes.String, "bucket[4]")
+	// Fields named as their folders are (user_id_bucket=3, sku_trunc=AB).
+	bucketField, truncField := bucket, truncStr
+	bucketField.Field, truncField.Field = "user_id_bucket", "sku_trunc"
 	for _, tc := range []struct {
 		p    contract.Partitioner
 		sel  string
@@ -165,6 +168,11 @@ func TestTransformSelectors(t *testing.T) {
 		{bucket, "user_id=3", "write buckets as bucket:B"},
 		{bucket, "user_id=bucket:03", "does not fit"},
 		{bucketStr, "sku=bucket:0..3", "0|1|2|3"},
+		{bucketField, "user_id_bucket=0..2", "0|1|2"},
+		{bucketField, "user_id=bucket:3", "3"},
+		{bucketField, "user_id=3", "write buckets as bucket:B"},
+		{truncField, "sku_trunc=AB", "AB"},
+		{truncStr, "sku_trunc=AB", "partitioned by sku"},
 		{truncInt, "n=-10..20", "-10|0|10|20"},
 		{truncInt, "n=5", "not a value truncate[10] gives"},
 		{truncStr, "sku=ABCD,AB", "AB|ABCD"},

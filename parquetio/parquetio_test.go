@@ -485,9 +485,9 @@ func TestOpenColumns(t *testing.T) {
 
 // TestWriterStatisticsHoldEveryValue: the footer's statistics of every
 // column hold every value written, through lakeswap's dictionaries or
-// plain: ” in a string column (arrow-go before v18.9.0 left it out of a
+// plain: the empty string in a string column (arrow-go before v18.9.0 left it out of a
 // dictionary-encoded column's min, so readers skipped the row group for
-// s = ”), b”, -0.0 and 0.0, NaN beside numbers, nulls.
+// s = ""), the empty binary, -0.0 and 0.0, NaN beside numbers, nulls.
 func TestWriterStatisticsHoldEveryValue(t *testing.T) {
 	sc := arrow.NewSchema([]arrow.Field{
 		{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},

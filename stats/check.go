@@ -18,8 +18,9 @@ type Problem struct {
 	File    string // the data file's path
 	FieldID int
 	// Footer says the problem is in the Parquet file's own statistics,
-	// which no manifest can correct.
-	Footer bool
+	// which no manifest can correct; Unread that the file could not be
+	// read, so nothing of it was checked.
+	Footer, Unread bool
 }
 
 func problem(path, where string, c *Column, msg string, args ...any) Problem {

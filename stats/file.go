@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -66,6 +67,14 @@ type GroupColumn struct {
 // top-level column of schema it holds (found by field id, else by name);
 // nested columns are left out.
 func Read(ctx context.Context, fsys icebergio.IO, path string, schema *iceberg.Schema) (*File, error) {
+	return ReadMapped(ctx, fsys, path, schema, nil)
+}
+
+// ReadMapped is Read for a table with a name mapping
+// (schema.name-mapping.default): a column of a file written without field
+// ids is found by the names the mapping gives its field, as every Iceberg
+// reader finds it.
+func ReadMapped(ctx context.Context, fsys icebergio.IO, path string, schema *iceberg.Schema, mapping iceberg.NameMapping) (*File, error) {
 	f, err := fsys.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
@@ -92,7 +101,7 @@ func Read(ctx context.Context, fsys icebergio.IO, path string, schema *iceberg.S
 	}
 	var cols []col
 	for i, af := range asc.Fields() {
-		nf, ok := fieldOf(schema, af)
+		nf, ok := fieldOf(schema, mapping, af)
 		if !ok || !fr.Manifest.Fields[i].IsLeaf() || !supported(af.Type) {
 			continue // a column no reader here orders is left as it is
 		}
@@ -151,7 +160,6 @@ func Read(ctx context.Context, fsys icebergio.IO, path string, schema *iceberg.S
 	}
 	for _, c := range cols {
 		c.c.Values = out.Rows
-		widenZeros(c.c)
 	}
 	return out, nil
 }
@@ -168,8 +176,17 @@ func leafIndices(fr *pqarrow.FileReader, fields []int) []int {
 
 // fieldOf finds the table's top-level column a file's column holds: by the
 // field id the file records, else (a file written without ids) by name.
-func fieldOf(schema *iceberg.Schema, af arrow.Field) (iceberg.NestedField, bool) {
-	if id, err := strconv.Atoi(fieldID(af)); err == nil && id >= 0 {
+func fieldOf(schema *iceberg.Schema, mapping iceberg.NameMapping, af arrow.Field) (iceberg.NestedField, bool) {
+	id, err := strconv.Atoi(fieldID(af))
+	if err != nil || id < 0 {
+		id = -1
+		for _, m := range mapping {
+			if m.FieldID != nil && slices.Contains(m.Names, af.Name) {
+				id = *m.FieldID
+			}
+		}
+	}
+	if id >= 0 {
 		for _, f := range schema.Fields() {
 			if f.ID == id {
 				_, prim := f.Type.(iceberg.PrimitiveType)
@@ -482,17 +499,4 @@ func getter(a arrow.Array) (func(int) value, error) {
 		return func(i int) value { return x.Value(i) }, nil
 	}
 	return nil, fmt.Errorf("no statistics for a column of type %s", a.DataType())
-}
-
-// widenZeros makes a float column's zero bounds hold both zeros: Iceberg
-// orders -0.0 below 0.0, while SQL finds -0.0 for "= 0.0", so a file of
-// -0.0 bounded by [-0.0, -0.0] would be skipped by a filter "= 0.0" that
-// matches its rows. A lower bound of -0.0 and an upper of 0.0 keep it.
-func widenZeros(c *Column) {
-	if f, ok := c.Min.(float64); ok && f == 0 {
-		c.Min = math.Copysign(0, -1)
-	}
-	if f, ok := c.Max.(float64); ok && f == 0 {
-		c.Max = 0.0
-	}
 }

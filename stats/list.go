@@ -12,7 +12,7 @@ import (
 
 // FixNewList corrects the partition summaries a new snapshot's manifest
 // list records for the manifests that snapshot wrote: iceberg-go records a
-// partition value ” (or b”) as a missing bound, which every engine reads
+// partition value the empty string (or the empty binary) as a missing bound, which every engine reads
 // as "all null" and so skips the manifest for any value. Such a manifest's
 // summaries are computed again from its entries; every other byte of the
 // list is kept. meta is the table as it was before the snapshot, so that
@@ -50,7 +50,7 @@ func FixNewList(data []byte, fsys icebergio.IO, meta table.Metadata) ([]byte, er
 }
 
 // lostBound says whether a manifest of files records a field summary with
-// a bound missing, which a partition value ” or b” leaves as iceberg-go
+// a bound missing, which a partition value the empty string or the empty binary leaves as iceberg-go
 // writes them (or every value null, which the entries tell apart).
 func lostBound(m iceberg.ManifestFile) bool {
 	if m.AddedDataFiles()+m.ExistingDataFiles()+m.DeletedDataFiles() == 0 {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"unicode/utf8"
 
 	"github.com/apache/iceberg-go"
@@ -38,16 +39,19 @@ func rewriteAvro(data []byte, header map[string][]byte, patch func(rec map[strin
 	for k, v := range header {
 		meta[k] = v
 	}
-	var codec ocf.Codec = ocf.DeflateCodec(-1)
-	switch string(rd.Metadata()["avro.codec"]) {
+	var codec ocf.Codec
+	switch name := string(rd.Metadata()["avro.codec"]); name {
 	case "", "null":
-		codec = nil
+	case "deflate":
+		codec = ocf.DeflateCodec(-1)
 	case "snappy":
 		codec = ocf.SnappyCodec()
 	case "zstandard":
 		if codec, err = ocf.ZstdCodec(nil, nil); err != nil {
 			return nil, err
 		}
+	default:
+		return nil, fmt.Errorf("avro codec %q is not one lakeswap writes again", name)
 	}
 	opts := []ocf.WriterOpt{ocf.WithSchema(string(rd.Metadata()["avro.schema"])), ocf.WithMetadata(meta)}
 	if codec != nil {
@@ -176,8 +180,17 @@ func Corrected(c *Column) ColumnMetrics {
 	if c.Min == nil {
 		return m
 	}
-	lo, err1 := bound(c.Type, c.Min)
-	hi, err2 := bound(c.Type, c.Max)
+	// A float column's zero bounds hold both zeros, as lakeswap writes
+	// them (WidenZeros).
+	low, high := c.Min, c.Max
+	if f, ok := low.(float64); ok && f == 0 {
+		low = math.Copysign(0, -1)
+	}
+	if f, ok := high.(float64); ok && f == 0 {
+		high = 0.0
+	}
+	lo, err1 := bound(c.Type, low)
+	hi, err2 := bound(c.Type, high)
 	if err1 != nil || err2 != nil {
 		return m
 	}

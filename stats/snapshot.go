@@ -110,7 +110,7 @@ func check(ctx context.Context, fsys icebergio.IO, meta table.Metadata, snap *ta
 		rep.Manifests++
 		rep.Files += len(live)
 		mr := ManifestReport{Manifest: m, Fixes: map[string]Metrics{}}
-		if err := checkEntries(ctx, fsys, schema, live, &mr); err != nil {
+		if err := checkEntries(ctx, fsys, schema, meta.NameMapping(), live, &mr); err != nil {
 			return nil, err
 		}
 		if spec := meta.PartitionSpecByID(int(m.PartitionSpecID())); spec != nil {
@@ -128,15 +128,23 @@ func check(ctx context.Context, fsys icebergio.IO, meta table.Metadata, snap *ta
 }
 
 // checkEntries reads each file and checks its entry and footer.
-func checkEntries(ctx context.Context, fsys icebergio.IO, schema *iceberg.Schema, files []iceberg.DataFile, mr *ManifestReport) error {
+func checkEntries(ctx context.Context, fsys icebergio.IO, schema *iceberg.Schema, mapping iceberg.NameMapping, files []iceberg.DataFile, mr *ManifestReport) error {
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(min(runtime.NumCPU(), 4))
 	for _, df := range files {
 		g.Go(func() error {
-			f, err := Read(gctx, fsys, df.FilePath(), schema)
+			f, err := ReadMapped(gctx, fsys, df.FilePath(), schema, mapping)
 			if err != nil {
-				return err
+				if gctx.Err() != nil {
+					return err
+				}
+				// One file that cannot be read stops no other's check.
+				mu.Lock()
+				defer mu.Unlock()
+				mr.Problems = append(mr.Problems, Problem{File: df.FilePath(), Unread: true, Finding: verify.Finding{Kind: verify.KindStatistics,
+					Where: df.FilePath(), Message: "cannot be read to check its statistics: " + err.Error()}})
+				return nil
 			}
 			probs := append(CheckFile(df, f), CheckFooter(f)...)
 			if len(probs) == 0 {
@@ -144,7 +152,7 @@ func checkEntries(ctx context.Context, fsys icebergio.IO, schema *iceberg.Schema
 			}
 			fix := Metrics{}
 			for _, p := range probs {
-				if c, ok := f.Columns[p.FieldID]; ok && !p.Footer {
+				if c, ok := f.Columns[p.FieldID]; ok && !p.Footer && !p.Unread {
 					fix[p.FieldID] = Corrected(c)
 				}
 			}

@@ -133,3 +133,33 @@ func TestPatchManifestKeepsPartitionsAndSequenceNumbers(t *testing.T) {
 		}
 	}
 }
+
+// TestExactZeroBoundsAreRight: bounds exact in Iceberg's order, as Iceberg
+// Java writes them (0.0 for a file whose least value is 0.0), are no
+// finding; nor are the widened ones lakeswap writes; a bound that leaves
+// out the file's -0.0 is.
+func TestExactZeroBoundsAreRight(t *testing.T) {
+	neg := math.Copysign(0, -1)
+	b := func(f float64) []byte { v, _ := iceberg.NewLiteral(f).MarshalBinary(); return v }
+	for _, c := range []struct {
+		min, max, lower, upper float64
+		wrong                  bool
+	}{
+		{0, 2.5, 0, 2.5, false},
+		{neg, neg, neg, neg, false},
+		{0, 0, neg, 0, false},
+		{neg, 1, 0, 1, true},
+		{0, 0, 0, neg, true},
+	} {
+		col := &Column{ID: 1, Name: "x", Type: iceberg.PrimitiveTypes.Float64, Values: 2, Min: c.min, Max: c.max}
+		bld, err := iceberg.NewDataFileBuilder(*iceberg.UnpartitionedSpec, iceberg.EntryContentData, "f.parquet", iceberg.ParquetFile, nil, nil, nil, 2, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		df := bld.LowerBoundValues(map[int][]byte{1: b(c.lower)}).UpperBoundValues(map[int][]byte{1: b(c.upper)}).Build()
+		got := CheckFile(df, &File{Path: "f.parquet", Rows: 2, Columns: map[int]*Column{1: col}})
+		if (len(got) > 0) != c.wrong {
+			t.Errorf("rows %v..%v, bounds %v..%v: findings %v, want wrong=%v", c.min, c.max, c.lower, c.upper, got, c.wrong)
+		}
+	}
+}

@@ -199,8 +199,12 @@ func numFromBigEndian(b []byte) decimal128.Num {
 }
 
 // WidenZeros widens a data file's zero bounds of float and double columns
-// as widenZeros does a file's own (a lower bound 0.0 becomes -0.0, an
-// upper -0.0 becomes 0.0), returning new maps and whether any changed.
+// (a lower bound 0.0 becomes -0.0, an upper -0.0 becomes 0.0), returning
+// new maps and whether any changed. Iceberg orders -0.0 below 0.0, while
+// SQL finds -0.0 for "= 0.0": a file of -0.0 bounded by [-0.0, -0.0]
+// would be skipped by a filter "x = 0.0" that matches its rows, and a
+// file of 0.0 bounded by [0.0, 0.0] by "x = -0.0". Exact bounds, as Iceberg
+// Java writes them, are right by Iceberg's order: the checks take them.
 func WidenZeros(schema *iceberg.Schema, lower, upper map[int][]byte) (map[int][]byte, map[int][]byte, bool) {
 	changed := false
 	widen := func(bounds map[int][]byte, neg bool) map[int][]byte {

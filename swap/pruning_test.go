@@ -44,7 +44,7 @@ var pruneColumns = []catalog.ColumnSpec{
 var negZero = math.Copysign(0, -1)
 
 // pruneValues are each column's values, nulls aside: the edges of every type,
-// ” and b”, NaN, -0.0 and 0.0, infinities, unicode.
+// the empty string and the empty binary, NaN, -0.0 and 0.0, infinities, unicode.
 var pruneValues = map[string][]any{
 	"s":    {"", "a", "", "ab", "é", "\u00ff", "zz", "日本", "a b", "", "a"},
 	"b":    {[]byte{}, []byte{0}, []byte{0xff}, []byte("abc"), []byte{}},

@@ -33,7 +33,8 @@ type RepairResult struct {
 	Manifests  int    `json:"manifests"`          // checked
 	Files      int    `json:"files"`              // checked
 	// Findings are every wrong figure found; Left those no manifest can
-	// correct (a Parquet footer's own statistics).
+	// correct (a Parquet footer's own statistics, a file that cannot be
+	// read).
 	Findings []verify.Finding `json:"findings,omitempty"`
 	Left     []verify.Finding `json:"left,omitempty"`
 	// Rewritten are the manifests written anew, Summaries those whose
@@ -81,7 +82,7 @@ func (p *Publisher) RepairStats(ctx context.Context, ident table.Identifier, dry
 	res.Manifests, res.Files, res.Findings = rep.Manifests, rep.Files, rep.Findings()
 	for _, m := range rep.Wrong {
 		for _, pr := range m.Problems {
-			if pr.Footer {
+			if pr.Footer || pr.Unread {
 				res.Left = append(res.Left, pr.Finding)
 			}
 		}
@@ -119,7 +120,7 @@ func (p *Publisher) RepairStats(ctx context.Context, ident table.Identifier, dry
 	var still []verify.Finding
 	for _, m := range after.Wrong {
 		for _, pr := range m.Problems {
-			if !pr.Footer {
+			if !pr.Footer && !pr.Unread {
 				still = append(still, pr.Finding)
 			}
 		}
@@ -140,7 +141,7 @@ func (r *RepairResult) leftOver(name string, dryRun bool) error {
 		return &OpError{Op: "repair-stats", Table: name, Err: fmt.Errorf("%w: %s found, nothing committed (a dry run)", ErrVerifyFailed, words.Count(len(r.Findings), "wrong figure")),
 			Hint: "run it again without --dry-run to correct the manifests"}
 	case len(r.Left) > 0:
-		return &OpError{Op: "repair-stats", Table: name, Err: fmt.Errorf("%w: %s in Parquet footers, which no manifest corrects", ErrVerifyFailed, words.Count(len(r.Left), "wrong figure")),
+		return &OpError{Op: "repair-stats", Table: name, Err: fmt.Errorf("%w: %s that no manifest corrects (in Parquet footers, or files that cannot be read), the first: %s", ErrVerifyFailed, words.Count(len(r.Left), "finding"), r.Left[0]),
 			Hint: "publish the partitions holding those files again: the files lakeswap writes have exact footers"}
 	}
 	return nil
@@ -244,6 +245,9 @@ func (p *Publisher) commitRepair(ctx context.Context, tbl *table.Table, written 
 	if meta.Version() > 2 {
 		first, added := meta.NextRowID(), int64(0)
 		snap.FirstRowID, snap.AddedRows = &first, &added
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, false, err // stopped before anything was sent
 	}
 	_, _, err = p.Catalog.CommitTable(ctx, tbl.Identifier(),
 		[]table.Requirement{table.AssertRefSnapshotID(table.MainBranch, &parent)},

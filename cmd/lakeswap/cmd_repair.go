@@ -46,7 +46,7 @@ anything is wrong).
 
 // repairView is repair-stats' -o json.
 type repairView struct {
-	Status string `json:"status"` // repaired, clean, wrong (a dry run or figures left)
+	Status string `json:"status"` // repaired (committed; left lists what it could not), clean, wrong (nothing committed)
 	*swap.RepairResult
 }
 
@@ -66,10 +66,10 @@ func runRepairStats(ctx context.Context, g *globals, o repairOptions) error {
 	}
 	status := "clean"
 	switch {
+	case res.Committed != 0:
+		status = "repaired" // with findings left when it also fails
 	case err != nil:
 		status = "wrong"
-	case res.Committed != 0:
-		status = "repaired"
 	}
 	return g.report(repairView{Status: status, RepairResult: res}, err, func(w io.Writer) {
 		fmt.Fprintf(w, "table %s at snapshot %d: %s and %s checked, %s\n", res.Table, res.SnapshotID,

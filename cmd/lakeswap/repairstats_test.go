@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"io"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -28,7 +30,7 @@ partition: [{column: region, transform: identity}]
 
 // TestRepairStats: a table whose statistics other engines prune on were
 // written wrong through iceberg-go's own API (a file's lower bound above its
-// least value; a manifest holding partition ” summarised, as iceberg-go
+// least value; a manifest holding partition the empty string summarised, as iceberg-go
 // writes it, with no lower bound) loses rows to a filtered scan. verify
 // --table names both (exit 6); repair-stats --dry-run commits nothing;
 // repair-stats mends them in one replace snapshot that touches no data
@@ -232,8 +234,8 @@ func planned(t *testing.T, tbl *table.Table, filter iceberg.BooleanExpression) [
 }
 
 // TestStatisticsOnEverySite: on every conformance site (REST included),
-// a table partitioned by a string that holds ” and whose other columns
-// hold ”, nulls, -0.0 and extremes publishes with statistics every
+// a table partitioned by a string that holds the empty string and whose other columns
+// hold the empty string, nulls, -0.0 and extremes publishes with statistics every
 // engine can prune on: verify --table finds none wrong, repair-stats has
 // nothing to do, and a filter on each partition plans its file.
 func TestStatisticsOnEverySite(t *testing.T) {
@@ -273,4 +275,37 @@ func TestStatisticsOnEverySite(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestStatisticsOfAnUnreadableFile: a data file the table references that
+// cannot be read is one finding of verify --table (exit 6), the rest of the
+// table still checked; repair-stats lists it among what it cannot correct
+// (exit 6) and commits nothing else for it.
+func TestStatisticsOfAnUnreadableFile(t *testing.T) {
+	home := t.TempDir()
+	if code, _, errs := cli(t, home, "table", "create", "--schema", write(t, home, "items.yaml", itemsYAML)); code != 0 {
+		t.Fatalf("table create: exit %d: %s", code, errs)
+	}
+	in := write(t, home, "items.ndjson", "{\"region\":\"eu\",\"n\":1}\n{\"region\":\"us\",\"n\":2}\n")
+	if code, _, errs := cli(t, home, "publish", "--table", "shop.items", "--partitions", "region=eu,us", in); code != 0 {
+		t.Fatalf("publish: exit %d: %s", code, errs)
+	}
+	var eu string
+	_ = filepath.Walk(home, func(p string, info os.FileInfo, err error) error {
+		if err == nil && strings.Contains(p, "/region=eu/") && strings.HasSuffix(p, ".parquet") {
+			eu = p
+		}
+		return nil
+	})
+	if eu == "" || os.Remove(eu) != nil {
+		t.Fatalf("no file of region=eu to remove (%q)", eu)
+	}
+	code, out, errs := cli(t, home, "verify", "--table", "shop.items")
+	if code != exitVerifyFailed || !strings.Contains(out, "cannot be read") {
+		t.Errorf("verify --table with a file gone: exit %d, want 6 naming it:\n%s%s", code, out, errs)
+	}
+	code, out, errs = cli(t, home, "repair-stats", "--table", "shop.items")
+	if code != exitVerifyFailed || !strings.Contains(out+errs, "cannot be read") {
+		t.Errorf("repair-stats with a file gone: exit %d, want 6 naming it:\n%s%s", code, out, errs)
+	}
 }

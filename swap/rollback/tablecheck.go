@@ -100,8 +100,15 @@ func (l *Ledger) VerifyTable(ctx context.Context, ident table.Identifier, snapsh
 	if err != nil {
 		return nil, fmt.Errorf("check the statistics of snapshot %d: %w", snap.SnapshotID, err)
 	}
-	for _, f := range rep.Findings() {
-		tc.find(f)
+	for _, m := range rep.Wrong {
+		for _, p := range m.Problems {
+			if !p.Unread { // step 1 named it
+				tc.find(p.Finding)
+			}
+		}
+		for _, f := range m.Summaries {
+			tc.find(f)
+		}
 	}
 	if !res.OK {
 		return res, &outcome.OpError{Op: "verify", Table: name, Err: fmt.Errorf("%w: snapshot %d: %s", outcome.ErrVerifyFailed, snap.SnapshotID, words.Count(len(res.Findings), "finding"))}
