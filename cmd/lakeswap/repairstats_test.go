@@ -54,7 +54,7 @@ func testRepairStats(t *testing.T, s *site) {
 {"region":"us","sku":"b","n":3}
 {"region":"us","n":4}
 `)
-	if code, _, errs := cli(t, home, "publish", "--table", "shop.items", "--partitions", "region=eu,us", in); code != 0 {
+	if code, _, errs := cli(t, home, "publish", "--run-id", "first", "--table", "shop.items", "--partitions", "region=eu,us", in); code != 0 {
 		t.Fatalf("publish: exit %d: %s", code, errs)
 	}
 	if code, out, errs := cli(t, home, "verify", "--table", "shop.items"); code != 0 {
@@ -203,6 +203,9 @@ func testRepairStats(t *testing.T, s *site) {
 	}
 	if code, out, errs := cli(t, home, "verify", "--table", "shop.items"); code != 0 {
 		t.Errorf("verify after the repair: exit %d:\n%s%s", code, out, errs)
+	}
+	if code, out, errs := cli(t, home, "verify", "--table", "shop.items", "--run", "first"); code != 0 {
+		t.Errorf("verify --run of the first run after the repair: exit %d:\n%s%s", code, out, errs)
 	}
 	// Nothing left to repair: nothing committed.
 	meta := tbl.MetadataLocation()

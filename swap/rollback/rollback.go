@@ -404,7 +404,9 @@ func (l *Ledger) verifySnapshot(ctx context.Context, ident table.Identifier, loa
 }
 
 // runStatistics checks what other engines prune on for the files in a
-// run's partitions at its snapshot.
+// run's partitions: as main holds them where it still does (a repair of
+// the table's statistics since the run is what readers see), else as the
+// run's snapshot does.
 func (l *Ledger) runStatistics(ctx context.Context, ident table.Identifier, run *table.Snapshot, values []string) ([]verify.Finding, error) {
 	at, err := snapshot.Load(ctx, l.Catalog, ident, run.SnapshotID)
 	if err != nil {
@@ -414,11 +416,44 @@ func (l *Ledger) runStatistics(ctx context.Context, ident table.Identifier, run 
 	for _, v := range values {
 		paths = append(paths, snapshot.DataPaths(at.Live[v])...)
 	}
-	rep, err := stats.CheckFiles(ctx, at.FS, at.Meta, run, paths)
-	if err != nil {
-		return nil, fmt.Errorf("check the statistics of snapshot %d: %w", run.SnapshotID, err)
+	var findings []verify.Finding
+	check := func(snap *table.Snapshot, paths []string) error {
+		if len(paths) == 0 {
+			return nil
+		}
+		rep, err := stats.CheckFiles(ctx, at.FS, at.Meta, snap, paths)
+		if err != nil {
+			return fmt.Errorf("check the statistics of snapshot %d: %w", snap.SnapshotID, err)
+		}
+		findings = append(findings, rep.Findings()...)
+		return nil
 	}
-	return rep.Findings(), nil
+	head := at.Meta.CurrentSnapshot()
+	if head == nil || head.SnapshotID == run.SnapshotID {
+		return findings, check(run, paths)
+	}
+	now, err := snapshot.Load(ctx, l.Catalog, ident, head.SnapshotID)
+	if err != nil {
+		return nil, err
+	}
+	held := map[string]bool{}
+	for _, files := range now.Live {
+		for _, p := range snapshot.DataPaths(files) {
+			held[p] = true
+		}
+	}
+	var inMain, gone []string
+	for _, p := range paths {
+		if held[p] {
+			inMain = append(inMain, p)
+		} else {
+			gone = append(gone, p)
+		}
+	}
+	if err := check(head, inMain); err != nil {
+		return nil, err
+	}
+	return findings, check(run, gone)
 }
 
 // rolledBackAt finds when main was pointed back at target, the snapshot
