@@ -86,6 +86,10 @@ func runVerifyTable(ctx context.Context, g *globals, ident []string, at int64) e
 		}
 		fmt.Fprintf(w, "table %s at snapshot %d: %s\n  %s, %s read, %s; grain unique across the table: %v\n",
 			res.Table, res.SnapshotID, verdict, words.Count(res.Partitions, "partition"), words.Count(res.Files, "file"), words.Count(res.Rows, "row"), !slices.ContainsFunc(res.Findings, func(f verify.Finding) bool { return f.Kind == verify.KindDuplicateGrain }))
+		if res.SnapshotID != 0 {
+			fmt.Fprintf(w, "  what other engines prune on: every data file's bounds and counts and %s partition summaries checked against the rows\n",
+				words.Count(res.Manifests, "manifest's", "manifests'"))
+		}
 		for _, r := range res.Runs {
 			ok := "ok"
 			if !r.OK {

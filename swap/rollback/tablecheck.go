@@ -28,6 +28,9 @@ type TableCheck struct {
 	Partitions int    `json:"partitions"`
 	Files      int    `json:"files"`
 	Rows       int64  `json:"rows"`
+	// Manifests are the manifests whose partition summaries were checked,
+	// and their data files' statistics with them.
+	Manifests int `json:"manifests"`
 	// Runs are the lakeswap runs whose partitions the snapshot still holds
 	// as they committed them, each with its recorded fingerprints checked.
 	Runs     []RunCheck       `json:"runs,omitempty"`
@@ -100,6 +103,7 @@ func (l *Ledger) VerifyTable(ctx context.Context, ident table.Identifier, snapsh
 	if err != nil {
 		return nil, fmt.Errorf("check the statistics of snapshot %d: %w", snap.SnapshotID, err)
 	}
+	res.Manifests = rep.Manifests
 	for _, m := range rep.Wrong {
 		for _, p := range m.Problems {
 			if !p.Unread { // step 1 named it
