@@ -101,6 +101,7 @@ type oddSource struct {
 	c      *contract.Contract
 	byPart map[string][]int
 	part   map[string]bool
+	omit   map[int]bool // rows left out
 }
 
 func newOddSource(t *testing.T, c *contract.Contract) *oddSource {
@@ -143,7 +144,8 @@ func (s *oddSource) values() []string {
 }
 
 func (s *oddSource) Open(_ context.Context, partition string) (array.RecordReader, error) {
-	rec := s.record(nil, s.byPart[partition])
+	rows := slices.DeleteFunc(slices.Clone(s.byPart[partition]), func(r int) bool { return s.omit[r] })
+	rec := s.record(nil, rows)
 	defer rec.Release()
 	return array.NewRecordReader(s.c.Arrow, []arrow.RecordBatch{rec})
 }
@@ -359,6 +361,66 @@ func TestPruningFindsEveryRow(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPruningAfterEveryRoute: the summaries of a table partitioned by a
+// string holding '' stay right through the other routes that write
+// manifests: plan then apply, a rebase over another writer's commit, and a
+// scoped rollback, each committing a manifest of partition ''.
+func TestPruningAfterEveryRoute(t *testing.T) {
+	e := backends[0].open(t)
+	e.t = t
+	connector, err := duckdb.NewConnector("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := sql.OpenDB(connector)
+	defer db.Close()
+	ident := table.Identifier{"odd", "routes"}
+	tbl, err := catalog.CreateTable(e.ctx, e.cat, ident, catalog.TableSpec{Columns: pruneColumns, Partition: pruneSpecs[0].part})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := contract.Of(tbl.Metadata())
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := newOddSource(t, c)
+	filters := oddFilters()
+	check := func(step string) {
+		t.Helper()
+		checkPruning(t, e.ctx, db, e.tableNamed(ident), filters)
+		if v, err := e.pub.VerifyTable(e.ctx, ident, 0); err != nil || !v.OK {
+			t.Fatalf("%s: verify --table: %v %+v", step, err, v)
+		}
+	}
+	if _, err := e.pub.Publish(e.ctx, swap.Request{Table: ident, Partitions: src.values(), Source: src}); err != nil {
+		t.Fatal(err)
+	}
+	// Plan then apply, of '' and "a" with a row of each left out, rebased
+	// over another writer's commit to "zz".
+	src.omit = map[int]bool{src.byPart[""][0]: true, src.byPart["a"][0]: true}
+	plan, err := e.pub.Stage(e.ctx, swap.Request{Table: ident, Partitions: []string{"", "a"}, Source: src, RunID: "planned"})
+	if err != nil || plan.Refused() {
+		t.Fatalf("plan: %v %v", err, plan)
+	}
+	src.omit = map[int]bool{src.byPart["zz"][0]: true}
+	if _, err := e.pub.Publish(e.ctx, swap.Request{Table: ident, Partitions: []string{"zz"}, Source: src}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.pub.Apply(e.ctx, swap.ApplyOptions{}, plan); err != nil {
+		t.Fatalf("apply, rebased: %v", err)
+	}
+	check("plan, apply rebased")
+	// Another writer again, then the planned run undone in its partitions.
+	src.omit = nil
+	if _, err := e.pub.Publish(e.ctx, swap.Request{Table: ident, Partitions: []string{"zz"}, Source: src}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.pub.Rollback(e.ctx, swap.RollbackRequest{Table: ident, RunID: "planned", Scoped: true}); err != nil {
+		t.Fatalf("scoped rollback: %v", err)
+	}
+	check("scoped rollback")
 }
 
 // checkHiveRead reads the table's files as DuckDB does by default, taking
