@@ -364,9 +364,9 @@ func TestPruningFindsEveryRow(t *testing.T) {
 }
 
 // TestPruningAfterEveryRoute: the summaries of a table partitioned by a
-// string holding ” stay right through the other routes that write
+// string holding the empty string stay right through the other routes that write
 // manifests: plan then apply, a rebase over another writer's commit, and a
-// scoped rollback, each committing a manifest of partition ”.
+// scoped rollback, each committing a manifest of the empty partition.
 func TestPruningAfterEveryRoute(t *testing.T) {
 	e := backends[0].open(t)
 	e.t = t
