@@ -314,8 +314,8 @@ func TestStatisticsOfAnUnreadableFile(t *testing.T) {
 }
 
 // TestRepairStatsOfDeletes: an engine writes a table merge-on-read through
-// iceberg-go and deletes a row of partition ”: iceberg-go summarises the
-// delete manifest with no bounds, so a scan filtered on r = ” skips the
+// iceberg-go and deletes a row of the empty partition: iceberg-go summarises the
+// delete manifest with no bounds, so a scan filtered on r = "" skips the
 // delete manifest and reads the deleted row back. verify --table names the
 // summary; repair-stats mends it, after which the filtered scan applies
 // the delete.
