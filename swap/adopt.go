@@ -23,6 +23,7 @@ import (
 
 	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/parquetio"
+	"github.com/lakeswap/lakeswap/stats"
 	"github.com/lakeswap/lakeswap/swap/internal/layout"
 	"github.com/lakeswap/lakeswap/verify"
 )
@@ -84,6 +85,15 @@ func (p *Publisher) adopt(ctx context.Context, fsys icebergio.IO, meta table.Met
 			if declared[a.partition] == nil {
 				refuse(f, fmt.Sprintf("the file holds rows of %s, which the run does not declare", verify.DisplayKey(c.Partition.Key(a.partition))))
 				return nil
+			}
+			// A footer whose statistics leave out rows the file holds
+			// would lose them to every reader that skips row groups by
+			// them; no manifest can mend it.
+			if msg, err := footerWrong(gctx, fsys, c, f); err != nil || msg != "" {
+				if msg != "" {
+					refuse(f, msg)
+				}
+				return err
 			}
 			found[i] = a
 			return nil
@@ -275,6 +285,21 @@ func inspect(ctx context.Context, fsys icebergio.IO, c *contract.Contract, file 
 		return a, "read the file: " + err.Error(), nil
 	}
 	return a, "the file holds no rows", nil
+}
+
+// footerWrong says what is wrong with a file's own Parquet statistics,
+// if anything.
+func footerWrong(ctx context.Context, fsys icebergio.IO, c *contract.Contract, file string) (string, error) {
+	f, err := stats.Read(ctx, fsys, file, c.Schema)
+	if err != nil {
+		return "", err
+	}
+	if probs := stats.CheckFooter(f); len(probs) > 0 {
+		p := probs[0]
+		return fmt.Sprintf("its Parquet statistics leave out rows it holds (%s, column %s: %s); write it again with a writer that records exact statistics",
+			strings.TrimPrefix(p.Where, file+" "), p.Column, p.Message), nil
+	}
+	return "", nil
 }
 
 // fieldIDs checks the Iceberg field ids a file's columns carry against the

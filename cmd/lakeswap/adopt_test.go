@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -249,4 +252,37 @@ func liveFiles(t *testing.T, tbl *table.Table) map[string]bool {
 		}
 	}
 	return out
+}
+
+// TestAdoptRefusesWrongFooterStatistics: a file whose own Parquet
+// statistics leave out a value it holds (its footer's min of channel
+// raised above the least channel) is refused by name before anything is
+// committed: readers that skip row groups by them would lose its rows, and
+// no manifest can mend a footer.
+func TestAdoptRefusesWrongFooterStatistics(t *testing.T) {
+	home := newHome(t)
+	folder := tableFolder(t, home)
+	lines := []string{"2026-01-01,app,1,100", "2026-01-01,web,2,200", "2026-01-01,store,1,50"}
+	path := strings.TrimPrefix(writeWithLakeswap(t, ordersContract(t), "file://"+filepath.Join(folder, "data", "engine-run-9"), lines), "file://")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The footer is the thrift-encoded metadata before its 4-byte length
+	// and "PAR1"; only there is "app" raised to "apq".
+	n := int(binary.LittleEndian.Uint32(data[len(data)-8:]))
+	footer := len(data) - 8 - n
+	patched := append(slices.Clone(data[:footer]), bytes.ReplaceAll(data[footer:], []byte("app"), []byte("apq"))...)
+	if bytes.Equal(patched, data) {
+		t.Fatal("the footer names no min of app to raise")
+	}
+	writeFile(t, path, patched)
+	meta := metadataLocation(t, home)
+	code, out, errs := cli(t, home, "publish", "--adopt", "--allow-implausible", "--table", "retail.daily_orders", "--partitions", "order_date=2026-01-01", path)
+	if code != exitRefused || !strings.Contains(out+errs, "its Parquet statistics leave out rows it holds") || !strings.Contains(out+errs, `"apq"`) {
+		t.Fatalf("adopt of a file with a wrong footer: exit %d, want 3 naming it:\n%s%s", code, out, errs)
+	}
+	if metadataLocation(t, home) != meta {
+		t.Error("the refused adopt committed")
+	}
 }
