@@ -261,7 +261,7 @@ func (p Partitioner) calendar() (string, func(time.Time) time.Time) {
 // day after a day, the month after a month (UTC). ok is false for a field
 // that names no period (a string, a number, a bucket, a timestamp as is).
 func (p Partitioner) Ends(t arrow.DataType, value string) (time.Time, bool) {
-	if p.generic() || t.ID() != arrow.DATE32 && (t.ID() != arrow.TIMESTAMP || p.Transform == "identity") {
+	if !p.namesPeriod(t) {
 		return time.Time{}, false
 	}
 	layout, step := p.calendar()
@@ -270,6 +270,12 @@ func (p Partitioner) Ends(t arrow.DataType, value string) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	return step(start), true
+}
+
+// namesPeriod says whether the field's values name periods of time: a
+// date, or a year, month, day or hour of a date or time.
+func (p Partitioner) namesPeriod(t arrow.DataType) bool {
+	return !p.generic() && (t.ID() == arrow.DATE32 || t.ID() == arrow.TIMESTAMP && p.Transform != "identity")
 }
 
 // RawSpan returns the raw values [lo, hi) of a column of type t whose

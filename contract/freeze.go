@@ -43,16 +43,22 @@ func ParseFreeze(s string) (*Freeze, error) {
 	return f, nil
 }
 
-// FrozenAt is when the partition value of a one-field table of a date or
-// time field freezes: its period (the N-day, N-month or N-year span,
-// counted from the epoch, holding the partition's last instant) ends,
-// plus the grace. ok is false where the field names no period.
+// FrozenAt is when a partition freezes: its period (the N-day, N-month
+// or N-year span, counted from the epoch, holding the last instant of the
+// partition's date or time field) ends, plus the grace. A table of several
+// fields (day(ts), region) freezes by its first field that names a
+// period. ok is false where the value names none (a null day).
 func (c *Contract) FrozenAt(value string) (time.Time, bool) {
-	if c.Freeze == nil || !c.Partition.One() {
+	i, has := c.PeriodField()
+	if c.Freeze == nil || !has {
 		return time.Time{}, false
 	}
-	f := c.Partition.Fields[0]
-	ends, ok := f.Ends(c.Arrow.Field(f.Column).Type, value)
+	parts, ok := c.Partition.Split(value)
+	if !ok {
+		return time.Time{}, false
+	}
+	f := c.Partition.Fields[i]
+	ends, ok := f.Ends(c.Arrow.Field(f.Column).Type, parts[i])
 	if !ok {
 		return time.Time{}, false
 	}
@@ -72,4 +78,16 @@ func (c *Contract) FrozenAt(value string) (time.Time, bool) {
 		end = time.Date(1970+years, 1, 1, 0, 0, 0, 0, time.UTC)
 	}
 	return end.Add(c.Freeze.Grace), true
+}
+
+// PeriodField is the index of the first partition field that names a
+// period (a date, or a year, month, day or hour of a date or time): what a
+// freeze judges a partition by.
+func (c *Contract) PeriodField() (int, bool) {
+	for i, f := range c.Partition.Fields {
+		if f.namesPeriod(c.Arrow.Field(f.Column).Type) {
+			return i, true
+		}
+	}
+	return 0, false
 }

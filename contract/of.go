@@ -102,6 +102,11 @@ func ofSchema(meta table.Metadata, sc *iceberg.Schema) (*Contract, error) {
 		if c.Freeze, err = ParseFreeze(v); err != nil {
 			return nil, fmt.Errorf("table property %s: %w", PropFreezeAfter, err)
 		}
+		// A freeze that could judge no partition is refused, never
+		// silently skipped.
+		if _, ok := c.PeriodField(); !ok {
+			return nil, fmt.Errorf("table property %s=%s: the table has no partition field of a date or time (a date, or a year, month, day or hour) to freeze by", PropFreezeAfter, v)
+		}
 	}
 	return c, nil
 }

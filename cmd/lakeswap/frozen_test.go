@@ -81,3 +81,40 @@ func TestFrozenPartitions(t *testing.T) {
 		t.Errorf("history does not show the restatement:\n%s", out)
 	}
 }
+
+// TestFrozenPartitionsOfSeveralFields: a table partitioned by day(ts) and
+// region freezes by its day field: a change to a January 2020 day of a
+// region is refused naming it, another region's unfrozen day is not; a
+// freeze on a table with no date or time field is refused when set, never
+// silently skipped.
+func TestFrozenPartitionsOfSeveralFields(t *testing.T) {
+	s := newSite(t, "sqlite+local")
+	s.must("table", "create", "--schema", write(t, s.home, "ev.yaml", `table: app.ev
+columns:
+  - {name: id, type: long, required: true}
+  - {name: ts, type: timestamptz, required: true}
+  - {name: region, type: string, required: true}
+  - {name: n, type: long, required: true}
+identifier: [id]
+partition: [{column: ts, transform: day}, {column: region, transform: identity}]
+`))
+	in := write(t, s.home, "ev.ndjson", `{"id":1,"ts":"2020-01-01T10:00:00Z","region":"eu","n":1}
+{"id":2,"ts":"2020-01-01T11:00:00Z","region":"us","n":2}
+`)
+	s.must("publish", "--table", "app.ev", "--partitions", "ts=2020-01-01", "--partitions", "region=eu,us", in)
+	s.must("table", "set", "--table", "app.ev", "freeze-after=P1M+7D")
+	changed := write(t, s.home, "changed.ndjson", `{"id":1,"ts":"2020-01-01T10:00:00Z","region":"eu","n":5}
+`)
+	meta := s.metadata("app.ev")
+	code, _, errs := s.cli("publish", "--table", "app.ev", "--partitions", "ts=2020-01-01", "--partitions", "region=eu", changed)
+	if code != exitRefused || !strings.Contains(errs, "ts=2020-01-01/region=eu is frozen since 2020-02-08") {
+		t.Errorf("a change to a frozen day of a two-field table: exit %d: %s; want refused naming it", code, errs)
+	}
+	if s.metadata("app.ev") != meta {
+		t.Fatal("a refused change to a frozen partition committed")
+	}
+	s.must("table", "create", "--schema", write(t, s.home, "items.yaml", itemsYAML))
+	if code, _, errs := s.cli("table", "set", "--table", "shop.items", "freeze-after=P1M+7D"); code != exitUsage || !strings.Contains(errs, "no partition field of a date or time") {
+		t.Errorf("freeze-after on a table partitioned by a string: exit %d: %s; want refused", code, errs)
+	}
+}
