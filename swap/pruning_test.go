@@ -205,6 +205,21 @@ func appendOdd(b array.Builder, v any) {
 	}
 }
 
+// createOdd creates a table of the odd columns, partitioned by part, and
+// returns its rows' source.
+func createOdd(t *testing.T, e *env, ident table.Identifier, part []catalog.PartitionSpec) *oddSource {
+	t.Helper()
+	tbl, err := catalog.CreateTable(e.ctx, e.cat, ident, catalog.TableSpec{Columns: pruneColumns, Partition: part})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := contract.Of(tbl.Metadata())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newOddSource(t, c)
+}
+
 // filter is one filter as iceberg-go plans it and as SQL states it.
 type filter struct {
 	expr iceberg.BooleanExpression
@@ -336,19 +351,11 @@ func TestPruningFindsEveryRow(t *testing.T) {
 			for _, spec := range pruneSpecs {
 				t.Run(spec.name, func(t *testing.T) {
 					ident := table.Identifier{"odd", spec.name}
-					tbl, err := catalog.CreateTable(e.ctx, e.cat, ident, catalog.TableSpec{Columns: pruneColumns, Partition: spec.part})
-					if err != nil {
-						t.Fatal(err)
-					}
-					c, err := contract.Of(tbl.Metadata())
-					if err != nil {
-						t.Fatal(err)
-					}
-					src := newOddSource(t, c)
+					src := createOdd(t, e, ident, spec.part)
 					if _, err := e.pub.Publish(e.ctx, swap.Request{Table: ident, Partitions: src.values(), Source: src, SourceName: "odd"}); err != nil {
 						t.Fatalf("publish: %v", err)
 					}
-					tbl = e.tableNamed(ident)
+					tbl := e.tableNamed(ident)
 					checkPruning(t, e.ctx, db, tbl, filters)
 					if e.home != "" {
 						checkHiveRead(t, db, tbl)
@@ -377,15 +384,7 @@ func TestPruningAfterEveryRoute(t *testing.T) {
 	db := sql.OpenDB(connector)
 	defer db.Close()
 	ident := table.Identifier{"odd", "routes"}
-	tbl, err := catalog.CreateTable(e.ctx, e.cat, ident, catalog.TableSpec{Columns: pruneColumns, Partition: pruneSpecs[0].part})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := contract.Of(tbl.Metadata())
-	if err != nil {
-		t.Fatal(err)
-	}
-	src := newOddSource(t, c)
+	src := createOdd(t, e, ident, pruneSpecs[0].part)
 	filters := oddFilters()
 	check := func(step string) {
 		t.Helper()
