@@ -87,10 +87,7 @@ func (p *Publisher) RepairStats(ctx context.Context, ident table.Identifier, dry
 			}
 		}
 	}
-	plan, err := planRepair(rep)
-	if err != nil {
-		return res, err
-	}
+	plan := planRepair(rep)
 	if dryRun || len(plan) == 0 {
 		return res, res.leftOver(name, dryRun)
 	}
@@ -154,18 +151,17 @@ type manifestRepair struct {
 	manifest iceberg.ManifestFile
 	fixes    map[string]stats.Metrics // by data file path; none: summaries only
 	exact    []iceberg.FieldSummary
-	files    int
 }
 
-func planRepair(rep *stats.Report) (repairPlan, error) {
+func planRepair(rep *stats.Report) repairPlan {
 	plan := repairPlan{}
 	for _, m := range rep.Wrong {
 		if len(m.Fixes) == 0 && len(m.Summaries) == 0 {
 			continue // footers only
 		}
-		plan[m.Manifest.FilePath()] = manifestRepair{manifest: m.Manifest, fixes: m.Fixes, exact: m.Exact, files: len(m.Fixes)}
+		plan[m.Manifest.FilePath()] = manifestRepair{manifest: m.Manifest, fixes: m.Fixes, exact: m.Exact}
 	}
-	return plan, nil
+	return plan
 }
 
 // commitRepair writes the corrected manifests and the new manifest list,
@@ -202,7 +198,7 @@ func (p *Publisher) commitRepair(ctx context.Context, tbl *table.Table, written 
 				return 0, false, err
 			}
 			res.Rewritten++
-			res.FilesFixed += m.files
+			res.FilesFixed += len(m.fixes)
 		} else {
 			res.Summaries++
 		}
