@@ -3,6 +3,7 @@
 package job_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -13,7 +14,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/lakeswap/lakeswap/job"
 	"github.com/lakeswap/lakeswap/source"
@@ -214,4 +218,107 @@ func TestInvalidUTF8NamesTheListedFile(t *testing.T) {
 	if !errors.As(err, &ie) || ie.File != filepath.Join(j.Dir, "in", "a.csv") || ie.Line != 3 || strings.Contains(err.Error(), "source-") {
 		t.Errorf("invalid UTF-8 in a CSV source: %v, want an input error naming %s line 3", err, filepath.Join(j.Dir, "in", "a.csv"))
 	}
+}
+
+// TestNestedNDJSONArrivesAsWritten: an object or array in an NDJSON
+// source reaches the SQL as the JSON text written, at any depth: a time
+// keeps its offset, 9007199254740993 beside 0.5 and 99999999999999999999
+// keep their digits, where the engine's own typing of the nested values
+// rounds them or drops the offset.
+func TestNestedNDJSONArrivesAsWritten(t *testing.T) {
+	body := `{"id":1,"o":{"ts":"2026-01-03T11:00:00+05:00","n":9007199254740993,"f":0.5,"h":99999999999999999999,"in":{"t":"2026-01-01T23:30:00-05:00"}},"a":[9007199254740993,0.5]}` + "\n" +
+		`{"id":2,"o":{"ts":"2026-01-04T00:00:00Z","n":1,"f":1,"h":1,"in":{"t":"x"}},"a":[]}` + "\n"
+	j := jobOver(t, map[string]string{"a.ndjson": body}, "SELECT 1")
+	eng, _, err := prepared(t, j, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := texts(t, eng, `SELECT (o->>'$.ts') || ' ' || (o->>'$.n') || ' ' || (o->>'$.h') || ' ' || (o->>'$.in.t') || ' ' || (a->>'$[0]') FROM events WHERE id = 1`)
+	want := []string{"2026-01-03T11:00:00+05:00 9007199254740993 99999999999999999999 2026-01-01T23:30:00-05:00 9007199254740993"}
+	if !slices.Equal(got, want) {
+		t.Errorf("nested values reach the SQL as %q, want %q", got, want)
+	}
+	if typ := texts(t, eng, "SELECT DISTINCT typeof(o) || ',' || typeof(a) FROM events"); !slices.Equal(typ, []string{"JSON,JSON"}) {
+		t.Errorf("nested columns reach the SQL as %v, want JSON", typ)
+	}
+}
+
+// TestNDJSONKeysThatClashAreRefused: keys that differ only in case (on
+// one line or across lines and files, at the top or inside an object) and
+// an empty key are refused naming the file, line and both keys, where the
+// engine read one key's values under the other's name and lost them (a
+// sum of 350 read as 100).
+func TestNDJSONKeysThatClashAreRefused(t *testing.T) {
+	for name, c := range map[string]struct {
+		files map[string]string
+		want  []string
+	}{
+		"one line":    {map[string]string{"a.ndjson": "{\"id\":1,\"amt\":100,\"Amt\":250}\n"}, []string{"a.ndjson:1: column Amt", `"Amt" and key "amt"`}},
+		"two lines":   {map[string]string{"a.ndjson": "{\"id\":1,\"amt\":100}\n{\"id\":2,\"Amt\":250}\n"}, []string{"a.ndjson:2: column Amt", `"amt" (line 1)`}},
+		"two files":   {map[string]string{"a.ndjson": "{\"id\":1,\"amt\":100}\n", "b.ndjson": "{\"id\":2,\"AMT\":250}\n"}, []string{"b.ndjson:1: column AMT", "a.ndjson:1)"}},
+		"empty key":   {map[string]string{"a.ndjson": "{\"id\":1}\n{\"id\":2,\"\":5}\n"}, []string{"a.ndjson:2:", "empty key"}},
+		"nested":      {map[string]string{"a.ndjson": "{\"id\":1,\"o\":{\"x\":1}}\n{\"id\":2,\"o\":{\"k\":{\"a\":1,\"A\":2}}}\n"}, []string{"a.ndjson:2: column o", "o.k", `"a" and "A"`}},
+		"in an array": {map[string]string{"a.ndjson": "{\"id\":1,\"l\":[{\"b\":1,\"B\":2}]}\n"}, []string{"a.ndjson:1: column l", "l[0]"}},
+	} {
+		j := jobOver(t, c.files, "SELECT 1")
+		_, _, err := prepared(t, j, nil)
+		var ie *source.InputError
+		if err == nil || !errors.As(err, &ie) {
+			t.Errorf("%s: %v, want an input error", name, err)
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: %v, want it to say %q", name, err, w)
+			}
+		}
+	}
+}
+
+// TestParquetSourcesOfOtherTypesAreRefused: a column typed INT64 in one
+// Parquet file of a source and DOUBLE in another is refused naming both
+// files, where the engine read both as DOUBLE and rounded 2^53+1; INT32
+// beside INT64 reads exactly and is let through.
+func TestParquetSourcesOfOtherTypesAreRefused(t *testing.T) {
+	ints := parquetOf(t, arrow.PrimitiveTypes.Int64, func(b array.Builder) { b.(*array.Int64Builder).Append(1<<53 + 1) })
+	doubles := parquetOf(t, arrow.PrimitiveTypes.Float64, func(b array.Builder) { b.(*array.Float64Builder).Append(0.5) })
+	narrow := parquetOf(t, arrow.PrimitiveTypes.Int32, func(b array.Builder) { b.(*array.Int32Builder).Append(7) })
+
+	j := jobOver(t, map[string]string{"a.parquet": ints, "b.parquet": doubles}, "SELECT 1")
+	_, _, err := prepared(t, j, nil)
+	if err == nil || !strings.Contains(err.Error(), "b.parquet: column v: the column is DOUBLE here and BIGINT in "+filepath.Join(j.Dir, "in", "a.parquet")) {
+		t.Errorf("INT64 beside DOUBLE: %v, want refused naming both files", err)
+	}
+	j = jobOver(t, map[string]string{"a.parquet": ints, "b.parquet": narrow}, "SELECT 1")
+	eng, _, err := prepared(t, j, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := texts(t, eng, "SELECT CAST(v AS VARCHAR) FROM events ORDER BY v"); !slices.Equal(got, []string{"7", "9007199254740993"}) {
+		t.Errorf("INT32 beside INT64 reads %q, want both exact", got)
+	}
+}
+
+// parquetOf is a Parquet file of one column v of type dt, one row added by
+// add.
+func parquetOf(t *testing.T, dt arrow.DataType, add func(array.Builder)) string {
+	t.Helper()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "v", Type: dt}}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer b.Release()
+	add(b.Field(0))
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	var buf bytes.Buffer
+	w, err := pqarrow.NewFileWriter(schema, &buf, nil, pqarrow.DefaultWriterProps())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
 }

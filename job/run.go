@@ -274,6 +274,9 @@ func (sf *sourceFiles) scan(ctx context.Context, eng *source.SQLEngine, headers 
 		// does not decide them again.
 		return "SELECT * FROM " + source.NDJSONTyped(paths, columns, types), nil
 	case "parquet":
+		if err := sf.parquetTypesAgree(ctx, eng); err != nil {
+			return "", err
+		}
 		return "SELECT * FROM read_parquet(" + source.FileList(paths) + ", union_by_name = true)", nil
 	}
 	return "", fmt.Errorf("format %q", sf.format)
@@ -284,8 +287,16 @@ func (sf *sourceFiles) scan(ctx context.Context, eng *source.SQLEngine, headers 
 // file and line of the first. It reads the files once more, every value
 // as JSON text.
 func (sf *sourceFiles) typedAsWritten(ctx context.Context, eng *source.SQLEngine, paths []string) (columns, types []string, err error) {
+	if err := sf.keysApart(ctx, eng, paths); err != nil {
+		return nil, nil, err
+	}
 	rr, err := eng.Query(ctx, "DESCRIBE SELECT * FROM "+source.NDJSONScan(paths), nil)
 	if err != nil {
+		if strings.Contains(err.Error(), "Duplicate name") {
+			if cerr := sf.firstKeyClash(); cerr != nil {
+				return nil, nil, cerr
+			}
+		}
 		return nil, nil, sf.duplicateKey(err)
 	}
 	for rr.Next() {
@@ -304,14 +315,115 @@ func (sf *sourceFiles) typedAsWritten(ctx context.Context, eng *source.SQLEngine
 	return columns, types, sf.checkNDJSON(ctx, eng, paths, columns)
 }
 
+// parquetTypesAgree refuses Parquet files of one source that type a
+// column differently, naming both files, unless every value of the one
+// type is exact in the other (INT32 beside INT64, FLOAT beside DOUBLE):
+// the engine reads them as one type, and an INT64 of 2^53+1 read as a
+// DOUBLE is rounded.
+func (sf *sourceFiles) parquetTypesAgree(ctx context.Context, eng *source.SQLEngine) error {
+	if len(sf.files) < 2 {
+		return nil
+	}
+	type typed struct{ typ, file string }
+	first := map[string]typed{}
+	for _, f := range sf.files {
+		rr, err := eng.Query(ctx, "DESCRIBE SELECT * FROM read_parquet("+source.SQLString(f.path)+")", nil)
+		if err != nil {
+			return &source.InputError{File: f.name, Err: sf.named(err)}
+		}
+		for rr.Next() {
+			rec := rr.RecordBatch()
+			names, kinds := rec.Column(0).(*array.String), rec.Column(1).(*array.String)
+			for i := range names.Len() {
+				name, typ := strings.ToLower(strings.Clone(names.Value(i))), strings.Clone(kinds.Value(i))
+				was, ok := first[name]
+				if !ok {
+					first[name] = typed{typ, f.name}
+					continue
+				}
+				if was.typ != typ && !exactTogether(was.typ, typ) {
+					col := strings.Clone(names.Value(i))
+					rr.Release()
+					return &source.InputError{File: f.name, Column: col, Err: fmt.Errorf("the column is %s here and %s in %s: the engine would read both as one type and change values; write the files with one type", typ, was.typ, was.file)}
+				}
+			}
+		}
+		err = rr.Err()
+		rr.Release()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// exactTogether says whether every value of two engine types is exact in
+// the type the engine reads them as together: integers of different
+// widths, and floats of different widths. An integer beside a float is
+// not (2^53+1 read as a DOUBLE is rounded).
+func exactTogether(a, b string) bool {
+	ints := []string{"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT"}
+	uints := []string{"UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT"}
+	floats := []string{"FLOAT", "DOUBLE"}
+	for _, family := range [][]string{ints, uints, floats} {
+		if slices.Contains(family, a) && slices.Contains(family, b) {
+			return true
+		}
+	}
+	return false
+}
+
+// keysApart refuses NDJSON files whose top-level keys cannot each be a
+// column: an empty key, or keys that differ only in case, which the
+// engine would read as one column and lose the other's values.
+func (sf *sourceFiles) keysApart(ctx context.Context, eng *source.SQLEngine, paths []string) error {
+	rr, err := eng.Query(ctx, source.NDJSONKeys(paths), nil)
+	if err != nil {
+		return nil // the typed read that follows says what is wrong
+	}
+	var keys []string
+	for rr.Next() {
+		col := rr.RecordBatch().Column(0).(*array.String)
+		for i := range col.Len() {
+			if !col.IsNull(i) {
+				keys = append(keys, strings.Clone(col.Value(i)))
+			}
+		}
+	}
+	err = rr.Err()
+	rr.Release()
+	if err != nil || !source.KeysClash(keys) {
+		return err
+	}
+	if err := sf.firstKeyClash(); err != nil {
+		return err
+	}
+	return fmt.Errorf("keys %q include an empty key or keys that differ only in case: each key names a column of its own", keys)
+}
+
+// firstKeyClash finds the line of the first key clash, across the files.
+func (sf *sourceFiles) firstKeyClash() error {
+	paths, names := make([]string, len(sf.files)), make([]string, len(sf.files))
+	for i, f := range sf.files {
+		paths[i], names[i] = f.path, f.name
+	}
+	return source.FirstKeyClash(paths, names)
+}
+
 // asWritten is the type a column of NDJSON is read as: the engine's,
-// except that strings it took for dates or times stay text as written.
-// Its reading of a time drops an offset (11:00+05:00 read as 11:00), and
-// a job's SQL casts the text when it means a time.
+// except that strings it took for dates or times stay text as written,
+// and an object or array stays the JSON text it is. The engine's reading
+// of a time drops an offset (11:00+05:00 read as 11:00) and of a nested
+// number may round it (9007199254740993 beside 0.5, 1e+20 for
+// 99999999999999999999); a job's SQL casts the text, or extracts from the
+// JSON, when it means a time or a number.
 func asWritten(engineType string) string {
 	switch engineType {
 	case "DATE", "TIME", "TIMESTAMP", "TIMESTAMP WITH TIME ZONE", "TIME WITH TIME ZONE", "TIMESTAMP_NS", "TIMESTAMP_MS", "TIMESTAMP_S":
 		return "VARCHAR"
+	}
+	if strings.HasPrefix(engineType, "STRUCT(") || strings.HasPrefix(engineType, "MAP(") || strings.HasSuffix(engineType, "]") {
+		return "JSON"
 	}
 	return strings.Clone(engineType)
 }

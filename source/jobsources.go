@@ -305,3 +305,152 @@ func jsonType(raw json.RawMessage) string {
 	}
 	return "integer beyond 2^53"
 }
+
+// NDJSONKeys is a query of the distinct top-level keys of NDJSON files,
+// read as the objects they are, before any key is taken for a column.
+func NDJSONKeys(files []string) string {
+	return "SELECT DISTINCT unnest(CASE WHEN json_type(json) = 'OBJECT' THEN json_keys(json) END) FROM read_ndjson_objects(" + FileList(files) + ")"
+}
+
+// KeysClash says whether a set of top-level keys cannot each be a column
+// of their own: the empty key, or two keys that differ only in case (the
+// engine's column names are case-blind, and it reads one key's values
+// under the other's name, losing them).
+func KeysClash(keys []string) bool {
+	seen := map[string]bool{}
+	for _, k := range keys {
+		if k == "" || seen[strings.ToLower(k)] {
+			return true
+		}
+		seen[strings.ToLower(k)] = true
+	}
+	return false
+}
+
+// FirstKeyClash finds, across NDJSON files in order, the first line that
+// holds a top-level key that is empty or differs only in case from one
+// seen before (on that line or an earlier one), or an object at any depth
+// whose keys differ only in case, and refuses it naming the file (as
+// names gives it), the line and both keys; nil if none does.
+func FirstKeyClash(paths, names []string) error {
+	type where struct {
+		key  string
+		file string
+		line int64
+	}
+	top := map[string]where{}
+	for i, path := range paths {
+		f, err := openText(path)
+		if err != nil {
+			return err
+		}
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 1<<20), 1<<30)
+		for line := int64(1); sc.Scan(); line++ {
+			b := bytes.TrimSpace(sc.Bytes())
+			if len(b) == 0 {
+				continue
+			}
+			refuse := func(col string, err error) error {
+				f.Close()
+				return &InputError{File: names[i], Line: line, Column: col, Err: err}
+			}
+			var obj map[string]json.RawMessage
+			keys, err := objectKeys(b)
+			if err != nil || json.Unmarshal(b, &obj) != nil {
+				continue // not an object: the engine's read says so
+			}
+			for _, k := range keys {
+				if k == "" {
+					return refuse(`""`, errors.New("an empty key cannot name a column: give the value a key"))
+				}
+				if w, ok := top[strings.ToLower(k)]; ok && w.key != k {
+					at := fmt.Sprintf("line %d", w.line)
+					if w.file != names[i] {
+						at = fmt.Sprintf("%s:%d", w.file, w.line)
+					}
+					return refuse(k, fmt.Errorf("key %q and key %q (%s) differ only in case, and a column's name is case-blind: the engine would read one as the other and lose its values; rename one", k, w.key, at))
+				}
+				if _, ok := top[strings.ToLower(k)]; !ok {
+					top[strings.ToLower(k)] = where{k, names[i], line}
+				}
+			}
+			for _, k := range keys {
+				if p, a, b := nestedClash(obj[k], k); p != "" {
+					return refuse(k, fmt.Errorf("the object at %s has keys %q and %q, which differ only in case: the engine cannot read them apart; rename one", p, a, b))
+				}
+			}
+		}
+		err = sc.Err()
+		f.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// objectKeys lists one JSON object's keys in order, repeats included.
+func objectKeys(b []byte) ([]string, error) {
+	d := json.NewDecoder(bytes.NewReader(b))
+	if t, err := d.Token(); err != nil || t != json.Delim('{') {
+		return nil, errors.New("not an object")
+	}
+	var keys []string
+	for d.More() {
+		t, err := d.Token()
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, t.(string))
+		var skip json.RawMessage
+		if err := d.Decode(&skip); err != nil {
+			return nil, err
+		}
+	}
+	return keys, nil
+}
+
+// nestedClash finds, in a JSON value at path, an object (at any depth)
+// two of whose keys are equal case-blind, and returns its path and the
+// two keys; "" if there is none.
+func nestedClash(raw json.RawMessage, path string) (at, a, b string) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return "", "", ""
+	}
+	switch raw[0] {
+	case '{':
+		keys, err := objectKeys(raw)
+		if err != nil {
+			return "", "", ""
+		}
+		seen := map[string]string{}
+		for _, k := range keys {
+			if other, ok := seen[strings.ToLower(k)]; ok {
+				return path, other, k
+			}
+			seen[strings.ToLower(k)] = k
+		}
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(raw, &obj) != nil {
+			return "", "", ""
+		}
+		for _, k := range keys {
+			if at, a, b := nestedClash(obj[k], path+"."+k); at != "" {
+				return at, a, b
+			}
+		}
+	case '[':
+		var items []json.RawMessage
+		if json.Unmarshal(raw, &items) != nil {
+			return "", "", ""
+		}
+		for i, it := range items {
+			if at, a, b := nestedClash(it, fmt.Sprintf("%s[%d]", path, i)); at != "" {
+				return at, a, b
+			}
+		}
+	}
+	return "", "", ""
+}
