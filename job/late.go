@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -45,6 +46,24 @@ type arrival struct {
 	// leaves.
 	left map[string]window
 	now  int64 // the run's start, in microseconds: no watermark passes it
+	// days are the days the run rebuilds, as ISO dates: a list with a
+	// gap (2020-01-01,2020-01-02,2020-01-04) leaves the day between out.
+	days map[string]bool
+}
+
+// inRun says whether the run rebuilds a day.
+func (a *arrival) inRun(day string) bool { return a.days[day] }
+
+// runDays is the SQL list of the days the run rebuilds.
+func (a *arrival) runDays() string {
+	var days []string
+	for _, day := range slices.Sorted(maps.Keys(a.days)) {
+		days = append(days, "CAST("+source.SQLString(day)+" AS DATE)")
+	}
+	if len(days) == 0 {
+		return "(NULL)"
+	}
+	return "(" + strings.Join(days, ", ") + ")"
 }
 
 // window is the arrival times of the late rows of a day left out:
@@ -176,9 +195,12 @@ func (a *arrival) leftOut() string {
 // ($from..$to) to give no row of a day the run does not own. With no
 // watermark recorded, every row counts.
 func (a *arrival) sinceLast(ctx context.Context, eng *source.SQLEngine) ([]string, error) {
-	since := a.arrivedUS() + " IS NOT NULL"
+	// A row with no arrival time is news to every run (late and new, as
+	// judge takes it): its day is rebuilt each time, and a day that comes
+	// out the same commits nothing.
+	since := "true"
 	if a.hasSince {
-		since = fmt.Sprintf("%s >= %d", a.arrivedUS(), a.since-a.lookback)
+		since = fmt.Sprintf("coalesce(%s >= %d, true)", a.arrivedUS(), a.since-a.lookback)
 	}
 	q := fmt.Sprintf(`WITH rows AS (SELECT %s AS day, %s AS fresh FROM %s),
 		touched AS (SELECT min(day) AS lo, max(day) AS hi FROM rows WHERE fresh)
@@ -192,7 +214,7 @@ func (a *arrival) sinceLast(ctx context.Context, eng *source.SQLEngine) ([]strin
 		return nil, fmt.Errorf("find the days that arrived since the watermark: %w", err)
 	}
 	if len(days) == 0 {
-		since := "has both an event and an arrival time"
+		since := "has an event time"
 		if a.hasSince {
 			since = "with an event time arrived at or after " + formatUS(a.since-a.lookback) + " (the watermark " + a.state.Watermark + " less the lookback)"
 		}
@@ -206,8 +228,13 @@ func (a *arrival) sinceLast(ctx context.Context, eng *source.SQLEngine) ([]strin
 // are not in it, and under current-period a late row is in the day it
 // arrived. It fills in the job's record: the rows refused for, the
 // decision, the days left out, and the watermark the run records.
-func (a *arrival) decide(ctx context.Context, eng *source.SQLEngine, from, to string, info *swap.JobInfo) error {
+func (a *arrival) decide(ctx context.Context, eng *source.SQLEngine, days []string, info *swap.JobInfo) error {
 	j := a.job
+	a.days = map[string]bool{}
+	for _, d := range days {
+		a.days[d] = true
+	}
+	from, to := slices.Min(days), slices.Max(days)
 	info.Policy, info.Owner, info.Note = j.policy(), j.OnLate.Owner, j.OnLate.Note
 	info.PreviousWatermark = a.state.Watermark
 	params := map[string]string{"from": from, "to": to}
@@ -217,8 +244,8 @@ func (a *arrival) decide(ctx context.Context, eng *source.SQLEngine, from, to st
 		// Late rows load into the day they arrived, every run alike.
 		moved := map[string]int64{}
 		q := fmt.Sprintf(`SELECT CAST(CAST(try_cast((%s) AS TIMESTAMPTZ) AS DATE) AS VARCHAR), count(*)::BIGINT FROM %s
-			WHERE %s AND CAST(try_cast((%[1]s) AS TIMESTAMPTZ) AS DATE) BETWEEN CAST($from AS DATE) AND CAST($to AS DATE) GROUP BY 1`,
-			j.Lag.Ingested, kept(a.src), a.lateKnown())
+			WHERE %s AND CAST(try_cast((%[1]s) AS TIMESTAMPTZ) AS DATE) IN %[4]s GROUP BY 1`,
+			j.Lag.Ingested, kept(a.src), a.lateKnown(), a.runDays())
 		if err := eachRowParams(ctx, eng, q, params, func(rec arrow.RecordBatch, i int) {
 			moved[strings.Clone(rec.Column(0).(*array.String).Value(i))] = rec.Column(1).(*array.Int64).Value(i)
 		}); err != nil {
@@ -296,8 +323,14 @@ func (a *arrival) judge(ctx context.Context, eng *source.SQLEngine, params map[s
 	}
 	for _, day := range slices.Sorted(maps.Keys(byDay)) {
 		c := byDay[day]
+		if c.fresh > 0 && !a.state.Published[day] && a.inRun(day) && a.hasSince {
+			if info.Into == nil {
+				info.Into = map[string]swap.LateRows{}
+			}
+			info.Into[day] = swap.LateRows{Rows: c.fresh, FirstArrival: firstArrival(c.first), MaxLag: float64(c.lag) / 1e6}
+		}
 		fresh := c.fresh > 0 && a.state.Published[day]
-		if day < params["from"] || day > params["to"] { // days as ISO dates sort as text
+		if !a.inRun(day) {
 			// With no watermark yet, the run takes published days as read.
 			if fresh && a.hasSince {
 				// Not the run's to decide, but a record they move out
@@ -329,17 +362,24 @@ func (a *arrival) judge(ctx context.Context, eng *source.SQLEngine, params map[s
 			if info.Escalated == nil {
 				info.Escalated = map[string]swap.LateRows{}
 			}
-			first := "an unknown time (rows with no arrival time are news to every run: give them one, or reject them in the job)"
-			if c.first != 0 {
-				first = time.UnixMicro(c.first).UTC().Format("2006-01-02 15:04Z07:00")
-			}
-			info.Escalated[day] = swap.LateRows{Rows: c.fresh, FirstArrival: first, MaxLag: float64(c.lag) / 1e6}
+			info.Escalated[day] = swap.LateRows{Rows: c.fresh, FirstArrival: firstArrival(c.first), MaxLag: float64(c.lag) / 1e6}
 		}
 	}
-	if len(d.Rows) == 0 {
+	// A restatement may yet cover a published day a late row into a new
+	// day moved a record out of (swap's movedOut), whichever it is.
+	if len(d.Rows) == 0 && (d.Decision != LateRestate || len(info.Into) == 0) {
 		return nil, nil
 	}
 	return d, nil
+}
+
+// firstArrival writes the first arrival of late rows, in microseconds,
+// 0 for rows of no arrival time.
+func firstArrival(us int64) string {
+	if us == 0 {
+		return "an unknown time (rows with no arrival time are news to every run: give them one, or reject them in the job)"
+	}
+	return time.UnixMicro(us).UTC().Format("2006-01-02 15:04Z07:00")
 }
 
 // view makes the lag source's view again from its kept rows: without the
@@ -400,8 +440,8 @@ func (a *arrival) watermark(ctx context.Context, eng *source.SQLEngine, params m
 			SELECT %s AS arrived, %s AS day, %s AS left_out FROM %s WHERE %[1]s <= %[7]d AND %[5]s
 		)
 		SELECT max(arrived)::BIGINT FROM r WHERE arrived < coalesce(
-			(SELECT min(arrived) FROM r WHERE NOT left_out AND day IS NOT NULL AND day NOT BETWEEN CAST($from AS DATE) AND CAST($to AS DATE)%[6]s),
-			9223372036854775807)`, a.arrivedUS(), a.landing(), a.leftOut(), kept(a.src), a.isNew(), published, a.now)
+			(SELECT min(arrived) FROM r WHERE NOT left_out AND day IS NOT NULL AND day NOT IN %[8]s%[6]s),
+			9223372036854775807)`, a.arrivedUS(), a.landing(), a.leftOut(), kept(a.src), a.isNew(), published, a.now, a.runDays())
 	var us int64
 	var found bool
 	err := eachRowParams(ctx, eng, q, params, func(rec arrow.RecordBatch, i int) {
@@ -455,4 +495,33 @@ func eachRowParams(ctx context.Context, eng *source.SQLEngine, q string, params 
 		}
 	}
 	return rr.Err()
+}
+
+// lagReadable refuses a lag whose event or arrival time reads as no time
+// on every row of the lag source that holds one: an epoch number
+// (1577836800), say, which is not taken for a time. Left as it is, every
+// row would be of no day and on time, and the late guard would judge
+// nothing while the run said no row arrived late.
+func (j *Job) lagReadable(ctx context.Context, eng *source.SQLEngine) error {
+	src := j.lagSource()
+	for _, lag := range []struct{ name, expr string }{{"event_time", j.Lag.Event}, {"ingested_at", j.Lag.Ingested}} {
+		q := fmt.Sprintf(`SELECT count(*) FILTER (WHERE v IS NOT NULL)::BIGINT, count(try_cast(v AS TIMESTAMPTZ))::BIGINT,
+			CAST(any_value(v) FILTER (WHERE v IS NOT NULL) AS VARCHAR), typeof(any_value(v))
+			FROM (SELECT (%s) AS v FROM %s)`, lag.expr, ident(src))
+		var held, read int64
+		var example, typ string
+		err := eachRow(ctx, eng, q, func(rec arrow.RecordBatch, i int) {
+			held, read = rec.Column(0).(*array.Int64).Value(i), rec.Column(1).(*array.Int64).Value(i)
+			example = strings.Clone(rec.Column(2).(*array.String).Value(i))
+			typ = strings.Clone(rec.Column(3).(*array.String).Value(i))
+		})
+		if err != nil {
+			return swap.InvalidRequest(fmt.Errorf("job %s: lag: %s %s: %w", j.File, lag.name, lag.expr, err))
+		}
+		if held > 0 && read == 0 {
+			return swap.InvalidRequest(fmt.Errorf("job %s: lag: %s %s reads as no time on any of the %d rows of source %s that hold one (one is %s, of type %s), so no row could be judged late: a lag time is a timestamp, a date, or text in ISO 8601; for epoch seconds write to_timestamp(CAST(%[3]s AS BIGINT)) in lag, for milliseconds epoch_ms(CAST(%[3]s AS BIGINT))",
+				j.File, lag.name, strings.TrimSpace(lag.expr), held, src, strconv.Quote(example), typ))
+		}
+	}
+	return nil
 }

@@ -803,6 +803,9 @@ func (j *Job) MeasureLag(ctx context.Context, eng *source.SQLEngine) (*LagReport
 	if _, ok := j.Sources[name]; !ok || j.Lag.Event == "" || j.Lag.Ingested == "" {
 		return nil, fmt.Errorf("job %s: lag needs lag: {source, event_time, ingested_at}, SQL on the source's columns", j.File)
 	}
+	if err := j.lagReadable(ctx, eng); err != nil {
+		return nil, err
+	}
 	lag := "epoch_us(try_cast((" + j.Lag.Ingested + ") AS TIMESTAMPTZ)) - epoch_us(try_cast((" + j.Lag.Event + ") AS TIMESTAMPTZ))"
 	lookback := time.Duration(j.Lookback).Microseconds()
 	q := fmt.Sprintf(`SELECT count(*)::BIGINT,

@@ -112,6 +112,9 @@ func (j *Job) Run(ctx context.Context, pub *swap.Publisher, req swap.Request, o 
 		if arr, err = j.newArrival(ctx, target, o.Late); err != nil {
 			return nil, err
 		}
+		if err := j.lagReadable(ctx, eng); err != nil {
+			return nil, engineErr(err)
+		}
 	}
 	if o.SinceLast {
 		days, err := arr.sinceLast(ctx, eng)
@@ -135,7 +138,7 @@ func (j *Job) Run(ctx context.Context, pub *swap.Publisher, req swap.Request, o 
 		if late, err = j.Late(ctx, eng, from, to); err != nil {
 			return nil, engineErr(err)
 		}
-		if err := arr.decide(ctx, eng, from, to, info); err != nil {
+		if err := arr.decide(ctx, eng, named, info); err != nil {
 			return nil, engineErr(err)
 		}
 	}

@@ -179,6 +179,12 @@ type JobInfo struct {
 	// already published, and that no decision covers: a partition they
 	// change is refused.
 	Escalated map[string]LateRows `json:"escalated,omitempty"`
+	// Into are the rows, by the day of their event, that arrived later
+	// than the lookback since the previous watermark into days of the run
+	// not yet published: a late correction may have moved a record out of
+	// a published day of the run into one of them, so a published day
+	// that changes is judged as if the rows were its own.
+	Into map[string]LateRows `json:"late_into_new_days,omitempty"`
 	// Pending are the rows, by the day of their event, that arrived later
 	// than the lookback since the previous watermark into published days
 	// the run does not rebuild: left for the run that does.
@@ -205,6 +211,9 @@ type LateRows struct {
 	Rows         int64   `json:"rows"`
 	FirstArrival string  `json:"first_arrival"`
 	MaxLag       float64 `json:"max_lag_seconds"`
+	// Of are the days not yet published the rows are of, for a
+	// published day they may have moved a record out of.
+	Of []string `json:"of,omitempty"`
 }
 
 // LateDecision is what a run does with rows that arrived late.

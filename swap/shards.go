@@ -11,6 +11,7 @@ import (
 
 	"github.com/apache/iceberg-go"
 
+	"github.com/lakeswap/lakeswap/internal/words"
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/verify"
 )
@@ -45,6 +46,9 @@ func shards(plans []*Plan) error {
 			}
 		}
 		for _, other := range plans[:i] {
+			if err := sameDecisions(other, plan); err != nil {
+				return err
+			}
 			if other == plan || other.RunID == plan.RunID && other.Attempt == plan.Attempt {
 				return fmt.Errorf("the plan of run %s attempt %s is given twice", plan.RunID, plan.Attempt)
 			}
@@ -56,6 +60,29 @@ func shards(plans []*Plan) error {
 			}
 			owner[pp.Value] = plan.Attempt
 		}
+	}
+	return nil
+}
+
+// sameDecisions refuses shards of one run that decided differently on
+// late rows (--leave in one, --restate in another, or other reasons) or
+// on frozen partitions (other reasons): the run records one decision of
+// each, with one reason, and merging would record the first shard's for
+// every day. A shard that decided nothing joins any.
+func sameDecisions(a, b *Plan) error {
+	decision := func(p *Plan) *LateDecision {
+		if p.Job == nil || p.Job.Decision == nil || p.Job.Decision.Decision == "current-period" {
+			return nil
+		}
+		return p.Job.Decision
+	}
+	if da, db := decision(a), decision(b); da != nil && db != nil && (da.Decision != db.Decision || da.Reason != db.Reason || da.DecidedBy != db.DecidedBy) {
+		return fmt.Errorf("the shards of run %s decide late rows differently: attempt %s --%s by %s (%q), attempt %s --%s by %s (%q); a run records one decision: plan the shards with the same decision and reason, or apply them as runs of their own (each its own --run-id)",
+			a.RunID, a.Attempt, da.Decision, words.Printable(da.DecidedBy), words.Printable(da.Reason), b.Attempt, db.Decision, words.Printable(db.DecidedBy), words.Printable(db.Reason))
+	}
+	if ra, rb := a.Restated, b.Restated; ra != nil && rb != nil && (ra.Reason != rb.Reason || ra.DecidedBy != rb.DecidedBy) {
+		return fmt.Errorf("the shards of run %s restate frozen partitions for different reasons: attempt %s by %s (%q), attempt %s by %s (%q); a run records one: plan the shards with the same --reason, or apply them as runs of their own (each its own --run-id)",
+			a.RunID, a.Attempt, words.Printable(ra.DecidedBy), words.Printable(ra.Reason), b.Attempt, words.Printable(rb.DecidedBy), words.Printable(rb.Reason))
 	}
 	return nil
 }

@@ -597,6 +597,7 @@ func lateArrivals(plan *Plan, ran, allowed map[string]bool) {
 		return
 	}
 	ran["late arrivals"] = true
+	movedOut(plan)
 	if d := j.Decision; d != nil && d.Decision == "restate" {
 		// A day whose content comes out the same restates nothing: rows
 		// with no arrival time, news to every run, would otherwise record
@@ -660,9 +661,61 @@ func lateArrivals(plan *Plan, ran, allowed map[string]bool) {
 			}
 			owner += ")"
 		}
+		if len(r.Of) > 0 {
+			plan.Findings = append(plan.Findings, verify.Finding{Kind: verify.KindLate, Partition: pp.Key,
+				Message: fmt.Sprintf("it is published and changes, while %s of %s, not yet published, arrived later than the lookback of %s, %s (the first at %s, the latest %s after its event): a late correction may have moved a record out of it, and restating it changes numbers already reported, a call for the metric's owner%s; rebuild it with them (--restate --reason TEXT, recorded in the run), or leave those days out of the run's partitions",
+					words.Count(r.Rows, "source row"), strings.Join(r.Of, ", "), lagText(j.Lookback), since, r.FirstArrival, lagText(r.MaxLag), owner)})
+			continue
+		}
 		plan.Findings = append(plan.Findings, verify.Finding{Kind: verify.KindLate, Partition: pp.Key,
 			Message: fmt.Sprintf("%s for it arrived later than the lookback of %s, %s (the first at %s, the latest %s after its event), and it is published: restating it changes numbers already reported, a call for the metric's owner%s; rebuild it with them (--restate --reason TEXT) or keep it as published and leave them out (--leave --reason TEXT), either recorded in the run",
 				words.Count(r.Rows, "source row"), lagText(j.Lookback), since, r.FirstArrival, lagText(r.MaxLag), owner)})
+	}
+}
+
+// movedOut judges a published partition of the run that changes, with no
+// late rows of its own, while late rows arrived into days of the run not
+// yet published (JobInfo.Into): a late correction that moved a record out
+// of it changes numbers already reported as much as one into it. Under
+// --restate (or the policy restate) it is restated with the rows;
+// otherwise it is escalated as if they were its own.
+func movedOut(plan *Plan) {
+	j := plan.Job
+	if len(j.Into) == 0 {
+		return
+	}
+	var into LateRows
+	for _, day := range slices.Sorted(maps.Keys(j.Into)) {
+		r := j.Into[day]
+		into.Rows += r.Rows
+		into.MaxLag = max(into.MaxLag, r.MaxLag)
+		if into.FirstArrival == "" || r.FirstArrival < into.FirstArrival {
+			into.FirstArrival = r.FirstArrival
+		}
+		into.Of = append(into.Of, day)
+	}
+	for _, pp := range plan.Partitions {
+		_, isInto := j.Into[pp.Value]
+		_, escalated := j.Escalated[pp.Value]
+		published := len(pp.OldFiles) > 0 || pp.OldFingerprint.Rows > 0
+		if isInto || escalated || !published || !pp.changesContent() {
+			continue
+		}
+		if d := j.Decision; d != nil && d.Decision == "restate" {
+			if _, ok := d.Rows[pp.Value]; !ok {
+				d.Rows[pp.Value] = into.Rows
+			}
+			continue
+		}
+		if d := j.Decision; d != nil && d.Decision == "leave" {
+			if _, ok := d.Rows[pp.Value]; ok {
+				continue // its own late rows are left, and judged so
+			}
+		}
+		if j.Escalated == nil {
+			j.Escalated = map[string]LateRows{}
+		}
+		j.Escalated[pp.Value] = into
 	}
 }
 

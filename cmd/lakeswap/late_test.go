@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -492,5 +493,151 @@ func TestLateOddArrivals(t *testing.T) {
 	}
 	if code, _, errs := s.cli("check", "--table", "retail.orders_fact", "--volume-band", "off", "--verified=false"); code != exitUsage || !strings.Contains(errs, "no check to run") {
 		t.Errorf("check with every check off: exit %d: %s; want a usage error", code, errs)
+	}
+}
+
+// event is one raw order event of the retail job's source, as NDJSON: its
+// arrival (ingested_at) is written as given, null for "".
+func event(id, order, ts string, version int, ingested string) string {
+	arrived := `"` + ingested + `"`
+	if ingested == "" {
+		arrived = "null"
+	}
+	return `{"event_id":"` + id + `","order_id":"` + order + `","channel":"web","order_ts":"` + ts + `","updated_at":"` + ts + `","source_version":` + strconv.Itoa(version) + `,"amount_cents":100,"ingested_at":` + arrived + "}\n"
+}
+
+// TestLateAcrossRoutes: the late guard where the routes of a job's run
+// meet. After the fixture's two batches (watermark 2026-01-03T09:00Z):
+// a run over days with a gap records no watermark past a row of the gap
+// day, so --since-last rebuilds it; a row of no arrival time in a day no
+// other row touches is picked by --since-last; a late correction that
+// moves a record out of a published day into a day not yet published is
+// refused like a move into one, and recorded when restated; shards that
+// decide differently are refused, where the run recorded the first's
+// decision for both; lag columns of epoch numbers are refused, where the
+// guard judged nothing.
+func TestLateAcrossRoutes(t *testing.T) {
+	s := newSite(t, "sqlite+local")
+	dir, job := lateJob(t, "{owner: finance@example.com}")
+	raw := filepath.Join(dir, "raw")
+	s.must("table", "create", "--schema", filepath.Join("..", "..", "examples", "retail", "orders_fact.table.yaml"))
+	rejects := func() string { return filepath.Join(t.TempDir(), "r.ndjson") }
+	run := func(args ...string) (int, string, string) {
+		return s.cli(append(append([]string{}, args...), "--job", job, "--rejects", rejects())...)
+	}
+	planned := func(args ...string) []string {
+		t.Helper()
+		planFile := filepath.Join(t.TempDir(), "plan.json")
+		if code, out, errs := run(append([]string{"plan", "--out", planFile}, args...)...); code != 0 {
+			t.Fatalf("plan %v: exit %d: %s%s", args, code, out, errs)
+		}
+		pf, err := swap.ReadPlan(planFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var days []string
+		for _, pp := range pf.Plan.Partitions {
+			days = append(days, pp.Value)
+		}
+		s.must("discard", planFile)
+		return days
+	}
+	s.must("publish", "--job", job, "--rejects", rejects(), "--partitions", twoDays)
+	const w0 = "2026-01-03T09:00:00Z"
+
+	// A gap: o300 of 2026-01-03 moves to 2026-01-05; the run of 01-01,
+	// 01-02 and 01-04 does not read 01-03, so its watermark stays before
+	// the row of 01-03, and --since-last takes that day in.
+	write(t, raw, "gap.ndjson", event("e301", "o300", "2026-01-03T10:00:00Z", 1, "2026-01-04T10:00:00Z")+
+		event("e302", "o300", "2026-01-05T10:00:00Z", 2, "2026-01-05T10:00:00Z")+
+		event("e303", "o301", "2026-01-04T10:00:00Z", 1, "2026-01-04T12:00:00Z"))
+	if code, out, errs := run("publish", "--partitions", "order_date=2026-01-01,2026-01-02,2026-01-04"); code != 0 {
+		t.Fatalf("the run over a gapped list of days: exit %d: %s%s", code, out, errs)
+	}
+	if w := headProp(t, s, "orders_fact", runrecord.PropWatermark); w != w0 {
+		t.Errorf("the run over 01-01, 01-02 and 01-04 records the watermark %q; want %s, before the row of 01-03 it did not read", w, w0)
+	}
+	if got := planned("--since-last", "--allow-empty"); !slices.Contains(got, "2026-01-03") {
+		t.Errorf("--since-last after the gapped run plans %v; want 2026-01-03 among them", got)
+	}
+	if err := os.Remove(filepath.Join(raw, "gap.ndjson")); err != nil {
+		t.Fatal(err)
+	}
+
+	// No arrival time, in a day no other row touches: news to every run,
+	// so --since-last rebuilds its day.
+	write(t, raw, "null.ndjson", event("e400", "o400", "2026-01-07T10:00:00Z", 1, ""))
+	if got := planned("--since-last"); !slices.Contains(got, "2026-01-07") {
+		t.Errorf("--since-last with a row of no arrival time on 2026-01-07 plans %v; want 2026-01-07", got)
+	}
+	if err := os.Remove(filepath.Join(raw, "null.ndjson")); err != nil {
+		t.Fatal(err)
+	}
+
+	// o101 moves out of published 2026-01-01 into 2026-01-03, not yet
+	// published, by a correction six days late.
+	write(t, raw, "move.ndjson", event("e61", "o101", "2026-01-03T11:00:00Z", 9, "2026-01-09T11:00:00Z"))
+	meta, files := s.metadata("orders_fact"), s.files()
+	code, _, errs := run("publish", "--partitions", "order_date=2026-01-01..2026-01-03")
+	if code != exitRefused || !strings.Contains(errs, "late partition order_date=2026-01-01: it is published and changes, while 1 source row of 2026-01-03, not yet published, arrived later than the lookback") {
+		t.Errorf("a late move out of a published day into a new one: exit %d: %s; want refused naming 2026-01-01", code, errs)
+	}
+	if s.metadata("orders_fact") != meta || !slices.Equal(s.files(), files) {
+		t.Fatal("a refused run changed the table or left files")
+	}
+	if code, out, errs := run("publish", "--partitions", "order_date=2026-01-01..2026-01-03", "--restate", "--reason", "o101 was re-dated", "--run-id", "redated"); code != 0 {
+		t.Fatalf("--restate of the move: exit %d: %s%s", code, out, errs)
+	}
+	if got := facts(t, s); !slices.Contains(got, "2026-01-03 o101") || slices.Contains(got, "2026-01-01 o101") {
+		t.Errorf("after the restated move the facts are %v, want o101 in 2026-01-03 alone", got)
+	}
+	if out := s.must("history", "--table", "retail.orders_fact"); !strings.Contains(out, "run redated: late rows restated: order_date=2026-01-01 (1 row)") {
+		t.Errorf("history does not record the restatement of 2026-01-01:\n%s", out)
+	}
+
+	// Shards of one run, one leaving and one restating: refused, naming
+	// both decisions; nothing changes.
+	write(t, raw, "late2.ndjson", event("e71", "o171", "2026-01-01T12:00:00Z", 1, "2026-01-09T12:00:00Z")+
+		event("e72", "o172", "2026-01-02T12:00:00Z", 1, "2026-01-09T12:00:00Z"))
+	shard := func(day, decision, reason string) (string, string) {
+		p := filepath.Join(t.TempDir(), "shard.json")
+		if code, out, errs := run("plan", "--run-id", "sharded", "--partitions", "order_date="+day, "--"+decision, "--reason", reason, "--out", p); code != 0 {
+			t.Fatalf("plan of %s: exit %d: %s%s", day, code, out, errs)
+		}
+		pf, err := swap.ReadPlan(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p, pf.PlanID
+	}
+	meta, files = s.metadata("orders_fact"), s.files()
+	a, aID := shard("2026-01-01", "leave", "kept as reported")
+	b, bID := shard("2026-01-02", "restate", "the till was late")
+	if code, _, errs := s.cli("apply", a, b, "--approve", aID+","+bID); code == 0 || !strings.Contains(errs, "decide late rows differently") || !strings.Contains(errs, "kept as reported") || !strings.Contains(errs, "the till was late") {
+		t.Errorf("shards that decide differently: exit %d: %s; want refused naming both decisions", code, errs)
+	}
+	if s.metadata("orders_fact") != meta {
+		t.Error("a refused apply of shards moved the table")
+	}
+	s.must("discard", a)
+	s.must("discard", b)
+	if !slices.Equal(s.files(), files) {
+		t.Error("discarding the shards left files")
+	}
+
+	// Epoch numbers as arrival times read as no time at all.
+	_, epochJob := lateJob(t, "")
+	epochRaw := filepath.Join(filepath.Dir(epochJob), "raw")
+	for _, f := range []string{"batch1.ndjson", "batch2.ndjson"} {
+		if err := os.Remove(filepath.Join(epochRaw, f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(t, epochRaw, "epoch.ndjson", strings.ReplaceAll(event("e1", "o1", "2026-01-01T10:00:00Z", 1, "x"), `"x"`, "1767866400"))
+	if code, _, errs := s.cli("plan", "--job", epochJob, "--partitions", twoDays, "--rejects", rejects(), "--out", filepath.Join(t.TempDir(), "p.json")); code != exitUsage || !strings.Contains(errs, "ingested_at ingested_at reads as no time") || !strings.Contains(errs, "to_timestamp(CAST(ingested_at AS BIGINT))") {
+		t.Errorf("a lag of epoch numbers: exit %d: %s; want a usage error naming to_timestamp", code, errs)
+	}
+	if code, _, errs := s.cli("lag", "--job", epochJob); code != exitUsage || !strings.Contains(errs, "reads as no time") {
+		t.Errorf("lag of epoch numbers: exit %d: %s; want a usage error", code, errs)
 	}
 }
