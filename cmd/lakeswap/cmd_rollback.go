@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lakeswap/lakeswap/internal/words"
 	"github.com/lakeswap/lakeswap/swap"
 )
 
@@ -18,6 +20,10 @@ type rollbackOptions struct {
 	snapshotID int64
 	force      bool
 	scoped     bool
+	// restateFrozen, reason and decidedBy: a scoped rollback that changes
+	// partitions the table froze, and why, recorded.
+	restateFrozen     bool
+	reason, decidedBy string
 }
 
 func newRollbackCmd(g *globals) *cobra.Command {
@@ -35,6 +41,12 @@ files out and puts back the files it replaced (kept from snapshot expiry by the 
 lakeswap-before-<run id>), and keeps every later commit. It is refused when a later commit touched
 one of the run's partitions. The rollback is recorded as run rollback-<run id>.
 
+A rollback meets the guards a run does. One that changes a partition the table's
+lakeswap.freeze-after froze is refused, unless it is --scoped with --restate-frozen --reason TEXT,
+which the rollback records (a full rollback moves main and records nothing). One that would drop
+from main a table's share of a later release of several tables is refused, --force or not: roll
+the release back first.
+
 ` + exitCodesHelp,
 		Args: tableNotArg,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runRollback(cmd.Context(), g, o) },
@@ -45,6 +57,9 @@ one of the run's partitions. The rollback is recorded as run rollback-<run id>.
 	f.Int64Var(&o.snapshotID, "snapshot", 0, "snapshot id to undo (instead of --run)")
 	f.BoolVar(&o.force, "force", false, "roll back even when later commits would drop out of main")
 	f.BoolVar(&o.scoped, "scoped", false, "undo only the run's partitions, as a new snapshot that keeps later commits")
+	f.BoolVar(&o.restateFrozen, "restate-frozen", false, "with --scoped: change partitions the table's lakeswap.freeze-after froze (with --reason, recorded in the rollback)")
+	f.StringVar(&o.reason, "reason", "", "with --restate-frozen: why, recorded in the rollback and shown by history")
+	f.StringVar(&o.decidedBy, "decided-by", "", "with --restate-frozen: who decided it (default the user running lakeswap)")
 	return cmd
 }
 
@@ -59,13 +74,28 @@ func runRollback(ctx context.Context, g *globals, o rollbackOptions) error {
 	if o.force && o.scoped {
 		return usagef("--force drops later commits and --scoped keeps them: pass one")
 	}
+	req := swap.RollbackRequest{Table: ident, RunID: o.runID, SnapshotID: o.snapshotID, Force: o.force, Scoped: o.scoped}
+	switch {
+	case o.restateFrozen && !o.scoped:
+		return usagef("--restate-frozen goes with --scoped: a full rollback moves main and records nothing, and a restatement is recorded")
+	case o.restateFrozen && strings.TrimSpace(o.reason) == "":
+		return usagef("--restate-frozen changes numbers already reported: say why with --reason TEXT, which the rollback records")
+	case !o.restateFrozen && (o.reason != "" || o.decidedBy != ""):
+		return usagef("--reason and --decided-by go with --restate-frozen")
+	case strings.ContainsFunc(o.reason, words.Unprintable) || strings.ContainsFunc(o.decidedBy, words.Unprintable):
+		return usagef("--reason and --decided-by are one line of text: they hold a newline, tab, terminal escape or direction override")
+	case len(o.reason) > maxReason:
+		return usagef("--reason is %d bytes; the rollback keeps it in every later metadata file of the table: say it in at most %d and point to the document", len(o.reason), maxReason)
+	case o.restateFrozen:
+		req.RestateFrozen, req.DecidedBy = strings.TrimSpace(o.reason), cmp.Or(o.decidedBy, osUser())
+	}
 	g.writes = true
 	ctx, cat, pub, err := g.open(ctx)
 	if err != nil {
 		return err
 	}
 	defer cat.Close()
-	res, err := pub.Rollback(ctx, swap.RollbackRequest{Table: ident, RunID: o.runID, SnapshotID: o.snapshotID, Force: o.force, Scoped: o.scoped})
+	res, err := pub.Rollback(ctx, req)
 	if err != nil {
 		return err
 	}

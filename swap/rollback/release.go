@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/apache/iceberg-go/table"
 
@@ -78,6 +79,12 @@ func (l *Ledger) rollbackRelease(ctx context.Context, req Request, rec runrecord
 			return fail("snapshot %d of release %s on table %s is not on main", run.SnapshotID, rec.RunID, t)
 		case head.SnapshotID != run.SnapshotID && !req.Force:
 			return fail("main of table %s has moved past the release's snapshot %d to %d; rolling the release back would drop the later commits from main (pass --force to do it anyway)", t, run.SnapshotID, head.SnapshotID)
+		}
+		if err := releaseShares(droppedFromMain(meta, part.res.ToSnapshotID), rec.RunID); err != nil {
+			return fail("on table %s, %v", t, err)
+		}
+		if err := frozenByFullRollback(ctx, tbl, part.res.ToSnapshotID, time.Now()); err != nil {
+			return fail("on table %s, %v", t, err)
 		}
 		tx := table.New(ident, meta, tbl.MetadataLocation(), tbl.FS, l.Catalog).NewTransaction()
 		if err := tx.RollbackToSnapshot(part.res.ToSnapshotID); err != nil {

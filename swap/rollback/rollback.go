@@ -32,6 +32,10 @@ type Request struct {
 	// that puts back the files the run replaced: later commits to other
 	// partitions stay.
 	Scoped bool
+	// RestateFrozen is why a scoped rollback changes partitions the
+	// table's lakeswap.freeze-after froze, and DecidedBy who decided it:
+	// the rollback records both. Without it such a rollback is refused.
+	RestateFrozen, DecidedBy string
 }
 
 // Result is what a rollback did.
@@ -160,7 +164,7 @@ func (l *Ledger) Rollback(ctx context.Context, req Request) (*Result, error) {
 				recs = append(recs, r)
 			}
 			res.Batches = len(all)
-			return l.scopedRollback(ctx, tbl, all, recs, res)
+			return l.scopedRollback(ctx, tbl, all, recs, res, req)
 		}
 		first, run, recs = &all[0], &all[len(all)-1], nil
 		res.FromSnapshotID = run.SnapshotID
@@ -204,7 +208,7 @@ func (l *Ledger) Rollback(ctx context.Context, req Request) (*Result, error) {
 	switch {
 	case req.Scoped:
 		// Judged by the run's partitions' files, which expiry leaves.
-		return l.scopedRollback(ctx, tbl, []table.Snapshot{*run}, []runrecord.Record{rec}, res)
+		return l.scopedRollback(ctx, tbl, []table.Snapshot{*run}, []runrecord.Record{rec}, res, req)
 	case cut:
 		return fail("main's history back to snapshot %d of run %s was expired, so whether main still holds the run is not known; pass --scoped to undo only the run's partitions, which is judged by their files", run.SnapshotID, res.RunID)
 	case !onMain:
@@ -221,6 +225,14 @@ func (l *Ledger) Rollback(ctx context.Context, req Request) (*Result, error) {
 			run.SnapshotID, head.SnapshotID, strings.Join(later, ", "))
 	}
 
+	// The guards a run meets: no release's share dropped alone, no frozen
+	// partition changed without a record.
+	if err := releaseShares(droppedFromMain(meta, res.ToSnapshotID), ""); err != nil {
+		return fail("%v", err)
+	}
+	if err := frozenByFullRollback(ctx, tbl, res.ToSnapshotID, time.Now()); err != nil {
+		return fail("%v", err)
+	}
 	// Main goes back to the snapshot the run replaced, then is read back.
 	if err := l.pointMainAt(ctx, tbl, res); err != nil {
 		return nil, err

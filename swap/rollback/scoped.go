@@ -7,6 +7,7 @@ import (
 	"github.com/lakeswap/lakeswap/swap/internal/outcome"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 	"io/fs"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -31,7 +32,7 @@ import (
 // those partitions, since undoing the run there would undo that commit
 // too. The rollback is itself recorded as a run, rollback-<run id>, whose
 // fingerprint is the one recorded before the run.
-func (l *Ledger) scopedRollback(ctx context.Context, tbl *table.Table, runs []table.Snapshot, recs []runrecord.Record, res *Result) (*Result, error) {
+func (l *Ledger) scopedRollback(ctx context.Context, tbl *table.Table, runs []table.Snapshot, recs []runrecord.Record, res *Result, req Request) (*Result, error) {
 	name := strings.Join(tbl.Identifier(), ".")
 	refuse := func(format string, args ...any) error {
 		return &outcome.OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: fmt.Errorf("%w: "+format, append([]any{outcome.ErrRollbackRefused}, args...)...)}
@@ -67,11 +68,21 @@ func (l *Ledger) scopedRollback(ctx context.Context, tbl *table.Table, runs []ta
 		if err != nil {
 			return nil, err
 		}
-		// 2. What it records: a run of its own, rollback-<run id>.
+		// 2. What it records: a run of its own, rollback-<run id>, with
+		//    the frozen partitions it restates and why.
 		undo, err := u.record(ctx, rec, partitions, len(runs) > 1)
 		if err != nil {
 			u.removeRestaged(ctx, l)
 			return nil, err
+		}
+		if frozen := frozenOf(u.c, slices.Collect(maps.Keys(u.before)), time.Now()); len(frozen) > 0 {
+			if req.RestateFrozen == "" {
+				u.removeRestaged(ctx, l)
+				return nil, refuse("it would change %s, frozen by the table's %s %s: restating a frozen partition needs --restate-frozen --reason TEXT, which the rollback records",
+					displayKeys(frozen), contract.PropFreezeAfter, u.c.Freeze.Text)
+			}
+			slices.Sort(frozen)
+			undo.Restated = &runrecord.Restatement{Partitions: frozen, Reason: req.RestateFrozen, DecidedBy: req.DecidedBy}
 		}
 		// 3. One commit, pinned to main's head like a publish; tried again
 		//    on a head that moved. The files written back go only when the

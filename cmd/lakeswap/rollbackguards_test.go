@@ -1,0 +1,87 @@
+//go:build !noduckdb
+
+package main
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/lakeswap/lakeswap/internal/retail"
+)
+
+// TestRollbackMeetsTheGuards: a rollback changes a table as a run does,
+// and meets the same guards. Once January is frozen, a full rollback of a
+// run of its days is refused (it records nothing), and so is a scoped one
+// without --restate-frozen; a scoped one with it puts the days back and
+// records the decision, which history shows. A forced rollback of a run
+// that a later release's share on the same table would drop is refused,
+// while the release's other table keeps its share; the release rolled
+// back first, the run rolls back.
+func TestRollbackMeetsTheGuards(t *testing.T) {
+	t.Run("frozen", func(t *testing.T) {
+		s := newSite(t, "sqlite+local")
+		s.must("table", "create", "--schema", write(t, s.home, "daily_orders.yaml", schemaYAML))
+		s.must("publish", "--table", "retail.daily_orders", "--partitions", twoDays, "--run-id", "r1", newHomeInput(t))
+		rows, err := retail.Daily(retail.AfterBatch2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		changed := filepath.Join(t.TempDir(), "batch2.ndjson")
+		if err := retail.WriteNDJSON(changed, rows); err != nil {
+			t.Fatal(err)
+		}
+		s.must("publish", "--table", "retail.daily_orders", "--partitions", twoDays, "--run-id", "r2", changed)
+		s.must("table", "set", "--table", "retail.daily_orders", "freeze-after=P1M+7D")
+		meta, files := s.metadata("daily_orders"), s.files()
+		if code, _, errs := s.cli("rollback", "--table", "retail.daily_orders", "--run", "r2"); code != exitRollbackRefuse || !strings.Contains(errs, "order_date=2026-01-01, order_date=2026-01-02, frozen") || !strings.Contains(errs, "--scoped --restate-frozen") {
+			t.Errorf("a full rollback of frozen days: exit %d: %s; want refused naming them", code, errs)
+		}
+		if code, _, errs := s.cli("rollback", "--scoped", "--table", "retail.daily_orders", "--run", "r2"); code != exitRollbackRefuse || !strings.Contains(errs, "needs --restate-frozen --reason") {
+			t.Errorf("a scoped rollback of frozen days: exit %d: %s; want refused", code, errs)
+		}
+		if code, _, errs := s.cli("rollback", "--restate-frozen", "--reason", "x", "--table", "retail.daily_orders", "--run", "r2"); code != exitUsage || !strings.Contains(errs, "goes with --scoped") {
+			t.Errorf("--restate-frozen on a full rollback: exit %d: %s; want a usage error", code, errs)
+		}
+		if code, _, errs := s.cli("rollback", "--scoped", "--restate-frozen", "--table", "retail.daily_orders", "--run", "r2"); code != exitUsage || !strings.Contains(errs, "--reason") {
+			t.Errorf("--restate-frozen without a reason: exit %d: %s; want a usage error", code, errs)
+		}
+		if s.metadata("daily_orders") != meta || !slices.Equal(s.files(), files) {
+			t.Fatal("a refused rollback changed the table or its files")
+		}
+		if code, out, errs := s.cli("rollback", "--scoped", "--restate-frozen", "--reason", "the refunds were wrong", "--decided-by", "ana", "--table", "retail.daily_orders", "--run", "r2"); code != 0 || !strings.Contains(out, "as recorded before the run") {
+			t.Fatalf("a scoped rollback with --restate-frozen: exit %d: %s%s", code, out, errs)
+		}
+		if out := s.must("history", "--table", "retail.daily_orders"); !strings.Contains(out, "run rollback-r2 restated frozen partitions order_date=2026-01-01..02 (2), decided by ana: the refunds were wrong") {
+			t.Errorf("history does not record the rollback's restatement:\n%s", out)
+		}
+		// r1's content again is no change: the days hold what r1 wrote.
+		if out := s.must("publish", "--table", "retail.daily_orders", "--partitions", twoDays, newHomeInput(t)); !strings.Contains(out, "unchanged") {
+			t.Errorf("r1's content after the rollback: %s; want unchanged", out)
+		}
+	})
+
+	t.Run("release share", func(t *testing.T) {
+		s := newSite(t, "sqlite+local")
+		dir := retailJobs(t, s, releaseEvents(0))
+		facts := filepath.Join(dir, "orders_fact.yaml")
+		t.Chdir(t.TempDir())
+		s.must("publish", "--job", facts, "--downstream", "--jobs", dir, "--partitions", twoDays, "--run-id", "base")
+		write(t, filepath.Join(dir, "raw"), "batch.ndjson", releaseEvents(1))
+		s.must("publish", "--job", facts, "--partitions", twoDays, "--run-id", "alone")
+		write(t, filepath.Join(dir, "raw"), "batch.ndjson", releaseEvents(2))
+		s.must("publish", "--job", facts, "--downstream", "--jobs", dir, "--partitions", twoDays, "--run-id", "rel")
+		factsMeta, dailyMeta := s.metadata("orders_fact"), s.metadata("daily_orders")
+		if code, _, errs := s.cli("rollback", "--force", "--table", "retail.orders_fact", "--run", "alone"); code != exitRollbackRefuse || !strings.Contains(errs, "share of release rel") || !strings.Contains(errs, "rollback --run rel") {
+			t.Errorf("a forced rollback dropping a release's share: exit %d: %s; want refused naming the release", code, errs)
+		}
+		if s.metadata("orders_fact") != factsMeta || s.metadata("daily_orders") != dailyMeta {
+			t.Fatal("a refused rollback moved a table")
+		}
+		s.must("rollback", "--table", "retail.orders_fact", "--run", "rel")
+		if code, out, errs := s.cli("rollback", "--table", "retail.orders_fact", "--run", "alone"); code != 0 {
+			t.Errorf("the run, once the release is rolled back: exit %d: %s%s", code, out, errs)
+		}
+	})
+}

@@ -1,0 +1,135 @@
+package rollback
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/apache/iceberg-go"
+	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakeswap/lakeswap/contract"
+	"github.com/lakeswap/lakeswap/runrecord"
+	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
+	"github.com/lakeswap/lakeswap/verify"
+)
+
+// The guards a rollback meets, as a run of the table does: a partition
+// the table froze changes only with a reason the table records, and a
+// release's share of a table is undone with the release, never alone.
+
+// droppedFromMain lists main's snapshots that pointing main back at
+// target takes out of main: its history from the head back to, not
+// including, target.
+func droppedFromMain(meta table.Metadata, target int64) []table.Snapshot {
+	head := meta.CurrentSnapshot()
+	if head == nil {
+		return nil
+	}
+	var out []table.Snapshot
+	for _, s := range table.AncestorsOf(head.SnapshotID, meta.SnapshotByID) {
+		if s.SnapshotID == target {
+			break
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// releaseShares refuses dropping from main a snapshot that is one table's
+// share of a release of several tables (other than release, the one
+// being rolled back whole): the other tables would keep theirs, and the
+// tables would disagree.
+func releaseShares(dropped []table.Snapshot, release string) error {
+	for _, s := range dropped {
+		if s.Summary == nil {
+			continue
+		}
+		tables := s.Summary.Properties[runrecord.PropRelease]
+		runID := s.Summary.Properties[runrecord.PropRunID]
+		if !strings.Contains(tables, ",") || runID == release {
+			continue
+		}
+		return fmt.Errorf("it would drop snapshot %d, this table's share of release %s (tables %s), while the other tables keep theirs, and the tables would disagree: roll the release back first (`lakeswap rollback --run %s` undoes it on every table), then this run", s.SnapshotID, runID, tables, runID)
+	}
+	return nil
+}
+
+// changedPartitions are the partitions, by value, whose data or delete
+// files differ between two snapshots: what moving main from one to the
+// other changes.
+func changedPartitions(ctx context.Context, fsys icebergio.IO, c *contract.Contract, from, to *table.Snapshot) ([]string, error) {
+	a, err := snapshot.Files(ctx, fsys, from, c)
+	if err != nil {
+		return nil, err
+	}
+	b, err := snapshot.Files(ctx, fsys, to, c)
+	if err != nil {
+		return nil, err
+	}
+	sorted := func(files []iceberg.DataFile) []string { return slices.Sorted(slices.Values(snapshot.Paths(files))) }
+	var out []string
+	for v, files := range a {
+		if !slices.Equal(sorted(files), sorted(b[v])) {
+			out = append(out, v)
+		}
+	}
+	for v, files := range b {
+		if _, ok := a[v]; !ok && len(files) > 0 {
+			out = append(out, v)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// frozenOf are the partitions among values (by value) that the table's
+// lakeswap.freeze-after has frozen by now, as their keys.
+func frozenOf(c *contract.Contract, values []string, now time.Time) []string {
+	var out []string
+	for _, v := range values {
+		if at, ok := c.FrozenAt(v); ok && !now.Before(at) {
+			out = append(out, c.Partition.Key(v))
+		}
+	}
+	return out
+}
+
+// frozenByFullRollback refuses a full rollback (main pointed back, which
+// records nothing) that changes a partition the table froze: the
+// restatement must be recorded, which a scoped rollback does.
+func frozenByFullRollback(ctx context.Context, tbl *table.Table, target int64, now time.Time) error {
+	meta := tbl.Metadata()
+	c, err := contract.Of(meta)
+	if err != nil || c.Freeze == nil {
+		return err
+	}
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return err
+	}
+	changed, err := changedPartitions(ctx, fsys, c, meta.CurrentSnapshot(), meta.SnapshotByID(target))
+	if err != nil {
+		return err
+	}
+	if keys := frozenOf(c, changed, now); len(keys) > 0 {
+		return fmt.Errorf("it would change %s, frozen by the table's %s %s, and pointing main back records nothing: undo the run with --scoped --restate-frozen --reason TEXT, which records the restatement in the table's history",
+			displayKeys(keys), contract.PropFreezeAfter, c.Freeze.Text)
+	}
+	return nil
+}
+
+// displayKeys writes partition keys for a message.
+func displayKeys(keys []string) string {
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = verify.DisplayKey(k)
+	}
+	if len(out) > 5 {
+		return strings.Join(out[:5], ", ") + fmt.Sprintf(" and %d more", len(out)-5)
+	}
+	return strings.Join(out, ", ")
+}
