@@ -292,10 +292,15 @@ func tableFiles(pub *swap.Publisher) TableFiles {
 }
 
 // releaseFiles reads a table the release rebuilds as the release leaves
-// it (unless the job pins a snapshot of it), and any other table as
-// tables does.
+// it, and any other table as tables does. A job that pins a snapshot of a
+// table the release rebuilds is refused: it would be computed from the
+// table as it was, and the release would commit the new upstream beside
+// a downstream of the old.
 func releaseFiles(rel *swap.Release, reader string, tables TableFiles) TableFiles {
 	return func(ctx context.Context, name string, snapshot int64) (string, []runrecord.Input, error) {
+		if snapshot != 0 && rel.Rebuilds(name) {
+			return "", nil, swap.InvalidRequest(fmt.Errorf("%s reads table %s pinned at snapshot %d, and the release rebuilds %s: it would be computed from the table as it was, not as the release leaves it; drop snapshot: from the job's source to read the release's, or publish the job on its own", reader, name, snapshot, name))
+		}
 		if snapshot == 0 {
 			read, files, ok, err := rel.Files(ctx, name, reader)
 			if ok || err != nil {

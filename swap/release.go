@@ -75,6 +75,9 @@ func (r *Release) Tables() []string {
 	return out
 }
 
+// Rebuilds says whether the release rebuilds a table, by name.
+func (r *Release) Rebuilds(name string) bool { return r.part(name) != nil }
+
 func (r *Release) part(name string) *releasePart {
 	for _, part := range r.parts {
 		if part.plan.Table == name {

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -84,4 +85,31 @@ func TestRollbackMeetsTheGuards(t *testing.T) {
 			t.Errorf("the run, once the release is rolled back: exit %d: %s%s", code, out, errs)
 		}
 	})
+}
+
+// TestReleaseRefusesAPinnedUpstream: a downstream job that pins a
+// snapshot of a table the release rebuilds is refused naming both (exit
+// 2), where the release computed it from the old snapshot and committed
+// the new upstream beside a downstream of the old; nothing moves.
+func TestReleaseRefusesAPinnedUpstream(t *testing.T) {
+	s := newSite(t, "sqlite+local")
+	dir := retailJobs(t, s, releaseEvents(0))
+	facts := filepath.Join(dir, "orders_fact.yaml")
+	t.Chdir(t.TempDir())
+	s.must("publish", "--job", facts, "--downstream", "--jobs", dir, "--partitions", twoDays, "--run-id", "base")
+	tbl, done := retailTable(t, s, "orders_fact")
+	pinned := tbl.CurrentSnapshot().SnapshotID
+	done()
+	daily := filepath.Join(dir, "daily_orders.yaml")
+	spec := strings.Replace(string(mustRead(t, daily)), "{table: retail.orders_fact, partitions: same}", fmt.Sprintf("{table: retail.orders_fact, snapshot: %d, partitions: same}", pinned), 1)
+	write(t, dir, "daily_orders.yaml", spec)
+	write(t, filepath.Join(dir, "raw"), "batch.ndjson", releaseEvents(1))
+	factsMeta, dailyMeta := s.metadata("orders_fact"), s.metadata("daily_orders")
+	code, _, errs := s.cli("publish", "--job", facts, "--downstream", "--jobs", dir, "--partitions", twoDays, "--run-id", "stale")
+	if code != exitUsage || !strings.Contains(errs, fmt.Sprintf("reads table retail.orders_fact pinned at snapshot %d, and the release rebuilds retail.orders_fact", pinned)) {
+		t.Errorf("a release whose downstream pins the upstream's old snapshot: exit %d: %s; want refused", code, errs)
+	}
+	if s.metadata("orders_fact") != factsMeta || s.metadata("daily_orders") != dailyMeta {
+		t.Error("the refused release moved a table")
+	}
 }
