@@ -45,6 +45,12 @@ func (p *Publisher) VerifyRun(ctx context.Context, ident table.Identifier, runID
 	return p.ledger().VerifyRun(ctx, ident, runID, snapshotID)
 }
 
+// ReleaseTables finds, from a table a release left unchanged, the tables
+// of the release (nil if no table of the catalog records it).
+func (p *Publisher) ReleaseTables(ctx context.Context, runID string, near table.Identifier) ([]string, error) {
+	return p.ledger().ReleaseTables(ctx, runID, near)
+}
+
 // VerifyTable checks a snapshot of the whole table (main's head for 0):
 // every grain key once, every run's partitions as the run recorded them.
 func (p *Publisher) VerifyTable(ctx context.Context, ident table.Identifier, snapshotID int64) (*TableCheck, error) {

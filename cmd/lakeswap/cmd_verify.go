@@ -114,10 +114,7 @@ func runVerifyRun(ctx context.Context, g *globals, ident []string, runID string,
 		// A release that left this table as it was has nothing here to
 		// verify: said, and not an error.
 		if st, serr := pub.Status(ctx, ident, runID); serr == nil && st.ReleaseUnchanged != 0 {
-			return g.emit(verifyRunView{Status: "unchanged", VerifyResult: &swap.VerifyResult{RunID: runID, SnapshotID: st.ReleaseUnchanged, OK: true}}, func(w io.Writer) {
-				fmt.Fprintf(w, "run %s is a release that committed nothing to %s (its partitions held the release's content already, at snapshot %d): nothing of it to verify here; verify it on a table the release changed\n",
-					runID, strings.Join(ident, "."), st.ReleaseUnchanged)
-			})
+			return verifyUnchanged(ctx, g, pub, ident, runID, st.ReleaseUnchanged)
 		}
 	}
 	if res == nil {
@@ -183,6 +180,38 @@ type tableVerified struct {
 	*swap.VerifyResult
 }
 
+// verifyUnchanged verifies a release asked of a table it left unchanged:
+// nothing of it is committed there, so the release's other tables, found
+// in the catalog, are verified instead; it says so, and fails as they do.
+func verifyUnchanged(ctx context.Context, g *globals, pub *swap.Publisher, ident []string, runID string, at int64) error {
+	name := strings.Join(ident, ".")
+	tables, err := pub.ReleaseTables(ctx, runID, ident)
+	if err != nil {
+		return fmt.Errorf("run %s is a release that committed nothing to %s; finding its other tables to verify: %w", runID, name, err)
+	}
+	others, err := verifyTables(ctx, pub, slices.DeleteFunc(slices.Clone(tables), func(t string) bool { return t == name }), runID)
+	view := verifyRunView{Status: "unchanged", VerifyResult: &swap.VerifyResult{RunID: runID, SnapshotID: at, OK: err == nil}, Tables: others}
+	if err != nil {
+		view.Status = verdictOf(false)
+	}
+	return g.report(view, err, func(w io.Writer) {
+		fmt.Fprintf(w, "run %s is a release that committed nothing to %s (its partitions held the release's content already, at snapshot %d)", runID, name, at)
+		switch {
+		case len(tables) <= 1:
+			fmt.Fprintln(w, ", nor to any other table of the catalog: nothing of it to verify")
+			return
+		case len(others) == 0:
+			fmt.Fprintf(w, "; its other tables, %s, could not be verified\n", strings.Join(slices.DeleteFunc(slices.Clone(tables), func(t string) bool { return t == name }), ", "))
+			return
+		}
+		fmt.Fprintln(w, "; its other tables:")
+		for _, o := range others {
+			fmt.Fprintf(w, "%s, of the same release: ", o.Table)
+			printVerify(w, o.VerifyResult, nil)
+		}
+	})
+}
+
 // verifyRelease verifies the run on the other tables of the release it
 // is part of; a table whose share committed nothing has nothing to check.
 func verifyRelease(ctx context.Context, pub *swap.Publisher, ident []string, res *swap.VerifyResult) ([]tableVerified, error) {
@@ -193,14 +222,19 @@ func verifyRelease(ctx context.Context, pub *swap.Publisher, ident []string, res
 	if err != nil {
 		return nil, err
 	}
+	return verifyTables(ctx, pub, otherTables(st, strings.Join(ident, ".")), res.RunID)
+}
+
+// verifyTables verifies a release's run on each of the tables named.
+func verifyTables(ctx context.Context, pub *swap.Publisher, tables []string, runID string) ([]tableVerified, error) {
 	var out []tableVerified
 	var errs []error
-	for _, t := range otherTables(st, strings.Join(ident, ".")) {
+	for _, t := range tables {
 		ident, err := swap.ParseTable(t)
 		if err != nil {
 			return nil, err
 		}
-		r, err := pub.VerifyRun(ctx, ident, res.RunID, 0)
+		r, err := pub.VerifyRun(ctx, ident, runID, 0)
 		if errors.Is(err, swap.ErrRunNotFound) {
 			continue // unchanged in the release: nothing committed to it
 		}

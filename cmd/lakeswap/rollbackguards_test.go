@@ -4,6 +4,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -111,5 +112,39 @@ func TestReleaseRefusesAPinnedUpstream(t *testing.T) {
 	}
 	if s.metadata("orders_fact") != factsMeta || s.metadata("daily_orders") != dailyMeta {
 		t.Error("the refused release moved a table")
+	}
+}
+
+// TestVerifyOfAReleaseFromATableItLeftUnchanged: verify --run of a release
+// asked of a table the release left unchanged verifies the release's
+// other tables, found in the catalog, and fails when a file of the
+// release there cannot be read, where it exited 0 having verified
+// nothing.
+func TestVerifyOfAReleaseFromATableItLeftUnchanged(t *testing.T) {
+	s := newSite(t, "sqlite+local")
+	dir := retailJobs(t, s, releaseEvents(0))
+	facts := filepath.Join(dir, "orders_fact.yaml")
+	t.Chdir(t.TempDir())
+	s.must("publish", "--job", facts, "--downstream", "--jobs", dir, "--partitions", twoDays, "--run-id", "base")
+	other := write(t, t.TempDir(), "other.csv", "order_date,channel,order_count,amount_cents\n2026-01-01,web,1,1\n2026-01-01,app,1,1\n")
+	s.must("publish", "--table", "retail.daily_orders", "--partitions", "order_date=2026-01-01", "--run-id", "other-writer", "--allow-implausible", other)
+	s.must("publish", "--job", facts, "--downstream", "--jobs", dir, "--partitions", twoDays, "--run-id", "back")
+	if code, out, errs := s.cli("verify", "--table", "retail.orders_fact", "--run", "back"); code != 0 || !strings.Contains(out, "retail.daily_orders, of the same release: run back") || !strings.Contains(out, ": ok") {
+		t.Errorf("verify of the release from the facts it left unchanged: exit %d: %s%s; want daily_orders verified", code, out, errs)
+	}
+	var damaged string
+	for _, f := range s.files() {
+		if strings.Contains(f, "daily_orders") && strings.Contains(f, "run-back-") && strings.HasSuffix(f, ".parquet") {
+			damaged = strings.TrimPrefix(f, "file://")
+		}
+	}
+	if damaged == "" {
+		t.Fatal("no file of the release on daily_orders")
+	}
+	if err := os.WriteFile(damaged, []byte("not parquet"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errs := s.cli("verify", "--table", "retail.orders_fact", "--run", "back"); code == 0 || !strings.Contains(errs, "retail.daily_orders, of the same release: read parquet footer") {
+		t.Errorf("verify of the release from the facts with a file of it on daily_orders damaged: exit %d: %s%s; want a failure naming daily_orders", code, out, errs)
 	}
 }
