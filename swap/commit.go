@@ -44,7 +44,7 @@ func (plan *Plan) record() runrecord.Record {
 		if c.At == "commit" {
 			name += " (again at commit)"
 		}
-		r.Checks = append(r.Checks, name+"="+c.Result)
+		r.Checks = append(r.Checks, name+"="+c.Verdict())
 	}
 	r.Batch, r.Release = plan.BatchOf, plan.Release
 	if plan.Restated != nil {

@@ -110,7 +110,7 @@ func rebase(ctx context.Context, tbl *table.Table, plan *Plan) (string, error) {
 	}
 	applies := len(c.Grain) > 0 && !c.Partition.InGrain(c.Grain)
 	if applies && len(added) > 0 && !slices.ContainsFunc(plan.Checks, func(c Check) bool { return c.At == "commit" }) {
-		plan.Checks = append(plan.Checks, Check{Name: "moved records", Result: "passed", At: "commit"})
+		plan.Checks = append(plan.Checks, Check{Name: GuardMoved.Name, Result: Passed, At: "commit"})
 	}
 	old := map[string][]iceberg.DataFile{}
 	for _, pp := range plan.Partitions {

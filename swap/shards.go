@@ -137,6 +137,7 @@ func merge(plans []*Plan) *Plan {
 		}
 	}
 	m.Attempt, m.Source = strings.Join(attempts, ","), strings.Join(sources, "; ")
+	m.Checks = mergeChecks(plans)
 	slices.SortFunc(m.Partitions, func(a, b PartitionPlan) int { return strings.Compare(a.Value, b.Value) })
 	newFP, oldFP := map[string]verify.Fingerprint{}, map[string]verify.Fingerprint{}
 	for _, pp := range m.Partitions {

@@ -215,19 +215,19 @@ func (p *Publisher) stage(ctx context.Context, req Request, kind string) (*Plan,
 	gatherFindings(plan, req.Source)
 	// 4. Guard: the checks that look across partitions and at the rest of
 	//    the table, each named in the plan's checks.
-	ran, allowed := map[string]bool{}, map[string]bool{}
-	if ran["grain"] = len(plan.contract.Grain) > 0; !ran["grain"] {
+	v := verdicts{}
+	if len(plan.contract.Grain) == 0 {
 		plan.Warnings = append(plan.Warnings, fmt.Sprintf("%s has no grain: keys twice or null, and records moved between partitions, are not checked; `lakeswap table set --table %s grain=COLUMN,...` gives it one", plan.Table, plan.Table))
 	}
 	if stageErr == nil {
 		p.progress().Step("compare")
-		stageErr = guard(ctx, tbl, plan, req, base, ran, allowed)
+		stageErr = guard(ctx, tbl, plan, req, base, v)
 	}
 	// 5. Fingerprint the run as a whole, and what it replaces.
 	if stageErr == nil && !plan.Refused() {
 		fingerprintRun(plan)
 	}
-	plan.Checks = checksOf(plan, ran, allowed)
+	plan.Checks = checksOf(plan, req, v)
 	// 6. A stage that failed or was refused removes exactly what it wrote.
 	if stageErr != nil || plan.Refused() {
 		cleanup := p.removeStaged(ctx, tbl, plan)
@@ -424,26 +424,30 @@ func gatherFindings(plan *Plan, src source.Source) {
 	}
 }
 
-// guard runs the checks that look across the run's partitions and at the
-// rest of the table (all: the base's files by partition), noting in ran
-// which of those that do not always run did, and in allowed which found
-// something the request let through.
-func guard(ctx context.Context, tbl *table.Table, plan *Plan, req Request, all map[string][]iceberg.DataFile, ran, allowed map[string]bool) error {
+// guard runs the guards that look across the run's partitions and at the
+// rest of the table (all: the base's files by partition), noting in v
+// which a flag overrode and which did not judge a run already refused.
+func guard(ctx context.Context, tbl *table.Table, plan *Plan, req Request, all map[string][]iceberg.DataFile, v verdicts) error {
 	fsys, err := tbl.FS(ctx)
 	if err != nil {
 		return err
 	}
 	fsys = plan.reading(fsys)
 	c := plan.contract
-	if req.SecondBuild != nil && !plan.Refused() {
+	switch {
+	case req.SecondBuild == nil:
+	case plan.Refused():
+		v.unjudged(GuardBuildTwice)
+	default:
 		found, err := buildsAgree(ctx, plan, c, req.SecondBuild)
 		if err != nil {
 			return err
 		}
 		plan.Findings = append(plan.Findings, found...)
-		ran["build twice"] = true
 	}
-	if !plan.Refused() {
+	if plan.Refused() {
+		v.unjudged(GuardMoved)
+	} else {
 		found, skipped, err := moved(ctx, fsys, c, plan, all, req.KeysMaxRows)
 		if err != nil {
 			return err
@@ -452,7 +456,6 @@ func guard(ctx context.Context, tbl *table.Table, plan *Plan, req Request, all m
 		if skipped != "" {
 			plan.Warnings = append(plan.Warnings, skipped)
 		}
-		ran["moved records"] = len(c.Grain) > 0 && !c.Partition.InGrain(c.Grain)
 	}
 	if !plan.Refused() && plan.Batch > 0 && len(plan.Partitions) > plan.Batch {
 		if plan.Together, err = exchanges(ctx, fsys, c, plan); err != nil {
@@ -463,9 +466,9 @@ func guard(ctx context.Context, tbl *table.Table, plan *Plan, req Request, all m
 			return err
 		}
 	}
-	plausible(plan, req, ran, allowed)
-	frozen(plan, req, ran, allowed, time.Now())
-	lateArrivals(plan, ran, allowed)
+	plausible(plan, req, v)
+	frozen(plan, req, v, time.Now())
+	lateArrivals(plan, v)
 	if !plan.Refused() && req.Changes {
 		return grainChanges(ctx, fsys, c, plan, req.ChangesMaxRows, parallelism(req.Parallelism))
 	}
@@ -475,16 +478,15 @@ func guard(ctx context.Context, tbl *table.Table, plan *Plan, req Request, all m
 // plausible judges each partition's figures against what it held (the
 // band) and what the source says it must hold (reconciliation), and notes
 // the empty partitions the request allowed.
-func plausible(plan *Plan, req Request, ran, allowed map[string]bool) {
+func plausible(plan *Plan, req Request, v verdicts) {
 	c := plan.contract
 	band := c.Band
 	if req.Band != nil {
 		band = *req.Band
 	}
-	ran["plausible band"], ran["reconciliation"] = true, req.Expect != nil
 	for _, f := range reconcile(plan, c, req.Expect) {
 		if req.AllowMismatch {
-			allowed["reconciliation"] = true
+			v.override(GuardReconcile, "--allow-mismatch", "")
 			plan.Warnings = append(plan.Warnings, "allowed (--allow-mismatch): "+f.String())
 			continue
 		}
@@ -492,7 +494,7 @@ func plausible(plan *Plan, req Request, ran, allowed map[string]bool) {
 	}
 	for _, f := range implausible(plan, c, band) {
 		if req.AllowImplausible {
-			allowed["plausible band"] = true
+			v.override(GuardBand, "--allow-implausible", "")
 			plan.Warnings = append(plan.Warnings, "allowed (--allow-implausible): "+f.String())
 			continue
 		}
@@ -501,7 +503,7 @@ func plausible(plan *Plan, req Request, ran, allowed map[string]bool) {
 	}
 	for _, pp := range plan.Partitions {
 		if req.AllowEmpty && pp.Fingerprint.Rows == 0 && pp.OldFingerprint.Rows > 0 {
-			allowed["empty"] = true
+			v.override(GuardEmpty, "--allow-empty", "")
 			plan.Warnings = append(plan.Warnings, fmt.Sprintf("allowed (--allow-empty): partition %s goes from %d rows to none", verify.DisplayKey(pp.Key), pp.OldFingerprint.Rows))
 		}
 	}
@@ -533,12 +535,11 @@ func stillFrozen(c *contract.Contract, plan *Plan, now time.Time) []verify.Findi
 // frozen refuses a change to a partition the table's lakeswap.freeze-after
 // has frozen, unless the request restates it with a reason, which the
 // run records; every frozen partition is marked in the plan.
-func frozen(plan *Plan, req Request, ran, allowed map[string]bool, now time.Time) {
+func frozen(plan *Plan, req Request, v verdicts, now time.Time) {
 	c := plan.contract
 	if c.Freeze == nil {
 		return
 	}
-	ran["frozen"] = true
 	for i := range plan.Partitions {
 		pp := &plan.Partitions[i]
 		at, ok := c.FrozenAt(pp.Value)
@@ -551,7 +552,7 @@ func frozen(plan *Plan, req Request, ran, allowed map[string]bool, now time.Time
 		}
 		key := verify.DisplayKey(pp.Key)
 		if req.RestateFrozen != "" {
-			allowed["frozen"] = true
+			v.override(GuardFrozen, "--restate-frozen", req.RestateFrozen)
 			plan.Warnings = append(plan.Warnings, fmt.Sprintf("allowed (--restate-frozen): partition %s, frozen since %s (%s %s), is restated by %s: %s",
 				key, frozenTime(at), contract.PropFreezeAfter, c.Freeze.Text, req.DecidedBy, req.RestateFrozen))
 			if plan.Restated == nil {
@@ -591,12 +592,11 @@ func lateNotes(j *JobInfo) []string {
 // escalate). A partition such rows leave as it was changes nothing. The
 // partitions a run decides to leave are rewritten with the rows they
 // hold, so that the decision is a snapshot of its own.
-func lateArrivals(plan *Plan, ran, allowed map[string]bool) {
+func lateArrivals(plan *Plan, v verdicts) {
 	j := plan.Job
 	if j == nil || j.Policy == "" {
 		return
 	}
-	ran["late arrivals"] = true
 	movedOut(plan)
 	if d := j.Decision; d != nil && d.Decision == "restate" {
 		// A day whose content comes out the same restates nothing: rows
@@ -620,11 +620,11 @@ func lateArrivals(plan *Plan, ran, allowed map[string]bool) {
 	}
 	plan.Warnings = append(plan.Warnings, lateNotes(j)...)
 	if d := j.Decision; d != nil && d.Decision != "current-period" {
-		allowed["late arrivals"] = true
 		by := "--" + d.Decision
 		if j.Policy == "restate" {
 			by = "the job's late policy restate"
 		}
+		v.override(GuardLate, by, d.Reason)
 		for i := range plan.Partitions {
 			pp := &plan.Partitions[i]
 			if _, ok := d.Rows[pp.Value]; !ok {

@@ -183,7 +183,7 @@ func runShow(_ context.Context, g *globals, o showOptions) error {
 }
 
 // describeRecordedChecks groups a run's recorded checks by verdict:
-// checks passed: schema, grain; not run: build twice.
+// checks passed: schema, grain; not applicable: ...: build twice.
 func describeRecordedChecks(checks []string) string {
 	if len(checks) == 0 {
 		return "checks: none recorded (a scoped rollback's, or a run of a lakeswap before runs recorded them)"

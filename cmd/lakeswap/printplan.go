@@ -234,8 +234,8 @@ func byEnds(lines []string, most, n int) []string {
 	return append(append(lines[:n:n], more), lines[len(lines)-n:]...)
 }
 
-// printChecks says which of the run's guards passed, which a flag let
-// through and which did not run.
+// printChecks says which of the run's guards passed, which refused, which
+// a flag overrode and which do not apply to the run, and why.
 func printChecks(w io.Writer, checks []swap.Check) {
 	by := map[string][]string{}
 	var order []string
@@ -244,10 +244,10 @@ func printChecks(w io.Writer, checks []swap.Check) {
 		if c.At == "commit" {
 			name += " (again at commit)"
 		}
-		if by[c.Result] == nil {
-			order = append(order, c.Result)
+		if by[c.Verdict()] == nil {
+			order = append(order, c.Verdict())
 		}
-		by[c.Result] = append(by[c.Result], name)
+		by[c.Verdict()] = append(by[c.Verdict()], name)
 	}
 	var parts []string
 	for _, r := range order {
