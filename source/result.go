@@ -103,23 +103,25 @@ func ReadResult(ctx context.Context, c *contract.Contract, declared contract.Sel
 }
 
 // resultColumns finds each of the table's columns in a result, by name,
-// of the same type; at[i] is the result's column for the table's i-th.
+// of the same type; at[i] is the result's column for the table's i-th. A
+// result of other columns is refused as an input of another schema is
+// (the schema guard, on a job's route): an input error naming the job.
 func resultColumns(got, want *arrow.Schema, name string) ([]int, error) {
 	at := make([]int, want.NumFields())
 	for i, f := range want.Fields() {
 		idx := got.FieldIndices(f.Name)
 		switch {
 		case len(idx) == 0:
-			return nil, fmt.Errorf("%s: its result has no column %s (it has %s); select every column of the table, by name", name, f.Name, fieldNames(got))
+			return nil, &InputError{File: name, Err: fmt.Errorf("its result has no column %s (it has %s); select every column of the table, by name", f.Name, fieldNames(got))}
 		case len(idx) > 1:
-			return nil, fmt.Errorf("%s: its result has column %s twice", name, f.Name)
+			return nil, &InputError{File: name, Err: fmt.Errorf("its result has column %s twice", f.Name)}
 		case !arrow.TypeEqual(got.Field(idx[0]).Type, f.Type) && !sameInstants(got.Field(idx[0]).Type, f.Type):
-			return nil, fmt.Errorf("%s: its result column %s is %s, the table's is %s: cast it in the SQL (lakeswap does not cast a job's values)", name, f.Name, got.Field(idx[0]).Type, f.Type)
+			return nil, &InputError{File: name, Err: fmt.Errorf("its result column %s is %s, the table's is %s: cast it in the SQL (lakeswap does not cast a job's values)", f.Name, got.Field(idx[0]).Type, f.Type)}
 		}
 		at[i] = idx[0]
 	}
 	if got.NumFields() != want.NumFields() {
-		return nil, fmt.Errorf("%s: its result has columns %s, the table %s: select exactly the table's columns", name, fieldNames(got), fieldNames(want))
+		return nil, &InputError{File: name, Err: fmt.Errorf("its result has columns %s, the table %s: select exactly the table's columns", fieldNames(got), fieldNames(want))}
 	}
 	return at, nil
 }

@@ -1,0 +1,502 @@
+//go:build !noduckdb
+
+package main
+
+import (
+	"bufio"
+	"cmp"
+	"context"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakeswap/lakeswap/source"
+	"github.com/lakeswap/lakeswap/swap"
+)
+
+// guardsTable is the table every guard scenario runs on: one row per
+// order, in the day it was placed.
+const guardsTable = `table: m.orders
+columns:
+  - {name: order_id, type: string, required: true}
+  - {name: order_date, type: date, required: true}
+  - {name: amount_cents, type: long, required: true}
+identifier: [order_id]
+partition: [{column: order_date, transform: identity}]
+additive: [amount_cents]
+checks: {amount_cents: [non-negative]}
+`
+
+const guardsHeader = "order_id,order_date,amount_cents"
+
+// guardScenario is one guard's scenario file (testdata/guards/*.txt): the
+// rows the table holds, rows that should trip the guard and the
+// substring the refusal names, rows that should pass (with flags, the
+// override where the guard takes one), and the routes it does not apply
+// to, each with why.
+type guardScenario struct {
+	file, guard    string
+	partitions     []string
+	basePartitions []string // the base's, where they differ
+	set            []string // table set after the base
+	flags          []string // the passing run's
+	reconcile      string   // a job's reconcile query
+	base, trip     []string
+	pass           []string
+	tripWants      string
+	tripOn         map[string]string // route -> what its refusal names, where it says it otherwise
+	tripJobSQL     string            // the job's SQL for the trip, where the rows alone do not trip it
+	tripNA         string            // why no input trips it
+	notApplicable  map[string]string // route -> why ("all": every route)
+}
+
+func readGuardScenario(t *testing.T, path string) *guardScenario {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := &guardScenario{file: filepath.Base(path), notApplicable: map[string]string{}, tripOn: map[string]string{}}
+	var block *[]string
+	s := bufio.NewScanner(f)
+	for n := 1; s.Scan(); n++ {
+		line := strings.TrimSpace(s.Text())
+		word, rest, _ := strings.Cut(line, " ")
+		switch {
+		case line == "" || strings.HasPrefix(line, "#"):
+		case word == "guard":
+			sc.guard = rest
+		case word == "partitions":
+			sc.partitions = strings.Split(rest, ",")
+		case word == "base-partitions":
+			sc.basePartitions = strings.Split(rest, ",")
+		case word == "set":
+			sc.set = append(sc.set, rest)
+		case word == "flags":
+			sc.flags = strings.Fields(rest)
+		case word == "reconcile":
+			sc.reconcile = rest
+		case word == "base":
+			block = &sc.base
+		case word == "trip":
+			block, sc.tripWants = &sc.trip, rest
+		case word == "pass":
+			block = &sc.pass
+		case word == "trip-on":
+			route, wants, ok := strings.Cut(rest, ": ")
+			if !ok {
+				t.Fatalf("%s:%d: trip-on ROUTE: SUBSTRING", path, n)
+			}
+			sc.tripOn[route] = wants
+		case word == "trip-job-sql":
+			sc.tripJobSQL = rest
+		case word == "na-trip":
+			sc.tripNA = rest
+		case word == "na":
+			route, why, ok := strings.Cut(rest, ": ")
+			if !ok {
+				t.Fatalf("%s:%d: na ROUTE: WHY", path, n)
+			}
+			sc.notApplicable[route] = why
+		case word == "gen":
+			var day, prefix string
+			var count, amount int
+			if _, err := fmt.Sscan(rest, &day, &prefix, &count, &amount); err != nil || block == nil {
+				t.Fatalf("%s:%d: gen DAY PREFIX COUNT AMOUNT, in a block", path, n)
+			}
+			for i := range count {
+				*block = append(*block, fmt.Sprintf("%s%d,%s,%d", prefix, i, day, amount))
+			}
+		case block != nil:
+			*block = append(*block, line)
+		default:
+			t.Fatalf("%s:%d: %q is neither a directive nor a row of a block", path, n, line)
+		}
+	}
+	if err := s.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return sc
+}
+
+// guardRun is one route's run of a scenario's rows on a site: its exit
+// code and what it printed.
+type guardRun struct {
+	code      int
+	out, errs string
+}
+
+// guardRoute runs rows through one route a run can take, declaring the
+// partitions, with flags; setup runs after the table holds the base and
+// before the run, so that a route can make its own history first.
+type guardRoute struct {
+	name string
+	// refused is the exit code of a refusal on this route.
+	refused int
+	run     func(t *testing.T, g *guardSite, rows []string, flags []string) guardRun
+}
+
+// guardSite is a site with the scenario's table, and the scenario.
+type guardSite struct {
+	*site
+	sc *guardScenario
+	n  int // runs so far, for file names and run ids
+}
+
+func (g *guardSite) next() int { g.n++; return g.n }
+
+// input writes rows as a CSV file.
+func (g *guardSite) input(rows []string) string {
+	return write(g.t, g.t.TempDir(), fmt.Sprintf("in-%d.csv", g.next()), guardsHeader+"\n"+strings.Join(rows, "\n")+"\n")
+}
+
+func (g *guardSite) selector() string { return "order_date=" + strings.Join(g.sc.partitions, ",") }
+
+func (g *guardSite) cli(args ...string) guardRun {
+	code, out, errs := g.site.cli(args...)
+	return guardRun{code, out, errs}
+}
+
+// publishArgs are a publish of the table with the scenario's partitions.
+func (g *guardSite) publishArgs(cmd string, flags []string) []string {
+	return append([]string{cmd, "--table", "m.orders", "--partitions", g.selector()}, flags...)
+}
+
+// planAndApply plans rows, then applies the plan unless it was refused;
+// between, between runs (a concurrent writer, say).
+func (g *guardSite) planAndApply(rows, flags []string, between func()) guardRun {
+	plan := filepath.Join(g.t.TempDir(), fmt.Sprintf("plan-%d.json", g.next()))
+	r := g.cli(append(g.publishArgs("plan", flags), "--out", plan, g.input(rows))...)
+	if r.code != 0 {
+		return r
+	}
+	pf, err := swap.ReadPlan(plan)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	if between != nil {
+		between()
+	}
+	return g.cli("apply", plan, "--approve", pf.PlanID)
+}
+
+// byPartition splits rows by their day, in the order of the scenario's
+// partitions; a row of an undeclared day goes with the first.
+func (g *guardSite) byPartition(rows []string) [][]string {
+	out := make([][]string, len(g.sc.partitions))
+	for _, r := range rows {
+		f := strings.Split(r, ",")
+		i := max(slices.Index(g.sc.partitions, f[1]), 0)
+		out[i] = append(out[i], r)
+	}
+	return out
+}
+
+// guardRoutes are the routes a run of rows can take.
+var guardRoutes = []guardRoute{
+	{name: "publish", refused: exitRefused, run: func(t *testing.T, g *guardSite, rows, flags []string) guardRun {
+		return g.cli(append(g.publishArgs("publish", flags), g.input(rows))...)
+	}},
+	{name: "plan+apply", refused: exitRefused, run: func(t *testing.T, g *guardSite, rows, flags []string) guardRun {
+		return g.planAndApply(rows, flags, nil)
+	}},
+	{name: "batches", refused: exitRefused, run: func(t *testing.T, g *guardSite, rows, flags []string) guardRun {
+		return g.cli(append(g.publishArgs("publish", append([]string{"--commit-per-partition"}, flags...)), g.input(rows))...)
+	}},
+	{name: "shards", refused: exitRefused, run: func(t *testing.T, g *guardSite, rows, flags []string) guardRun {
+		runID := fmt.Sprintf("sharded-%d", g.next())
+		var plans, ids []string
+		for i, part := range g.byPartition(rows) {
+			plan := filepath.Join(t.TempDir(), fmt.Sprintf("shard-%d.json", i))
+			args := append([]string{"plan", "--table", "m.orders", "--partitions", "order_date=" + g.sc.partitions[i], "--run-id", runID, "--out", plan}, flags...)
+			if r := g.cli(append(args, g.input(part))...); r.code != 0 {
+				for _, p := range plans {
+					g.must("discard", p)
+				}
+				return r
+			}
+			pf, err := swap.ReadPlan(plan)
+			if err != nil {
+				t.Fatal(err)
+			}
+			plans, ids = append(plans, plan), append(ids, pf.PlanID)
+		}
+		return g.cli(append(append([]string{"apply"}, plans...), "--approve", strings.Join(ids, ","))...)
+	}},
+	{name: "rebase", refused: exitRefused, run: func(t *testing.T, g *guardSite, rows, flags []string) guardRun {
+		// Another writer commits a day the run does not declare between
+		// its plan and its apply: the apply rebases over it.
+		return g.planAndApply(rows, flags, func() {
+			g.must("publish", "--table", "m.orders", "--partitions", "order_date=2099-01-01", g.input([]string{fmt.Sprintf("w%d,2099-01-01,1", g.n)}))
+		})
+	}},
+	{name: "resume", refused: exitRefused, run: func(t *testing.T, g *guardSite, rows, flags []string) guardRun {
+		// Killed as it commits, then run again under the same run id.
+		runID := fmt.Sprintf("resumed-%d", g.next())
+		in := g.input(rows)
+		kill := g.command(append(g.publishArgs("publish", flags), "--run-id", runID, in)...)
+		kill.Env = append(os.Environ(), "LAKESWAP_TEST_KILL_AT_COMMIT=1")
+		out, err := kill.CombinedOutput()
+		if err == nil {
+			t.Fatalf("the run to be killed at its commit finished:\n%s", out)
+		}
+		return g.cli(append(g.publishArgs("publish", flags), "--run-id", runID, in)...)
+	}},
+	{name: "job", refused: exitRefused, run: func(t *testing.T, g *guardSite, rows, flags []string) guardRun {
+		dir := t.TempDir()
+		write(t, dir, "in.csv", guardsHeader+"\n"+strings.Join(rows, "\n")+"\n")
+		sql := "SELECT order_id, CAST(order_date AS DATE) AS order_date, CAST(amount_cents AS BIGINT) AS amount_cents FROM src"
+		if g.sc.tripJobSQL != "" && slices.Equal(rows, g.sc.trip) {
+			sql = g.sc.tripJobSQL
+		}
+		spec := "table: m.orders\nsources:\n  src: {path: in.csv}\nsql: " + strconv.Quote(sql) + "\n"
+		if g.sc.reconcile != "" {
+			spec += "reconcile: " + strconv.Quote(g.sc.reconcile) + "\n"
+		}
+		job := write(t, dir, "job.yaml", spec)
+		return g.cli(append([]string{"publish", "--job", job, "--partitions", g.selector(), "--rejects", filepath.Join(dir, "rejects.ndjson")}, flags...)...)
+	}},
+	{name: "adopt", refused: exitRefused, run: func(t *testing.T, g *guardSite, rows, flags []string) guardRun {
+		// Parquet files another engine wrote under the table's location,
+		// one a day, typed as the engine reads the CSV.
+		files := adoptable(t, g, rows)
+		return g.cli(append(g.publishArgs("publish", append([]string{"--adopt"}, flags...)), files...)...)
+	}},
+}
+
+// rollbackRoutes are the routes that undo a run: each meets the guards
+// that judge a change to the table (a freeze), with args on the command.
+var rollbackRoutes = []struct {
+	name string
+	args []string
+}{
+	{"rollback", nil},
+	{"scoped rollback", []string{"--scoped"}},
+	{"forced rollback", []string{"--force"}},
+}
+
+// adoptable writes rows as Parquet files under the table's location, one
+// for each day, with the engine's reading of the CSV's types.
+func adoptable(t *testing.T, g *guardSite, rows []string) []string {
+	t.Helper()
+	in := g.input(rows)
+	tbl, done := tableOf(t, g.site, "m.orders")
+	loc := strings.TrimPrefix(tbl.Location(), "file://")
+	done()
+	eng, err := source.OpenSQLEngine(t.TempDir(), 256<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	var files []string
+	days := map[string]bool{}
+	for _, r := range rows {
+		days[strings.Split(r, ",")[1]] = true
+	}
+	for _, day := range slices.Sorted(maps.Keys(days)) {
+		path := filepath.Join(loc, "data", "order_date="+day, fmt.Sprintf("adopted-%d.parquet", g.next()))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		q := fmt.Sprintf("COPY (SELECT * FROM read_csv(%s) WHERE CAST(order_date AS VARCHAR) = %s) TO %s (FORMAT parquet)", source.SQLString(in), source.SQLString(day), source.SQLString(path))
+		if err := eng.Exec(context.Background(), q); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, path)
+	}
+	return files
+}
+
+// tableOf loads a table of the site's catalog, by NAMESPACE.NAME.
+func tableOf(t *testing.T, s *site, name string) (*table.Table, func()) {
+	t.Helper()
+	ctx, cat, _, err := openPublisher(context.Background(), siteConfig(t, s), noLog())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := cat.LoadTable(ctx, strings.Split(name, "."))
+	if err != nil {
+		cat.Close()
+		t.Fatal(err)
+	}
+	return tbl, func() { cat.Close() }
+}
+
+// newGuardSite creates the scenario's table on a site of its own and
+// publishes its base, as run base.
+func newGuardSite(t *testing.T, sc *guardScenario) *guardSite {
+	t.Helper()
+	g := &guardSite{site: newSite(t, "sqlite+local"), sc: sc}
+	g.must("table", "create", "--schema", write(t, g.home, "orders.yaml", guardsTable))
+	parts := cmp.Or(strings.Join(sc.basePartitions, ","), strings.Join(sc.partitions, ","))
+	g.must("publish", "--table", "m.orders", "--partitions", "order_date="+parts, "--run-id", "base", g.input(sc.base))
+	return g
+}
+
+// setTable applies the scenario's table settings.
+func (g *guardSite) setTable() {
+	for _, kv := range g.sc.set {
+		g.must("table", "set", "--table", "m.orders", kv)
+	}
+}
+
+// TestGuardsByRoute: every guard of swap.Guards, on every route a run can
+// take, from its scenario file (testdata/guards): rows that trip it are
+// refused naming what the file says, with the table and its files as
+// they were; rows that pass (with the override, where the guard takes
+// one) are committed, and the table then holds them (the same rows again
+// change nothing). A route a guard does not apply to says why in the
+// file. A guard with no file, or a route missing from a file that is
+// neither run nor said not to apply, fails the test. The matrix is
+// logged: go test -run TestGuardsByRoute -v.
+func TestGuardsByRoute(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "guards", "*.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	scenarios := map[string]*guardScenario{}
+	for _, f := range files {
+		sc := readGuardScenario(t, f)
+		scenarios[sc.guard] = sc
+	}
+	var routes []string
+	for _, r := range guardRoutes {
+		routes = append(routes, r.name)
+	}
+	for _, r := range rollbackRoutes {
+		routes = append(routes, r.name)
+	}
+	matrix := map[string]map[string]string{}
+	for _, guard := range swap.Guards {
+		sc := scenarios[guard.Name]
+		matrix[guard.Name] = map[string]string{}
+		if sc == nil {
+			t.Errorf("guard %q has no scenario file in testdata/guards: write one", guard.Name)
+			continue
+		}
+		for _, route := range routes {
+			why, na := sc.notApplicable[route]
+			if all, ok := sc.notApplicable["all"]; ok {
+				why, na = all, true
+			}
+			if na {
+				matrix[guard.Name][route] = "n/a"
+				continue
+			}
+			t.Run(guard.Name+"/"+route, func(t *testing.T) {
+				matrix[guard.Name][route] = runGuardCell(t, sc, route)
+			})
+			_ = why
+		}
+	}
+	for name := range scenarios {
+		if !slices.ContainsFunc(swap.Guards, func(g *swap.Guard) bool { return g.Name == name }) {
+			t.Errorf("testdata/guards holds a scenario of %q, which is no guard of swap.Guards", name)
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-15s", "")
+	for _, r := range routes {
+		fmt.Fprintf(&b, " %-16s", r)
+	}
+	for _, guard := range swap.Guards {
+		fmt.Fprintf(&b, "\n%-15s", guard.Name)
+		for _, r := range routes {
+			fmt.Fprintf(&b, " %-16s", matrix[guard.Name][r])
+		}
+	}
+	t.Log("guards by route (trip/pass):\n" + b.String())
+}
+
+// runGuardCell runs a scenario through one route: the trip, refused, then
+// the pass, committed. It returns the cell as the matrix shows it.
+func runGuardCell(t *testing.T, sc *guardScenario, route string) string {
+	for _, r := range rollbackRoutes {
+		if r.name == route {
+			return runRollbackCell(t, sc, r.args)
+		}
+	}
+	i := slices.IndexFunc(guardRoutes, func(r guardRoute) bool { return r.name == route })
+	r := guardRoutes[i]
+	g := newGuardSite(t, sc)
+	g.setTable()
+	cell := "n/a"
+	if sc.tripNA == "" {
+		// Files another engine wrote (to adopt) are its own, and stay.
+		ours := func() []string {
+			return slices.DeleteFunc(g.files(), func(f string) bool { return strings.Contains(f, "/adopted-") })
+		}
+		meta, files := g.metadata("m.orders"), ours()
+		got := r.run(t, g, sc.trip, nil)
+		wants := cmp.Or(sc.tripOn[route], sc.tripWants)
+		if got.code != r.refused || !strings.Contains(got.out+got.errs, wants) {
+			t.Errorf("%s: rows that trip %s: exit %d: %s%s; want %d naming %q", sc.file, sc.guard, got.code, got.out, got.errs, r.refused, wants)
+		}
+		if g.metadata("m.orders") != meta || !slices.Equal(ours(), files) {
+			t.Errorf("%s: the refused run changed the table or left files", sc.file)
+		}
+		cell = "refused"
+	}
+	meta := g.metadata("m.orders")
+	got := r.run(t, g, sc.pass, sc.flags)
+	if got.code != 0 {
+		t.Errorf("%s: rows that pass %s: exit %d: %s%s", sc.file, sc.guard, got.code, got.out, got.errs)
+		return cell + "/FAILED"
+	}
+	if g.metadata("m.orders") == meta {
+		t.Errorf("%s: the passing run committed nothing", sc.file)
+	}
+	if again := g.cli(append(g.publishArgs("publish", sc.flags), g.input(sc.pass))...); again.code != 0 || !strings.Contains(again.out, "unchanged") {
+		t.Errorf("%s: the passing rows again: exit %d: %s%s; want unchanged, the table holding them", sc.file, again.code, again.out, again.errs)
+	}
+	return cell + "/passed"
+}
+
+// runRollbackCell runs a scenario through a rollback: the passing rows
+// published as run r2 before the table's settings, then rolled back
+// (with args); the settings make the rollback trip the guard. It passes
+// with the scenario's flags where the rollback takes them (--scoped), or
+// on a table without the settings.
+func runRollbackCell(t *testing.T, sc *guardScenario, args []string) string {
+	publishRuns := func(g *guardSite) {
+		g.must(append(g.publishArgs("publish", nil), "--run-id", "r2", "--allow-implausible", g.input(sc.pass))...)
+		if slices.Contains(args, "--force") {
+			g.must("publish", "--table", "m.orders", "--partitions", "order_date=2099-01-01", "--run-id", "r3", g.input([]string{"w1,2099-01-01,1"}))
+		}
+	}
+	rollback := append([]string{"rollback", "--table", "m.orders", "--run", "r2"}, args...)
+	g := newGuardSite(t, sc)
+	publishRuns(g)
+	g.setTable()
+	meta, files := g.metadata("m.orders"), g.files()
+	got := g.cli(rollback...)
+	if got.code != exitRollbackRefuse || !strings.Contains(got.errs, sc.tripWants) {
+		t.Errorf("%s: a rollback that trips %s: exit %d: %s%s; want %d naming %q", sc.file, sc.guard, got.code, got.out, got.errs, exitRollbackRefuse, sc.tripWants)
+	}
+	if g.metadata("m.orders") != meta || !slices.Equal(g.files(), files) {
+		t.Errorf("%s: the refused rollback changed the table or left files", sc.file)
+	}
+	if slices.Contains(args, "--scoped") {
+		rollback = append(rollback, sc.flags...)
+	} else {
+		g = newGuardSite(t, sc)
+		publishRuns(g)
+	}
+	if got := g.cli(rollback...); got.code != 0 {
+		t.Errorf("%s: a rollback that passes %s: exit %d: %s%s", sc.file, sc.guard, got.code, got.out, got.errs)
+		return "refused/FAILED"
+	}
+	// The base's rows again change nothing in the days r2 changed.
+	if again := g.cli(append(g.publishArgs("publish", sc.flags), g.input(sc.base))...); again.code != 0 || !strings.Contains(again.out, "unchanged") {
+		t.Errorf("%s: the base rows after the rollback: exit %d: %s%s; want unchanged", sc.file, again.code, again.out, again.errs)
+	}
+	return "refused/passed"
+}
