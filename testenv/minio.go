@@ -23,6 +23,7 @@ var (
 // MinIO returns the process's S3 server, starting it on first use.
 func MinIO(t testing.TB) *S3 {
 	t.Helper()
+	shortTier(t)
 	s3Once.Do(func() {
 		var s *devserver.S3
 		if s, s3Err = devserver.StartS3(context.Background(), os.Stderr); s3Err == nil {

@@ -44,6 +44,7 @@ var (
 // Postgres returns the process's PostgreSQL server, starting it on first use.
 func Postgres(t testing.TB) *PG {
 	t.Helper()
+	shortTier(t)
 	pgOnce.Do(func() { pgSrv, pgErr = startPG(context.Background()) })
 	if pgErr != nil {
 		unavailable(t, "PostgreSQL", pgErr)
@@ -238,4 +239,13 @@ func StopPostgres(dataDir string) error {
 		return fmt.Errorf("pg_ctl stop: %w\n%s", err, out)
 	}
 	return nil
+}
+
+// shortTier skips a test that needs a server under go test -short: the
+// fast tier runs the scenario files and the tests on the embedded
+// catalog and local files; make test runs every test, on every server.
+func shortTier(t testing.TB) {
+	if testing.Short() {
+		t.Skip("-short: tests on a server run in the full tier (make test)")
+	}
 }

@@ -1,0 +1,103 @@
+package snapshot_test
+
+import (
+	"context"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakeswap/lakeswap/catalog"
+	"github.com/lakeswap/lakeswap/contract"
+	"github.com/lakeswap/lakeswap/internal/retail"
+	"github.com/lakeswap/lakeswap/swap"
+	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
+)
+
+var daily = table.Identifier{"retail", "daily_orders"}
+
+// TestFilesAndAddedSince, on a table of the embedded catalog: Files lists
+// a snapshot's live files by partition (the replaced ones gone), and
+// AddedSince the files later snapshots on main added outside given
+// partitions, oldest first, each with its snapshot; StillLive drops those
+// a later commit took out again.
+func TestFilesAndAddedSince(t *testing.T) {
+	ctx := context.Background()
+	cfg, err := catalog.Resolve(catalog.Settings{Home: t.TempDir(), Getenv: func(string) string { return "" }, ConfigFile: os.DevNull})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := catalog.Open(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cat.Close()
+	if _, err := catalog.CreateTable(ctx, cat, daily, retail.Spec()); err != nil {
+		t.Fatal(err)
+	}
+	pub := &swap.Publisher{Catalog: cat}
+	publish := func(runID, stage string, days ...string) int64 {
+		t.Helper()
+		rows, err := retail.Daily(stage)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := pub.Publish(ctx, swap.Request{Table: daily, RunID: runID, Partitions: days, Source: retail.NewSource(rows), SourceName: "test", AllowImplausible: true, AllowEmpty: true})
+		if err != nil {
+			t.Fatalf("publish %s: %v", runID, err)
+		}
+		return res.SnapshotID
+	}
+	first := publish("first", retail.AfterBatch1, "2026-01-01")
+	publish("second", retail.AfterBatch2, "2026-01-02")
+	publish("third", retail.AfterBatch2, "2026-01-01")
+
+	tbl, err := cat.LoadTable(ctx, daily)
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := tbl.Metadata()
+	c, err := contract.Of(meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now, err := snapshot.Files(ctx, fsys, meta.CurrentSnapshot(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(now) != 2 || !allUnder(snapshot.Paths(now["2026-01-01"]), "run-third-") || !allUnder(snapshot.Paths(now["2026-01-02"]), "run-second-") {
+		t.Errorf("main's files by partition: %v; want 2026-01-01 of run third, 2026-01-02 of run second", now)
+	}
+
+	added, err := snapshot.AddedSince(ctx, fsys, meta, first, c, map[string]string{"2026-01-02": "order_date=2026-01-02"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(added) == 0 || !slices.IsSortedFunc(added, func(a, b snapshot.Added) int { return int(a.Snapshot.SequenceNumber - b.Snapshot.SequenceNumber) }) {
+		t.Fatalf("added since the first run, outside 2026-01-02: %v", added)
+	}
+	for _, a := range added {
+		if a.Partition != "2026-01-01" || !strings.Contains(a.Path, "run-third-") {
+			t.Errorf("added %s of %s; want only run third's files of 2026-01-01", a.Path, a.Partition)
+		}
+	}
+	if live := snapshot.StillLive(added, now); len(live) != len(added) {
+		t.Errorf("StillLive kept %d of %d files main holds", len(live), len(added))
+	}
+	if live := snapshot.StillLive(added, nil); len(live) != 0 {
+		t.Errorf("StillLive kept %v, with no file live", live)
+	}
+	if err := snapshot.Writable(meta); err != nil {
+		t.Errorf("a format v2 table: %v", err)
+	}
+}
+
+func allUnder(paths []string, part string) bool {
+	return len(paths) > 0 && !slices.ContainsFunc(paths, func(p string) bool { return !strings.Contains(p, part) })
+}
