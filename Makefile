@@ -8,7 +8,7 @@ DEMO_DIR ?= lakeswap-demo
 TAGS ?=
 GOTAGS = $(if $(TAGS),-tags $(TAGS))
 
-.PHONY: build demo demo-minio test bench bench-scale reliability minio dev-up dev-down clean
+.PHONY: build demo demo-minio test test-short bench bench-scale reliability minio dev-up dev-down clean
 
 build:
 	$(GO) build $(GOTAGS) -o bin/lakeswap ./cmd/lakeswap
@@ -26,6 +26,12 @@ test:
 	$(GO) vet $(GOTAGS) ./...
 	$(GO) vet -tags noduckdb ./...
 	LAKESWAP_WANT_ENGINE=$(if $(findstring noduckdb,$(TAGS)),lakeswap,duckdb) $(GO) test $(GOTAGS) -count=1 -timeout 30m ./...
+
+# The fast tier: the guard-by-route scenarios and the tests on the
+# embedded catalog and local files, no server; about two minutes here.
+test-short:
+	$(GO) vet $(GOTAGS) ./...
+	$(GO) test $(GOTAGS) -short -count=1 ./...
 
 minio:
 	$(GO) run ./testenv/cmd/devenv minio

@@ -89,6 +89,9 @@ func apply(t *testing.T, home string, plan *swap.Plan) (int, string) {
 // again it commits nothing and keeps the run's files; a plan whose base
 // moved is refused as a conflict and touches no file.
 func TestApplyInAnotherProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs in the full tier (make test)")
+	}
 	e := newEnv(t)
 	published := table.Identifier{"retail", "published"}
 	if _, err := catalog.CreateTable(e.ctx, e.cat, published, retail.Spec()); err != nil {

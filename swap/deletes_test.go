@@ -72,6 +72,9 @@ func morFixed(t *testing.T, e *env) {
 // commit landed but whose answer was lost and the table could not be read
 // (outcome unknown), keeps the files it wrote: main references them.
 func TestScopedRollbackUnknownOutcomeKeepsRestaged(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs in the full tier (make test)")
+	}
 	e := newEnv(t)
 	morFixed(t, e)
 	lost := &lostAnswer{Catalog: e.cat, armed: true}

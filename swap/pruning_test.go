@@ -337,6 +337,9 @@ func oddLiteral(col string, v any) (iceberg.Literal, string) {
 // unpruned) finds a matching row in must be planned; and verify finds no
 // wrong statistic, footers included.
 func TestPruningFindsEveryRow(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs in the full tier (make test)")
+	}
 	for _, b := range []backend{backends[0], backends[2]} {
 		t.Run(b.name, func(t *testing.T) {
 			e := b.open(t)
@@ -375,6 +378,9 @@ func TestPruningFindsEveryRow(t *testing.T) {
 // manifests: plan then apply, a rebase over another writer's commit, and a
 // scoped rollback, each committing a manifest of the empty partition.
 func TestPruningAfterEveryRoute(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs in the full tier (make test)")
+	}
 	e := backends[0].open(t)
 	e.t = t
 	connector, err := duckdb.NewConnector("", nil)

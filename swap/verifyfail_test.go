@@ -149,6 +149,9 @@ func TestUnreadableCommitIsLandedUnverified(t *testing.T) {
 // reading the base back after the rollback fails; main is at the base, so
 // the publish reports a rollback (exit 6), never "landed, not verified".
 func TestRollbackThatHappenedIsReported(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs in the full tier (make test)")
+	}
 	e := newEnv(t)
 	other := e.mustPublish([]retail.DailyOrder{{OrderDate: "2026-01-01", Channel: "web", OrderCount: 9, AmountCents: 9}}, "2026-01-01")
 	base := e.mustPublish(fixture(t, retail.AfterBatch1), fixtureRange...)

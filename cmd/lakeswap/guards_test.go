@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/apache/iceberg-go/table"
@@ -358,6 +359,8 @@ func (g *guardSite) setTable() {
 // neither run nor said not to apply, fails the test. The matrix is
 // logged: go test -run TestGuardsByRoute -v.
 func TestGuardsByRoute(t *testing.T) {
+	// The resume route runs the binary: built beside the other cells.
+	go binOnce.Do(buildBinary)
 	files, err := filepath.Glob(filepath.Join("testdata", "guards", "*.txt"))
 	if err != nil {
 		t.Fatal(err)
@@ -374,29 +377,34 @@ func TestGuardsByRoute(t *testing.T) {
 	for _, r := range rollbackRoutes {
 		routes = append(routes, r.name)
 	}
+	// The cells run in parallel, each on a site of its own; the group
+	// returns when every cell has.
 	matrix := map[string]map[string]string{}
-	for _, guard := range swap.Guards {
-		sc := scenarios[guard.Name]
-		matrix[guard.Name] = map[string]string{}
-		if sc == nil {
-			t.Errorf("guard %q has no scenario file in testdata/guards: write one", guard.Name)
-			continue
-		}
-		for _, route := range routes {
-			why, na := sc.notApplicable[route]
-			if all, ok := sc.notApplicable["all"]; ok {
-				why, na = all, true
-			}
-			if na {
-				matrix[guard.Name][route] = "n/a"
+	var mu sync.Mutex
+	t.Run("cells", func(t *testing.T) {
+		for _, guard := range swap.Guards {
+			sc := scenarios[guard.Name]
+			matrix[guard.Name] = map[string]string{}
+			if sc == nil {
+				t.Errorf("guard %q has no scenario file in testdata/guards: write one", guard.Name)
 				continue
 			}
-			t.Run(guard.Name+"/"+route, func(t *testing.T) {
-				matrix[guard.Name][route] = runGuardCell(t, sc, route)
-			})
-			_ = why
+			for _, route := range routes {
+				_, na := sc.notApplicable[route]
+				if _, all := sc.notApplicable["all"]; na || all {
+					matrix[guard.Name][route] = "n/a"
+					continue
+				}
+				t.Run(guard.Name+"/"+route, func(t *testing.T) {
+					t.Parallel()
+					cell := runGuardCell(t, sc, route)
+					mu.Lock()
+					defer mu.Unlock()
+					matrix[guard.Name][route] = cell
+				})
+			}
 		}
-	}
+	})
 	for name := range scenarios {
 		if !slices.ContainsFunc(swap.Guards, func(g *swap.Guard) bool { return g.Name == name }) {
 			t.Errorf("testdata/guards holds a scenario of %q, which is no guard of swap.Guards", name)

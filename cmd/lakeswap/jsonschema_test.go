@@ -52,7 +52,15 @@ var results = map[string][]any{
 
 var updateSchemas = flag.Bool("update-schemas", false, "write docs/json from the result types")
 
-const schemaDir = "../../docs/json"
+// schemaDir is docs/json, absolute: a test that changes its folder may
+// print JSON checked against a schema not compiled yet.
+var schemaDir = func() string {
+	dir, err := filepath.Abs(filepath.Join("..", "..", "docs", "json"))
+	if err != nil {
+		panic(err)
+	}
+	return dir
+}()
 
 // schemaFile is the schema of a command's output: error.schema.json for a
 // command that only fails (lakeswap's own usage errors, before any

@@ -26,6 +26,7 @@ var noEnv = func(string) string { return "" }
 // cli runs lakeswap as a user would, against the embedded catalog in home.
 func cli(t *testing.T, home string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
+	shortTier(t)
 	var out, errb bytes.Buffer
 	code = mainWithEnv(context.Background(), append([]string{"--home", home, "--config", os.DevNull}, args...), &out, &errb, noEnv)
 	return code, out.String(), errb.String()

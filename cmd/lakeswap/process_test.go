@@ -60,23 +60,28 @@ func buildTags() string {
 // real processes, which a goroutine cannot stand in for.
 func lakeswapBinary(t *testing.T) string {
 	t.Helper()
-	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "lakeswap-bin-")
-		if err != nil {
-			binErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "lakeswap")
-		// The tag builds in the commit barrier (barrier.go) these tests use.
-		out, err := exec.Command("go", "build", "-tags", buildTags(), "-o", binPath, ".").CombinedOutput()
-		if err != nil {
-			binErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
+	binOnce.Do(buildBinary)
 	if binErr != nil {
 		t.Fatal(binErr)
 	}
 	return binPath
+}
+
+// buildBinary builds the lakeswap binary once for the test process; a
+// test that will need it can start the build early, in a goroutine
+// (go binOnce.Do(buildBinary)), so that its parallel parts do not wait.
+func buildBinary() {
+	dir, err := os.MkdirTemp("", "lakeswap-bin-")
+	if err != nil {
+		binErr = err
+		return
+	}
+	binPath = filepath.Join(dir, "lakeswap")
+	// The tag builds in the commit barrier (barrier.go) these tests use.
+	out, err := exec.Command("go", "build", "-tags", buildTags(), "-o", binPath, ".").CombinedOutput()
+	if err != nil {
+		binErr = fmt.Errorf("go build: %v\n%s", err, out)
+	}
 }
 
 // shared is a catalog several processes share: PostgreSQL and MinIO,

@@ -43,6 +43,7 @@ func forEachSite(t *testing.T, test func(t *testing.T, s *site)) {
 
 func newSite(t *testing.T, name string) *site {
 	t.Helper()
+	shortTier(t)
 	s := &site{t: t, name: name, home: t.TempDir()}
 	if name == "sqlite+local" {
 		s.args = []string{"--home", s.home, "--config", os.DevNull}
