@@ -220,26 +220,35 @@ func TestInvalidUTF8NamesTheListedFile(t *testing.T) {
 	}
 }
 
-// TestNestedNDJSONArrivesAsWritten: an object or array in an NDJSON
-// source reaches the SQL as the JSON text written, at any depth: a time
-// keeps its offset, 9007199254740993 beside 0.5 and 99999999999999999999
-// keep their digits, where the engine's own typing of the nested values
-// rounds them or drops the offset.
+// TestNestedNDJSONArrivesAsWritten: nested NDJSON values reach the SQL
+// exactly as written, at any depth. An object holding a time or a number
+// with a fraction arrives as its JSON text (a time keeps its offset,
+// 9007199254740993 beside 0.5 and 99999999999999999999 keep their digits,
+// where the engine's typing dropped the offset and rounded them); a list
+// of strings stays a list (tags[1] is the first), a list of times a list
+// of their text; a list of numbers with a fraction holding an integer a
+// double cannot hold is refused naming the file, line and place.
 func TestNestedNDJSONArrivesAsWritten(t *testing.T) {
-	body := `{"id":1,"o":{"ts":"2026-01-03T11:00:00+05:00","n":9007199254740993,"f":0.5,"h":99999999999999999999,"in":{"t":"2026-01-01T23:30:00-05:00"}},"a":[9007199254740993,0.5]}` + "\n" +
-		`{"id":2,"o":{"ts":"2026-01-04T00:00:00Z","n":1,"f":1,"h":1,"in":{"t":"x"}},"a":[]}` + "\n"
+	body := `{"id":1,"o":{"ts":"2026-01-03T11:00:00+05:00","n":9007199254740993,"f":0.5,"h":99999999999999999999,"in":{"t":"2026-01-01T23:30:00-05:00"}},"tags":["x","y"],"times":["2026-01-03T11:00:00+05:00"]}` + "\n" +
+		`{"id":2,"o":{"ts":"2026-01-04T00:00:00Z","n":1,"f":1,"h":1,"in":{"t":"x"}},"tags":[],"times":[]}` + "\n"
 	j := jobOver(t, map[string]string{"a.ndjson": body}, "SELECT 1")
 	eng, _, err := prepared(t, j, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := texts(t, eng, `SELECT (o->>'$.ts') || ' ' || (o->>'$.n') || ' ' || (o->>'$.h') || ' ' || (o->>'$.in.t') || ' ' || (a->>'$[0]') FROM events WHERE id = 1`)
-	want := []string{"2026-01-03T11:00:00+05:00 9007199254740993 99999999999999999999 2026-01-01T23:30:00-05:00 9007199254740993"}
+	got := texts(t, eng, `SELECT (o->>'$.ts') || ' ' || (o->>'$.n') || ' ' || (o->>'$.h') || ' ' || (o->>'$.in.t') || ' ' || tags[1] || ' ' || times[1] FROM events WHERE id = 1`)
+	want := []string{"2026-01-03T11:00:00+05:00 9007199254740993 99999999999999999999 2026-01-01T23:30:00-05:00 x 2026-01-03T11:00:00+05:00"}
 	if !slices.Equal(got, want) {
 		t.Errorf("nested values reach the SQL as %q, want %q", got, want)
 	}
-	if typ := texts(t, eng, "SELECT DISTINCT typeof(o) || ',' || typeof(a) FROM events"); !slices.Equal(typ, []string{"JSON,JSON"}) {
-		t.Errorf("nested columns reach the SQL as %v, want JSON", typ)
+	if typ := texts(t, eng, "SELECT DISTINCT typeof(o) || ',' || typeof(tags) || ',' || typeof(times) FROM events"); !slices.Equal(typ, []string{"JSON,VARCHAR[],VARCHAR[]"}) {
+		t.Errorf("nested columns reach the SQL as %v, want JSON, VARCHAR[], VARCHAR[]", typ)
+	}
+	bad := jobOver(t, map[string]string{"b.ndjson": "{\"id\":1,\"l\":[[0.5]]}\n{\"id\":2,\"l\":[[1.5],[9007199254740993]]}\n"}, "SELECT 1")
+	_, _, err = prepared(t, bad, nil)
+	var ie *source.InputError
+	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "b.ndjson:2: column l: number 9007199254740993 at l[1][0]") {
+		t.Errorf("a list of doubles holding 2^53+1: %v; want refused naming b.ndjson:2 and l[1][0]", err)
 	}
 }
 
@@ -253,12 +262,14 @@ func TestNDJSONKeysThatClashAreRefused(t *testing.T) {
 		files map[string]string
 		want  []string
 	}{
-		"one line":    {map[string]string{"a.ndjson": "{\"id\":1,\"amt\":100,\"Amt\":250}\n"}, []string{"a.ndjson:1: column Amt", `"Amt" and key "amt"`}},
-		"two lines":   {map[string]string{"a.ndjson": "{\"id\":1,\"amt\":100}\n{\"id\":2,\"Amt\":250}\n"}, []string{"a.ndjson:2: column Amt", `"amt" (line 1)`}},
-		"two files":   {map[string]string{"a.ndjson": "{\"id\":1,\"amt\":100}\n", "b.ndjson": "{\"id\":2,\"AMT\":250}\n"}, []string{"b.ndjson:1: column AMT", "a.ndjson:1)"}},
-		"empty key":   {map[string]string{"a.ndjson": "{\"id\":1}\n{\"id\":2,\"\":5}\n"}, []string{"a.ndjson:2:", "empty key"}},
-		"nested":      {map[string]string{"a.ndjson": "{\"id\":1,\"o\":{\"x\":1}}\n{\"id\":2,\"o\":{\"k\":{\"a\":1,\"A\":2}}}\n"}, []string{"a.ndjson:2: column o", "o.k", `"a" and "A"`}},
-		"in an array": {map[string]string{"a.ndjson": "{\"id\":1,\"l\":[{\"b\":1,\"B\":2}]}\n"}, []string{"a.ndjson:1: column l", "l[0]"}},
+		"one line":          {map[string]string{"a.ndjson": "{\"id\":1,\"amt\":100,\"Amt\":250}\n"}, []string{"a.ndjson:1: column Amt", `"Amt" and key "amt"`}},
+		"two lines":         {map[string]string{"a.ndjson": "{\"id\":1,\"amt\":100}\n{\"id\":2,\"Amt\":250}\n"}, []string{"a.ndjson:2: column Amt", `"amt" (line 1)`}},
+		"two files":         {map[string]string{"a.ndjson": "{\"id\":1,\"amt\":100}\n", "b.ndjson": "{\"id\":2,\"AMT\":250}\n"}, []string{"b.ndjson:1: column AMT", "a.ndjson:1)"}},
+		"empty key":         {map[string]string{"a.ndjson": "{\"id\":1}\n{\"id\":2,\"\":5}\n"}, []string{"a.ndjson:2:", "empty key"}},
+		"nested":            {map[string]string{"a.ndjson": "{\"id\":1,\"o\":{\"x\":1}}\n{\"id\":2,\"o\":{\"k\":{\"a\":1,\"A\":2}}}\n"}, []string{"a.ndjson:2: column o", "o.k", `key "A", and "a"`}},
+		"in an array":       {map[string]string{"a.ndjson": "{\"id\":1,\"l\":[{\"b\":1,\"B\":2}]}\n"}, []string{"a.ndjson:1: column l", "l[0]"}},
+		"nested, two lines": {map[string]string{"a.ndjson": "{\"id\":1,\"o\":{\"a\":1}}\n{\"id\":2,\"o\":{\"A\":2}}\n"}, []string{"a.ndjson:2: column o", `key "A", and "a"`}},
+		"two elements":      {map[string]string{"a.ndjson": "{\"id\":1,\"o\":{\"x\":[{\"a\":1},{\"A\":2}]}}\n"}, []string{"a.ndjson:1: column o", "o.x[1]"}},
 	} {
 		j := jobOver(t, c.files, "SELECT 1")
 		_, _, err := prepared(t, j, nil)

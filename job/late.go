@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/lakeswap/lakeswap/contract"
+	"github.com/lakeswap/lakeswap/internal/words"
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/source"
 	"github.com/lakeswap/lakeswap/swap"
@@ -196,11 +197,14 @@ func (a *arrival) leftOut() string {
 // watermark recorded, every row counts.
 func (a *arrival) sinceLast(ctx context.Context, eng *source.SQLEngine) ([]string, error) {
 	// A row with no arrival time is news to every run (late and new, as
-	// judge takes it): its day is rebuilt each time, and a day that comes
-	// out the same commits nothing.
-	since := "true"
+	// judge takes it), so no watermark passes it: --since-last cannot say
+	// which days it rebuilds, and would otherwise pass the row over.
+	if err := a.noUnknownArrivals(ctx, eng); err != nil {
+		return nil, err
+	}
+	since := a.arrivedUS() + " IS NOT NULL"
 	if a.hasSince {
-		since = fmt.Sprintf("coalesce(%s >= %d, true)", a.arrivedUS(), a.since-a.lookback)
+		since = fmt.Sprintf("%s >= %d", a.arrivedUS(), a.since-a.lookback)
 	}
 	q := fmt.Sprintf(`WITH rows AS (SELECT %s AS day, %s AS fresh FROM %s),
 		touched AS (SELECT min(day) AS lo, max(day) AS hi FROM rows WHERE fresh)
@@ -214,13 +218,33 @@ func (a *arrival) sinceLast(ctx context.Context, eng *source.SQLEngine) ([]strin
 		return nil, fmt.Errorf("find the days that arrived since the watermark: %w", err)
 	}
 	if len(days) == 0 {
-		since := "has an event time"
+		since := "has both an event and an arrival time"
 		if a.hasSince {
 			since = "with an event time arrived at or after " + formatUS(a.since-a.lookback) + " (the watermark " + a.state.Watermark + " less the lookback)"
 		}
 		return nil, swap.InvalidRequest(fmt.Errorf("--since-last: no row of source %s %s (%s, %s): there is no day to rebuild", a.src, since, a.job.Lag.Event, a.job.Lag.Ingested))
 	}
 	return days, nil
+}
+
+// noUnknownArrivals refuses --since-last while the lag source holds rows
+// of a known day and no arrival time (null, or text that is not a time),
+// naming how many and the first day.
+func (a *arrival) noUnknownArrivals(ctx context.Context, eng *source.SQLEngine) error {
+	q := fmt.Sprintf(`SELECT count(*)::BIGINT, coalesce(CAST(min(day) AS VARCHAR), '') FROM (SELECT %s AS day FROM %s WHERE %s IS NULL AND NOT %s) WHERE day IS NOT NULL`,
+		a.eventDay(), kept(a.src), a.arrivedUS(), a.leftOut())
+	var n int64
+	var day string
+	if err := eachRow(ctx, eng, q, func(rec arrow.RecordBatch, i int) {
+		n, day = rec.Column(0).(*array.Int64).Value(i), strings.Clone(rec.Column(1).(*array.String).Value(i))
+	}); err != nil {
+		return fmt.Errorf("find the rows with no arrival time: %w", err)
+	}
+	if n == 0 {
+		return nil
+	}
+	return swap.InvalidRequest(fmt.Errorf("--since-last: source %[2]s holds %[1]s with no arrival time (%[3]s is null, or not a time; the first of day %[4]s): no watermark passes them, so --since-last cannot say which days to rebuild; give them one, or reject them in the job (rejects: [{reason: no arrival time, when: \"try_cast(%[3]s AS TIMESTAMPTZ) IS NULL\"}]), or rebuild their days with --partitions",
+		words.Count(n, "row"), a.src, strings.TrimSpace(a.job.Lag.Ingested), day))
 }
 
 // decide judges the late rows of the days from..to and makes the lag
@@ -323,11 +347,13 @@ func (a *arrival) judge(ctx context.Context, eng *source.SQLEngine, params map[s
 	}
 	for _, day := range slices.Sorted(maps.Keys(byDay)) {
 		c := byDay[day]
-		if c.fresh > 0 && !a.state.Published[day] && a.inRun(day) && a.hasSince {
+		// Only rows known to have arrived late: a row of no arrival time
+		// is judged in its own day, not taken for a correction.
+		if known := c.fresh - c.unknown; known > 0 && !a.state.Published[day] && a.inRun(day) && a.hasSince {
 			if info.Into == nil {
 				info.Into = map[string]swap.LateRows{}
 			}
-			info.Into[day] = swap.LateRows{Rows: c.fresh, FirstArrival: firstArrival(c.first), MaxLag: float64(c.lag) / 1e6}
+			info.Into[day] = swap.LateRows{Rows: known, FirstArrival: firstArrival(c.first), MaxLag: float64(c.lag) / 1e6}
 		}
 		fresh := c.fresh > 0 && a.state.Published[day]
 		if !a.inRun(day) {

@@ -296,6 +296,8 @@ func (sf *sourceFiles) typedAsWritten(ctx context.Context, eng *source.SQLEngine
 			if cerr := sf.firstKeyClash(); cerr != nil {
 				return nil, nil, cerr
 			}
+			// Not found line by line: the engine's words, as a refusal.
+			return nil, nil, &source.InputError{File: sf.files[0].name, Err: fmt.Errorf("keys that differ only in case in an object: %w", sf.named(err))}
 		}
 		return nil, nil, sf.duplicateKey(err)
 	}
@@ -311,6 +313,17 @@ func (sf *sourceFiles) typedAsWritten(ctx context.Context, eng *source.SQLEngine
 	rr.Release()
 	if err != nil || len(columns) == 0 {
 		return nil, nil, err
+	}
+	// A list of numbers read as doubles: each number must be one a double
+	// holds as written.
+	for i, typ := range types {
+		if base := strings.TrimRight(typ, "[]"); base != typ && changesValues.MatchString(base) {
+			for _, f := range sf.files {
+				if err := source.FirstInexactInList(f.path, f.name, columns[i]); err != nil {
+					return nil, nil, err
+				}
+			}
+		}
 	}
 	return columns, types, sf.checkNDJSON(ctx, eng, paths, columns)
 }
@@ -398,7 +411,11 @@ func (sf *sourceFiles) keysApart(ctx context.Context, eng *source.SQLEngine, pat
 	if err := sf.firstKeyClash(); err != nil {
 		return err
 	}
-	return fmt.Errorf("keys %q include an empty key or keys that differ only in case: each key names a column of its own", keys)
+	slices.Sort(keys)
+	if len(keys) > 20 {
+		keys = append(keys[:20], fmt.Sprintf("and %d more", len(keys)-20))
+	}
+	return &source.InputError{File: sf.files[0].name, Err: fmt.Errorf("its keys (%s) include an empty key or keys that differ only in case: each key names a column of its own", strings.Join(keys, ", "))}
 }
 
 // firstKeyClash finds the line of the first key clash, across the files.
@@ -411,22 +428,43 @@ func (sf *sourceFiles) firstKeyClash() error {
 }
 
 // asWritten is the type a column of NDJSON is read as: the engine's,
-// except that strings it took for dates or times stay text as written,
-// and an object or array stays the JSON text it is. The engine's reading
-// of a time drops an offset (11:00+05:00 read as 11:00) and of a nested
-// number may round it (9007199254740993 beside 0.5, 1e+20 for
-// 99999999999999999999); a job's SQL casts the text, or extracts from the
-// JSON, when it means a time or a number.
+// except where its reading would change a value. Strings it took for
+// dates or times stay text as written: its reading of a time drops an
+// offset (11:00+05:00 read as 11:00), and a job's SQL casts the text when
+// it means a time. Nested values keep the engine's type where that holds
+// them exactly (a list of strings or integers, a struct of them), a list
+// of times becomes a list of their text, and an object or map holding a
+// time or a number with a fraction stays the JSON text it is (its
+// reading would drop offsets and round 9007199254740993 beside 0.5): the
+// SQL extracts from it (o->>'$.ts').
 func asWritten(engineType string) string {
 	switch engineType {
 	case "DATE", "TIME", "TIMESTAMP", "TIMESTAMP WITH TIME ZONE", "TIME WITH TIME ZONE", "TIMESTAMP_NS", "TIMESTAMP_MS", "TIMESTAMP_S":
 		return "VARCHAR"
 	}
-	if strings.HasPrefix(engineType, "STRUCT(") || strings.HasPrefix(engineType, "MAP(") || strings.HasSuffix(engineType, "]") {
+	if !nested(engineType) {
+		return strings.Clone(engineType)
+	}
+	base := strings.TrimRight(engineType, "[]")
+	if !nested(base) {
+		// A list (of lists) of one scalar type.
+		return asWritten(base) + engineType[len(base):]
+	}
+	if changesValues.MatchString(engineType) {
 		return "JSON"
 	}
 	return strings.Clone(engineType)
 }
+
+// nested says whether an engine type is a list, struct or map.
+func nested(t string) bool {
+	return strings.HasPrefix(t, "STRUCT(") || strings.HasPrefix(t, "MAP(") || strings.HasSuffix(t, "]")
+}
+
+// changesValues finds, in a nested engine type, a type whose reading of
+// JSON may change a value: a time (its offset dropped) or a number the
+// engine reads as a double (rounded).
+var changesValues = regexp.MustCompile(`\b(DATE|TIME|TIMESTAMP|TIMESTAMP_NS|TIMESTAMP_MS|TIMESTAMP_S|DOUBLE|FLOAT|HUGEINT|UBIGINT|DECIMAL)\b`)
 
 // duplicateKeyError reads the key the engine names in an object that
 // names it twice.

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -339,6 +341,7 @@ func FirstKeyClash(paths, names []string) error {
 		line int64
 	}
 	top := map[string]where{}
+	places := map[string]map[string]string{} // nested keys by place, across lines
 	for i, path := range paths {
 		f, err := openText(path)
 		if err != nil {
@@ -376,8 +379,8 @@ func FirstKeyClash(paths, names []string) error {
 				}
 			}
 			for _, k := range keys {
-				if p, a, b := nestedClash(obj[k], k); p != "" {
-					return refuse(k, fmt.Errorf("the object at %s has keys %q and %q, which differ only in case: the engine cannot read them apart; rename one", p, a, b))
+				if p, a, b := nestedClash(obj[k], k, places); p != "" {
+					return refuse(k, fmt.Errorf("the object at %s has key %q, and %q at that place (on this line or an earlier one), which differs only in case: the engine reads the objects of one place as one and cannot tell them apart; rename one", p, b, a))
 				}
 			}
 		}
@@ -412,9 +415,13 @@ func objectKeys(b []byte) ([]string, error) {
 }
 
 // nestedClash finds, in a JSON value at path, an object (at any depth)
-// two of whose keys are equal case-blind, and returns its path and the
-// two keys; "" if there is none.
-func nestedClash(raw json.RawMessage, path string) (at, a, b string) {
+// two of whose keys are equal case-blind, or a key that differs only in
+// case from one an object at the same place held on an earlier line
+// (seen: by place, array indices left out, each key as first written):
+// the engine reads the objects of one place as one struct, and its field
+// names are case-blind. It returns the place and the two keys; "" if
+// there is none.
+func nestedClash(raw json.RawMessage, path string, seen map[string]map[string]string) (at, a, b string) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
 		return "", "", ""
@@ -425,19 +432,30 @@ func nestedClash(raw json.RawMessage, path string) (at, a, b string) {
 		if err != nil {
 			return "", "", ""
 		}
-		seen := map[string]string{}
+		place := placeOf(path)
+		if seen[place] == nil {
+			seen[place] = map[string]string{}
+		}
+		here := map[string]string{}
 		for _, k := range keys {
-			if other, ok := seen[strings.ToLower(k)]; ok {
+			low := strings.ToLower(k)
+			if other, ok := here[low]; ok {
 				return path, other, k
 			}
-			seen[strings.ToLower(k)] = k
+			if other, ok := seen[place][low]; ok && other != k {
+				return path, other, k
+			}
+			here[low] = k
+			if _, ok := seen[place][low]; !ok {
+				seen[place][low] = k
+			}
 		}
 		var obj map[string]json.RawMessage
 		if json.Unmarshal(raw, &obj) != nil {
 			return "", "", ""
 		}
 		for _, k := range keys {
-			if at, a, b := nestedClash(obj[k], path+"."+k); at != "" {
+			if at, a, b := nestedClash(obj[k], path+"."+k, seen); at != "" {
 				return at, a, b
 			}
 		}
@@ -447,10 +465,69 @@ func nestedClash(raw json.RawMessage, path string) (at, a, b string) {
 			return "", "", ""
 		}
 		for i, it := range items {
-			if at, a, b := nestedClash(it, fmt.Sprintf("%s[%d]", path, i)); at != "" {
+			if at, a, b := nestedClash(it, fmt.Sprintf("%s[%d]", path, i), seen); at != "" {
 				return at, a, b
 			}
 		}
 	}
 	return "", "", ""
+}
+
+// placeOf is a path with its array indices left out: every element of a
+// list is one place.
+func placeOf(path string) string { return arrayIndex.ReplaceAllString(path, "[]") }
+
+var arrayIndex = regexp.MustCompile(`\[\d+\]`)
+
+// FirstInexactInList finds, in an NDJSON file, the first line whose list
+// under key (at any depth of lists) holds a number a double does not hold
+// as written: an integer beyond 2^53, or one beyond a double's range. The
+// engine reads such a list as doubles and would round it; it is refused
+// naming the file (as name), the line and the number's place.
+func FirstInexactInList(path, name, key string) error {
+	f, err := openText(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<30)
+	for line := int64(1); sc.Scan(); line++ {
+		raw, ok, err := valueOf(bytes.TrimSpace(sc.Bytes()), key)
+		if err != nil || !ok {
+			continue
+		}
+		if at, n := inexactNumber(raw, key); at != "" {
+			return &InputError{File: name, Line: line, Column: key, Err: fmt.Errorf("number %s at %s cannot be held as written in a list of numbers with a fraction (the engine reads them as doubles): write it as a JSON string, and cast it in the SQL", n, at)}
+		}
+	}
+	return sc.Err()
+}
+
+// inexactNumber finds, in a JSON list at path (lists within it too), a
+// number a double does not hold as written.
+func inexactNumber(raw json.RawMessage, path string) (at, number string) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '[' {
+		return "", ""
+	}
+	var items []json.RawMessage
+	if json.Unmarshal(raw, &items) != nil {
+		return "", ""
+	}
+	for i, it := range items {
+		p := fmt.Sprintf("%s[%d]", path, i)
+		if at, n := inexactNumber(it, p); at != "" {
+			return at, n
+		}
+		switch t := jsonType(it); t {
+		case "integer beyond 2^53":
+			return p, string(it)
+		case "double":
+			if v, err := strconv.ParseFloat(string(it), 64); err != nil || math.IsInf(v, 0) {
+				return p, string(it)
+			}
+		}
+	}
+	return "", ""
 }

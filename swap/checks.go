@@ -19,22 +19,25 @@ type Check struct {
 	By       string `json:"by,omitempty"`
 	Reason   string `json:"reason,omitempty"`
 	Why      string `json:"why,omitempty"`
+	// Brief is Why in a few words, as the run records it.
+	Brief string `json:"brief,omitempty"`
 	// At says when it ran: stage, or commit (again, over the snapshots
 	// committed since the plan's base).
 	At string `json:"at"`
 }
 
-// Verdict writes the check's verdict in a line: "passed", "overridden by
-// --allow-implausible", "not applicable: the table has no grain". A run
-// records its checks so (name=verdict); a reason a flag takes is recorded
+// Verdict writes the check's verdict in a few words: "passed",
+// "overridden by --allow-implausible", "not applicable (no grain)". A run
+// records its checks so (name=verdict), short, since every later metadata
+// file of the table may carry them; a reason a flag takes is recorded
 // with the decision it is of (lakeswap.restated-frozen,
 // lakeswap.late-decision), not again here.
 func (c Check) Verdict() string {
 	switch {
 	case c.Result == Overridden && c.By != "":
 		return c.Result + " by " + c.By
-	case c.Result == NotApplicable && c.Why != "":
-		return c.Result + ": " + c.Why
+	case c.Result == NotApplicable && c.Brief != "":
+		return c.Result + " (" + c.Brief + ")"
 	}
 	return c.Result
 }
@@ -60,7 +63,7 @@ type Guard struct {
 	Flag string
 	// applies says whether the guard can judge the run, and why not; nil:
 	// it judges every run.
-	applies func(plan *Plan, req Request) (bool, string)
+	applies func(plan *Plan, req Request) (ok bool, why, brief string)
 }
 
 // The guards, each once.
@@ -83,41 +86,41 @@ var (
 var Guards = []*Guard{GuardSchema, GuardOwnership, GuardGrain, GuardRequired, GuardChecks, GuardEmpty,
 	GuardMoved, GuardBand, GuardReconcile, GuardBuildTwice, GuardFrozen, GuardLate}
 
-func hasGrain(plan *Plan, _ Request) (bool, string) {
-	return len(plan.contract.Grain) > 0, "the table has no grain (`lakeswap table set grain=COLUMN,...` gives it one)"
+func hasGrain(plan *Plan, _ Request) (bool, string, string) {
+	return len(plan.contract.Grain) > 0, "the table has no grain (`lakeswap table set grain=COLUMN,...` gives it one)", "no grain"
 }
 
-func grainAcross(plan *Plan, _ Request) (bool, string) {
+func grainAcross(plan *Plan, _ Request) (bool, string, string) {
 	c := plan.contract
 	switch {
 	case len(c.Grain) == 0:
-		return false, "the table has no grain"
+		return false, "the table has no grain", "no grain"
 	case c.Partition.InGrain(c.Grain):
-		return false, "the grain holds the partition columns, so a key lives in one partition only"
+		return false, "the grain holds the partition columns, so a key lives in one partition only", "grain holds the partition"
 	}
-	return true, ""
+	return true, "", ""
 }
 
-func reconciles(_ *Plan, req Request) (bool, string) {
-	return req.Expect != nil, "the run names no reconciliation (a job's reconcile:)"
+func reconciles(_ *Plan, req Request) (bool, string, string) {
+	return req.Expect != nil, "the run names no reconciliation (a job's reconcile:)", "no reconcile"
 }
 
-func buildsTwice(_ *Plan, req Request) (bool, string) {
-	return req.SecondBuild != nil, "the run was built once (--build-twice builds it again and compares)"
+func buildsTwice(_ *Plan, req Request) (bool, string, string) {
+	return req.SecondBuild != nil, "the run was built once (--build-twice builds it again and compares)", "built once"
 }
 
-func freezes(plan *Plan, _ Request) (bool, string) {
+func freezes(plan *Plan, _ Request) (bool, string, string) {
 	if plan.contract.Freeze == nil {
-		return false, "the table sets no lakeswap.freeze-after"
+		return false, "the table sets no lakeswap.freeze-after", "no freeze-after"
 	}
-	return true, ""
+	return true, "", ""
 }
 
-func tracksArrival(plan *Plan, _ Request) (bool, string) {
+func tracksArrival(plan *Plan, _ Request) (bool, string, string) {
 	if plan.Job == nil || plan.Job.Policy == "" {
-		return false, "the run is not a job that tracks its rows' arrival (lag:, lookback:, a table by day)"
+		return false, "the run is not a job that tracks its rows' arrival (lag:, lookback:, a table by day)", "no arrival tracked"
 	}
-	return true, ""
+	return true, "", ""
 }
 
 // verdicts are what the guards of one stage decided beyond their
@@ -132,7 +135,7 @@ func (v verdicts) override(g *Guard, flag, reason string) {
 
 // unjudged notes that a guard did not judge a run already refused.
 func (v verdicts) unjudged(g *Guard) {
-	v[g] = Check{Result: NotApplicable, Why: "not judged: the run was refused before it"}
+	v[g] = Check{Result: NotApplicable, Why: "not judged: the run was refused before it", Brief: "run refused first"}
 }
 
 // checksOf lists every guard's verdict on a staged plan: refused where it
@@ -152,10 +155,10 @@ func checksOf(plan *Plan, req Request, v verdicts) []Check {
 		case c.Findings > 0:
 			c.Result = Refused
 		case overridden:
-			c.Result, c.By, c.Reason = over.Result, over.By, over.Reason
+			c.Result, c.By, c.Reason, c.Why, c.Brief = over.Result, over.By, over.Reason, over.Why, over.Brief
 		case g.applies != nil:
-			if ok, why := g.applies(plan, req); !ok {
-				c.Result, c.Why = NotApplicable, why
+			if ok, why, brief := g.applies(plan, req); !ok {
+				c.Result, c.Why, c.Brief = NotApplicable, why, brief
 			}
 		}
 		out = append(out, c)

@@ -509,8 +509,8 @@ func event(id, order, ts string, version int, ingested string) string {
 // TestLateAcrossRoutes: the late guard where the routes of a job's run
 // meet. After the fixture's two batches (watermark 2026-01-03T09:00Z):
 // a run over days with a gap records no watermark past a row of the gap
-// day, so --since-last rebuilds it; a row of no arrival time in a day no
-// other row touches is picked by --since-last; a late correction that
+// day, so --since-last rebuilds it; a row of no arrival time refuses
+// --since-last, naming its day; a late correction that
 // moves a record out of a published day into a day not yet published is
 // refused like a move into one, and recorded when restated; shards that
 // decide differently are refused, where the run recorded the first's
@@ -565,12 +565,23 @@ func TestLateAcrossRoutes(t *testing.T) {
 	}
 
 	// No arrival time, in a day no other row touches: news to every run,
-	// so --since-last rebuilds its day.
+	// which no watermark passes, so --since-last is refused naming it,
+	// where it passed the row over.
 	write(t, raw, "null.ndjson", event("e400", "o400", "2026-01-07T10:00:00Z", 1, ""))
-	if got := planned("--since-last"); !slices.Contains(got, "2026-01-07") {
-		t.Errorf("--since-last with a row of no arrival time on 2026-01-07 plans %v; want 2026-01-07", got)
+	if code, _, errs := run("plan", "--since-last", "--out", filepath.Join(t.TempDir(), "p.json")); code != exitUsage || !strings.Contains(errs, "source raw_events holds 1 row with no arrival time") || !strings.Contains(errs, "day 2026-01-07") {
+		t.Errorf("--since-last with a row of no arrival time on 2026-01-07: exit %d: %s; want refused naming the day", code, errs)
 	}
 	if err := os.Remove(filepath.Join(raw, "null.ndjson")); err != nil {
+		t.Fatal(err)
+	}
+
+	// A row of no arrival time in a new day is no correction: a published
+	// day that changes by rows on time beside it is not refused.
+	write(t, raw, "ontime.ndjson", event("e500", "o500", "2026-01-01T20:00:00Z", 1, "2026-01-01T20:05:00Z")+event("e501", "o501", "2026-01-06T10:00:00Z", 1, ""))
+	if code, out, errs := run("plan", "--partitions", "order_date=2026-01-01,2026-01-02,2026-01-06", "--out", filepath.Join(t.TempDir(), "p.json")); code != 0 {
+		t.Errorf("a published day changed by a row on time, beside a row of no arrival time in a new day: exit %d: %s%s; want planned", code, out, errs)
+	}
+	if err := os.Remove(filepath.Join(raw, "ontime.ndjson")); err != nil {
 		t.Fatal(err)
 	}
 

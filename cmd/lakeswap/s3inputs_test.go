@@ -143,8 +143,14 @@ func TestPublishFromS3(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, ok := runrecord.Read(tbl.CurrentSnapshot().Summary.Properties)
-	if !ok || rec.InputCount != 3 || rec.InputsHash != runrecord.InputsHash(res.Plan.Inputs) || len(rec.Inputs) != 3 {
+	// Read as lakeswap reads a run: from the summary, and the run file it
+	// names where the detail outgrew the summary.
+	fsys, err := tbl.FS(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, ok, err := runrecord.NewLoader(fsys).Snapshot(tbl.CurrentSnapshot())
+	if err != nil || !ok || rec.InputCount != 3 || rec.InputsHash != runrecord.InputsHash(res.Plan.Inputs) || len(rec.Inputs) != 3 {
 		t.Errorf("snapshot records inputs %+v (count %d, hash %s)", rec.Inputs, rec.InputCount, rec.InputsHash)
 	}
 	// The same rows from a local file give the same content.

@@ -48,12 +48,11 @@ func releaseShares(dropped []table.Snapshot, release string) error {
 		if s.Summary == nil {
 			continue
 		}
-		tables := s.Summary.Properties[runrecord.PropRelease]
-		runID := s.Summary.Properties[runrecord.PropRunID]
-		if !strings.Contains(tables, ",") || runID == release {
+		r, _ := runrecord.Read(s.Summary.Properties)
+		if len(r.Release) < 2 || r.RunID == release {
 			continue
 		}
-		return fmt.Errorf("it would drop snapshot %d, this table's share of release %s (tables %s), while the other tables keep theirs, and the tables would disagree: roll the release back first (`lakeswap rollback --run %s` undoes it on every table), then this run", s.SnapshotID, runID, tables, runID)
+		return fmt.Errorf("it would drop snapshot %d, this table's share of release %s (tables %s), while the other tables keep theirs, and the tables would disagree: roll the release back first (`lakeswap rollback --run %s` undoes it on every table), then this run", s.SnapshotID, r.RunID, strings.Join(r.Release, ", "), r.RunID)
 	}
 	return nil
 }
@@ -101,7 +100,7 @@ func frozenOf(c *contract.Contract, values []string, now time.Time) []string {
 // frozenByFullRollback refuses a full rollback (main pointed back, which
 // records nothing) that changes a partition the table froze: the
 // restatement must be recorded, which a scoped rollback does.
-func frozenByFullRollback(ctx context.Context, tbl *table.Table, target int64, now time.Time) error {
+func frozenByFullRollback(ctx context.Context, tbl *table.Table, target int64, now time.Time, release bool) error {
 	meta := tbl.Metadata()
 	c, err := contract.Of(meta)
 	if err != nil || c.Freeze == nil {
@@ -115,7 +114,14 @@ func frozenByFullRollback(ctx context.Context, tbl *table.Table, target int64, n
 	if err != nil {
 		return err
 	}
-	if keys := frozenOf(c, changed, now); len(keys) > 0 {
+	keys := frozenOf(c, changed, now)
+	switch {
+	case len(keys) > 0 && release:
+		// A release is rolled back whole, never scoped: the way back is
+		// forward, a run that restates the days and is recorded.
+		return fmt.Errorf("it would change %s, frozen by the table's %s %s, and pointing main back records nothing: publish what those partitions should hold with --restate-frozen --reason TEXT, which the run records",
+			displayKeys(keys), contract.PropFreezeAfter, c.Freeze.Text)
+	case len(keys) > 0:
 		return fmt.Errorf("it would change %s, frozen by the table's %s %s, and pointing main back records nothing: undo the run with --scoped --restate-frozen --reason TEXT, which records the restatement in the table's history",
 			displayKeys(keys), contract.PropFreezeAfter, c.Freeze.Text)
 	}

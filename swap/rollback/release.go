@@ -85,7 +85,7 @@ func (l *Ledger) rollbackRelease(ctx context.Context, req Request, rec runrecord
 		if err := releaseShares(droppedFromMain(meta, part.res.ToSnapshotID), rec.RunID); err != nil {
 			return fail("on table %s, %v", t, err)
 		}
-		if err := frozenByFullRollback(ctx, tbl, part.res.ToSnapshotID, time.Now()); err != nil {
+		if err := frozenByFullRollback(ctx, tbl, part.res.ToSnapshotID, time.Now(), true); err != nil {
 			return fail("on table %s, %v", t, err)
 		}
 		tx := table.New(ident, meta, tbl.MetadataLocation(), tbl.FS, l.Catalog).NewTransaction()
@@ -207,8 +207,10 @@ func (l *Ledger) ReleaseTables(ctx context.Context, runID string, near table.Ide
 			if err != nil {
 				return nil, err
 			}
+			listed := map[string]bool{strings.Join(ns, "\x00"): true}
 			for _, other := range all {
-				if !slices.Equal(other, ns) {
+				if key := strings.Join(other, "\x00"); !listed[key] {
+					listed[key] = true
 					namespaces = append(namespaces, other)
 				}
 			}
@@ -223,10 +225,12 @@ func allNamespaces(ctx context.Context, cat lister, parent table.Identifier) ([]
 	if err != nil {
 		return nil, fmt.Errorf("list namespaces: %w", err)
 	}
+	// A catalog may list nested namespaces with their parents (the SQL
+	// catalog does): each is asked for its own only once.
 	var out []table.Identifier
 	for _, ns := range nss {
 		out = append(out, ns)
-		if len(ns) > len(parent) && len(ns) < 8 {
+		if len(ns) == len(parent)+1 && len(ns) < 8 {
 			nested, err := allNamespaces(ctx, cat, ns)
 			if err != nil {
 				return nil, err

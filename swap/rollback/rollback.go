@@ -230,7 +230,7 @@ func (l *Ledger) Rollback(ctx context.Context, req Request) (*Result, error) {
 	if err := releaseShares(droppedFromMain(meta, res.ToSnapshotID), ""); err != nil {
 		return fail("%v", err)
 	}
-	if err := frozenByFullRollback(ctx, tbl, res.ToSnapshotID, time.Now()); err != nil {
+	if err := frozenByFullRollback(ctx, tbl, res.ToSnapshotID, time.Now(), false); err != nil {
 		return fail("%v", err)
 	}
 	// Main goes back to the snapshot the run replaced, then is read back.
