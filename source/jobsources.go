@@ -166,6 +166,18 @@ func ShareType(a, b string) bool { return shareType(a, b) }
 // is written as text, and refuses it as a number the engine would change,
 // naming the file as name; nil if no line holds it.
 func FirstLineOf(path, name, key, text string) error {
+	return eachJSONLine(path, func(line int64, b []byte) (bool, error) {
+		raw, ok, err := valueOf(b, key)
+		if err == nil && ok && string(raw) == text {
+			return true, &InputError{File: name, Line: line, Column: key, Err: fmt.Errorf("number %s cannot be held as written (beyond 64-bit integers, or a double's range): write it as a JSON string, and cast it in the SQL", text)}
+		}
+		return false, nil
+	})
+}
+
+// eachJSONLine calls fn with every non-blank line of an NDJSON file,
+// trimmed, and its number, until fn returns an error or stop.
+func eachJSONLine(path string, fn func(line int64, b []byte) (stop bool, err error)) error {
 	f, err := openText(path)
 	if err != nil {
 		return err
@@ -174,9 +186,12 @@ func FirstLineOf(path, name, key, text string) error {
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<30)
 	for line := int64(1); sc.Scan(); line++ {
-		raw, ok, err := valueOf(bytes.TrimSpace(sc.Bytes()), key)
-		if err == nil && ok && string(raw) == text {
-			return &InputError{File: name, Line: line, Column: key, Err: fmt.Errorf("number %s cannot be held as written (beyond 64-bit integers, or a double's range): write it as a JSON string, and cast it in the SQL", text)}
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		if stop, err := fn(line, b); stop || err != nil {
+			return err
 		}
 	}
 	return sc.Err()
@@ -195,40 +210,29 @@ func FileList(files []string) string {
 // key does not share a type with an earlier line's (as MixedNDJSON
 // judges), and says so naming the file as name; nil if none does.
 func FirstOtherType(path, name, key string) error {
-	f, err := openText(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<30)
 	seen := map[string]int64{} // type -> first line
-	for line := int64(1); sc.Scan(); line++ {
-		b := bytes.TrimSpace(sc.Bytes())
-		if len(b) == 0 {
-			continue
-		}
+	return eachJSONLine(path, func(line int64, b []byte) (bool, error) {
 		raw, ok, err := valueOf(b, key)
 		if err != nil {
-			return &InputError{File: name, Line: line, Column: key, Err: err}
+			return true, &InputError{File: name, Line: line, Column: key, Err: err}
 		}
-		if !ok {
-			continue
+		t := "null"
+		if ok {
+			t = jsonType(raw)
 		}
-		t := jsonType(raw)
 		if t == "null" {
-			continue
+			return false, nil
 		}
 		for other, at := range seen {
 			if !shareType(t, other) {
-				return &InputError{File: name, Line: line, Column: key, Err: fmt.Errorf("value %s is %s, and line %d's is %s: a source column holds values of one type (write them alike, or as text)", quote(string(raw)), article(t), at, article(other))}
+				return true, &InputError{File: name, Line: line, Column: key, Err: fmt.Errorf("value %s is %s, and line %d's is %s: a source column holds values of one type (write them alike, or as text)", quote(string(raw)), article(t), at, article(other))}
 			}
 		}
 		if _, ok := seen[t]; !ok {
 			seen[t] = line
 		}
-	}
-	return sc.Err()
+		return false, nil
+	})
 }
 
 // valueOf finds key's value in one JSON object, refusing an object that
@@ -343,25 +347,14 @@ func FirstKeyClash(paths, names []string) error {
 	top := map[string]where{}
 	places := map[string]map[string]string{} // nested keys by place, across lines
 	for i, path := range paths {
-		f, err := openText(path)
-		if err != nil {
-			return err
-		}
-		sc := bufio.NewScanner(f)
-		sc.Buffer(make([]byte, 1<<20), 1<<30)
-		for line := int64(1); sc.Scan(); line++ {
-			b := bytes.TrimSpace(sc.Bytes())
-			if len(b) == 0 {
-				continue
-			}
-			refuse := func(col string, err error) error {
-				f.Close()
-				return &InputError{File: names[i], Line: line, Column: col, Err: err}
+		err := eachJSONLine(path, func(line int64, b []byte) (bool, error) {
+			refuse := func(col string, err error) (bool, error) {
+				return true, &InputError{File: names[i], Line: line, Column: col, Err: err}
 			}
 			var obj map[string]json.RawMessage
 			keys, err := objectKeys(b)
 			if err != nil || json.Unmarshal(b, &obj) != nil {
-				continue // not an object: the engine's read says so
+				return false, nil // not an object: the engine's read says so
 			}
 			for _, k := range keys {
 				if k == "" {
@@ -383,9 +376,8 @@ func FirstKeyClash(paths, names []string) error {
 					return refuse(k, fmt.Errorf("the object at %s has key %q, and %q at that place (on this line or an earlier one), which differs only in case: the engine reads the objects of one place as one and cannot tell them apart; rename one", p, b, a))
 				}
 			}
-		}
-		err = sc.Err()
-		f.Close()
+			return false, nil
+		})
 		if err != nil {
 			return err
 		}
@@ -485,23 +477,16 @@ var arrayIndex = regexp.MustCompile(`\[\d+\]`)
 // engine reads such a list as doubles and would round it; it is refused
 // naming the file (as name), the line and the number's place.
 func FirstInexactInList(path, name, key string) error {
-	f, err := openText(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<30)
-	for line := int64(1); sc.Scan(); line++ {
-		raw, ok, err := valueOf(bytes.TrimSpace(sc.Bytes()), key)
+	return eachJSONLine(path, func(line int64, b []byte) (bool, error) {
+		raw, ok, err := valueOf(b, key)
 		if err != nil || !ok {
-			continue
+			return false, nil
 		}
 		if at, n := inexactNumber(raw, key); at != "" {
-			return &InputError{File: name, Line: line, Column: key, Err: fmt.Errorf("number %s at %s cannot be held as written in a list of numbers with a fraction (the engine reads them as doubles): write it as a JSON string, and cast it in the SQL", n, at)}
+			return true, &InputError{File: name, Line: line, Column: key, Err: fmt.Errorf("number %s at %s cannot be held as written in a list of numbers with a fraction (the engine reads them as doubles): write it as a JSON string, and cast it in the SQL", n, at)}
 		}
-	}
-	return sc.Err()
+		return false, nil
+	})
 }
 
 // inexactNumber finds, in a JSON list at path (lists within it too), a
