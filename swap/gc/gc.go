@@ -39,7 +39,7 @@ type Catalog = table.CatalogIO
 type Collector struct {
 	Catalog Catalog
 	// StagingIO gives the file IO staged files and holds are removed
-	// through, from the table's own.
+	// through, from the table's own; nil: the table's own.
 	StagingIO func(ctx context.Context, table icebergio.IO) (icebergio.WriteFileIO, error)
 	Logger    *slog.Logger // nil: discard
 }
@@ -171,8 +171,18 @@ func (c *Collector) open(ctx context.Context, req Request) (*run, error) {
 	if g.fsys, err = g.tbl.FS(ctx); err != nil {
 		return nil, err
 	}
-	if g.wfs, err = c.StagingIO(ctx, g.fsys); err != nil {
-		return nil, err
+	switch {
+	case c.StagingIO != nil:
+		if g.wfs, err = c.StagingIO(ctx, g.fsys); err != nil {
+			return nil, err
+		}
+	default:
+		// Nil: through the table's own IO, as a publisher's staging.
+		wfs, ok := g.fsys.(icebergio.WriteFileIO)
+		if !ok {
+			return nil, fmt.Errorf("gc of %s: the table's file IO cannot remove files", g.name)
+		}
+		g.wfs = wfs
 	}
 	if g.ls, err = listerFor(g.wfs); err != nil {
 		return nil, fmt.Errorf("gc of %s: %w", g.name, err)
