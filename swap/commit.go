@@ -3,11 +3,9 @@ package swap
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 	"maps"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -98,102 +96,6 @@ func (plan *Plan) lateShare() *runrecord.LateDecision {
 		return nil
 	}
 	return &share
-}
-
-// commit publishes a staged plan as one snapshot in one catalog commit that
-// replaces exactly the base files of the declared partitions, on condition
-// that main is where it was loaded. When main has moved, and no commit
-// since the plan's base touched a planned partition, the same replace is
-// committed on the new head (rebase); else the conflict is an ErrConflict
-// naming the commit. It returns the snapshot committed.
-func (p *Publisher) commit(ctx context.Context, tbl *table.Table, plan *Plan) (int64, error) {
-	p.progress().Step("commit")
-	ours := len(runrecord.FindAll(tbl.Metadata(), plan.RunID))
-	for attempt := 1; ; attempt++ {
-		id, err := p.commitOn(ctx, tbl, plan)
-		if err == nil {
-			if head := tbl.CurrentSnapshot(); head != nil {
-				plan.committedOn = head.SnapshotID
-			}
-			return id, nil
-		}
-		if !errors.Is(err, ErrConflict) || attempt >= snapshot.RebaseAttempts {
-			return id, err
-		}
-		now, lerr := p.Catalog.LoadTable(ctx, tbl.Identifier())
-		if lerr != nil {
-			return 0, err
-		}
-		why, rerr := rebase(ctx, now, plan)
-		if all := runrecord.FindAll(now.Metadata(), plan.RunID); len(all) > ours && rerr == nil {
-			// A run id is recorded once (a batch once): another attempt
-			// of this run committed meanwhile. The same content (the same
-			// plan applied by another process, say) is this run,
-			// published.
-			// Another process may have committed later batches too: the
-			// one that is this batch decides.
-			fsys, ferr := now.FS(ctx)
-			if ferr != nil {
-				return 0, ferr
-			}
-			load := runrecord.NewLoader(fsys)
-			for _, s := range all[ours:] {
-				if rec, ok, lerr := load.Snapshot(&s); lerr == nil && ok && rec.Fingerprint == plan.Fingerprint.Hash && rec.Batch == plan.BatchOf &&
-					slices.Equal(rec.Partitions, valuesOf(plan)) {
-					return s.SnapshotID, &committedElsewhere{snapshotID: s.SnapshotID}
-				}
-			}
-			why = fmt.Sprintf("another attempt of run %s committed snapshot %d meanwhile with other content; run it again to settle it", plan.RunID, all[len(all)-1].SnapshotID)
-		}
-		if rerr != nil {
-			return 0, errors.Join(err, rerr)
-		}
-		if why != "" {
-			op := &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID,
-				Err: fmt.Errorf("%w: main moved since the plan's base snapshot %s: %s", ErrConflict, fmtID(plan.BaseSnapshotID), why)}
-			if lost := (*OpError)(nil); errors.As(err, &lost) {
-				op.Hint = lost.Hint
-			}
-			return 0, op
-		}
-		p.log().Info("main moved, but not in the run's partitions; committing on its new head", "table", plan.Table, "run", plan.RunID,
-			"head", now.CurrentSnapshot().SnapshotID, "attempt", attempt+1)
-		tbl = now
-	}
-}
-
-// committedElsewhere is a commit that found the same run, with the same
-// content, committed meanwhile by another process: the run is published,
-// and nothing more is committed.
-type committedElsewhere struct{ snapshotID int64 }
-
-func (e *committedElsewhere) Error() string {
-	return fmt.Sprintf("the same run was committed as snapshot %d by another process", e.snapshotID)
-}
-
-// commitOn makes one attempt at the commit, pinned to main as tbl holds it.
-func (p *Publisher) commitOn(ctx context.Context, tbl *table.Table, plan *Plan) (int64, error) {
-	pc, err := p.prepareCommit(ctx, tbl, plan)
-	if err != nil {
-		return 0, err
-	}
-	id := pc.id
-	if _, err = pc.tx.Commit(ctx); err == nil {
-		return id, nil
-	}
-	if errors.Is(err, table.ErrCommitFailed) {
-		switch landed, lerr := snapshot.AnsweredRefused(ctx, p.Catalog, tbl, id); {
-		case lerr != nil:
-			return p.settle(ctx, tbl, plan, id, errors.Join(err, lerr))
-		case landed:
-			p.log().Warn("the catalog answered the commit as refused, but it landed (a retried request)", "run", plan.RunID, "snapshot", id, "answer", err)
-			return id, nil
-		}
-		return 0, &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID,
-			Err:  fmt.Errorf("%w: main moved since the plan's base snapshot %s: %w", ErrConflict, fmtID(plan.BaseSnapshotID), err),
-			Hint: "nothing was committed and the other commit is intact; plan the run again against main as it is now; " + pc.removeWritten(ctx, p)}
-	}
-	return p.settle(ctx, tbl, plan, id, err)
 }
 
 // pendingCommit is one table's commit, built and not yet sent: its
@@ -437,64 +339,6 @@ func fmtID(id *int64) string {
 		return "(none: the table was empty)"
 	}
 	return strconv.FormatInt(*id, 10)
-}
-
-// commitPlan commits a staged plan and says what became of it: a Result
-// with no status yet for a commit that landed, to be verified; one settled
-// already (another process committed the same run); or the error of a
-// commit that did not land, or may have.
-func (p *Publisher) commitPlan(ctx context.Context, tbl *table.Table, plan *Plan) (*Result, error) {
-	name := plan.Table
-	res := &Result{Plan: plan}
-	if p.BeforeCommit != nil {
-		if err := p.BeforeCommit(ctx, plan); err != nil {
-			res.Status = StatusNotCommitted
-			return res, &OpError{Op: "commit", Table: name, RunID: plan.RunID, Err: err, Hint: "nothing was committed; " + p.discard(ctx, tbl, plan)}
-		}
-	}
-	id, err := p.commit(ctx, tbl, plan)
-	if elsewhere := (*committedElsewhere)(nil); errors.As(err, &elsewhere) {
-		// Another process committed this very run; what this one staged
-		// is either those files (the same plan) or its own, unreferenced.
-		res.Status, res.SnapshotID = StatusAlreadyPublished, elsewhere.snapshotID
-		plan.Cleanup = p.discard(ctx, tbl, plan)
-		p.log().Info("already published by another process", "table", name, "run", plan.RunID, "snapshot", id)
-		return res, nil
-	}
-	if err != nil {
-		var op *OpError
-		// A commit whose answer was lost may reference the staged files,
-		// and one found not to have landed keeps them too: a catalog
-		// that answered wrongly once is not trusted to have told the end.
-		if !errors.Is(err, ErrCommitUnknown) && !errors.Is(err, ErrNotLanded) {
-			cleanup := p.discard(ctx, tbl, plan)
-			if errors.As(err, &op) {
-				op.Hint += "; " + cleanup
-			}
-		}
-		res.Status = StatusNotCommitted
-		return res, err
-	}
-	res.SnapshotID, res.CommittedOn = id, plan.committedOn
-	p.log().Info("committed", "table", name, "run", plan.RunID, "snapshot", id)
-	return res, nil
-}
-
-// settle finds out whether a publish's commit id, answered with cause,
-// landed (lookFor), and says what to do if it did not or if that is not
-// known.
-func (p *Publisher) settle(ctx context.Context, tbl *table.Table, plan *Plan, id int64, cause error) (int64, error) {
-	err := snapshot.LookFor(ctx, p.Catalog, p.log(), tbl, plan.RunID, id, cause, func(m table.Metadata) bool { return m.SnapshotByID(id) != nil })
-	switch {
-	case err == nil:
-		return id, nil
-	case errors.Is(err, ErrNotLanded):
-		return 0, &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID, Err: err,
-			Hint: fmt.Sprintf("nothing was committed as far as the table shows; run the publish again with the same run id (should the commit land late after all, the rerun finds it and reports it); the files staged by attempt %s were kept, and `lakeswap gc --table %s` removes them once past its grace period", plan.Attempt, plan.Table)}
-	}
-	return 0, &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID, Err: err,
-		Hint: fmt.Sprintf("the commit would be snapshot %d; `lakeswap status --table %s --run %s` answers from the table's history whether it landed; the files staged by attempt %s were kept, since the commit may reference them",
-			id, plan.Table, plan.RunID, plan.Attempt)}
 }
 
 // runTagName names the tag of a run's snapshot: one for each batch of a

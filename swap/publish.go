@@ -257,16 +257,12 @@ func (p *Publisher) apply(ctx context.Context, tbl *table.Table, plan *Plan, noA
 	if plan.Batch > 0 && len(plan.Partitions) > plan.Batch {
 		return p.applyBatches(ctx, tbl, plan, noAutoRollback)
 	}
-	// 1. Commit: one snapshot replacing exactly the declared partitions'
-	//    files, on condition that main is at the base (or rebased on a
-	//    head that moved elsewhere).
-	res, err := p.commitPlan(ctx, tbl, plan)
-	if err != nil || res.Status != "" {
-		return res, err
-	}
-	// 2. Verify: read the commit back and compare fingerprints; a commit
-	//    that differs is rolled back unless the run asked to keep it.
-	return p.verifyCommit(ctx, tbl, plan, res, noAutoRollback)
+	// Commit and read back through the one engine, as a release of one
+	// table.
+	res := &Result{Plan: plan}
+	_, err := p.land(ctx, plan.RunID, []*change{{plan: plan, tbl: tbl, res: res}}, nil, noAutoRollback,
+		func() string { return p.discard(ctx, tbl, plan) })
+	return res, err
 }
 
 // settleUncommitted settles a plan that needs no commit: one refused, a

@@ -2,17 +2,13 @@ package swap
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 	"github.com/lakeswap/lakeswap/verify"
@@ -42,20 +38,9 @@ type Release struct {
 	// or discarded, rather than for Publish.
 	Planning bool
 	p        *Publisher
-	parts    []*releasePart
+	parts    []*change
 	// discarded says what Discard did, once it has.
 	discarded string
-}
-
-// releasePart is one table's share of a release.
-type releasePart struct {
-	plan *Plan
-	tbl  *table.Table
-	// readBy are the tables of the release staged from this one's staged
-	// rows: it must commit on the snapshot they read, never rebased.
-	readBy []string
-	res    *Result
-	id     int64 // the snapshot its commit makes
 }
 
 // NewRelease starts a release under runID ("" names one).
@@ -78,7 +63,7 @@ func (r *Release) Tables() []string {
 // Rebuilds says whether the release rebuilds a table, by name.
 func (r *Release) Rebuilds(name string) bool { return r.part(name) != nil }
 
-func (r *Release) part(name string) *releasePart {
+func (r *Release) part(name string) *change {
 	for _, part := range r.parts {
 		if part.plan.Table == name {
 			return part
@@ -107,7 +92,7 @@ func (r *Release) Stage(ctx context.Context, req Request) (*Plan, error) {
 		r.Discard(ctx)
 		return nil, err
 	}
-	r.parts = append(r.parts, &releasePart{plan: plan, tbl: tbl})
+	r.parts = append(r.parts, &change{plan: plan, tbl: tbl})
 	if err := r.reused(ctx, plan, tbl); err != nil {
 		r.Discard(ctx)
 		return nil, err
@@ -254,7 +239,7 @@ func (p *Publisher) BindRelease(ctx context.Context, opts ApplyOptions, plans []
 				Err:  fmt.Errorf("%w: table %s moved since the release was planned (main at %s, planned against %s), and %s read it as planned", ErrConflict, plan.Table, snapshot.Describe(head), fmtID(plan.BaseSnapshotID), strings.Join(plan.ReadBy, ", ")),
 				Hint: "nothing was committed to any table of the release; plan the release again (`lakeswap discard` removes what these plans staged)"})
 		}
-		r.parts = append(r.parts, &releasePart{plan: plan, tbl: tbl, readBy: plan.ReadBy})
+		r.parts = append(r.parts, &change{plan: plan, tbl: tbl, readBy: plan.ReadBy})
 	}
 	return r, nil
 }
@@ -380,7 +365,7 @@ func (r *Release) Publish(ctx context.Context, noAutoRollback bool) (*ReleaseRes
 	//    commit (where another table of the release read it), its snapshot
 	//    tagged with the release, so that a reader pins every table of it.
 	//    The rest commit together.
-	var commit, guards []*releasePart
+	var commit, guards []*change
 	for _, part := range r.parts {
 		if part.plan.empty() || part.plan.changesNothing() {
 			part.res.Status = StatusUnchanged
@@ -394,41 +379,18 @@ func (r *Release) Publish(ctx context.Context, noAutoRollback bool) (*ReleaseRes
 		out.Status = StatusUnchanged
 		return out, nil
 	}
-	if r.p.BeforeCommit != nil {
-		for _, part := range commit {
-			if err := r.p.BeforeCommit(ctx, part.plan); err != nil {
-				return out, &OpError{Op: "commit", Table: part.plan.Table, RunID: r.RunID, Err: err,
-					Hint: "nothing was committed to any table of the release; " + r.Discard(ctx)}
-			}
-		}
-	}
-	// 4. One commit across the tables.
-	r.p.progress().Step("commit")
-	if err := r.commit(ctx, commit, guards); err != nil {
-		if errors.Is(err, ErrCommitUnknown) || errors.Is(err, ErrNotLanded) {
-			keep = true
-			return out, err
-		}
-		op := (*OpError)(nil)
-		if !errors.As(err, &op) {
-			op = &OpError{Op: "commit", Table: commit[0].plan.Table, RunID: r.RunID, Err: err, Hint: "nothing was committed to any table of the release"}
-			err = op
-		}
-		op.Hint += "; " + r.Discard(ctx)
-		return out, err
-	}
-	for _, part := range commit {
-		part.res.SnapshotID, part.res.CommittedOn, part.res.Status = part.id, part.plan.committedOn, StatusLandedUnverified
-	}
-	// 5. Each table read back; any that differs takes the whole release
-	//    back, in one commit.
-	return r.verify(ctx, commit, out, noAutoRollback)
+	// 4. One commit across the tables, each read back; any that differs
+	//    takes the whole release back, in one commit.
+	status, err := r.p.land(ctx, r.RunID, commit, guards, noAutoRollback, func() string { return r.Discard(ctx) })
+	out.Status = status
+	keep = errors.Is(err, ErrCommitUnknown) || errors.Is(err, ErrNotLanded)
+	return out, err
 }
 
 // dropStaged removes what a table of the release staged, which it does
 // not commit: a plan read back only where no snapshot references it, as
 // an apply does.
-func (r *Release) dropStaged(ctx context.Context, part *releasePart) {
+func (r *Release) dropStaged(ctx context.Context, part *change) {
 	if !part.plan.bound {
 		part.plan.Cleanup = r.p.discard(ctx, part.tbl, part.plan)
 		return
@@ -442,7 +404,7 @@ func (r *Release) dropStaged(ctx context.Context, part *releasePart) {
 
 // rerun settles a release whose run id its tables record already.
 func (r *Release) rerun(ctx context.Context) (*ReleaseResult, error, bool) {
-	recorded := slices.ContainsFunc(r.parts, func(part *releasePart) bool { return part.plan.prior != nil })
+	recorded := slices.ContainsFunc(r.parts, func(part *change) bool { return part.plan.prior != nil })
 	if !recorded {
 		return nil, nil, false
 	}
@@ -474,281 +436,4 @@ func (r *Release) rerun(ctx context.Context) (*ReleaseResult, error, bool) {
 		out.Status = StatusRefused
 	}
 	return out, refused, true
-}
-
-// commit moves every table of commit in one catalog commit, rebasing a
-// table whose main moved elsewhere as a run's commit does, except a table
-// another of the release read: that one commits on the snapshot it was
-// read at, or not at all. The commit holds each of guards, the tables it
-// leaves unchanged, where the release found them (hold).
-func (r *Release) commit(ctx context.Context, commit, guards []*releasePart) error {
-	cat, ok := r.p.Catalog.(TablesCommitter)
-	if !ok {
-		return &OpError{Op: "commit", Table: commit[0].plan.Table, RunID: r.RunID, Err: errors.New("this catalog cannot commit several tables as one"),
-			Hint: "nothing was committed; a release needs a REST or SQL catalog"}
-	}
-	for attempt := 1; ; attempt++ {
-		pcs := make([]*pendingCommit, 0, len(commit))
-		removeAll := func() string {
-			var said []string
-			for _, pc := range pcs {
-				said = append(said, pc.removeWritten(ctx, r.p))
-			}
-			return strings.Join(said, "; ")
-		}
-		var commits []table.TableCommit
-		for _, part := range commit {
-			pc, err := r.p.prepareCommit(ctx, part.tbl, part.plan)
-			if err == nil {
-				pcs = append(pcs, pc)
-				var tc table.TableCommit
-				tc, err = pc.tableCommit()
-				commits = append(commits, tc)
-			}
-			if err != nil {
-				removeAll()
-				return err
-			}
-			part.id = pc.id
-		}
-		if err := r.nameSnapshots(commits, commit, guards); err != nil {
-			removeAll()
-			return err
-		}
-		for _, g := range guards {
-			commits = append(commits, r.hold(g))
-		}
-		err := cat.CommitTables(ctx, commits)
-		if err == nil {
-			for _, part := range commit {
-				if head := part.tbl.CurrentSnapshot(); head != nil {
-					part.plan.committedOn = head.SnapshotID
-				}
-			}
-			return nil
-		}
-		first := commit[0]
-		if errors.Is(err, catalog.ErrNotApplied) && !errors.Is(err, table.ErrCommitFailed) {
-			removeAll()
-			return &OpError{Op: "commit", Table: first.plan.Table, RunID: r.RunID, Err: err, Hint: "nothing was committed to any table of the release"}
-		}
-		if !errors.Is(err, table.ErrCommitFailed) {
-			return r.settle(ctx, commit, err)
-		}
-		// Answered refused: a request sent again after the first applied
-		// is answered so; the table tells.
-		if landed, lerr := snapshot.AnsweredRefused(ctx, r.p.Catalog, first.tbl, first.id); lerr != nil {
-			return r.settle(ctx, commit, errors.Join(err, lerr))
-		} else if landed {
-			return r.settle(ctx, commit, err)
-		}
-		removeAll()
-		why, who, rerr := r.rebase(ctx, slices.Concat(guards, commit))
-		if rerr != nil {
-			return errors.Join(err, rerr)
-		}
-		if why == "" && attempt >= snapshot.RebaseAttempts {
-			why = fmt.Sprintf("main of the release's tables kept moving over %d attempts", attempt)
-		}
-		if why != "" {
-			return &OpError{Op: "commit", Table: who, RunID: r.RunID,
-				Err:  fmt.Errorf("%w: %s", ErrConflict, why),
-				Hint: "nothing was committed to any table of the release, and the other commits are intact; run the release again against main as it is now"}
-		}
-		r.p.log().Info("a table of the release moved, but not in its partitions; committing on the new heads", "run", r.RunID, "attempt", attempt+1)
-	}
-}
-
-// nameSnapshots records in each new snapshot of the release every
-// table's snapshot of it (lakeswap.release-snapshots): the ids are
-// decided once every table's commit is built, after each snapshot's
-// summary was, so it is written into the summary each commit sends.
-func (r *Release) nameSnapshots(commits []table.TableCommit, commit, guards []*releasePart) error {
-	ids := map[string]string{}
-	for _, part := range commit {
-		ids[part.plan.Table] = strconv.FormatInt(part.id, 10)
-	}
-	for _, g := range guards {
-		if head := g.tbl.CurrentSnapshot(); head != nil {
-			ids[g.plan.Table] = strconv.FormatInt(head.SnapshotID, 10)
-		}
-	}
-	b, err := json.Marshal(ids)
-	if err != nil {
-		return err
-	}
-	for i, tc := range commits {
-		found := false
-		for _, u := range tc.Updates {
-			if u.Action() != table.UpdateAddSnapshot {
-				continue
-			}
-			// iceberg-go's update carries the snapshot it adds, its
-			// summary a map this commit alone holds.
-			v := reflect.ValueOf(u)
-			if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
-				continue
-			}
-			f := v.Elem().FieldByName("Snapshot")
-			if !f.IsValid() || !f.CanInterface() {
-				continue
-			}
-			snap, ok := f.Interface().(*table.Snapshot)
-			if !ok || snap == nil || snap.Summary == nil || snap.SnapshotID != commit[i].id {
-				continue
-			}
-			snap.Summary.Properties[runrecord.PropReleaseSnapshots] = string(b)
-			found = true
-		}
-		if !found {
-			return fmt.Errorf("the commit of %s adds no snapshot %d to name the release's snapshots in", commit[i].plan.Table, commit[i].id)
-		}
-	}
-	return nil
-}
-
-// hold is the commit of a table of the release that changes nothing: its
-// main held where the release found it, at the snapshot another table of
-// the release read, and tagged with the release there.
-func (r *Release) hold(part *releasePart) table.TableCommit {
-	meta := part.tbl.Metadata()
-	head := meta.CurrentSnapshot()
-	tc := table.TableCommit{Identifier: part.tbl.Identifier(), Updates: []table.Update{}, Requirements: []table.Requirement{table.AssertTableUUID(meta.TableUUID())}}
-	if head == nil {
-		tc.Requirements = append(tc.Requirements, table.AssertRefSnapshotID(table.MainBranch, nil))
-		return tc
-	}
-	tc.Requirements = append(tc.Requirements, table.AssertRefSnapshotID(table.MainBranch, &head.SnapshotID))
-	tc.Updates = append(tc.Updates, snapshot.TagRun(ReleaseTag(r.RunID), head.SnapshotID, r.p.RollbackRetention))
-	return tc
-}
-
-// rebase loads every table of commit again after a refused commit and
-// says why the release cannot be committed on their heads now, naming
-// the table, or "" having pointed every plan at its head.
-func (r *Release) rebase(ctx context.Context, commit []*releasePart) (why, who string, err error) {
-	for _, part := range commit {
-		now, err := r.p.Catalog.LoadTable(ctx, part.tbl.Identifier())
-		if err != nil {
-			return "", "", err
-		}
-		name, head := part.plan.Table, now.CurrentSnapshot()
-		if len(runrecord.FindAll(now.Metadata(), r.RunID)) > 0 {
-			return fmt.Sprintf("another attempt of release %s committed to %s meanwhile; run it again to settle it", r.RunID, name), name, nil
-		}
-		if !movedFrom(head, part.plan.BaseSnapshotID) {
-			part.tbl = now
-			continue
-		}
-		if len(part.readBy) > 0 {
-			return fmt.Sprintf("table %s moved since the release staged it (main at %s, staged against %s), and %s read it as staged",
-				name, snapshot.Describe(head), fmtID(part.plan.BaseSnapshotID), strings.Join(part.readBy, ", ")), name, nil
-		}
-		why, err := rebase(ctx, now, part.plan)
-		if why != "" || err != nil {
-			return fmt.Sprintf("table %s: main moved since the plan's base snapshot %s: %s", name, fmtID(part.plan.BaseSnapshotID), why), name, err
-		}
-		part.tbl = now
-	}
-	return "", "", nil
-}
-
-// movedFrom says whether main, at head, is elsewhere than base.
-func movedFrom(head *table.Snapshot, base *int64) bool {
-	if head == nil || base == nil {
-		return (head == nil) != (base == nil)
-	}
-	return head.SnapshotID != *base
-}
-
-// settle finds out, after an answer that says nothing sure, whether the
-// release's commit landed: all of its tables' snapshots, or none.
-func (r *Release) settle(ctx context.Context, commit []*releasePart, cause error) error {
-	landed, lost := 0, 0
-	var unknown error
-	for _, part := range commit {
-		id := part.id
-		err := snapshot.LookFor(ctx, r.p.Catalog, r.p.log(), part.tbl, r.RunID, id, cause, func(m table.Metadata) bool { return m.SnapshotByID(id) != nil })
-		switch {
-		case err == nil:
-			landed++
-		case errors.Is(err, ErrNotLanded):
-			lost++
-		default:
-			unknown = err
-		}
-	}
-	switch {
-	case landed == len(commit):
-		r.p.log().Warn("the catalog answered the release's commit with an error, but it landed", "run", r.RunID, "answer", cause)
-		for _, part := range commit {
-			if head := part.tbl.CurrentSnapshot(); head != nil {
-				part.plan.committedOn = head.SnapshotID
-			}
-		}
-		return nil
-	case lost == len(commit):
-		return &OpError{Op: "commit", Table: commit[0].plan.Table, RunID: r.RunID, Err: fmt.Errorf("%w: %v", ErrNotLanded, cause),
-			Hint: "no table of the release holds its commit; run the release again with the same run id (should the commit land late after all, the rerun finds it); the staged files were kept, and `lakeswap gc` removes them once past its grace period"}
-	}
-	if unknown == nil {
-		unknown = fmt.Errorf("%w: %v; %d of the release's %d tables hold its commit", ErrCommitUnknown, cause, landed, len(commit))
-	}
-	var where []string
-	for _, part := range commit {
-		where = append(where, fmt.Sprintf("%s snapshot %d", part.plan.Table, part.id))
-	}
-	return &OpError{Op: "commit", Table: commit[0].plan.Table, RunID: r.RunID, Err: unknown,
-		Hint: fmt.Sprintf("the commit would be %s; `lakeswap status --table %s --run %s` answers from the tables' history whether it landed; the staged files were kept, since the commit may reference them",
-			strings.Join(where, ", "), commit[0].plan.Table, r.RunID)}
-}
-
-// verify reads every table's commit back; if any differs, the release is
-// rolled back whole in one commit, unless noAutoRollback.
-func (r *Release) verify(ctx context.Context, commit []*releasePart, out *ReleaseResult, noAutoRollback bool) (*ReleaseResult, error) {
-	var failed []string
-	var errs []error
-	for _, part := range commit {
-		mismatches, err := r.p.checkLanded(ctx, part.plan, part.id)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", part.plan.Table, err))
-			continue
-		}
-		if len(mismatches) > 0 {
-			part.res.Mismatches = mismatches
-			part.res.Status = StatusVerifyFailed
-			failed = append(failed, fmt.Sprintf("%s snapshot %d differs from the staged plan: %v", part.plan.Table, part.id, mismatches))
-			continue
-		}
-		part.res.Status = StatusPublished
-	}
-	first := commit[0].plan.Table
-	if len(errs) > 0 && len(failed) == 0 {
-		out.Status = StatusLandedUnverified
-		return out, &OpError{Op: "verify", Table: first, RunID: r.RunID, Err: fmt.Errorf("%w: %w", ErrLandedUnverified, errors.Join(errs...)),
-			Hint: fmt.Sprintf("the release landed and main holds it, but it could not be read back to check it; finish the check with `lakeswap verify --table %s --run %s` (and roll it back if that fails)", first, r.RunID)}
-	}
-	if len(failed) == 0 {
-		out.Status = StatusPublished
-		for _, part := range commit {
-			r.p.dropUnchanged(ctx, part.tbl, part.plan)
-		}
-		return out, nil
-	}
-	verr := fmt.Errorf("%w: %s", ErrVerifyFailed, strings.Join(failed, "; "))
-	if noAutoRollback {
-		out.Status = StatusVerifyFailed
-		return out, &OpError{Op: "verify", Table: first, RunID: r.RunID, Err: verr,
-			Hint: fmt.Sprintf("kept as asked (--no-auto-rollback); undo the whole release with `lakeswap rollback --table %s --run %s`", first, r.RunID)}
-	}
-	if _, rerr := r.p.Rollback(ctx, RollbackRequest{Table: commit[0].tbl.Identifier(), RunID: r.RunID}); rerr != nil {
-		out.Status = StatusLandedUnverified
-		return out, &OpError{Op: "verify", Table: first, RunID: r.RunID, Err: fmt.Errorf("%w: %w", ErrLandedUnverified, errors.Join(verr, rerr)),
-			Hint: fmt.Sprintf("the automatic rollback of the release failed; run `lakeswap history --table %s` and roll back by hand with `lakeswap rollback --table %s --run %s`", first, first, r.RunID)}
-	}
-	out.Status = StatusRolledBack
-	for _, part := range commit {
-		part.res.Status = StatusRolledBack
-	}
-	return out, &OpError{Op: "verify", Table: first, RunID: r.RunID, Err: verr, Hint: "every table of the release was rolled back, in one commit, to the snapshot the release replaced"}
 }

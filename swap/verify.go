@@ -193,46 +193,6 @@ func (c *changedBytes) Error() string { return c.m.Partition + ": " + c.m.What }
 // short is a hash's first 12 characters, as messages show it.
 var short = outcome.Short
 
-// verifyCommit reads a landed commit back and compares it with the plan;
-// one that differs is rolled back, unless noAutoRollback.
-func (p *Publisher) verifyCommit(ctx context.Context, tbl *table.Table, plan *Plan, res *Result, noAutoRollback bool) (*Result, error) {
-	name, id := plan.Table, res.SnapshotID
-	mismatches, err := p.checkLanded(ctx, plan, id)
-	if err != nil {
-		// Exit codes never say "rolled back" of a commit main holds.
-		res.Status = StatusLandedUnverified
-		return res, &OpError{Op: "verify", Table: name, RunID: plan.RunID, Err: fmt.Errorf("%w: %w", ErrLandedUnverified, err),
-			Hint: fmt.Sprintf("the commit landed as snapshot %d and main holds it, but it could not be read back to check it; finish the check with `lakeswap verify --table %s --run %s` (and roll it back if that fails)", id, name, plan.RunID)}
-	}
-	if len(mismatches) == 0 {
-		res.Status = StatusPublished
-		p.dropUnchanged(ctx, tbl, plan)
-		return res, nil
-	}
-	res.Mismatches = mismatches
-	res.Status = StatusVerifyFailed
-	verr := fmt.Errorf("%w: snapshot %d differs from the staged plan: %v", ErrVerifyFailed, id, mismatches)
-	if noAutoRollback {
-		return res, &OpError{Op: "verify", Table: name, RunID: plan.RunID, Err: verr,
-			Hint: fmt.Sprintf("kept as asked (--no-auto-rollback); undo with `lakeswap rollback --table %s --run %s`", name, plan.RunID)}
-	}
-	if _, rerr := p.Rollback(ctx, RollbackRequest{Table: tbl.Identifier(), SnapshotID: id}); rerr != nil {
-		// The rollback's own check can fail after its commit moved main
-		// back: what main holds says which happened.
-		if now, lerr := p.Catalog.LoadTable(context.WithoutCancel(ctx), tbl.Identifier()); lerr == nil && now.CurrentSnapshot() != nil &&
-			now.CurrentSnapshot().SnapshotID != id {
-			res.Status = StatusRolledBack
-			return res, &OpError{Op: "verify", Table: name, RunID: plan.RunID, Err: verr,
-				Hint: fmt.Sprintf("main was rolled back to snapshot %d, but checking it failed: %v; run `lakeswap history --table %s`", now.CurrentSnapshot().SnapshotID, rerr, name)}
-		}
-		res.Status = StatusLandedUnverified
-		return res, &OpError{Op: "verify", Table: name, RunID: plan.RunID, Err: fmt.Errorf("%w: %w", ErrLandedUnverified, errors.Join(verr, rerr)),
-			Hint: fmt.Sprintf("main still holds snapshot %d, which differs from the plan: the automatic rollback failed; roll back by hand with `lakeswap rollback --table %s --run %s`", id, name, plan.RunID)}
-	}
-	res.Status = StatusRolledBack
-	return res, &OpError{Op: "verify", Table: name, RunID: plan.RunID, Err: verr, Hint: "main was rolled back to the snapshot the commit replaced"}
-}
-
 // checkLanded reads a landed commit back and compares it with the plan,
 // again after a read error (a reset, a truncated body) with backoff: only
 // a check that cannot complete is an error. A file the commit references

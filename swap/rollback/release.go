@@ -11,15 +11,11 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/swap/internal/outcome"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 )
-
-// tablesCommitter is a catalog that commits several tables as one change.
-type tablesCommitter interface {
-	CommitTables(ctx context.Context, commits []table.TableCommit) error
-}
 
 // releasePart is one table of a release being rolled back.
 type releasePart struct {
@@ -44,7 +40,7 @@ func (l *Ledger) rollbackRelease(ctx context.Context, req Request, rec runrecord
 		return fail("run %s is a release of %s, committed as one: a scoped rollback would undo one table's share of it; roll the release back whole (without --scoped)", rec.RunID, strings.Join(rec.Release, ", "))
 	}
 	var parts []*releasePart
-	var commits []table.TableCommit
+	var changes []*snapshot.Change
 	for _, t := range rec.Release {
 		ident := strings.Split(t, ".")
 		tbl, err := l.Catalog.LoadTable(ctx, ident)
@@ -96,13 +92,14 @@ func (l *Ledger) rollbackRelease(ctx context.Context, req Request, rec runrecord
 		if err != nil {
 			return nil, err
 		}
-		commits = append(commits, tc)
+		to := part.res.ToSnapshotID
+		changes = append(changes, &snapshot.Change{Table: tbl, Commit: tc, ID: to, Landed: snapshot.PointsAt(to)})
 	}
 	if len(parts) == 0 {
 		return fail("no table of release %s (%s) records it", rec.RunID, strings.Join(rec.Release, ", "))
 	}
-	if len(commits) > 0 {
-		if err := l.pointMainsAt(ctx, parts, commits, rec.RunID); err != nil {
+	if len(changes) > 0 {
+		if err := l.pointMainsAt(ctx, name, changes, rec.RunID); err != nil {
 			return nil, err
 		}
 	}
@@ -129,35 +126,23 @@ func (l *Ledger) rollbackRelease(ctx context.Context, req Request, rec runrecord
 
 // pointMainsAt moves main of every table of a release back in one commit;
 // an answer lost on the way is settled from the tables.
-func (l *Ledger) pointMainsAt(ctx context.Context, parts []*releasePart, commits []table.TableCommit, runID string) error {
-	name := strings.Join(parts[0].ident, ".")
-	committer, ok := l.Catalog.(tablesCommitter)
-	if !ok {
-		return &outcome.OpError{Op: "rollback", Table: name, RunID: runID, Err: errors.New("this catalog cannot commit several tables as one"),
-			Hint: "nothing was rolled back; a release is rolled back through a REST or SQL catalog"}
-	}
-	err := committer.CommitTables(ctx, commits)
-	if err == nil {
+func (l *Ledger) pointMainsAt(ctx context.Context, name string, changes []*snapshot.Change, runID string) error {
+	err := snapshot.Send(ctx, l.Catalog, l.log(), runID, changes)
+	refused := (*snapshot.Refused)(nil)
+	switch {
+	case err == nil:
 		return nil
-	}
-	if errors.Is(err, table.ErrCommitFailed) {
+	case errors.Is(err, catalog.ErrNoReleases):
+		return &outcome.OpError{Op: "rollback", Table: name, RunID: runID, Err: err,
+			Hint: "nothing was rolled back; a release is rolled back through a REST or SQL catalog"}
+	case errors.As(err, &refused) && errors.Is(err, table.ErrCommitFailed):
 		return &outcome.OpError{Op: "rollback", Table: name, RunID: runID, Err: err,
 			Hint: "nothing was rolled back: main of a table of the release moved meanwhile; check `lakeswap history` and try again"}
+	case refused != nil:
+		return &outcome.OpError{Op: "rollback", Table: name, RunID: runID, Err: err, Hint: "nothing was rolled back"}
 	}
-	// Answered with an error: the tables say whether main moved back.
-	for _, part := range parts {
-		if part.res.AlreadyRolledBack {
-			continue
-		}
-		to := part.res.ToSnapshotID
-		if lerr := snapshot.LookFor(ctx, l.Catalog, l.log(), part.tbl, runID, to, err, func(m table.Metadata) bool {
-			return m.CurrentSnapshot() != nil && m.CurrentSnapshot().SnapshotID == to
-		}); lerr != nil {
-			return &outcome.OpError{Op: "rollback", Table: part.res.Table, RunID: runID, Err: lerr,
-				Hint: "`lakeswap history` shows where main is on each table of the release once they can be read"}
-		}
-	}
-	return nil
+	return &outcome.OpError{Op: "rollback", Table: name, RunID: runID, Err: err,
+		Hint: "`lakeswap history` shows where main is on each table of the release once they can be read"}
 }
 
 // lister is a catalog that lists its namespaces and tables.

@@ -250,21 +250,16 @@ func (l *Ledger) pointMainAt(ctx context.Context, tbl *table.Table, res *Result)
 	if err := tx.RollbackToSnapshot(res.ToSnapshotID); err != nil {
 		return &outcome.OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: err}
 	}
-	if _, err := tx.Commit(ctx); err != nil {
-		if errors.Is(err, table.ErrCommitFailed) {
-			return &outcome.OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: err,
-				Hint: "main moved meanwhile; check `lakeswap history` and try again"}
-		}
-		// Answered with an error: the table says whether main moved back.
-		to := res.ToSnapshotID
-		if err := snapshot.LookFor(ctx, l.Catalog, l.log(), tbl, res.RunID, to, err, func(m table.Metadata) bool {
-			return m.CurrentSnapshot() != nil && m.CurrentSnapshot().SnapshotID == to
-		}); err != nil {
-			return &outcome.OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: err,
-				Hint: "`lakeswap history` shows where main is once the table can be read"}
-		}
+	to := res.ToSnapshotID
+	err := snapshot.Send(ctx, l.Catalog, l.log(), res.RunID, []*snapshot.Change{{Table: tbl, Tx: tx, ID: to, Landed: snapshot.PointsAt(to)}})
+	if refused := (*snapshot.Refused)(nil); errors.As(err, &refused) {
+		return &outcome.OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: err,
+			Hint: "main moved meanwhile; check `lakeswap history` and try again"}
 	}
-
+	if err != nil {
+		return &outcome.OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: err,
+			Hint: "`lakeswap history` shows where main is once the table can be read"}
+	}
 	return nil
 }
 

@@ -463,22 +463,12 @@ func (l *Ledger) commitUndo(ctx context.Context, tbl *table.Table, fsys icebergi
 	}
 	id := staged.CurrentSnapshot().SnapshotID
 	cat.Updates = append(cat.Updates, snapshot.TagRun(snapshot.RunTag(undo.RunID), id, l.Retention))
-	if _, err := tx.Commit(ctx); err != nil {
-		landed, lerr := false, error(nil)
-		if errors.Is(err, table.ErrCommitFailed) {
-			landed, lerr = snapshot.AnsweredRefused(ctx, l.Catalog, tbl, id)
-		}
-		if errors.Is(err, table.ErrCommitFailed) && lerr == nil && !landed {
-			snapshot.RemoveWritten(ctx, l.log(), tbl, written)
-			return 0, err
-		}
-		if landed {
-			return id, nil
-		}
-		// Answered with an error: the table says whether it landed.
-		if err := snapshot.LookFor(ctx, l.Catalog, l.log(), tbl, undo.RunID, id, err, func(m table.Metadata) bool { return m.SnapshotByID(id) != nil }); err != nil {
-			return 0, fmt.Errorf("%w (`lakeswap status --run %s` answers later whether the rollback landed)", err, undo.RunID)
-		}
+	err = snapshot.Send(ctx, l.Catalog, l.log(), undo.RunID, []*snapshot.Change{{Table: tbl, Tx: tx, Written: written, ID: id, Landed: snapshot.Adds(id)}})
+	if refused := (*snapshot.Refused)(nil); errors.As(err, &refused) {
+		return 0, err
+	}
+	if err != nil {
+		return 0, fmt.Errorf("%w (`lakeswap status --run %s` answers later whether the rollback landed)", err, undo.RunID)
 	}
 	return id, nil
 }
