@@ -1,7 +1,13 @@
 package swap
 
 import (
+	"context"
 	"slices"
+	"time"
+
+	"github.com/apache/iceberg-go"
+	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakeswap/lakeswap/verify"
 )
@@ -53,8 +59,10 @@ const (
 // A Guard is one rule a run is judged by before it commits, declared once
 // here: every route (publish, apply, batches, shards, releases, jobs,
 // adopt) stages through the one stage, which judges each guard of Guards
-// and records its verdict. A guard reports its refusals as findings of
-// its kinds; one that cannot judge a run says why.
+// and records its verdict, and rollbacks meet the guards that judge a
+// change to the table (frozen, release consistency). A guard reports its
+// refusals as findings of its kinds; one that cannot judge a run says
+// why.
 type Guard struct {
 	Name  string
 	Kinds []verify.Kind
@@ -64,7 +72,33 @@ type Guard struct {
 	// applies says whether the guard can judge the run, and why not; nil:
 	// it judges every run.
 	applies func(plan *Plan, req Request) (ok bool, why, brief string)
+	// judge judges a staged run as a whole: across its partitions, or
+	// against the rest of the table. nil for the guards judged row by row
+	// and partition by partition while the rows are staged (validate).
+	judge func(ctx context.Context, j *judging) error
+	// first, when set, is judged only on a run no other guard refused
+	// yet (it reads every staged row again, which a refused run need
+	// not): on one refused, it is not applicable, not judged.
+	first bool
 }
+
+// judging is what a guard judging a staged run reads: the table, its
+// files at the base by partition (all) read through fsys, deletes
+// applied, the run, and the verdicts so far.
+type judging struct {
+	tbl  *table.Table
+	fsys icebergio.IO
+	all  map[string][]iceberg.DataFile
+	plan *Plan
+	req  Request
+	v    verdicts
+	now  time.Time
+	g    *Guard // the guard judging
+}
+
+// override notes that flag let the judging guard's finding through, with
+// the reason the run records where the flag takes one.
+func (j *judging) override(flag, reason string) { j.v.override(j.g, flag, reason) }
 
 // The guards, each once.
 var (
@@ -73,18 +107,53 @@ var (
 	GuardGrain      = &Guard{Name: "grain", Kinds: []verify.Kind{verify.KindNullGrain, verify.KindDuplicateGrain}, applies: hasGrain}
 	GuardRequired   = &Guard{Name: "required", Kinds: []verify.Kind{verify.KindNullRequired}}
 	GuardChecks     = &Guard{Name: "column checks", Kinds: []verify.Kind{verify.KindCheck}}
-	GuardEmpty      = &Guard{Name: "empty", Kinds: []verify.Kind{verify.KindEmpty}, Flag: "--allow-empty"}
-	GuardMoved      = &Guard{Name: "moved records", Kinds: []verify.Kind{verify.KindMoved}, applies: grainAcross}
-	GuardBand       = &Guard{Name: "plausible band", Kinds: []verify.Kind{verify.KindImplausible}, Flag: "--allow-implausible"}
-	GuardReconcile  = &Guard{Name: "reconciliation", Kinds: []verify.Kind{verify.KindReconcile}, Flag: "--allow-mismatch", applies: reconciles}
-	GuardBuildTwice = &Guard{Name: "build twice", Kinds: []verify.Kind{verify.KindNondeterministic}, applies: buildsTwice}
-	GuardFrozen     = &Guard{Name: "frozen", Kinds: []verify.Kind{verify.KindFrozen}, Flag: "--restate-frozen", applies: freezes}
-	GuardLate       = &Guard{Name: "late arrivals", Kinds: []verify.Kind{verify.KindLate}, Flag: "--restate or --leave", applies: tracksArrival}
+	GuardEmpty      = &Guard{Name: "empty", Kinds: []verify.Kind{verify.KindEmpty}, Flag: "--allow-empty", judge: judgeEmpty}
+	GuardMoved      = &Guard{Name: "moved records", Kinds: []verify.Kind{verify.KindMoved}, applies: grainAcross, judge: judgeMoved, first: true}
+	GuardBand       = &Guard{Name: "plausible band", Kinds: []verify.Kind{verify.KindImplausible}, Flag: "--allow-implausible", judge: judgeBand}
+	GuardReconcile  = &Guard{Name: "reconciliation", Kinds: []verify.Kind{verify.KindReconcile}, Flag: "--allow-mismatch", applies: reconciles, judge: judgeReconcile}
+	GuardBuildTwice = &Guard{Name: "build twice", Kinds: []verify.Kind{verify.KindNondeterministic}, applies: buildsTwice, judge: judgeBuildTwice, first: true}
+	GuardFrozen     = &Guard{Name: "frozen", Kinds: []verify.Kind{verify.KindFrozen}, Flag: "--restate-frozen", applies: freezes, judge: judgeFrozen}
+	GuardLate       = &Guard{Name: "late arrivals", Kinds: []verify.Kind{verify.KindLate}, Flag: "--restate or --leave", applies: tracksArrival, judge: judgeLate}
+	GuardRelease    = &Guard{Name: "release consistency", Kinds: []verify.Kind{verify.KindRelease}, applies: inRelease}
 )
 
 // Guards is every guard, in the order a plan lists them.
 var Guards = []*Guard{GuardSchema, GuardOwnership, GuardGrain, GuardRequired, GuardChecks, GuardEmpty,
-	GuardMoved, GuardBand, GuardReconcile, GuardBuildTwice, GuardFrozen, GuardLate}
+	GuardMoved, GuardBand, GuardReconcile, GuardBuildTwice, GuardFrozen, GuardLate, GuardRelease}
+
+// judgeOrder is the order the guards with a judge judge a run in: the
+// second build first, so that a run it refuses is not read for moved
+// records too.
+func judgeOrder() []*Guard {
+	out := []*Guard{GuardBuildTwice}
+	for _, g := range Guards {
+		if g.judge != nil && g != GuardBuildTwice {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// judgeAll judges the run with every guard that judges a run as a whole.
+func judgeAll(ctx context.Context, j *judging) error {
+	for _, g := range judgeOrder() {
+		if g.first && j.plan.Refused() {
+			if ok, _, _ := g.applies(j.plan, j.req); ok {
+				j.v.unjudged(g)
+			}
+			continue
+		}
+		j.g = g
+		if err := g.judge(ctx, j); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func inRelease(plan *Plan, req Request) (bool, string, string) {
+	return req.release != nil || len(plan.Release) > 0, "the run is not a release of several tables", "not a release"
+}
 
 func hasGrain(plan *Plan, _ Request) (bool, string, string) {
 	return len(plan.contract.Grain) > 0, "the table has no grain (`lakeswap table set grain=COLUMN,...` gives it one)", "no grain"
@@ -131,6 +200,17 @@ type verdicts map[*Guard]Check
 // reason the run records where the flag takes one.
 func (v verdicts) override(g *Guard, flag, reason string) {
 	v[g] = Check{Result: Overridden, By: flag, Reason: reason}
+}
+
+// refuse adds a finding of a guard the plan's checks list already: the
+// verdict is refused from now on.
+func (plan *Plan) refuse(g *Guard, f verify.Finding) {
+	plan.Findings = append(plan.Findings, f)
+	for i, c := range plan.Checks {
+		if c.Name == g.Name && c.At == "stage" {
+			plan.Checks[i].Result, plan.Checks[i].Findings, plan.Checks[i].Why, plan.Checks[i].Brief = Refused, c.Findings+1, "", ""
+		}
+	}
 }
 
 // unjudged notes that a guard did not judge a run already refused.

@@ -82,7 +82,7 @@ func (r *Release) Stage(ctx context.Context, req Request) (*Plan, error) {
 	if req.Batch > 0 {
 		return nil, InvalidRequest(errors.New("a release commits every table in one commit: --batch and --commit-per-partition do not apply"))
 	}
-	req.RunID = r.RunID
+	req.RunID, req.release = r.RunID, r
 	kind := "run"
 	if r.Planning {
 		kind = "plan"
@@ -119,7 +119,7 @@ func (r *Release) reused(ctx context.Context, plan *Plan, tbl *table.Table) erro
 	if rec.Fingerprint == plan.Fingerprint.Hash {
 		return nil
 	}
-	plan.Findings = append(plan.Findings, verify.Finding{Kind: verify.KindRunID, Message: fmt.Sprintf(
+	plan.refuse(GuardRelease, verify.Finding{Kind: verify.KindRelease, Message: fmt.Sprintf(
 		"run id %s was already used by snapshot %d for other content of %s (fingerprint %s); this release stages %s there: release it under a new run id",
 		r.RunID, plan.prior.SnapshotID, plan.Table, short(rec.Fingerprint), short(plan.Fingerprint.Hash))})
 	return nil

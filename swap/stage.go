@@ -104,6 +104,8 @@ type Request struct {
 	// both recorded in the run. Empty, such a run is refused.
 	RestateFrozen string
 	DecidedBy     string
+	// release is the release the run is a table of, if any.
+	release *Release
 }
 
 // Figures are a partition's rows and additive sums.
@@ -424,39 +426,21 @@ func gatherFindings(plan *Plan, src source.Source) {
 	}
 }
 
-// guard runs the guards that look across the run's partitions and at the
-// rest of the table (all: the base's files by partition), noting in v
-// which a flag overrode and which did not judge a run already refused.
+// guard judges the run with the guards that look across its partitions
+// and at the rest of the table (all: the base's files by partition),
+// noting in v which a flag overrode and which did not judge a run already
+// refused; then cuts a run committed in batches, and compares keys for a
+// person to read where asked.
 func guard(ctx context.Context, tbl *table.Table, plan *Plan, req Request, all map[string][]iceberg.DataFile, v verdicts) error {
 	fsys, err := tbl.FS(ctx)
 	if err != nil {
 		return err
 	}
 	fsys = plan.reading(fsys)
+	if err := judgeAll(ctx, &judging{tbl: tbl, fsys: fsys, all: all, plan: plan, req: req, v: v, now: time.Now()}); err != nil {
+		return err
+	}
 	c := plan.contract
-	switch {
-	case req.SecondBuild == nil:
-	case plan.Refused():
-		v.unjudged(GuardBuildTwice)
-	default:
-		found, err := buildsAgree(ctx, plan, c, req.SecondBuild)
-		if err != nil {
-			return err
-		}
-		plan.Findings = append(plan.Findings, found...)
-	}
-	if plan.Refused() {
-		v.unjudged(GuardMoved)
-	} else {
-		found, skipped, err := moved(ctx, fsys, c, plan, all, req.KeysMaxRows)
-		if err != nil {
-			return err
-		}
-		plan.Findings = append(plan.Findings, found...)
-		if skipped != "" {
-			plan.Warnings = append(plan.Warnings, skipped)
-		}
-	}
 	if !plan.Refused() && plan.Batch > 0 && len(plan.Partitions) > plan.Batch {
 		if plan.Together, err = exchanges(ctx, fsys, c, plan); err != nil {
 			return err
@@ -466,47 +450,86 @@ func guard(ctx context.Context, tbl *table.Table, plan *Plan, req Request, all m
 			return err
 		}
 	}
-	plausible(plan, req, v)
-	frozen(plan, req, v, time.Now())
-	lateArrivals(plan, v)
 	if !plan.Refused() && req.Changes {
 		return grainChanges(ctx, fsys, c, plan, req.ChangesMaxRows, parallelism(req.Parallelism))
 	}
 	return nil
 }
 
-// plausible judges each partition's figures against what it held (the
-// band) and what the source says it must hold (reconciliation), and notes
-// the empty partitions the request allowed.
-func plausible(plan *Plan, req Request, v verdicts) {
-	c := plan.contract
-	band := c.Band
-	if req.Band != nil {
-		band = *req.Band
+// judgeBuildTwice compares the staged rows with a second build's.
+func judgeBuildTwice(ctx context.Context, j *judging) error {
+	if j.req.SecondBuild == nil {
+		return nil
 	}
-	for _, f := range reconcile(plan, c, req.Expect) {
+	found, err := buildsAgree(ctx, j.plan, j.plan.contract, j.req.SecondBuild)
+	j.plan.Findings = append(j.plan.Findings, found...)
+	return err
+}
+
+// judgeMoved looks for staged keys the table holds in another partition.
+func judgeMoved(ctx context.Context, j *judging) error {
+	found, skipped, err := moved(ctx, j.fsys, j.plan.contract, j.plan, j.all, j.req.KeysMaxRows)
+	if err != nil {
+		return err
+	}
+	j.plan.Findings = append(j.plan.Findings, found...)
+	if skipped != "" {
+		j.plan.Warnings = append(j.plan.Warnings, skipped)
+	}
+	return nil
+}
+
+func judgeReconcile(_ context.Context, j *judging) error {
+	plan, req := j.plan, j.req
+	for _, f := range reconcile(plan, plan.contract, req.Expect) {
 		if req.AllowMismatch {
-			v.override(GuardReconcile, "--allow-mismatch", "")
+			j.override("--allow-mismatch", "")
 			plan.Warnings = append(plan.Warnings, "allowed (--allow-mismatch): "+f.String())
 			continue
 		}
 		plan.Findings = append(plan.Findings, f)
 	}
-	for _, f := range implausible(plan, c, band) {
+	return nil
+}
+
+func judgeBand(_ context.Context, j *judging) error {
+	plan, req := j.plan, j.req
+	band := plan.contract.Band
+	if req.Band != nil {
+		band = *req.Band
+	}
+	for _, f := range implausible(plan, plan.contract, band) {
 		if req.AllowImplausible {
-			v.override(GuardBand, "--allow-implausible", "")
+			j.override("--allow-implausible", "")
 			plan.Warnings = append(plan.Warnings, "allowed (--allow-implausible): "+f.String())
 			continue
 		}
 		f.Message += implausibleAdvice
 		plan.Findings = append(plan.Findings, f)
 	}
-	for _, pp := range plan.Partitions {
-		if req.AllowEmpty && pp.Fingerprint.Rows == 0 && pp.OldFingerprint.Rows > 0 {
-			v.override(GuardEmpty, "--allow-empty", "")
-			plan.Warnings = append(plan.Warnings, fmt.Sprintf("allowed (--allow-empty): partition %s goes from %d rows to none", verify.DisplayKey(pp.Key), pp.OldFingerprint.Rows))
+	return nil
+}
+
+// judgeEmpty notes the partitions the request allowed to go empty: the
+// guard's refusals are found as each partition is staged.
+func judgeEmpty(_ context.Context, j *judging) error {
+	for _, pp := range j.plan.Partitions {
+		if j.req.AllowEmpty && pp.Fingerprint.Rows == 0 && pp.OldFingerprint.Rows > 0 {
+			j.override("--allow-empty", "")
+			j.plan.Warnings = append(j.plan.Warnings, fmt.Sprintf("allowed (--allow-empty): partition %s goes from %d rows to none", verify.DisplayKey(pp.Key), pp.OldFingerprint.Rows))
 		}
 	}
+	return nil
+}
+
+func judgeFrozen(_ context.Context, j *judging) error {
+	frozen(j.plan, j.req, j.override, j.now)
+	return nil
+}
+
+func judgeLate(_ context.Context, j *judging) error {
+	lateArrivals(j.plan, j.override)
+	return nil
 }
 
 // changesContent says whether the partition's rows change, whatever
@@ -535,7 +558,7 @@ func stillFrozen(c *contract.Contract, plan *Plan, now time.Time) []verify.Findi
 // frozen refuses a change to a partition the table's lakeswap.freeze-after
 // has frozen, unless the request restates it with a reason, which the
 // run records; every frozen partition is marked in the plan.
-func frozen(plan *Plan, req Request, v verdicts, now time.Time) {
+func frozen(plan *Plan, req Request, override func(by, reason string), now time.Time) {
 	c := plan.contract
 	if c.Freeze == nil {
 		return
@@ -552,7 +575,7 @@ func frozen(plan *Plan, req Request, v verdicts, now time.Time) {
 		}
 		key := verify.DisplayKey(pp.Key)
 		if req.RestateFrozen != "" {
-			v.override(GuardFrozen, "--restate-frozen", req.RestateFrozen)
+			override("--restate-frozen", req.RestateFrozen)
 			plan.Warnings = append(plan.Warnings, fmt.Sprintf("allowed (--restate-frozen): partition %s, frozen since %s (%s %s), is restated by %s: %s",
 				key, frozenTime(at), contract.PropFreezeAfter, c.Freeze.Text, req.DecidedBy, req.RestateFrozen))
 			if plan.Restated == nil {
@@ -592,7 +615,7 @@ func lateNotes(j *JobInfo) []string {
 // escalate). A partition such rows leave as it was changes nothing. The
 // partitions a run decides to leave are rewritten with the rows they
 // hold, so that the decision is a snapshot of its own.
-func lateArrivals(plan *Plan, v verdicts) {
+func lateArrivals(plan *Plan, override func(by, reason string)) {
 	j := plan.Job
 	if j == nil || j.Policy == "" {
 		return
@@ -624,7 +647,7 @@ func lateArrivals(plan *Plan, v verdicts) {
 		if j.Policy == "restate" {
 			by = "the job's late policy restate"
 		}
-		v.override(GuardLate, by, d.Reason)
+		override(by, d.Reason)
 		for i := range plan.Partitions {
 			pp := &plan.Partitions[i]
 			if _, ok := d.Rows[pp.Value]; !ok {

@@ -30,6 +30,7 @@ const (
 	KindEarlierSpec      Kind = "earlier-spec"     // a file of an earlier partition spec holding rows of declared partitions
 	KindFrozen           Kind = "frozen"           // a change to a partition frozen by the table's lakeswap.freeze-after
 	KindLate             Kind = "late"             // a change to a published partition by rows that arrived later than the lookback, undecided
+	KindRelease          Kind = "release"          // a release that would leave its tables disagreeing
 	KindStatistics       Kind = "statistics"       // a bound or count other engines prune on that leaves out rows the file holds
 )
 

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/apache/iceberg-go/table"
 
@@ -56,6 +57,15 @@ type guardScenario struct {
 	tripJobSQL     string            // the job's SQL for the trip, where the rows alone do not trip it
 	tripNA         string            // why no input trips it
 	notApplicable  map[string]string // route -> why ("all": every route)
+	// lookback is the job's (3650d unless said): rows with a fourth
+	// field say when they arrived; a job's run stamps the others with
+	// its own time, long after their days.
+	lookback string
+	// tripRunID, when set, is the run id the trip runs under.
+	tripRunID string
+	// rollbackAfter is what a rollback's trip commits after the run it
+	// rolls back ("release": a release over its days).
+	rollbackAfter string
 }
 
 func readGuardScenario(t *testing.T, path string) *guardScenario {
@@ -85,6 +95,12 @@ func readGuardScenario(t *testing.T, path string) *guardScenario {
 			sc.flags = strings.Fields(rest)
 		case word == "reconcile":
 			sc.reconcile = rest
+		case word == "lookback":
+			sc.lookback = rest
+		case word == "trip-run-id":
+			sc.tripRunID = rest
+		case word == "rollback-after":
+			sc.rollbackAfter = rest
 		case word == "base":
 			block = &sc.base
 		case word == "trip":
@@ -108,13 +124,17 @@ func readGuardScenario(t *testing.T, path string) *guardScenario {
 			}
 			sc.notApplicable[route] = why
 		case word == "gen":
-			var day, prefix string
+			var day, prefix, arrived string
 			var count, amount int
+			f := strings.Fields(rest)
+			if len(f) == 5 {
+				arrived, rest = ","+f[4], strings.Join(f[:4], " ")
+			}
 			if _, err := fmt.Sscan(rest, &day, &prefix, &count, &amount); err != nil || block == nil {
-				t.Fatalf("%s:%d: gen DAY PREFIX COUNT AMOUNT, in a block", path, n)
+				t.Fatalf("%s:%d: gen DAY PREFIX COUNT AMOUNT [ARRIVED], in a block", path, n)
 			}
 			for i := range count {
-				*block = append(*block, fmt.Sprintf("%s%d,%s,%d", prefix, i, day, amount))
+				*block = append(*block, fmt.Sprintf("%s%d,%s,%d%s", prefix, i, day, amount, arrived))
 			}
 		case block != nil:
 			*block = append(*block, line)
@@ -156,8 +176,72 @@ func (g *guardSite) next() int { g.n++; return g.n }
 
 // input writes rows as a CSV file.
 func (g *guardSite) input(rows []string) string {
-	return write(g.t, g.t.TempDir(), fmt.Sprintf("in-%d.csv", g.next()), guardsHeader+"\n"+strings.Join(rows, "\n")+"\n")
+	return write(g.t, g.t.TempDir(), fmt.Sprintf("in-%d.csv", g.next()), csvOf(rows))
 }
+
+// csvOf is rows as a CSV file's text: with when they arrived, where they
+// say so.
+func csvOf(rows []string) string {
+	header := guardsHeader
+	if len(rows) > 0 && strings.Count(rows[0], ",") == 3 {
+		header += ",ingested_at"
+	}
+	return header + "\n" + strings.Join(rows, "\n") + "\n"
+}
+
+// arrived stamps the rows that do not say when they arrived with the
+// run's own time: each run of the site later than the last, months after
+// the rows' days.
+func (g *guardSite) arrived(rows []string) []string {
+	at := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(g.next()) * time.Hour).Format(time.RFC3339)
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		if strings.Count(r, ",") == 2 {
+			r += "," + at
+		}
+		out[i] = r
+	}
+	return out
+}
+
+// job writes in dir the scenario's job over rows (their arrival tracked,
+// as the job's late policy reads it) and its input, and returns the
+// job's file. Owning, the job keeps the rows of its days alone ($from
+// to $to), as a job run by --since-last over a source of every day does.
+func (g *guardSite) job(dir string, rows []string, owning bool) string {
+	write(g.t, dir, "in.csv", csvOf(g.arrived(rows)))
+	sql := "SELECT order_id, CAST(order_date AS DATE) AS order_date, CAST(amount_cents AS BIGINT) AS amount_cents FROM src"
+	if g.sc.tripJobSQL != "" && slices.Equal(rows, g.sc.trip) {
+		sql = g.sc.tripJobSQL
+	}
+	if owning {
+		sql += " WHERE CAST(order_date AS DATE) BETWEEN CAST($from AS DATE) AND CAST($to AS DATE)"
+	}
+	spec := "table: m.orders\nsources:\n  src: {path: in.csv}\nsql: " + strconv.Quote(sql) + "\n" +
+		"lookback: " + cmp.Or(g.sc.lookback, "3650d") + "\nlag: {event_time: \"CAST(order_date AS TIMESTAMP)\", ingested_at: \"CAST(ingested_at AS TIMESTAMP)\"}\n"
+	if g.sc.reconcile != "" {
+		spec += "reconcile: " + strconv.Quote(g.sc.reconcile) + "\n"
+	}
+	return write(g.t, dir, "job.yaml", spec)
+}
+
+// dailyTable is the table a release rebuilds beside m.orders: each day's
+// orders and amount, read from m.orders as the release leaves it.
+const dailyTable = `table: m.daily
+columns:
+  - {name: order_date, type: date, required: true}
+  - {name: orders, type: long, required: true}
+  - {name: amount_cents, type: long, required: true}
+identifier: [order_date]
+partition: [{column: order_date, transform: identity}]
+additive: [orders, amount_cents]
+`
+
+const dailyJob = `table: m.daily
+sources:
+  o: {table: m.orders, partitions: same}
+sql: "SELECT order_date, CAST(count(*) AS BIGINT) AS orders, CAST(sum(amount_cents) AS BIGINT) AS amount_cents FROM o WHERE order_date BETWEEN CAST($from AS DATE) AND CAST($to AS DATE) GROUP BY order_date"
+`
 
 func (g *guardSite) selector() string { return "order_date=" + strings.Join(g.sc.partitions, ",") }
 
@@ -253,17 +337,20 @@ var guardRoutes = []guardRoute{
 	}},
 	{name: "job", refused: exitRefused, run: func(t *testing.T, g *guardSite, rows, flags []string) guardRun {
 		dir := t.TempDir()
-		write(t, dir, "in.csv", guardsHeader+"\n"+strings.Join(rows, "\n")+"\n")
-		sql := "SELECT order_id, CAST(order_date AS DATE) AS order_date, CAST(amount_cents AS BIGINT) AS amount_cents FROM src"
-		if g.sc.tripJobSQL != "" && slices.Equal(rows, g.sc.trip) {
-			sql = g.sc.tripJobSQL
-		}
-		spec := "table: m.orders\nsources:\n  src: {path: in.csv}\nsql: " + strconv.Quote(sql) + "\n"
-		if g.sc.reconcile != "" {
-			spec += "reconcile: " + strconv.Quote(g.sc.reconcile) + "\n"
-		}
-		job := write(t, dir, "job.yaml", spec)
-		return g.cli(append([]string{"publish", "--job", job, "--partitions", g.selector(), "--rejects", filepath.Join(dir, "rejects.ndjson")}, flags...)...)
+		return g.cli(append([]string{"publish", "--job", g.job(dir, rows, false), "--partitions", g.selector(), "--rejects", filepath.Join(dir, "rejects.ndjson")}, flags...)...)
+	}},
+	{name: "since-last", refused: exitRefused, run: func(t *testing.T, g *guardSite, rows, flags []string) guardRun {
+		// The days of the rows that arrived since the last job's run,
+		// which published the base.
+		dir := t.TempDir()
+		return g.cli(append([]string{"publish", "--job", g.job(dir, rows, true), "--since-last", "--rejects", filepath.Join(dir, "rejects.ndjson")}, flags...)...)
+	}},
+	{name: "release", refused: exitRefused, run: func(t *testing.T, g *guardSite, rows, flags []string) guardRun {
+		// m.orders and m.daily, which reads it, as one release.
+		dir := t.TempDir()
+		up := g.job(dir, rows, false)
+		write(t, dir, "daily.yaml", dailyJob)
+		return g.cli(append([]string{"publish", "--job", up, "--downstream", "--jobs", dir, "--partitions", g.selector()}, flags...)...)
 	}},
 	{name: "adopt", refused: exitRefused, run: func(t *testing.T, g *guardSite, rows, flags []string) guardRun {
 		// Parquet files another engine wrote under the table's location,
@@ -332,13 +419,23 @@ func tableOf(t *testing.T, s *site, name string) (*table.Table, func()) {
 }
 
 // newGuardSite creates the scenario's table on a site of its own and
-// publishes its base, as run base.
-func newGuardSite(t *testing.T, sc *guardScenario) *guardSite {
+// publishes its base, as run base: through the job, its arrival tracked,
+// where the route or the scenario reads when rows arrived; with the
+// table a release rebuilds beside it, for the release.
+func newGuardSite(t *testing.T, sc *guardScenario, route string) *guardSite {
 	t.Helper()
 	g := &guardSite{site: newSite(t, "sqlite+local"), sc: sc}
 	g.must("table", "create", "--schema", write(t, g.home, "orders.yaml", guardsTable))
-	parts := cmp.Or(strings.Join(sc.basePartitions, ","), strings.Join(sc.partitions, ","))
-	g.must("publish", "--table", "m.orders", "--partitions", "order_date="+parts, "--run-id", "base", g.input(sc.base))
+	if route == "release" {
+		g.must("table", "create", "--schema", write(t, g.home, "daily.yaml", dailyTable))
+	}
+	parts := "order_date=" + cmp.Or(strings.Join(sc.basePartitions, ","), strings.Join(sc.partitions, ","))
+	if route == "since-last" || sc.lookback != "" {
+		dir := t.TempDir()
+		g.must("publish", "--job", g.job(dir, sc.base, false), "--partitions", parts, "--run-id", "base", "--rejects", filepath.Join(dir, "rejects.ndjson"))
+		return g
+	}
+	g.must("publish", "--table", "m.orders", "--partitions", parts, "--run-id", "base", g.input(sc.base))
 	return g
 }
 
@@ -429,12 +526,12 @@ func TestGuardsByRoute(t *testing.T) {
 func runGuardCell(t *testing.T, sc *guardScenario, route string) string {
 	for _, r := range rollbackRoutes {
 		if r.name == route {
-			return runRollbackCell(t, sc, r.args)
+			return runRollbackCell(t, sc, r.name, r.args)
 		}
 	}
 	i := slices.IndexFunc(guardRoutes, func(r guardRoute) bool { return r.name == route })
 	r := guardRoutes[i]
-	g := newGuardSite(t, sc)
+	g := newGuardSite(t, sc, route)
 	g.setTable()
 	cell := "n/a"
 	if sc.tripNA == "" {
@@ -443,7 +540,11 @@ func runGuardCell(t *testing.T, sc *guardScenario, route string) string {
 			return slices.DeleteFunc(g.files(), func(f string) bool { return strings.Contains(f, "/adopted-") })
 		}
 		meta, files := g.metadata("m.orders"), ours()
-		got := r.run(t, g, sc.trip, nil)
+		var flags []string
+		if sc.tripRunID != "" {
+			flags = []string{"--run-id", sc.tripRunID}
+		}
+		got := r.run(t, g, sc.trip, flags)
 		wants := cmp.Or(sc.tripOn[route], sc.tripWants)
 		if got.code != r.refused || !strings.Contains(got.out+got.errs, wants) {
 			t.Errorf("%s: rows that trip %s: exit %d: %s%s; want %d naming %q", sc.file, sc.guard, got.code, got.out, got.errs, r.refused, wants)
@@ -462,7 +563,15 @@ func runGuardCell(t *testing.T, sc *guardScenario, route string) string {
 	if g.metadata("m.orders") == meta {
 		t.Errorf("%s: the passing run committed nothing", sc.file)
 	}
-	if again := g.cli(append(g.publishArgs("publish", sc.flags), g.input(sc.pass))...); again.code != 0 || !strings.Contains(again.out, "unchanged") {
+	// The same rows again change nothing: through the route where the
+	// rows say when they arrived (a file of rows cannot), else as a file.
+	again := guardRun{}
+	if sc.lookback != "" {
+		again = r.run(t, g, sc.pass, sc.flags)
+	} else {
+		again = g.cli(append(g.publishArgs("publish", sc.flags), g.input(sc.pass))...)
+	}
+	if again.code != 0 || !strings.Contains(again.out, "unchanged") {
 		t.Errorf("%s: the passing rows again: exit %d: %s%s; want unchanged, the table holding them", sc.file, again.code, again.out, again.errs)
 	}
 	return cell + "/passed"
@@ -473,21 +582,31 @@ func runGuardCell(t *testing.T, sc *guardScenario, route string) string {
 // (with args); the settings make the rollback trip the guard. It passes
 // with the scenario's flags where the rollback takes them (--scoped), or
 // on a table without the settings.
-func runRollbackCell(t *testing.T, sc *guardScenario, args []string) string {
-	publishRuns := func(g *guardSite) {
+func runRollbackCell(t *testing.T, sc *guardScenario, route string, args []string) string {
+	publishRuns := func(g *guardSite, trip bool) {
 		g.must(append(g.publishArgs("publish", nil), "--run-id", "r2", "--allow-implausible", g.input(sc.pass))...)
-		if slices.Contains(args, "--force") {
+		switch {
+		case trip && sc.rollbackAfter == "release":
+			// A release over the run's days, which a rollback of the run
+			// would take from one of its tables.
+			dir := t.TempDir()
+			up := g.job(dir, sc.trip, false)
+			write(t, dir, "daily.yaml", dailyJob)
+			g.must("table", "create", "--schema", write(t, g.home, "daily.yaml", dailyTable))
+			g.must("publish", "--job", up, "--downstream", "--jobs", dir, "--partitions", g.selector(), "--run-id", "r3", "--allow-implausible")
+		case slices.Contains(args, "--force"):
 			g.must("publish", "--table", "m.orders", "--partitions", "order_date=2099-01-01", "--run-id", "r3", g.input([]string{"w1,2099-01-01,1"}))
 		}
 	}
 	rollback := append([]string{"rollback", "--table", "m.orders", "--run", "r2"}, args...)
-	g := newGuardSite(t, sc)
-	publishRuns(g)
+	g := newGuardSite(t, sc, "rollback")
+	publishRuns(g, true)
 	g.setTable()
 	meta, files := g.metadata("m.orders"), g.files()
 	got := g.cli(rollback...)
-	if got.code != exitRollbackRefuse || !strings.Contains(got.errs, sc.tripWants) {
-		t.Errorf("%s: a rollback that trips %s: exit %d: %s%s; want %d naming %q", sc.file, sc.guard, got.code, got.out, got.errs, exitRollbackRefuse, sc.tripWants)
+	wants := cmp.Or(sc.tripOn[route], sc.tripWants)
+	if got.code != exitRollbackRefuse || !strings.Contains(got.errs, wants) {
+		t.Errorf("%s: a rollback that trips %s: exit %d: %s%s; want %d naming %q", sc.file, sc.guard, got.code, got.out, got.errs, exitRollbackRefuse, wants)
 	}
 	if g.metadata("m.orders") != meta || !slices.Equal(g.files(), files) {
 		t.Errorf("%s: the refused rollback changed the table or left files", sc.file)
@@ -495,8 +614,8 @@ func runRollbackCell(t *testing.T, sc *guardScenario, args []string) string {
 	if slices.Contains(args, "--scoped") {
 		rollback = append(rollback, sc.flags...)
 	} else {
-		g = newGuardSite(t, sc)
-		publishRuns(g)
+		g = newGuardSite(t, sc, "rollback")
+		publishRuns(g, false)
 	}
 	if got := g.cli(rollback...); got.code != 0 {
 		t.Errorf("%s: a rollback that passes %s: exit %d: %s%s", sc.file, sc.guard, got.code, got.out, got.errs)

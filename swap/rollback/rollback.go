@@ -227,7 +227,7 @@ func (l *Ledger) Rollback(ctx context.Context, req Request) (*Result, error) {
 
 	// The guards a run meets: no release's share dropped alone, no frozen
 	// partition changed without a record.
-	if err := releaseShares(droppedFromMain(meta, res.ToSnapshotID), ""); err != nil {
+	if err := releaseShares(meta, droppedFromMain(meta, res.ToSnapshotID), ""); err != nil {
 		return fail("%v", err)
 	}
 	if err := frozenByFullRollback(ctx, tbl, res.ToSnapshotID, time.Now(), false); err != nil {
