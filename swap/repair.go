@@ -245,17 +245,12 @@ func (p *Publisher) commitRepair(ctx context.Context, tbl *table.Table, written 
 	if err := ctx.Err(); err != nil {
 		return 0, false, err // stopped before anything was sent
 	}
-	_, _, err = p.Catalog.CommitTable(ctx, tbl.Identifier(),
-		[]table.Requirement{table.AssertRefSnapshotID(table.MainBranch, &parent)},
-		[]table.Update{table.NewAddSnapshotUpdate(&snap), table.NewSetSnapshotRefUpdate(table.MainBranch, id, table.BranchRef, -1, -1, -1)})
+	tc := table.TableCommit{Identifier: tbl.Identifier(),
+		Requirements: []table.Requirement{table.AssertRefSnapshotID(table.MainBranch, &parent)},
+		Updates:      []table.Update{table.NewAddSnapshotUpdate(&snap), table.NewSetSnapshotRefUpdate(table.MainBranch, id, table.BranchRef, -1, -1, -1)}}
+	err = snapshot.Send(ctx, p.Catalog, p.log(), "repair-stats", []*snapshot.Change{{Table: tbl, Commit: tc, ID: id, Landed: snapshot.PointsAt(id)}})
 	if err == nil || errors.Is(err, ErrConflict) {
 		return id, true, err
-	}
-	// An answer lost on the way: the table says whether it landed.
-	if now, lerr := p.Catalog.LoadTable(context.WithoutCancel(ctx), tbl.Identifier()); lerr == nil {
-		if cur := now.CurrentSnapshot(); cur != nil && cur.SnapshotID == id {
-			return id, true, nil
-		}
 	}
 	return 0, true, err
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/runrecord"
+	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 	"maps"
 	"slices"
 	"strings"
@@ -198,7 +199,22 @@ func (p *Publisher) SetProperties(ctx context.Context, ident table.Identifier, s
 		head = &s.SnapshotID
 	}
 	reqs = append(reqs, table.AssertRefSnapshotID(table.MainBranch, head))
-	if _, _, err := p.Catalog.CommitTable(ctx, ident, reqs, ups); err != nil {
+	schemaChanged := !sc.Equals(meta.CurrentSchema())
+	landed := func(m table.Metadata) bool {
+		for k, v := range updates {
+			if m.Properties()[k] != v {
+				return false
+			}
+		}
+		for _, k := range removals {
+			if _, ok := m.Properties()[k]; ok {
+				return false
+			}
+		}
+		return !schemaChanged || m.CurrentSchema().Equals(sc)
+	}
+	change := &snapshot.Change{Table: tbl, Commit: table.TableCommit{Identifier: ident, Requirements: reqs, Updates: ups}, Landed: landed}
+	if err := snapshot.Send(ctx, p.Catalog, p.log(), "table-set", []*snapshot.Change{change}); err != nil {
 		if errors.Is(err, ErrConflict) || errors.Is(err, table.ErrCommitFailed) {
 			return &OpError{Op: "table set", Table: name, Err: fmt.Errorf("%w: the table changed meanwhile: %w", ErrConflict, err), Hint: "nothing was changed; run it again"}
 		}

@@ -371,6 +371,7 @@ func runFilesNamed(meta table.Metadata) map[string]bool {
 func (g *run) expiredTags(res *Result) func(context.Context) error {
 	meta := g.tbl.Metadata()
 	var expired []table.Update
+	var names []string
 	var pins []table.Requirement
 	for name, ref := range meta.Refs() {
 		if ref.SnapshotRefType != table.TagRef || !(strings.HasPrefix(name, snapshot.RollbackTagPrefix) || strings.HasPrefix(name, snapshot.RunTagPrefix)) || ref.MaxRefAgeMs == nil {
@@ -381,7 +382,7 @@ func (g *run) expiredTags(res *Result) func(context.Context) error {
 			continue
 		}
 		res.Items = append(res.Items, Item{Kind: "tag", Location: name, Time: time.UnixMilli(snap.TimestampMs + *ref.MaxRefAgeMs).UTC()})
-		expired = append(expired, table.NewRemoveSnapshotRefUpdate(name))
+		expired, names = append(expired, table.NewRemoveSnapshotRefUpdate(name)), append(names, name)
 		pins = append(pins, table.AssertRefSnapshotID(name, &ref.SnapshotID))
 	}
 	return func(ctx context.Context) error {
@@ -389,7 +390,16 @@ func (g *run) expiredTags(res *Result) func(context.Context) error {
 			return nil
 		}
 		pins = append(pins, table.AssertTableUUID(meta.TableUUID()))
-		if _, _, err := g.c.Catalog.CommitTable(ctx, g.req.Table, pins, expired); err != nil {
+		gone := func(m table.Metadata) bool {
+			for _, name := range names {
+				if m.SnapshotByName(name) != nil {
+					return false
+				}
+			}
+			return true
+		}
+		change := &snapshot.Change{Table: g.tbl, Commit: table.TableCommit{Identifier: g.req.Table, Requirements: pins, Updates: expired}, Landed: gone}
+		if err := snapshot.Send(ctx, g.c.Catalog, g.c.log(), "gc", []*snapshot.Change{change}); err != nil {
 			return fmt.Errorf("gc of %s: expire %s: %w (the files were removed)", g.name, words.Count(len(expired), "lakeswap tag"), err)
 		}
 		return nil

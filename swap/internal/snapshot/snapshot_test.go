@@ -2,10 +2,13 @@ package snapshot_test
 
 import (
 	"context"
+	"errors"
+	"log/slog"
 	"os"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/iceberg-go/table"
 
@@ -100,4 +103,109 @@ func TestFilesAndAddedSince(t *testing.T) {
 
 func allUnder(paths []string, part string) bool {
 	return len(paths) > 0 && !slices.ContainsFunc(paths, func(p string) bool { return !strings.Contains(p, part) })
+}
+
+// answering is a catalog whose commit answers as told: applied or not,
+// and with which error.
+type answering struct {
+	snapshot.Catalog
+	apply  bool
+	answer error
+}
+
+func (a *answering) CommitTable(ctx context.Context, ident table.Identifier, reqs []table.Requirement, ups []table.Update) (table.Metadata, string, error) {
+	if !a.apply {
+		return nil, "", a.answer
+	}
+	meta, loc, err := a.Catalog.CommitTable(ctx, ident, reqs, ups)
+	if err != nil {
+		return meta, loc, err
+	}
+	return meta, loc, a.answer
+}
+
+// TestSend: every commit lakeswap makes is sent and settled by Send, on a
+// table of the embedded catalog, here a tag added on main's head. Landed
+// and answered so, or answered with an error or a refusal after all, it
+// is landed; not applied and answered with an error, it did not land;
+// refused (main moved), it is a *Refused matching table.ErrCommitFailed;
+// two tables on a catalog that commits one at a time are not sent.
+func TestSend(t *testing.T) {
+	ctx := context.Background()
+	cfg, err := catalog.Resolve(catalog.Settings{Home: t.TempDir(), Getenv: func(string) string { return "" }, ConfigFile: os.DevNull})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := catalog.Open(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cat.Close()
+	if _, err := catalog.CreateTable(ctx, cat, daily, retail.Spec()); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := retail.Daily(retail.AfterBatch1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub := &swap.Publisher{Catalog: cat}
+	if _, err := pub.Publish(ctx, swap.Request{Table: daily, RunID: "first", Partitions: []string{"2026-01-01"}, Source: retail.NewSource(rows), SourceName: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	defer func(attempts int, backoff time.Duration) { snapshot.SettleAttempts, snapshot.SettleBackoff = attempts, backoff }(snapshot.SettleAttempts, snapshot.SettleBackoff)
+	snapshot.SettleBackoff = time.Millisecond
+	tag := func(name string, pinned int64) (*snapshot.Change, func() bool) {
+		tbl, err := cat.LoadTable(ctx, daily)
+		if err != nil {
+			t.Fatal(err)
+		}
+		head := tbl.CurrentSnapshot().SnapshotID
+		c := &snapshot.Change{Table: tbl, ID: head, Landed: func(m table.Metadata) bool { return m.SnapshotByName(name) != nil },
+			Commit: table.TableCommit{Identifier: daily, Requirements: []table.Requirement{table.AssertRefSnapshotID(table.MainBranch, &pinned)},
+				Updates: []table.Update{snapshot.TagRun(name, head, time.Hour)}}}
+		return c, func() bool {
+			now, err := cat.LoadTable(ctx, daily)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c.Landed(now.Metadata())
+		}
+	}
+	tbl, err := cat.LoadTable(ctx, daily)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := tbl.CurrentSnapshot().SnapshotID
+	lost := errors.New("connection reset")
+	for _, tc := range []struct {
+		name   string
+		cat    snapshot.Catalog
+		pinned int64
+		landed bool
+		check  func(error) bool
+	}{
+		{"answered", cat, head, true, func(err error) bool { return err == nil }},
+		{"applied, answer lost", &answering{cat, true, lost}, head, true, func(err error) bool { return err == nil }},
+		{"applied, answered refused", &answering{cat, true, table.ErrCommitFailed}, head, true, func(err error) bool { return err == nil }},
+		{"not applied, answer lost", &answering{cat, false, lost}, head, false, func(err error) bool { return errors.Is(err, swap.ErrNotLanded) }},
+		{"refused", cat, head + 1, false, func(err error) bool {
+			refused := (*snapshot.Refused)(nil)
+			return errors.As(err, &refused) && errors.Is(err, table.ErrCommitFailed)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, landed := tag("t-"+strings.ReplaceAll(tc.name, " ", "-"), tc.pinned)
+			c.Commit.Identifier = daily
+			err := snapshot.Send(ctx, tc.cat, slog.New(slog.DiscardHandler), "r", []*snapshot.Change{c})
+			if !tc.check(err) || landed() != tc.landed {
+				t.Errorf("Send: %v, the tag landed: %v; want it landed: %v", err, landed(), tc.landed)
+			}
+		})
+	}
+	one, _ := tag("two-a", head)
+	two, landed := tag("two-b", head)
+	err = snapshot.Send(ctx, &answering{cat, true, nil}, slog.New(slog.DiscardHandler), "r", []*snapshot.Change{one, two})
+	if !errors.Is(err, catalog.ErrNoReleases) || landed() {
+		t.Errorf("two tables on a catalog without commits across tables: %v; want refused, nothing sent", err)
+	}
 }
