@@ -152,7 +152,9 @@ func TestSend(t *testing.T) {
 	if _, err := pub.Publish(ctx, swap.Request{Table: daily, RunID: "first", Partitions: []string{"2026-01-01"}, Source: retail.NewSource(rows), SourceName: "test"}); err != nil {
 		t.Fatal(err)
 	}
-	defer func(attempts int, backoff time.Duration) { snapshot.SettleAttempts, snapshot.SettleBackoff = attempts, backoff }(snapshot.SettleAttempts, snapshot.SettleBackoff)
+	defer func(attempts int, backoff time.Duration) {
+		snapshot.SettleAttempts, snapshot.SettleBackoff = attempts, backoff
+	}(snapshot.SettleAttempts, snapshot.SettleBackoff)
 	snapshot.SettleBackoff = time.Millisecond
 	tag := func(name string, pinned int64) (*snapshot.Change, func() bool) {
 		tbl, err := cat.LoadTable(ctx, daily)
