@@ -9,17 +9,21 @@
 // (WritePlan, ReadPlan, Approve) and committed by another process. A
 // rollback points main back at the snapshot a run replaced.
 //
-// The steps are two functions whose calls are the steps, in stage.go and
-// publish.go:
+// The steps are three functions whose calls are the steps, in stage.go,
+// publish.go and engine.go:
 //
 //   - stage: planRun (the base and each partition's prefix), holdAttempt
 //     (gc keeps the attempt's files), stageAll (rows to Parquet, validated
-//     and fingerprinted), guard (the checks across partitions and the
-//     table), fingerprintRun;
-//   - apply: settleUncommitted (refused, a rerun, nothing to change),
-//     commitPlan (commit.go: one compare-and-swap, rebased when main moved
-//     elsewhere), verifyCommit (verify.go: read back, rolled back if it
-//     differs).
+//     and fingerprinted), guard (guards.go: every guard of Guards that
+//     judges a run as a whole, in one list), fingerprintRun;
+//   - apply: settleUncommitted (refused, a rerun, nothing to change), then
+//     land, or applyBatches (batches.go: land once a batch);
+//   - land, the one commit engine, for a run of one table, a batch and a
+//     release of several tables alike: one catalog operation
+//     (snapshot.Send, through which every commit of lakeswap's goes),
+//     rebased when main moved elsewhere with the guards of rebase run
+//     again, an unsure answer settled from the table, read back, and undone
+//     whole if it differs.
 //
 // What a run holds and removes is in cleanup.go; rollback, verify of a
 // run or the table, history and status are package swap/rollback; gc is

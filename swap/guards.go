@@ -2,6 +2,7 @@ package swap
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"time"
 
@@ -9,6 +10,9 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/lakeswap/lakeswap/contract"
+	"github.com/lakeswap/lakeswap/runrecord"
+	"github.com/lakeswap/lakeswap/source"
 	"github.com/lakeswap/lakeswap/verify"
 )
 
@@ -272,4 +276,285 @@ func mergeChecks(plans []*Plan) []Check {
 		}
 	}
 	return out
+}
+
+// guard judges the run with the guards that look across its partitions
+// and at the rest of the table (all: the base's files by partition),
+// noting in v which a flag overrode and which did not judge a run already
+// refused; then cuts a run committed in batches, and compares keys for a
+// person to read where asked.
+func guard(ctx context.Context, tbl *table.Table, plan *Plan, req Request, all map[string][]iceberg.DataFile, v verdicts) error {
+	fsys, err := tbl.FS(ctx)
+	if err != nil {
+		return err
+	}
+	fsys = plan.reading(fsys)
+	if err := judgeAll(ctx, &judging{tbl: tbl, fsys: fsys, all: all, plan: plan, req: req, v: v, now: time.Now()}); err != nil {
+		return err
+	}
+	c := plan.contract
+	if !plan.Refused() && plan.Batch > 0 && len(plan.Partitions) > plan.Batch {
+		if plan.Together, err = exchanges(ctx, fsys, c, plan); err != nil {
+			return err
+		}
+		plan.Together = append(plan.Together, plan.sharing()...)
+		if err := plan.withLanded(tbl.Metadata(), runrecord.NewLoader(fsys)); err != nil {
+			return err
+		}
+	}
+	if !plan.Refused() && req.Changes {
+		return grainChanges(ctx, fsys, c, plan, req.ChangesMaxRows, parallelism(req.Parallelism))
+	}
+	return nil
+}
+
+// judgeBuildTwice compares the staged rows with a second build's.
+func judgeBuildTwice(ctx context.Context, j *judging) error {
+	if j.req.SecondBuild == nil {
+		return nil
+	}
+	found, err := buildsAgree(ctx, j.plan, j.plan.contract, j.req.SecondBuild)
+	j.plan.Findings = append(j.plan.Findings, found...)
+	return err
+}
+
+// judgeMoved looks for staged keys the table holds in another partition.
+func judgeMoved(ctx context.Context, j *judging) error {
+	found, skipped, err := moved(ctx, j.fsys, j.plan.contract, j.plan, j.all, j.req.KeysMaxRows)
+	if err != nil {
+		return err
+	}
+	j.plan.Findings = append(j.plan.Findings, found...)
+	if skipped != "" {
+		j.plan.Warnings = append(j.plan.Warnings, skipped)
+	}
+	return nil
+}
+
+func judgeReconcile(_ context.Context, j *judging) error {
+	plan, req := j.plan, j.req
+	for _, f := range reconcile(plan, plan.contract, req.Expect) {
+		if req.AllowMismatch {
+			j.override("--allow-mismatch", "")
+			plan.Warnings = append(plan.Warnings, "allowed (--allow-mismatch): "+f.String())
+			continue
+		}
+		plan.Findings = append(plan.Findings, f)
+	}
+	return nil
+}
+
+func judgeBand(_ context.Context, j *judging) error {
+	plan, req := j.plan, j.req
+	band := plan.contract.Band
+	if req.Band != nil {
+		band = *req.Band
+	}
+	for _, f := range implausible(plan, plan.contract, band) {
+		if req.AllowImplausible {
+			j.override("--allow-implausible", "")
+			plan.Warnings = append(plan.Warnings, "allowed (--allow-implausible): "+f.String())
+			continue
+		}
+		f.Message += implausibleAdvice
+		plan.Findings = append(plan.Findings, f)
+	}
+	return nil
+}
+
+// judgeEmpty notes the partitions the request allowed to go empty: the
+// guard's refusals are found as each partition is staged.
+func judgeEmpty(_ context.Context, j *judging) error {
+	for _, pp := range j.plan.Partitions {
+		if j.req.AllowEmpty && pp.Fingerprint.Rows == 0 && pp.OldFingerprint.Rows > 0 {
+			j.override("--allow-empty", "")
+			j.plan.Warnings = append(j.plan.Warnings, fmt.Sprintf("allowed (--allow-empty): partition %s goes from %d rows to none", verify.DisplayKey(pp.Key), pp.OldFingerprint.Rows))
+		}
+	}
+	return nil
+}
+
+func judgeFrozen(_ context.Context, j *judging) error {
+	frozen(j.plan, j.req, j.override, j.now)
+	return nil
+}
+
+func judgeLate(_ context.Context, j *judging) error {
+	lateArrivals(j.plan, j.override)
+	return nil
+}
+
+// stillFrozen refuses, when a plan is applied, a change to a partition
+// frozen since it was staged (or before a restatement it does not name):
+// the freeze is judged at the commit too.
+func stillFrozen(c *contract.Contract, plan *Plan, now time.Time) []verify.Finding {
+	var out []verify.Finding
+	for _, pp := range plan.Partitions {
+		at, ok := c.FrozenAt(pp.Value)
+		if !ok || now.Before(at) || !pp.changesContent() || plan.Restated != nil && slices.Contains(plan.Restated.Partitions, pp.Key) {
+			continue
+		}
+		out = append(out, verify.Finding{Kind: verify.KindFrozen, Partition: pp.Key,
+			Message: fmt.Sprintf("partition %s is frozen since %s (%s %s), after the plan was staged: plan it again with --restate-frozen --reason TEXT",
+				verify.DisplayKey(pp.Key), frozenTime(at), contract.PropFreezeAfter, c.Freeze.Text)})
+	}
+	return out
+}
+
+// frozen refuses a change to a partition the table's lakeswap.freeze-after
+// has frozen, unless the request restates it with a reason, which the
+// run records; every frozen partition is marked in the plan.
+func frozen(plan *Plan, req Request, override func(by, reason string), now time.Time) {
+	c := plan.contract
+	if c.Freeze == nil {
+		return
+	}
+	for i := range plan.Partitions {
+		pp := &plan.Partitions[i]
+		at, ok := c.FrozenAt(pp.Value)
+		if !ok || now.Before(at) {
+			continue
+		}
+		pp.Frozen = true
+		if !pp.changesContent() {
+			continue // it holds what it held (its files may move): nothing is restated
+		}
+		key := verify.DisplayKey(pp.Key)
+		if req.RestateFrozen != "" {
+			override("--restate-frozen", req.RestateFrozen)
+			plan.Warnings = append(plan.Warnings, fmt.Sprintf("allowed (--restate-frozen): partition %s, frozen since %s (%s %s), is restated by %s: %s",
+				key, frozenTime(at), contract.PropFreezeAfter, c.Freeze.Text, req.DecidedBy, req.RestateFrozen))
+			if plan.Restated == nil {
+				plan.Restated = &Restatement{Reason: req.RestateFrozen, DecidedBy: req.DecidedBy}
+			}
+			plan.Restated.Partitions = append(plan.Restated.Partitions, pp.Key)
+			continue
+		}
+		plan.Findings = append(plan.Findings, verify.Finding{Kind: verify.KindFrozen, Partition: pp.Key,
+			Message: fmt.Sprintf("partition %s is frozen since %s (%s %s): the run would change numbers already reported; restating it needs --restate-frozen --reason TEXT, which the run records",
+				key, frozenTime(at), contract.PropFreezeAfter, c.Freeze.Text)})
+	}
+}
+
+// frozenTime writes when a partition froze: its day, or its hour where
+// the grace is counted in hours.
+func frozenTime(at time.Time) string {
+	if at.Hour() == 0 && at.Minute() == 0 {
+		return at.Format(time.DateOnly)
+	}
+	return at.Format("2006-01-02 15:04Z07:00")
+}
+
+// buildsAgree fingerprints every partition's rows from a second build of
+// the input and names each partition whose rows differ from the staged.
+func buildsAgree(ctx context.Context, plan *Plan, c *contract.Contract, second source.Source) ([]verify.Finding, error) {
+	var out []verify.Finding
+	for _, pp := range plan.Partitions {
+		if pp.Carried { // its rows are the table's, not the input's
+			continue
+		}
+		rr, err := second.Open(ctx, pp.Value)
+		if err != nil {
+			return nil, fmt.Errorf("second build of partition %s: %w", pp.Key, err)
+		}
+		acc := verify.NewAccumulator(c, pp.Value, nil)
+		for rr.Next() {
+			rec, ok := acc.Conform(rr.RecordBatch())
+			if !ok {
+				break
+			}
+			err := acc.Add(rec)
+			rec.Release()
+			if err != nil {
+				rr.Release()
+				return nil, err
+			}
+		}
+		err = rr.Err()
+		rr.Release()
+		if err != nil {
+			return nil, fmt.Errorf("second build of partition %s: %w", pp.Key, err)
+		}
+		if got := acc.Result(); got.Hash != pp.Fingerprint.Hash {
+			out = append(out, verify.Finding{Kind: verify.KindNondeterministic, Partition: pp.Key,
+				Message: fmt.Sprintf("a second build of the same input gives %d rows fingerprinting %s, the first %d rows fingerprinting %s: the input or its transform is not deterministic",
+					got.Rows, short(got.Hash), pp.Fingerprint.Rows, short(pp.Fingerprint.Hash))})
+		}
+	}
+	return out, nil
+}
+
+// implausible finds partitions whose new rows or additive sums lie outside
+// the band of what they held: a source that lost most of a day, doubled
+// it, flipped a sum's sign or filled a sum that was zero is an incident to
+// look at before it replaces what people read. A partition judged is one
+// that held rows (a new partition has nothing to be plausible against)
+// and holds rows now (an empty one is the empty-partition finding's), with
+// at least minPlausibleRows on one side.
+func implausible(plan *Plan, c *contract.Contract, band contract.Band) []verify.Finding {
+	var out []verify.Finding
+	for _, pp := range plan.Partitions {
+		before, after := pp.OldFingerprint.Rows, pp.Fingerprint.Rows
+		if after == 0 || before == 0 || max(before, after) < minPlausibleRows {
+			continue
+		}
+		check := func(what string, before, after int64) {
+			ratio, ok := band.Holds(before, after)
+			if ok {
+				return
+			}
+			how := fmt.Sprintf("%.2fx", ratio)
+			switch {
+			case before == 0:
+				how = "from zero"
+			case after == 0:
+				how = "0x"
+			case ratio < 0:
+				how = fmt.Sprintf("%.2fx, its sign flipped", ratio)
+			}
+			out = append(out, verify.Finding{Kind: verify.KindImplausible, Partition: pp.Key, Column: what,
+				Message: fmt.Sprintf("%s %d -> %d (%s), outside the plausible band %s of what the partition holds",
+					orRows(what), before, after, how, band)})
+		}
+		check("", before, after)
+		for _, i := range c.Additive {
+			col := c.Fields[i].Name
+			check(col, pp.OldFingerprint.Sums[col], pp.Fingerprint.Sums[col])
+		}
+	}
+	return out
+}
+
+// reconcile compares each staged partition with what the source says it
+// must hold: its rows and each additive sum.
+func reconcile(plan *Plan, c *contract.Contract, expect map[string]Figures) []verify.Finding {
+	if expect == nil {
+		return nil
+	}
+	var out []verify.Finding
+	for _, pp := range plan.Partitions {
+		if pp.Carried { // the source says nothing of it
+			continue
+		}
+		want := expect[pp.Value]
+		if got := pp.Fingerprint.Rows; got != want.Rows {
+			out = append(out, verify.Finding{Kind: verify.KindReconcile, Partition: pp.Key,
+				Message: fmt.Sprintf("the source says %d rows, the run staged %d", want.Rows, got)})
+		}
+		for _, i := range c.Additive {
+			col := c.Fields[i].Name
+			if w, ok := want.Sums[col]; ok && w != pp.Fingerprint.Sums[col] {
+				out = append(out, verify.Finding{Kind: verify.KindReconcile, Partition: pp.Key, Column: col,
+					Message: fmt.Sprintf("the source says a sum of %d, the run staged %d", w, pp.Fingerprint.Sums[col])})
+			}
+		}
+	}
+	return out
+}
+
+func orRows(column string) string {
+	if column == "" {
+		return "rows"
+	}
+	return "sum of " + column
 }
