@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go/table"
+	"github.com/minio/minio-go/v7"
 
 	"github.com/lakeswap/lakeswap/source"
 	"github.com/lakeswap/lakeswap/swap"
@@ -379,6 +380,10 @@ func adoptable(t *testing.T, g *guardSite, rows []string) []string {
 	tbl, done := tableOf(t, g.site, "m.orders")
 	loc := strings.TrimPrefix(tbl.Location(), "file://")
 	done()
+	remote := ""
+	if g.srv != nil { // written here, then put where the table's location is
+		remote, loc = loc, t.TempDir()
+	}
 	eng, err := source.OpenSQLEngine(t.TempDir(), 256<<20)
 	if err != nil {
 		t.Fatal(err)
@@ -397,6 +402,13 @@ func adoptable(t *testing.T, g *guardSite, rows []string) []string {
 		q := fmt.Sprintf("COPY (SELECT * FROM read_csv(%s) WHERE CAST(order_date AS VARCHAR) = %s) TO %s (FORMAT parquet)", source.SQLString(in), source.SQLString(day), source.SQLString(path))
 		if err := eng.Exec(context.Background(), q); err != nil {
 			t.Fatal(err)
+		}
+		if remote != "" {
+			key := strings.TrimPrefix(strings.TrimPrefix(remote, "s3://"+g.bkt+"/"), "/") + strings.TrimPrefix(path, loc)
+			if _, err := g.srv.Client.FPutObject(context.Background(), g.bkt, key, path, minio.PutObjectOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			path = "s3://" + g.bkt + "/" + key
 		}
 		files = append(files, path)
 	}
@@ -422,9 +434,9 @@ func tableOf(t *testing.T, s *site, name string) (*table.Table, func()) {
 // publishes its base, as run base: through the job, its arrival tracked,
 // where the route or the scenario reads when rows arrived; with the
 // table a release rebuilds beside it, for the release.
-func newGuardSite(t *testing.T, sc *guardScenario, route string) *guardSite {
+func newGuardSite(t *testing.T, sc *guardScenario, route, siteName string) *guardSite {
 	t.Helper()
-	g := &guardSite{site: newSite(t, "sqlite+local"), sc: sc}
+	g := &guardSite{site: newSite(t, siteName), sc: sc}
 	g.must("table", "create", "--schema", write(t, g.home, "orders.yaml", guardsTable))
 	if route == "release" {
 		g.must("table", "create", "--schema", write(t, g.home, "daily.yaml", dailyTable))
@@ -474,8 +486,28 @@ func TestGuardsByRoute(t *testing.T) {
 	for _, r := range rollbackRoutes {
 		routes = append(routes, r.name)
 	}
-	// The cells run in parallel, each on a site of its own; the group
-	// returns when every cell has.
+	for name := range scenarios {
+		if !slices.ContainsFunc(swap.Guards, func(g *swap.Guard) bool { return g.Name == name }) {
+			t.Errorf("testdata/guards holds a scenario of %q, which is no guard of swap.Guards", name)
+		}
+	}
+	// On the embedded catalog always; on PostgreSQL and MinIO in the
+	// full run.
+	sites := []string{"sqlite+local"}
+	if !testing.Short() {
+		sites = append(sites, "postgres+minio")
+	}
+	for _, siteName := range sites {
+		t.Run(siteName, func(t *testing.T) { guardMatrix(t, scenarios, routes, siteName) })
+	}
+}
+
+// guardMatrix runs every cell of the matrix on a kind of site, in
+// parallel, each cell on a site of its own, and logs the matrix.
+func guardMatrix(t *testing.T, scenarios map[string]*guardScenario, routes []string, siteName string) {
+	if siteName != "sqlite+local" {
+		serverEnv(t)
+	}
 	matrix := map[string]map[string]string{}
 	var mu sync.Mutex
 	t.Run("cells", func(t *testing.T) {
@@ -494,7 +526,7 @@ func TestGuardsByRoute(t *testing.T) {
 				}
 				t.Run(guard.Name+"/"+route, func(t *testing.T) {
 					t.Parallel()
-					cell := runGuardCell(t, sc, route)
+					cell := runGuardCell(t, sc, route, siteName)
 					mu.Lock()
 					defer mu.Unlock()
 					matrix[guard.Name][route] = cell
@@ -502,36 +534,31 @@ func TestGuardsByRoute(t *testing.T) {
 			}
 		}
 	})
-	for name := range scenarios {
-		if !slices.ContainsFunc(swap.Guards, func(g *swap.Guard) bool { return g.Name == name }) {
-			t.Errorf("testdata/guards holds a scenario of %q, which is no guard of swap.Guards", name)
-		}
-	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-15s", "")
+	fmt.Fprintf(&b, "%-19s", "")
 	for _, r := range routes {
 		fmt.Fprintf(&b, " %-16s", r)
 	}
 	for _, guard := range swap.Guards {
-		fmt.Fprintf(&b, "\n%-15s", guard.Name)
+		fmt.Fprintf(&b, "\n%-19s", guard.Name)
 		for _, r := range routes {
 			fmt.Fprintf(&b, " %-16s", matrix[guard.Name][r])
 		}
 	}
-	t.Log("guards by route (trip/pass):\n" + b.String())
+	t.Logf("guards by route (trip/pass) on %s:\n%s", siteName, b.String())
 }
 
 // runGuardCell runs a scenario through one route: the trip, refused, then
 // the pass, committed. It returns the cell as the matrix shows it.
-func runGuardCell(t *testing.T, sc *guardScenario, route string) string {
+func runGuardCell(t *testing.T, sc *guardScenario, route, siteName string) string {
 	for _, r := range rollbackRoutes {
 		if r.name == route {
-			return runRollbackCell(t, sc, r.name, r.args)
+			return runRollbackCell(t, sc, r.name, r.args, siteName)
 		}
 	}
 	i := slices.IndexFunc(guardRoutes, func(r guardRoute) bool { return r.name == route })
 	r := guardRoutes[i]
-	g := newGuardSite(t, sc, route)
+	g := newGuardSite(t, sc, route, siteName)
 	g.setTable()
 	cell := "n/a"
 	if sc.tripNA == "" {
@@ -582,7 +609,7 @@ func runGuardCell(t *testing.T, sc *guardScenario, route string) string {
 // (with args); the settings make the rollback trip the guard. It passes
 // with the scenario's flags where the rollback takes them (--scoped), or
 // on a table without the settings.
-func runRollbackCell(t *testing.T, sc *guardScenario, route string, args []string) string {
+func runRollbackCell(t *testing.T, sc *guardScenario, route string, args []string, siteName string) string {
 	publishRuns := func(g *guardSite, trip bool) {
 		g.must(append(g.publishArgs("publish", nil), "--run-id", "r2", "--allow-implausible", g.input(sc.pass))...)
 		switch {
@@ -599,7 +626,7 @@ func runRollbackCell(t *testing.T, sc *guardScenario, route string, args []strin
 		}
 	}
 	rollback := append([]string{"rollback", "--table", "m.orders", "--run", "r2"}, args...)
-	g := newGuardSite(t, sc, "rollback")
+	g := newGuardSite(t, sc, "rollback", siteName)
 	publishRuns(g, true)
 	g.setTable()
 	meta, files := g.metadata("m.orders"), g.files()
@@ -614,7 +641,7 @@ func runRollbackCell(t *testing.T, sc *guardScenario, route string, args []strin
 	if slices.Contains(args, "--scoped") {
 		rollback = append(rollback, sc.flags...)
 	} else {
-		g = newGuardSite(t, sc, "rollback")
+		g = newGuardSite(t, sc, "rollback", siteName)
 		publishRuns(g, false)
 	}
 	if got := g.cli(rollback...); got.code != 0 {

@@ -34,6 +34,16 @@ type site struct {
 	rest  *testenv.REST // the REST catalog of rest+minio
 }
 
+// serverEnv sets, for t and the parallel tests under it, what the
+// in-process CLI reads of the MinIO server from the AWS chain: a test run
+// in parallel cannot set it itself.
+func serverEnv(t *testing.T) {
+	for _, kv := range testenv.MinIO(t).Env() {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+}
+
 // forEachSite runs a CLI test on every conformance environment.
 func forEachSite(t *testing.T, test func(t *testing.T, s *site)) {
 	for _, name := range []string{"sqlite+local", "sqlite+minio", "postgres+minio", "rest+minio"} {
@@ -53,7 +63,9 @@ func newSite(t *testing.T, name string) *site {
 	s.bkt = s.srv.NewBucket(t)
 	for _, kv := range s.srv.Env() {
 		k, v, _ := strings.Cut(kv, "=")
-		t.Setenv(k, v) // the in-process CLI reads credentials from the AWS chain
+		if os.Getenv(k) != v { // set already by a parent of parallel tests (serverEnv)
+			t.Setenv(k, v) // the in-process CLI reads credentials from the AWS chain
+		}
 	}
 	s.env = append(os.Environ(), s.srv.Env()...)
 	s.props = map[string]string{
