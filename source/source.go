@@ -10,35 +10,16 @@
 //	res, err := pub.Publish(ctx, swap.Request{Table: ident, Partitions: values, Source: files})
 package source
 
-import (
-	"context"
+import "github.com/lakeswap/lakeswap/rows"
 
-	"github.com/apache/arrow-go/v18/arrow/array"
+// Source gives the rows a run publishes for each partition it declares
+// (rows.Source, where the protocol reads it).
+type Source = rows.Source
 
-	"github.com/lakeswap/lakeswap/verify"
+// Locator, ObjectReporter and StrayReporter are a Source's optional
+// powers (package rows).
+type (
+	Locator        = rows.Locator
+	ObjectReporter = rows.ObjectReporter
+	StrayReporter  = rows.StrayReporter
 )
-
-// Source gives the rows a run publishes for each partition it declares,
-// keyed by partition value (2026-01-01 for a day partition). Open is called
-// once per declared partition, possibly from several goroutines at once.
-type Source interface {
-	Open(ctx context.Context, partition string) (array.RecordReader, error)
-}
-
-// Locator is an optional Source power: naming where a row of a partition came
-// from (file and line), for findings.
-type Locator interface {
-	Locate(partition string, row int64) string
-}
-
-// ObjectReporter is an optional Source power: the input objects it read, as
-// listed, for the run's record.
-type ObjectReporter interface {
-	Objects() []Object
-}
-
-// StrayReporter is an optional Source power: findings about input rows that
-// belong to no declared partition, which no Open call will return.
-type StrayReporter interface {
-	Stray() []verify.Finding
-}

@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 	"io/fs"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"

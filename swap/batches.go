@@ -3,11 +3,12 @@ package swap
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
+
 	"github.com/lakeswap/lakeswap/internal/words"
 	"github.com/lakeswap/lakeswap/swap/internal/outcome"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
-	"slices"
-	"strings"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"

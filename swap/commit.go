@@ -4,10 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 	"maps"
 	"strconv"
 	"strings"
+
+	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"

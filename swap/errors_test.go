@@ -7,9 +7,10 @@ import (
 
 	"errors"
 	"fmt"
+	"testing"
+
 	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/internal/retail"
-	"testing"
 
 	"github.com/lakeswap/lakeswap/swap"
 )

@@ -11,8 +11,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakeswap/lakeswap/contract"
+	"github.com/lakeswap/lakeswap/rows"
 	"github.com/lakeswap/lakeswap/runrecord"
-	"github.com/lakeswap/lakeswap/source"
 	"github.com/lakeswap/lakeswap/verify"
 )
 
@@ -447,7 +447,7 @@ func frozenTime(at time.Time) string {
 
 // buildsAgree fingerprints every partition's rows from a second build of
 // the input and names each partition whose rows differ from the staged.
-func buildsAgree(ctx context.Context, plan *Plan, c *contract.Contract, second source.Source) ([]verify.Finding, error) {
+func buildsAgree(ctx context.Context, plan *Plan, c *contract.Contract, second rows.Source) ([]verify.Finding, error) {
 	var out []verify.Finding
 	for _, pp := range plan.Partitions {
 		if pp.Carried { // its rows are the table's, not the input's

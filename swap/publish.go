@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/lakeswap/lakeswap/swap/internal/hold"
 	"hash/maphash"
 	"log/slog"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/lakeswap/lakeswap/swap/internal/hold"
 
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"

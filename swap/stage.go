@@ -25,8 +25,8 @@ import (
 	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/parquetio"
+	"github.com/lakeswap/lakeswap/rows"
 	"github.com/lakeswap/lakeswap/runrecord"
-	"github.com/lakeswap/lakeswap/source"
 	"github.com/lakeswap/lakeswap/swap/internal/hold"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 	"github.com/lakeswap/lakeswap/verify"
@@ -37,7 +37,7 @@ import (
 type Request struct {
 	Table      table.Identifier
 	Partitions []string // partition values, e.g. 2026-01-01
-	Source     source.Source
+	Source     rows.Source
 	// SourceName describes the input for the record (file names, a job id);
 	// it must not hold credentials.
 	SourceName string
@@ -62,7 +62,7 @@ type Request struct {
 	// or its transform run again): each partition's rows from it must
 	// fingerprint as the staged rows do, or the run is refused as
 	// nondeterministic.
-	SecondBuild source.Source
+	SecondBuild rows.Source
 	// Adopt, instead of a Source, names Parquet files another engine wrote
 	// under the table's location (full locations, as the table's file IO
 	// reads them): they are validated and fingerprinted where they are and
@@ -411,11 +411,11 @@ func (p *Publisher) stageAll(ctx context.Context, tbl *table.Table, plan *Plan, 
 // gatherFindings collects into the plan what each partition's validation
 // found, what the source found outside every partition, and the objects
 // it read.
-func gatherFindings(plan *Plan, src source.Source) {
-	if in, ok := src.(source.ObjectReporter); ok {
+func gatherFindings(plan *Plan, src rows.Source) {
+	if in, ok := src.(rows.ObjectReporter); ok {
 		plan.Inputs = in.Objects()
 	}
-	if stray, ok := src.(source.StrayReporter); ok {
+	if stray, ok := src.(rows.StrayReporter); ok {
 		plan.Findings = append(plan.Findings, stray.Stray()...)
 	}
 	for _, pp := range plan.Partitions {
@@ -468,7 +468,7 @@ const implausibleAdvice = "; pass --allow-implausible if this is intended, or se
 // fingerprints what each holds at the base.
 func (p *Publisher) stageRows(ctx context.Context, wfs icebergio.WriteFileIO, fsys icebergio.IO, c *contract.Contract, plan *Plan, req Request) error {
 	locate := func(string, int64) string { return "" }
-	if l, ok := req.Source.(source.Locator); ok {
+	if l, ok := req.Source.(rows.Locator); ok {
 		locate = l.Locate
 	}
 	g, gctx := errgroup.WithContext(ctx)

@@ -96,6 +96,6 @@ func topLevel(result any, kind string) (runID string, snapshotID int64, status s
 
 // envJSONLog, for the tests' check of every -o json output against
 // docs/json: a file each output is appended to, as one JSON line
-// {"command": ..., "output": ...}. Only binaries built with -tags
-// lakeswaptest, as the process tests build theirs, read it (barrier.go).
+// {"command": ..., "output": ...}. Only the test binary, which the process
+// tests run as lakeswap, reads it (barrier_test.go).
 const envJSONLog = "LAKESWAP_TEST_JSON_LOG"

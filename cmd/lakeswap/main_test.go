@@ -249,6 +249,7 @@ func TestExitCodes(t *testing.T) {
 }
 
 func TestMain(m *testing.M) {
+	asLakeswap() // a process a test started, as the command: it exits
 	jsonWritten = checkPrinted
 	textWritten = checkMessages
 	// lakeswap processes the tests start log theirs here (barrier.go).

@@ -28,17 +28,16 @@ import (
 	"github.com/lakeswap/lakeswap/internal/retail"
 	"github.com/lakeswap/lakeswap/parquetio"
 	"github.com/lakeswap/lakeswap/s3store"
-	"github.com/lakeswap/lakeswap/source"
 	"github.com/lakeswap/lakeswap/swap"
 	"github.com/lakeswap/lakeswap/testenv"
 )
 
-// testCommitBarrier names the commit barrier of a binary built with -tags
-// lakeswaptest (barrier.go).
+// testCommitBarrier names the commit barrier of the test binary run as
+// lakeswap (barrier_test.go).
 const testCommitBarrier = "LAKESWAP_TEST_COMMIT_BARRIER"
 
-// testCatalogFault names the lost-answer catalog of a binary built with
-// -tags lakeswaptest (barrier.go).
+// testCatalogFault names the lost-answer catalog of the test binary run
+// as lakeswap (barrier_test.go).
 const testCatalogFault = "LAKESWAP_TEST_CATALOG_FAULT"
 
 var (
@@ -47,17 +46,11 @@ var (
 	binErr  error
 )
 
-// buildTags are the tags of the binary the process tests run: the commit
-// barrier's, and the CSV engine's when this test binary has it.
-func buildTags() string {
-	if source.Engine == "duckdb" {
-		return "lakeswaptest"
-	}
-	return "lakeswaptest,noduckdb"
-}
-
-// lakeswapBinary builds the command once per test run: these tests need
-// real processes, which a goroutine cannot stand in for.
+// lakeswapBinary is the command the process tests start: this test
+// binary under the name lakeswap, which TestMain runs as the command
+// (asLakeswap), with the test hooks (barrier_test.go). These tests need
+// real processes, which a goroutine cannot stand in for; nothing is
+// built for them.
 func lakeswapBinary(t *testing.T) string {
 	t.Helper()
 	binOnce.Do(buildBinary)
@@ -67,20 +60,28 @@ func lakeswapBinary(t *testing.T) string {
 	return binPath
 }
 
-// buildBinary builds the lakeswap binary once for the test process; a
-// test that will need it can start the build early, in a goroutine
-// (go binOnce.Do(buildBinary)), so that its parallel parts do not wait.
+// buildBinary names this test binary lakeswap, once for the test process
+// (a link in a folder of its own).
 func buildBinary() {
+	self, err := os.Executable()
+	if err != nil {
+		binErr = err
+		return
+	}
 	dir, err := os.MkdirTemp("", "lakeswap-bin-")
 	if err != nil {
 		binErr = err
 		return
 	}
 	binPath = filepath.Join(dir, "lakeswap")
-	// The tag builds in the commit barrier (barrier.go) these tests use.
-	out, err := exec.Command("go", "build", "-tags", buildTags(), "-o", binPath, ".").CombinedOutput()
-	if err != nil {
-		binErr = fmt.Errorf("go build: %v\n%s", err, out)
+	binErr = os.Symlink(self, binPath)
+}
+
+// asLakeswap runs the test binary as the command, which exits, when it
+// was started under the name lakeswap (lakeswapBinary).
+func asLakeswap() {
+	if filepath.Base(os.Args[0]) == "lakeswap" {
+		main()
 	}
 }
 

@@ -62,12 +62,14 @@ var layer = map[string]int{
 	"examples/retail": 1, "internal/devserver": 1,
 	// Fingerprints and findings, S3, catalogs.
 	"verify": 2, "s3store": 2, "catalog": 2,
+	// What a run reads its rows through.
+	"rows": 3,
 	// What other engines prune on: bounds, counts, summaries.
 	"stats": 3,
 	// Reading inputs.
-	"source": 3, "internal/retail": 3,
+	"source": 4, "internal/retail": 3,
 	// Generated inputs for the SQL jobs' tests and benchmarks.
-	"internal/rawevents": 4,
+	"internal/rawevents": 5,
 	// The protocol's parts, below its front door: rollback and gc never
 	// reach up into swap.
 	"swap/internal/outcome": 4, "swap/internal/layout": 4, "swap/internal/snapshot": 5, "swap/internal/hold": 6,
