@@ -13,6 +13,7 @@ import (
 	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/rows"
 	"github.com/lakeswap/lakeswap/runrecord"
+	"github.com/lakeswap/lakeswap/swap/rollback"
 	"github.com/lakeswap/lakeswap/verify"
 )
 
@@ -80,6 +81,10 @@ type Guard struct {
 	// against the rest of the table. nil for the guards judged row by row
 	// and partition by partition while the rows are staged (validate).
 	judge func(ctx context.Context, j *judging) error
+	// rollback judges a rollback, for the guards that judge a change to
+	// the table rather than rows staged: rollbacks, full, scoped or of a
+	// release, meet those of the list.
+	rollback *rollback.Guard
 	// first, when set, is judged only on a run no other guard refused
 	// yet (it reads every staged row again, which a refused run need
 	// not): on one refused, it is not applicable, not judged.
@@ -116,9 +121,9 @@ var (
 	GuardBand       = &Guard{Name: "plausible band", Kinds: []verify.Kind{verify.KindImplausible}, Flag: "--allow-implausible", judge: judgeBand}
 	GuardReconcile  = &Guard{Name: "reconciliation", Kinds: []verify.Kind{verify.KindReconcile}, Flag: "--allow-mismatch", applies: reconciles, judge: judgeReconcile}
 	GuardBuildTwice = &Guard{Name: "build twice", Kinds: []verify.Kind{verify.KindNondeterministic}, applies: buildsTwice, judge: judgeBuildTwice, first: true}
-	GuardFrozen     = &Guard{Name: "frozen", Kinds: []verify.Kind{verify.KindFrozen}, Flag: "--restate-frozen", applies: freezes, judge: judgeFrozen}
+	GuardFrozen     = &Guard{Name: "frozen", Kinds: []verify.Kind{verify.KindFrozen}, Flag: "--restate-frozen", applies: freezes, judge: judgeFrozen, rollback: &rollback.Frozen}
 	GuardLate       = &Guard{Name: "late arrivals", Kinds: []verify.Kind{verify.KindLate}, Flag: "--restate or --leave", applies: tracksArrival, judge: judgeLate}
-	GuardRelease    = &Guard{Name: "release consistency", Kinds: []verify.Kind{verify.KindRelease}, applies: inRelease}
+	GuardRelease    = &Guard{Name: "release consistency", Kinds: []verify.Kind{verify.KindRelease}, applies: inRelease, rollback: &rollback.ReleaseShares}
 )
 
 // Guards is every guard, in the order a plan lists them.
@@ -133,6 +138,17 @@ func judgeOrder() []*Guard {
 	for _, g := range Guards {
 		if g.judge != nil && g != GuardBuildTwice {
 			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// rollbackGuards are the guards of Guards that judge a rollback.
+func rollbackGuards() []rollback.Guard {
+	var out []rollback.Guard
+	for _, g := range Guards {
+		if g.rollback != nil {
+			out = append(out, *g.rollback)
 		}
 	}
 	return out

@@ -29,7 +29,7 @@ type (
 
 // ledger reads and undoes runs through the publisher's catalog.
 func (p *Publisher) ledger() *rollback.Ledger {
-	return &rollback.Ledger{Catalog: p.Catalog, Logger: p.Logger, Retention: p.RollbackRetention, Restage: p.restage}
+	return &rollback.Ledger{Catalog: p.Catalog, Logger: p.Logger, Retention: p.RollbackRetention, Restage: p.restage, Guards: rollbackGuards()}
 }
 
 // Rollback points main back at the snapshot a run replaced, or, scoped,

@@ -20,6 +20,83 @@ import (
 // The guards a rollback meets, as a run of the table does: a partition
 // the table froze changes only with a reason the table records, and a
 // release's share of a table is undone with the release, never alone.
+// Each is a Guard; the ledger judges a rollback by its list
+// (Ledger.Guards), which swap's Publisher takes from swap.Guards, the one
+// list of every guard.
+
+// Undo is a rollback as its guards judge it, before it commits.
+type Undo struct {
+	Table *table.Table
+	// To is the snapshot a full rollback points main back at; 0 for a
+	// scoped rollback, which changes Changed (partition values) instead.
+	To      int64
+	Changed []string
+	// Release is the release a full rollback undoes whole, if it is one.
+	Release string
+	Req     Request
+	Now     time.Time
+	// Restated is what a scoped rollback restates of the frozen
+	// partitions it changes, with the request's reason: set by the frozen
+	// guard, recorded with the rollback.
+	Restated *runrecord.Restatement
+}
+
+// A Guard judges a rollback before it commits: an error refuses it,
+// saying why.
+type Guard struct {
+	Name  string
+	Judge func(ctx context.Context, u *Undo) error
+}
+
+// The rollback's judges of swap's guards frozen and release consistency.
+var (
+	Frozen        = Guard{Name: "frozen", Judge: judgeFrozen}
+	ReleaseShares = Guard{Name: "release consistency", Judge: judgeReleaseShares}
+)
+
+// judge runs the ledger's guards over a rollback.
+func (l *Ledger) judge(ctx context.Context, u *Undo) error {
+	for _, g := range l.Guards {
+		if err := g.Judge(ctx, u); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// judgeFrozen refuses a full rollback that changes a partition the table
+// froze (it records nothing), and a scoped one unless the request
+// restates them with a reason, which it then records.
+func judgeFrozen(ctx context.Context, u *Undo) error {
+	if u.To != 0 {
+		return frozenByFullRollback(ctx, u.Table, u.To, u.Now, u.Release != "")
+	}
+	c, err := contract.Of(u.Table.Metadata())
+	if err != nil {
+		return err
+	}
+	frozen := frozenOf(c, u.Changed, u.Now)
+	if len(frozen) == 0 {
+		return nil
+	}
+	if u.Req.RestateFrozen == "" {
+		return fmt.Errorf("it would change %s, frozen by the table's %s %s: restating a frozen partition needs --restate-frozen --reason TEXT, which the rollback records",
+			displayKeys(frozen), contract.PropFreezeAfter, c.Freeze.Text)
+	}
+	slices.Sort(frozen)
+	u.Restated = &runrecord.Restatement{Partitions: frozen, Reason: u.Req.RestateFrozen, DecidedBy: u.Req.DecidedBy}
+	return nil
+}
+
+// judgeReleaseShares refuses a full rollback that takes from main a
+// table's share of a release other than the one it undoes.
+func judgeReleaseShares(_ context.Context, u *Undo) error {
+	if u.To == 0 {
+		return nil // a scoped rollback commits forward; main keeps every share
+	}
+	meta := u.Table.Metadata()
+	return releaseShares(meta, droppedFromMain(meta, u.To), u.Release)
+}
 
 // droppedFromMain lists main's snapshots that pointing main back at
 // target takes out of main: its history from the head back to, not

@@ -3,11 +3,12 @@ package rollback
 import (
 	"context"
 	"fmt"
-	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"

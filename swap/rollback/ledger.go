@@ -35,6 +35,9 @@ type Ledger struct {
 	// files cannot simply be put back: delete files applied to them. Nil:
 	// such a rollback is refused.
 	Restage func(ctx context.Context, tbl *table.Table, runID string) (Restager, error)
+	// Guards judge every rollback before it commits (Frozen,
+	// ReleaseShares); swap's Publisher gives those of swap.Guards.
+	Guards []Guard
 }
 
 // Restager is one held attempt that writes rows back (Ledger.Restage).

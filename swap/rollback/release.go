@@ -78,10 +78,7 @@ func (l *Ledger) rollbackRelease(ctx context.Context, req Request, rec runrecord
 		case head.SnapshotID != run.SnapshotID && !req.Force:
 			return fail("main of table %s has moved past the release's snapshot %d to %d; rolling the release back would drop the later commits from main (pass --force to do it anyway)", t, run.SnapshotID, head.SnapshotID)
 		}
-		if err := releaseShares(meta, droppedFromMain(meta, part.res.ToSnapshotID), rec.RunID); err != nil {
-			return fail("on table %s, %v", t, err)
-		}
-		if err := frozenByFullRollback(ctx, tbl, part.res.ToSnapshotID, time.Now(), true); err != nil {
+		if err := l.judge(ctx, &Undo{Table: tbl, To: part.res.ToSnapshotID, Release: rec.RunID, Req: req, Now: time.Now()}); err != nil {
 			return fail("on table %s, %v", t, err)
 		}
 		tx := table.New(ident, meta, tbl.MetadataLocation(), tbl.FS, l.Catalog).NewTransaction()

@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/lakeswap/lakeswap/swap/internal/outcome"
-	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lakeswap/lakeswap/swap/internal/outcome"
+	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 
 	"github.com/apache/iceberg-go/table"
 
@@ -227,10 +228,7 @@ func (l *Ledger) Rollback(ctx context.Context, req Request) (*Result, error) {
 
 	// The guards a run meets: no release's share dropped alone, no frozen
 	// partition changed without a record.
-	if err := releaseShares(meta, droppedFromMain(meta, res.ToSnapshotID), ""); err != nil {
-		return fail("%v", err)
-	}
-	if err := frozenByFullRollback(ctx, tbl, res.ToSnapshotID, time.Now(), false); err != nil {
+	if err := l.judge(ctx, &Undo{Table: tbl, To: res.ToSnapshotID, Req: req, Now: time.Now()}); err != nil {
 		return fail("%v", err)
 	}
 	// Main goes back to the snapshot the run replaced, then is read back.

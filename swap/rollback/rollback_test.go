@@ -35,7 +35,7 @@ func ledgerOn(t *testing.T) (*catalog.Catalog, *swap.Publisher, *rollback.Ledger
 	if _, err := catalog.CreateTable(context.Background(), cat, daily, retail.Spec()); err != nil {
 		t.Fatal(err)
 	}
-	return cat, &swap.Publisher{Catalog: cat}, &rollback.Ledger{Catalog: cat}
+	return cat, &swap.Publisher{Catalog: cat}, &rollback.Ledger{Catalog: cat, Guards: []rollback.Guard{rollback.Frozen, rollback.ReleaseShares}}
 }
 
 // publish publishes a stage of the retail fixture as run runID.

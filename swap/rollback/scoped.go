@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/lakeswap/lakeswap/swap/internal/outcome"
-	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 	"io/fs"
 	"maps"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/lakeswap/lakeswap/swap/internal/outcome"
+	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go"
@@ -75,15 +76,12 @@ func (l *Ledger) scopedRollback(ctx context.Context, tbl *table.Table, runs []ta
 			u.removeRestaged(ctx, l)
 			return nil, err
 		}
-		if frozen := frozenOf(u.c, slices.Collect(maps.Keys(u.before)), time.Now()); len(frozen) > 0 {
-			if req.RestateFrozen == "" {
-				u.removeRestaged(ctx, l)
-				return nil, refuse("it would change %s, frozen by the table's %s %s: restating a frozen partition needs --restate-frozen --reason TEXT, which the rollback records",
-					displayKeys(frozen), contract.PropFreezeAfter, u.c.Freeze.Text)
-			}
-			slices.Sort(frozen)
-			undo.Restated = &runrecord.Restatement{Partitions: frozen, Reason: req.RestateFrozen, DecidedBy: req.DecidedBy}
+		judged := &Undo{Table: tbl, Changed: slices.Collect(maps.Keys(u.before)), Req: req, Now: time.Now()}
+		if err := l.judge(ctx, judged); err != nil {
+			u.removeRestaged(ctx, l)
+			return nil, refuse("%v", err)
 		}
+		undo.Restated = judged.Restated
 		// 3. One commit, pinned to main's head like a publish; tried again
 		//    on a head that moved. The files written back go only when the
 		//    commit surely did not land; with its outcome unknown, main
