@@ -188,8 +188,13 @@ func (p *Publisher) buildChanges(ctx context.Context, runID string, commit, held
 	}
 	for _, h := range held {
 		tag := ReleaseTag(runID)
-		sent = append(sent, &snapshot.Change{Table: h.tbl, Commit: p.hold(runID, h.tbl),
-			Landed: func(m table.Metadata) bool { return m.SnapshotByName(tag) != nil }})
+		landed := func(m table.Metadata) bool { return m.SnapshotByName(tag) != nil }
+		if h.tbl.CurrentSnapshot() == nil {
+			// An empty table is held empty, untagged: it changes nothing
+			// the table could show.
+			landed = func(table.Metadata) bool { return true }
+		}
+		sent = append(sent, &snapshot.Change{Table: h.tbl, Commit: p.hold(runID, h.tbl), Landed: landed})
 	}
 	return sent, nil
 }
@@ -303,10 +308,8 @@ func (p *Publisher) readBack(ctx context.Context, runID string, commit []*change
 	}
 	first, one := commit[0].plan.Table, commit[0]
 	if len(errs) > 0 && len(failed) == 0 {
-		// Exit codes never say "rolled back" of a commit main holds.
-		for _, c := range commit {
-			c.res.Status = StatusLandedUnverified
-		}
+		// Exit codes never say "rolled back" of a commit main holds. A
+		// table that could not be read back stays landed-unverified.
 		hint := fmt.Sprintf("the commit landed as snapshot %d and main holds it, but it could not be read back to check it; finish the check with `lakeswap verify --table %s --run %s` (and roll it back if that fails)", one.id, first, runID)
 		if release {
 			hint = fmt.Sprintf("the release landed and main holds it, but it could not be read back to check it; finish the check with `lakeswap verify --table %s --run %s` (and roll it back if that fails)", first, runID)
@@ -321,9 +324,6 @@ func (p *Publisher) readBack(ctx context.Context, runID string, commit []*change
 	}
 	verr := fmt.Errorf("%w: %s", ErrVerifyFailed, strings.Join(failed, "; "))
 	if noAutoRollback {
-		for _, c := range commit {
-			c.res.Status = StatusVerifyFailed
-		}
 		what := "undo with"
 		if release {
 			what = "undo the whole release with"
@@ -347,17 +347,17 @@ func (p *Publisher) undo(ctx context.Context, runID string, commit []*change, ve
 	_, rerr := p.Rollback(ctx, req)
 	if rerr != nil {
 		// The rollback's own check can fail after its commit moved main
-		// back: what main holds says which happened.
-		if now, lerr := p.Catalog.LoadTable(context.WithoutCancel(ctx), one.tbl.Identifier()); lerr == nil && now.CurrentSnapshot() != nil &&
-			now.CurrentSnapshot().SnapshotID != one.id {
+		// back: what main holds says which happened. Rolled back is said
+		// only where every table's main is where its commit was made.
+		if where, back := p.pointedBack(context.WithoutCancel(ctx), commit); back {
 			for _, c := range commit {
 				c.res.Status = StatusRolledBack
 			}
 			return StatusRolledBack, &OpError{Op: "verify", Table: first, RunID: runID, Err: verr,
-				Hint: fmt.Sprintf("main was rolled back to snapshot %d, but checking it failed: %v; run `lakeswap history --table %s`", now.CurrentSnapshot().SnapshotID, rerr, first)}
+				Hint: fmt.Sprintf("main was rolled back to %s, but checking it failed: %v; run `lakeswap history --table %s`", where, rerr, first)}
 		}
-		for _, c := range commit {
-			c.res.Status = StatusLandedUnverified
+		if !release {
+			one.res.Status = StatusLandedUnverified
 		}
 		hint := fmt.Sprintf("main still holds snapshot %d, which differs from the plan: the automatic rollback failed; roll back by hand with `lakeswap rollback --table %s --run %s`", one.id, first, runID)
 		if release {
@@ -373,6 +373,20 @@ func (p *Publisher) undo(ctx context.Context, runID string, commit []*change, ve
 		hint = "every table of the release was rolled back, in one commit, to the snapshot the release replaced"
 	}
 	return StatusRolledBack, &OpError{Op: "verify", Table: first, RunID: runID, Err: verr, Hint: hint}
+}
+
+// pointedBack says whether main of every table of commit is at the
+// snapshot its commit was made on, as a rollback leaves it, naming them.
+func (p *Publisher) pointedBack(ctx context.Context, commit []*change) (string, bool) {
+	var where []string
+	for _, c := range commit {
+		now, err := p.Catalog.LoadTable(ctx, c.tbl.Identifier())
+		if err != nil || now.CurrentSnapshot() == nil || now.CurrentSnapshot().SnapshotID != c.plan.committedOn {
+			return "", false
+		}
+		where = append(where, fmt.Sprintf("snapshot %d", c.plan.committedOn))
+	}
+	return strings.Join(where, ", "), true
 }
 
 // committedElsewhere is a commit that found the same run, with the same

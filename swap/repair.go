@@ -97,7 +97,7 @@ func (p *Publisher) RepairStats(ctx context.Context, ident table.Identifier, dry
 		if !sent {
 			return res, &OpError{Op: "repair-stats", Table: name, Err: err, Hint: "nothing was committed; " + snapshot.RemoveWritten(ctx, p.log(), tbl, written)}
 		}
-		if errors.Is(err, ErrConflict) {
+		if refused := (*snapshot.Refused)(nil); errors.As(err, &refused) {
 			return res, &OpError{Op: "repair-stats", Table: name, Err: err,
 				Hint: "main moved while the repair was written; nothing was committed; " + snapshot.RemoveWritten(ctx, p.log(), tbl, written) + "; run it again"}
 		}
@@ -248,9 +248,9 @@ func (p *Publisher) commitRepair(ctx context.Context, tbl *table.Table, written 
 	tc := table.TableCommit{Identifier: tbl.Identifier(),
 		Requirements: []table.Requirement{table.AssertRefSnapshotID(table.MainBranch, &parent)},
 		Updates:      []table.Update{table.NewAddSnapshotUpdate(&snap), table.NewSetSnapshotRefUpdate(table.MainBranch, id, table.BranchRef, -1, -1, -1)}}
-	err = snapshot.Send(ctx, p.Catalog, p.log(), "repair-stats", []*snapshot.Change{{Table: tbl, Commit: tc, ID: id, Landed: snapshot.PointsAt(id)}})
-	if err == nil || errors.Is(err, ErrConflict) {
-		return id, true, err
+	err = snapshot.Send(ctx, p.Catalog, p.log(), "repair-stats", []*snapshot.Change{{Table: tbl, Commit: tc, ID: id, Landed: snapshot.Adds(id)}})
+	if refused := (*snapshot.Refused)(nil); err == nil || errors.As(err, &refused) {
+		return id, true, err // refused: nothing landed, and the caller removes what the repair wrote
 	}
 	return 0, true, err
 }

@@ -216,7 +216,7 @@ func (p *Publisher) SetProperties(ctx context.Context, ident table.Identifier, s
 	}
 	change := &snapshot.Change{Table: tbl, Commit: table.TableCommit{Identifier: ident, Requirements: reqs, Updates: ups}, Landed: landed}
 	if err := snapshot.Send(ctx, p.Catalog, p.log(), "table-set", []*snapshot.Change{change}); err != nil {
-		if errors.Is(err, ErrConflict) || errors.Is(err, table.ErrCommitFailed) {
+		if refused := (*snapshot.Refused)(nil); errors.As(err, &refused) && errors.Is(err, table.ErrCommitFailed) {
 			return &OpError{Op: "table set", Table: name, Err: fmt.Errorf("%w: the table changed meanwhile: %w", ErrConflict, err), Hint: "nothing was changed; run it again"}
 		}
 		return fmt.Errorf("set properties of %s: %w", name, err)

@@ -169,8 +169,9 @@ type guardRoute struct {
 // guardSite is a site with the scenario's table, and the scenario.
 type guardSite struct {
 	*site
-	sc *guardScenario
-	n  int // runs so far, for file names and run ids
+	sc    *guardScenario
+	n     int  // runs so far, for file names and run ids
+	daily bool // m.daily, which a release rebuilds, exists
 }
 
 func (g *guardSite) next() int { g.n++; return g.n }
@@ -329,7 +330,7 @@ var guardRoutes = []guardRoute{
 		runID := fmt.Sprintf("resumed-%d", g.next())
 		in := g.input(rows)
 		kill := g.command(append(g.publishArgs("publish", flags), "--run-id", runID, in)...)
-		kill.Env = append(os.Environ(), "LAKESWAP_TEST_KILL_AT_COMMIT=1")
+		kill.Env = append(kill.Env, "LAKESWAP_TEST_KILL_AT_COMMIT=1")
 		out, err := kill.CombinedOutput()
 		if err == nil {
 			t.Fatalf("the run to be killed at its commit finished:\n%s", out)
@@ -440,6 +441,7 @@ func newGuardSite(t *testing.T, sc *guardScenario, route, siteName string) *guar
 	g.must("table", "create", "--schema", write(t, g.home, "orders.yaml", guardsTable))
 	if route == "release" {
 		g.must("table", "create", "--schema", write(t, g.home, "daily.yaml", dailyTable))
+		g.daily = true
 	}
 	parts := "order_date=" + cmp.Or(strings.Join(sc.basePartitions, ","), strings.Join(sc.partitions, ","))
 	if route == "since-last" || sc.lookback != "" {
@@ -449,6 +451,15 @@ func newGuardSite(t *testing.T, sc *guardScenario, route, siteName string) *guar
 	}
 	g.must("publish", "--table", "m.orders", "--partitions", parts, "--run-id", "base", g.input(sc.base))
 	return g
+}
+
+// tablesMeta is the metadata location of each of the site's tables.
+func (g *guardSite) tablesMeta() map[string]string {
+	out := map[string]string{"m.orders": g.metadata("m.orders")}
+	if g.daily {
+		out["m.daily"] = g.metadata("m.daily")
+	}
+	return out
 }
 
 // setTable applies the scenario's table settings.
@@ -573,13 +584,15 @@ func runGuardCell(t *testing.T, sc *guardScenario, route, siteName string) strin
 		}
 		got := r.run(t, g, sc.trip, flags)
 		wants := cmp.Or(sc.tripOn[route], sc.tripWants)
+		cell = "refused"
 		if got.code != r.refused || !strings.Contains(got.out+got.errs, wants) {
 			t.Errorf("%s: rows that trip %s: exit %d: %s%s; want %d naming %q", sc.file, sc.guard, got.code, got.out, got.errs, r.refused, wants)
+			cell = "FAILED"
 		}
 		if g.metadata("m.orders") != meta || !slices.Equal(ours(), files) {
 			t.Errorf("%s: the refused run changed the table or left files", sc.file)
+			cell = "FAILED"
 		}
-		cell = "refused"
 	}
 	meta := g.metadata("m.orders")
 	got := r.run(t, g, sc.pass, sc.flags)
@@ -590,16 +603,18 @@ func runGuardCell(t *testing.T, sc *guardScenario, route, siteName string) strin
 	if g.metadata("m.orders") == meta {
 		t.Errorf("%s: the passing run committed nothing", sc.file)
 	}
-	// The same rows again change nothing: through the route where the
-	// rows say when they arrived (a file of rows cannot), else as a file.
+	// The same rows again change nothing, on any table: through the
+	// route where the rows say when they arrived (a file of rows cannot),
+	// else as a file.
+	tables := g.tablesMeta()
 	again := guardRun{}
 	if sc.lookback != "" {
 		again = r.run(t, g, sc.pass, sc.flags)
 	} else {
 		again = g.cli(append(g.publishArgs("publish", sc.flags), g.input(sc.pass))...)
 	}
-	if again.code != 0 || !strings.Contains(again.out, "unchanged") {
-		t.Errorf("%s: the passing rows again: exit %d: %s%s; want unchanged, the table holding them", sc.file, again.code, again.out, again.errs)
+	if again.code != 0 || !strings.Contains(again.out, "unchanged") || !maps.Equal(g.tablesMeta(), tables) {
+		t.Errorf("%s: the passing rows again: exit %d: %s%s; want unchanged, every table as it was", sc.file, again.code, again.out, again.errs)
 	}
 	return cell + "/passed"
 }

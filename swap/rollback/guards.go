@@ -92,10 +92,9 @@ func judgeFrozen(ctx context.Context, u *Undo) error {
 // table's share of a release other than the one it undoes.
 func judgeReleaseShares(_ context.Context, u *Undo) error {
 	if u.To == 0 {
-		return nil // a scoped rollback commits forward; main keeps every share
+		return nil // a scoped rollback commits forward; main keeps every share, and a release's own run is refused scoped
 	}
-	meta := u.Table.Metadata()
-	return releaseShares(meta, droppedFromMain(meta, u.To), u.Release)
+	return releaseShares(droppedFromMain(u.Table.Metadata(), u.To), u.Release)
 }
 
 // droppedFromMain lists main's snapshots that pointing main back at
@@ -118,28 +117,20 @@ func droppedFromMain(meta table.Metadata, target int64) []table.Snapshot {
 
 // releaseShares refuses dropping from main a snapshot that is one table's
 // share of a release of several tables (other than release, the one
-// being rolled back whole), or where a release held this table, leaving
-// it as it was while its other tables changed (the snapshot carries the
-// release's tag): the other tables would keep theirs, and the tables
-// would disagree.
-func releaseShares(meta table.Metadata, dropped []table.Snapshot, release string) error {
-	held := map[int64]string{} // snapshot -> a release that holds the table there
-	for name, ref := range meta.Refs() {
-		if run, ok := strings.CutPrefix(name, snapshot.ReleaseTagPrefix); ok && ref.SnapshotRefType == table.TagRef && run != release {
-			held[ref.SnapshotID] = run
-		}
-	}
+// being rolled back whole): the other tables would keep theirs, and the
+// tables would disagree. A table the release left as it was holds no
+// share of it: what changes it later (a run, a rollback) is a change of
+// that table alone, as a publish is.
+func releaseShares(dropped []table.Snapshot, release string) error {
 	for _, s := range dropped {
-		r := runrecord.Record{}
-		if s.Summary != nil {
-			r, _ = runrecord.Read(s.Summary.Properties)
+		if s.Summary == nil {
+			continue
 		}
-		if len(r.Release) >= 2 && r.RunID != release {
-			return fmt.Errorf("it would drop snapshot %d, this table's share of release %s (tables %s), while the other tables keep theirs, and the tables would disagree: roll the release back first (`lakeswap rollback --run %s` undoes it on every table), then this run", s.SnapshotID, r.RunID, strings.Join(r.Release, ", "), r.RunID)
+		r, _ := runrecord.Read(s.Summary.Properties)
+		if len(r.Release) < 2 || r.RunID == release {
+			continue
 		}
-		if run, ok := held[s.SnapshotID]; ok && r.RunID != run {
-			return fmt.Errorf("it would take main off snapshot %d, this table's share of release %s (the release left it as it was there, and its other tables were built from it), while the other tables keep theirs, and the tables would disagree: roll the release back first (`lakeswap rollback --run %s` undoes it on every table), then this run", s.SnapshotID, run, run)
-		}
+		return fmt.Errorf("it would drop snapshot %d, this table's share of release %s (tables %s), while the other tables keep theirs, and the tables would disagree: roll the release back first (`lakeswap rollback --run %s` undoes it on every table), then this run", s.SnapshotID, r.RunID, strings.Join(r.Release, ", "), r.RunID)
 	}
 	return nil
 }

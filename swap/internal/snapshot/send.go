@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/apache/iceberg-go/table"
 
@@ -43,8 +44,9 @@ func PointsAt(id int64) func(table.Metadata) bool {
 // Refused is a commit the catalog refused, every table of it: nothing
 // landed, and what the commits wrote was removed (Removed says so). It
 // matches table.ErrCommitFailed when a requirement failed (main, the
-// schema or the spec moved), and catalog.ErrNotApplied when the catalog
-// failed before it applied anything.
+// schema or the spec moved), catalog.ErrNotApplied when the catalog
+// failed before it applied anything, and catalog.ErrNoReleases when it
+// cannot commit several tables as one.
 type Refused struct {
 	Err     error
 	Removed string
@@ -70,15 +72,17 @@ func Send(ctx context.Context, cat Catalog, log *slog.Logger, runID string, chan
 	if err == nil {
 		return nil
 	}
-	refused := errors.Is(err, table.ErrCommitFailed) || errors.Is(err, catalog.ErrNotApplied)
+	refused := errors.Is(err, table.ErrCommitFailed) || errors.Is(err, catalog.ErrNotApplied) || errors.Is(err, catalog.ErrNoReleases)
 	if !refused {
 		return settle(ctx, cat, log, runID, changes, err)
 	}
 	// Answered refused: a request sent again after the first applied is
 	// answered so (an SDK's retry, a gateway's). The tables tell, before
 	// anything the commit wrote is removed.
+	look, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
 	for _, c := range changes {
-		now, lerr := cat.LoadTable(context.WithoutCancel(ctx), c.Table.Identifier())
+		now, lerr := cat.LoadTable(look, c.Table.Identifier())
 		if lerr != nil {
 			return settle(ctx, cat, log, runID, changes, errors.Join(err, lerr))
 		}
