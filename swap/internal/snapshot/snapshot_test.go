@@ -21,6 +21,25 @@ import (
 
 var daily = table.Identifier{"retail", "daily_orders"}
 
+// dailyTable opens an embedded catalog holding the retail story's empty
+// daily table, closed when the test ends.
+func dailyTable(t *testing.T) *catalog.Catalog {
+	t.Helper()
+	cfg, err := catalog.Resolve(catalog.Settings{Home: t.TempDir(), Getenv: func(string) string { return "" }, ConfigFile: os.DevNull})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := catalog.Open(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cat.Close() })
+	if _, err := catalog.CreateTable(context.Background(), cat, daily, retail.Spec()); err != nil {
+		t.Fatal(err)
+	}
+	return cat
+}
+
 // TestFilesAndAddedSince, on a table of the embedded catalog: Files lists
 // a snapshot's live files by partition (the replaced ones gone), and
 // AddedSince the files later snapshots on main added outside given
@@ -28,18 +47,7 @@ var daily = table.Identifier{"retail", "daily_orders"}
 // a later commit took out again.
 func TestFilesAndAddedSince(t *testing.T) {
 	ctx := context.Background()
-	cfg, err := catalog.Resolve(catalog.Settings{Home: t.TempDir(), Getenv: func(string) string { return "" }, ConfigFile: os.DevNull})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat, err := catalog.Open(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cat.Close()
-	if _, err := catalog.CreateTable(ctx, cat, daily, retail.Spec()); err != nil {
-		t.Fatal(err)
-	}
+	cat := dailyTable(t)
 	pub := &swap.Publisher{Catalog: cat}
 	publish := func(runID, stage string, days ...string) int64 {
 		t.Helper()
@@ -132,18 +140,7 @@ func (a *answering) CommitTable(ctx context.Context, ident table.Identifier, req
 // two tables on a catalog that commits one at a time are not sent.
 func TestSend(t *testing.T) {
 	ctx := context.Background()
-	cfg, err := catalog.Resolve(catalog.Settings{Home: t.TempDir(), Getenv: func(string) string { return "" }, ConfigFile: os.DevNull})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat, err := catalog.Open(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cat.Close()
-	if _, err := catalog.CreateTable(ctx, cat, daily, retail.Spec()); err != nil {
-		t.Fatal(err)
-	}
+	cat := dailyTable(t)
 	rows, err := retail.Daily(retail.AfterBatch1)
 	if err != nil {
 		t.Fatal(err)
