@@ -3,13 +3,14 @@
 package source
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -34,15 +35,15 @@ type engine struct {
 }
 
 func newEngine(tmp string, memory int64) (*engine, error) {
+	if e := idleEngine(tmp, memory); e != nil {
+		return e, nil
+	}
 	var cfg bindings.Config
 	if bindings.CreateConfig(&cfg) == bindings.StateError {
 		return nil, errors.New("start the CSV reader: cannot make its configuration")
 	}
 	defer bindings.DestroyConfig(&cfg)
-	for _, kv := range [][2]string{
-		{"memory_limit", fmt.Sprintf("%dMiB", max(memory>>20, 64))},
-		{"threads", fmt.Sprint(runtime.GOMAXPROCS(0))},
-		{"temp_directory", tmp},
+	for _, kv := range append(engineShare(tmp, memory), [][2]string{
 		{"preserve_insertion_order", "true"}, // record numbers follow the file
 		// Memory a query freed goes back to the system when it ends, not
 		// only past 512 MiB at once: lakeswap's own work comes next.
@@ -55,7 +56,7 @@ func newEngine(tmp string, memory int64) (*engine, error) {
 		{"autoinstall_known_extensions", "false"},
 		{"autoload_known_extensions", "false"},
 		{"extension_directory", filepath.Join(tmp, "extensions")},
-	} {
+	}...) {
 		if bindings.SetConfig(cfg, kv[0], kv[1]) == bindings.StateError {
 			return nil, fmt.Errorf("start the CSV reader: cannot set %s to %s", kv[0], kv[1])
 		}
@@ -71,6 +72,72 @@ func newEngine(tmp string, memory int64) (*engine, error) {
 		return nil, errors.New("start the CSV reader: cannot connect")
 	}
 	return e, nil
+}
+
+// engineShare is what a read may use of the machine: memory, threads and
+// the folder it spills to.
+func engineShare(tmp string, memory int64) [][2]string {
+	return [][2]string{
+		{"memory_limit", fmt.Sprintf("%dMiB", max(memory>>20, 64))},
+		{"threads", fmt.Sprint(runtime.GOMAXPROCS(0))},
+		{"temp_directory", tmp},
+	}
+}
+
+// idle holds engines that finished a read, for the next read of the
+// process: opening DuckDB takes about 15 ms of CPU (its catalog of
+// functions), once a process rather than once a read. Only the reader's
+// engines are kept, and only after a read that ended well; a job's engine
+// is confined for good and is closed.
+var idle struct {
+	sync.Mutex
+	engines []*engine
+}
+
+// idleEngine takes an idle engine and gives it this read's share, or
+// returns nil. An engine that spilled cannot move its spill folder and is
+// closed.
+func idleEngine(tmp string, memory int64) *engine {
+	for {
+		idle.Lock()
+		n := len(idle.engines)
+		if n == 0 {
+			idle.Unlock()
+			return nil
+		}
+		e := idle.engines[n-1]
+		idle.engines = idle.engines[:n-1]
+		idle.Unlock()
+		if e.set(engineShare(tmp, memory)) == nil {
+			return e
+		}
+		e.close()
+	}
+}
+
+func (e *engine) set(settings [][2]string) error {
+	for _, kv := range settings {
+		rr, err := e.query(context.Background(), "SET "+kv[0]+" = "+sqlString(kv[1]))
+		if err != nil {
+			return err
+		}
+		rr.Release()
+	}
+	return nil
+}
+
+// release keeps the engine for the next read, up to one a core, or closes it.
+func (e *engine) release() {
+	if e == nil {
+		return
+	}
+	idle.Lock()
+	defer idle.Unlock()
+	if len(idle.engines) < runtime.GOMAXPROCS(0) {
+		idle.engines = append(idle.engines, e)
+		return
+	}
+	go e.close()
 }
 
 func (e *engine) close() {
@@ -255,7 +322,7 @@ func (e *engine) readCSV(ctx context.Context, path string, schema *arrow.Schema,
 	if err != nil {
 		return err
 	}
-	err = e.scan(ctx, path, abs, schema, header, &shape.lines, fn)
+	err = e.scan(ctx, path, abs, schema, header, shape, fn)
 	if err == nil || ctx.Err() != nil {
 		return err
 	}
@@ -291,7 +358,7 @@ func isEngineError(err error) bool {
 	return errors.As(err, &ee)
 }
 
-func (e *engine) scan(ctx context.Context, path, abs string, schema *arrow.Schema, header []string, records *recordLines, fn func(Batch) error) error {
+func (e *engine) scan(ctx context.Context, path, abs string, schema *arrow.Schema, header []string, shape *csvShape, fn func(Batch) error) error {
 	q := "SELECT * FROM " + CSVScan([]string{abs}, header, compression(path))
 	rr, err := e.query(ctx, q)
 	if err != nil {
@@ -310,20 +377,22 @@ func (e *engine) scan(ctx context.Context, path, abs string, schema *arrow.Schem
 	// Casting runs beside the caller's work on the batches before, which
 	// leaves the engine's file to be read while rows are split and spilled.
 	return alongside(ctx, func(ctx context.Context, fn func(Batch) error) error {
-		return castFields(ctx, rr, path, schema, at, records, fn)
+		return castFields(ctx, rr, path, schema, at, shape, fn)
 	}, fn)
 }
 
 // castFields casts the text fields of rr into the table's schema and hands
 // them to fn as batches of inputBatchRows.
-func castFields(ctx context.Context, rr *chunkReader, path string, schema *arrow.Schema, at []int, records *recordLines, fn func(Batch) error) error {
+func castFields(ctx context.Context, rr *chunkReader, path string, schema *arrow.Schema, at []int, shape *csvShape, fn func(Batch) error) error {
+	records := &shape.lines
 	rb := array.NewRecordBuilder(memory.DefaultAllocator, schema)
 	defer rb.Release()
 	// A batch is whole chunks of the engine's up to inputBatchRows and one
 	// more: its builders are sized for that at the start, and its text
 	// for a little more than the batch before held, so that no buffer is
-	// grown (and copied) a chunk at a time.
-	const batchCap = inputBatchRows + 2048
+	// grown (and copied) a chunk at a time. A file of fewer records is
+	// one batch of its size.
+	batchCap := int(min(inputBatchRows+2048, shape.records))
 	text := make([]int, schema.NumFields())
 	reserve := func() []int64 {
 		for i := range schema.Fields() {
@@ -435,21 +504,15 @@ func readCSVHeader(path string, schema *arrow.Schema) ([]string, error) {
 		return nil, err
 	}
 	defer f.Close()
-	var header []string
-	err = readTextFrom(context.Background(), path, f, schema, func(r io.Reader, s *arrow.Schema) (rowSource, error) {
-		src, err := newCSVRows(r, s)
-		if err != nil {
-			return nil, err
-		}
-		header = src.(*csvRows).header
-		return emptyRows{}, nil
-	}, func(Batch) error { return nil })
-	return header, err
+	r := bufio.NewReader(f)
+	skipBOM(r)
+	src, err := newCSVRows(r, schema)
+	if err != nil {
+		return nil, inputError(path, 1, err)
+	}
+	return src.(*csvRows).header, nil
 }
 
-type emptyRows struct{}
-
-func (emptyRows) next() (int64, map[string]any, error) { return 0, nil, io.EOF }
 
 func firstLines(s string, n int) string {
 	lines := strings.SplitN(s, "\n", n+1)

@@ -25,3 +25,37 @@ func TestParseDate(t *testing.T) {
 		}
 	}
 }
+
+// TestIdleEngineTakesTheNextReadsShare: an engine a read left is used by
+// the next read with that read's memory and spill folder, not the first's.
+func TestIdleEngineTakesTheNextReadsShare(t *testing.T) {
+	first, next := t.TempDir(), t.TempDir()
+	e, err := newEngine(first, 256<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.release()
+	again, err := newEngine(next, 512<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.close()
+	if again != e {
+		t.Fatal("the next read opened a new engine; want the idle one")
+	}
+	// A boolean, as this reader hands strings over in the engine's own form.
+	for _, q := range []string{"current_setting('temp_directory') = " + sqlString(next), "current_setting('memory_limit') = '512.0 MiB'"} {
+		rr, err := again.query(t.Context(), "SELECT "+q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !rr.Next() {
+			t.Fatal(rr.Err())
+		}
+		got := rr.RecordBatch().Column(0).ValueStr(0)
+		rr.Release()
+		if got != "true" {
+			t.Errorf("%s: %s, want true", q, got)
+		}
+	}
+}

@@ -19,7 +19,8 @@ const Engine = "lakeswap"
 
 func newEngine(string, int64) (*engine, error) { return nil, nil }
 
-func (*engine) close() {}
+func (*engine) close()   {}
+func (*engine) release() {}
 
 func (*engine) readCSV(ctx context.Context, path string, schema *arrow.Schema, fn func(Batch) error) error {
 	return ReadInput(ctx, path, schema, fn)

@@ -128,7 +128,14 @@ func ReadFiles(ctx context.Context, c *contract.Contract, declared contract.Sele
 		src.Release()
 		return nil, err
 	}
-	defer eng.close()
+	read := false // through, and the engine fit for another read
+	defer func() {
+		if read {
+			eng.release()
+		} else {
+			eng.close()
+		}
+	}()
 	sizes := inputSizes(files, opts.Objects)
 	if opts.Size != nil {
 		var total int64
@@ -161,6 +168,7 @@ func ReadFiles(ctx context.Context, c *contract.Contract, declared contract.Sele
 		}
 		src.inputs = append(src.inputs, in)
 	}
+	read = ctx.Err() == nil
 	if err := src.spill.finish(); err != nil {
 		src.Release()
 		return nil, err

@@ -41,7 +41,11 @@ func TestFloatKeepsTheText(t *testing.T) {
 // writes for the float it reads as.
 func TestFloatRuleAgainstStrconv(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	for i := range 200000 {
+	n := 200000
+	if testing.Short() {
+		n = 20000
+	}
+	for i := range n {
 		bits := 64
 		if i%2 == 1 {
 			bits = 32

@@ -112,15 +112,20 @@ func readText(ctx context.Context, path string, schema *arrow.Schema, open opene
 // readTextFrom reads text input from r, naming it path in errors.
 func readTextFrom(ctx context.Context, path string, in io.Reader, schema *arrow.Schema, open opener, fn func(Batch) error) error {
 	r := bufio.NewReaderSize(in, 1<<20)
-	// A byte-order mark is how some tools start UTF-8 text; it is not data.
-	if bom, _ := r.Peek(3); string(bom) == "\ufeff" {
-		_, _ = r.Discard(3)
-	}
+	skipBOM(r)
 	src, err := open(r, schema)
 	if err != nil {
 		return inputError(path, 1, err)
 	}
 	return readRows(ctx, path, src, schema, fn)
+}
+
+// skipBOM passes a byte-order mark, how some tools start UTF-8 text: it
+// is not data.
+func skipBOM(r *bufio.Reader) {
+	if bom, _ := r.Peek(3); string(bom) == "\ufeff" {
+		_, _ = r.Discard(3)
+	}
 }
 
 // readRows casts the rows of src into batches of schema, handing each to

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sort"
 )
 
@@ -35,11 +36,22 @@ type csvShape struct {
 	why     string // why the file is not plain
 	whyLine int64  // and on which line
 	lines   recordLines
+	records int64 // at least the records the file holds, header included
 }
 
 // maxPlainRecord is the longest record read through the engine, whose
 // reader stops at 2 MB a line by default.
 const maxPlainRecord = 1 << 20
+
+// readSize is the buffer a pass over a file reads it through: 1 MiB, or
+// the whole of a smaller file that is not compressed.
+func readSize(path string) int {
+	const most = 1 << 20
+	if fi, err := os.Stat(path); err == nil && compression(path) == "" && fi.Size() < most {
+		return int(fi.Size()) + 1 // the file, and its end
+	}
+	return most
+}
 
 // checkCSV reads a CSV file once, decompressing it as its name says (which
 // checks a gzip or zstd checksum). The plain form: line ends all LF or all
@@ -77,7 +89,7 @@ func checkCSV(path string) (*csvShape, error) {
 		sawCRLF, sawLF bool
 		pendingCR      bool
 		first          = true
-		buf            = make([]byte, 1<<20)
+		buf            = make([]byte, readSize(path))
 		endRecord      func()
 		special        [256]bool
 	)
@@ -236,5 +248,6 @@ func checkCSV(path string) (*csvShape, error) {
 	if !lineStart {
 		endRecord() // the last record has no line end
 	}
+	shape.records = record + 1
 	return shape, nil
 }

