@@ -513,7 +513,6 @@ func readCSVHeader(path string, schema *arrow.Schema) ([]string, error) {
 	return src.(*csvRows).header, nil
 }
 
-
 func firstLines(s string, n int) string {
 	lines := strings.SplitN(s, "\n", n+1)
 	if len(lines) > n {

@@ -10,6 +10,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -67,6 +68,34 @@ type guardScenario struct {
 	// rollbackAfter is what a rollback's trip commits after the run it
 	// rolls back ("release": a release over its days).
 	rollbackAfter string
+	// A file of several for one guard is a variant, named by its file:
+	// the routes it runs on (the others are not its subject), and how it
+	// differs from the common scenario.
+	name          string
+	routes        []string
+	partitionSpec string // the table's partition: line, where not order_date
+	tripExit      int    // the trip's exit code, where not the route's refusal
+	jobSQL        string // the job's SQL, where not the rows' casts
+	lagIngested   string // the job's lag ingested_at expression
+	// files a job reads in place of the rows as CSV, in trip and in
+	// pass: each a name and its lines (NDJSON as is; for Parquet, a
+	// query whose result the file holds).
+	files map[string][]guardFile
+	// then is a job's run after the base, over thenPartitions (with a
+	// gap, say), before the trip and the pass.
+	then           []string
+	thenPartitions []string
+	// verifyFrom is a table the passing release leaves unchanged: the
+	// release is verified from it, then again with a file of the
+	// release on m.orders damaged.
+	verifyFrom  string
+	pinUpstream bool             // the release's downstream pins the upstream's snapshot, in the trip
+	tripShard   map[int][]string // flags of shard i in the trip
+}
+
+type guardFile struct {
+	name  string
+	lines []string
 }
 
 func readGuardScenario(t *testing.T, path string) *guardScenario {
@@ -76,8 +105,10 @@ func readGuardScenario(t *testing.T, path string) *guardScenario {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	sc := &guardScenario{file: filepath.Base(path), notApplicable: map[string]string{}, tripOn: map[string]string{}}
+	sc := &guardScenario{file: filepath.Base(path), name: strings.TrimSuffix(filepath.Base(path), ".txt"),
+		notApplicable: map[string]string{}, tripOn: map[string]string{}, files: map[string][]guardFile{}, tripShard: map[int][]string{}}
 	var block *[]string
+	phase := "" // the block's: base, trip or pass
 	s := bufio.NewScanner(f)
 	for n := 1; s.Scan(); n++ {
 		line := strings.TrimSpace(s.Text())
@@ -102,12 +133,45 @@ func readGuardScenario(t *testing.T, path string) *guardScenario {
 			sc.tripRunID = rest
 		case word == "rollback-after":
 			sc.rollbackAfter = rest
+		case word == "routes":
+			sc.routes = strings.Split(rest, ",")
+		case word == "partition-spec":
+			sc.partitionSpec = rest
+		case word == "trip-exit":
+			sc.tripExit, err = strconv.Atoi(rest)
+			if err != nil {
+				t.Fatalf("%s:%d: trip-exit CODE", path, n)
+			}
+		case word == "job-sql":
+			sc.jobSQL = rest
+		case word == "lag-ingested":
+			sc.lagIngested = rest
+		case word == "verify-from":
+			sc.verifyFrom = rest
+		case word == "trip-pins-upstream":
+			sc.pinUpstream = true
+		case word == "trip-shard":
+			i, flags, _ := strings.Cut(rest, " ")
+			k, err := strconv.Atoi(i)
+			if err != nil {
+				t.Fatalf("%s:%d: trip-shard I FLAGS", path, n)
+			}
+			sc.tripShard[k] = strings.Fields(flags)
+		case word == "file":
+			if phase != "trip" && phase != "pass" {
+				t.Fatalf("%s:%d: a file belongs to the trip or the pass", path, n)
+			}
+			sc.files[phase] = append(sc.files[phase], guardFile{name: rest})
+			files := sc.files[phase]
+			block = &files[len(files)-1].lines
+		case word == "then":
+			block, phase, sc.thenPartitions = &sc.then, word, strings.Split(rest, ",")
 		case word == "base":
-			block = &sc.base
+			block, phase = &sc.base, word
 		case word == "trip":
-			block, sc.tripWants = &sc.trip, rest
+			block, phase, sc.tripWants = &sc.trip, word, rest
 		case word == "pass":
-			block = &sc.pass
+			block, phase = &sc.pass, word
 		case word == "trip-on":
 			route, wants, ok := strings.Cut(rest, ": ")
 			if !ok {
@@ -170,8 +234,17 @@ type guardRoute struct {
 type guardSite struct {
 	*site
 	sc    *guardScenario
-	n     int  // runs so far, for file names and run ids
-	daily bool // m.daily, which a release rebuilds, exists
+	n     int    // runs so far, for file names and run ids
+	daily bool   // m.daily, which a release rebuilds, exists
+	phase string // of the run: base, trip or pass
+}
+
+// tableYAML is the scenario's table.
+func (g *guardSite) tableYAML() string {
+	if g.sc.partitionSpec == "" {
+		return guardsTable
+	}
+	return strings.Replace(guardsTable, "partition: [{column: order_date, transform: identity}]", "partition: "+g.sc.partitionSpec, 1)
 }
 
 func (g *guardSite) next() int { g.n++; return g.n }
@@ -210,21 +283,53 @@ func (g *guardSite) arrived(rows []string) []string {
 // as the job's late policy reads it) and its input, and returns the
 // job's file. Owning, the job keeps the rows of its days alone ($from
 // to $to), as a job run by --since-last over a source of every day does.
+//
+// Where the scenario gives files for the run's phase, the job reads them
+// (the folder in/) rather than the rows, and tracks no arrival.
 func (g *guardSite) job(dir string, rows []string, owning bool) string {
-	write(g.t, dir, "in.csv", csvOf(g.arrived(rows)))
-	sql := "SELECT order_id, CAST(order_date AS DATE) AS order_date, CAST(amount_cents AS BIGINT) AS amount_cents FROM src"
-	if g.sc.tripJobSQL != "" && slices.Equal(rows, g.sc.trip) {
+	sql := cmp.Or(g.sc.jobSQL, "SELECT order_id, CAST(order_date AS DATE) AS order_date, CAST(amount_cents AS BIGINT) AS amount_cents FROM src")
+	if g.sc.tripJobSQL != "" && g.phase == "trip" {
 		sql = g.sc.tripJobSQL
 	}
 	if owning {
-		sql += " WHERE CAST(order_date AS DATE) BETWEEN CAST($from AS DATE) AND CAST($to AS DATE)"
+		sql = "SELECT * FROM (" + sql + ") WHERE CAST(order_date AS DATE) BETWEEN CAST($from AS DATE) AND CAST($to AS DATE)"
 	}
-	spec := "table: m.orders\nsources:\n  src: {path: in.csv}\nsql: " + strconv.Quote(sql) + "\n" +
-		"lookback: " + cmp.Or(g.sc.lookback, "3650d") + "\nlag: {event_time: \"CAST(order_date AS TIMESTAMP)\", ingested_at: \"CAST(ingested_at AS TIMESTAMP)\"}\n"
+	src, lag := "in.csv", "\nlag: {event_time: \"CAST(order_date AS TIMESTAMP)\", ingested_at: "+strconv.Quote(cmp.Or(g.sc.lagIngested, "CAST(ingested_at AS TIMESTAMP)"))+"}"
+	if files := g.sc.files[g.phase]; len(files) > 0 {
+		src, lag = "in/", ""
+		for _, f := range files {
+			g.sourceFile(filepath.Join(dir, "in"), f)
+		}
+	} else {
+		write(g.t, dir, "in.csv", csvOf(g.arrived(rows)))
+	}
+	spec := "table: m.orders\nsources:\n  src: {path: " + src + "}\nsql: " + strconv.Quote(sql) + "\n" +
+		"lookback: " + cmp.Or(g.sc.lookback, "3650d") + lag + "\n"
 	if g.sc.reconcile != "" {
 		spec += "reconcile: " + strconv.Quote(g.sc.reconcile) + "\n"
 	}
 	return write(g.t, dir, "job.yaml", spec)
+}
+
+// sourceFile writes one of the scenario's files in dir: NDJSON as its
+// lines say, Parquet as the result of its one line, a query.
+func (g *guardSite) sourceFile(dir string, f guardFile) {
+	path := filepath.Join(dir, f.name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		g.t.Fatal(err)
+	}
+	if !strings.HasSuffix(f.name, ".parquet") {
+		write(g.t, dir, f.name, strings.Join(f.lines, "\n")+"\n")
+		return
+	}
+	eng, err := source.OpenSQLEngine(g.t.TempDir(), 256<<20)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	defer eng.Close()
+	if err := eng.Exec(context.Background(), fmt.Sprintf("COPY (%s) TO %s (FORMAT parquet)", strings.Join(f.lines, " "), source.SQLString(path))); err != nil {
+		g.t.Fatal(err)
+	}
 }
 
 // dailyTable is the table a release rebuilds beside m.orders: each day's
@@ -299,12 +404,25 @@ var guardRoutes = []guardRoute{
 		return g.cli(append(g.publishArgs("publish", append([]string{"--commit-per-partition"}, flags...)), g.input(rows))...)
 	}},
 	{name: "shards", refused: exitRefused, run: func(t *testing.T, g *guardSite, rows, flags []string) guardRun {
+		// Where the rows say when they arrived, shards of a job's run.
 		runID := fmt.Sprintf("sharded-%d", g.next())
+		job := ""
+		if g.sc.lookback != "" {
+			job = g.job(t.TempDir(), rows, true)
+		}
 		var plans, ids []string
 		for i, part := range g.byPartition(rows) {
 			plan := filepath.Join(t.TempDir(), fmt.Sprintf("shard-%d.json", i))
-			args := append([]string{"plan", "--table", "m.orders", "--partitions", "order_date=" + g.sc.partitions[i], "--run-id", runID, "--out", plan}, flags...)
-			if r := g.cli(append(args, g.input(part))...); r.code != 0 {
+			args := append([]string{"plan", "--partitions", "order_date=" + g.sc.partitions[i], "--run-id", runID, "--out", plan}, flags...)
+			if g.phase == "trip" {
+				args = append(args, g.sc.tripShard[i]...)
+			}
+			if job != "" {
+				args = append(args, "--job", job, "--rejects", filepath.Join(t.TempDir(), "rejects.ndjson"))
+			} else {
+				args = append(args, "--table", "m.orders", g.input(part))
+			}
+			if r := g.cli(args...); r.code != 0 {
 				for _, p := range plans {
 					g.must("discard", p)
 				}
@@ -316,7 +434,13 @@ var guardRoutes = []guardRoute{
 			}
 			plans, ids = append(plans, plan), append(ids, pf.PlanID)
 		}
-		return g.cli(append(append([]string{"apply"}, plans...), "--approve", strings.Join(ids, ","))...)
+		r := g.cli(append(append([]string{"apply"}, plans...), "--approve", strings.Join(ids, ","))...)
+		if r.code != 0 { // refused at apply: what the shards staged is discarded, as its hint says
+			for _, p := range plans {
+				g.must("discard", p)
+			}
+		}
+		return r
 	}},
 	{name: "rebase", refused: exitRefused, run: func(t *testing.T, g *guardSite, rows, flags []string) guardRun {
 		// Another writer commits a day the run does not declare between
@@ -351,7 +475,13 @@ var guardRoutes = []guardRoute{
 		// m.orders and m.daily, which reads it, as one release.
 		dir := t.TempDir()
 		up := g.job(dir, rows, false)
-		write(t, dir, "daily.yaml", dailyJob)
+		daily := dailyJob
+		if g.sc.pinUpstream && g.phase == "trip" {
+			tbl, done := tableOf(t, g.site, "m.orders")
+			daily = strings.Replace(daily, "{table: m.orders, partitions: same}", fmt.Sprintf("{table: m.orders, snapshot: %d, partitions: same}", tbl.CurrentSnapshot().SnapshotID), 1)
+			done()
+		}
+		write(t, dir, "daily.yaml", daily)
 		return g.cli(append([]string{"publish", "--job", up, "--downstream", "--jobs", dir, "--partitions", g.selector()}, flags...)...)
 	}},
 	{name: "adopt", refused: exitRefused, run: func(t *testing.T, g *guardSite, rows, flags []string) guardRun {
@@ -437,8 +567,8 @@ func tableOf(t *testing.T, s *site, name string) (*table.Table, func()) {
 // table a release rebuilds beside it, for the release.
 func newGuardSite(t *testing.T, sc *guardScenario, route, siteName string) *guardSite {
 	t.Helper()
-	g := &guardSite{site: newSite(t, siteName), sc: sc}
-	g.must("table", "create", "--schema", write(t, g.home, "orders.yaml", guardsTable))
+	g := &guardSite{site: newSite(t, siteName), sc: sc, phase: "base"}
+	g.must("table", "create", "--schema", write(t, g.home, "orders.yaml", g.tableYAML()))
 	if route == "release" {
 		g.must("table", "create", "--schema", write(t, g.home, "daily.yaml", dailyTable))
 		g.daily = true
@@ -446,10 +576,18 @@ func newGuardSite(t *testing.T, sc *guardScenario, route, siteName string) *guar
 	parts := "order_date=" + cmp.Or(strings.Join(sc.basePartitions, ","), strings.Join(sc.partitions, ","))
 	if route == "since-last" || sc.lookback != "" {
 		dir := t.TempDir()
-		g.must("publish", "--job", g.job(dir, sc.base, false), "--partitions", parts, "--run-id", "base", "--rejects", filepath.Join(dir, "rejects.ndjson"))
+		g.must("publish", "--job", g.job(dir, sc.base, true), "--partitions", parts, "--run-id", "base", "--rejects", filepath.Join(dir, "rejects.ndjson"))
+		if len(sc.then) > 0 {
+			dir := t.TempDir()
+			g.must("publish", "--job", g.job(dir, sc.then, true), "--partitions", "order_date="+strings.Join(sc.thenPartitions, ","), "--run-id", "then", "--rejects", filepath.Join(dir, "rejects.ndjson"))
+		}
 		return g
 	}
 	g.must("publish", "--table", "m.orders", "--partitions", parts, "--run-id", "base", g.input(sc.base))
+	if g.daily { // m.daily holds the base's days, as a release finds it
+		dir := t.TempDir()
+		g.must("publish", "--job", write(t, dir, "daily.yaml", dailyJob), "--partitions", parts, "--run-id", "base-daily", "--rejects", filepath.Join(dir, "rejects.ndjson"))
+	}
 	return g
 }
 
@@ -485,10 +623,16 @@ func TestGuardsByRoute(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	scenarios := map[string]*guardScenario{}
+	// A guard's scenario is its file named for it; its other files are
+	// variants, each of some routes (a defect found where routes meet).
+	scenarios := map[string][]*guardScenario{}
 	for _, f := range files {
 		sc := readGuardScenario(t, f)
-		scenarios[sc.guard] = sc
+		if len(sc.routes) > 0 {
+			scenarios[sc.guard] = append(scenarios[sc.guard], sc)
+		} else {
+			scenarios[sc.guard] = append([]*guardScenario{sc}, scenarios[sc.guard]...)
+		}
 	}
 	var routes []string
 	for _, r := range guardRoutes {
@@ -515,33 +659,55 @@ func TestGuardsByRoute(t *testing.T) {
 
 // guardMatrix runs every cell of the matrix on a kind of site, in
 // parallel, each cell on a site of its own, and logs the matrix.
-func guardMatrix(t *testing.T, scenarios map[string]*guardScenario, routes []string, siteName string) {
+func guardMatrix(t *testing.T, scenarios map[string][]*guardScenario, routes []string, siteName string) {
 	if siteName != "sqlite+local" {
 		serverEnv(t)
 	}
 	matrix := map[string]map[string]string{}
+	variants := map[string]map[string]string{} // variant -> route -> cell
 	var mu sync.Mutex
 	t.Run("cells", func(t *testing.T) {
 		for _, guard := range swap.Guards {
-			sc := scenarios[guard.Name]
+			scs := scenarios[guard.Name]
 			matrix[guard.Name] = map[string]string{}
-			if sc == nil {
-				t.Errorf("guard %q has no scenario file in testdata/guards: write one", guard.Name)
+			if len(scs) == 0 || len(scs[0].routes) > 0 {
+				t.Errorf("guard %q has no scenario file of every route in testdata/guards: write one", guard.Name)
 				continue
 			}
-			for _, route := range routes {
-				_, na := sc.notApplicable[route]
-				if _, all := sc.notApplicable["all"]; na || all {
-					matrix[guard.Name][route] = "n/a"
-					continue
+			for _, sc := range scs {
+				variant := len(sc.routes) > 0
+				if variant {
+					variants[sc.name] = map[string]string{}
 				}
-				t.Run(guard.Name+"/"+route, func(t *testing.T) {
-					t.Parallel()
-					cell := runGuardCell(t, sc, route, siteName)
-					mu.Lock()
-					defer mu.Unlock()
-					matrix[guard.Name][route] = cell
-				})
+				for _, r := range sc.routes {
+					if !slices.Contains(routes, r) {
+						t.Errorf("%s names route %q, which is none", sc.file, r)
+					}
+				}
+				for _, route := range routes {
+					_, na := sc.notApplicable[route]
+					if _, all := sc.notApplicable["all"]; na || all || variant && !slices.Contains(sc.routes, route) {
+						if !variant {
+							matrix[guard.Name][route] = "n/a"
+						}
+						continue
+					}
+					name := guard.Name + "/" + route
+					if variant {
+						name += "/" + sc.name
+					}
+					t.Run(name, func(t *testing.T) {
+						t.Parallel()
+						cell := runGuardCell(t, sc, route, siteName)
+						mu.Lock()
+						defer mu.Unlock()
+						if variant {
+							variants[sc.name][route] = cell
+							cell = mergeCells(matrix[guard.Name][route], cell)
+						}
+						matrix[guard.Name][route] = cell
+					})
+				}
 			}
 		}
 	})
@@ -556,7 +722,30 @@ func guardMatrix(t *testing.T, scenarios map[string]*guardScenario, routes []str
 			fmt.Fprintf(&b, " %-16s", matrix[guard.Name][r])
 		}
 	}
-	t.Logf("guards by route (trip/pass) on %s:\n%s", siteName, b.String())
+	for _, guard := range swap.Guards {
+		for _, sc := range scenarios[guard.Name] {
+			if len(sc.routes) == 0 {
+				continue
+			}
+			fmt.Fprintf(&b, "\n  %s:", sc.name)
+			for _, r := range sc.routes {
+				fmt.Fprintf(&b, " %s %s;", r, variants[sc.name][r])
+			}
+		}
+	}
+	t.Logf("guards by route (trip/pass) on %s, then the variants:\n%s", siteName, b.String())
+}
+
+// mergeCells is a cell that a variant ran on as well: a failure shows; a
+// trip of either shows as refused.
+func mergeCells(a, b string) string {
+	switch {
+	case a == "" || a == "n/a":
+		return b
+	case strings.Contains(b, "FAILED"), strings.HasPrefix(b, "refused") && !strings.HasPrefix(a, "refused") && !strings.Contains(a, "FAILED"):
+		return b
+	}
+	return a
 }
 
 // runGuardCell runs a scenario through one route: the trip, refused, then
@@ -582,11 +771,12 @@ func runGuardCell(t *testing.T, sc *guardScenario, route, siteName string) strin
 		if sc.tripRunID != "" {
 			flags = []string{"--run-id", sc.tripRunID}
 		}
+		g.phase = "trip"
 		got := r.run(t, g, sc.trip, flags)
-		wants := cmp.Or(sc.tripOn[route], sc.tripWants)
+		wants, refused := cmp.Or(sc.tripOn[route], sc.tripWants), cmp.Or(sc.tripExit, r.refused)
 		cell = "refused"
-		if got.code != r.refused || !strings.Contains(got.out+got.errs, wants) {
-			t.Errorf("%s: rows that trip %s: exit %d: %s%s; want %d naming %q", sc.file, sc.guard, got.code, got.out, got.errs, r.refused, wants)
+		if got.code != refused || !strings.Contains(got.out+got.errs, wants) {
+			t.Errorf("%s: rows that trip %s: exit %d: %s%s; want %d naming %q", sc.file, sc.guard, got.code, got.out, got.errs, refused, wants)
 			cell = "FAILED"
 		}
 		if g.metadata("m.orders") != meta || !slices.Equal(ours(), files) {
@@ -595,6 +785,7 @@ func runGuardCell(t *testing.T, sc *guardScenario, route, siteName string) strin
 		}
 	}
 	meta := g.metadata("m.orders")
+	g.phase = "pass"
 	got := r.run(t, g, sc.pass, sc.flags)
 	if got.code != 0 {
 		t.Errorf("%s: rows that pass %s: exit %d: %s%s", sc.file, sc.guard, got.code, got.out, got.errs)
@@ -616,7 +807,46 @@ func runGuardCell(t *testing.T, sc *guardScenario, route, siteName string) strin
 	if again.code != 0 || !strings.Contains(again.out, "unchanged") || !maps.Equal(g.tablesMeta(), tables) {
 		t.Errorf("%s: the passing rows again: exit %d: %s%s; want unchanged, every table as it was", sc.file, again.code, again.out, again.errs)
 	}
+	if sc.verifyFrom != "" && !g.verifiedFrom(sc.verifyFrom, got.out) {
+		return cell + "/FAILED"
+	}
 	return cell + "/passed"
+}
+
+// verifiedFrom verifies the release that printed out from a table it left
+// unchanged: its other tables are verified (ok), and a file of it on
+// m.orders damaged fails the verify, naming m.orders.
+func (g *guardSite) verifiedFrom(tbl, out string) bool {
+	t := g.t
+	m := regexp.MustCompile(`release (\S+) of`).FindStringSubmatch(out)
+	if m == nil {
+		t.Errorf("%s: the passing run printed no release: %s", g.sc.file, out)
+		return false
+	}
+	id := m[1]
+	if v := g.cli("verify", "--table", tbl, "--run", id); v.code != 0 || !strings.Contains(v.out, "m.orders, of the same release: run "+id) {
+		t.Errorf("%s: verify of release %s from %s: exit %d: %s%s; want m.orders verified", g.sc.file, id, tbl, v.code, v.out, v.errs)
+		return false
+	}
+	i := slices.IndexFunc(g.files(), func(f string) bool {
+		return strings.Contains(f, "/orders/data/") && strings.Contains(f, "run-"+id+"-") && strings.HasSuffix(f, ".parquet")
+	})
+	if i < 0 {
+		t.Fatalf("%s: no data file of release %s", g.sc.file, id)
+	}
+	damaged := g.files()[i]
+	if g.srv == nil {
+		if err := os.WriteFile(strings.TrimPrefix(damaged, "file://"), []byte("not parquet"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	} else if _, err := g.srv.Client.PutObject(context.Background(), g.bkt, strings.TrimPrefix(damaged, "s3://"+g.bkt+"/"), strings.NewReader("not parquet"), 11, minio.PutObjectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if v := g.cli("verify", "--table", tbl, "--run", id); v.code == 0 || !strings.Contains(v.errs, "m.orders, of the same release") {
+		t.Errorf("%s: verify of release %s from %s with %s damaged: exit %d: %s%s; want a failure naming m.orders", g.sc.file, id, tbl, damaged, v.code, v.out, v.errs)
+		return false
+	}
+	return true
 }
 
 // runRollbackCell runs a scenario through a rollback: the passing rows
