@@ -35,9 +35,6 @@ type engine struct {
 }
 
 func newEngine(tmp string, memory int64) (*engine, error) {
-	if e := idleEngine(tmp, memory); e != nil {
-		return e, nil
-	}
 	var cfg bindings.Config
 	if bindings.CreateConfig(&cfg) == bindings.StateError {
 		return nil, errors.New("start the CSV reader: cannot make its configuration")
@@ -55,7 +52,6 @@ func newEngine(tmp string, memory int64) (*engine, error) {
 		// built in.
 		{"autoinstall_known_extensions", "false"},
 		{"autoload_known_extensions", "false"},
-		{"extension_directory", filepath.Join(tmp, "extensions")},
 	}...) {
 		if bindings.SetConfig(cfg, kv[0], kv[1]) == bindings.StateError {
 			return nil, fmt.Errorf("start the CSV reader: cannot set %s to %s", kv[0], kv[1])
@@ -81,17 +77,30 @@ func engineShare(tmp string, memory int64) [][2]string {
 		{"memory_limit", fmt.Sprintf("%dMiB", max(memory>>20, 64))},
 		{"threads", fmt.Sprint(runtime.GOMAXPROCS(0))},
 		{"temp_directory", tmp},
+		{"extension_directory", filepath.Join(tmp, "extensions")},
 	}
 }
 
-// idle holds engines that finished a read, for the next read of the
-// process: opening DuckDB takes about 15 ms of CPU (its catalog of
+// idle holds engines that finished a small read, for the next read of
+// the process: opening DuckDB takes about 15 ms of CPU (its catalog of
 // functions), once a process rather than once a read. Only the reader's
-// engines are kept, and only after a read that ended well; a job's engine
-// is confined for good and is closed.
+// engines are kept (readerEngine, release), and only after a read that
+// ended well and read less than idleReadMax: a large read's engine is
+// closed, so that what it held goes back before the rows are staged. A
+// job's engine (OpenSQLEngine) is always new, and closed: it is confined
+// for good.
 var idle struct {
 	sync.Mutex
 	engines []*engine
+}
+
+// readerEngine is an engine for a read of files: an idle one, given this
+// read's share, or a new one.
+func readerEngine(tmp string, memory int64) (*engine, error) {
+	if e := idleEngine(tmp, memory); e != nil {
+		return e, nil
+	}
+	return newEngine(tmp, memory)
 }
 
 // idleEngine takes an idle engine and gives it this read's share, or

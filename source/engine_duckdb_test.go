@@ -3,6 +3,7 @@
 package source
 
 import (
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -30,21 +31,21 @@ func TestParseDate(t *testing.T) {
 // the next read with that read's memory and spill folder, not the first's.
 func TestIdleEngineTakesTheNextReadsShare(t *testing.T) {
 	first, next := t.TempDir(), t.TempDir()
-	e, err := newEngine(first, 256<<20)
+	e, err := readerEngine(first, 256<<20)
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.release()
-	again, err := newEngine(next, 512<<20)
+	again, err := readerEngine(next, 512<<20)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer again.close()
 	if again != e {
 		t.Fatal("the next read opened a new engine; want the idle one")
 	}
 	// A boolean, as this reader hands strings over in the engine's own form.
-	for _, q := range []string{"current_setting('temp_directory') = " + sqlString(next), "current_setting('memory_limit') = '512.0 MiB'"} {
+	for _, q := range []string{"current_setting('temp_directory') = " + sqlString(next), "current_setting('memory_limit') = '512.0 MiB'",
+		"current_setting('extension_directory') = " + sqlString(filepath.Join(next, "extensions"))} {
 		rr, err := again.query(t.Context(), "SELECT "+q)
 		if err != nil {
 			t.Fatal(err)
@@ -57,5 +58,21 @@ func TestIdleEngineTakesTheNextReadsShare(t *testing.T) {
 		if got != "true" {
 			t.Errorf("%s: %s, want true", q, got)
 		}
+	}
+	// A job's engine is new, never an idle reader's: it is confined for
+	// good.
+	again.release()
+	job, err := OpenSQLEngine(t.TempDir(), 256<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer job.Close()
+	if job.e == again {
+		t.Error("a job's engine was an idle reader's")
+	}
+	if e := idleEngine(t.TempDir(), 256<<20); e != again {
+		t.Error("the idle engine is not the reader's")
+	} else {
+		e.close()
 	}
 }

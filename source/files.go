@@ -115,6 +115,10 @@ var (
 	_ ObjectReporter = (*Files)(nil)
 )
 
+// idleReadMax is the most input bytes a read may have gone through for
+// its engine to be kept idle for the next read.
+const idleReadMax = 64 << 20
+
 // ReadFiles reads every input file once, checks each value against the
 // table's schema, and splits the rows by the declared partitions. The
 // caller releases the Files, which removes what it spilled.
@@ -123,20 +127,20 @@ func ReadFiles(ctx context.Context, c *contract.Contract, declared contract.Sele
 	if err != nil {
 		return nil, err
 	}
-	eng, err := newEngine(src.dir, limit/4)
+	eng, err := readerEngine(src.dir, limit/4)
 	if err != nil {
 		src.Release()
 		return nil, err
 	}
-	read := false // through, and the engine fit for another read
+	sizes := inputSizes(files, opts.Objects)
+	reusable := false // read through, and small: the engine is kept idle
 	defer func() {
-		if read {
+		if reusable {
 			eng.release()
 		} else {
 			eng.close()
 		}
 	}()
-	sizes := inputSizes(files, opts.Objects)
 	if opts.Size != nil {
 		var total int64
 		for _, n := range sizes {
@@ -168,7 +172,7 @@ func ReadFiles(ctx context.Context, c *contract.Contract, declared contract.Sele
 		}
 		src.inputs = append(src.inputs, in)
 	}
-	read = ctx.Err() == nil
+	reusable = ctx.Err() == nil && done < idleReadMax
 	if err := src.spill.finish(); err != nil {
 		src.Release()
 		return nil, err

@@ -47,7 +47,7 @@ const maxPlainRecord = 1 << 20
 // the whole of a smaller file that is not compressed.
 func readSize(path string) int {
 	const most = 1 << 20
-	if fi, err := os.Stat(path); err == nil && compression(path) == "" && fi.Size() < most {
+	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() && fi.Size() > 0 && compression(path) == "" && fi.Size() < most {
 		return int(fi.Size()) + 1 // the file, and its end
 	}
 	return most

@@ -18,12 +18,13 @@
 //     judges a run as a whole, in one list), fingerprintRun;
 //   - apply: settleUncommitted (refused, a rerun, nothing to change), then
 //     land, or applyBatches (batches.go: land once a batch);
-//   - land, the one commit engine, for a run of one table, a batch and a
-//     release of several tables alike: one catalog operation
-//     (snapshot.Send, through which every commit of lakeswap's goes),
-//     rebased when main moved elsewhere with the guards of rebase run
-//     again, an unsure answer settled from the table, read back, and undone
-//     whole if it differs.
+//   - land: a run of one table, a batch and a release of several tables
+//     alike go through snapshot.Land, the one commit engine, which
+//     rollbacks (package swap/rollback) go through too: one catalog
+//     operation (snapshot.Send, through which every commit of lakeswap's
+//     goes), rebased when main moved elsewhere with the run's guards
+//     judging it again, an unsure answer settled from the table, and read
+//     back; a publish that reads back otherwise is undone whole.
 //
 // What a run holds and removes is in cleanup.go; rollback, verify of a
 // run or the table, history and status are package swap/rollback; gc is

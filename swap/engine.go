@@ -1,6 +1,7 @@
 package swap
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -29,9 +30,9 @@ type change struct {
 	id     int64
 }
 
-// land is the one commit engine. A run of one table, each batch of a run
-// committed in batches, and a release of several tables all commit
-// through it:
+// land commits a run of one table, each batch of a run committed in
+// batches, and a release of several tables, through the one commit engine
+// (snapshot.Land) that rollbacks go through too:
 //  1. commit: one catalog operation (snapshot.Send) holding a replace for
 //     each change, pinned to main, the schema and the spec as the plan
 //     found them, and, for a release, each table it leaves as it is
@@ -61,7 +62,15 @@ func (p *Publisher) land(ctx context.Context, runID string, commit, held []*chan
 		}
 	}
 	p.progress().Step("commit")
-	err := p.commitChanges(ctx, runID, commit, held)
+	pl := &publishLanding{p: p, runID: runID, commit: commit, held: held, noAutoRollback: noAutoRollback}
+	for _, c := range commit {
+		pl.ours = append(pl.ours, len(runrecord.FindAll(c.tbl.Metadata(), runID)))
+	}
+	err := snapshot.Land(ctx, p.Catalog, p.log(), runID, pl)
+	if pl.landed {
+		return pl.status, err
+	}
+	err = pl.commitError(err)
 	if elsewhere := (*committedElsewhere)(nil); errors.As(err, &elsewhere) {
 		// Another process committed this very run; what this one staged
 		// is either those files (the same plan) or its own, unreferenced.
@@ -71,25 +80,18 @@ func (p *Publisher) land(ctx context.Context, runID string, commit, held []*chan
 		p.log().Info("already published by another process", "table", c.plan.Table, "run", runID, "snapshot", elsewhere.snapshotID)
 		return StatusAlreadyPublished, nil
 	}
-	if err != nil {
-		// A commit whose answer was lost may reference the staged files,
-		// and one found not to have landed keeps them too: a catalog
-		// that answered wrongly once is not trusted to have told the end.
-		if !errors.Is(err, ErrCommitUnknown) && !errors.Is(err, ErrNotLanded) {
-			op := (*OpError)(nil)
-			if !errors.As(err, &op) {
-				op = &OpError{Op: "commit", Table: commit[0].plan.Table, RunID: runID, Err: err, Hint: nothingCommitted(commit)}
-				err = op
-			}
-			op.Hint += "; " + discard()
+	// A commit whose answer was lost may reference the staged files, and
+	// one found not to have landed keeps them too: a catalog that
+	// answered wrongly once is not trusted to have told the end.
+	if !errors.Is(err, ErrCommitUnknown) && !errors.Is(err, ErrNotLanded) {
+		op := (*OpError)(nil)
+		if !errors.As(err, &op) {
+			op = &OpError{Op: "commit", Table: commit[0].plan.Table, RunID: runID, Err: err, Hint: nothingCommitted(commit)}
+			err = op
 		}
-		return StatusNotCommitted, err
+		op.Hint += "; " + discard()
 	}
-	for _, c := range commit {
-		c.res.SnapshotID, c.res.CommittedOn, c.res.Status = c.id, c.plan.committedOn, StatusLandedUnverified
-		p.log().Info("committed", "table", c.plan.Table, "run", runID, "snapshot", c.id)
-	}
-	return p.readBack(ctx, runID, commit, noAutoRollback)
+	return StatusNotCommitted, err
 }
 
 // nothingCommitted says so, of one table or of every table of a release.
@@ -100,55 +102,72 @@ func nothingCommitted(commit []*change) string {
 	return "nothing was committed"
 }
 
-// commitChanges commits every change in one catalog operation, rebasing
-// over commits that landed since the plans' bases and trying again while
-// they did not touch the run's partitions.
-func (p *Publisher) commitChanges(ctx context.Context, runID string, commit, held []*change) error {
-	ours := make([]int, len(commit)) // snapshots each table records of the run before
-	for i, c := range commit {
-		ours[i] = len(runrecord.FindAll(c.tbl.Metadata(), runID))
+// publishLanding is a run's changes on their way through the commit
+// engine (snapshot.Landing).
+type publishLanding struct {
+	p              *Publisher
+	runID          string
+	commit, held   []*change
+	ours           []int  // snapshots each table records of the run before
+	who            string // the table a refused rebase names
+	noAutoRollback bool
+	// landed is set once the commit landed; status is then the read
+	// back's.
+	landed bool
+	status Status
+}
+
+func (pl *publishLanding) Build(ctx context.Context) ([]*snapshot.Change, error) {
+	return pl.p.buildChanges(ctx, pl.runID, pl.commit, pl.held)
+}
+
+func (pl *publishLanding) Rebase(ctx context.Context, _ *snapshot.Refused) (string, error) {
+	why, who, err := pl.p.rebaseChanges(ctx, pl.runID, pl.commit, pl.held, pl.ours)
+	pl.who = who
+	return why, err
+}
+
+func (pl *publishLanding) ReadBack(ctx context.Context) error {
+	pl.landed = true
+	for _, c := range pl.commit {
+		if head := c.tbl.CurrentSnapshot(); head != nil {
+			c.plan.committedOn = head.SnapshotID
+		}
+		c.res.SnapshotID, c.res.CommittedOn, c.res.Status = c.id, c.plan.committedOn, StatusLandedUnverified
+		pl.p.log().Info("committed", "table", c.plan.Table, "run", pl.runID, "snapshot", c.id)
 	}
-	for attempt := 1; ; attempt++ {
-		sent, err := p.buildChanges(ctx, runID, commit, held)
-		if err != nil {
-			return err
+	var err error
+	pl.status, err = pl.p.readBack(ctx, pl.runID, pl.commit, pl.noAutoRollback)
+	return err
+}
+
+// commitError says what became of a commit that did not land: refused by
+// a requirement other than main (nothing committed), refused because main
+// moved where the run changes (a conflict), or not settled (unsettled).
+func (pl *publishLanding) commitError(err error) error {
+	first := pl.commit[0].plan
+	conflict := (*snapshot.Conflict)(nil)
+	if errors.As(err, &conflict) {
+		op := &OpError{Op: "commit", Table: cmp.Or(pl.who, first.Table), RunID: pl.runID,
+			Hint: "nothing was committed and the other commit is intact; plan the run again against main as it is now; " + conflict.Refused.Removed}
+		op.Err = fmt.Errorf("%w: main moved since the plan's base snapshot %s: %s", ErrConflict, fmtID(first.BaseSnapshotID), conflict.Why)
+		if len(first.Release) > 0 {
+			op.Err = fmt.Errorf("%w: %s", ErrConflict, conflict.Why)
+			op.Hint = "nothing was committed to any table of the release, and the other commits are intact; run the release again against main as it is now; " + conflict.Refused.Removed
 		}
-		err = snapshot.Send(ctx, p.Catalog, p.log(), runID, sent)
-		if err == nil {
-			for _, c := range commit {
-				if head := c.tbl.CurrentSnapshot(); head != nil {
-					c.plan.committedOn = head.SnapshotID
-				}
-			}
-			return nil
-		}
-		first := commit[0].plan
-		refused := (*snapshot.Refused)(nil)
-		if !errors.As(err, &refused) {
-			return p.unsettled(commit, err)
-		}
-		if !errors.Is(err, table.ErrCommitFailed) {
-			return &OpError{Op: "commit", Table: first.Table, RunID: runID, Err: err, Hint: nothingCommitted(commit)}
-		}
-		why, who, rerr := p.rebaseChanges(ctx, runID, commit, held, ours)
-		if rerr != nil {
-			return errors.Join(err, rerr)
-		}
-		if why == "" && attempt >= snapshot.RebaseAttempts {
-			why = fmt.Sprintf("main kept moving over %d attempts", attempt)
-		}
-		if why != "" {
-			op := &OpError{Op: "commit", Table: who, RunID: runID,
-				Hint: "nothing was committed and the other commit is intact; plan the run again against main as it is now; " + refused.Removed}
-			op.Err = fmt.Errorf("%w: main moved since the plan's base snapshot %s: %s", ErrConflict, fmtID(first.BaseSnapshotID), why)
-			if len(first.Release) > 0 {
-				op.Err = fmt.Errorf("%w: %s", ErrConflict, why)
-				op.Hint = "nothing was committed to any table of the release, and the other commits are intact; run the release again against main as it is now; " + refused.Removed
-			}
-			return op
-		}
-		p.log().Info("main moved, but not in the run's partitions; committing on its new head", "table", first.Table, "run", runID, "attempt", attempt+1)
+		return op
 	}
+	if elsewhere := (*committedElsewhere)(nil); errors.As(err, &elsewhere) {
+		return err
+	}
+	refused := (*snapshot.Refused)(nil)
+	if !errors.As(err, &refused) {
+		return pl.p.unsettled(pl.commit, err)
+	}
+	if !errors.Is(err, table.ErrCommitFailed) {
+		return &OpError{Op: "commit", Table: first.Table, RunID: pl.runID, Err: err, Hint: nothingCommitted(pl.commit)}
+	}
+	return err
 }
 
 // buildChanges builds each change's commit on main as its table holds

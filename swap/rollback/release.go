@@ -95,40 +95,47 @@ func (l *Ledger) rollbackRelease(ctx context.Context, req Request, rec runrecord
 	if len(parts) == 0 {
 		return fail("no table of release %s (%s) records it", rec.RunID, strings.Join(rec.Release, ", "))
 	}
-	if len(changes) > 0 {
-		if err := l.pointMainsAt(ctx, name, changes, rec.RunID); err != nil {
-			return nil, err
-		}
-	}
 	// Each table is read back; the result is the asked table's, with
 	// every table's beside it.
 	var out *Result
-	var errs []error
-	all := make([]Result, 0, len(parts))
-	for _, part := range parts {
-		res, err := l.checkRestored(ctx, part.ident, []runrecord.Record{part.rec}, part.res)
-		if res == nil {
-			res = part.res
+	var all []Result
+	readBack := func(ctx context.Context) error {
+		var errs []error
+		all = make([]Result, 0, len(parts))
+		for _, part := range parts {
+			res, err := l.checkRestored(ctx, part.ident, []runrecord.Record{part.rec}, part.res)
+			if res == nil {
+				res = part.res
+			}
+			errs = append(errs, err)
+			all = append(all, *res)
+			if part.res.Table == name || out == nil {
+				out = res
+			}
 		}
-		errs = append(errs, err)
-		all = append(all, *res)
-		if part.res.Table == name || out == nil {
-			out = res
-		}
+		return errors.Join(errs...)
+	}
+	var err error
+	if len(changes) == 0 { // rolled back before on every table: read back
+		err = readBack(ctx)
+	} else if err = l.pointMainsAt(ctx, name, changes, rec.RunID, readBack); out == nil {
+		return nil, err
 	}
 	final := *out
 	final.Tables = all
-	return &final, errors.Join(errs...)
+	return &final, err
 }
 
-// pointMainsAt moves main of every table of a release back in one commit;
-// an answer lost on the way is settled from the tables.
-func (l *Ledger) pointMainsAt(ctx context.Context, name string, changes []*snapshot.Change, runID string) error {
-	err := snapshot.Send(ctx, l.Catalog, l.log(), runID, changes)
+// pointMainsAt moves main of every table of a release back in one commit
+// through the commit engine: an answer lost on the way is settled from
+// the tables, and what landed is read back (readBack).
+func (l *Ledger) pointMainsAt(ctx context.Context, name string, changes []*snapshot.Change, runID string, readBack func(context.Context) error) error {
+	b := &pointBack{changes: changes, readBack: readBack}
+	err := snapshot.Land(ctx, l.Catalog, l.log(), runID, b)
 	refused := (*snapshot.Refused)(nil)
 	switch {
-	case err == nil:
-		return nil
+	case b.landed || err == nil:
+		return err
 	case errors.Is(err, catalog.ErrNoReleases):
 		return &outcome.OpError{Op: "rollback", Table: name, RunID: runID, Err: err,
 			Hint: "nothing was rolled back; a release is rolled back through a REST or SQL catalog"}

@@ -232,33 +232,37 @@ func (l *Ledger) Rollback(ctx context.Context, req Request) (*Result, error) {
 		return fail("%v", err)
 	}
 	// Main goes back to the snapshot the run replaced, then is read back.
-	if err := l.pointMainAt(ctx, tbl, res); err != nil {
-		return nil, err
-	}
-	return l.checkRestored(ctx, req.Table, recs, res)
+	return l.pointMainAt(ctx, tbl, res, recs)
 }
 
 // pointMainAt moves main back to res.ToSnapshotID in one commit, pinned to
-// main as tbl holds it; an answer lost on the way is settled from the
-// table.
-func (l *Ledger) pointMainAt(ctx context.Context, tbl *table.Table, res *Result) error {
+// main as tbl holds it, through the commit engine: an answer lost on the
+// way is settled from the table, and the undone runs' partitions are read
+// back (checkRestored).
+func (l *Ledger) pointMainAt(ctx context.Context, tbl *table.Table, res *Result, recs []runrecord.Record) (*Result, error) {
 	name, meta := strings.Join(tbl.Identifier(), "."), tbl.Metadata()
 	// Through the publisher's catalog, as every commit of lakeswap's.
 	tx := table.New(tbl.Identifier(), meta, tbl.MetadataLocation(), tbl.FS, l.Catalog).NewTransaction()
 	if err := tx.RollbackToSnapshot(res.ToSnapshotID); err != nil {
-		return &outcome.OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: err}
+		return nil, &outcome.OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: err}
 	}
 	to := res.ToSnapshotID
-	err := snapshot.Send(ctx, l.Catalog, l.log(), res.RunID, []*snapshot.Change{{Table: tbl, Tx: tx, ID: to, Landed: snapshot.PointsAt(to)}})
+	checked := res
+	b := &pointBack{changes: []*snapshot.Change{{Table: tbl, Tx: tx, ID: to, Landed: snapshot.PointsAt(to)}},
+		readBack: func(ctx context.Context) (err error) {
+			checked, err = l.checkRestored(ctx, tbl.Identifier(), recs, res)
+			return err
+		}}
+	err := snapshot.Land(ctx, l.Catalog, l.log(), res.RunID, b)
+	if b.landed {
+		return checked, err
+	}
 	if refused := (*snapshot.Refused)(nil); errors.As(err, &refused) {
-		return &outcome.OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: err,
+		return nil, &outcome.OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: err,
 			Hint: "main moved meanwhile; check `lakeswap history` and try again"}
 	}
-	if err != nil {
-		return &outcome.OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: err,
-			Hint: "`lakeswap history` shows where main is once the table can be read"}
-	}
-	return nil
+	return nil, &outcome.OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: err,
+		Hint: "`lakeswap history` shows where main is once the table can be read"}
 }
 
 // checkRestored reads each undone run's partitions at the snapshot main

@@ -63,63 +63,114 @@ func (l *Ledger) scopedRollback(ctx context.Context, tbl *table.Table, runs []ta
 		}
 		return nil, refuse("run rollback-%s is recorded already (snapshot %d): run %s was rolled back scoped before, or another run took that id", rec.RunID, s.SnapshotID, rec.RunID)
 	}
-	for attempt := 1; ; attempt++ {
-		// 1. What the undo takes out and puts back, on main as it is now.
-		u, err := l.planUndo(ctx, tbl, runs, recs, refuse)
-		if err != nil {
-			return nil, err
-		}
-		// 2. What it records: a run of its own, rollback-<run id>, with
-		//    the frozen partitions it restates and why.
-		undo, err := u.record(ctx, rec, partitions, len(runs) > 1)
-		if err != nil {
-			u.removeRestaged(ctx, l)
-			return nil, err
-		}
-		judged := &Undo{Table: tbl, Changed: slices.Collect(maps.Keys(u.before)), Req: req, Now: time.Now()}
-		if err := l.judge(ctx, judged); err != nil {
-			u.removeRestaged(ctx, l)
-			return nil, refuse("%v", err)
-		}
-		undo.Restated = judged.Restated
-		// 3. One commit, pinned to main's head like a publish; tried again
-		//    on a head that moved. The files written back go only when the
-		//    commit surely did not land; with its outcome unknown, main
-		//    may reference them.
-		id, err := l.commitUndo(ctx, tbl, u.fsys, u.out, u.back, undo)
-		unknown := errors.Is(err, outcome.ErrCommitUnknown)
-		switch {
-		case err == nil:
-			u.settle(ctx, true)
-		case unknown:
-			u.settle(ctx, false)
-		default:
-			u.removeRestaged(ctx, l)
-		}
-		if errors.Is(err, table.ErrCommitFailed) && !unknown && attempt < snapshot.RebaseAttempts {
-			if tbl, err = l.Catalog.LoadTable(ctx, tbl.Identifier()); err != nil {
-				return nil, fmt.Errorf("reload %s: %w", name, err)
-			}
-			continue
-		}
-		if err != nil {
-			return nil, &outcome.OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: err}
-		}
-		// 4. Read back: the partitions hold what was put back.
-		res.FromSnapshotID, res.ToSnapshotID = u.head.SnapshotID, id
-		got, err := l.partitionFingerprints(ctx, tbl.Identifier(), id, partitions)
-		if err != nil {
-			return res, &outcome.OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: fmt.Errorf("%w: the rollback landed as snapshot %d, but reading it back failed: %w", outcome.ErrLandedUnverified, id, err)}
-		}
-		now, _ := verify.Combine(got)
-		res.Fingerprint = now.Hash
-		if now.Hash != undo.Fingerprint {
-			return res, &outcome.OpError{Op: "rollback", Table: name, RunID: res.RunID,
-				Err: fmt.Errorf("%w: snapshot %d fingerprints %s, the files put back %s", outcome.ErrVerifyFailed, id, outcome.Short(now.Hash), outcome.Short(undo.Fingerprint))}
-		}
-		res.Verified = !slices.ContainsFunc(recs, func(r runrecord.Record) bool { return r.BaseFingerprint == "" })
-		return res, nil
+	ul := &undoLanding{l: l, tbl: tbl, runs: runs, recs: recs, partitions: partitions, req: req, res: res, refuse: refuse}
+	err := snapshot.Land(ctx, l.Catalog, l.log(), "rollback-"+rec.RunID, ul)
+	if ul.landed {
+		return ul.checked, err
 	}
+	// The files written back go only when the commit surely did not land;
+	// with its outcome unknown, main may reference them.
+	if errors.Is(err, outcome.ErrCommitUnknown) {
+		ul.u.settle(ctx, false)
+	} else if ul.u != nil {
+		ul.u.removeRestaged(ctx, l)
+	}
+	if !ul.sent { // refused or failed as it was planned and judged
+		return nil, err
+	}
+	if refused := (*snapshot.Refused)(nil); !errors.As(err, &refused) {
+		err = fmt.Errorf("%w (`lakeswap status --run rollback-%s` answers later whether the rollback landed)", err, rec.RunID)
+	}
+	return nil, &outcome.OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: err}
+}
+
+// undoLanding is a scoped rollback on its way through the commit engine
+// (snapshot.Land), as a run of its own (rollback-<run id>): each attempt
+// plans the undo on main as it is now, records it and meets the guards,
+// then commits it pinned to that main; a main that moved is loaded again
+// and the next attempt judges the undo again; the partitions are read
+// back.
+type undoLanding struct {
+	l          *Ledger
+	tbl        *table.Table
+	runs       []table.Snapshot
+	recs       []runrecord.Record
+	partitions []string // every batch's, in partition order
+	req        Request
+	res        *Result
+	refuse     func(string, ...any) error
+	// Of the attempt: what it takes out and puts back, and what it
+	// records and commits.
+	u      *undoPlan
+	undo   runrecord.Record
+	id     int64
+	sent   bool // the attempt's commit was built and sent
+	landed bool
+	// checked is the result once read back.
+	checked *Result
+}
+
+func (ul *undoLanding) Build(ctx context.Context) ([]*snapshot.Change, error) {
+	l, rec := ul.l, ul.recs[len(ul.recs)-1]
+	ul.sent = false
+	// 1. What the undo takes out and puts back, on main as it is now.
+	u, err := l.planUndo(ctx, ul.tbl, ul.runs, ul.recs, ul.refuse)
+	if err != nil {
+		return nil, err
+	}
+	ul.u = u
+	// 2. What it records: a run of its own, rollback-<run id>, with the
+	//    frozen partitions it restates and why.
+	undo, err := u.record(ctx, rec, ul.partitions, len(ul.runs) > 1)
+	if err != nil {
+		return nil, err
+	}
+	judged := &Undo{Table: ul.tbl, Changed: slices.Collect(maps.Keys(u.before)), Req: ul.req, Now: time.Now()}
+	if err := l.judge(ctx, judged); err != nil {
+		return nil, ul.refuse("%v", err)
+	}
+	undo.Restated = judged.Restated
+	ul.undo = undo
+	// 3. One commit, pinned to main's head like a publish's.
+	change, err := l.undoChange(ctx, ul.tbl, u.fsys, u.out, u.back, undo)
+	if err != nil {
+		return nil, err
+	}
+	ul.id, ul.sent = change.ID, true
+	return []*snapshot.Change{change}, nil
+}
+
+// Rebase takes out what the refused attempt wrote back and loads main
+// again: the next attempt plans and judges the undo on it.
+func (ul *undoLanding) Rebase(ctx context.Context, _ *snapshot.Refused) (string, error) {
+	ul.u.removeRestaged(ctx, ul.l)
+	tbl, err := ul.l.Catalog.LoadTable(ctx, ul.tbl.Identifier())
+	if err != nil {
+		return "", fmt.Errorf("reload %s: %w", strings.Join(ul.tbl.Identifier(), "."), err)
+	}
+	ul.tbl = tbl
+	return "", nil
+}
+
+// ReadBack checks that the partitions hold what was put back.
+func (ul *undoLanding) ReadBack(ctx context.Context) error {
+	ul.landed = true
+	ul.u.settle(ctx, true)
+	l, res, id, name := ul.l, ul.res, ul.id, strings.Join(ul.tbl.Identifier(), ".")
+	res.FromSnapshotID, res.ToSnapshotID = ul.u.head.SnapshotID, id
+	got, err := l.partitionFingerprints(ctx, ul.tbl.Identifier(), id, ul.partitions)
+	if err != nil {
+		return &outcome.OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: fmt.Errorf("%w: the rollback landed as snapshot %d, but reading it back failed: %w", outcome.ErrLandedUnverified, id, err)}
+	}
+	now, _ := verify.Combine(got)
+	res.Fingerprint = now.Hash
+	ul.checked = res
+	if now.Hash != ul.undo.Fingerprint {
+		return &outcome.OpError{Op: "rollback", Table: name, RunID: res.RunID,
+			Err: fmt.Errorf("%w: snapshot %d fingerprints %s, the files put back %s", outcome.ErrVerifyFailed, id, outcome.Short(now.Hash), outcome.Short(ul.undo.Fingerprint))}
+	}
+	res.Verified = !slices.ContainsFunc(ul.recs, func(r runrecord.Record) bool { return r.BaseFingerprint == "" })
+	return nil
 }
 
 // undoPlan is what a scoped rollback takes out of the run's partitions and
@@ -436,39 +487,36 @@ func inBatch(r runrecord.Record) string {
 	return " in batch " + r.Batch
 }
 
-// commitUndo commits the replace of a scoped rollback on main as tbl holds
-// it, and returns its snapshot.
-func (l *Ledger) commitUndo(ctx context.Context, tbl *table.Table, fsys icebergio.IO, out, back []iceberg.DataFile, undo runrecord.Record) (int64, error) {
+// undoChange builds the replace of a scoped rollback on main as tbl holds
+// it, pinned there.
+func (l *Ledger) undoChange(ctx context.Context, tbl *table.Table, fsys icebergio.IO, out, back []iceberg.DataFile, undo runrecord.Record) (*snapshot.Change, error) {
 	written := &snapshot.RecordingIO{IO: fsys, Meta: tbl.Metadata()}
 	head := tbl.CurrentSnapshot()
 	cat := &snapshot.Extended{Catalog: l.Catalog, Updates: []table.Update{snapshot.TagRollbackTarget(undo.RunID, head, l.Retention)}}
 	tx := table.New(tbl.Identifier(), tbl.Metadata(), tbl.MetadataLocation(),
 		func(context.Context) (icebergio.IO, error) { return written.FS(), nil }, cat).NewTransaction()
 	if err := tx.AssertRefSnapshotID(table.MainBranch); err != nil {
-		return 0, err
+		return nil, err
 	}
 	props, runFile, body := undo.Summary(tbl.Metadata().Location())
 	if err := runrecord.WriteRunFile(written, runFile, body); err != nil {
 		snapshot.RemoveWritten(ctx, l.log(), tbl, written)
-		return 0, err
+		return nil, err
+	}
+	fail := func(err error) (*snapshot.Change, error) {
+		snapshot.RemoveWritten(ctx, l.log(), tbl, written)
+		return nil, err
 	}
 	if err := tx.ReplaceDataFilesWithDataFiles(ctx, out, back, props); err != nil {
-		return 0, err
+		return fail(err)
 	}
 	staged, err := tx.StagedTable()
 	if err != nil {
-		return 0, err
+		return fail(err)
 	}
 	id := staged.CurrentSnapshot().SnapshotID
 	cat.Updates = append(cat.Updates, snapshot.TagRun(snapshot.RunTag(undo.RunID), id, l.Retention))
-	err = snapshot.Send(ctx, l.Catalog, l.log(), undo.RunID, []*snapshot.Change{{Table: tbl, Tx: tx, Written: written, ID: id, Landed: snapshot.Adds(id)}})
-	if refused := (*snapshot.Refused)(nil); errors.As(err, &refused) {
-		return 0, err
-	}
-	if err != nil {
-		return 0, fmt.Errorf("%w (`lakeswap status --run %s` answers later whether the rollback landed)", err, undo.RunID)
-	}
-	return id, nil
+	return &snapshot.Change{Table: tbl, Tx: tx, Written: written, ID: id, Landed: snapshot.Adds(id)}, nil
 }
 
 // partitionFingerprintsOf fingerprints the given partitions' files, and

@@ -208,3 +208,125 @@ func TestSend(t *testing.T) {
 		t.Errorf("two tables on a catalog without commits across tables: %v; want refused, nothing sent", err)
 	}
 }
+
+// tagLanding lands a tag on the daily table, pinned to snapshot pinned:
+// a refusal because main moved pins main's head and is judged by why.
+type tagLanding struct {
+	cat                        snapshot.Catalog
+	name                       string
+	pinned                     int64
+	builds, rebases, readBacks int
+	why                        func(*tagLanding) string
+}
+
+func (l *tagLanding) Build(ctx context.Context) ([]*snapshot.Change, error) {
+	l.builds++
+	tbl, err := l.cat.LoadTable(ctx, daily)
+	if err != nil {
+		return nil, err
+	}
+	head := tbl.CurrentSnapshot().SnapshotID
+	return []*snapshot.Change{{Table: tbl, ID: head, Landed: func(m table.Metadata) bool { return m.SnapshotByName(l.name) != nil },
+		Commit: table.TableCommit{Identifier: daily, Requirements: []table.Requirement{table.AssertRefSnapshotID(table.MainBranch, &l.pinned)},
+			Updates: []table.Update{snapshot.TagRun(l.name, head, time.Hour)}}}}, nil
+}
+
+func (l *tagLanding) Rebase(ctx context.Context, _ *snapshot.Refused) (string, error) {
+	l.rebases++
+	tbl, err := l.cat.LoadTable(ctx, daily)
+	if err != nil {
+		return "", err
+	}
+	l.pinned = tbl.CurrentSnapshot().SnapshotID
+	return l.why(l), nil
+}
+
+func (l *tagLanding) ReadBack(ctx context.Context) error {
+	l.readBacks++
+	tbl, err := l.cat.LoadTable(ctx, daily)
+	if err != nil {
+		return err
+	}
+	if tbl.Metadata().SnapshotByName(l.name) == nil {
+		return errors.New("the tag is not there")
+	}
+	return nil
+}
+
+// TestLand: the commit engine commits a landing and reads it back;
+// refused because main moved, it asks the landing to judge the new main
+// and commits again when it allows, says the conflict when it does not
+// or main keeps moving, and reads back only what landed.
+func TestLand(t *testing.T) {
+	ctx := context.Background()
+	cat := dailyTable(t)
+	rows, err := retail.Daily(retail.AfterBatch1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub := &swap.Publisher{Catalog: cat}
+	if _, err := pub.Publish(ctx, swap.Request{Table: daily, RunID: "first", Partitions: []string{"2026-01-01"}, Source: retail.NewSource(rows), SourceName: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := cat.LoadTable(ctx, daily)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := tbl.CurrentSnapshot().SnapshotID
+	log := slog.New(slog.DiscardHandler)
+	allow := func(*tagLanding) string { return "" }
+	for _, tc := range []struct {
+		name                       string
+		pinned                     int64
+		why                        func(*tagLanding) string
+		builds, rebases, readBacks int
+		conflict                   string
+	}{
+		{"on main", head, allow, 1, 0, 1, ""},
+		{"main moved, judged fine", head + 1, allow, 2, 1, 1, ""},
+		{"main moved, judged not", head + 1, func(*tagLanding) string { return "a later commit changed the partition" }, 1, 1, 0, "a later commit changed the partition"},
+		// Another writer commits before every attempt: the pin is never main.
+		{"main keeps moving", head + 1, func(l *tagLanding) string { l.pinned = head + 1; return "" },
+			snapshot.RebaseAttempts, snapshot.RebaseAttempts, 0, "main kept moving"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := &tagLanding{cat: cat, name: "t-" + strings.ReplaceAll(tc.name, " ", "-"), pinned: tc.pinned, why: tc.why}
+			err := snapshot.Land(ctx, cat, log, "r", l)
+			conflict := (*snapshot.Conflict)(nil)
+			switch {
+			case tc.conflict == "" && err != nil:
+				t.Errorf("Land: %v; want landed", err)
+			case tc.conflict != "" && (!errors.As(err, &conflict) || !strings.Contains(conflict.Why, tc.conflict) || !errors.Is(err, table.ErrCommitFailed)):
+				t.Errorf("Land: %v; want a conflict saying %q", err, tc.conflict)
+			}
+			if l.builds != tc.builds || l.rebases != tc.rebases || l.readBacks != tc.readBacks {
+				t.Errorf("built %d, rebased %d, read back %d times; want %d, %d, %d", l.builds, l.rebases, l.readBacks, tc.builds, tc.rebases, tc.readBacks)
+			}
+			now, err := cat.LoadTable(ctx, daily)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if landed := now.Metadata().SnapshotByName(l.name) != nil; landed != (tc.conflict == "") {
+				t.Errorf("the tag landed: %v; want %v", landed, tc.conflict == "")
+			}
+		})
+	}
+	// A refusal other than main moving (the catalog cannot commit two
+	// tables as one) is no conflict: Land says it, and never rebases.
+	two := &twoTables{tagLanding: &tagLanding{cat: cat, name: "two", pinned: head, why: allow}}
+	if err := snapshot.Land(ctx, &answering{cat, true, nil}, log, "r", two); !errors.Is(err, catalog.ErrNoReleases) || two.rebases != 0 || two.readBacks != 0 {
+		t.Errorf("two tables on a catalog without commits across tables: %v, rebased %d, read back %d; want refused, neither", err, two.rebases, two.readBacks)
+	}
+}
+
+// twoTables builds its tag twice, as a commit across two tables.
+type twoTables struct{ *tagLanding }
+
+func (l *twoTables) Build(ctx context.Context) ([]*snapshot.Change, error) {
+	one, err := l.tagLanding.Build(ctx)
+	if err != nil {
+		return nil, err
+	}
+	two, err := l.tagLanding.Build(ctx)
+	return append(one, two...), err
+}
