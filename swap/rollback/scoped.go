@@ -125,7 +125,7 @@ func (ul *undoLanding) Build(ctx context.Context) ([]*snapshot.Change, error) {
 	if err != nil {
 		return nil, err
 	}
-	judged := &Undo{Table: ul.tbl, Changed: slices.Collect(maps.Keys(u.before)), Req: ul.req, Now: time.Now()}
+	judged := &Undo{Table: ul.tbl, Changed: slices.Sorted(maps.Keys(u.before)), Req: ul.req, Now: time.Now()}
 	if err := l.judge(ctx, judged); err != nil {
 		return nil, ul.refuse("%v", err)
 	}
