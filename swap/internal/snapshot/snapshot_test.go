@@ -132,6 +132,22 @@ func (a *answering) CommitTable(ctx context.Context, ident table.Identifier, req
 	return meta, loc, a.answer
 }
 
+// publishedDaily is the embedded catalog's daily table with one run
+// published, so that main has a head.
+func publishedDaily(t *testing.T) *catalog.Catalog {
+	t.Helper()
+	cat := dailyTable(t)
+	rows, err := retail.Daily(retail.AfterBatch1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub := &swap.Publisher{Catalog: cat}
+	if _, err := pub.Publish(context.Background(), swap.Request{Table: daily, RunID: "first", Partitions: []string{"2026-01-01"}, Source: retail.NewSource(rows), SourceName: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	return cat
+}
+
 // TestSend: every commit lakeswap makes is sent and settled by Send, on a
 // table of the embedded catalog, here a tag added on main's head. Landed
 // and answered so, or answered with an error or a refusal after all, it
@@ -140,15 +156,7 @@ func (a *answering) CommitTable(ctx context.Context, ident table.Identifier, req
 // two tables on a catalog that commits one at a time are not sent.
 func TestSend(t *testing.T) {
 	ctx := context.Background()
-	cat := dailyTable(t)
-	rows, err := retail.Daily(retail.AfterBatch1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pub := &swap.Publisher{Catalog: cat}
-	if _, err := pub.Publish(ctx, swap.Request{Table: daily, RunID: "first", Partitions: []string{"2026-01-01"}, Source: retail.NewSource(rows), SourceName: "test"}); err != nil {
-		t.Fatal(err)
-	}
+	cat := publishedDaily(t)
 	defer func(attempts int, backoff time.Duration) {
 		snapshot.SettleAttempts, snapshot.SettleBackoff = attempts, backoff
 	}(snapshot.SettleAttempts, snapshot.SettleBackoff)
@@ -259,15 +267,7 @@ func (l *tagLanding) ReadBack(ctx context.Context) error {
 // or main keeps moving, and reads back only what landed.
 func TestLand(t *testing.T) {
 	ctx := context.Background()
-	cat := dailyTable(t)
-	rows, err := retail.Daily(retail.AfterBatch1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pub := &swap.Publisher{Catalog: cat}
-	if _, err := pub.Publish(ctx, swap.Request{Table: daily, RunID: "first", Partitions: []string{"2026-01-01"}, Source: retail.NewSource(rows), SourceName: "test"}); err != nil {
-		t.Fatal(err)
-	}
+	cat := publishedDaily(t)
 	tbl, err := cat.LoadTable(ctx, daily)
 	if err != nil {
 		t.Fatal(err)
