@@ -16,6 +16,7 @@ import (
 
 	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/internal/words"
+	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/source"
 	"github.com/lakeswap/lakeswap/swap"
@@ -222,7 +223,7 @@ func (a *arrival) sinceLast(ctx context.Context, eng *source.SQLEngine) ([]strin
 		if a.hasSince {
 			since = "with an event time arrived at or after " + formatUS(a.since-a.lookback) + " (the watermark " + a.state.Watermark + " less the lookback)"
 		}
-		return nil, swap.InvalidRequest(fmt.Errorf("--since-last: no row of source %s %s (%s, %s): there is no day to rebuild", a.src, since, a.job.Lag.Event, a.job.Lag.Ingested))
+		return nil, outcome.Invalid(fmt.Errorf("--since-last: no row of source %s %s (%s, %s): there is no day to rebuild", a.src, since, a.job.Lag.Event, a.job.Lag.Ingested))
 	}
 	return days, nil
 }
@@ -243,7 +244,7 @@ func (a *arrival) noUnknownArrivals(ctx context.Context, eng *source.SQLEngine) 
 	if n == 0 {
 		return nil
 	}
-	return swap.InvalidRequest(fmt.Errorf("--since-last: source %[2]s holds %[1]s with no arrival time (%[3]s is null, or not a time; the first of day %[4]s): no watermark passes them, so --since-last cannot say which days to rebuild; give them one, or reject them in the job (rejects: [{reason: no arrival time, when: \"try_cast(%[3]s AS TIMESTAMPTZ) IS NULL\"}]), or rebuild their days with --partitions",
+	return outcome.Invalid(fmt.Errorf("--since-last: source %[2]s holds %[1]s with no arrival time (%[3]s is null, or not a time; the first of day %[4]s): no watermark passes them, so --since-last cannot say which days to rebuild; give them one, or reject them in the job (rejects: [{reason: no arrival time, when: \"try_cast(%[3]s AS TIMESTAMPTZ) IS NULL\"}]), or rebuild their days with --partitions",
 		words.Count(n, "row"), a.src, strings.TrimSpace(a.job.Lag.Ingested), day))
 }
 
@@ -427,7 +428,7 @@ func (a *arrival) view(ctx context.Context, eng *source.SQLEngine) error {
 			return fmt.Errorf("source %s: its columns: %w", a.src, err)
 		}
 		if taken != "" { // the engine's names are case-blind
-			return swap.InvalidRequest(fmt.Errorf("job %s: late: flag %s is a column source %s already has (%s): name a new column for the flag", a.job.File, a.job.OnLate.Flag, a.src, taken))
+			return outcome.Invalid(fmt.Errorf("job %s: late: flag %s is a column source %s already has (%s): name a new column for the flag", a.job.File, a.job.OnLate.Flag, a.src, taken))
 		}
 		sel = fmt.Sprintf("* REPLACE (CASE WHEN %[1]s THEN CAST(try_cast((%[2]s) AS TIMESTAMPTZ) AS %[3]s) ELSE %[4]s END AS %[4]s), %[1]s AS %[5]s",
 			a.lateKnown(), a.job.Lag.Ingested, typ, ident(col), ident(a.job.OnLate.Flag))
@@ -542,10 +543,10 @@ func (j *Job) lagReadable(ctx context.Context, eng *source.SQLEngine) error {
 			typ = strings.Clone(rec.Column(3).(*array.String).Value(i))
 		})
 		if err != nil {
-			return swap.InvalidRequest(fmt.Errorf("job %s: lag: %s %s: %w", j.File, lag.name, lag.expr, err))
+			return outcome.Invalid(fmt.Errorf("job %s: lag: %s %s: %w", j.File, lag.name, lag.expr, err))
 		}
 		if held > 0 && read == 0 {
-			return swap.InvalidRequest(fmt.Errorf("job %s: lag: %s %s reads as no time on any of the %d rows of source %s that hold one (one is %s, of type %s), so no row could be judged late: a lag time is a timestamp, a date, or text in ISO 8601; for epoch seconds write to_timestamp(CAST(%[3]s AS BIGINT)) in lag, for milliseconds epoch_ms(CAST(%[3]s AS BIGINT))",
+			return outcome.Invalid(fmt.Errorf("job %s: lag: %s %s reads as no time on any of the %d rows of source %s that hold one (one is %s, of type %s), so no row could be judged late: a lag time is a timestamp, a date, or text in ISO 8601; for epoch seconds write to_timestamp(CAST(%[3]s AS BIGINT)) in lag, for milliseconds epoch_ms(CAST(%[3]s AS BIGINT))",
 				j.File, lag.name, strings.TrimSpace(lag.expr), held, src, strconv.Quote(example), typ))
 		}
 	}

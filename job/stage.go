@@ -14,9 +14,11 @@ import (
 
 	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/contract"
+	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/source"
 	"github.com/lakeswap/lakeswap/swap"
+	"github.com/lakeswap/lakeswap/verify"
 )
 
 // RunOptions are a job run's choices beyond the publish request.
@@ -60,9 +62,9 @@ func (j *Job) Run(ctx context.Context, pub *swap.Publisher, req swap.Request, o 
 	}
 	switch {
 	case (o.SinceLast || o.Late != nil || j.OnLate != LatePolicy{}) && !tracks:
-		return nil, swap.InvalidRequest(fmt.Errorf("job %s: a late policy, --restate, --leave and --since-last judge rows by when they arrived: they need the job's lag: {event_time, ingested_at}, a lookback, and a table partitioned by a date column alone", filepath.Base(j.File)))
+		return nil, outcome.Invalid(fmt.Errorf("job %s: a late policy, --restate, --leave and --since-last judge rows by when they arrived: they need the job's lag: {event_time, ingested_at}, a lookback, and a table partitioned by a date column alone", filepath.Base(j.File)))
 	case o.Late != nil && j.policy() == LateCurrentPeriod:
-		return nil, swap.InvalidRequest(fmt.Errorf("job %s loads late rows into the day they arrived (late policy current-period): --%s decides nothing", filepath.Base(j.File), o.Late.Decision))
+		return nil, outcome.Invalid(fmt.Errorf("job %s loads late rows into the day they arrived (late policy current-period): --%s decides nothing", filepath.Base(j.File), o.Late.Decision))
 	}
 	var sel contract.Selection
 	if !o.SinceLast {
@@ -173,7 +175,7 @@ func (j *Job) Run(ctx context.Context, pub *swap.Publisher, req swap.Request, o 
 		info.Lookback = time.Duration(j.Lookback).Seconds()
 	}
 	req.Partitions, req.Source, req.Target, req.Job = values, src, target, info
-	req.SourceName = fmt.Sprintf("%s (version %s, sources %s)", name, short(j.Version), short(listing.Hash))
+	req.SourceName = fmt.Sprintf("%s (version %s, sources %s)", name, verify.Short(j.Version), verify.Short(listing.Hash))
 	// The rows are lakeswap's now: the engine's memory, and the result it
 	// kept, go back before staging needs its own.
 	eng.Close()
@@ -201,7 +203,7 @@ func outOfMemory(err error, limit int64) error {
 func (j *Job) prepareInto(ctx context.Context, eng *source.SQLEngine, listing *Listing, rejectsFile string, fetch Fetch, dir string) (*Rejected, error) {
 	w, err := os.OpenFile(rejectsFile, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
-		return nil, swap.InvalidRequest(fmt.Errorf("rejects file: %w (a rejects file is never overwritten: name another with --rejects)", err))
+		return nil, outcome.Invalid(fmt.Errorf("rejects file: %w (a rejects file is never overwritten: name another with --rejects)", err))
 	}
 	rejected, err := j.Prepare(ctx, eng, listing, w, fetch, dir)
 	if cerr := w.Close(); err == nil {
@@ -245,8 +247,8 @@ func RecheckIn(ctx context.Context, pub *swap.Publisher, plan *swap.Plan, store 
 		return nil
 	}
 	conflict := func(format string, args ...any) error {
-		return &swap.OpError{Op: "apply", Table: plan.Table, RunID: plan.RunID,
-			Err:  fmt.Errorf("%w: "+format, append([]any{swap.ErrConflict}, args...)...),
+		return &outcome.OpError{Op: "apply", Table: plan.Table, RunID: plan.RunID,
+			Err:  fmt.Errorf("%w: "+format, append([]any{outcome.ErrConflict}, args...)...),
 			Hint: "nothing was committed; plan the job again (`lakeswap discard PLAN` removes what this plan staged)"}
 	}
 	j, err := Load(info.File)
@@ -254,7 +256,7 @@ func RecheckIn(ctx context.Context, pub *swap.Publisher, plan *swap.Plan, store 
 		return conflict("the plan's job cannot be read again: %v", err)
 	}
 	if j.Version != info.Version {
-		return conflict("job %s changed since the plan (version %s, planned as %s)", info.File, short(j.Version), short(info.Version))
+		return conflict("job %s changed since the plan (version %s, planned as %s)", info.File, verify.Short(j.Version), verify.Short(info.Version))
 	}
 	var s3 source.ObjectStore
 	if slices.ContainsFunc(j.SourceNames(), func(n string) bool { return source.IsObjectURL(j.Sources[n].Path) }) {
@@ -271,7 +273,7 @@ func RecheckIn(ctx context.Context, pub *swap.Publisher, plan *swap.Plan, store 
 		return conflict("the job's sources cannot be listed again: %v", err)
 	}
 	if l.Hash != info.SourcesHash {
-		return conflict("the sources of job %s changed since the plan (listed as %s, planned from %s): a file was added, removed or rewritten", info.File, short(l.Hash), short(info.SourcesHash))
+		return conflict("the sources of job %s changed since the plan (listed as %s, planned from %s): a file was added, removed or rewritten", info.File, verify.Short(l.Hash), verify.Short(info.SourcesHash))
 	}
 	return nil
 }
@@ -299,7 +301,7 @@ func tableFiles(pub *swap.Publisher) TableFiles {
 func releaseFiles(rel *swap.Release, reader string, tables TableFiles) TableFiles {
 	return func(ctx context.Context, name string, snapshot int64) (string, []runrecord.Input, error) {
 		if snapshot != 0 && rel.Rebuilds(name) {
-			return "", nil, swap.InvalidRequest(fmt.Errorf("%s reads table %s pinned at snapshot %d, and the release rebuilds %s: it would be computed from the table as it was, not as the release leaves it; drop snapshot: from the job's source to read the release's, or publish the job on its own", reader, name, snapshot, name))
+			return "", nil, outcome.Invalid(fmt.Errorf("%s reads table %s pinned at snapshot %d, and the release rebuilds %s: it would be computed from the table as it was, not as the release leaves it; drop snapshot: from the job's source to read the release's, or publish the job on its own", reader, name, snapshot, name))
 		}
 		if snapshot == 0 {
 			read, files, ok, err := rel.Files(ctx, name, reader)
@@ -362,14 +364,6 @@ func bounds(f contract.Partitioner, values []string) (from, to string) {
 		}
 	}
 	return slices.MinFunc(values, order), slices.MaxFunc(values, order)
-}
-
-// short is a hash's first 12 characters, as messages show it.
-func short(h string) string {
-	if len(h) > 12 {
-		return h[:12]
-	}
-	return h
 }
 
 // MeasureArrival lists the job's sources and measures how late their rows arrive

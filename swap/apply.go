@@ -9,7 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
+	"github.com/lakeswap/lakeswap/verify"
 
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
@@ -30,8 +32,8 @@ import (
 func (p *Publisher) bind(ctx context.Context, tbl *table.Table, plan *Plan, opts ApplyOptions) error {
 	plan.bound = true
 	conflict := func(format string, args ...any) error {
-		return &OpError{Op: "apply", Table: plan.Table, RunID: plan.RunID,
-			Err:  fmt.Errorf("%w: "+format, append([]any{ErrConflict}, args...)...),
+		return &outcome.OpError{Op: "apply", Table: plan.Table, RunID: plan.RunID,
+			Err:  fmt.Errorf("%w: "+format, append([]any{outcome.ErrConflict}, args...)...),
 			Hint: "nothing was committed; stage the run again against the table as it is now; " + p.discard(ctx, tbl, plan)}
 	}
 	if !plan.Staged || plan.Refused() {
@@ -43,7 +45,7 @@ func (p *Publisher) bind(ctx context.Context, tbl *table.Table, plan *Plan, opts
 	}
 	plan.contract = c
 	if found := stillFrozen(c, plan, time.Now()); len(found) > 0 {
-		return &RefusedError{Op: "apply", Table: plan.Table, Findings: found}
+		return &outcome.RefusedError{Op: "apply", Table: plan.Table, Findings: found}
 	}
 	// A plan whose partitions held its content when planned commits
 	// nothing, and needs no staged file.
@@ -120,7 +122,7 @@ func fingerprintsAsPlanned(ctx context.Context, tbl *table.Table, plan *Plan, co
 		}
 		if got.Hash != pp.Fingerprint.Hash || got.Rows != pp.Fingerprint.Rows {
 			return conflict("partition %s's staged files hold %d rows fingerprinting %s now, the plan %d rows fingerprinting %s",
-				pp.Key, got.Rows, short(got.Hash), pp.Fingerprint.Rows, short(pp.Fingerprint.Hash))
+				pp.Key, got.Rows, verify.Short(got.Hash), pp.Fingerprint.Rows, verify.Short(pp.Fingerprint.Hash))
 		}
 	}
 	return nil
@@ -188,7 +190,7 @@ func unchanged(ctx context.Context, fsys icebergio.IO, f parquetio.File) string 
 		return fmt.Sprintf("cannot be read: %v", err)
 	}
 	if n != f.Bytes || sum != f.SHA256 {
-		return fmt.Sprintf("changed since the plan: %d bytes with SHA-256 %s, the plan recorded %d bytes with SHA-256 %s", n, short(sum), f.Bytes, short(f.SHA256))
+		return fmt.Sprintf("changed since the plan: %d bytes with SHA-256 %s, the plan recorded %d bytes with SHA-256 %s", n, verify.Short(sum), f.Bytes, verify.Short(f.SHA256))
 	}
 	return ""
 }

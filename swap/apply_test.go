@@ -17,6 +17,7 @@ import (
 
 	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/internal/retail"
+	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/parquetio"
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/swap"
@@ -53,7 +54,7 @@ func applyProcess(planFile, home string) int {
 	defer cat.Close()
 	res, err := (&swap.Publisher{Catalog: cat}).Apply(context.Background(), swap.ApplyOptions{}, &plan)
 	if err != nil {
-		if errors.Is(err, swap.ErrConflict) {
+		if errors.Is(err, outcome.ErrConflict) {
 			fmt.Println("conflict:", err)
 			return 4
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/internal/retail"
+	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/swap"
 )
 
@@ -73,7 +74,7 @@ func TestBandJudgesWhatAPersonWould(t *testing.T) {
 				}
 				return
 			}
-			if !errors.Is(err, swap.ErrRefused) || !strings.Contains(err.Error(), c.refused) {
+			if !errors.Is(err, outcome.ErrRefused) || !strings.Contains(err.Error(), c.refused) {
 				t.Fatalf("want refused with %q, got %v", c.refused, err)
 			}
 			if got := e.tableNamed(ident).MetadataLocation(); got != loc {

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/lakeswap/lakeswap/internal/words"
-	"github.com/lakeswap/lakeswap/swap/internal/outcome"
+	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 
 	"github.com/apache/iceberg-go"
@@ -322,7 +322,7 @@ func (p *Publisher) applyBatches(ctx context.Context, tbl *table.Table, plan *Pl
 	if why != "" {
 		res.Status = StatusRefused
 		f := verify.Finding{Kind: verify.KindRunID, Message: why}
-		return res, &RefusedError{Op: plan.op(), Table: plan.Table, Findings: []verify.Finding{f}, Cleanup: rest(0)}
+		return res, &outcome.RefusedError{Op: plan.op(), Table: plan.Table, Findings: []verify.Finding{f}, Cleanup: rest(0)}
 	}
 	for i, b := range batches {
 		if i > 0 {
@@ -340,7 +340,7 @@ func (p *Publisher) applyBatches(ctx context.Context, tbl *table.Table, plan *Pl
 		}
 		if err := rebaseBatch(ctx, tbl, plan, b, i); err != nil {
 			res.Status = StatusNotCommitted
-			return res, &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID, Err: fmt.Errorf("batch %s: %w", b.BatchOf, err),
+			return res, &outcome.OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID, Err: fmt.Errorf("batch %s: %w", b.BatchOf, err),
 				Hint: fmt.Sprintf("%s before it landed and stay; this batch's and the later batches' files: %s", words.Count(i, "batch", "batches"), rest(i)), Partial: onMain(res)}
 		}
 		r, err := p.apply(ctx, tbl, b, noAutoRollback)
@@ -417,7 +417,7 @@ func rebaseBatch(ctx context.Context, tbl *table.Table, plan, b *Plan, i int) er
 	}
 	why, err := rebase(ctx, tbl, b)
 	if err == nil && why != "" {
-		err = fmt.Errorf("%w: main moved since the plan's base snapshot %s: %s", ErrConflict, fmtID(plan.BaseSnapshotID), why)
+		err = fmt.Errorf("%w: main moved since the plan's base snapshot %s: %s", outcome.ErrConflict, fmtID(plan.BaseSnapshotID), why)
 	}
 	return err
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/lakeswap/lakeswap/internal/retail"
+	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/swap"
 )
 
@@ -35,7 +36,7 @@ func (e *env) publishBatched(runID string, batch int, rows []retail.DailyOrder, 
 func TestBatchedRunIDIsAnIdempotencyKey(t *testing.T) {
 	refused := func(t *testing.T, e *env, res *swap.Result, err error, says string) {
 		t.Helper()
-		if !errors.Is(err, swap.ErrRefused) || !strings.Contains(err.Error(), says) {
+		if !errors.Is(err, outcome.ErrRefused) || !strings.Contains(err.Error(), says) {
 			t.Fatalf("status %v, err %v; want refused saying %q", res.Status, err, says)
 		}
 	}
@@ -114,7 +115,7 @@ func TestDiscardAPlanAppliedInPart(t *testing.T) {
 		}
 		return nil
 	}
-	if _, err := e.pub.Apply(e.ctx, swap.ApplyOptions{}, plan); !errors.Is(err, swap.ErrConflict) {
+	if _, err := e.pub.Apply(e.ctx, swap.ApplyOptions{}, plan); !errors.Is(err, outcome.ErrConflict) {
 		t.Fatalf("apply: %v, want batch 2 in conflict", err)
 	}
 	e.pub.BeforeCommit = nil

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 
 	"github.com/apache/iceberg-go"
@@ -138,7 +139,7 @@ func (p *Publisher) prepareCommit(ctx context.Context, tbl *table.Table, plan *P
 	}
 	added, err := dataFiles(ctx, fsys, tbl.Metadata(), plan)
 	if err != nil {
-		return nil, &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID, Err: err,
+		return nil, &outcome.OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID, Err: err,
 			Hint: "nothing was committed"}
 	}
 	var removed, deletes []iceberg.DataFile
@@ -159,7 +160,7 @@ func (p *Publisher) prepareCommit(ctx context.Context, tbl *table.Table, plan *P
 	for _, path := range plan.shares() {
 		df, ok := plan.rewritten[path]
 		if !ok {
-			return nil, &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID, Hint: "nothing was committed",
+			return nil, &outcome.OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID, Hint: "nothing was committed",
 				Err: fmt.Errorf("%s, written under an earlier partition spec, which the run rewrites, is not among the table's files", path)}
 		}
 		removed = append(removed, df)
@@ -213,11 +214,11 @@ func (p *Publisher) prepareCommit(ctx context.Context, tbl *table.Table, plan *P
 	// before the commit that names it (runrecord.Summary).
 	props, runFile, body := rec.Summary(meta.Location())
 	if err := runrecord.WriteRunFile(pc.written, runFile, body); err != nil {
-		return nil, &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID, Err: err,
+		return nil, &outcome.OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID, Err: err,
 			Hint: "nothing was committed; " + pc.removeWritten(ctx, p)}
 	}
 	if err := pc.tx.ReplaceFiles(ctx, removed, added, deletes, props); err != nil {
-		return nil, &OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID, Err: err,
+		return nil, &outcome.OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID, Err: err,
 			Hint: "nothing was committed; " + pc.removeWritten(ctx, p)}
 	}
 	// The snapshot id is decided before the commit: it is how an

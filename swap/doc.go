@@ -38,8 +38,8 @@
 //		Source:     src, // a source.Source: partition value -> array.RecordReader
 //	})
 //	switch {
-//	case errors.Is(err, swap.ErrRefused):      // findings; nothing committed
-//	case errors.Is(err, swap.ErrConflict):     // main moved; nothing committed
-//	case errors.Is(err, swap.ErrNotCommitted): // either, or a commit that did not land
+//	case errors.Is(err, outcome.ErrRefused):      // findings; nothing committed
+//	case errors.Is(err, outcome.ErrConflict):     // main moved; nothing committed
+//	case errors.Is(err, outcome.ErrNotCommitted): // either, or a commit that did not land
 //	}
 package swap

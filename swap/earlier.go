@@ -11,6 +11,7 @@ import (
 
 	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/internal/words"
+	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/parquetio"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 	"github.com/lakeswap/lakeswap/verify"
@@ -55,7 +56,7 @@ func (plan *Plan) overlapping(ctx context.Context, meta table.Metadata, req Requ
 		}
 	}
 	if len(findings) > 0 {
-		return nil, &RefusedError{Table: plan.Table, Findings: findings, Cleanup: "nothing was staged"}
+		return nil, &outcome.RefusedError{Table: plan.Table, Findings: findings, Cleanup: "nothing was staged"}
 	}
 	// Every partition the rewritten files hold rows of is the run's.
 	declared := map[string]bool{}
@@ -107,7 +108,7 @@ func refuseOverlaps(table string, c *contract.Contract, overlaps []snapshot.Over
 		}
 		findings = append(findings, earlierFinding(c, o, declared, what+strings.Join(keysAmong(c, o, declared), ", ")+"; replacing around it would leave them beside the new rows"+how))
 	}
-	return &RefusedError{Table: table, Findings: findings, Cleanup: "nothing was staged"}
+	return &outcome.RefusedError{Table: table, Findings: findings, Cleanup: "nothing was staged"}
 }
 
 // earlierFinding is a finding on a file of an earlier spec.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 )
@@ -56,7 +57,7 @@ func (p *Publisher) land(ctx context.Context, runID string, commit, held []*chan
 	if p.BeforeCommit != nil {
 		for _, c := range commit {
 			if err := p.BeforeCommit(ctx, c.plan); err != nil {
-				return StatusNotCommitted, &OpError{Op: "commit", Table: c.plan.Table, RunID: runID, Err: err,
+				return StatusNotCommitted, &outcome.OpError{Op: "commit", Table: c.plan.Table, RunID: runID, Err: err,
 					Hint: nothingCommitted(commit) + "; " + discard()}
 			}
 		}
@@ -83,10 +84,10 @@ func (p *Publisher) land(ctx context.Context, runID string, commit, held []*chan
 	// A commit whose answer was lost may reference the staged files, and
 	// one found not to have landed keeps them too: a catalog that
 	// answered wrongly once is not trusted to have told the end.
-	if !errors.Is(err, ErrCommitUnknown) && !errors.Is(err, ErrNotLanded) {
-		op := (*OpError)(nil)
+	if !errors.Is(err, outcome.ErrCommitUnknown) && !errors.Is(err, outcome.ErrNotLanded) {
+		op := (*outcome.OpError)(nil)
 		if !errors.As(err, &op) {
-			op = &OpError{Op: "commit", Table: commit[0].plan.Table, RunID: runID, Err: err, Hint: nothingCommitted(commit)}
+			op = &outcome.OpError{Op: "commit", Table: commit[0].plan.Table, RunID: runID, Err: err, Hint: nothingCommitted(commit)}
 			err = op
 		}
 		op.Hint += "; " + discard()
@@ -148,11 +149,11 @@ func (pl *publishLanding) commitError(err error) error {
 	first := pl.commit[0].plan
 	conflict := (*snapshot.Conflict)(nil)
 	if errors.As(err, &conflict) {
-		op := &OpError{Op: "commit", Table: cmp.Or(pl.who, first.Table), RunID: pl.runID,
+		op := &outcome.OpError{Op: "commit", Table: cmp.Or(pl.who, first.Table), RunID: pl.runID,
 			Hint: "nothing was committed and the other commit is intact; plan the run again against main as it is now; " + conflict.Refused.Removed}
-		op.Err = fmt.Errorf("%w: main moved since the plan's base snapshot %s: %s", ErrConflict, fmtID(first.BaseSnapshotID), conflict.Why)
+		op.Err = fmt.Errorf("%w: main moved since the plan's base snapshot %s: %s", outcome.ErrConflict, fmtID(first.BaseSnapshotID), conflict.Why)
 		if len(first.Release) > 0 {
-			op.Err = fmt.Errorf("%w: %s", ErrConflict, conflict.Why)
+			op.Err = fmt.Errorf("%w: %s", outcome.ErrConflict, conflict.Why)
 			op.Hint = "nothing was committed to any table of the release, and the other commits are intact; run the release again against main as it is now; " + conflict.Refused.Removed
 		}
 		return op
@@ -165,7 +166,7 @@ func (pl *publishLanding) commitError(err error) error {
 		return pl.p.unsettled(pl.commit, err)
 	}
 	if !errors.Is(err, table.ErrCommitFailed) {
-		return &OpError{Op: "commit", Table: first.Table, RunID: pl.runID, Err: err, Hint: nothingCommitted(pl.commit)}
+		return &outcome.OpError{Op: "commit", Table: first.Table, RunID: pl.runID, Err: err, Hint: nothingCommitted(pl.commit)}
 	}
 	return err
 }
@@ -281,23 +282,23 @@ func (p *Publisher) committedMeanwhile(ctx context.Context, now *table.Table, pl
 func (p *Publisher) unsettled(commit []*change, err error) error {
 	first := commit[0].plan
 	if len(first.Release) > 0 {
-		if errors.Is(err, ErrNotLanded) {
-			return &OpError{Op: "commit", Table: first.Table, RunID: first.RunID, Err: err,
+		if errors.Is(err, outcome.ErrNotLanded) {
+			return &outcome.OpError{Op: "commit", Table: first.Table, RunID: first.RunID, Err: err,
 				Hint: "no table of the release holds its commit; run the release again with the same run id (should the commit land late after all, the rerun finds it); the staged files were kept, and `lakeswap gc` removes them once past its grace period"}
 		}
 		var where []string
 		for _, c := range commit {
 			where = append(where, fmt.Sprintf("%s snapshot %d", c.plan.Table, c.id))
 		}
-		return &OpError{Op: "commit", Table: first.Table, RunID: first.RunID, Err: err,
+		return &outcome.OpError{Op: "commit", Table: first.Table, RunID: first.RunID, Err: err,
 			Hint: fmt.Sprintf("the commit would be %s; `lakeswap status --table %s --run %s` answers from the tables' history whether it landed; the staged files were kept, since the commit may reference them",
 				strings.Join(where, ", "), first.Table, first.RunID)}
 	}
-	if errors.Is(err, ErrNotLanded) {
-		return &OpError{Op: "commit", Table: first.Table, RunID: first.RunID, Err: err,
+	if errors.Is(err, outcome.ErrNotLanded) {
+		return &outcome.OpError{Op: "commit", Table: first.Table, RunID: first.RunID, Err: err,
 			Hint: fmt.Sprintf("nothing was committed as far as the table shows; run the publish again with the same run id (should the commit land late after all, the rerun finds it and reports it); the files staged by attempt %s were kept, and `lakeswap gc --table %s` removes them once past its grace period", first.Attempt, first.Table)}
 	}
-	return &OpError{Op: "commit", Table: first.Table, RunID: first.RunID, Err: err,
+	return &outcome.OpError{Op: "commit", Table: first.Table, RunID: first.RunID, Err: err,
 		Hint: fmt.Sprintf("the commit would be snapshot %d; `lakeswap status --table %s --run %s` answers from the table's history whether it landed; the files staged by attempt %s were kept, since the commit may reference them",
 			commit[0].id, first.Table, first.RunID, first.Attempt)}
 }
@@ -333,7 +334,7 @@ func (p *Publisher) readBack(ctx context.Context, runID string, commit []*change
 		if release {
 			hint = fmt.Sprintf("the release landed and main holds it, but it could not be read back to check it; finish the check with `lakeswap verify --table %s --run %s` (and roll it back if that fails)", first, runID)
 		}
-		return StatusLandedUnverified, &OpError{Op: "verify", Table: first, RunID: runID, Err: fmt.Errorf("%w: %w", ErrLandedUnverified, errors.Join(errs...)), Hint: hint}
+		return StatusLandedUnverified, &outcome.OpError{Op: "verify", Table: first, RunID: runID, Err: fmt.Errorf("%w: %w", outcome.ErrLandedUnverified, errors.Join(errs...)), Hint: hint}
 	}
 	if len(failed) == 0 {
 		for _, c := range commit {
@@ -341,13 +342,13 @@ func (p *Publisher) readBack(ctx context.Context, runID string, commit []*change
 		}
 		return StatusPublished, nil
 	}
-	verr := fmt.Errorf("%w: %s", ErrVerifyFailed, strings.Join(failed, "; "))
+	verr := fmt.Errorf("%w: %s", outcome.ErrVerifyFailed, strings.Join(failed, "; "))
 	if noAutoRollback {
 		what := "undo with"
 		if release {
 			what = "undo the whole release with"
 		}
-		return StatusVerifyFailed, &OpError{Op: "verify", Table: first, RunID: runID, Err: verr,
+		return StatusVerifyFailed, &outcome.OpError{Op: "verify", Table: first, RunID: runID, Err: verr,
 			Hint: fmt.Sprintf("kept as asked (--no-auto-rollback); %s `lakeswap rollback --table %s --run %s`", what, first, runID)}
 	}
 	return p.undo(ctx, runID, commit, verr)
@@ -372,7 +373,7 @@ func (p *Publisher) undo(ctx context.Context, runID string, commit []*change, ve
 			for _, c := range commit {
 				c.res.Status = StatusRolledBack
 			}
-			return StatusRolledBack, &OpError{Op: "verify", Table: first, RunID: runID, Err: verr,
+			return StatusRolledBack, &outcome.OpError{Op: "verify", Table: first, RunID: runID, Err: verr,
 				Hint: fmt.Sprintf("main was rolled back to %s, but checking it failed: %v; run `lakeswap history --table %s`", where, rerr, first)}
 		}
 		if !release {
@@ -382,7 +383,7 @@ func (p *Publisher) undo(ctx context.Context, runID string, commit []*change, ve
 		if release {
 			hint = fmt.Sprintf("the automatic rollback of the release failed; run `lakeswap history --table %s` and roll back by hand with `lakeswap rollback --table %s --run %s`", first, first, runID)
 		}
-		return StatusLandedUnverified, &OpError{Op: "verify", Table: first, RunID: runID, Err: fmt.Errorf("%w: %w", ErrLandedUnverified, errors.Join(verr, rerr)), Hint: hint}
+		return StatusLandedUnverified, &outcome.OpError{Op: "verify", Table: first, RunID: runID, Err: fmt.Errorf("%w: %w", outcome.ErrLandedUnverified, errors.Join(verr, rerr)), Hint: hint}
 	}
 	for _, c := range commit {
 		c.res.Status = StatusRolledBack
@@ -391,7 +392,7 @@ func (p *Publisher) undo(ctx context.Context, runID string, commit []*change, ve
 	if release {
 		hint = "every table of the release was rolled back, in one commit, to the snapshot the release replaced"
 	}
-	return StatusRolledBack, &OpError{Op: "verify", Table: first, RunID: runID, Err: verr, Hint: hint}
+	return StatusRolledBack, &outcome.OpError{Op: "verify", Table: first, RunID: runID, Err: verr, Hint: hint}
 }
 
 // pointedBack says whether main of every table of commit is at the

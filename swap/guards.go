@@ -494,7 +494,7 @@ func buildsAgree(ctx context.Context, plan *Plan, c *contract.Contract, second r
 		if got := acc.Result(); got.Hash != pp.Fingerprint.Hash {
 			out = append(out, verify.Finding{Kind: verify.KindNondeterministic, Partition: pp.Key,
 				Message: fmt.Sprintf("a second build of the same input gives %d rows fingerprinting %s, the first %d rows fingerprinting %s: the input or its transform is not deterministic",
-					got.Rows, short(got.Hash), pp.Fingerprint.Rows, short(pp.Fingerprint.Hash))})
+					got.Rows, verify.Short(got.Hash), pp.Fingerprint.Rows, verify.Short(pp.Fingerprint.Hash))})
 		}
 	}
 	return out, nil

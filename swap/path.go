@@ -13,6 +13,7 @@ import (
 	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/swap/internal/layout"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
+	"github.com/lakeswap/lakeswap/verify"
 )
 
 // EscapeSegment encodes a partition column name or value for a path, as
@@ -69,10 +70,10 @@ func checkLength(prefix, seg, value string) error {
 	switch {
 	case len(seg) > maxSegment:
 		return fmt.Errorf("partition value %q makes a folder name of %d bytes, over the %d that file systems and MinIO take (bytes other than A-Z a-z 0-9 - _ . take three each)",
-			short(value), len(seg), maxSegment)
+			verify.Short(value), len(seg), maxSegment)
 	case u.Scheme != "" && u.Scheme != "file" && len(strings.TrimPrefix(u.Path, "/"))+len(file) > maxKey:
 		return fmt.Errorf("partition value %q makes an object key of %d bytes, over the %d an object store takes (bytes other than A-Z a-z 0-9 - _ . take three each)",
-			short(value), len(strings.TrimPrefix(u.Path, "/"))+len(file), maxKey)
+			verify.Short(value), len(strings.TrimPrefix(u.Path, "/"))+len(file), maxKey)
 	}
 	return nil
 }

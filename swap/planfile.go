@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lakeswap/lakeswap/swap/internal/outcome"
+	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/verify"
 )
 
@@ -43,9 +43,6 @@ func contentID(raw []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// ErrNotApproved is a plan without a matching approval.
-var ErrNotApproved = errors.New("not approved")
-
 // WritePlan writes a plan file, only where none exists: a plan file is the
 // list of what its run staged, for apply and discard, and is never
 // overwritten.
@@ -71,7 +68,7 @@ func WritePlan(file string, plan *Plan) (*PlanFile, error) {
 func ReadPlan(file string) (*PlanFile, error) {
 	raw, err := os.ReadFile(file)
 	if err != nil {
-		return nil, InvalidRequest(fmt.Errorf("read the plan: %w", err))
+		return nil, outcome.Invalid(fmt.Errorf("read the plan: %w", err))
 	}
 	return DecodePlan(file, raw)
 }
@@ -84,14 +81,14 @@ func DecodePlan(file string, raw []byte) (*PlanFile, error) {
 		DiscardedAt *time.Time      `json:"discarded_at"`
 	}
 	if err := json.Unmarshal(raw, &doc); err != nil {
-		return nil, InvalidRequest(fmt.Errorf("%s is not a plan lakeswap wrote: %w", file, err))
+		return nil, outcome.Invalid(fmt.Errorf("%s is not a plan lakeswap wrote: %w", file, err))
 	}
 	var plan *Plan
 	if err := json.Unmarshal(doc.Plan, &plan); err != nil {
-		return nil, InvalidRequest(fmt.Errorf("%s is not a plan lakeswap wrote: %w", file, err))
+		return nil, outcome.Invalid(fmt.Errorf("%s is not a plan lakeswap wrote: %w", file, err))
 	}
 	if plan == nil {
-		return nil, InvalidRequest(fmt.Errorf("%s is not a plan lakeswap wrote: it holds no plan", file))
+		return nil, outcome.Invalid(fmt.Errorf("%s is not a plan lakeswap wrote: it holds no plan", file))
 	}
 	if j := plan.Job; j != nil && j.Late == nil && j.Lookback > 0 {
 		// Counted and none found: JSON leaves the empty count out, and
@@ -100,7 +97,7 @@ func DecodePlan(file string, raw []byte) (*PlanFile, error) {
 	}
 	var content bytes.Buffer
 	if err := json.Compact(&content, doc.Plan); err != nil {
-		return nil, InvalidRequest(fmt.Errorf("%s is not a plan lakeswap wrote: %w", file, err))
+		return nil, outcome.Invalid(fmt.Errorf("%s is not a plan lakeswap wrote: %w", file, err))
 	}
 	return &PlanFile{PlanID: doc.PlanID, Plan: plan, DiscardedAt: doc.DiscardedAt, Name: file, content: content.Bytes()}, nil
 }
@@ -165,8 +162,8 @@ func (pf *PlanFile) NotDiscarded(op string) error {
 	if pf.DiscardedAt == nil {
 		return nil
 	}
-	return InvalidRequest(fmt.Errorf("%s was discarded at %s (plan %s, run %s): its staged files were removed, so there is nothing to %s; plan the run again",
-		pf.Name, pf.DiscardedAt.Format(time.RFC3339), short(pf.PlanID), pf.Plan.RunID, op))
+	return outcome.Invalid(fmt.Errorf("%s was discarded at %s (plan %s, run %s): its staged files were removed, so there is nothing to %s; plan the run again",
+		pf.Name, pf.DiscardedAt.Format(time.RFC3339), verify.Short(pf.PlanID), pf.Plan.RunID, op))
 }
 
 // Unedited refuses a plan whose content no longer has the id it was
@@ -201,7 +198,7 @@ func Approve(files []*PlanFile, approvals []string) ([]*Plan, error) {
 		plans[i] = pf.Plan
 	}
 	if err := approved(files, approvals); err != nil {
-		return nil, &outcome.RefusedError{Op: "apply", Table: plans[0].Table, Findings: []verify.Finding{{Kind: verify.KindCheck, Message: err.Error()}}}
+		return nil, &outcome.RefusedError{Op: "apply", Table: plans[0].Table, Findings: []verify.Finding{{Kind: verify.KindCheck, Message: err.Error()}}, Cause: outcome.ErrNotApproved}
 	}
 	return plans, nil
 }
@@ -216,12 +213,12 @@ func approved(files []*PlanFile, approvals []string) error {
 			}
 		}
 		if !ok {
-			return fmt.Errorf("%s (plan %s) is %w: no --approve given matches its id", pf.Name, short(pf.PlanID), ErrNotApproved)
+			return fmt.Errorf("%s (plan %s) is %w: no --approve given matches its id", pf.Name, verify.Short(pf.PlanID), outcome.ErrNotApproved)
 		}
 	}
 	for j, a := range approvals {
 		if !used[j] {
-			return fmt.Errorf("approval %q is not the id of any plan given (%s): %w", a, strings.Join(ShortIDs(files), ", "), ErrNotApproved)
+			return fmt.Errorf("approval %q is not the id of any plan given (%s): %w", a, strings.Join(ShortIDs(files), ", "), outcome.ErrNotApproved)
 		}
 	}
 	return nil
@@ -231,7 +228,7 @@ func approved(files []*PlanFile, approvals []string) error {
 func ShortIDs(files []*PlanFile) []string {
 	out := make([]string, len(files))
 	for i, pf := range files {
-		out[i] = short(pf.PlanID)
+		out[i] = verify.Short(pf.PlanID)
 	}
 	return out
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/swap/internal/hold"
 
 	icebergio "github.com/apache/iceberg-go/io"
@@ -89,8 +90,8 @@ type Result struct {
 
 // Publish stages, validates and fingerprints the request's partitions,
 // commits them as one snapshot replacing exactly those partitions, then reads
-// the commit back and compares. The error matches ErrRefused, ErrConflict,
-// ErrCommitUnknown or ErrVerifyFailed by the way it failed; the Result is
+// the commit back and compares. The error matches outcome.ErrRefused, outcome.ErrConflict,
+// outcome.ErrCommitUnknown or outcome.ErrVerifyFailed by the way it failed; the Result is
 // returned with it where there is one.
 func (p *Publisher) Publish(ctx context.Context, req Request) (*Result, error) {
 	plan, tbl, err := p.stage(ctx, req, "run")
@@ -101,7 +102,7 @@ func (p *Publisher) Publish(ctx context.Context, req Request) (*Result, error) {
 	plan.stopRefresh()
 	// Settled: the files are the table's, or removed. An outcome still
 	// open keeps its hold, which gc judges by its last refresh.
-	if !errors.Is(err, ErrCommitUnknown) && !errors.Is(err, ErrNotLanded) {
+	if !errors.Is(err, outcome.ErrCommitUnknown) && !errors.Is(err, outcome.ErrNotLanded) {
 		p.release(ctx, tbl, plan)
 	}
 	return res, err
@@ -177,7 +178,7 @@ func (p *Publisher) loadPlans(ctx context.Context, plans []*Plan) (*table.Table,
 		return nil, errors.New("apply needs plans, and a plan is missing")
 	}
 	if err := shards(plans); err != nil {
-		return nil, &RefusedError{Op: "apply", Table: plans[0].Table, Findings: []verify.Finding{{Kind: verify.KindPartialPlans, Message: err.Error()}}}
+		return nil, &outcome.RefusedError{Op: "apply", Table: plans[0].Table, Findings: []verify.Finding{{Kind: verify.KindPartialPlans, Message: err.Error()}}}
 	}
 	ident, err := catalog.ParseIdent(plans[0].Table)
 	if err != nil {
@@ -236,7 +237,7 @@ func judgeShards(ctx context.Context, tbl *table.Table, whole *Plan) (*Result, e
 			return &Result{Plan: whole, Status: StatusNotCommitted}, err
 		}
 		if len(found) > 0 {
-			return &Result{Plan: whole, Status: StatusRefused}, &RefusedError{Op: "apply", Table: whole.Table, Findings: found}
+			return &Result{Plan: whole, Status: StatusRefused}, &outcome.RefusedError{Op: "apply", Table: whole.Table, Findings: found}
 		}
 	}
 	if whole.Batch > 0 && len(whole.Partitions) > whole.Batch {
@@ -276,7 +277,7 @@ func (p *Publisher) settleUncommitted(ctx context.Context, tbl *table.Table, pla
 	case plan.Refused():
 		res.Status = StatusRefused
 		p.log().Info("publish refused", "table", name, "run", plan.RunID, "findings", len(plan.Findings)+int(plan.DroppedFindings))
-		return res, &RefusedError{Op: plan.op(), Table: name, Findings: plan.Findings, Dropped: plan.DroppedFindings, Cleanup: plan.Cleanup}, true
+		return res, &outcome.RefusedError{Op: plan.op(), Table: name, Findings: plan.Findings, Dropped: plan.DroppedFindings, Cleanup: plan.Cleanup}, true
 	case plan.Batch > 0 && len(plan.Partitions) > plan.Batch:
 		return nil, nil, false // each batch settles on its own
 	case plan.prior != nil:
@@ -322,7 +323,7 @@ func (p *Publisher) rerun(ctx context.Context, tbl *table.Table, plan *Plan, res
 	}
 	rec, _, err := runrecord.NewLoader(fsys).Snapshot(prior)
 	if err != nil {
-		return nil, &OpError{Op: "publish", Table: plan.Table, RunID: plan.RunID, Err: err,
+		return nil, &outcome.OpError{Op: "publish", Table: plan.Table, RunID: plan.RunID, Err: err,
 			Hint: "nothing was committed; " + p.discard(ctx, tbl, plan)}
 	}
 	recorded := rec.Fingerprint
@@ -354,7 +355,7 @@ func (p *Publisher) rerun(ctx context.Context, tbl *table.Table, plan *Plan, res
 			keys[i] = verify.DisplayKey(k)
 		}
 		msg = fmt.Sprintf("run id %s was already used by snapshot %d for other content (fingerprint %s, partitions %s); this input fingerprints %s; publish it under a new run id",
-			plan.RunID, prior.SnapshotID, short(recorded), strings.Join(keys, ","), short(plan.Fingerprint.Hash))
+			plan.RunID, prior.SnapshotID, verify.Short(recorded), strings.Join(keys, ","), verify.Short(plan.Fingerprint.Hash))
 		if rec.Batch != "" {
 			msg += fmt.Sprintf(" (run %s was committed in batches, %s: to resume it, run it with the same --batch)", plan.RunID, rec.Batch)
 		}
@@ -365,5 +366,5 @@ func (p *Publisher) rerun(ctx context.Context, tbl *table.Table, plan *Plan, res
 	}
 	res.Status = StatusRefused
 	plan.Findings = append(plan.Findings, verify.Finding{Kind: verify.KindRunID, Message: msg})
-	return res, &RefusedError{Op: plan.op(), Table: plan.Table, Findings: plan.Findings, Cleanup: cleanup}
+	return res, &outcome.RefusedError{Op: plan.op(), Table: plan.Table, Findings: plan.Findings, Cleanup: cleanup}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/lakeswap/lakeswap/internal/retail"
+	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/swap"
 	"github.com/lakeswap/lakeswap/verify"
 )
@@ -143,10 +144,10 @@ func TestConflictCommitsNothing(t *testing.T) {
 			}
 		}}
 		res, err := e.pub.Publish(e.ctx, swap.Request{Table: e.ident, Partitions: fixtureRange, Source: src, Parallelism: 1})
-		if !errors.Is(err, swap.ErrConflict) || !strings.Contains(err.Error(), "in partition order_date=2026-01-01") {
-			t.Fatalf("publish after a concurrent commit: err = %v, want ErrConflict naming order_date=2026-01-01", err)
+		if !errors.Is(err, outcome.ErrConflict) || !strings.Contains(err.Error(), "in partition order_date=2026-01-01") {
+			t.Fatalf("publish after a concurrent commit: err = %v, want outcome.ErrConflict naming order_date=2026-01-01", err)
 		}
-		if errors.Is(err, swap.ErrCommitUnknown) {
+		if errors.Is(err, outcome.ErrCommitUnknown) {
 			t.Errorf("a lost compare-and-swap is classified as unknown: %v", err)
 		}
 		head := e.table().CurrentSnapshot()
@@ -176,7 +177,7 @@ func TestBuildTwice(t *testing.T) {
 		e.mustPublish(batch1, fixtureRange...)
 		meta, files := e.table().MetadataLocation(), e.allFiles()
 		res, err := e.pub.Publish(e.ctx, swap.Request{Table: e.ident, Partitions: fixtureRange, Source: retail.NewSource(batch2), SecondBuild: retail.NewSource(batch1)})
-		if !errors.Is(err, swap.ErrRefused) || res == nil || len(res.Plan.Findings) == 0 || res.Plan.Findings[0].Kind != verify.KindNondeterministic {
+		if !errors.Is(err, outcome.ErrRefused) || res == nil || len(res.Plan.Findings) == 0 || res.Plan.Findings[0].Kind != verify.KindNondeterministic {
 			t.Fatalf("a nondeterministic second build: %v (%+v)", err, res)
 		}
 		if e.table().MetadataLocation() != meta || !slices.Equal(e.allFiles(), files) {
@@ -201,7 +202,7 @@ func TestApplyRecheck(t *testing.T) {
 	meta := e.table().MetadataLocation()
 	right := plan.Partitions[1].Fingerprint
 	plan.Partitions[1].Fingerprint.Hash = strings.Repeat("0", 64)
-	if _, err := e.pub.Apply(e.ctx, swap.ApplyOptions{Recheck: true}, plan); !errors.Is(err, swap.ErrConflict) || !strings.Contains(err.Error(), "order_date=2026-01-02's staged files hold") {
+	if _, err := e.pub.Apply(e.ctx, swap.ApplyOptions{Recheck: true}, plan); !errors.Is(err, outcome.ErrConflict) || !strings.Contains(err.Error(), "order_date=2026-01-02's staged files hold") {
 		t.Errorf("apply --recheck of a plan its files do not match: %v", err)
 	}
 	if e.table().MetadataLocation() != meta {
@@ -250,7 +251,7 @@ func TestMissingCommittedFileRollsBack(t *testing.T) {
 			}
 		}}
 		res, err = e.publish(fixture(t, retail.AfterBatch2), fixtureRange...)
-		if !errors.Is(err, swap.ErrVerifyFailed) || res == nil || res.Status != "rolled-back" {
+		if !errors.Is(err, outcome.ErrVerifyFailed) || res == nil || res.Status != "rolled-back" {
 			t.Fatalf("a committed file removed: %v (%+v)", err, res)
 		}
 		if got := e.table().CurrentSnapshot().SnapshotID; got != base {

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/iceberg-go"
 
 	"github.com/lakeswap/lakeswap/internal/retail"
+	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/swap"
 )
@@ -68,7 +69,7 @@ func TestConcurrentCommits(t *testing.T) {
 				}}
 				res, err := e.pub.Publish(e.ctx, swap.Request{Table: e.ident, Partitions: fixtureRange, Source: src, RunID: "backfill-1", Parallelism: 1})
 				if c.conflict != "" {
-					if !errors.Is(err, swap.ErrConflict) || !strings.Contains(err.Error(), c.conflict) {
+					if !errors.Is(err, outcome.ErrConflict) || !strings.Contains(err.Error(), c.conflict) {
 						t.Fatalf("err = %v, want a conflict saying %q", err, c.conflict)
 					}
 					if got := e.table().MetadataLocation(); got != metaBefore {

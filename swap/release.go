@@ -9,6 +9,7 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 	"github.com/lakeswap/lakeswap/verify"
@@ -77,10 +78,10 @@ func (r *Release) part(name string) *change {
 func (r *Release) Stage(ctx context.Context, req Request) (*Plan, error) {
 	name := strings.Join(req.Table, ".")
 	if r.part(name) != nil {
-		return nil, InvalidRequest(fmt.Errorf("table %s is named twice in the release: one job a table", name))
+		return nil, outcome.Invalid(fmt.Errorf("table %s is named twice in the release: one job a table", name))
 	}
 	if req.Batch > 0 {
-		return nil, InvalidRequest(errors.New("a release commits every table in one commit: --batch and --commit-per-partition do not apply"))
+		return nil, outcome.Invalid(errors.New("a release commits every table in one commit: --batch and --commit-per-partition do not apply"))
 	}
 	req.RunID, req.release = r.RunID, r
 	kind := "run"
@@ -121,7 +122,7 @@ func (r *Release) reused(ctx context.Context, plan *Plan, tbl *table.Table) erro
 	}
 	plan.refuse(GuardRelease, verify.Finding{Kind: verify.KindRelease, Message: fmt.Sprintf(
 		"run id %s was already used by snapshot %d for other content of %s (fingerprint %s); this release stages %s there: release it under a new run id",
-		r.RunID, plan.prior.SnapshotID, plan.Table, short(rec.Fingerprint), short(plan.Fingerprint.Hash))})
+		r.RunID, plan.prior.SnapshotID, plan.Table, verify.Short(rec.Fingerprint), verify.Short(plan.Fingerprint.Hash))})
 	return nil
 }
 
@@ -196,7 +197,7 @@ func (p *Publisher) BindRelease(ctx context.Context, opts ApplyOptions, plans []
 	first := plans[0]
 	r := &Release{RunID: first.RunID, p: p}
 	refuse := func(format string, args ...any) (*Release, error) {
-		return nil, InvalidRequest(fmt.Errorf("plans of release %s: "+format, append([]any{first.RunID}, args...)...))
+		return nil, outcome.Invalid(fmt.Errorf("plans of release %s: "+format, append([]any{first.RunID}, args...)...))
 	}
 	var tables []string
 	for _, plan := range plans {
@@ -235,8 +236,8 @@ func (p *Publisher) BindRelease(ctx context.Context, opts ApplyOptions, plans []
 			return fail(err)
 		}
 		if head := tbl.CurrentSnapshot(); len(plan.ReadBy) > 0 && plan.prior == nil && movedFrom(head, plan.BaseSnapshotID) {
-			return fail(&OpError{Op: "apply", Table: plan.Table, RunID: plan.RunID,
-				Err:  fmt.Errorf("%w: table %s moved since the release was planned (main at %s, planned against %s), and %s read it as planned", ErrConflict, plan.Table, snapshot.Describe(head), fmtID(plan.BaseSnapshotID), strings.Join(plan.ReadBy, ", ")),
+			return fail(&outcome.OpError{Op: "apply", Table: plan.Table, RunID: plan.RunID,
+				Err:  fmt.Errorf("%w: table %s moved since the release was planned (main at %s, planned against %s), and %s read it as planned", outcome.ErrConflict, plan.Table, snapshot.Describe(head), fmtID(plan.BaseSnapshotID), strings.Join(plan.ReadBy, ", ")),
 				Hint: "nothing was committed to any table of the release; plan the release again (`lakeswap discard` removes what these plans staged)"})
 		}
 		r.parts = append(r.parts, &change{plan: plan, tbl: tbl, readBy: plan.ReadBy})
@@ -268,7 +269,7 @@ func (r *Release) Planned() ([]*Plan, error) {
 	var plans []*Plan
 	for _, part := range r.parts {
 		if part.plan.Refused() {
-			return nil, &RefusedError{Op: "plan", Table: part.plan.Table, Findings: part.plan.Findings, Dropped: part.plan.DroppedFindings,
+			return nil, &outcome.RefusedError{Op: "plan", Table: part.plan.Table, Findings: part.plan.Findings, Dropped: part.plan.DroppedFindings,
 				Cleanup: fmt.Sprintf("no plan was written for any table of release %s (%s)", r.RunID, strings.Join(names, ", "))}
 		}
 		part.plan.Release, part.plan.ReadBy = names, part.readBy
@@ -286,7 +287,7 @@ func (r *Release) Refusal(ctx context.Context) error {
 			if r.Planning {
 				op = "plan"
 			}
-			return &RefusedError{Op: op, Table: part.plan.Table, Findings: part.plan.Findings, Dropped: part.plan.DroppedFindings,
+			return &outcome.RefusedError{Op: op, Table: part.plan.Table, Findings: part.plan.Findings, Dropped: part.plan.DroppedFindings,
 				Cleanup: fmt.Sprintf("nothing was committed to any table of release %s (%s); %s", r.RunID, strings.Join(r.Tables(), ", "), r.Discard(ctx))}
 		}
 	}
@@ -322,8 +323,8 @@ type ReleaseResult struct {
 }
 
 // Publish commits every table of the release as one change, then reads
-// each back; see Release. The error matches ErrRefused, ErrConflict,
-// ErrCommitUnknown, ErrVerifyFailed as a run's does, and names the table
+// each back; see Release. The error matches outcome.ErrRefused, outcome.ErrConflict,
+// outcome.ErrCommitUnknown, outcome.ErrVerifyFailed as a run's does, and names the table
 // that caused it; nothing is committed to any table unless every table
 // is.
 func (r *Release) Publish(ctx context.Context, noAutoRollback bool) (*ReleaseResult, error) {
@@ -383,7 +384,7 @@ func (r *Release) Publish(ctx context.Context, noAutoRollback bool) (*ReleaseRes
 	//    takes the whole release back, in one commit.
 	status, err := r.p.land(ctx, r.RunID, commit, guards, noAutoRollback, func() string { return r.Discard(ctx) })
 	out.Status = status
-	keep = errors.Is(err, ErrCommitUnknown) || errors.Is(err, ErrNotLanded)
+	keep = errors.Is(err, outcome.ErrCommitUnknown) || errors.Is(err, outcome.ErrNotLanded)
 	return out, err
 }
 
@@ -420,7 +421,7 @@ func (r *Release) rerun(ctx context.Context) (*ReleaseResult, error, bool) {
 			}
 			part.res.Status = StatusRefused
 			part.plan.Cleanup = r.p.discard(ctx, part.tbl, part.plan)
-			refused = &OpError{Op: "publish", Table: part.plan.Table, RunID: r.RunID, Err: fmt.Errorf("%w: release %s was published before, and table %s would change now; publish it under a new run id", ErrRefused, r.RunID, part.plan.Table)}
+			refused = &outcome.OpError{Op: "publish", Table: part.plan.Table, RunID: r.RunID, Err: fmt.Errorf("%w: release %s was published before, and table %s would change now; publish it under a new run id", outcome.ErrRefused, r.RunID, part.plan.Table)}
 			continue
 		}
 		res, err := r.p.rerun(ctx, part.tbl, part.plan, part.res)

@@ -17,6 +17,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/lakeswap/lakeswap/internal/words"
+	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/stats"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 	"github.com/lakeswap/lakeswap/verify"
@@ -95,13 +96,13 @@ func (p *Publisher) RepairStats(ctx context.Context, ident table.Identifier, dry
 	id, sent, err := p.commitRepair(ctx, tbl, written, plan, res)
 	if err != nil {
 		if !sent {
-			return res, &OpError{Op: "repair-stats", Table: name, Err: err, Hint: "nothing was committed; " + snapshot.RemoveWritten(ctx, p.log(), tbl, written)}
+			return res, &outcome.OpError{Op: "repair-stats", Table: name, Err: err, Hint: "nothing was committed; " + snapshot.RemoveWritten(ctx, p.log(), tbl, written)}
 		}
 		if refused := (*snapshot.Refused)(nil); errors.As(err, &refused) {
-			return res, &OpError{Op: "repair-stats", Table: name, Err: err,
+			return res, &outcome.OpError{Op: "repair-stats", Table: name, Err: err,
 				Hint: "main moved while the repair was written; nothing was committed; " + snapshot.RemoveWritten(ctx, p.log(), tbl, written) + "; run it again"}
 		}
-		return res, &OpError{Op: "repair-stats", Table: name, Err: fmt.Errorf("%w: %w", ErrCommitUnknown, err),
+		return res, &outcome.OpError{Op: "repair-stats", Table: name, Err: fmt.Errorf("%w: %w", outcome.ErrCommitUnknown, err),
 			Hint: "`lakeswap history --table " + name + "` shows whether a replace snapshot recording " + PropRepairStats + " landed; if not, run it again"}
 	}
 	res.Committed = id
@@ -124,8 +125,8 @@ func (p *Publisher) RepairStats(ctx context.Context, ident table.Identifier, dry
 		still = append(still, m.Summaries...)
 	}
 	if len(still) > 0 {
-		return res, &OpError{Op: "repair-stats", Table: name, Err: fmt.Errorf("%w: the repair's snapshot %d still records %s, the first: %s",
-			ErrVerifyFailed, id, words.Count(len(still), "wrong figure"), still[0])}
+		return res, &outcome.OpError{Op: "repair-stats", Table: name, Err: fmt.Errorf("%w: the repair's snapshot %d still records %s, the first: %s",
+			outcome.ErrVerifyFailed, id, words.Count(len(still), "wrong figure"), still[0])}
 	}
 	return res, res.leftOver(name, false)
 }
@@ -135,10 +136,10 @@ func (p *Publisher) RepairStats(ctx context.Context, ident table.Identifier, dry
 func (r *RepairResult) leftOver(name string, dryRun bool) error {
 	switch {
 	case dryRun && len(r.Findings) > 0:
-		return &OpError{Op: "repair-stats", Table: name, Err: fmt.Errorf("%w: %s found, nothing committed (a dry run)", ErrVerifyFailed, words.Count(len(r.Findings), "wrong figure")),
+		return &outcome.OpError{Op: "repair-stats", Table: name, Err: fmt.Errorf("%w: %s found, nothing committed (a dry run)", outcome.ErrVerifyFailed, words.Count(len(r.Findings), "wrong figure")),
 			Hint: "run it again without --dry-run to correct the manifests"}
 	case len(r.Left) > 0:
-		return &OpError{Op: "repair-stats", Table: name, Err: fmt.Errorf("%w: %s that no manifest corrects (in Parquet footers, or files that cannot be read), the first: %s", ErrVerifyFailed, words.Count(len(r.Left), "finding"), r.Left[0]),
+		return &outcome.OpError{Op: "repair-stats", Table: name, Err: fmt.Errorf("%w: %s that no manifest corrects (in Parquet footers, or files that cannot be read), the first: %s", outcome.ErrVerifyFailed, words.Count(len(r.Left), "finding"), r.Left[0]),
 			Hint: "publish the partitions holding those files again: the files lakeswap writes have exact footers"}
 	}
 	return nil

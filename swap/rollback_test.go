@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/lakeswap/lakeswap/internal/retail"
+	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/swap"
 )
 
@@ -62,8 +63,8 @@ func TestRollbackRefusesWhenMainMovedOn(t *testing.T) {
 		later := e.mustPublish([]retail.DailyOrder{{OrderDate: "2026-01-09", Channel: "app", OrderCount: 1, AmountCents: 1}}, "2026-01-09")
 
 		_, err := e.pub.Rollback(e.ctx, swap.RollbackRequest{Table: e.ident, RunID: bad.Plan.RunID})
-		if !errors.Is(err, swap.ErrRollbackRefused) {
-			t.Fatalf("rollback behind a later commit: err = %v, want ErrRollbackRefused", err)
+		if !errors.Is(err, outcome.ErrRollbackRefused) {
+			t.Fatalf("rollback behind a later commit: err = %v, want outcome.ErrRollbackRefused", err)
 		}
 		if head := e.table().CurrentSnapshot().SnapshotID; head != later.SnapshotID {
 			t.Errorf("a refused rollback moved main to %d", head)

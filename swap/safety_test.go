@@ -22,6 +22,7 @@ import (
 	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/internal/retail"
+	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/source"
 	"github.com/lakeswap/lakeswap/swap"
 	"github.com/lakeswap/lakeswap/verify"
@@ -165,7 +166,7 @@ func TestOddPartitionValues(t *testing.T) {
 			// A refused run on "C#" changes no file, "C" least of all.
 			before, filesBefore := e.table().MetadataLocation(), e.allFiles()
 			bad := salesSource{"C#": {{1, 5}, {1, 6}}}
-			if _, err := e.pub.Publish(e.ctx, swap.Request{Table: salesIdent, Partitions: []string{"C#"}, Source: bad}); !errors.Is(err, swap.ErrRefused) {
+			if _, err := e.pub.Publish(e.ctx, swap.Request{Table: salesIdent, Partitions: []string{"C#"}, Source: bad}); !errors.Is(err, outcome.ErrRefused) {
 				t.Fatalf("duplicate grain in C#: %v, want a refusal", err)
 			}
 			if after := e.table().MetadataLocation(); after != before {
@@ -284,13 +285,13 @@ func TestRunIDIsAnIdempotencyKey(t *testing.T) {
 			other := append([]retail.DailyOrder(nil), rows...)
 			other[0].AmountCents++
 			_, err = publish(other)
-			var refused *swap.RefusedError
+			var refused *outcome.RefusedError
 			if !errors.As(err, &refused) || refused.Findings[0].Kind != verify.KindRunID || !strings.Contains(err.Error(), "already used") {
 				t.Errorf("same run id, other rows: %v, want a run-id refusal", err)
 			}
 			unchanged("the rerun with other content")
 
-			if _, err := publish(retail.Only(rows, "2026-01-01")); !errors.Is(err, swap.ErrRefused) {
+			if _, err := publish(retail.Only(rows, "2026-01-01")); !errors.Is(err, outcome.ErrRefused) {
 				t.Errorf("same run id, an emptied partition: %v, want a refusal", err)
 			}
 			unchanged("the refused rerun")
@@ -301,7 +302,7 @@ func TestRunIDIsAnIdempotencyKey(t *testing.T) {
 			if _, err := e.pub.Rollback(e.ctx, swap.RollbackRequest{Table: e.ident, RunID: "job-42", Force: true}); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := publish(rows); !errors.Is(err, swap.ErrRefused) || !strings.Contains(err.Error(), "no longer holds") {
+			if _, err := publish(rows); !errors.Is(err, outcome.ErrRefused) || !strings.Contains(err.Error(), "no longer holds") {
 				t.Errorf("rerun of a rolled-back run: %v, want a refusal", err)
 			}
 		})
@@ -351,7 +352,7 @@ func TestFailedPublishRemovesOnlyItsFiles(t *testing.T) {
 		meta, files = e.table().MetadataLocation(), withoutHolds(e.allFiles())
 	}}
 	_, err = e.pub.Publish(e.ctx, swap.Request{Table: e.ident, Partitions: fixtureRange, Source: other, RunID: "conflict-1", Parallelism: 1})
-	if !errors.Is(err, swap.ErrConflict) {
+	if !errors.Is(err, outcome.ErrConflict) {
 		t.Fatalf("conflict: %v", err)
 	}
 	check("a conflict", err, "removed the 2 files run conflict-1 staged")
@@ -382,7 +383,7 @@ func TestRunSumsNeverWrap(t *testing.T) {
 		{OrderDate: "2026-01-02", Channel: "web", OrderCount: 1, AmountCents: big}}
 	files := e.allFiles()
 	_, err := e.publish(rows, fixtureRange...)
-	if !errors.Is(err, swap.ErrRefused) || !strings.Contains(err.Error(), "amount_cents") || !strings.Contains(err.Error(), "overflows") {
+	if !errors.Is(err, outcome.ErrRefused) || !strings.Contains(err.Error(), "amount_cents") || !strings.Contains(err.Error(), "overflows") {
 		t.Fatalf("publish of two partitions of %d cents: %v, want a refusal naming amount_cents", int64(big), err)
 	}
 	if snaps := snapshots(t, e.table()); snaps != 0 {

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakeswap/lakeswap/internal/retail"
+	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/swap"
 )
@@ -46,7 +47,7 @@ func TestScopedRollbackAfterExpiry(t *testing.T) {
 		}
 
 		metaBefore, filesBefore := e.table().MetadataLocation(), e.allFiles()
-		if _, err := e.pub.Rollback(e.ctx, swap.RollbackRequest{Table: e.ident, RunID: "backfill-b"}); !errors.Is(err, swap.ErrRollbackRefused) || !strings.Contains(err.Error(), "--scoped") {
+		if _, err := e.pub.Rollback(e.ctx, swap.RollbackRequest{Table: e.ident, RunID: "backfill-b"}); !errors.Is(err, outcome.ErrRollbackRefused) || !strings.Contains(err.Error(), "--scoped") {
 			t.Fatalf("a plain rollback behind later commits: %v, want refused, pointing at --scoped", err)
 		}
 		res, err := e.pub.Rollback(e.ctx, swap.RollbackRequest{Table: e.ident, RunID: "backfill-b", Scoped: true})
@@ -83,7 +84,7 @@ func TestScopedRollbackAfterExpiry(t *testing.T) {
 		mustPublishAs(e, "daily-7-again", []retail.DailyOrder{{OrderDate: "2026-01-07", Channel: "web", OrderCount: 8, AmountCents: 80}}, "2026-01-07")
 		metaBefore, filesBefore = e.table().MetadataLocation(), e.allFiles()
 		_, err = e.pub.Rollback(e.ctx, swap.RollbackRequest{Table: e.ident, RunID: "daily-7", Scoped: true})
-		if says := "a later commit touched partition order_date=2026-01-07"; !errors.Is(err, swap.ErrRollbackRefused) || !strings.Contains(err.Error(), says) {
+		if says := "a later commit touched partition order_date=2026-01-07"; !errors.Is(err, outcome.ErrRollbackRefused) || !strings.Contains(err.Error(), says) {
 			t.Errorf("scoped rollback of daily-7 under a later commit: %v, want refused saying %q", err, says)
 		}
 		// backfill-b was rolled back scoped already: a retry says so.

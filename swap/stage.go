@@ -24,6 +24,7 @@ import (
 
 	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/contract"
+	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/parquetio"
 	"github.com/lakeswap/lakeswap/rows"
 	"github.com/lakeswap/lakeswap/runrecord"
@@ -130,7 +131,7 @@ func (p *Publisher) Open(ctx context.Context, ident table.Identifier) (*Target, 
 		return nil, fmt.Errorf("table %s: %w", strings.Join(ident, "."), err)
 	}
 	if err := snapshot.Writable(tbl.Metadata()); err != nil {
-		return nil, InvalidRequest(fmt.Errorf("table %s: %w", strings.Join(ident, "."), err))
+		return nil, outcome.Invalid(fmt.Errorf("table %s: %w", strings.Join(ident, "."), err))
 	}
 	return &Target{table: tbl, Contract: c}, nil
 }
@@ -233,7 +234,7 @@ func (p *Publisher) stage(ctx context.Context, req Request, kind string) (*Plan,
 		cleanup := p.removeStaged(ctx, tbl, plan)
 		plan.unhold(ctx, p, tbl)
 		if stageErr != nil {
-			return nil, nil, &OpError{Op: "stage", Table: plan.Table, RunID: plan.RunID, Err: stageErr,
+			return nil, nil, &outcome.OpError{Op: "stage", Table: plan.Table, RunID: plan.RunID, Err: stageErr,
 				Hint: "nothing was committed; " + cleanup}
 		}
 		plan.Cleanup = cleanup
@@ -603,11 +604,11 @@ func stagePartition(ctx context.Context, wfs icebergio.WriteFileIO, c *contract.
 func (t *Target) Partitions(selectors ...string) (contract.Selection, error) {
 	sel, err := t.Contract.Partition.ParseSelectors(selectors)
 	if err != nil {
-		return sel, InvalidRequest(err)
+		return sel, outcome.Invalid(err)
 	}
 	for _, v := range sel.Values {
 		if err := CheckPartitionValue(t.Metadata(), t.Contract.Partition, v); err != nil {
-			return sel, InvalidRequest(err)
+			return sel, outcome.Invalid(err)
 		}
 	}
 	return sel, nil
@@ -688,14 +689,14 @@ func (t *Target) Resolve(ctx context.Context, sel contract.Selection, seen []str
 	}
 	values := sel.Resolve(seen, held)
 	if len(values) == 0 {
-		return nil, InvalidRequest(fmt.Errorf("the selectors %s match no partition the input or the table holds", sel))
+		return nil, outcome.Invalid(fmt.Errorf("the selectors %s match no partition the input or the table holds", sel))
 	}
 	if len(values) > maxPartitions {
-		return nil, InvalidRequest(fmt.Errorf("the selectors %s match %d partitions, over %d; name more of the fields or split the backfill", sel, len(values), maxPartitions))
+		return nil, outcome.Invalid(fmt.Errorf("the selectors %s match %d partitions, over %d; name more of the fields or split the backfill", sel, len(values), maxPartitions))
 	}
 	for _, v := range values {
 		if err := CheckPartitionValue(meta, t.Contract.Partition, v); err != nil {
-			return nil, InvalidRequest(err)
+			return nil, outcome.Invalid(err)
 		}
 	}
 	return values, nil
@@ -711,7 +712,7 @@ func (t *Target) Location() string { return t.table.Metadata().Location() }
 // ParseTable reads a table name as NS.NAME (nested namespaces: A.B.NAME).
 func ParseTable(name string) (table.Identifier, error) {
 	ident, err := catalog.ParseIdent(name)
-	return ident, InvalidRequest(err)
+	return ident, outcome.Invalid(err)
 }
 
 // adoptKeysMax is the most rows whose grain keys adopted partitions

@@ -10,6 +10,7 @@ import (
 
 	"github.com/apache/iceberg-go"
 	"github.com/lakeswap/lakeswap/contract"
+	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 
@@ -26,10 +27,10 @@ type TableSpec = catalog.TableSpec
 func ReadTableSpec(file string) (TableSpec, error) {
 	spec, err := catalog.ReadTableSpec(file)
 	if err != nil {
-		return spec, InvalidRequest(err)
+		return spec, outcome.Invalid(err)
 	}
 	if _, _, _, err := spec.Build(); err != nil {
-		return spec, InvalidRequest(fmt.Errorf("%s: %w", file, err))
+		return spec, outcome.Invalid(fmt.Errorf("%s: %w", file, err))
 	}
 	return spec, nil
 }
@@ -143,7 +144,7 @@ func (p *Publisher) SetProperties(ctx context.Context, ident table.Identifier, s
 	for k, v := range set {
 		if k == "grain" {
 			if sc, err = withGrain(sc, splitNames(v), nextSchemaID(meta)); err != nil {
-				return InvalidRequest(fmt.Errorf("table %s: grain=%s: %w", name, v, err))
+				return outcome.Invalid(fmt.Errorf("table %s: grain=%s: %w", name, v, err))
 			}
 			continue
 		}
@@ -153,7 +154,7 @@ func (p *Publisher) SetProperties(ctx context.Context, ident table.Identifier, s
 			k = contract.PropCheckPrefix + col
 		}
 		if !strings.HasPrefix(k, "lakeswap.") {
-			return InvalidRequest(fmt.Errorf("%s is not one of lakeswap's properties (lakeswap.*, grain, additive, band, check.<column>): set other properties with the engine that owns them", k))
+			return outcome.Invalid(fmt.Errorf("%s is not one of lakeswap's properties (lakeswap.*, grain, additive, band, check.<column>): set other properties with the engine that owns them", k))
 		}
 		if v == "" {
 			delete(props, k)
@@ -170,7 +171,7 @@ func (p *Publisher) SetProperties(ctx context.Context, ident table.Identifier, s
 		c, err = contract.Of(check)
 	}
 	if err != nil {
-		return InvalidRequest(fmt.Errorf("table %s with %s: %w", name, settings(set), err))
+		return outcome.Invalid(fmt.Errorf("table %s with %s: %w", name, settings(set), err))
 	}
 	var ups []table.Update
 	if !sc.Equals(meta.CurrentSchema()) {
@@ -180,7 +181,7 @@ func (p *Publisher) SetProperties(ctx context.Context, ident table.Identifier, s
 			return err
 		}
 		if !res.OK {
-			return &RefusedError{Op: "table set", Table: name, Findings: res.Findings,
+			return &outcome.RefusedError{Op: "table set", Table: name, Findings: res.Findings,
 				Cleanup: "nothing was changed; the grain holds once the table's data does (fix it, then set it again)"}
 		}
 		ups = append(ups, table.NewAddSchemaUpdate(sc), table.NewSetCurrentSchemaUpdate(-1))
@@ -217,7 +218,7 @@ func (p *Publisher) SetProperties(ctx context.Context, ident table.Identifier, s
 	change := &snapshot.Change{Table: tbl, Commit: table.TableCommit{Identifier: ident, Requirements: reqs, Updates: ups}, Landed: landed}
 	if err := snapshot.Send(ctx, p.Catalog, p.log(), "table-set", []*snapshot.Change{change}); err != nil {
 		if refused := (*snapshot.Refused)(nil); errors.As(err, &refused) && errors.Is(err, table.ErrCommitFailed) {
-			return &OpError{Op: "table set", Table: name, Err: fmt.Errorf("%w: the table changed meanwhile: %w", ErrConflict, err), Hint: "nothing was changed; run it again"}
+			return &outcome.OpError{Op: "table set", Table: name, Err: fmt.Errorf("%w: the table changed meanwhile: %w", outcome.ErrConflict, err), Hint: "nothing was changed; run it again"}
 		}
 		return fmt.Errorf("set properties of %s: %w", name, err)
 	}

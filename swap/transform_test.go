@@ -18,6 +18,7 @@ import (
 
 	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/contract"
+	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/swap"
 )
 
@@ -109,7 +110,7 @@ func TestMonthPartitionsOfTimestamps(t *testing.T) {
 	// An event of February offered as January is refused.
 	src.byPart["2026-01"] = []time.Time{jan, feb}
 	_, err = pub.Publish(ctx, swap.Request{Table: ident, Partitions: []string{"2026-01"}, Source: src})
-	if !errors.Is(err, swap.ErrRefused) {
+	if !errors.Is(err, outcome.ErrRefused) {
 		t.Errorf("a February event in January: err = %v, want refused", err)
 	}
 }

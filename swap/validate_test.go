@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/lakeswap/lakeswap/internal/retail"
+	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/swap"
 	"github.com/lakeswap/lakeswap/verify"
 )
@@ -94,9 +95,9 @@ func TestValidationRefuses(t *testing.T) {
 				metaBefore, filesBefore := e.table().MetadataLocation(), e.dataFiles()
 
 				res, err := e.pub.Publish(e.ctx, swap.Request{Table: e.ident, Partitions: fixtureRange, Source: tc.src})
-				var refused *swap.RefusedError
-				if !errors.As(err, &refused) || !errors.Is(err, swap.ErrRefused) {
-					t.Fatalf("err = %v, want a RefusedError", err)
+				var refused *outcome.RefusedError
+				if !errors.As(err, &refused) || !errors.Is(err, outcome.ErrRefused) {
+					t.Fatalf("err = %v, want a outcome.RefusedError", err)
 				}
 				i := slices.IndexFunc(refused.Findings, func(f verify.Finding) bool { return f.Kind == tc.kind })
 				if i < 0 {
@@ -133,7 +134,7 @@ func TestEveryFindingReported(t *testing.T) {
 			retail.DailyOrder{OrderDate: "2026-01-01", Channel: "web", AmountCents: -2}),
 	}
 	_, err := e.pub.Publish(e.ctx, swap.Request{Table: e.ident, Partitions: fixtureRange, Source: src})
-	var refused *swap.RefusedError
+	var refused *outcome.RefusedError
 	if !errors.As(err, &refused) {
 		t.Fatalf("err = %v, want refused", err)
 	}

@@ -17,7 +17,6 @@ import (
 	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/stats"
-	"github.com/lakeswap/lakeswap/swap/internal/outcome"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 	"github.com/lakeswap/lakeswap/verify"
 )
@@ -73,7 +72,7 @@ func (p *Publisher) checkCommitted(ctx context.Context, plan *Plan, snapshotID i
 			}
 			if fp.Hash != pp.Fingerprint.Hash || fp.Rows != pp.Fingerprint.Rows {
 				found[i] = &Mismatch{pp.Key, fmt.Sprintf("committed fingerprint %s (%d rows) differs from staged %s (%d rows)",
-					short(fp.Hash), fp.Rows, short(pp.Fingerprint.Hash), pp.Fingerprint.Rows)}
+					verify.Short(fp.Hash), fp.Rows, verify.Short(pp.Fingerprint.Hash), pp.Fingerprint.Rows)}
 			}
 			return nil
 		})
@@ -173,7 +172,7 @@ func fingerprintWritten(ctx context.Context, fsys icebergio.IO, c *contract.Cont
 		n, sum, err := snapshot.AddHashed(ctx, fsys, acc, f.Path)
 		if sum != "" && f.SHA256 != "" && (n != f.Bytes || sum != f.SHA256) {
 			return verify.Fingerprint{}, &changedBytes{Mismatch{pp.Key, fmt.Sprintf("committed file %s has %d bytes with SHA-256 %s, written as %d bytes with SHA-256 %s",
-				f.Path, n, short(sum), f.Bytes, short(f.SHA256))}}
+				f.Path, n, verify.Short(sum), f.Bytes, verify.Short(f.SHA256))}}
 		}
 		if err != nil {
 			return verify.Fingerprint{}, err
@@ -189,9 +188,6 @@ func fingerprintWritten(ctx context.Context, fsys icebergio.IO, c *contract.Cont
 type changedBytes struct{ m Mismatch }
 
 func (c *changedBytes) Error() string { return c.m.Partition + ": " + c.m.What }
-
-// short is a hash's first 12 characters, as messages show it.
-var short = outcome.Short
 
 // checkLanded reads a landed commit back and compares it with the plan,
 // again after a read error (a reset, a truncated body) with backoff: only

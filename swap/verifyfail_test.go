@@ -17,6 +17,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakeswap/lakeswap/internal/retail"
+	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/parquetio"
 	"github.com/lakeswap/lakeswap/swap"
 )
@@ -67,8 +68,8 @@ func TestVerifyFailureRollsBack(t *testing.T) {
 
 		res, err := e.pub.Publish(e.ctx, swap.Request{Table: e.ident, Partitions: fixtureRange,
 			Source: retail.NewSource(fixture(t, retail.AfterBatch2)), NoAutoRollback: keep})
-		if !errors.Is(err, swap.ErrVerifyFailed) {
-			t.Fatalf("keep=%v: err = %v, want ErrVerifyFailed", keep, err)
+		if !errors.Is(err, outcome.ErrVerifyFailed) {
+			t.Fatalf("keep=%v: err = %v, want outcome.ErrVerifyFailed", keep, err)
 		}
 		if len(res.Mismatches) == 0 || res.Mismatches[0].Partition != "order_date=2026-01-01" {
 			t.Errorf("keep=%v: mismatches %+v, want one naming order_date=2026-01-01", keep, res.Mismatches)
@@ -133,7 +134,7 @@ func TestUnreadableCommitIsLandedUnverified(t *testing.T) {
 			}
 			continue
 		}
-		if !errors.Is(err, swap.ErrLandedUnverified) || errors.Is(err, swap.ErrVerifyFailed) || res.Status != "landed-unverified" {
+		if !errors.Is(err, outcome.ErrLandedUnverified) || errors.Is(err, outcome.ErrVerifyFailed) || res.Status != "landed-unverified" {
 			t.Errorf("a commit that stays unreadable: %v, status %s", err, res.Status)
 		}
 		if head != res.SnapshotID || checks != 4 {
@@ -169,7 +170,7 @@ func TestRollbackThatHappenedIsReported(t *testing.T) {
 	if head != base.SnapshotID {
 		t.Fatalf("main at %d, want the base %d after the rollback", head, base.SnapshotID)
 	}
-	if errors.Is(err, swap.ErrLandedUnverified) || !errors.Is(err, swap.ErrVerifyFailed) || res.Status != "rolled-back" {
+	if errors.Is(err, outcome.ErrLandedUnverified) || !errors.Is(err, outcome.ErrVerifyFailed) || res.Status != "rolled-back" {
 		t.Errorf("a rollback that happened, then failed its check: %v, status %s", err, res.Status)
 	}
 }
@@ -246,8 +247,8 @@ func TestVerifyChecksCommittedBytes(t *testing.T) {
 			req.Source, req.Adopt = nil, writeForAdoption(t, e, "engine", fixture(t, retail.AfterBatch2))
 		}
 		res, err := e.pub.Publish(e.ctx, req)
-		if !errors.Is(err, swap.ErrVerifyFailed) {
-			t.Fatalf("adopt=%v: err = %v, want ErrVerifyFailed", adopt, err)
+		if !errors.Is(err, outcome.ErrVerifyFailed) {
+			t.Fatalf("adopt=%v: err = %v, want outcome.ErrVerifyFailed", adopt, err)
 		}
 		if len(res.Mismatches) != 1 || !strings.Contains(res.Mismatches[0].What, "SHA-256") || !strings.Contains(res.Mismatches[0].What, ".parquet") {
 			t.Errorf("adopt=%v: mismatches %+v, want one naming the file and its SHA-256", adopt, res.Mismatches)
@@ -284,8 +285,8 @@ func TestVerifyGarbledBytesAreAMismatch(t *testing.T) {
 	e.pub.Catalog = g
 	e.pub.BeforeCommit = func(_ context.Context, plan *swap.Plan) error { g.plan = plan; return nil }
 	res, err := e.pub.Publish(e.ctx, swap.Request{Table: e.ident, Partitions: fixtureRange, Source: retail.NewSource(fixture(t, retail.AfterBatch2))})
-	if !errors.Is(err, swap.ErrVerifyFailed) || len(res.Mismatches) != 1 || !strings.Contains(res.Mismatches[0].What, "SHA-256") {
-		t.Fatalf("err = %v, mismatches %+v; want ErrVerifyFailed naming the file's SHA-256", err, res.Mismatches)
+	if !errors.Is(err, outcome.ErrVerifyFailed) || len(res.Mismatches) != 1 || !strings.Contains(res.Mismatches[0].What, "SHA-256") {
+		t.Fatalf("err = %v, mismatches %+v; want outcome.ErrVerifyFailed naming the file's SHA-256", err, res.Mismatches)
 	}
 	if head := e.table().CurrentSnapshot().SnapshotID; head != base.SnapshotID || res.Status != "rolled-back" {
 		t.Errorf("main at %d (status %s), want rolled back to %d", head, res.Status, base.SnapshotID)

@@ -569,3 +569,11 @@ func outsideSpan[T int32 | int64 | arrow.Date32 | arrow.Timestamp](col arrow.Arr
 	}
 	return stray
 }
+
+// Short is a hash's first 12 characters, as messages show it.
+func Short(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}

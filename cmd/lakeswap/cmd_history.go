@@ -19,6 +19,7 @@ import (
 
 	"github.com/lakeswap/lakeswap/internal/words"
 	"github.com/lakeswap/lakeswap/swap"
+	"github.com/lakeswap/lakeswap/verify"
 
 	"github.com/lakeswap/lakeswap/runrecord"
 )
@@ -387,12 +388,8 @@ func orDash(s string) string {
 	return s
 }
 
-func short(h string) string {
-	if len(h) > 12 {
-		return h[:12]
-	}
-	return orDash(h)
-}
+// short is a hash as messages show it, or "-" for none.
+func short(h string) string { return orDash(verify.Short(h)) }
 
 // scaled shows an unscaled decimal sum at its scale, exactly: 1234 at
 // scale 2 is 12.34, -5 is -0.05; at scale 0 an integer as it is.

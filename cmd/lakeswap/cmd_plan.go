@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/swap"
 )
 
@@ -79,7 +80,7 @@ func runPlan(ctx context.Context, g *globals, o planOptions) error {
 				return nil, err
 			}
 			if plan.Refused() {
-				return &swap.Result{Plan: plan, Status: swap.StatusRefused}, &swap.RefusedError{Op: "plan", Table: plan.Table, Findings: plan.Findings, Dropped: plan.DroppedFindings, Cleanup: plan.Cleanup}
+				return &swap.Result{Plan: plan, Status: swap.StatusRefused}, &outcome.RefusedError{Op: "plan", Table: plan.Table, Findings: plan.Findings, Dropped: plan.DroppedFindings, Cleanup: plan.Cleanup}
 			}
 			// Stage held the plan's attempt in the table's storage, so
 			// that gc keeps its files while it waits for approval.

@@ -20,6 +20,7 @@ import (
 	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/internal/words"
 	"github.com/lakeswap/lakeswap/job"
+	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/parquetio"
 	"github.com/lakeswap/lakeswap/s3store"
 	"github.com/lakeswap/lakeswap/source"
@@ -466,7 +467,7 @@ func readCancelled(ctx context.Context, req swap.Request, err error) error {
 	if run == "" {
 		run = "not yet named"
 	}
-	return &swap.OpError{Op: "read", Table: strings.Join(req.Table, "."), RunID: run, Err: fmt.Errorf("%w while reading the inputs", ctx.Err()),
+	return &outcome.OpError{Op: "read", Table: strings.Join(req.Table, "."), RunID: run, Err: fmt.Errorf("%w while reading the inputs", ctx.Err()),
 		Hint: "nothing was committed; nothing had been staged, and the rows read so far were removed"}
 }
 

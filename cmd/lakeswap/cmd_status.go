@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lakeswap/lakeswap/internal/words"
+	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/swap"
 )
 
@@ -51,14 +52,14 @@ func runStatus(ctx context.Context, g *globals, o statusOptions) error {
 	st, err := pub.Status(ctx, ident, runID)
 	if err != nil {
 		// The question stays open: the exit code an unknown outcome has.
-		return fmt.Errorf("%w: the table's history cannot be read: %w", swap.ErrCommitUnknown, err)
+		return fmt.Errorf("%w: the table's history cannot be read: %w", outcome.ErrCommitUnknown, err)
 	}
 	name := strings.Join(ident, ".")
 	switch {
 	case !st.Landed && st.ReleaseUnchanged != 0:
 		// The release landed elsewhere, and left this table as it was.
 	case !st.Landed:
-		err = fmt.Errorf("%w: no snapshot of %s records run %s: it did not land, or no run has that id (main is at %s; `lakeswap history --table %s` lists the runs)", swap.ErrRunNotFound, name, runID, orNone(st.Main), name)
+		err = fmt.Errorf("%w: no snapshot of %s records run %s: it did not land, or no run has that id (main is at %s; `lakeswap history --table %s` lists the runs)", outcome.ErrRunNotFound, name, runID, orNone(st.Main), name)
 	case !st.Complete && st.OnMainBatches < st.CommittedBatches:
 		err = fmt.Errorf("run %s landed in part: it committed %d of its %d batches, and main no longer holds some of them (rolled back); publish the rest under a new run id", runID, st.CommittedBatches, st.Batches)
 	case !st.Complete:
@@ -153,7 +154,7 @@ func releaseStatus(ctx context.Context, pub *swap.Publisher, name string, st *sw
 		}
 		other, err := pub.Status(ctx, ident, st.RunID)
 		if err != nil {
-			return nil, fmt.Errorf("%w: the history of %s, of the same release, cannot be read: %w", swap.ErrCommitUnknown, t, err)
+			return nil, fmt.Errorf("%w: the history of %s, of the same release, cannot be read: %w", outcome.ErrCommitUnknown, t, err)
 		}
 		v := newStatusView(other)
 		out = append(out, tableStatus{Table: t, Status: v.Status, SnapshotID: v.SnapshotID})

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lakeswap/lakeswap/internal/words"
+	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/swap"
 	"github.com/lakeswap/lakeswap/verify"
 )
@@ -110,7 +111,7 @@ func runVerifyRun(ctx context.Context, g *globals, ident []string, runID string,
 	}
 	defer cat.Close()
 	res, err := pub.VerifyRun(ctx, ident, runID, snapshotID)
-	if errors.Is(err, swap.ErrRunNotFound) && runID != "" {
+	if errors.Is(err, outcome.ErrRunNotFound) && runID != "" {
 		// A release that left this table as it was has nothing here to
 		// verify: said, and not an error.
 		if st, serr := pub.Status(ctx, ident, runID); serr == nil && st.ReleaseUnchanged != 0 {
@@ -235,7 +236,7 @@ func verifyTables(ctx context.Context, pub *swap.Publisher, tables []string, run
 			return nil, err
 		}
 		r, err := pub.VerifyRun(ctx, ident, runID, 0)
-		if errors.Is(err, swap.ErrRunNotFound) {
+		if errors.Is(err, outcome.ErrRunNotFound) {
 			continue // unchanged in the release: nothing committed to it
 		}
 		if r == nil {

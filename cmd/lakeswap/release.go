@@ -14,6 +14,7 @@ import (
 	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/internal/words"
 	"github.com/lakeswap/lakeswap/job"
+	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/source"
 	"github.com/lakeswap/lakeswap/swap"
 )
@@ -135,12 +136,12 @@ func runRelease(ctx context.Context, g *globals, o publishOptions, plan bool) er
 			})
 		unwire(err == nil)
 		if err != nil {
-			var refused *swap.RefusedError
-			var op *swap.OpError
+			var refused *outcome.RefusedError
+			var op *outcome.OpError
 			if errors.As(err, &refused) || errors.As(err, &op) && op.Hint != "" {
 				return err // says what became of the release
 			}
-			return &swap.OpError{Op: "stage", Table: rj.job.Table, RunID: o.runID, Err: fmt.Errorf("job %s: %w", filepath.Base(rj.job.File), err),
+			return &outcome.OpError{Op: "stage", Table: rj.job.Table, RunID: o.runID, Err: fmt.Errorf("job %s: %w", filepath.Base(rj.job.File), err),
 				Hint: "nothing was committed to any table of the release; " + rel.Discard(context.WithoutCancel(ctx))}
 		}
 	}

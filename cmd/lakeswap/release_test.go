@@ -19,6 +19,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakeswap/lakeswap/job"
+	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/s3store"
 	"github.com/lakeswap/lakeswap/source"
@@ -457,7 +458,7 @@ func TestReleaseAllOrNothing(t *testing.T) {
 				}
 			}
 			_, err = stageRelease(ctx, t, pub, dir, "conflicted", in).Publish(ctx, false)
-			if !errors.Is(err, swap.ErrConflict) || !strings.Contains(err.Error(), "retail.daily_orders") {
+			if !errors.Is(err, outcome.ErrConflict) || !strings.Contains(err.Error(), "retail.daily_orders") {
 				t.Errorf("a release whose second table moved in its partition: %v; want a conflict naming retail.daily_orders", err)
 			}
 			if now := s.metadata("orders_fact"); now != before["orders_fact"] {
@@ -487,7 +488,7 @@ func TestReleaseAllOrNothing(t *testing.T) {
 				return nil
 			}
 			res, err := stageRelease(ctx, t, pub, dir, "read-moved", in).Publish(ctx, false)
-			if !errors.Is(err, swap.ErrConflict) || !strings.Contains(err.Error(), "retail.orders_fact") {
+			if !errors.Is(err, outcome.ErrConflict) || !strings.Contains(err.Error(), "retail.orders_fact") {
 				t.Errorf("a release whose unchanged facts moved before its commit: %v (%+v); want a conflict naming retail.orders_fact", err, res)
 			}
 			if now := s.metadata("daily_orders"); now != daily {
@@ -511,7 +512,7 @@ func TestReleaseAllOrNothing(t *testing.T) {
 			}
 			lose(false)
 			_, err = stageRelease(ctx, t, pub, dir, "lost-before", in).Publish(ctx, false)
-			if !errors.Is(err, swap.ErrNotLanded) {
+			if !errors.Is(err, outcome.ErrNotLanded) {
 				t.Errorf("an answer lost before the commit applied: %v; want not landed", err)
 			}
 			for name, loc := range before {
@@ -549,7 +550,7 @@ func TestReleaseAllOrNothing(t *testing.T) {
 			rel := stageRelease(ctx, t, pub, dir, "damaged", in)
 			commits := cat.Commits()
 			res, err = rel.Publish(ctx, false)
-			if !errors.Is(err, swap.ErrVerifyFailed) || res.Status != swap.StatusRolledBack {
+			if !errors.Is(err, outcome.ErrVerifyFailed) || res.Status != swap.StatusRolledBack {
 				t.Fatalf("a release whose daily_orders differs once committed: %v, %+v; want rolled back", err, res)
 			}
 			if n := cat.Commits() - commits; n != 2 {

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lakeswap/lakeswap/catalog"
+	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/s3store"
 	"github.com/lakeswap/lakeswap/source"
 	"github.com/lakeswap/lakeswap/swap"
@@ -83,25 +84,25 @@ func exitCode(err error) int {
 	switch {
 	case err == nil:
 		return exitOK
-	case errors.As(err, &u), errors.As(err, new(requestError)), errors.As(err, new(*source.NotAFileError)), errors.Is(err, swap.ErrInvalidRequest):
+	case errors.As(err, &u), errors.As(err, new(requestError)), errors.As(err, new(*source.NotAFileError)), errors.Is(err, outcome.ErrInvalidRequest):
 		return exitUsage
 	// An unknown commit outcome outranks a cancellation that caused it: the
 	// operator must check history before running again.
-	case errors.Is(err, swap.ErrCommitUnknown):
+	case errors.Is(err, outcome.ErrCommitUnknown):
 		return exitUnknown
 	// A check of a landed commit stopped by Ctrl-C or a read error, or a
 	// rollback that failed, leaves main holding the run.
-	case errors.Is(err, swap.ErrLandedUnverified):
+	case errors.Is(err, outcome.ErrLandedUnverified):
 		return exitLandedUnverified
-	case errors.Is(err, swap.ErrVerifyFailed):
+	case errors.Is(err, outcome.ErrVerifyFailed):
 		return exitVerifyFailed
 	case errors.Is(err, context.Canceled):
 		return exitCancelled
-	case errors.Is(err, swap.ErrRefused), errors.As(err, new(*source.InputError)):
+	case errors.Is(err, outcome.ErrRefused), errors.As(err, new(*source.InputError)):
 		return exitRefused
-	case errors.Is(err, swap.ErrConflict):
+	case errors.Is(err, outcome.ErrConflict):
 		return exitConflict
-	case errors.Is(err, swap.ErrRollbackRefused):
+	case errors.Is(err, outcome.ErrRollbackRefused):
 		return exitRollbackRefuse
 	}
 	return exitError
@@ -131,15 +132,15 @@ var errorKinds = map[int]string{
 
 func errorObject(code int, err error, result any) jsonError {
 	o := jsonError{Code: code, Kind: errorKinds[code], Message: err.Error(), Result: result}
-	if errors.Is(err, swap.ErrRunNotFound) {
+	if errors.Is(err, outcome.ErrRunNotFound) {
 		o.Kind = "not-found"
 	}
 	o.RunID, o.SnapshotID, o.Status = topLevel(result, o.Kind)
-	var op *swap.OpError
+	var op *outcome.OpError
 	if errors.As(err, &op) {
 		o.Hint = op.Hint
 	}
-	var refused *swap.RefusedError
+	var refused *outcome.RefusedError
 	var input *source.InputError
 	switch {
 	case errors.As(err, &refused):

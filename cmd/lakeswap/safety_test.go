@@ -17,6 +17,7 @@ import (
 
 	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/internal/retail"
+	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/s3store"
 	"github.com/lakeswap/lakeswap/source"
@@ -425,11 +426,11 @@ func TestEmptyRunOnEmptyPartitions(t *testing.T) {
 // stopped after a commit landed exits as landed, not verified, never as a
 // cancelled run that changed nothing or as a rolled-back one.
 func TestCancelledVerificationIsNotACancel(t *testing.T) {
-	err := &swap.OpError{Op: "verify", Err: fmt.Errorf("%w: %w", swap.ErrLandedUnverified, context.Canceled)}
+	err := &outcome.OpError{Op: "verify", Err: fmt.Errorf("%w: %w", outcome.ErrLandedUnverified, context.Canceled)}
 	if code := exitCode(err); code != exitLandedUnverified {
 		t.Errorf("exit %d, want %d", code, exitLandedUnverified)
 	}
-	rollbackFailed := &swap.OpError{Op: "verify", Err: fmt.Errorf("%w: %w", swap.ErrLandedUnverified, fmt.Errorf("%w: differs", swap.ErrVerifyFailed))}
+	rollbackFailed := &outcome.OpError{Op: "verify", Err: fmt.Errorf("%w: %w", outcome.ErrLandedUnverified, fmt.Errorf("%w: differs", outcome.ErrVerifyFailed))}
 	if code := exitCode(rollbackFailed); code != exitLandedUnverified {
 		t.Errorf("a failed rollback: exit %d, want %d", code, exitLandedUnverified)
 	}

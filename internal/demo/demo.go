@@ -23,9 +23,11 @@ import (
 	retailjobs "github.com/lakeswap/lakeswap/examples/retail"
 	"github.com/lakeswap/lakeswap/internal/retail"
 	"github.com/lakeswap/lakeswap/job"
+	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/source"
 	"github.com/lakeswap/lakeswap/swap"
+	"github.com/lakeswap/lakeswap/verify"
 )
 
 // Options are what a story runs on and how it speaks.
@@ -94,13 +96,6 @@ func (d *Story) publishFile(ident table.Identifier, selector, path string) (*swa
 	}
 	defer src.Release()
 	return d.pub.Publish(d.ctx, swap.Request{Table: ident, Partitions: values, Source: src, SourceName: source.Describe([]string{path}), Target: target})
-}
-
-func short(h string) string {
-	if len(h) > 12 {
-		return h[:12]
-	}
-	return h
 }
 
 // Story holds the demo's state; each step prints what a person would check.
@@ -177,7 +172,7 @@ func (d *Story) show(res *swap.Result, want []retail.DailyOrder) error {
 		return err
 	}
 	printGroups(d.w, got)
-	fmt.Fprintf(d.w, "run %s: snapshot %d, fingerprint %s\n", res.Plan.RunID, res.SnapshotID, short(res.Plan.Fingerprint.Hash))
+	fmt.Fprintf(d.w, "run %s: snapshot %d, fingerprint %s\n", res.Plan.RunID, res.SnapshotID, verify.Short(res.Plan.Fingerprint.Hash))
 	if !slices.Equal(got, want) {
 		return fmt.Errorf("table holds %v, want %v", got, want)
 	}
@@ -288,7 +283,7 @@ func (d *Story) backfill(batch2 []retail.DailyOrder) error {
 		return err
 	}
 	_, err = d.runJob("orders_fact", "orders-fact-alone", "order_date=2026-01-02")
-	var refused *swap.RefusedError
+	var refused *outcome.RefusedError
 	if !errors.As(err, &refused) || !strings.Contains(err.Error(), "o100") {
 		return fmt.Errorf("a backfill of 2026-01-02 alone: %v, want refused naming o100", err)
 	}
@@ -379,7 +374,7 @@ func (d *Story) refuseWipe() error {
 		return err
 	}
 	_, err = d.publishFile(demoTable, "order_date=2026-01-02", path)
-	var refused *swap.RefusedError
+	var refused *outcome.RefusedError
 	if !errors.As(err, &refused) {
 		return fmt.Errorf("a publish of zero rows was not refused: %v", err)
 	}
@@ -426,7 +421,7 @@ func (d *Story) badPublishRolledBack(batch2 []retail.DailyOrder) error {
 	}
 	fmt.Fprintf(d.w, "rolled back run %s: main %d -> %d\n", rb.RunID, rb.FromSnapshotID, rb.ToSnapshotID)
 	printGroups(d.w, rows)
-	fmt.Fprintf(d.w, "fingerprint %s, the one before the bad run: %v\n", short(rb.Fingerprint), rb.Fingerprint == goodFP)
+	fmt.Fprintf(d.w, "fingerprint %s, the one before the bad run: %v\n", verify.Short(rb.Fingerprint), rb.Fingerprint == goodFP)
 	if rb.ToSnapshotID != goodSnap || rb.Fingerprint != goodFP || !slices.Equal(rows, batch2) {
 		return fmt.Errorf("rollback restored snapshot %d with fingerprint %s, want %d with %s", rb.ToSnapshotID, rb.Fingerprint, goodSnap, goodFP)
 	}

@@ -72,7 +72,7 @@ var layer = map[string]int{
 	"internal/rawevents": 5,
 	// The protocol's parts, below its front door: rollback and gc never
 	// reach up into swap.
-	"swap/internal/outcome": 4, "swap/internal/layout": 4, "swap/internal/snapshot": 5, "swap/internal/hold": 6,
+	"outcome": 3, "swap/internal/layout": 4, "swap/internal/snapshot": 5, "swap/internal/hold": 6,
 	"swap/rollback": 7, "swap/gc": 7,
 	// The protocol's front door.
 	"swap": 8,

@@ -12,8 +12,8 @@ import (
 
 	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/runrecord"
-	"github.com/lakeswap/lakeswap/swap/internal/outcome"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
+	"github.com/lakeswap/lakeswap/verify"
 )
 
 // CheckRequest is what a standing check of a table asks: each check runs
@@ -195,9 +195,9 @@ func (l *Ledger) lastRunVerified(ctx context.Context, ident table.Identifier, me
 		switch {
 		case res != nil && res.OK:
 			line.OK = true
-			line.Message = fmt.Sprintf("run %s, snapshot %d, fingerprints as it recorded (%s)", res.RunID, s.SnapshotID, outcome.Short(res.Recorded))
+			line.Message = fmt.Sprintf("run %s, snapshot %d, fingerprints as it recorded (%s)", res.RunID, s.SnapshotID, verify.Short(res.Recorded))
 		case res != nil:
-			line.Message = fmt.Sprintf("run %s, snapshot %d, fingerprints %s now, recorded %s", res.RunID, s.SnapshotID, res.Computed[:12], outcome.Short(res.Recorded))
+			line.Message = fmt.Sprintf("run %s, snapshot %d, fingerprints %s now, recorded %s", res.RunID, s.SnapshotID, res.Computed[:12], verify.Short(res.Recorded))
 		default:
 			line.Message = fmt.Sprintf("snapshot %d could not be verified: %v", s.SnapshotID, err)
 		}

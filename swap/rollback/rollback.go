@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lakeswap/lakeswap/swap/internal/outcome"
+	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 
 	"github.com/apache/iceberg-go/table"
@@ -278,7 +278,7 @@ func (l *Ledger) checkRestored(ctx context.Context, ident table.Identifier, recs
 		res.Fingerprint = fp.Hash
 		if want := rec.BaseFingerprint; want != "" && want != fp.Hash {
 			return res, &outcome.OpError{Op: "rollback", Table: name, RunID: res.RunID,
-				Err: fmt.Errorf("%w: main points at %d, but its fingerprint %s differs from %s recorded before the run", outcome.ErrVerifyFailed, res.ToSnapshotID, outcome.Short(fp.Hash), outcome.Short(want))}
+				Err: fmt.Errorf("%w: main points at %d, but its fingerprint %s differs from %s recorded before the run", outcome.ErrVerifyFailed, res.ToSnapshotID, verify.Short(fp.Hash), verify.Short(want))}
 		}
 		res.Verified = res.Verified && rec.BaseFingerprint != ""
 	}
@@ -398,7 +398,7 @@ func (l *Ledger) verifySnapshot(ctx context.Context, ident table.Identifier, loa
 	res.OK = res.Recorded == res.Computed
 	if !res.OK {
 		return res, &outcome.OpError{Op: "verify", Table: strings.Join(ident, "."), RunID: res.RunID,
-			Err: fmt.Errorf("%w: snapshot %d fingerprint %s, recorded %s", outcome.ErrVerifyFailed, run.SnapshotID, outcome.Short(res.Computed), outcome.Short(res.Recorded))}
+			Err: fmt.Errorf("%w: snapshot %d fingerprint %s, recorded %s", outcome.ErrVerifyFailed, run.SnapshotID, verify.Short(res.Computed), verify.Short(res.Recorded))}
 	}
 	if res.Statistics, err = l.runStatistics(ctx, ident, run, rec.Partitions); err != nil {
 		return nil, err

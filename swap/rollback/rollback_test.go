@@ -12,6 +12,7 @@ import (
 	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/internal/retail"
+	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/swap"
 	"github.com/lakeswap/lakeswap/swap/rollback"
@@ -78,7 +79,7 @@ func TestRollbackPointsMainBack(t *testing.T) {
 	publish(t, pub, "third", retail.AfterBatch2, "2026-01-01")
 	later := publish(t, pub, "later", retail.AfterBatch2, "2026-01-02")
 	_, err = ledger.Rollback(ctx, rollback.Request{Table: daily, RunID: "third"})
-	if !errors.Is(err, swap.ErrRollbackRefused) || head(t, cat).SnapshotID != later.SnapshotID {
+	if !errors.Is(err, outcome.ErrRollbackRefused) || head(t, cat).SnapshotID != later.SnapshotID {
 		t.Fatalf("rollback of a run main moved past: %v; want refused, main unmoved", err)
 	}
 	res, err = ledger.Rollback(ctx, rollback.Request{Table: daily, RunID: "third", Scoped: true})
@@ -120,7 +121,7 @@ func TestRollbackOfFrozenPartitions(t *testing.T) {
 	}
 	before := head(t, cat).SnapshotID
 	for _, req := range []rollback.Request{{Table: daily, RunID: "second"}, {Table: daily, RunID: "second", Scoped: true}} {
-		if _, err := ledger.Rollback(ctx, req); !errors.Is(err, swap.ErrRollbackRefused) || head(t, cat).SnapshotID != before {
+		if _, err := ledger.Rollback(ctx, req); !errors.Is(err, outcome.ErrRollbackRefused) || head(t, cat).SnapshotID != before {
 			t.Errorf("rollback (scoped %v) of frozen days: %v; want refused, main unmoved", req.Scoped, err)
 		}
 	}

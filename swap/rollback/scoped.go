@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lakeswap/lakeswap/swap/internal/outcome"
+	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -167,7 +167,7 @@ func (ul *undoLanding) ReadBack(ctx context.Context) error {
 	ul.checked = res
 	if now.Hash != ul.undo.Fingerprint {
 		return &outcome.OpError{Op: "rollback", Table: name, RunID: res.RunID,
-			Err: fmt.Errorf("%w: snapshot %d fingerprints %s, the files put back %s", outcome.ErrVerifyFailed, id, outcome.Short(now.Hash), outcome.Short(ul.undo.Fingerprint))}
+			Err: fmt.Errorf("%w: snapshot %d fingerprints %s, the files put back %s", outcome.ErrVerifyFailed, id, verify.Short(now.Hash), verify.Short(ul.undo.Fingerprint))}
 	}
 	res.Verified = !slices.ContainsFunc(ul.recs, func(r runrecord.Record) bool { return r.BaseFingerprint == "" })
 	return nil
@@ -341,7 +341,7 @@ func (l *Ledger) batch(ctx context.Context, tbl *table.Table, u *undoPlan, run t
 			return err
 		}
 		if fp, _ := verify.Combine(parts); fp.Hash != r.BaseFingerprint {
-			return refuse("the files run %s replaced%s fingerprint %s, not %s as recorded before the run", runID, inBatch(r), outcome.Short(fp.Hash), outcome.Short(r.BaseFingerprint))
+			return refuse("the files run %s replaced%s fingerprint %s, not %s as recorded before the run", runID, inBatch(r), verify.Short(fp.Hash), verify.Short(r.BaseFingerprint))
 		}
 	}
 	// A partition that held delete files gets its rows back as new files:
@@ -374,7 +374,7 @@ func (l *Ledger) batch(ctx context.Context, tbl *table.Table, u *undoPlan, run t
 			return err
 		}
 		if got.Hash != want.Hash || got.Rows != want.Rows {
-			return fmt.Errorf("the rows of partition %s written back fingerprint %s (%d rows), not %s (%d rows) as read", u.values[v], outcome.Short(got.Hash), got.Rows, outcome.Short(want.Hash), want.Rows)
+			return fmt.Errorf("the rows of partition %s written back fingerprint %s (%d rows), not %s (%d rows) as read", u.values[v], verify.Short(got.Hash), got.Rows, verify.Short(want.Hash), want.Rows)
 		}
 		u.before[v], u.back = files, append(u.back, files...)
 	}

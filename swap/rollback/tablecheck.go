@@ -15,7 +15,7 @@ import (
 	"github.com/lakeswap/lakeswap/internal/words"
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/stats"
-	"github.com/lakeswap/lakeswap/swap/internal/outcome"
+	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 	"github.com/lakeswap/lakeswap/verify"
 )
@@ -313,7 +313,7 @@ func (tc *tableCheck) runs(ctx context.Context, meta table.Metadata, snap *table
 			if got.Hash != want {
 				rc.OK = false
 				find(verify.Finding{Kind: verify.KindCheck, Partition: verify.DisplayKey(key),
-					Message: fmt.Sprintf("run %s (snapshot %d) recorded fingerprint %s, the partition holds %s", rec.RunID, s.SnapshotID, outcome.Short(want), outcome.Short(got.Hash))})
+					Message: fmt.Sprintf("run %s (snapshot %d) recorded fingerprint %s, the partition holds %s", rec.RunID, s.SnapshotID, verify.Short(want), verify.Short(got.Hash))})
 			}
 		}
 		if len(rc.Partitions) > 0 {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/lakeswap/lakeswap/swap/internal/outcome"
+	"github.com/lakeswap/lakeswap/outcome"
 )
 
 // Loader loads a table: the part of a catalog reading one needs.

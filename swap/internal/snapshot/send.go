@@ -11,7 +11,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakeswap/lakeswap/catalog"
-	"github.com/lakeswap/lakeswap/swap/internal/outcome"
+	"github.com/lakeswap/lakeswap/outcome"
 )
 
 // Change is one table's share of a commit, built and not yet sent: a

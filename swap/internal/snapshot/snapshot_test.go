@@ -15,6 +15,7 @@ import (
 	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/internal/retail"
+	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/swap"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 )
@@ -194,7 +195,7 @@ func TestSend(t *testing.T) {
 		{"answered", cat, head, true, func(err error) bool { return err == nil }},
 		{"applied, answer lost", &answering{cat, true, lost}, head, true, func(err error) bool { return err == nil }},
 		{"applied, answered refused", &answering{cat, true, table.ErrCommitFailed}, head, true, func(err error) bool { return err == nil }},
-		{"not applied, answer lost", &answering{cat, false, lost}, head, false, func(err error) bool { return errors.Is(err, swap.ErrNotLanded) }},
+		{"not applied, answer lost", &answering{cat, false, lost}, head, false, func(err error) bool { return errors.Is(err, outcome.ErrNotLanded) }},
 		{"refused", cat, head + 1, false, func(err error) bool {
 			refused := (*snapshot.Refused)(nil)
 			return errors.As(err, &refused) && errors.Is(err, table.ErrCommitFailed)

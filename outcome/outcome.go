@@ -1,6 +1,7 @@
 // Package outcome names how a publish, an apply or a rollback ended, for
-// callers that act on each differently: the errors swap, swap/rollback and
-// swap/gc return, which swap re-exports.
+// callers that act on each differently: every error of lakeswap's that a
+// caller matches with errors.Is or errors.As is declared here, and only
+// here.
 package outcome
 
 import (
@@ -44,6 +45,10 @@ var (
 	// ErrRunNotFound: no snapshot of the table records the run or snapshot
 	// named.
 	ErrRunNotFound = errors.New("run not found")
+	// ErrNotApproved: an apply named plans without an approval of each
+	// one's id, or an approval of no plan given. A RefusedError carries
+	// it: nothing was committed.
+	ErrNotApproved = errors.New("not approved")
 )
 
 // RefusedError lists every finding that stopped a stage.
@@ -56,6 +61,8 @@ type RefusedError struct {
 	// Partial says earlier batches of the run landed before this one was
 	// refused: the table is not as it was.
 	Partial bool
+	// Cause is why, where a caller may act on it (ErrNotApproved).
+	Cause error
 }
 
 func (e *RefusedError) Error() string {
@@ -90,7 +97,12 @@ func (e *RefusedError) Error() string {
 	return b.String()
 }
 
-func (e *RefusedError) Unwrap() error { return ErrRefused }
+func (e *RefusedError) Unwrap() []error {
+	if e.Cause != nil {
+		return []error{ErrRefused, e.Cause}
+	}
+	return []error{ErrRefused}
+}
 
 // alike says two findings differ at most in their row and where it is.
 func alike(a, b verify.Finding) bool {
@@ -166,19 +178,4 @@ func Invalid(err error) error {
 		return nil
 	}
 	return &invalid{err}
-}
-
-// Conflict is an OpError for a plan that no longer holds: nothing was
-// committed.
-func Conflict(op, table, runID, hint, format string, args ...any) *OpError {
-	return &OpError{Op: op, Table: table, RunID: runID, Hint: hint,
-		Err: fmt.Errorf("%w: "+format, append([]any{ErrConflict}, args...)...)}
-}
-
-// Short is a hash's first 12 characters, as messages show it.
-func Short(h string) string {
-	if len(h) > 12 {
-		return h[:12]
-	}
-	return h
 }
