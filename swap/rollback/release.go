@@ -12,8 +12,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakeswap/lakeswap/catalog"
-	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/outcome"
+	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 )
 

@@ -13,8 +13,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/outcome"
+	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 	"github.com/lakeswap/lakeswap/verify"
 )
