@@ -18,6 +18,7 @@ import (
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/source"
 	"github.com/lakeswap/lakeswap/swap"
+	"github.com/lakeswap/lakeswap/swap/history"
 	"github.com/lakeswap/lakeswap/verify"
 )
 
@@ -288,7 +289,7 @@ func tableFiles(pub *swap.Publisher) TableFiles {
 		if err != nil {
 			return "", nil, err
 		}
-		id, files, err := pub.SnapshotFiles(ctx, ident, snapshot)
+		id, files, err := history.Of(pub.Catalog).SnapshotFiles(ctx, ident, snapshot)
 		return fmt.Sprintf("%s@%d", name, id), files, err
 	}
 }
@@ -321,20 +322,20 @@ func fetcher(store source.ObjectStore, pub *swap.Publisher, dir string) Fetch {
 		return nil
 	}
 	n := 0
-	opened := map[string]*swap.Applied{} // by table@snapshot: planned once
+	opened := map[string]*history.Applied{} // by table@snapshot: planned once
 	return func(ctx context.Context, in runrecord.Input) (string, error) {
 		n++
 		if strings.HasPrefix(in.URL, "iceberg:") {
 			if pub == nil {
 				return "", fmt.Errorf("%s has deletes to apply, and no catalog is at hand to read them", in.URL)
 			}
-			table, id, path, err := swap.ParseDeletedInput(in.URL)
+			table, id, path, err := history.ParseDeletedInput(in.URL)
 			if err != nil {
 				return "", err
 			}
 			key := fmt.Sprintf("%s@%d", table, id)
 			if opened[key] == nil {
-				if opened[key], err = pub.OpenApplied(ctx, table, id); err != nil {
+				if opened[key], err = history.Of(pub.Catalog).OpenApplied(ctx, table, id); err != nil {
 					return "", err
 				}
 			}

@@ -21,6 +21,7 @@ import (
 	"github.com/lakeswap/lakeswap/parquetio"
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/swap"
+	"github.com/lakeswap/lakeswap/swap/audit"
 )
 
 // The test binary, started with these, applies a plan and exits: the
@@ -126,7 +127,7 @@ func TestApplyInAnotherProcess(t *testing.T) {
 	if rec.RunID != "planned-1" || rec.Fingerprint != byPublish.Plan.Fingerprint.Hash {
 		t.Errorf("head records %+v; want run planned-1 with the publish's fingerprint %s", rec, byPublish.Plan.Fingerprint.Hash)
 	}
-	if vr, err := e.pub.VerifyRun(e.ctx, e.ident, "planned-1", 0); err != nil || !vr.OK {
+	if vr, err := audit.Of(e.pub.Catalog).VerifyRun(e.ctx, e.ident, "planned-1", 0); err != nil || !vr.OK {
 		t.Errorf("verify the applied run: %v", err)
 	}
 

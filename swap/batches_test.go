@@ -9,6 +9,9 @@ import (
 	"github.com/lakeswap/lakeswap/internal/retail"
 	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/swap"
+	"github.com/lakeswap/lakeswap/swap/audit"
+	"github.com/lakeswap/lakeswap/swap/history"
+	"github.com/lakeswap/lakeswap/swap/rollback"
 )
 
 var fourDays = []string{"2026-01-01", "2026-01-02", "2026-01-03", "2026-01-04"}
@@ -46,7 +49,7 @@ func TestBatchedRunIDIsAnIdempotencyKey(t *testing.T) {
 		if _, err := e.publishBatched("bf", 2, daysOf(10, fourDays...), fourDays...); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.pub.Rollback(e.ctx, swap.RollbackRequest{Table: e.ident, RunID: "bf"}); err != nil {
+		if _, err := e.pub.Rollback(e.ctx, rollback.Request{Table: e.ident, RunID: "bf"}); err != nil {
 			t.Fatal(err)
 		}
 		meta := e.table().MetadataLocation()
@@ -63,10 +66,10 @@ func TestBatchedRunIDIsAnIdempotencyKey(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.pub.Rollback(e.ctx, swap.RollbackRequest{Table: e.ident, SnapshotID: res.Batches[1].SnapshotID}); err != nil {
+		if _, err := e.pub.Rollback(e.ctx, rollback.Request{Table: e.ident, SnapshotID: res.Batches[1].SnapshotID}); err != nil {
 			t.Fatal(err)
 		}
-		st, err := e.pub.Status(e.ctx, e.ident, "bf")
+		st, err := history.Of(e.pub.Catalog).Status(e.ctx, e.ident, "bf")
 		if err != nil || !st.Complete || st.OnMain || st.OnMainBatches != 1 || st.Batches != 2 {
 			t.Errorf("status after the last batch was rolled back: %+v, %v; want both batches committed, 1 of 2 on main", st, err)
 		}
@@ -77,7 +80,7 @@ func TestBatchedRunIDIsAnIdempotencyKey(t *testing.T) {
 			t.Error("the refused resume changed the table")
 		}
 		// Rolling the run back undoes the batch main still holds.
-		rb, err := e.pub.Rollback(e.ctx, swap.RollbackRequest{Table: e.ident, RunID: "bf"})
+		rb, err := e.pub.Rollback(e.ctx, rollback.Request{Table: e.ident, RunID: "bf"})
 		if err != nil || rb.FromSnapshotID != res.Batches[0].SnapshotID || !rb.Verified {
 			t.Fatalf("rollback of the run: %+v, %v; want batch 1 undone", rb, err)
 		}
@@ -159,7 +162,7 @@ func TestScopedRollbackOfABatchedRun(t *testing.T) {
 	e.pub.BeforeCommit = nil
 	e.mustPublish(daysOf(7, "2026-01-06"), "2026-01-06") // after the run
 	before := e.table().MetadataLocation()
-	rb, err := e.pub.Rollback(e.ctx, swap.RollbackRequest{Table: e.ident, RunID: "bf", Scoped: true})
+	rb, err := e.pub.Rollback(e.ctx, rollback.Request{Table: e.ident, RunID: "bf", Scoped: true})
 	if err != nil || !rb.Scoped || rb.Batches != 2 || !rb.Verified {
 		t.Fatalf("scoped rollback of a batched run: %+v, %v", rb, err)
 	}
@@ -181,7 +184,7 @@ func TestScopedRollbackOfABatchedRun(t *testing.T) {
 	if n, _ := group(rows, "2026-01-06", "web"); n != 7 {
 		t.Errorf("the commit after the run is gone: 2026-01-06/web holds %d orders", n)
 	}
-	if _, err := e.pub.VerifyTable(e.ctx, e.ident, 0); err != nil {
+	if _, err := audit.Of(e.pub.Catalog).VerifyTable(e.ctx, e.ident, 0); err != nil {
 		t.Errorf("verify the table: %v", err)
 	}
 }

@@ -15,6 +15,8 @@ import (
 	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/internal/retail"
 	"github.com/lakeswap/lakeswap/swap"
+	"github.com/lakeswap/lakeswap/swap/gc"
+	"github.com/lakeswap/lakeswap/swap/rollback"
 )
 
 // lostAnswer lands the first commit once armed, then answers it as a
@@ -79,7 +81,7 @@ func TestScopedRollbackUnknownOutcomeKeepsRestaged(t *testing.T) {
 	morFixed(t, e)
 	lost := &lostAnswer{Catalog: e.cat, armed: true}
 	e.pub.Catalog = lost
-	_, err := e.pub.Rollback(e.ctx, swap.RollbackRequest{Table: e.ident, RunID: "fix", Scoped: true})
+	_, err := e.pub.Rollback(e.ctx, rollback.Request{Table: e.ident, RunID: "fix", Scoped: true})
 	t.Logf("rollback: %v", err)
 	e.pub.Catalog = e.cat
 	tbl := e.table()
@@ -115,7 +117,7 @@ func TestRestagedFilesHeldFromGC(t *testing.T) {
 				}
 			}
 		}
-		res, err := other.GC(e.ctx, swap.GCRequest{Table: e.ident, Grace: time.Hour, Yes: true})
+		res, err := other.GC(e.ctx, gc.Request{Table: e.ident, Grace: time.Hour, Yes: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -123,7 +125,7 @@ func TestRestagedFilesHeldFromGC(t *testing.T) {
 			t.Logf("gc removed %s %s", it.Kind, it.Location)
 		}
 	}}
-	if _, err := e.pub.Rollback(e.ctx, swap.RollbackRequest{Table: e.ident, RunID: "fix", Scoped: true}); err != nil {
+	if _, err := e.pub.Rollback(e.ctx, rollback.Request{Table: e.ident, RunID: "fix", Scoped: true}); err != nil {
 		t.Logf("rollback: %v", err)
 	}
 	e.pub.Catalog = e.cat
@@ -179,7 +181,7 @@ func TestSplitFileWithDeletes(t *testing.T) {
 	if got := res.Plan.Partitions[0].OldFingerprint.Rows; got != 3 {
 		t.Errorf("the plan's base of %s: %d rows, a reader sees 3", day, got)
 	}
-	if _, err := e.pub.Rollback(e.ctx, swap.RollbackRequest{Table: e.ident, RunID: "fix", Scoped: true}); err != nil {
+	if _, err := e.pub.Rollback(e.ctx, rollback.Request{Table: e.ident, RunID: "fix", Scoped: true}); err != nil {
 		t.Fatalf("scoped rollback: %v", err)
 	}
 	if after := retail.Only(e.daily(), day); len(after) != 3 {

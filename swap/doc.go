@@ -26,10 +26,13 @@
 //     judging it again, an unsure answer settled from the table, and read
 //     back; a publish that reads back otherwise is undone whole.
 //
-// What a run holds and removes is in cleanup.go; rollback, verify of a
-// run or the table, history and status are package swap/rollback; gc is
-// package swap/gc. Both take only the catalog and file IO they need, and
-// Publisher is their front door.
+// What a run holds and removes is in cleanup.go. Beside swap, each taking
+// only the catalog it needs: package swap/rollback undoes a run
+// (Publisher.Rollback gives it the guards and the restaging of rows),
+// swap/history reads what the table's history says of the runs (history,
+// status, show, diff), swap/audit checks a run or the whole table against
+// what the runs recorded, and swap/gc removes what attempts that never
+// committed left behind.
 //
 //	p := &swap.Publisher{Catalog: cat} // any Catalog: LoadTable, CommitTable
 //	res, err := p.Publish(ctx, swap.Request{

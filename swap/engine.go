@@ -16,6 +16,7 @@ import (
 	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
+	"github.com/lakeswap/lakeswap/swap/rollback"
 )
 
 // change is one table's share of a run: its plan, the table as loaded
@@ -359,10 +360,10 @@ func (p *Publisher) readBack(ctx context.Context, runID string, commit []*change
 func (p *Publisher) undo(ctx context.Context, runID string, commit []*change, verr error) (Status, error) {
 	one := commit[0]
 	first := one.plan.Table
-	req := RollbackRequest{Table: one.tbl.Identifier(), SnapshotID: one.id}
+	req := rollback.Request{Table: one.tbl.Identifier(), SnapshotID: one.id}
 	release := len(one.plan.Release) > 0
 	if release {
-		req = RollbackRequest{Table: one.tbl.Identifier(), RunID: runID}
+		req = rollback.Request{Table: one.tbl.Identifier(), RunID: runID}
 	}
 	_, rerr := p.Rollback(ctx, req)
 	if rerr != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/lakeswap/lakeswap/internal/retail"
 	"github.com/lakeswap/lakeswap/swap"
+	"github.com/lakeswap/lakeswap/swap/gc"
 )
 
 // TestGCExpiresRunTags: a run's tags keep its snapshots for the retention
@@ -36,17 +37,17 @@ func TestGCExpiresRunTags(t *testing.T) {
 	if got := strings.Join(refs(), ","); !strings.Contains(got, swap.RollbackTag("tagged-1")) || !strings.Contains(got, swap.RunTag("tagged-1")) {
 		t.Fatalf("refs after a publish: %s, want both of its tags", got)
 	}
-	res, err := e.pub.GC(e.ctx, swap.GCRequest{Table: e.ident, Yes: true, Now: time.Now().Add(30 * time.Minute)})
+	res, err := e.pub.GC(e.ctx, gc.Request{Table: e.ident, Yes: true, Now: time.Now().Add(30 * time.Minute)})
 	if err != nil || len(res.Items) != 0 {
 		t.Fatalf("gc within the retention: %+v, %v; want nothing removed", res, err)
 	}
 	later := time.Now().Add(2 * time.Hour)
 	meta := e.table().MetadataLocation()
-	res, err = e.pub.GC(e.ctx, swap.GCRequest{Table: e.ident, Now: later})
+	res, err = e.pub.GC(e.ctx, gc.Request{Table: e.ident, Now: later})
 	if err != nil || len(res.Items) != 3 || e.table().MetadataLocation() != meta {
 		t.Fatalf("dry run past the retention: %+v, %v; want the three tags (two runs, one target) listed and the table unchanged", res, err)
 	}
-	if _, err := e.pub.GC(e.ctx, swap.GCRequest{Table: e.ident, Yes: true, Now: later}); err != nil {
+	if _, err := e.pub.GC(e.ctx, gc.Request{Table: e.ident, Yes: true, Now: later}); err != nil {
 		t.Fatal(err)
 	}
 	if got := refs(); len(got) != 1 || got[0] != "main" {
@@ -87,12 +88,12 @@ func TestGCJudgesAttemptsWhole(t *testing.T) {
 	}
 	age(left[0], 48*time.Hour)
 	age(left[1], time.Hour)
-	res, err := e.pub.GC(e.ctx, swap.GCRequest{Table: e.ident, Yes: true, Now: now})
+	res, err := e.pub.GC(e.ctx, gc.Request{Table: e.ident, Yes: true, Now: now})
 	if err != nil || len(res.Items) != 1 || res.Items[0].Kind != "hold" || res.Young != 2 {
 		t.Fatalf("gc of an attempt active an hour ago: %+v, %v; want both files kept, and only the stale hold removed", res, err)
 	}
 	age(left[1], 25*time.Hour)
-	res, err = e.pub.GC(e.ctx, swap.GCRequest{Table: e.ident, Yes: true, Now: now})
+	res, err = e.pub.GC(e.ctx, gc.Request{Table: e.ident, Yes: true, Now: now})
 	if err != nil || len(res.Items) != 2 || len(e.runFiles("left-1")) != 0 {
 		t.Fatalf("gc of an attempt idle for a day: %+v, %v; left %v; want both files removed", res, err, e.runFiles("left-1"))
 	}
@@ -108,11 +109,11 @@ func TestGCKeepsARunningPublish(t *testing.T) {
 	defer swap.SetHoldRefresh(10 * time.Millisecond)()
 	e := newEnv(t)
 	e.mustPublish(fixture(t, retail.AfterBatch1), fixtureRange...)
-	var during *swap.GCResult
+	var during *gc.Result
 	e.pub.BeforeCommit = func(ctx context.Context, plan *swap.Plan) error {
 		time.Sleep(300 * time.Millisecond) // the staged files are older than the grace now
 		var err error
-		during, err = e.pub.GC(ctx, swap.GCRequest{Table: e.ident, Grace: 100 * time.Millisecond, Yes: true})
+		during, err = e.pub.GC(ctx, gc.Request{Table: e.ident, Grace: 100 * time.Millisecond, Yes: true})
 		return err
 	}
 	res, err := e.pub.Publish(e.ctx, swap.Request{Table: e.ident, Partitions: fixtureRange, Source: retail.NewSource(fixture(t, retail.AfterBatch2)), RunID: "long-1"})
@@ -141,7 +142,7 @@ func TestGCRefusesASharedDataPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.mustPublish(fixture(t, retail.AfterBatch1), fixtureRange...)
-	if _, err := e.pub.GC(e.ctx, swap.GCRequest{Table: e.ident, Yes: true, Now: time.Now().Add(48 * time.Hour)}); err == nil || !strings.Contains(err.Error(), "outside the table's location") {
+	if _, err := e.pub.GC(e.ctx, gc.Request{Table: e.ident, Yes: true, Now: time.Now().Add(48 * time.Hour)}); err == nil || !strings.Contains(err.Error(), "outside the table's location") {
 		t.Errorf("gc of a table with a shared data path: %v, want refused", err)
 	}
 }
@@ -163,7 +164,7 @@ func TestGCKeepsAnUnreadableHold(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Past the plan retention, a readable hold would go with its files.
-	res, err := e.pub.GC(e.ctx, swap.GCRequest{Table: e.ident, Yes: true, Now: time.Now().Add(10 * 24 * time.Hour)})
+	res, err := e.pub.GC(e.ctx, gc.Request{Table: e.ident, Yes: true, Now: time.Now().Add(10 * 24 * time.Hour)})
 	if err != nil || len(res.Items) != 0 || res.Kept != 2 {
 		t.Fatalf("gc with an unreadable hold: %+v, %v; want the plan's two files kept", res, err)
 	}
@@ -201,12 +202,12 @@ func TestGCBesideAnApply(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	gc := &swap.Publisher{Catalog: &onFirstLoad{Catalog: e.cat, fn: func() {
+	collector := &swap.Publisher{Catalog: &onFirstLoad{Catalog: e.cat, fn: func() {
 		if _, err := e.pub.Apply(e.ctx, swap.ApplyOptions{}, plan); err != nil {
 			t.Errorf("apply: %v", err)
 		}
 	}}}
-	res, err := gc.GC(e.ctx, swap.GCRequest{Table: e.ident, Yes: true})
+	res, err := collector.GC(e.ctx, gc.Request{Table: e.ident, Yes: true})
 	if err != nil || len(res.Items) != 0 {
 		t.Errorf("gc beside an apply: %+v, %v; want nothing removed", res, err)
 	}

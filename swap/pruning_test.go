@@ -27,6 +27,8 @@ import (
 	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/swap"
+	"github.com/lakeswap/lakeswap/swap/audit"
+	"github.com/lakeswap/lakeswap/swap/rollback"
 )
 
 // pruneColumns is a table of every type lakeswap writes.
@@ -363,7 +365,7 @@ func TestPruningFindsEveryRow(t *testing.T) {
 					if e.home != "" {
 						checkHiveRead(t, db, tbl)
 					}
-					check, err := e.pub.VerifyTable(e.ctx, ident, 0)
+					check, err := audit.Of(e.pub.Catalog).VerifyTable(e.ctx, ident, 0)
 					if err != nil || !check.OK {
 						t.Errorf("verify --table: %v %+v", err, check)
 					}
@@ -395,7 +397,7 @@ func TestPruningAfterEveryRoute(t *testing.T) {
 	check := func(step string) {
 		t.Helper()
 		checkPruning(t, e.ctx, db, e.tableNamed(ident), filters)
-		if v, err := e.pub.VerifyTable(e.ctx, ident, 0); err != nil || !v.OK {
+		if v, err := audit.Of(e.pub.Catalog).VerifyTable(e.ctx, ident, 0); err != nil || !v.OK {
 			t.Fatalf("%s: verify --table: %v %+v", step, err, v)
 		}
 	}
@@ -422,7 +424,7 @@ func TestPruningAfterEveryRoute(t *testing.T) {
 	if _, err := e.pub.Publish(e.ctx, swap.Request{Table: ident, Partitions: []string{"zz"}, Source: src}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.pub.Rollback(e.ctx, swap.RollbackRequest{Table: ident, RunID: "planned", Scoped: true}); err != nil {
+	if _, err := e.pub.Rollback(e.ctx, rollback.Request{Table: ident, RunID: "planned", Scoped: true}); err != nil {
 		t.Fatalf("scoped rollback: %v", err)
 	}
 	check("scoped rollback")

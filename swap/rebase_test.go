@@ -12,6 +12,7 @@ import (
 	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/swap"
+	"github.com/lakeswap/lakeswap/swap/audit"
 )
 
 // The scenarios of Iceberg Java's TestReplacePartitions, with another writer
@@ -102,7 +103,7 @@ func TestConcurrentCommits(t *testing.T) {
 				if rec.PlannedBaseSnapshotID == nil || rec.BaseSnapshotID == nil || *rec.BaseSnapshotID != *head.ParentSnapshotID || *rec.PlannedBaseSnapshotID == *rec.BaseSnapshotID {
 					t.Errorf("record: base %v, planned base %v, want the other commit %d as base and the planned one beside it", rec.BaseSnapshotID, rec.PlannedBaseSnapshotID, *head.ParentSnapshotID)
 				}
-				if _, err := e.pub.VerifyRun(e.ctx, e.ident, "backfill-1", 0); err != nil {
+				if _, err := audit.Of(e.pub.Catalog).VerifyRun(e.ctx, e.ident, "backfill-1", 0); err != nil {
 					t.Errorf("verify the rebased run: %v", err)
 				}
 			})

@@ -11,6 +11,7 @@ import (
 
 	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/runrecord"
+	"github.com/lakeswap/lakeswap/swap/history"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 	"github.com/lakeswap/lakeswap/verify"
 )
@@ -158,13 +159,13 @@ func (r *Release) Files(ctx context.Context, name, reader string) (snapshotName 
 	base := "none"
 	if plan.BaseSnapshotID != nil {
 		base = fmt.Sprint(*plan.BaseSnapshotID)
-		_, main, err := r.p.SnapshotFiles(ctx, part.tbl.Identifier(), *plan.BaseSnapshotID)
+		_, main, err := history.Of(r.p.Catalog).SnapshotFiles(ctx, part.tbl.Identifier(), *plan.BaseSnapshotID)
 		if err != nil {
 			return "", nil, true, err
 		}
 		for _, f := range main {
 			path := f.URL
-			if _, _, p, err := ParseDeletedInput(f.URL); err == nil {
+			if _, _, p, err := history.ParseDeletedInput(f.URL); err == nil {
 				path = p
 			}
 			if !replaced[path] {

@@ -7,7 +7,9 @@ import (
 
 	"github.com/lakeswap/lakeswap/internal/retail"
 	"github.com/lakeswap/lakeswap/outcome"
-	"github.com/lakeswap/lakeswap/swap"
+	"github.com/lakeswap/lakeswap/swap/audit"
+	"github.com/lakeswap/lakeswap/swap/history"
+	"github.com/lakeswap/lakeswap/swap/rollback"
 )
 
 func wrongAmounts(rows []retail.DailyOrder) []retail.DailyOrder {
@@ -29,7 +31,7 @@ func TestRollbackRestoresPreviousSnapshot(t *testing.T) {
 			t.Fatalf("bad publish reads %d cents, want 190000", c)
 		}
 
-		res, err := e.pub.Rollback(e.ctx, swap.RollbackRequest{Table: e.ident, RunID: bad.Plan.RunID})
+		res, err := e.pub.Rollback(e.ctx, rollback.Request{Table: e.ident, RunID: bad.Plan.RunID})
 		if err != nil {
 			t.Fatalf("rollback: %v", err)
 		}
@@ -45,7 +47,7 @@ func TestRollbackRestoresPreviousSnapshot(t *testing.T) {
 		// Retried, as an orchestrator does: said, with when, and not done
 		// twice.
 		meta := e.table().MetadataLocation()
-		again, err := e.pub.Rollback(e.ctx, swap.RollbackRequest{Table: e.ident, RunID: bad.Plan.RunID})
+		again, err := e.pub.Rollback(e.ctx, rollback.Request{Table: e.ident, RunID: bad.Plan.RunID})
 		if err != nil || !again.AlreadyRolledBack || again.RolledBackAt == nil || again.ToSnapshotID != good.SnapshotID || !again.Verified {
 			t.Errorf("second rollback of the same run: %+v, %v; want already rolled back to %d, verified", again, err, good.SnapshotID)
 		}
@@ -62,7 +64,7 @@ func TestRollbackRefusesWhenMainMovedOn(t *testing.T) {
 		bad := e.mustPublish(wrongAmounts(fixture(t, retail.AfterBatch2)), fixtureRange...)
 		later := e.mustPublish([]retail.DailyOrder{{OrderDate: "2026-01-09", Channel: "app", OrderCount: 1, AmountCents: 1}}, "2026-01-09")
 
-		_, err := e.pub.Rollback(e.ctx, swap.RollbackRequest{Table: e.ident, RunID: bad.Plan.RunID})
+		_, err := e.pub.Rollback(e.ctx, rollback.Request{Table: e.ident, RunID: bad.Plan.RunID})
 		if !errors.Is(err, outcome.ErrRollbackRefused) {
 			t.Fatalf("rollback behind a later commit: err = %v, want outcome.ErrRollbackRefused", err)
 		}
@@ -70,7 +72,7 @@ func TestRollbackRefusesWhenMainMovedOn(t *testing.T) {
 			t.Errorf("a refused rollback moved main to %d", head)
 		}
 
-		if _, err := e.pub.Rollback(e.ctx, swap.RollbackRequest{Table: e.ident, RunID: bad.Plan.RunID, Force: true}); err != nil {
+		if _, err := e.pub.Rollback(e.ctx, rollback.Request{Table: e.ident, RunID: bad.Plan.RunID, Force: true}); err != nil {
 			t.Fatalf("forced rollback: %v", err)
 		}
 		if head := e.table().CurrentSnapshot().SnapshotID; head != bad.Plan.BaseSnapshotIDValue() {
@@ -83,7 +85,7 @@ func TestVerifyRunRecomputes(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
 		e := newEnvOn(t, b)
 		res := e.mustPublish(fixture(t, retail.AfterBatch2), fixtureRange...)
-		v, err := e.pub.VerifyRun(e.ctx, e.ident, res.Plan.RunID, 0)
+		v, err := audit.Of(e.pub.Catalog).VerifyRun(e.ctx, e.ident, res.Plan.RunID, 0)
 		if err != nil {
 			t.Fatalf("verify: %v", err)
 		}
@@ -96,7 +98,7 @@ func TestVerifyRunRecomputes(t *testing.T) {
 func TestHistoryRecordsRuns(t *testing.T) {
 	e := newEnv(t)
 	res := e.mustPublish(fixture(t, retail.AfterBatch2), fixtureRange...)
-	main, _, err := e.pub.History(e.ctx, e.ident)
+	main, _, err := history.Of(e.pub.Catalog).History(e.ctx, e.ident)
 	if err != nil {
 		t.Fatal(err)
 	}

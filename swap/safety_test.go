@@ -25,6 +25,8 @@ import (
 	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/source"
 	"github.com/lakeswap/lakeswap/swap"
+	"github.com/lakeswap/lakeswap/swap/audit"
+	"github.com/lakeswap/lakeswap/swap/rollback"
 	"github.com/lakeswap/lakeswap/verify"
 )
 
@@ -204,12 +206,12 @@ func TestOddPartitionValues(t *testing.T) {
 			}
 			want["C#"], want[""] = second["C#"], second[""]
 			sameSales(t, "after the second run", readSales(t, e), want)
-			rb, err := e.pub.Rollback(e.ctx, swap.RollbackRequest{Table: salesIdent, RunID: "odd-2"})
+			rb, err := e.pub.Rollback(e.ctx, rollback.Request{Table: salesIdent, RunID: "odd-2"})
 			if err != nil || !rb.Verified {
 				t.Fatalf("rollback: %+v, %v", rb, err)
 			}
 			sameSales(t, "after the rollback", readSales(t, e), first)
-			if vr, err := e.pub.VerifyRun(e.ctx, salesIdent, "odd-1", 0); err != nil || !vr.OK {
+			if vr, err := audit.Of(e.pub.Catalog).VerifyRun(e.ctx, salesIdent, "odd-1", 0); err != nil || !vr.OK {
 				t.Errorf("verify the first run: %+v, %v", vr, err)
 			}
 		})
@@ -271,7 +273,7 @@ func TestRunIDIsAnIdempotencyKey(t *testing.T) {
 				if got := e.allFiles(); !slices.Equal(got, files) {
 					t.Errorf("%s changed the files:\nbefore %v\nafter  %v", what, files, got)
 				}
-				if vr, err := e.pub.VerifyRun(e.ctx, e.ident, "job-42", 0); err != nil || !vr.OK {
+				if vr, err := audit.Of(e.pub.Catalog).VerifyRun(e.ctx, e.ident, "job-42", 0); err != nil || !vr.OK {
 					t.Errorf("after %s, run job-42 no longer verifies: %v", what, err)
 				}
 			}
@@ -299,7 +301,7 @@ func TestRunIDIsAnIdempotencyKey(t *testing.T) {
 			// Once rolled back, the id cannot publish again: the history
 			// would say two things of one run.
 			e.mustPublish(fixture(t, retail.AfterBatch1), fixtureRange...)
-			if _, err := e.pub.Rollback(e.ctx, swap.RollbackRequest{Table: e.ident, RunID: "job-42", Force: true}); err != nil {
+			if _, err := e.pub.Rollback(e.ctx, rollback.Request{Table: e.ident, RunID: "job-42", Force: true}); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := publish(rows); !errors.Is(err, outcome.ErrRefused) || !strings.Contains(err.Error(), "no longer holds") {

@@ -12,6 +12,9 @@ import (
 	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/swap"
+	"github.com/lakeswap/lakeswap/swap/audit"
+	"github.com/lakeswap/lakeswap/swap/history"
+	"github.com/lakeswap/lakeswap/swap/rollback"
 )
 
 // TestScopedRollbackAfterExpiry, on every backend: snapshot expiry of
@@ -47,10 +50,10 @@ func TestScopedRollbackAfterExpiry(t *testing.T) {
 		}
 
 		metaBefore, filesBefore := e.table().MetadataLocation(), e.allFiles()
-		if _, err := e.pub.Rollback(e.ctx, swap.RollbackRequest{Table: e.ident, RunID: "backfill-b"}); !errors.Is(err, outcome.ErrRollbackRefused) || !strings.Contains(err.Error(), "--scoped") {
+		if _, err := e.pub.Rollback(e.ctx, rollback.Request{Table: e.ident, RunID: "backfill-b"}); !errors.Is(err, outcome.ErrRollbackRefused) || !strings.Contains(err.Error(), "--scoped") {
 			t.Fatalf("a plain rollback behind later commits: %v, want refused, pointing at --scoped", err)
 		}
-		res, err := e.pub.Rollback(e.ctx, swap.RollbackRequest{Table: e.ident, RunID: "backfill-b", Scoped: true})
+		res, err := e.pub.Rollback(e.ctx, rollback.Request{Table: e.ident, RunID: "backfill-b", Scoped: true})
 		if err != nil || !res.Verified || !res.Scoped {
 			t.Fatalf("scoped rollback: %+v, %v", res, err)
 		}
@@ -69,10 +72,10 @@ func TestScopedRollbackAfterExpiry(t *testing.T) {
 		if rec, _ := runrecord.Read(head.Summary.Properties); head.SnapshotID != res.ToSnapshotID || rec.RunID != "rollback-backfill-b" {
 			t.Errorf("main at %d recording %q, want the rollback's snapshot %d recording rollback-backfill-b", head.SnapshotID, rec.RunID, res.ToSnapshotID)
 		}
-		if _, err := e.pub.VerifyRun(e.ctx, e.ident, "rollback-backfill-b", 0); err != nil {
+		if _, err := audit.Of(e.pub.Catalog).VerifyRun(e.ctx, e.ident, "rollback-backfill-b", 0); err != nil {
 			t.Errorf("verify the rollback: %v", err)
 		}
-		if st, err := e.pub.Status(e.ctx, e.ident, "backfill-b"); err != nil || !st.Landed || st.OnMain {
+		if st, err := history.Of(e.pub.Catalog).Status(e.ctx, e.ident, "backfill-b"); err != nil || !st.Landed || st.OnMain {
 			t.Errorf("status of the run rolled back scoped: %+v, %v; want landed, and main no longer holding it", st, err)
 		}
 		if got := e.allFiles(); len(got) <= len(filesBefore) || e.table().MetadataLocation() == metaBefore {
@@ -83,12 +86,12 @@ func TestScopedRollbackAfterExpiry(t *testing.T) {
 		// rollback of it would undo that one too.
 		mustPublishAs(e, "daily-7-again", []retail.DailyOrder{{OrderDate: "2026-01-07", Channel: "web", OrderCount: 8, AmountCents: 80}}, "2026-01-07")
 		metaBefore, filesBefore = e.table().MetadataLocation(), e.allFiles()
-		_, err = e.pub.Rollback(e.ctx, swap.RollbackRequest{Table: e.ident, RunID: "daily-7", Scoped: true})
+		_, err = e.pub.Rollback(e.ctx, rollback.Request{Table: e.ident, RunID: "daily-7", Scoped: true})
 		if says := "a later commit touched partition order_date=2026-01-07"; !errors.Is(err, outcome.ErrRollbackRefused) || !strings.Contains(err.Error(), says) {
 			t.Errorf("scoped rollback of daily-7 under a later commit: %v, want refused saying %q", err, says)
 		}
 		// backfill-b was rolled back scoped already: a retry says so.
-		again, err := e.pub.Rollback(e.ctx, swap.RollbackRequest{Table: e.ident, RunID: "backfill-b", Scoped: true})
+		again, err := e.pub.Rollback(e.ctx, rollback.Request{Table: e.ident, RunID: "backfill-b", Scoped: true})
 		if err != nil || !again.AlreadyRolledBack || again.ToSnapshotID != res.ToSnapshotID {
 			t.Errorf("scoped rollback of backfill-b again: %+v, %v; want already rolled back as snapshot %d", again, err, res.ToSnapshotID)
 		}
@@ -116,7 +119,7 @@ func TestScopedRollbackOfTheFirstRun(t *testing.T) {
 	mustPublishAs(e, "first", fixture(t, retail.AfterBatch1), fixtureRange...)
 	later := []retail.DailyOrder{{OrderDate: "2026-01-05", Channel: "app", OrderCount: 5, AmountCents: 50}}
 	mustPublishAs(e, "later", later, "2026-01-05")
-	res, err := e.pub.Rollback(e.ctx, swap.RollbackRequest{Table: e.ident, RunID: "first", Scoped: true})
+	res, err := e.pub.Rollback(e.ctx, rollback.Request{Table: e.ident, RunID: "first", Scoped: true})
 	if err != nil || !res.Verified {
 		t.Fatalf("scoped rollback of the first run: %+v, %v", res, err)
 	}
@@ -124,7 +127,7 @@ func TestScopedRollbackOfTheFirstRun(t *testing.T) {
 		t.Errorf("table after the scoped rollback of the first run: %v, want the later run's rows alone", got)
 	}
 	meta := e.table().MetadataLocation()
-	again, err := e.pub.Rollback(e.ctx, swap.RollbackRequest{Table: e.ident, RunID: "first", Scoped: true})
+	again, err := e.pub.Rollback(e.ctx, rollback.Request{Table: e.ident, RunID: "first", Scoped: true})
 	if err != nil || !again.AlreadyRolledBack || !again.Verified || again.ToSnapshotID != res.ToSnapshotID {
 		t.Errorf("a second scoped rollback: %+v, %v; want already rolled back, verified", again, err)
 	}

@@ -12,6 +12,8 @@ import (
 	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/runrecord"
+	"github.com/lakeswap/lakeswap/swap/audit"
+	"github.com/lakeswap/lakeswap/swap/history"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 
 	"github.com/apache/iceberg-go/table"
@@ -107,7 +109,7 @@ func (p *Publisher) Describe(ctx context.Context, ident table.Identifier) (*Tabl
 			info.Properties[k] = v
 		}
 	}
-	main, _, err := p.History(ctx, ident)
+	main, _, err := history.Of(p.Catalog).History(ctx, ident)
 	if err != nil {
 		return nil, err
 	}
@@ -176,7 +178,7 @@ func (p *Publisher) SetProperties(ctx context.Context, ident table.Identifier, s
 	var ups []table.Update
 	if !sc.Equals(meta.CurrentSchema()) {
 		// The data must already hold the new grain: no key twice, none null.
-		res, err := p.ledger().CheckContract(ctx, ident, c)
+		res, err := audit.Of(p.Catalog).CheckContract(ctx, ident, c)
 		if err != nil {
 			return err
 		}

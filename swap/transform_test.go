@@ -20,6 +20,7 @@ import (
 	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/swap"
+	"github.com/lakeswap/lakeswap/swap/audit"
 )
 
 // eventsSource serves events by month; every event of a month is in its
@@ -104,7 +105,7 @@ func TestMonthPartitionsOfTimestamps(t *testing.T) {
 		t.Errorf("January replaced %d rows with %d, want 2 with 1", pp.OldFingerprint.Rows, pp.Fingerprint.Rows)
 	}
 	// The first run's snapshot still holds what it recorded.
-	if v, err := pub.VerifyRun(ctx, ident, res.Plan.RunID, 0); err != nil || !v.OK || v.Rows != 3 {
+	if v, err := audit.Of(pub.Catalog).VerifyRun(ctx, ident, res.Plan.RunID, 0); err != nil || !v.OK || v.Rows != 3 {
 		t.Errorf("verify of the first run: %+v, %v", v, err)
 	}
 	// An event of February offered as January is refused.

@@ -8,6 +8,8 @@ import (
 	"github.com/lakeswap/lakeswap/internal/retail"
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/swap"
+	"github.com/lakeswap/lakeswap/swap/audit"
+	"github.com/lakeswap/lakeswap/swap/rollback"
 )
 
 // TestUnchangedPartitionKeepsItsFiles, on every backend: a run that
@@ -46,11 +48,11 @@ func TestUnchangedPartitionKeepsItsFiles(t *testing.T) {
 		if staged := e.runFiles("one-changed"); len(staged) != 1 || !strings.Contains(staged[0], days[1]) {
 			t.Errorf("the run's files left in the warehouse: %v, want day 2's alone", staged)
 		}
-		if _, err := e.pub.VerifyRun(e.ctx, e.ident, "one-changed", 0); err != nil {
+		if _, err := audit.Of(e.pub.Catalog).VerifyRun(e.ctx, e.ident, "one-changed", 0); err != nil {
 			t.Errorf("verify: %v", err)
 		}
 		e.mustPublish(daysOf(5, "2026-01-03"), "2026-01-03")
-		if _, err := e.pub.Rollback(e.ctx, swap.RollbackRequest{Table: e.ident, RunID: "one-changed", Scoped: true}); err != nil {
+		if _, err := e.pub.Rollback(e.ctx, rollback.Request{Table: e.ident, RunID: "one-changed", Scoped: true}); err != nil {
 			t.Fatalf("scoped rollback: %v", err)
 		}
 		if got := dayFiles(days[0]); !slices.Equal(got, day1) {

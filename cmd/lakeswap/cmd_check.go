@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lakeswap/lakeswap/contract"
-	"github.com/lakeswap/lakeswap/swap"
+	"github.com/lakeswap/lakeswap/swap/audit"
 )
 
 type checkOptions struct {
@@ -23,9 +23,9 @@ type checkOptions struct {
 
 // checkResult is check's -o json: the verdict, and each check's line.
 type checkResult struct {
-	Table  string           `json:"table"`
-	Status string           `json:"status"` // "passed" or "failed"
-	Checks []swap.CheckLine `json:"checks"`
+	Table  string            `json:"table"`
+	Status string            `json:"status"` // "passed" or "failed"
+	Checks []audit.CheckLine `json:"checks"`
 }
 
 func newCheckCmd(g *globals) *cobra.Command {
@@ -63,7 +63,7 @@ func runCheck(ctx context.Context, g *globals, o checkOptions) error {
 	if err != nil {
 		return err
 	}
-	req := swap.CheckRequest{Table: ident, Trailing: o.trailing, Verified: o.verified}
+	req := audit.CheckRequest{Table: ident, Trailing: o.trailing, Verified: o.verified}
 	if o.trailing < 1 {
 		return usagef("--trailing %d: want 1 or more partitions", o.trailing)
 	}
@@ -94,7 +94,7 @@ func runCheck(ctx context.Context, g *globals, o checkOptions) error {
 		}
 		req.Band = &band
 	}
-	lines, err := pub.Check(ctx, req)
+	lines, err := audit.Of(pub.Catalog).Check(ctx, req)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lakeswap/lakeswap/internal/words"
+	"github.com/lakeswap/lakeswap/swap/history"
 )
 
 type diffOptions struct {
@@ -44,7 +45,7 @@ func runDiff(ctx context.Context, g *globals, o diffOptions) error {
 		return err
 	}
 	defer cat.Close()
-	v, err := pub.Diff(ctx, ident, o.from, o.to)
+	v, err := history.Of(pub.Catalog).Diff(ctx, ident, o.from, o.to)
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lakeswap/lakeswap/internal/words"
-	"github.com/lakeswap/lakeswap/swap"
+	"github.com/lakeswap/lakeswap/swap/gc"
 )
 
 type gcOptions struct {
@@ -60,7 +60,7 @@ func runGC(ctx context.Context, g *globals, o gcOptions) error {
 		return err
 	}
 	defer cat.Close()
-	res, err := pub.GC(ctx, swap.GCRequest{Table: ident, Grace: o.grace, PlanRetention: o.planRetention, Yes: o.yes, Now: testClock(g.getenv)})
+	res, err := pub.GC(ctx, gc.Request{Table: ident, Grace: o.grace, PlanRetention: o.planRetention, Yes: o.yes, Now: testClock(g.getenv)})
 	if res == nil {
 		return err
 	}

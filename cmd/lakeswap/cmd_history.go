@@ -19,6 +19,7 @@ import (
 
 	"github.com/lakeswap/lakeswap/internal/words"
 	"github.com/lakeswap/lakeswap/swap"
+	"github.com/lakeswap/lakeswap/swap/history"
 	"github.com/lakeswap/lakeswap/verify"
 
 	"github.com/lakeswap/lakeswap/runrecord"
@@ -76,11 +77,11 @@ func runHistory(ctx context.Context, g *globals, o historyOptions) error {
 		return err
 	}
 	defer cat.Close()
-	main, off, err := pub.History(ctx, ident)
+	main, off, err := history.Of(pub.Catalog).History(ctx, ident)
 	if err != nil {
 		return err
 	}
-	rollbacks, err := pub.Rollbacks(ctx, ident)
+	rollbacks, err := history.Of(pub.Catalog).Rollbacks(ctx, ident)
 	if err != nil {
 		return err
 	}
@@ -93,7 +94,7 @@ func runHistory(ctx context.Context, g *globals, o historyOptions) error {
 	off = slices.Clone(off)
 	slices.SortStableFunc(off, func(a, b runrecord.Entry) int { return b.Time.Compare(a.Time) })
 	out := historyResult{Table: strings.Join(ident, "."), Scales: c.Summary().Scales,
-		Main: limit(filter(main, keep), o.limit), Off: limit(filter(off, keep), o.limit), Rollbacks: []swap.Rollback{}}
+		Main: limit(filter(main, keep), o.limit), Off: limit(filter(off, keep), o.limit), Rollbacks: []history.Rollback{}}
 	// Rollbacks among main's snapshots shown: none older than the oldest
 	// of them when --limit cut main short.
 	var oldest time.Time
@@ -227,7 +228,7 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 // printHistory prints snapshots and, among them by time, the rollbacks,
 // newest first. Where the terminal's width is known, a run's partitions
 // are cut to fit it.
-func printHistory(w io.Writer, entries []runrecord.Entry, rollbacks []swap.Rollback, scales map[string]int, width int) {
+func printHistory(w io.Writer, entries []runrecord.Entry, rollbacks []history.Rollback, scales map[string]int, width int) {
 	header := []string{"SNAPSHOT", "TIME", "OPERATION", "RUN", "PARTITIONS", "RUN ROWS", "TABLE ROWS", "SUMS", "FINGERPRINT"}
 	var rows [][]string
 	r := 0
@@ -271,7 +272,7 @@ func printHistory(w io.Writer, entries []runrecord.Entry, rollbacks []swap.Rollb
 }
 
 // rollbackRow shows main set back, with the runs it no longer holds.
-func rollbackRow(r swap.Rollback) []string {
+func rollbackRow(r history.Rollback) []string {
 	return []string{strconv.FormatInt(r.To, 10), r.Time.Format("2006-01-02 15:04:05"), "rollback", orDash(strings.Join(r.Runs, ",")),
 		fmt.Sprintf("main set back from %d", r.From), "-", "-", "-", "-"}
 }
@@ -354,10 +355,10 @@ func terminalWidth(w io.Writer) int {
 // rollbacks that set main back, newest first, and the runs no longer on
 // main; each as the filters asked.
 type historyResult struct {
-	Table     string            `json:"table"`
-	Main      []runrecord.Entry `json:"main"`
-	Off       []runrecord.Entry `json:"off_main"`
-	Rollbacks []swap.Rollback   `json:"rollbacks"`
+	Table     string             `json:"table"`
+	Main      []runrecord.Entry  `json:"main"`
+	Off       []runrecord.Entry  `json:"off_main"`
+	Rollbacks []history.Rollback `json:"rollbacks"`
 	// Scales are the decimal additive columns' scales: a sum is the
 	// unscaled value, 1234 at scale 2 being 12.34.
 	Scales map[string]int `json:"scales,omitempty"`

@@ -14,7 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lakeswap/lakeswap/internal/words"
-	"github.com/lakeswap/lakeswap/swap"
+	"github.com/lakeswap/lakeswap/swap/history"
 )
 
 //go:embed report.tmpl
@@ -57,7 +57,7 @@ func runReport(ctx context.Context, g *globals, o reportOptions) error {
 		return err
 	}
 	defer cat.Close()
-	v, err := pub.ShowRun(ctx, ident, o.run)
+	v, err := history.Of(pub.Catalog).ShowRun(ctx, ident, o.run)
 	if err != nil {
 		return err
 	}
@@ -81,10 +81,10 @@ func runReport(ctx context.Context, g *globals, o reportOptions) error {
 // reportResult is report's -o json: the file written and the run's
 // figures it shows.
 type reportResult struct {
-	RunID string        `json:"run_id"`
-	Table string        `json:"table"`
-	File  string        `json:"file"`
-	Run   *swap.RunView `json:"run"`
+	RunID string           `json:"run_id"`
+	Table string           `json:"table"`
+	File  string           `json:"file"`
+	Run   *history.RunView `json:"run"`
 }
 
 // The page's data: every figure as show prints it.
@@ -116,7 +116,7 @@ type (
 	}
 )
 
-func reportOf(v *swap.RunView) reportData {
+func reportOf(v *history.RunView) reportData {
 	d := reportData{RunID: v.RunID, Table: v.Table, Time: v.Time.Format("2006-01-02 15:04:05Z"), Snapshots: joinIDs(v.Snapshots),
 		Source: v.Source, JobVersion: v.JobVersion, Rows: fmt.Sprint(v.Rows), Fingerprint: v.Fingerprint,
 		Checks: strings.TrimPrefix(describeRecordedChecks(v.Checks), "checks ")}
@@ -151,7 +151,7 @@ type figures struct {
 // chartOf draws a partition's value before and after as two bars, each
 // scaled to the largest value of the chart; a bar's length is the value's
 // magnitude (its text says its sign).
-func chartOf(title string, v *swap.RunView, value func(figures) (int64, string)) reportChart {
+func chartOf(title string, v *history.RunView, value func(figures) (int64, string)) reportChart {
 	const labelWidth, barWidth, rowHeight = 190, 360, 26
 	c := reportChart{Title: title, Width: labelWidth + barWidth + 220, Height: rowHeight*len(v.Partitions) + 6}
 	var top int64 = 1

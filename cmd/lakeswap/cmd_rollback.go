@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lakeswap/lakeswap/internal/words"
-	"github.com/lakeswap/lakeswap/swap"
+	"github.com/lakeswap/lakeswap/swap/rollback"
 )
 
 type rollbackOptions struct {
@@ -74,7 +74,7 @@ func runRollback(ctx context.Context, g *globals, o rollbackOptions) error {
 	if o.force && o.scoped {
 		return usagef("--force drops later commits and --scoped keeps them: pass one")
 	}
-	req := swap.RollbackRequest{Table: ident, RunID: o.runID, SnapshotID: o.snapshotID, Force: o.force, Scoped: o.scoped}
+	req := rollback.Request{Table: ident, RunID: o.runID, SnapshotID: o.snapshotID, Force: o.force, Scoped: o.scoped}
 	switch {
 	case o.restateFrozen && !o.scoped:
 		return usagef("--restate-frozen goes with --scoped: a full rollback moves main and records nothing, and a restatement is recorded")
@@ -99,7 +99,7 @@ func runRollback(ctx context.Context, g *globals, o rollbackOptions) error {
 	if err != nil {
 		return err
 	}
-	view := rollbackView{Status: "rolled-back", SnapshotID: res.ToSnapshotID, RollbackResult: res}
+	view := rollbackView{Status: "rolled-back", SnapshotID: res.ToSnapshotID, Result: res}
 	if res.AlreadyRolledBack {
 		view.Status = "already-rolled-back"
 	}
@@ -128,7 +128,7 @@ func runRollback(ctx context.Context, g *globals, o rollbackOptions) error {
 
 // printReleaseRollback says what a rollback of a release did to each of
 // its tables, all moved in one commit.
-func printReleaseRollback(w io.Writer, res *swap.RollbackResult) {
+func printReleaseRollback(w io.Writer, res *rollback.Result) {
 	names := make([]string, len(res.Tables))
 	for i, t := range res.Tables {
 		names[i] = t.Table
@@ -169,5 +169,5 @@ func asRecorded(verified bool) string {
 type rollbackView struct {
 	Status     string `json:"status"`
 	SnapshotID int64  `json:"snapshot_id,string"`
-	*swap.RollbackResult
+	*rollback.Result
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/lakeswap/lakeswap/internal/words"
 	"github.com/lakeswap/lakeswap/swap"
+	"github.com/lakeswap/lakeswap/swap/history"
 	"github.com/lakeswap/lakeswap/verify"
 )
 
@@ -63,7 +64,7 @@ func runShowRun(ctx context.Context, g *globals, o showOptions) error {
 		return err
 	}
 	defer cat.Close()
-	v, err := pub.ShowRun(ctx, ident, o.run)
+	v, err := history.Of(pub.Catalog).ShowRun(ctx, ident, o.run)
 	if err != nil {
 		return err
 	}
@@ -72,7 +73,7 @@ func runShowRun(ctx context.Context, g *globals, o showOptions) error {
 
 // printRun prints a run partition by partition: rows and each sum before
 // -> after (difference), the fingerprints, the files removed and added.
-func printRun(w io.Writer, v *swap.RunView) {
+func printRun(w io.Writer, v *history.RunView) {
 	fmt.Fprintf(w, "run %s on %s, committed %s as snapshot %s\n", v.RunID, v.Table, v.Time.Format("2006-01-02 15:04:05Z"), joinIDs(v.Snapshots))
 	printBeforeAfter(w, v.Partitions, v.Scales)
 	fmt.Fprintf(w, "rows %s, sums %s, fingerprint %s\n", count(v.Rows), formatSums(v.Sums, v.Scales), v.Fingerprint)
@@ -101,7 +102,7 @@ func printRun(w io.Writer, v *swap.RunView) {
 // printBeforeAfter prints partitions before and after: rows and each sum
 // before -> after (difference), the fingerprints, the files removed and
 // added.
-func printBeforeAfter(w io.Writer, parts []swap.PartitionView, scales map[string]int) {
+func printBeforeAfter(w io.Writer, parts []history.PartitionView, scales map[string]int) {
 	sums := map[string]bool{}
 	for _, p := range parts {
 		for k := range p.Before.Sums {
@@ -116,7 +117,7 @@ func printBeforeAfter(w io.Writer, parts []swap.PartitionView, scales map[string
 	for _, c := range cols {
 		header = append(header, strings.ToUpper(c))
 	}
-	grain := slices.ContainsFunc(parts, func(p swap.PartitionView) bool { return p.Changes != nil })
+	grain := slices.ContainsFunc(parts, func(p history.PartitionView) bool { return p.Changes != nil })
 	if grain {
 		header = append(header, "GRAIN (+added -removed ~changed)")
 	}
@@ -146,7 +147,7 @@ func printBeforeAfter(w io.Writer, parts []swap.PartitionView, scales map[string
 }
 
 // printFiles lists each partition's files removed and added.
-func printFiles(w io.Writer, parts []swap.PartitionView) {
+func printFiles(w io.Writer, parts []history.PartitionView) {
 	for _, p := range parts {
 		for _, f := range p.Removed {
 			fmt.Fprintf(w, "  %s removed %s\n", verify.DisplayKey(p.Partition), f)

@@ -11,6 +11,7 @@ import (
 	"github.com/lakeswap/lakeswap/internal/words"
 	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/swap"
+	"github.com/lakeswap/lakeswap/swap/history"
 )
 
 type statusOptions struct {
@@ -49,7 +50,7 @@ func runStatus(ctx context.Context, g *globals, o statusOptions) error {
 		return err
 	}
 	defer cat.Close()
-	st, err := pub.Status(ctx, ident, runID)
+	st, err := history.Of(pub.Catalog).Status(ctx, ident, runID)
 	if err != nil {
 		// The question stays open: the exit code an unknown outcome has.
 		return fmt.Errorf("%w: the table's history cannot be read: %w", outcome.ErrCommitUnknown, err)
@@ -125,7 +126,7 @@ func orNone(id int64) string {
 type statusView struct {
 	Status     string `json:"status"`
 	SnapshotID int64  `json:"snapshot_id,omitempty,string"`
-	*swap.RunStatus
+	*history.RunStatus
 	// Tables are the other tables of the release the run is part of, each
 	// with its status, when it committed several as one.
 	Tables []tableStatus `json:"tables,omitempty"`
@@ -142,7 +143,7 @@ type tableStatus struct {
 // run is part of: the release is one commit, so its tables stand or fall
 // together, and a table that says otherwise is an error. A table whose
 // share committed nothing (unchanged) records no snapshot of it.
-func releaseStatus(ctx context.Context, pub *swap.Publisher, name string, st *swap.RunStatus) ([]tableStatus, error) {
+func releaseStatus(ctx context.Context, pub *swap.Publisher, name string, st *history.RunStatus) ([]tableStatus, error) {
 	if !st.Landed {
 		return nil, nil
 	}
@@ -152,7 +153,7 @@ func releaseStatus(ctx context.Context, pub *swap.Publisher, name string, st *sw
 		if err != nil {
 			return nil, err
 		}
-		other, err := pub.Status(ctx, ident, st.RunID)
+		other, err := history.Of(pub.Catalog).Status(ctx, ident, st.RunID)
 		if err != nil {
 			return nil, fmt.Errorf("%w: the history of %s, of the same release, cannot be read: %w", outcome.ErrCommitUnknown, t, err)
 		}
@@ -164,7 +165,7 @@ func releaseStatus(ctx context.Context, pub *swap.Publisher, name string, st *sw
 
 // otherTables names the tables of the release a run's newest snapshot
 // records, but name: none for a run that is no release.
-func otherTables(st *swap.RunStatus, name string) []string {
+func otherTables(st *history.RunStatus, name string) []string {
 	if len(st.Snapshots) == 0 {
 		return nil
 	}
@@ -193,7 +194,7 @@ func printReleaseStatus(w io.Writer, runID string, tables []tableStatus) {
 	}
 }
 
-func newStatusView(st *swap.RunStatus) statusView {
+func newStatusView(st *history.RunStatus) statusView {
 	v := statusView{Status: "not-landed", RunStatus: st}
 	if st.ReleaseUnchanged != 0 {
 		v.Status, v.SnapshotID = "unchanged", st.ReleaseUnchanged

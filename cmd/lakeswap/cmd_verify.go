@@ -13,6 +13,8 @@ import (
 	"github.com/lakeswap/lakeswap/internal/words"
 	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/swap"
+	"github.com/lakeswap/lakeswap/swap/audit"
+	"github.com/lakeswap/lakeswap/swap/history"
 	"github.com/lakeswap/lakeswap/verify"
 )
 
@@ -76,7 +78,7 @@ func runVerifyTable(ctx context.Context, g *globals, ident []string, at int64) e
 		return err
 	}
 	defer cat.Close()
-	res, err := pub.VerifyTable(ctx, ident, at)
+	res, err := audit.Of(pub.Catalog).VerifyTable(ctx, ident, at)
 	if res == nil {
 		return err
 	}
@@ -110,11 +112,11 @@ func runVerifyRun(ctx context.Context, g *globals, ident []string, runID string,
 		return err
 	}
 	defer cat.Close()
-	res, err := pub.VerifyRun(ctx, ident, runID, snapshotID)
+	res, err := audit.Of(pub.Catalog).VerifyRun(ctx, ident, runID, snapshotID)
 	if errors.Is(err, outcome.ErrRunNotFound) && runID != "" {
 		// A release that left this table as it was has nothing here to
 		// verify: said, and not an error.
-		if st, serr := pub.Status(ctx, ident, runID); serr == nil && st.ReleaseUnchanged != 0 {
+		if st, serr := history.Of(pub.Catalog).Status(ctx, ident, runID); serr == nil && st.ReleaseUnchanged != 0 {
 			return verifyUnchanged(ctx, g, pub, ident, runID, st.ReleaseUnchanged)
 		}
 	}
@@ -150,7 +152,7 @@ func runVerifyRun(ctx context.Context, g *globals, ident []string, runID string,
 	})
 }
 
-func printVerify(w io.Writer, res *swap.VerifyResult, scales map[string]int) {
+func printVerify(w io.Writer, res *audit.VerifyResult, scales map[string]int) {
 	verdict := "ok"
 	if !res.OK {
 		verdict = "MISMATCH"
@@ -169,7 +171,7 @@ func printVerify(w io.Writer, res *swap.VerifyResult, scales map[string]int) {
 // verdict at the top: "verified" or "mismatch".
 type verifyRunView struct {
 	Status string `json:"status"`
-	*swap.VerifyResult
+	*audit.VerifyResult
 	// Tables are the other tables of the release the run is part of,
 	// each verified: the run is verified when all are.
 	Tables []tableVerified `json:"tables,omitempty"`
@@ -178,7 +180,7 @@ type verifyRunView struct {
 // tableVerified is one other table of a release, verified.
 type tableVerified struct {
 	Table string `json:"table"`
-	*swap.VerifyResult
+	*audit.VerifyResult
 }
 
 // verifyUnchanged verifies a release asked of a table it left unchanged:
@@ -186,12 +188,12 @@ type tableVerified struct {
 // in the catalog, are verified instead; it says so, and fails as they do.
 func verifyUnchanged(ctx context.Context, g *globals, pub *swap.Publisher, ident []string, runID string, at int64) error {
 	name := strings.Join(ident, ".")
-	tables, err := pub.ReleaseTables(ctx, runID, ident)
+	tables, err := history.Of(pub.Catalog).ReleaseTables(ctx, runID, ident)
 	if err != nil {
 		return fmt.Errorf("run %s is a release that committed nothing to %s; finding its other tables to verify: %w", runID, name, err)
 	}
 	others, err := verifyTables(ctx, pub, slices.DeleteFunc(slices.Clone(tables), func(t string) bool { return t == name }), runID)
-	view := verifyRunView{Status: "unchanged", VerifyResult: &swap.VerifyResult{RunID: runID, SnapshotID: at, OK: err == nil}, Tables: others}
+	view := verifyRunView{Status: "unchanged", VerifyResult: &audit.VerifyResult{RunID: runID, SnapshotID: at, OK: err == nil}, Tables: others}
 	if err != nil {
 		view.Status = verdictOf(false)
 	}
@@ -215,11 +217,11 @@ func verifyUnchanged(ctx context.Context, g *globals, pub *swap.Publisher, ident
 
 // verifyRelease verifies the run on the other tables of the release it
 // is part of; a table whose share committed nothing has nothing to check.
-func verifyRelease(ctx context.Context, pub *swap.Publisher, ident []string, res *swap.VerifyResult) ([]tableVerified, error) {
+func verifyRelease(ctx context.Context, pub *swap.Publisher, ident []string, res *audit.VerifyResult) ([]tableVerified, error) {
 	if res.RunID == "" {
 		return nil, nil
 	}
-	st, err := pub.Status(ctx, ident, res.RunID)
+	st, err := history.Of(pub.Catalog).Status(ctx, ident, res.RunID)
 	if err != nil {
 		return nil, err
 	}
@@ -235,7 +237,7 @@ func verifyTables(ctx context.Context, pub *swap.Publisher, tables []string, run
 		if err != nil {
 			return nil, err
 		}
-		r, err := pub.VerifyRun(ctx, ident, runID, 0)
+		r, err := audit.Of(pub.Catalog).VerifyRun(ctx, ident, runID, 0)
 		if errors.Is(err, outcome.ErrRunNotFound) {
 			continue // unchanged in the release: nothing committed to it
 		}
@@ -250,7 +252,7 @@ func verifyTables(ctx context.Context, pub *swap.Publisher, tables []string, run
 
 type verifyTableView struct {
 	Status string `json:"status"`
-	*swap.TableCheck
+	*audit.TableCheck
 }
 
 func verdictOf(ok bool) string {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/lakeswap/lakeswap/s3store"
 	"github.com/lakeswap/lakeswap/swap"
+	"github.com/lakeswap/lakeswap/swap/audit"
 )
 
 // factLines writes orders at the fact grain (one row per order_id,
@@ -156,7 +157,7 @@ func TestConcurrentWritersNeverCountAKeyTwice(t *testing.T) {
 	meta := tbl.Metadata()
 	n := 0
 	for _, snap := range table.AncestorsOf(meta.CurrentSnapshot().SnapshotID, meta.SnapshotByID) {
-		if _, err := pub.VerifyTable(ctx, []string{"retail", "orders_fact"}, snap.SnapshotID); err != nil {
+		if _, err := audit.Of(pub.Catalog).VerifyTable(ctx, []string{"retail", "orders_fact"}, snap.SnapshotID); err != nil {
 			t.Errorf("snapshot %d of main's history: %v", snap.SnapshotID, err)
 		}
 		n++

@@ -16,6 +16,7 @@ import (
 
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/swap"
+	"github.com/lakeswap/lakeswap/swap/history"
 )
 
 // TestEvolvedSpec: a table another engine made partitioned by month(d),
@@ -74,7 +75,7 @@ func TestEvolvedSpec(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, listed, err := pub.SnapshotFiles(ctx, []string{"eng", "respec"}, 0)
+		_, listed, err := history.Of(pub.Catalog).SnapshotFiles(ctx, []string{"eng", "respec"}, 0)
 		cat.Close()
 		if err != nil {
 			t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/lakeswap/lakeswap/swap"
+	"github.com/lakeswap/lakeswap/swap/history"
 )
 
 // firstBackfill is the example the README walks a newcomer through.
@@ -178,7 +179,7 @@ func TestStatusCountsWhatMainStillHolds(t *testing.T) {
 func TestShowRun(t *testing.T) {
 	home := t.TempDir()
 	weekAndFix(t, home)
-	var v swap.RunView
+	var v history.RunView
 	code, js, errs := cli(t, home, "show", "--table", "shop.daily_sales", "--run", "fix-lisbon", "-o", "json")
 	if err := json.Unmarshal([]byte(js), &v); code != 0 || err != nil {
 		t.Fatalf("show -o json: exit %d, %v: %s%s", code, err, js, errs)
@@ -226,13 +227,13 @@ func TestShowRun(t *testing.T) {
 func TestDiff(t *testing.T) {
 	home := t.TempDir()
 	weekAndFix(t, home)
-	var show swap.RunView
+	var show history.RunView
 	_, js, _ := cli(t, home, "show", "--table", "shop.daily_sales", "--run", "fix-lisbon", "-o", "json")
 	if err := json.Unmarshal([]byte(js), &show); err != nil {
 		t.Fatal(err)
 	}
 	for _, from := range []string{"week-1", swap.RollbackTag("fix-lisbon")} {
-		var d swap.DiffView
+		var d history.DiffView
 		code, js, errs := cli(t, home, "diff", "--table", "shop.daily_sales", from, "fix-lisbon", "-o", "json")
 		if err := json.Unmarshal([]byte(js), &d); code != 0 || err != nil {
 			t.Fatalf("diff %s fix-lisbon: exit %d, %v: %s%s", from, code, err, js, errs)
@@ -295,7 +296,7 @@ func TestRollbackOverLaterRuns(t *testing.T) {
 	if err := json.Unmarshal([]byte(js), &h); err != nil || len(h.Rollbacks) != 1 {
 		t.Errorf("history --run z: %v, rollbacks %+v, want its rollback", err, h.Rollbacks)
 	}
-	var v swap.RunView
+	var v history.RunView
 	_, js, _ = cli(t, home, "show", "--table", "shop.daily_sales", "--run", "week-1", "-o", "json")
 	if err := json.Unmarshal([]byte(js), &v); err != nil || len(v.Snapshots) != 4 || v.Rows != 21 || !strings.Contains(printed, "fingerprint "+v.Fingerprint) {
 		t.Errorf("show of a run in 4 batches: %v, %d snapshots, %d rows, fingerprint %s; publish printed:\n%s", err, len(v.Snapshots), v.Rows, v.Fingerprint, printed)

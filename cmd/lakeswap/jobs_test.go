@@ -14,6 +14,7 @@ import (
 	"github.com/lakeswap/lakeswap/internal/rawevents"
 	"github.com/lakeswap/lakeswap/internal/retail"
 	"github.com/lakeswap/lakeswap/swap"
+	"github.com/lakeswap/lakeswap/swap/history"
 )
 
 // TestRetailJob, on every site: the shipped orders_fact job, run from the
@@ -170,8 +171,8 @@ func TestRetailJobsFromRaw(t *testing.T) {
 		if err := json.Unmarshal([]byte(out), &h); err != nil || len(h.Main) == 0 || h.Main[0].RunID != "daily_orders-2" {
 			t.Fatalf("history -o json: %v: %s", err, out)
 		}
-		var shown swap.RunView
-		var diffed swap.DiffView
+		var shown history.RunView
+		var diffed history.DiffView
 		if err := json.Unmarshal([]byte(s.must("-o", "json", "show", "--table", "retail.daily_orders", "--run", "daily_orders-2")), &shown); err != nil {
 			t.Fatal(err)
 		}
@@ -181,7 +182,7 @@ func TestRetailJobsFromRaw(t *testing.T) {
 		if shown.Rows != h.Main[0].Rows || shown.Sums["amount_cents"] != h.Main[0].Sums["amount_cents"] || shown.Fingerprint != h.Main[0].Fingerprint {
 			t.Errorf("show: %d rows, sums %v, fingerprint %s; history: %d rows, sums %v, fingerprint %s", shown.Rows, shown.Sums, shown.Fingerprint, h.Main[0].Rows, h.Main[0].Sums, h.Main[0].Fingerprint)
 		}
-		for _, parts := range [][]swap.PartitionView{shown.Partitions, diffed.Partitions} {
+		for _, parts := range [][]history.PartitionView{shown.Partitions, diffed.Partitions} {
 			if len(parts) != 2 {
 				t.Errorf("show/diff: %d partitions, want 2", len(parts))
 			}

@@ -20,6 +20,8 @@ import (
 	"github.com/lakeswap/lakeswap/internal/doctor"
 	"github.com/lakeswap/lakeswap/job"
 	"github.com/lakeswap/lakeswap/swap"
+	"github.com/lakeswap/lakeswap/swap/gc"
+	"github.com/lakeswap/lakeswap/swap/history"
 )
 
 // results are the types each command prints with -o json on success,
@@ -31,8 +33,8 @@ var results = map[string][]any{
 	"apply":          {planView{}, releaseView{}},
 	"lineage":        {lineageResult{}},
 	"check":          {checkResult{}},
-	"show":           {swap.PlanFile{}, swap.RunView{}},
-	"diff":           {swap.DiffView{}},
+	"show":           {swap.PlanFile{}, history.RunView{}},
+	"diff":           {history.DiffView{}},
 	"report":         {reportResult{}},
 	"discard":        {discardResult{}},
 	"status":         {statusView{}},
@@ -40,7 +42,7 @@ var results = map[string][]any{
 	"repair-stats":   {repairView{}},
 	"rollback":       {rollbackView{}},
 	"history":        {historyResult{}},
-	"gc":             {swap.GCResult{}},
+	"gc":             {gc.Result{}},
 	"lag":            {job.LagReport{}},
 	"table create":   {tableCreated{}},
 	"table describe": {swap.TableInfo{}},

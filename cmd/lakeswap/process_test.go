@@ -29,6 +29,7 @@ import (
 	"github.com/lakeswap/lakeswap/parquetio"
 	"github.com/lakeswap/lakeswap/s3store"
 	"github.com/lakeswap/lakeswap/swap"
+	"github.com/lakeswap/lakeswap/swap/history"
 	"github.com/lakeswap/lakeswap/testenv"
 )
 
@@ -242,7 +243,7 @@ func TestTwoWritersOneWins(t *testing.T) {
 			t.Fatalf("round %d: table holds %+v, want both rows at the winner's %d cents", round, rows, won.cents)
 		}
 	}
-	main, _, err := pub.History(ctx, []string{"retail", "daily_orders"})
+	main, _, err := history.Of(pub.Catalog).History(ctx, []string{"retail", "daily_orders"})
 	if err != nil {
 		t.Fatal(err)
 	}

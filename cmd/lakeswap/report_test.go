@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lakeswap/lakeswap/swap"
+	"github.com/lakeswap/lakeswap/swap/history"
 	"github.com/lakeswap/lakeswap/testenv"
 )
 
@@ -66,7 +66,7 @@ func TestReportInChromium(t *testing.T) {
 		t.Fatalf("chromium --dump-dom: %v", err)
 	}
 
-	var v swap.RunView
+	var v history.RunView
 	_, js, _ := cli(t, home, "show", "--table", "shop.daily_sales", "--run", "fix-lisbon", "-o", "json")
 	if err := json.Unmarshal([]byte(js), &v); err != nil || len(v.Partitions) != 2 {
 		t.Fatalf("show -o json: %v: %s", err, js)

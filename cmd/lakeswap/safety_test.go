@@ -22,6 +22,7 @@ import (
 	"github.com/lakeswap/lakeswap/s3store"
 	"github.com/lakeswap/lakeswap/source"
 	"github.com/lakeswap/lakeswap/swap"
+	"github.com/lakeswap/lakeswap/swap/history"
 	"github.com/lakeswap/lakeswap/testenv"
 )
 
@@ -157,7 +158,7 @@ func TestTwoProcessesOneRunID(t *testing.T) {
 		}
 	}
 	// Every run ever committed still reads back whole.
-	main, _, err := pub.History(ctx, []string{"retail", "daily_orders"})
+	main, _, err := history.Of(pub.Catalog).History(ctx, []string{"retail", "daily_orders"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/source"
 	"github.com/lakeswap/lakeswap/swap"
+	"github.com/lakeswap/lakeswap/swap/rollback"
 	"github.com/lakeswap/lakeswap/verify"
 )
 
@@ -411,7 +412,7 @@ func (d *Story) badPublishRolledBack(batch2 []retail.DailyOrder) error {
 	if err := d.show(res, bad); err != nil {
 		return err
 	}
-	rb, err := d.pub.Rollback(d.ctx, swap.RollbackRequest{Table: demoTable, RunID: res.Plan.RunID})
+	rb, err := d.pub.Rollback(d.ctx, rollback.Request{Table: demoTable, RunID: res.Plan.RunID})
 	if err != nil {
 		return err
 	}

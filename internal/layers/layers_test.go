@@ -73,7 +73,7 @@ var layer = map[string]int{
 	// The protocol's parts, below its front door: rollback and gc never
 	// reach up into swap.
 	"outcome": 3, "swap/internal/layout": 4, "swap/internal/snapshot": 5, "swap/internal/hold": 6,
-	"swap/rollback": 7, "swap/gc": 7,
+	"swap/rollback": 7, "swap/gc": 7, "swap/history": 7, "swap/audit": 7,
 	// The protocol's front door.
 	"swap": 8,
 	// SQL jobs, which stage through swap.

@@ -21,7 +21,7 @@ import (
 // the table froze changes only with a reason the table records, and a
 // release's share of a table is undone with the release, never alone.
 // Each is a Guard; the ledger judges a rollback by its list
-// (Ledger.Guards), which swap's Publisher takes from swap.Guards, the one
+// (Runner.Guards), which swap's Publisher takes from swap.Guards, the one
 // list of every guard.
 
 // Undo is a rollback as its guards judge it, before it commits.
@@ -55,7 +55,7 @@ var (
 )
 
 // judge runs the ledger's guards over a rollback.
-func (l *Ledger) judge(ctx context.Context, u *Undo) error {
+func (l *Runner) judge(ctx context.Context, u *Undo) error {
 	for _, g := range l.Guards {
 		if err := g.Judge(ctx, u); err != nil {
 			return err

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"iter"
-	"slices"
 	"strings"
 	"time"
 
@@ -31,7 +29,7 @@ type releasePart struct {
 // one. A table whose share committed nothing (its partitions held the
 // content already) has nothing to undo. ident is the table the rollback
 // was asked of, whose figures the result carries; Tables has every one.
-func (l *Ledger) rollbackRelease(ctx context.Context, req Request, rec runrecord.Record) (*Result, error) {
+func (l *Runner) rollbackRelease(ctx context.Context, req Request, rec runrecord.Record) (*Result, error) {
 	name := strings.Join(req.Table, ".")
 	fail := func(format string, args ...any) (*Result, error) {
 		return nil, &outcome.OpError{Op: "rollback", Table: name, RunID: rec.RunID, Err: fmt.Errorf("%w: "+format, append([]any{outcome.ErrRollbackRefused}, args...)...)}
@@ -70,7 +68,7 @@ func (l *Ledger) rollbackRelease(ctx context.Context, req Request, rec runrecord
 		onMain := head != nil && table.IsAncestorOf(head.SnapshotID, run.SnapshotID, meta.SnapshotByID)
 		switch {
 		case !onMain:
-			if at, ok := rolledBackAt(meta, run, part.res.ToSnapshotID); ok {
+			if at, ok := snapshot.RolledBackAt(meta, run, part.res.ToSnapshotID); ok {
 				part.res.AlreadyRolledBack, part.res.RolledBackAt = true, &at
 				continue
 			}
@@ -129,7 +127,7 @@ func (l *Ledger) rollbackRelease(ctx context.Context, req Request, rec runrecord
 // pointMainsAt moves main of every table of a release back in one commit
 // through the commit engine: an answer lost on the way is settled from
 // the tables, and what landed is read back (readBack).
-func (l *Ledger) pointMainsAt(ctx context.Context, name string, changes []*snapshot.Change, runID string, readBack func(context.Context) error) error {
+func (l *Runner) pointMainsAt(ctx context.Context, name string, changes []*snapshot.Change, runID string, readBack func(context.Context) error) error {
 	b := &pointBack{changes: changes, readBack: readBack}
 	err := snapshot.Land(ctx, l.Catalog, l.log(), runID, b)
 	refused := (*snapshot.Refused)(nil)
@@ -147,85 +145,4 @@ func (l *Ledger) pointMainsAt(ctx context.Context, name string, changes []*snaps
 	}
 	return &outcome.OpError{Op: "rollback", Table: name, RunID: runID, Err: err,
 		Hint: "`lakeswap history` shows where main is on each table of the release once they can be read"}
-}
-
-// lister is a catalog that lists its namespaces and tables.
-type lister interface {
-	ListNamespaces(ctx context.Context, parent table.Identifier) ([]table.Identifier, error)
-	ListTables(ctx context.Context, namespace table.Identifier) iter.Seq2[table.Identifier, error]
-}
-
-// ReleaseTables finds the tables of a release from a table it left
-// unchanged, which records no run of it (only the release's tag): the
-// first table of the catalog that records the run names them all. It
-// looks in near's namespace first. None found: nil.
-func (l *Ledger) ReleaseTables(ctx context.Context, runID string, near table.Identifier) ([]string, error) {
-	cat, ok := l.Catalog.(lister)
-	if !ok {
-		return nil, errors.New("this catalog cannot list its tables")
-	}
-	namespaces := []table.Identifier{near[:len(near)-1]}
-	seen := map[string]bool{strings.Join(near, "."): true}
-	for i := 0; i < len(namespaces); i++ {
-		ns := namespaces[i]
-		for ident, err := range cat.ListTables(ctx, ns) {
-			if err != nil {
-				return nil, fmt.Errorf("list the tables of %s: %w", strings.Join(ns, "."), err)
-			}
-			name := strings.Join(ident, ".")
-			if seen[name] {
-				continue
-			}
-			seen[name] = true
-			tbl, err := l.Catalog.LoadTable(ctx, ident)
-			if err != nil {
-				continue // not a table this catalog can load: not the release's
-			}
-			s := runrecord.Find(tbl.Metadata(), runID)
-			if s == nil || s.Summary == nil {
-				continue
-			}
-			r, _ := runrecord.Read(s.Summary.Properties)
-			if slices.Contains(r.Release, strings.Join(near, ".")) {
-				return r.Release, nil
-			}
-		}
-		if i == 0 {
-			// Then every namespace, nested ones too.
-			all, err := allNamespaces(ctx, cat, nil)
-			if err != nil {
-				return nil, err
-			}
-			listed := map[string]bool{strings.Join(ns, "\x00"): true}
-			for _, other := range all {
-				if key := strings.Join(other, "\x00"); !listed[key] {
-					listed[key] = true
-					namespaces = append(namespaces, other)
-				}
-			}
-		}
-	}
-	return nil, nil
-}
-
-// allNamespaces lists the namespaces under parent, at every depth.
-func allNamespaces(ctx context.Context, cat lister, parent table.Identifier) ([]table.Identifier, error) {
-	nss, err := cat.ListNamespaces(ctx, parent)
-	if err != nil {
-		return nil, fmt.Errorf("list namespaces: %w", err)
-	}
-	// A catalog may list nested namespaces with their parents (the SQL
-	// catalog does): each is asked for its own only once.
-	var out []table.Identifier
-	for _, ns := range nss {
-		out = append(out, ns)
-		if len(ns) == len(parent)+1 && len(ns) < 8 {
-			nested, err := allNamespaces(ctx, cat, ns)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, nested...)
-		}
-	}
-	return out, nil
 }

@@ -14,9 +14,7 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/lakeswap/lakeswap/internal/words"
 	"github.com/lakeswap/lakeswap/runrecord"
-	"github.com/lakeswap/lakeswap/stats"
 	"github.com/lakeswap/lakeswap/verify"
 )
 
@@ -68,34 +66,17 @@ type Result struct {
 	Tables []Result `json:"tables,omitempty"`
 }
 
-// findRun returns the snapshot a run committed, by run id or snapshot id.
-func findRun(meta table.Metadata, runID string, snapshotID int64) (*table.Snapshot, error) {
-	if runID != "" {
-		if s := runrecord.Find(meta, runID); s != nil {
-			return s, nil
-		}
-		if s := meta.SnapshotByName(snapshot.ReleaseTag(runID)); s != nil {
-			return nil, fmt.Errorf("%w: run %s is a release that committed nothing to this table (its partitions held the release's content already: snapshot %d, tagged %s); undo or check it on a table the release changed, which `lakeswap history` there names", outcome.ErrRunNotFound, runID, s.SnapshotID, snapshot.ReleaseTag(runID))
-		}
-		return nil, fmt.Errorf("%w: no snapshot of the table records run %s; `lakeswap history` lists the runs", outcome.ErrRunNotFound, runID)
-	}
-	if s := meta.SnapshotByID(snapshotID); s != nil {
-		return s, nil
-	}
-	return nil, fmt.Errorf("%w: snapshot %d is not in the table's metadata; `lakeswap history` lists the snapshots", outcome.ErrRunNotFound, snapshotID)
-}
-
 // Rollback points main back at the snapshot a run replaced, then checks that
 // the run's partitions there have the fingerprint recorded before the run.
 // It refuses when main has moved past the run's snapshot unless Force.
-func (l *Ledger) Rollback(ctx context.Context, req Request) (*Result, error) {
+func (l *Runner) Rollback(ctx context.Context, req Request) (*Result, error) {
 	name := strings.Join(req.Table, ".")
 	tbl, err := l.Catalog.LoadTable(ctx, req.Table)
 	if err != nil {
 		return nil, fmt.Errorf("load table %s: %w", name, err)
 	}
 	meta := tbl.Metadata()
-	run, err := findRun(meta, req.RunID, req.SnapshotID)
+	run, err := snapshot.FindRun(meta, req.RunID, req.SnapshotID)
 	if err != nil {
 		return nil, err
 	}
@@ -213,7 +194,7 @@ func (l *Ledger) Rollback(ctx context.Context, req Request) (*Result, error) {
 	case cut:
 		return fail("main's history back to snapshot %d of run %s was expired, so whether main still holds the run is not known; pass --scoped to undo only the run's partitions, which is judged by their files", run.SnapshotID, res.RunID)
 	case !onMain:
-		if at, ok := rolledBackAt(meta, run, res.ToSnapshotID); ok {
+		if at, ok := snapshot.RolledBackAt(meta, run, res.ToSnapshotID); ok {
 			// A rollback retried: main went back to the run's target after
 			// it, and holds it still. Said, and checked, not done twice.
 			res.AlreadyRolledBack, res.RolledBackAt = true, &at
@@ -239,7 +220,7 @@ func (l *Ledger) Rollback(ctx context.Context, req Request) (*Result, error) {
 // main as tbl holds it, through the commit engine: an answer lost on the
 // way is settled from the table, and the undone runs' partitions are read
 // back (checkRestored).
-func (l *Ledger) pointMainAt(ctx context.Context, tbl *table.Table, res *Result, recs []runrecord.Record) (*Result, error) {
+func (l *Runner) pointMainAt(ctx context.Context, tbl *table.Table, res *Result, recs []runrecord.Record) (*Result, error) {
 	name, meta := strings.Join(tbl.Identifier(), "."), tbl.Metadata()
 	// Through the publisher's catalog, as every commit of lakeswap's.
 	tx := table.New(tbl.Identifier(), meta, tbl.MetadataLocation(), tbl.FS, l.Catalog).NewTransaction()
@@ -267,7 +248,7 @@ func (l *Ledger) pointMainAt(ctx context.Context, tbl *table.Table, res *Result,
 
 // checkRestored reads each undone run's partitions at the snapshot main
 // now points at and compares them with what the run recorded before it.
-func (l *Ledger) checkRestored(ctx context.Context, ident table.Identifier, recs []runrecord.Record, res *Result) (*Result, error) {
+func (l *Runner) checkRestored(ctx context.Context, ident table.Identifier, recs []runrecord.Record, res *Result) (*Result, error) {
 	name := strings.Join(ident, ".")
 	res.Verified = true
 	for _, rec := range recs {
@@ -287,196 +268,11 @@ func (l *Ledger) checkRestored(ctx context.Context, ident table.Identifier, recs
 
 // fingerprintAt recomputes the run fingerprint of the partitions with the
 // given values in a snapshot.
-func (l *Ledger) fingerprintAt(ctx context.Context, ident table.Identifier, snapshotID int64, values []string) (verify.Fingerprint, error) {
-	parts, err := l.partitionFingerprints(ctx, ident, snapshotID, values)
+func (l *Runner) fingerprintAt(ctx context.Context, ident table.Identifier, snapshotID int64, values []string) (verify.Fingerprint, error) {
+	parts, err := snapshot.Fingerprints(ctx, l.Catalog, ident, snapshotID, values)
 	if err != nil {
 		return verify.Fingerprint{}, err
 	}
 	fp, _ := verify.Combine(parts) // only the hash is compared; a sum that does not fit is left out
 	return fp, nil
-}
-
-// partitionFingerprints fingerprints partitions of a snapshot, keyed as
-// column=value.
-func (l *Ledger) partitionFingerprints(ctx context.Context, ident table.Identifier, snapshotID int64, values []string) (map[string]verify.Fingerprint, error) {
-	at, err := snapshot.Load(ctx, l.Catalog, ident, snapshotID)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]verify.Fingerprint{}
-	for _, value := range values {
-		key := at.Contract.Partition.Key(value)
-		fp, err := at.Fingerprint(ctx, value)
-		if err != nil {
-			return nil, err
-		}
-		out[key] = fp
-	}
-	return out, nil
-}
-
-// VerifyResult compares a committed run with what it recorded.
-type VerifyResult struct {
-	RunID       string            `json:"run_id"`
-	SnapshotID  int64             `json:"snapshot_id,string"`
-	Recorded    string            `json:"recorded_fingerprint"`
-	Computed    string            `json:"computed_fingerprint"`
-	Rows        int64             `json:"rows"`
-	Sums        map[string]int64  `json:"sums"`
-	Differences map[string]string `json:"differences,omitempty"` // partition -> recomputed hash, where it differs
-	// Statistics are the wrong bounds and counts (manifest entries,
-	// footers, partition summaries) of the files in the run's partitions.
-	Statistics []verify.Finding `json:"statistics,omitempty"`
-	OK         bool             `json:"ok"`
-	// Batches are the results of each batch of a run committed in batches,
-	// oldest first; the fields above are the newest batch's.
-	Batches []VerifyResult `json:"batches,omitempty"`
-}
-
-// VerifyRun recomputes the fingerprint of the partitions a run wrote, in the
-// snapshot it committed, and compares it with the one the run recorded. A
-// run committed in batches is verified batch by batch, each in its own
-// snapshot (Batches); it is OK when every batch is.
-func (l *Ledger) VerifyRun(ctx context.Context, ident table.Identifier, runID string, snapshotID int64) (*VerifyResult, error) {
-	tbl, err := l.Catalog.LoadTable(ctx, ident)
-	if err != nil {
-		return nil, err
-	}
-	fsys, err := tbl.FS(ctx)
-	if err != nil {
-		return nil, err
-	}
-	load := runrecord.NewLoader(fsys)
-	if runID != "" {
-		if all := runrecord.FindAll(tbl.Metadata(), runID); len(all) > 1 {
-			var res *VerifyResult
-			var errs []error
-			var batches []VerifyResult
-			for _, s := range all {
-				r, err := l.verifySnapshot(ctx, ident, load, &s)
-				if r == nil {
-					return nil, err
-				}
-				errs, batches, res = append(errs, err), append(batches, *r), r
-			}
-			out := *res
-			out.Batches, out.OK = batches, errors.Join(errs...) == nil
-			return &out, errors.Join(errs...)
-		}
-	}
-	run, err := findRun(tbl.Metadata(), runID, snapshotID)
-	if err != nil {
-		return nil, err
-	}
-	return l.verifySnapshot(ctx, ident, load, run)
-}
-
-// verifySnapshot verifies the run one snapshot records.
-func (l *Ledger) verifySnapshot(ctx context.Context, ident table.Identifier, load *runrecord.Loader, run *table.Snapshot) (*VerifyResult, error) {
-	rec, _, err := load.Snapshot(run)
-	if err != nil {
-		return nil, err
-	}
-	if rec.Fingerprint == "" {
-		return nil, fmt.Errorf("snapshot %d was not committed by lakeswap: it records no fingerprint", run.SnapshotID)
-	}
-	parts, err := l.partitionFingerprints(ctx, ident, run.SnapshotID, rec.Partitions)
-	if err != nil {
-		return nil, err
-	}
-	fp, _ := verify.Combine(parts) // a sum that does not fit is left out of Sums
-	res := &VerifyResult{RunID: rec.RunID, SnapshotID: run.SnapshotID, Recorded: rec.Fingerprint,
-		Computed: fp.Hash, Rows: fp.Rows, Sums: fp.Sums}
-	for k, pf := range parts {
-		if rec.PartitionHashes[k] != pf.Hash {
-			if res.Differences == nil {
-				res.Differences = map[string]string{}
-			}
-			res.Differences[k] = pf.Hash
-		}
-	}
-	res.OK = res.Recorded == res.Computed
-	if !res.OK {
-		return res, &outcome.OpError{Op: "verify", Table: strings.Join(ident, "."), RunID: res.RunID,
-			Err: fmt.Errorf("%w: snapshot %d fingerprint %s, recorded %s", outcome.ErrVerifyFailed, run.SnapshotID, verify.Short(res.Computed), verify.Short(res.Recorded))}
-	}
-	if res.Statistics, err = l.runStatistics(ctx, ident, run, rec.Partitions); err != nil {
-		return nil, err
-	}
-	if len(res.Statistics) > 0 {
-		res.OK = false
-		return res, &outcome.OpError{Op: "verify", Table: strings.Join(ident, "."), RunID: res.RunID,
-			Err:  fmt.Errorf("%w: snapshot %d: %s", outcome.ErrVerifyFailed, run.SnapshotID, words.Count(len(res.Statistics), "wrong statistic")),
-			Hint: "the rows are as recorded, but engines that skip files by these figures miss rows; `lakeswap repair-stats --table " + strings.Join(ident, ".") + "` mends the manifests"}
-	}
-	return res, nil
-}
-
-// runStatistics checks what other engines prune on for the files in a
-// run's partitions: as main holds them where it still does (a repair of
-// the table's statistics since the run is what readers see), else as the
-// run's snapshot does.
-func (l *Ledger) runStatistics(ctx context.Context, ident table.Identifier, run *table.Snapshot, values []string) ([]verify.Finding, error) {
-	at, err := snapshot.Load(ctx, l.Catalog, ident, run.SnapshotID)
-	if err != nil {
-		return nil, err
-	}
-	var paths []string
-	for _, v := range values {
-		paths = append(paths, snapshot.DataPaths(at.Live[v])...)
-	}
-	var findings []verify.Finding
-	check := func(snap *table.Snapshot, paths []string) error {
-		if len(paths) == 0 {
-			return nil
-		}
-		rep, err := stats.CheckFiles(ctx, at.FS, at.Meta, snap, paths)
-		if err != nil {
-			return fmt.Errorf("check the statistics of snapshot %d: %w", snap.SnapshotID, err)
-		}
-		findings = append(findings, rep.Findings()...)
-		return nil
-	}
-	head := at.Meta.CurrentSnapshot()
-	if head == nil || head.SnapshotID == run.SnapshotID {
-		return findings, check(run, paths)
-	}
-	now, err := snapshot.Load(ctx, l.Catalog, ident, head.SnapshotID)
-	if err != nil {
-		return nil, err
-	}
-	held := map[string]bool{}
-	for _, files := range now.Live {
-		for _, p := range snapshot.DataPaths(files) {
-			held[p] = true
-		}
-	}
-	var inMain, gone []string
-	for _, p := range paths {
-		if held[p] {
-			inMain = append(inMain, p)
-		} else {
-			gone = append(gone, p)
-		}
-	}
-	if err := check(head, inMain); err != nil {
-		return nil, err
-	}
-	return findings, check(run, gone)
-}
-
-// rolledBackAt finds when main was pointed back at target, the snapshot
-// run replaced, after run was committed, and whether main descends from
-// target still: the table's own record that the run was rolled back.
-func rolledBackAt(meta table.Metadata, run *table.Snapshot, target int64) (time.Time, bool) {
-	head := meta.CurrentSnapshot()
-	if head == nil || !table.IsAncestorOf(head.SnapshotID, target, func(id int64) *table.Snapshot { return meta.SnapshotByID(id) }) {
-		return time.Time{}, false
-	}
-	for e := range meta.SnapshotLogs() {
-		if e.SnapshotID == target && e.TimestampMs >= run.TimestampMs {
-			return time.UnixMilli(e.TimestampMs).UTC(), true
-		}
-	}
-	return time.Time{}, false
 }

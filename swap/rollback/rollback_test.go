@@ -22,7 +22,7 @@ var daily = table.Identifier{"retail", "daily_orders"}
 
 // ledgerOn creates the retail daily table on the embedded catalog and
 // returns a publisher and a ledger of it.
-func ledgerOn(t *testing.T) (*catalog.Catalog, *swap.Publisher, *rollback.Ledger) {
+func ledgerOn(t *testing.T) (*catalog.Catalog, *swap.Publisher, *rollback.Runner) {
 	t.Helper()
 	cfg, err := catalog.Resolve(catalog.Settings{Home: t.TempDir(), Getenv: func(string) string { return "" }, ConfigFile: os.DevNull})
 	if err != nil {
@@ -36,7 +36,7 @@ func ledgerOn(t *testing.T) (*catalog.Catalog, *swap.Publisher, *rollback.Ledger
 	if _, err := catalog.CreateTable(context.Background(), cat, daily, retail.Spec()); err != nil {
 		t.Fatal(err)
 	}
-	return cat, &swap.Publisher{Catalog: cat}, &rollback.Ledger{Catalog: cat, Guards: []rollback.Guard{rollback.Frozen, rollback.ReleaseShares}}
+	return cat, &swap.Publisher{Catalog: cat}, &rollback.Runner{Catalog: cat, Guards: []rollback.Guard{rollback.Frozen, rollback.ReleaseShares}}
 }
 
 // publish publishes a stage of the retail fixture as run runID.

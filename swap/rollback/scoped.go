@@ -33,7 +33,7 @@ import (
 // those partitions, since undoing the run there would undo that commit
 // too. The rollback is itself recorded as a run, rollback-<run id>, whose
 // fingerprint is the one recorded before the run.
-func (l *Ledger) scopedRollback(ctx context.Context, tbl *table.Table, runs []table.Snapshot, recs []runrecord.Record, res *Result, req Request) (*Result, error) {
+func (l *Runner) scopedRollback(ctx context.Context, tbl *table.Table, runs []table.Snapshot, recs []runrecord.Record, res *Result, req Request) (*Result, error) {
 	name := strings.Join(tbl.Identifier(), ".")
 	refuse := func(format string, args ...any) error {
 		return &outcome.OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: fmt.Errorf("%w: "+format, append([]any{outcome.ErrRollbackRefused}, args...)...)}
@@ -91,7 +91,7 @@ func (l *Ledger) scopedRollback(ctx context.Context, tbl *table.Table, runs []ta
 // and the next attempt judges the undo again; the partitions are read
 // back.
 type undoLanding struct {
-	l          *Ledger
+	l          *Runner
 	tbl        *table.Table
 	runs       []table.Snapshot
 	recs       []runrecord.Record
@@ -158,7 +158,7 @@ func (ul *undoLanding) ReadBack(ctx context.Context) error {
 	ul.u.settle(ctx, true)
 	l, res, id, name := ul.l, ul.res, ul.id, strings.Join(ul.tbl.Identifier(), ".")
 	res.FromSnapshotID, res.ToSnapshotID = ul.u.head.SnapshotID, id
-	got, err := l.partitionFingerprints(ctx, ul.tbl.Identifier(), id, ul.partitions)
+	got, err := snapshot.Fingerprints(ctx, l.Catalog, ul.tbl.Identifier(), id, ul.partitions)
 	if err != nil {
 		return &outcome.OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: fmt.Errorf("%w: the rollback landed as snapshot %d, but reading it back failed: %w", outcome.ErrLandedUnverified, id, err)}
 	}
@@ -197,7 +197,7 @@ type undoPlan struct {
 
 // removeRestaged removes the files the undo wrote, and only those, then
 // the hold that kept them.
-func (u *undoPlan) removeRestaged(ctx context.Context, l *Ledger) {
+func (u *undoPlan) removeRestaged(ctx context.Context, l *Runner) {
 	for _, f := range u.restaged {
 		if err := u.fsys.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			l.log().Warn("remove a file the refused rollback wrote", "path", f, "err", err)
@@ -219,7 +219,7 @@ func (u *undoPlan) settle(ctx context.Context, release bool) {
 // now (the run's, or a later commit touched them: refused) and those they
 // held before it (which must fingerprint as recorded); and refuses to put
 // back a record a later commit added to another partition.
-func (l *Ledger) planUndo(ctx context.Context, tbl *table.Table, runs []table.Snapshot, recs []runrecord.Record, refuse func(string, ...any) error) (u *undoPlan, err error) {
+func (l *Runner) planUndo(ctx context.Context, tbl *table.Table, runs []table.Snapshot, recs []runrecord.Record, refuse func(string, ...any) error) (u *undoPlan, err error) {
 	rec := recs[len(recs)-1]
 	meta := tbl.Metadata()
 	if err := snapshot.Writable(meta); err != nil {
@@ -279,7 +279,7 @@ func (l *Ledger) planUndo(ctx context.Context, tbl *table.Table, runs []table.Sn
 }
 
 // batch adds one batch of the run (run, recorded as r) to the undo.
-func (l *Ledger) batch(ctx context.Context, tbl *table.Table, u *undoPlan, run table.Snapshot, r runrecord.Record, runID string, refuse func(string, ...any) error) error {
+func (l *Runner) batch(ctx context.Context, tbl *table.Table, u *undoPlan, run table.Snapshot, r runrecord.Record, runID string, refuse func(string, ...any) error) error {
 	c, meta := u.c, tbl.Metadata()
 	then, err := snapshot.Files(ctx, u.fsys, meta.SnapshotByID(run.SnapshotID), c)
 	if err != nil {
@@ -489,7 +489,7 @@ func inBatch(r runrecord.Record) string {
 
 // undoChange builds the replace of a scoped rollback on main as tbl holds
 // it, pinned there.
-func (l *Ledger) undoChange(ctx context.Context, tbl *table.Table, fsys icebergio.IO, out, back []iceberg.DataFile, undo runrecord.Record) (*snapshot.Change, error) {
+func (l *Runner) undoChange(ctx context.Context, tbl *table.Table, fsys icebergio.IO, out, back []iceberg.DataFile, undo runrecord.Record) (*snapshot.Change, error) {
 	written := &snapshot.RecordingIO{IO: fsys, Meta: tbl.Metadata()}
 	head := tbl.CurrentSnapshot()
 	cat := &snapshot.Extended{Catalog: l.Catalog, Updates: []table.Update{snapshot.TagRollbackTarget(undo.RunID, head, l.Retention)}}
@@ -543,13 +543,13 @@ func onMain(meta table.Metadata, s *table.Snapshot) bool {
 // alreadyScoped reports a scoped rollback done before as snapshot s, which
 // main holds, recorded as undo: its partitions are read again there and
 // compared with what it recorded.
-func (l *Ledger) alreadyScoped(ctx context.Context, ident table.Identifier, s *table.Snapshot, undo runrecord.Record, res *Result) (*Result, error) {
+func (l *Runner) alreadyScoped(ctx context.Context, ident table.Identifier, s *table.Snapshot, undo runrecord.Record, res *Result) (*Result, error) {
 	at := time.UnixMilli(s.TimestampMs).UTC()
 	res.AlreadyRolledBack, res.RolledBackAt, res.ToSnapshotID = true, &at, s.SnapshotID
 	if s.ParentSnapshotID != nil {
 		res.FromSnapshotID = *s.ParentSnapshotID
 	}
-	got, err := l.partitionFingerprints(ctx, ident, s.SnapshotID, undo.Partitions)
+	got, err := snapshot.Fingerprints(ctx, l.Catalog, ident, s.SnapshotID, undo.Partitions)
 	if err != nil {
 		return nil, &outcome.OpError{Op: "rollback", Table: strings.Join(ident, "."), RunID: res.RunID, Err: err}
 	}

@@ -1,4 +1,4 @@
-package rollback
+package audit
 
 import (
 	"context"
@@ -60,9 +60,9 @@ const maxTableFindings = 100
 // and counts (manifest and footer) and every manifest's partition
 // summaries hold the rows they describe (stats.CheckSnapshot). It holds a hash of every key
 // in memory (about 40 bytes a row). A finding is outcome.ErrVerifyFailed.
-func (l *Ledger) VerifyTable(ctx context.Context, ident table.Identifier, snapshotID int64) (*TableCheck, error) {
+func (a Auditor) VerifyTable(ctx context.Context, ident table.Identifier, snapshotID int64) (*TableCheck, error) {
 	name := strings.Join(ident, ".")
-	tbl, err := l.Catalog.LoadTable(ctx, ident)
+	tbl, err := a.Catalog.LoadTable(ctx, ident)
 	if err != nil {
 		return nil, fmt.Errorf("load table %s: %w", name, err)
 	}
@@ -79,7 +79,7 @@ func (l *Ledger) VerifyTable(ctx context.Context, ident table.Identifier, snapsh
 		return res, nil // an empty table holds nothing to check
 	}
 	res.SnapshotID = snap.SnapshotID
-	at, err := snapshot.Load(ctx, l.Catalog, ident, snap.SnapshotID)
+	at, err := snapshot.Load(ctx, a.Catalog, ident, snap.SnapshotID)
 	if err != nil {
 		return nil, err
 	}
@@ -124,8 +124,8 @@ func (l *Ledger) VerifyTable(ctx context.Context, ident table.Identifier, snapsh
 // judge it (a grain about to be set in place): every file's rows against
 // its columns, and every key against every other. The findings are what
 // the contract would refuse, each naming its partition and record.
-func (l *Ledger) CheckContract(ctx context.Context, ident table.Identifier, c *contract.Contract) (*TableCheck, error) {
-	tbl, err := l.Catalog.LoadTable(ctx, ident)
+func (a Auditor) CheckContract(ctx context.Context, ident table.Identifier, c *contract.Contract) (*TableCheck, error) {
+	tbl, err := a.Catalog.LoadTable(ctx, ident)
 	if err != nil {
 		return nil, fmt.Errorf("load table %s: %w", strings.Join(ident, "."), err)
 	}
@@ -135,7 +135,7 @@ func (l *Ledger) CheckContract(ctx context.Context, ident table.Identifier, c *c
 		return res, nil
 	}
 	res.SnapshotID = snap.SnapshotID
-	at, err := snapshot.Load(ctx, l.Catalog, ident, snap.SnapshotID)
+	at, err := snapshot.Load(ctx, a.Catalog, ident, snap.SnapshotID)
 	if err != nil {
 		return nil, err
 	}

@@ -1,9 +1,10 @@
-// Package rollback reads and undoes the runs a table's history records:
-// it rolls a run back (main pointed at the snapshot the run replaced, or,
-// scoped, the run's partitions given back what they held), verifies a run
-// or the whole table against what the runs recorded, and answers what
-// became of a run. It reads everything it needs from the table; swap's
-// Publisher is its front door.
+// Package rollback undoes a run the table's history records: main pointed
+// back at the snapshot the run replaced (a whole run, or every table of a
+// release), or, scoped, the run's partitions given back what they held.
+// Each rollback is judged by the guards of the one list (a freeze, a
+// release's shares) and lands through the one commit engine. It reads
+// everything it needs from the table; swap's Publisher gives it the
+// guards and the restaging of rows.
 package rollback
 
 import (
@@ -18,13 +19,9 @@ import (
 	"github.com/lakeswap/lakeswap/contract"
 )
 
-// Catalog is what a ledger needs of a catalog: loading a table and
-// committing to it.
-type Catalog = table.CatalogIO
-
-// Ledger reads and undoes the runs of one catalog's tables.
-type Ledger struct {
-	Catalog Catalog
+// Runner rolls back the runs of one catalog's tables.
+type Runner struct {
+	Catalog table.CatalogIO
 	Logger  *slog.Logger // nil: discard
 	// Retention is how long the tags of a scoped rollback keep its
 	// snapshots from expiry; 0 is the default.
@@ -40,7 +37,7 @@ type Ledger struct {
 	Guards []Guard
 }
 
-// Restager is one held attempt that writes rows back (Ledger.Restage).
+// Restager is one held attempt that writes rows back (Runner.Restage).
 type Restager interface {
 	// Write writes a partition's rows (each yields them, in the
 	// contract's schema) as new data files, described for a commit, and
@@ -51,7 +48,7 @@ type Restager interface {
 	Settle(ctx context.Context, release bool)
 }
 
-func (l *Ledger) log() *slog.Logger {
+func (l *Runner) log() *slog.Logger {
 	if l.Logger == nil {
 		return slog.New(slog.DiscardHandler)
 	}

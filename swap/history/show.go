@@ -1,4 +1,4 @@
-package rollback
+package history
 
 import (
 	"cmp"
@@ -125,8 +125,8 @@ func grainChanges(ctx context.Context, a, b *snapshot.At, value string, rows int
 // ShowRun reads a run back from the table: for each partition it
 // replaced, the rows, sums and fingerprint before and after, and the files
 // removed and added. It reads those partitions' files in both snapshots.
-func (l *Ledger) ShowRun(ctx context.Context, ident table.Identifier, runID string) (*RunView, error) {
-	tbl, err := l.Catalog.LoadTable(ctx, ident)
+func (r Reader) ShowRun(ctx context.Context, ident table.Identifier, runID string) (*RunView, error) {
+	tbl, err := r.Catalog.LoadTable(ctx, ident)
 	if err != nil {
 		return nil, err
 	}
@@ -182,14 +182,14 @@ func (l *Ledger) ShowRun(ctx context.Context, ident table.Identifier, runID stri
 			}
 			v.Reconciled[k] = m
 		}
-		after, err := snapshot.Load(ctx, l.Catalog, ident, s.SnapshotID)
+		after, err := snapshot.Load(ctx, r.Catalog, ident, s.SnapshotID)
 		if err != nil {
 			return nil, err
 		}
 		v.Scales = after.Contract.Summary().Scales
 		var before *snapshot.At
 		if rec.BaseSnapshotID != nil {
-			if before, err = snapshot.Load(ctx, l.Catalog, ident, *rec.BaseSnapshotID); err != nil {
+			if before, err = snapshot.Load(ctx, r.Catalog, ident, *rec.BaseSnapshotID); err != nil {
 				return nil, fmt.Errorf("show run %s: the snapshot it replaced: %w", runID, err)
 			}
 		}
@@ -253,8 +253,8 @@ type DiffView struct {
 // branch, or a run id (the run's newest snapshot): for every partition
 // whose data files differ, the rows, sums and fingerprint in each and the
 // files only one of them holds. It reads those partitions' files in both.
-func (l *Ledger) Diff(ctx context.Context, ident table.Identifier, from, to string) (*DiffView, error) {
-	tbl, err := l.Catalog.LoadTable(ctx, ident)
+func (r Reader) Diff(ctx context.Context, ident table.Identifier, from, to string) (*DiffView, error) {
+	tbl, err := r.Catalog.LoadTable(ctx, ident)
 	if err != nil {
 		return nil, err
 	}
@@ -267,11 +267,11 @@ func (l *Ledger) Diff(ctx context.Context, ident table.Identifier, from, to stri
 	if v.To, err = resolveSnapshot(meta, name, to); err != nil {
 		return nil, err
 	}
-	a, err := snapshot.Load(ctx, l.Catalog, ident, v.From)
+	a, err := snapshot.Load(ctx, r.Catalog, ident, v.From)
 	if err != nil {
 		return nil, err
 	}
-	b, err := snapshot.Load(ctx, l.Catalog, ident, v.To)
+	b, err := snapshot.Load(ctx, r.Catalog, ident, v.To)
 	if err != nil {
 		return nil, err
 	}

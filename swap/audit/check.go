@@ -1,4 +1,4 @@
-package rollback
+package audit
 
 import (
 	"context"
@@ -46,8 +46,8 @@ type CheckLine struct {
 // Check runs a table's standing checks, for a scheduler to run after (or
 // between) backfills: each says in one line what it found. An error is a
 // table that cannot be read.
-func (l *Ledger) Check(ctx context.Context, req CheckRequest) ([]CheckLine, error) {
-	tbl, err := l.Catalog.LoadTable(ctx, req.Table)
+func (a Auditor) Check(ctx context.Context, req CheckRequest) ([]CheckLine, error) {
+	tbl, err := a.Catalog.LoadTable(ctx, req.Table)
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +60,7 @@ func (l *Ledger) Check(ctx context.Context, req CheckRequest) ([]CheckLine, erro
 	if now.IsZero() {
 		now = time.Now()
 	}
-	at, err := snapshot.Load(ctx, l.Catalog, req.Table, head.SnapshotID)
+	at, err := snapshot.Load(ctx, a.Catalog, req.Table, head.SnapshotID)
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +84,7 @@ func (l *Ledger) Check(ctx context.Context, req CheckRequest) ([]CheckLine, erro
 		out = append(out, line)
 	}
 	if req.Verified {
-		out = append(out, l.lastRunVerified(ctx, req.Table, meta))
+		out = append(out, a.lastRunVerified(ctx, req.Table, meta))
 	}
 	return out, nil
 }
@@ -184,14 +184,14 @@ func volume(ctx context.Context, at *snapshot.At, values []string, band contract
 }
 
 // lastRunVerified verifies the newest run main holds.
-func (l *Ledger) lastRunVerified(ctx context.Context, ident table.Identifier, meta table.Metadata) CheckLine {
+func (a Auditor) lastRunVerified(ctx context.Context, ident table.Identifier, meta table.Metadata) CheckLine {
 	line := CheckLine{Name: "last run verified"}
 	head := meta.CurrentSnapshot()
 	for _, s := range table.AncestorsOf(head.SnapshotID, meta.SnapshotByID) {
 		if s.Summary == nil || s.Summary.Properties[runrecord.PropRunID] == "" {
 			continue
 		}
-		res, err := l.VerifyRun(ctx, ident, "", s.SnapshotID)
+		res, err := a.VerifyRun(ctx, ident, "", s.SnapshotID)
 		switch {
 		case res != nil && res.OK:
 			line.OK = true

@@ -1,4 +1,4 @@
-package rollback
+package history
 
 import (
 	"context"
@@ -23,8 +23,8 @@ import (
 // History lists main's snapshots, newest first, and apart from them, in
 // the order the table keeps them, the snapshots main no longer reaches (a
 // rolled-back run).
-func (l *Ledger) History(ctx context.Context, ident table.Identifier) (main []runrecord.Entry, off []runrecord.Entry, err error) {
-	tbl, err := l.Catalog.LoadTable(ctx, ident)
+func (r Reader) History(ctx context.Context, ident table.Identifier) (main []runrecord.Entry, off []runrecord.Entry, err error) {
+	tbl, err := r.Catalog.LoadTable(ctx, ident)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -65,8 +65,8 @@ type Rollback struct {
 }
 
 // Rollbacks lists the times main was set back, oldest first.
-func (l *Ledger) Rollbacks(ctx context.Context, ident table.Identifier) ([]Rollback, error) {
-	tbl, err := l.Catalog.LoadTable(ctx, ident)
+func (r Reader) Rollbacks(ctx context.Context, ident table.Identifier) ([]Rollback, error) {
+	tbl, err := r.Catalog.LoadTable(ctx, ident)
 	if err != nil {
 		return nil, err
 	}
@@ -135,8 +135,8 @@ type RunStatus struct {
 
 // Status answers from the table's history alone whether a run landed: the
 // question a commit whose answer was lost leaves open.
-func (l *Ledger) Status(ctx context.Context, ident table.Identifier, runID string) (*RunStatus, error) {
-	tbl, err := l.Catalog.LoadTable(ctx, ident)
+func (r Reader) Status(ctx context.Context, ident table.Identifier, runID string) (*RunStatus, error) {
+	tbl, err := r.Catalog.LoadTable(ctx, ident)
 	if err != nil {
 		return nil, err
 	}
@@ -223,9 +223,9 @@ func (l *Ledger) Status(ctx context.Context, ident table.Identifier, runID strin
 // a job reads of a table it is pinned to. A data file that deletes apply to
 // (a merge-on-read table's) is listed as a DeletedInput, to be read with
 // them applied (RowsApplied); delete files are not listed themselves.
-func (l *Ledger) SnapshotFiles(ctx context.Context, ident table.Identifier, snapshotID int64) (int64, []runrecord.Input, error) {
+func (r Reader) SnapshotFiles(ctx context.Context, ident table.Identifier, snapshotID int64) (int64, []runrecord.Input, error) {
 	if snapshotID == 0 {
-		tbl, err := l.Catalog.LoadTable(ctx, ident)
+		tbl, err := r.Catalog.LoadTable(ctx, ident)
 		if err != nil {
 			return 0, nil, err
 		}
@@ -235,7 +235,7 @@ func (l *Ledger) SnapshotFiles(ctx context.Context, ident table.Identifier, snap
 		}
 		snapshotID = head.SnapshotID
 	}
-	meta, fsys, files, err := snapshot.LoadFiles(ctx, l.Catalog, ident, snapshotID)
+	meta, fsys, files, err := snapshot.LoadFiles(ctx, r.Catalog, ident, snapshotID)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -325,12 +325,12 @@ type Applied struct {
 
 // OpenApplied plans which deletes apply to the data files of a table's
 // snapshot.
-func (l *Ledger) OpenApplied(ctx context.Context, name string, snapshotID int64) (*Applied, error) {
+func (r Reader) OpenApplied(ctx context.Context, name string, snapshotID int64) (*Applied, error) {
 	ident, err := catalog.ParseIdent(name)
 	if err != nil {
 		return nil, err
 	}
-	_, fsys, _, err := snapshot.LoadFiles(ctx, l.Catalog, ident, snapshotID)
+	_, fsys, _, err := snapshot.LoadFiles(ctx, r.Catalog, ident, snapshotID)
 	if err != nil {
 		return nil, err
 	}
