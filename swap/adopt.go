@@ -43,7 +43,7 @@ type adopted struct {
 // the file carries them, else by name) and hold rows of one declared
 // partition. It reads them and never writes or removes them: a refused run
 // leaves them for their writer.
-func (p *Publisher) adopt(ctx context.Context, fsys icebergio.IO, meta table.Metadata, c *contract.Contract, plan *Plan, files []string, allowEmpty bool, keysMax int64) error {
+func (p *Publisher) adopt(ctx context.Context, fsys icebergio.IO, meta table.Metadata, c *contract.Contract, plan *run, files []string, allowEmpty bool, keysMax int64) error {
 	var findings []verify.Finding
 	var mu sync.Mutex
 	refuse := func(file, msg string) {

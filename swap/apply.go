@@ -29,7 +29,7 @@ import (
 // base. A plan that no longer holds leaves its staged files in place: a
 // plan file can be old, and its files since committed by an apply whose
 // snapshot has expired, so only the operator can tell that none is in use.
-func (p *Publisher) bind(ctx context.Context, tbl *table.Table, plan *Plan, opts ApplyOptions) error {
+func (p *Publisher) bind(ctx context.Context, tbl *table.Table, plan *run, opts ApplyOptions) error {
 	plan.bound = true
 	conflict := func(format string, args ...any) error {
 		return &outcome.OpError{Op: "apply", Table: plan.Table, RunID: plan.RunID,
@@ -65,7 +65,7 @@ func (p *Publisher) bind(ctx context.Context, tbl *table.Table, plan *Plan, opts
 // stages them (or adoptable where another engine wrote them), and, when
 // they are to be committed (bytes), that each holds the size and SHA-256
 // it was written with.
-func stagedAsPlanned(ctx context.Context, tbl *table.Table, plan *Plan, bytes bool, conflict func(string, ...any) error) error {
+func stagedAsPlanned(ctx context.Context, tbl *table.Table, plan *run, bytes bool, conflict func(string, ...any) error) error {
 	meta, c := tbl.Metadata(), plan.contract
 	fsys, err := tbl.FS(ctx)
 	if err != nil {
@@ -110,7 +110,7 @@ func stagedAsPlanned(ctx context.Context, tbl *table.Table, plan *Plan, bytes bo
 
 // fingerprintsAsPlanned reads every staged file's rows again and compares
 // each partition's fingerprint with the plan's.
-func fingerprintsAsPlanned(ctx context.Context, tbl *table.Table, plan *Plan, conflict func(string, ...any) error) error {
+func fingerprintsAsPlanned(ctx context.Context, tbl *table.Table, plan *run, conflict func(string, ...any) error) error {
 	fsys, err := tbl.FS(ctx)
 	if err != nil {
 		return err
@@ -132,7 +132,7 @@ func fingerprintsAsPlanned(ctx context.Context, tbl *table.Table, plan *Plan, co
 // plan whose run the table records settles as a rerun (held: whether main
 // still holds the run's files); any other holds if no commit since its
 // base touched its partitions, and replaces their files as they are now.
-func baseAsPlanned(ctx context.Context, tbl *table.Table, plan *Plan, conflict func(string, ...any) error) error {
+func baseAsPlanned(ctx context.Context, tbl *table.Table, plan *run, conflict func(string, ...any) error) error {
 	meta, c := tbl.Metadata(), plan.contract
 	plan.prior = runrecord.Find(meta, plan.RunID)
 	if plan.prior != nil {

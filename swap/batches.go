@@ -154,12 +154,13 @@ func joinGroups(groups [][]string) [][]string {
 	return out
 }
 
-// batches splits a plan into its batches, each a plan of its own.
-func (plan *Plan) batches() []*Plan {
+// batches splits a run into its batches, each a run of its own, with a
+// plan of its own.
+func batches(plan *run) []*run {
 	groups := plan.batchGroups()
-	out := make([]*Plan, 0, len(groups))
+	out := make([]*run, 0, len(groups))
 	for _, g := range groups {
-		b := *plan
+		b := plan.fork()
 		b.Partitions = make([]PartitionPlan, len(g))
 		for j, i := range g {
 			b.Partitions[j] = plan.Partitions[i]
@@ -187,7 +188,7 @@ func (plan *Plan) batches() []*Plan {
 		b.prior, b.Batch, b.Together = nil, 0, nil
 		shares := b.shares()
 		b.Rewritten = slices.DeleteFunc(slices.Clone(plan.Rewritten), func(f parquetio.File) bool { return !slices.Contains(shares, f.Path) })
-		out = append(out, &b)
+		out = append(out, b)
 	}
 	return out
 }
@@ -215,13 +216,13 @@ func (plan *Plan) Batches() [][]string {
 // snapshot of the run that is not one of these batches with this content
 // (other partitions, another cut, another fingerprint, a run committed
 // whole), or one main no longer holds (rolled back), refuses the run.
-func landedBatches(ctx context.Context, tbl *table.Table, plan *Plan, batches []*Plan) (map[string]int64, string, error) {
+func landedBatches(ctx context.Context, tbl *table.Table, plan *run, batches []*run) (map[string]int64, string, error) {
 	meta := tbl.Metadata()
 	recorded := runrecord.FindAll(meta, plan.RunID)
 	if len(recorded) == 0 {
 		return nil, "", nil
 	}
-	byPlace := map[string]*Plan{}
+	byPlace := map[string]*run{}
 	for _, b := range batches {
 		byPlace[b.BatchOf] = b
 	}
@@ -247,9 +248,9 @@ func landedBatches(ctx context.Context, tbl *table.Table, plan *Plan, batches []
 			return nil, fmt.Sprintf("run id %s was committed as one snapshot (%d), not in batches; %s", plan.RunID, s.SnapshotID, again), nil
 		case b == nil:
 			return nil, fmt.Sprintf("run id %s committed batch %s (snapshot %d), which this run, in %d batches, does not have; %s", plan.RunID, rec.Batch, s.SnapshotID, len(batches), again), nil
-		case !slices.Equal(rec.Partitions, valuesOf(b)):
+		case !slices.Equal(rec.Partitions, b.values()):
 			return nil, fmt.Sprintf("run id %s committed batch %s (snapshot %d) for partitions %s, this run's batch %s holds %s; %s",
-				plan.RunID, rec.Batch, s.SnapshotID, strings.Join(rec.Keys(), ","), b.BatchOf, strings.Join(keysOf(b), ","), again), nil
+				plan.RunID, rec.Batch, s.SnapshotID, strings.Join(rec.Keys(), ","), b.BatchOf, strings.Join(b.keys(), ","), again), nil
 		}
 		for _, pp := range b.Partitions {
 			if rec.PartitionHashes[pp.Key] != pp.Fingerprint.Hash {
@@ -273,7 +274,7 @@ func landedBatches(ctx context.Context, tbl *table.Table, plan *Plan, batches []
 	return landed, "", nil
 }
 
-func valuesOf(plan *Plan) []string {
+func (plan *Plan) values() []string {
 	out := make([]string, len(plan.Partitions))
 	for i, pp := range plan.Partitions {
 		out[i] = pp.Value
@@ -283,8 +284,8 @@ func valuesOf(plan *Plan) []string {
 
 // applyBatches commits a plan batch by batch, skipping the batches the
 // table's history shows landed, and stops at the first that fails.
-func (p *Publisher) applyBatches(ctx context.Context, tbl *table.Table, plan *Plan, noAutoRollback bool) (*Result, error) {
-	res := &Result{Plan: plan, Status: StatusAlreadyPublished}
+func (p *Publisher) applyBatches(ctx context.Context, tbl *table.Table, plan *run, noAutoRollback bool) (*Result, error) {
+	res := &Result{Plan: plan.Plan, Status: StatusAlreadyPublished}
 	raw, err := tbl.FS(ctx)
 	if err != nil {
 		return nil, err
@@ -292,7 +293,7 @@ func (p *Publisher) applyBatches(ctx context.Context, tbl *table.Table, plan *Pl
 	if err := plan.withLanded(tbl.Metadata(), runrecord.NewLoader(raw)); err != nil {
 		return nil, err
 	}
-	batches := plan.batches()
+	batches := batches(plan)
 	// A job's watermark, and the late rows it leaves out, go with the run's
 	// last batch that commits: one that changes nothing commits nothing.
 	for i := len(batches) - 1; i >= 0; i-- {
@@ -334,7 +335,7 @@ func (p *Publisher) applyBatches(ctx context.Context, tbl *table.Table, plan *Pl
 		}
 		if id := landed[b.BatchOf]; id != 0 {
 			p.discard(ctx, tbl, b)
-			res.Batches = append(res.Batches, BatchResult{Batch: b.BatchOf, Partitions: keysOf(b), SnapshotID: id, Status: StatusAlreadyPublished})
+			res.Batches = append(res.Batches, BatchResult{Batch: b.BatchOf, Partitions: b.keys(), SnapshotID: id, Status: StatusAlreadyPublished})
 			res.SnapshotID = id
 			continue
 		}
@@ -345,7 +346,7 @@ func (p *Publisher) applyBatches(ctx context.Context, tbl *table.Table, plan *Pl
 		}
 		r, err := p.apply(ctx, tbl, b, noAutoRollback)
 		if r != nil {
-			res.Batches = append(res.Batches, BatchResult{Batch: b.BatchOf, Partitions: keysOf(b), SnapshotID: r.SnapshotID, Status: r.Status})
+			res.Batches = append(res.Batches, BatchResult{Batch: b.BatchOf, Partitions: b.keys(), SnapshotID: r.SnapshotID, Status: r.Status})
 			res.Mismatches = append(res.Mismatches, r.Mismatches...)
 		}
 		if err != nil {
@@ -373,7 +374,7 @@ type BatchResult struct {
 	Status     Status   `json:"status"`
 }
 
-func keysOf(plan *Plan) []string {
+func (plan *Plan) keys() []string {
 	out := make([]string, len(plan.Partitions))
 	for i, pp := range plan.Partitions {
 		out[i] = pp.Key
@@ -390,7 +391,7 @@ func onMain(res *Result) bool {
 // batchFailed says what became of a run whose batch b (the i-th, counted
 // from 0) failed with err, r its result if it has one: the batches before
 // it stay (partial: some landed), and the later ones' files went (later).
-func batchFailed(plan, b *Plan, i int, r *Result, err error, later string, partial bool) error {
+func batchFailed(plan, b *run, i int, r *Result, err error, later string, partial bool) error {
 	hint := fmt.Sprintf("%s before it landed and stay; run the same run id again to resume after them", words.Count(i, "batch", "batches"))
 	if r != nil && (r.Status == StatusRolledBack || r.Status == StatusVerifyFailed) {
 		// The run id records this batch now, and a resume cannot go over
@@ -404,13 +405,13 @@ func batchFailed(plan, b *Plan, i int, r *Result, err error, later string, parti
 	if partial {
 		outcome.MarkPartial(err) // the table is not as it was
 	}
-	return fmt.Errorf("batch %s (%s) of run %s: %w\nhint: %s", b.BatchOf, strings.Join(keysOf(b), ","), plan.RunID, err, hint)
+	return fmt.Errorf("batch %s (%s) of run %s: %w\nhint: %s", b.BatchOf, strings.Join(b.keys(), ","), plan.RunID, err, hint)
 }
 
 // rebaseBatch checks that batch b (the i-th) of plan still holds on main
 // as tbl holds it: main has moved since the plan's base, by the batches
 // before it at least, and no commit since may have touched its partitions.
-func rebaseBatch(ctx context.Context, tbl *table.Table, plan, b *Plan, i int) error {
+func rebaseBatch(ctx context.Context, tbl *table.Table, plan, b *run, i int) error {
 	head := tbl.CurrentSnapshot()
 	if i == 0 && plan.BaseSnapshotID != nil && head != nil && head.SnapshotID == *plan.BaseSnapshotID {
 		return nil

@@ -18,7 +18,7 @@ import (
 // it holds at the base, at the grain: what the plan's summary shows the
 // person who approves it. A partition with more rows at the base than
 // maxRows (when set) is not compared, and says so.
-func grainChanges(ctx context.Context, fsys icebergio.IO, c *contract.Contract, plan *Plan, maxRows int64, par int) error {
+func grainChanges(ctx context.Context, fsys icebergio.IO, c *contract.Contract, plan *run, maxRows int64, par int) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(par)
 	for i := range plan.Partitions {

@@ -22,7 +22,7 @@ import (
 
 // discard removes a plan's staged files when nothing references them, and
 // says what it did.
-func (p *Publisher) discard(ctx context.Context, tbl *table.Table, plan *Plan) string {
+func (p *Publisher) discard(ctx context.Context, tbl *table.Table, plan *run) string {
 	if plan.bound {
 		var prefixes []string
 		for _, pp := range plan.Partitions {
@@ -49,7 +49,7 @@ func (p *Publisher) discard(ctx context.Context, tbl *table.Table, plan *Plan) s
 // returns, for the operator, what it removed and what it left. The file IO
 // is opened afresh on that context, since iceberg-go's object-store IO
 // keeps the context it was opened with.
-func (p *Publisher) removeStaged(ctx context.Context, tbl *table.Table, plan *Plan) string {
+func (p *Publisher) removeStaged(ctx context.Context, tbl *table.Table, plan *run) string {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), snapshot.CleanupTimeout)
 	defer cancel()
 	fsys, err := tbl.FS(ctx)
@@ -103,12 +103,12 @@ func (p *Publisher) Discard(ctx context.Context, plan *Plan) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("load table %s: %w", plan.Table, err)
 	}
-	return p.discardListed(ctx, tbl, plan)
+	return p.discardListed(ctx, tbl, &run{Plan: plan})
 }
 
 // discardListed removes the files a plan lists as staged, as Discard does,
 // from the table as loaded.
-func (p *Publisher) discardListed(ctx context.Context, tbl *table.Table, plan *Plan) (string, error) {
+func (p *Publisher) discardListed(ctx context.Context, tbl *table.Table, plan *run) (string, error) {
 	fsys, err := tbl.FS(ctx)
 	if err != nil {
 		return "", err
@@ -195,7 +195,7 @@ func (p *Publisher) holds(tbl *table.Table) hold.Store {
 
 // release removes a plan's holds, one per attempt that staged it (a plan
 // merged from shards has several).
-func (p *Publisher) release(ctx context.Context, tbl *table.Table, plan *Plan) {
+func (p *Publisher) release(ctx context.Context, tbl *table.Table, plan *run) {
 	attempts := []string{plan.Attempt}
 	for i := range plan.Partitions {
 		// Once each: a shard's partitions share its attempt.

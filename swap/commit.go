@@ -24,7 +24,7 @@ import (
 
 // record is what the run's snapshot records: enough to list, verify and
 // roll back the run, and to settle a rerun of its id, from the table alone.
-func (plan *Plan) record() runrecord.Record {
+func (plan *run) record() runrecord.Record {
 	r := runrecord.Record{RunID: plan.RunID, Source: plan.Source, PartitionColumn: plan.PartitionColumn,
 		Fingerprint: plan.Fingerprint.Hash, FingerprintVersion: verify.Version, PartitionHashes: map[string]string{},
 		Rows: plan.Fingerprint.Rows, Sums: plan.Fingerprint.Sums, BaseSnapshotID: plan.BaseSnapshotID,
@@ -132,7 +132,7 @@ func (pc *pendingCommit) removeWritten(ctx context.Context, p *Publisher) string
 // one snapshot that replaces exactly the base files of the declared
 // partitions, pinned to main, the schema and the spec. The snapshot of a
 // table in a release takes the release's tag too.
-func (p *Publisher) prepareCommit(ctx context.Context, tbl *table.Table, plan *Plan) (*pendingCommit, error) {
+func (p *Publisher) prepareCommit(ctx context.Context, tbl *table.Table, plan *run) (*pendingCommit, error) {
 	fsys, err := tbl.FS(ctx)
 	if err != nil {
 		return nil, err
@@ -238,7 +238,7 @@ func (p *Publisher) prepareCommit(ctx context.Context, tbl *table.Table, plan *P
 // dataFiles describes the staged files for the catalog, reading each footer
 // for its statistics and partition value, which must be the partition the
 // file was staged for.
-func dataFiles(ctx context.Context, fsys icebergio.IO, meta table.Metadata, plan *Plan) ([]iceberg.DataFile, error) {
+func dataFiles(ctx context.Context, fsys icebergio.IO, meta table.Metadata, plan *run) ([]iceberg.DataFile, error) {
 	c := plan.contract
 	// iceberg-go infers a file's partition from its column bounds, which it
 	// truncates to 16 characters for strings by default: the partition
@@ -346,7 +346,7 @@ func fmtID(id *int64) string {
 // runTagName names the tag of a run's snapshot: one for each batch of a
 // run committed in batches (lakeswap-run-<run id>-batch-<k>), so that
 // expiry keeps every batch, and with them the run's way back.
-func runTagName(plan *Plan) string {
+func runTagName(plan *run) string {
 	if k, _, ok := strings.Cut(plan.BatchOf, "/"); ok {
 		return RunTag(plan.RunID) + "-batch-" + k
 	}

@@ -32,7 +32,7 @@ import (
 // rewrite: each partition they hold rows of is the run's (carried from the
 // table when not declared) and names them as shares of its rows at the
 // base. It returns the earlier files the run leaves as they are.
-func (plan *Plan) overlapping(ctx context.Context, meta table.Metadata, req Request, all map[string][]iceberg.DataFile, earlier []iceberg.DataFile, values []string) ([]iceberg.DataFile, error) {
+func (plan *run) overlapping(ctx context.Context, meta table.Metadata, req Request, all map[string][]iceberg.DataFile, earlier []iceberg.DataFile, values []string) ([]iceberg.DataFile, error) {
 	c := plan.contract
 	overlaps, err := snapshot.Overlaps(ctx, plan.baseIO, c, earlier, values, req.RewriteOverlapping)
 	if err != nil {

@@ -23,7 +23,7 @@ import (
 // (again after a rebase), what became of it, and the snapshot its commit
 // makes.
 type change struct {
-	plan *Plan
+	plan *run
 	tbl  *table.Table
 	// readBy are the tables of a release staged from this one's staged
 	// rows: it commits on the snapshot they read, never rebased.
@@ -57,7 +57,7 @@ func (p *Publisher) land(ctx context.Context, runID string, commit, held []*chan
 	}
 	if p.BeforeCommit != nil {
 		for _, c := range commit {
-			if err := p.BeforeCommit(ctx, c.plan); err != nil {
+			if err := p.BeforeCommit(ctx, c.plan.Plan); err != nil {
 				return StatusNotCommitted, &outcome.OpError{Op: "commit", Table: c.plan.Table, RunID: runID, Err: err,
 					Hint: nothingCommitted(commit) + "; " + discard()}
 			}
@@ -263,7 +263,7 @@ func (p *Publisher) rebaseChanges(ctx context.Context, runID string, commit, hel
 // content (the same plan applied by another process, say) is this run,
 // published; other content is a conflict. Another process may have
 // committed later batches too: the one that is this batch decides.
-func (p *Publisher) committedMeanwhile(ctx context.Context, now *table.Table, plan *Plan, theirs []table.Snapshot) (string, string, error) {
+func (p *Publisher) committedMeanwhile(ctx context.Context, now *table.Table, plan *run, theirs []table.Snapshot) (string, string, error) {
 	fsys, err := now.FS(ctx)
 	if err != nil {
 		return "", "", err
@@ -271,7 +271,7 @@ func (p *Publisher) committedMeanwhile(ctx context.Context, now *table.Table, pl
 	load := runrecord.NewLoader(fsys)
 	for _, s := range theirs {
 		if rec, ok, lerr := load.Snapshot(&s); lerr == nil && ok && rec.Fingerprint == plan.Fingerprint.Hash && rec.Batch == plan.BatchOf &&
-			slices.Equal(rec.Partitions, valuesOf(plan)) {
+			slices.Equal(rec.Partitions, plan.values()) {
 			return "", "", &committedElsewhere{snapshotID: s.SnapshotID}
 		}
 	}

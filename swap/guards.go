@@ -76,7 +76,7 @@ type Guard struct {
 	Flag string
 	// applies says whether the guard can judge the run, and why not; nil:
 	// it judges every run.
-	applies func(plan *Plan, req Request) (ok bool, why, brief string)
+	applies func(plan *run, req Request) (ok bool, why, brief string)
 	// judge judges a staged run as a whole: across its partitions, or
 	// against the rest of the table. nil for the guards judged row by row
 	// and partition by partition while the rows are staged (validate).
@@ -98,7 +98,7 @@ type judging struct {
 	tbl  *table.Table
 	fsys icebergio.IO
 	all  map[string][]iceberg.DataFile
-	plan *Plan
+	plan *run
 	req  Request
 	v    verdicts
 	now  time.Time
@@ -171,15 +171,15 @@ func judgeAll(ctx context.Context, j *judging) error {
 	return nil
 }
 
-func inRelease(plan *Plan, req Request) (bool, string, string) {
+func inRelease(plan *run, req Request) (bool, string, string) {
 	return req.release != nil || len(plan.Release) > 0, "the run is not a release of several tables", "not a release"
 }
 
-func hasGrain(plan *Plan, _ Request) (bool, string, string) {
+func hasGrain(plan *run, _ Request) (bool, string, string) {
 	return len(plan.contract.Grain) > 0, "the table has no grain (`lakeswap table set grain=COLUMN,...` gives it one)", "no grain"
 }
 
-func grainAcross(plan *Plan, _ Request) (bool, string, string) {
+func grainAcross(plan *run, _ Request) (bool, string, string) {
 	c := plan.contract
 	switch {
 	case len(c.Grain) == 0:
@@ -190,22 +190,22 @@ func grainAcross(plan *Plan, _ Request) (bool, string, string) {
 	return true, "", ""
 }
 
-func reconciles(_ *Plan, req Request) (bool, string, string) {
+func reconciles(_ *run, req Request) (bool, string, string) {
 	return req.Expect != nil, "the run names no reconciliation (a job's reconcile:)", "no reconcile"
 }
 
-func buildsTwice(_ *Plan, req Request) (bool, string, string) {
+func buildsTwice(_ *run, req Request) (bool, string, string) {
 	return req.SecondBuild != nil, "the run was built once (--build-twice builds it again and compares)", "built once"
 }
 
-func freezes(plan *Plan, _ Request) (bool, string, string) {
+func freezes(plan *run, _ Request) (bool, string, string) {
 	if plan.contract.Freeze == nil {
 		return false, "the table sets no lakeswap.freeze-after", "no freeze-after"
 	}
 	return true, "", ""
 }
 
-func tracksArrival(plan *Plan, _ Request) (bool, string, string) {
+func tracksArrival(plan *run, _ Request) (bool, string, string) {
 	if plan.Job == nil || plan.Job.Policy == "" {
 		return false, "the run is not a job that tracks its rows' arrival (lag:, lookback:, a table by day)", "no arrival tracked"
 	}
@@ -241,7 +241,7 @@ func (v verdicts) unjudged(g *Guard) {
 // checksOf lists every guard's verdict on a staged plan: refused where it
 // found something, overridden where a flag let that through, not
 // applicable where it cannot judge the run (and why), else passed.
-func checksOf(plan *Plan, req Request, v verdicts) []Check {
+func checksOf(plan *run, req Request, v verdicts) []Check {
 	out := make([]Check, 0, len(Guards))
 	for _, g := range Guards {
 		c := Check{Name: g.Name, Result: Passed, At: "stage"}
@@ -269,7 +269,7 @@ func checksOf(plan *Plan, req Request, v verdicts) []Check {
 // mergeChecks joins the checks of shards of one run: per guard, refused
 // where any shard's was, else overridden where any was (by its flag),
 // else passed where any judged it, else not applicable.
-func mergeChecks(plans []*Plan) []Check {
+func mergeChecks(plans []*run) []Check {
 	rank := map[string]int{Refused: 3, Overridden: 2, Passed: 1, NotApplicable: 0}
 	var out []Check
 	at := map[string]int{}
@@ -299,7 +299,7 @@ func mergeChecks(plans []*Plan) []Check {
 // noting in v which a flag overrode and which did not judge a run already
 // refused; then cuts a run committed in batches, and compares keys for a
 // person to read where asked.
-func guard(ctx context.Context, tbl *table.Table, plan *Plan, req Request, all map[string][]iceberg.DataFile, v verdicts) error {
+func guard(ctx context.Context, tbl *table.Table, plan *run, req Request, all map[string][]iceberg.DataFile, v verdicts) error {
 	fsys, err := tbl.FS(ctx)
 	if err != nil {
 		return err
@@ -403,7 +403,7 @@ func judgeLate(_ context.Context, j *judging) error {
 // stillFrozen refuses, when a plan is applied, a change to a partition
 // frozen since it was staged (or before a restatement it does not name):
 // the freeze is judged at the commit too.
-func stillFrozen(c *contract.Contract, plan *Plan, now time.Time) []verify.Finding {
+func stillFrozen(c *contract.Contract, plan *run, now time.Time) []verify.Finding {
 	var out []verify.Finding
 	for _, pp := range plan.Partitions {
 		at, ok := c.FrozenAt(pp.Value)
@@ -420,7 +420,7 @@ func stillFrozen(c *contract.Contract, plan *Plan, now time.Time) []verify.Findi
 // frozen refuses a change to a partition the table's lakeswap.freeze-after
 // has frozen, unless the request restates it with a reason, which the
 // run records; every frozen partition is marked in the plan.
-func frozen(plan *Plan, req Request, override func(by, reason string), now time.Time) {
+func frozen(plan *run, req Request, override func(by, reason string), now time.Time) {
 	c := plan.contract
 	if c.Freeze == nil {
 		return
@@ -463,7 +463,7 @@ func frozenTime(at time.Time) string {
 
 // buildsAgree fingerprints every partition's rows from a second build of
 // the input and names each partition whose rows differ from the staged.
-func buildsAgree(ctx context.Context, plan *Plan, c *contract.Contract, second rows.Source) ([]verify.Finding, error) {
+func buildsAgree(ctx context.Context, plan *run, c *contract.Contract, second rows.Source) ([]verify.Finding, error) {
 	var out []verify.Finding
 	for _, pp := range plan.Partitions {
 		if pp.Carried { // its rows are the table's, not the input's
@@ -507,7 +507,7 @@ func buildsAgree(ctx context.Context, plan *Plan, c *contract.Contract, second r
 // that held rows (a new partition has nothing to be plausible against)
 // and holds rows now (an empty one is the empty-partition finding's), with
 // at least minPlausibleRows on one side.
-func implausible(plan *Plan, c *contract.Contract, band contract.Band) []verify.Finding {
+func implausible(plan *run, c *contract.Contract, band contract.Band) []verify.Finding {
 	var out []verify.Finding
 	for _, pp := range plan.Partitions {
 		before, after := pp.OldFingerprint.Rows, pp.Fingerprint.Rows
@@ -543,7 +543,7 @@ func implausible(plan *Plan, c *contract.Contract, band contract.Band) []verify.
 
 // reconcile compares each staged partition with what the source says it
 // must hold: its rows and each additive sum.
-func reconcile(plan *Plan, c *contract.Contract, expect map[string]Figures) []verify.Finding {
+func reconcile(plan *run, c *contract.Contract, expect map[string]Figures) []verify.Finding {
 	if expect == nil {
 		return nil
 	}

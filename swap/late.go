@@ -36,7 +36,7 @@ func lateNotes(j *JobInfo) []string {
 // escalate). A partition such rows leave as it was changes nothing. The
 // partitions a run decides to leave are rewritten with the rows they
 // hold, so that the decision is a snapshot of its own.
-func lateArrivals(plan *Plan, override func(by, reason string)) {
+func lateArrivals(plan *run, override func(by, reason string)) {
 	j := plan.Job
 	if j == nil || j.Policy == "" {
 		return
@@ -123,7 +123,7 @@ func lateArrivals(plan *Plan, override func(by, reason string)) {
 // of it changes numbers already reported as much as one into it. Under
 // --restate (or the policy restate) it is restated with the rows;
 // otherwise it is escalated as if they were its own.
-func movedOut(plan *Plan) {
+func movedOut(plan *run) {
 	j := plan.Job
 	if len(j.Into) == 0 {
 		return

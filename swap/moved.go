@@ -30,7 +30,7 @@ const movedKeyExamples = 5
 // Where no other partition holds files, the staged keys are held only for
 // that second check, and only up to maxRows (0: any number); past it the
 // check is left to verify --table, and skipped says so.
-func moved(ctx context.Context, fsys icebergio.IO, c *contract.Contract, plan *Plan, all map[string][]iceberg.DataFile, maxRows int64) (out []verify.Finding, skipped string, err error) {
+func moved(ctx context.Context, fsys icebergio.IO, c *contract.Contract, plan *run, all map[string][]iceberg.DataFile, maxRows int64) (out []verify.Finding, skipped string, err error) {
 	if len(c.Grain) == 0 || c.Partition.InGrain(c.Grain) {
 		return nil, "", nil
 	}
@@ -94,7 +94,7 @@ func moved(ctx context.Context, fsys icebergio.IO, c *contract.Contract, plan *P
 // with the index of the partition that stages each, and names the keys
 // staged in two of the plan's partitions, which the table would hold
 // twice.
-func stagedKeys(ctx context.Context, fsys icebergio.IO, c *contract.Contract, plan *Plan, seed maphash.Seed) (map[uint64]int, []verify.Finding, error) {
+func stagedKeys(ctx context.Context, fsys icebergio.IO, c *contract.Contract, plan *run, seed maphash.Seed) (map[uint64]int, []verify.Finding, error) {
 	staged := map[uint64]int{} // key hash -> staged partition index
 	twice := map[int]map[int][]string{}
 	for i, pp := range plan.Partitions {
@@ -140,7 +140,7 @@ func stagedKeys(ctx context.Context, fsys icebergio.IO, c *contract.Contract, pl
 // record, the snapshot and both partitions, or says "". The keys of what
 // was added (a daily job's commit, small) are held; the staged keys
 // stream past them. The run's own earlier batches are its own.
-func movedInto(ctx context.Context, fsys icebergio.IO, c *contract.Contract, plan *Plan, added []snapshot.Added) (string, error) {
+func movedInto(ctx context.Context, fsys icebergio.IO, c *contract.Contract, plan *run, added []snapshot.Added) (string, error) {
 	ours := map[string][]string{}
 	for _, pp := range plan.Partitions {
 		ours[pp.Key] = filePaths(pp.NewFiles)
@@ -154,7 +154,7 @@ func movedInto(ctx context.Context, fsys icebergio.IO, c *contract.Contract, pla
 // between would hold the record in both, or in neither. It returns the
 // groups (connected by such moves, each of two or more values, in order).
 // It holds a hash of every key the base holds in the declared partitions.
-func exchanges(ctx context.Context, fsys icebergio.IO, c *contract.Contract, plan *Plan) ([][]string, error) {
+func exchanges(ctx context.Context, fsys icebergio.IO, c *contract.Contract, plan *run) ([][]string, error) {
 	if len(c.Grain) == 0 || c.Partition.InGrain(c.Grain) || len(plan.Partitions) < 2 {
 		return nil, nil
 	}

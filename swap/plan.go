@@ -44,9 +44,12 @@ func (p *Plan) UnmarshalJSON(b []byte) error {
 }
 
 // Plan is a stage described as a value: what a run will replace, with what,
-// against which base, under which contract. It is what a publish commits
-// and verifies, and what it records; it marshals to JSON, and a plan read
-// back, in another process, can be committed by Apply.
+// against which base, under which contract, and what the guards found. It
+// is the document a person approves (its id, PlanID, is over it), what a
+// publish commits and verifies, and what it records; it marshals to JSON,
+// and a plan read back, in another process, can be committed by Apply.
+// What a running publish knows beside it (the table's files, holds, the
+// run the table already records) is a run's.
 type Plan struct {
 	RunID   string            `json:"run_id"`
 	Attempt string            `json:"attempt"` // names this attempt's staging folders
@@ -107,6 +110,14 @@ type Plan struct {
 	// Cleanup says what removing a refused plan's staged files did.
 	Cleanup string `json:"cleanup,omitempty"`
 
+}
+
+// run is a plan being carried out in this process: the plan, and the
+// state the steps hand on beside it, which is never written to the plan
+// file. stage returns one, apply and land take it; Apply makes one of a
+// plan read back (bind).
+type run struct {
+	*Plan
 	// oldFiles holds the base's data files of each declared partition, as
 	// iceberg-go needs them to replace them: from the stage, or read again
 	// by Apply.
@@ -136,14 +147,23 @@ type Plan struct {
 	arrivals bool
 }
 
+// fork copies the run with a plan of its own (a batch, shards merged, the
+// unchanged part of a plan), which the copy's steps change apart.
+func (plan *run) fork() *run {
+	doc := *plan.Plan
+	c := *plan
+	c.Plan = &doc
+	return &c
+}
+
 // unhold stops refreshing the plan's hold and removes it.
-func (plan *Plan) unhold(ctx context.Context, p *Publisher, tbl *table.Table) {
+func (plan *run) unhold(ctx context.Context, p *Publisher, tbl *table.Table) {
 	plan.stopRefresh()
 	p.release(ctx, tbl, plan)
 }
 
 // stopRefresh stops refreshing a running publish's hold, which stays.
-func (plan *Plan) stopRefresh() {
+func (plan *run) stopRefresh() {
 	if plan.stopHold != nil {
 		plan.stopHold()
 		plan.stopHold = nil
@@ -316,7 +336,7 @@ func (p *Plan) empty() bool {
 }
 
 // op names what commits the plan: apply for a plan read back, else publish.
-func (p *Plan) op() string {
+func (p *run) op() string {
 	if p.bound {
 		return "apply"
 	}
@@ -328,7 +348,7 @@ func (p *Plan) Refused() bool { return len(p.Findings) > 0 || p.DroppedFindings 
 
 // reading is the IO that reads the plan's files: the base's with their
 // deletes applied, the staged as they are.
-func (p *Plan) reading(fsys icebergio.IO) icebergio.IO {
+func (p *run) reading(fsys icebergio.IO) icebergio.IO {
 	if p.baseIO != nil {
 		return p.baseIO
 	}

@@ -130,9 +130,15 @@ type ApplyOptions struct {
 // files are left, as they are whatever becomes of the plan (a plan read
 // back may be old, its files since committed). A plan whose run the table
 // already records settles as a rerun of that run id does.
-func (p *Publisher) Apply(ctx context.Context, opts ApplyOptions, plans ...*Plan) (*Result, error) {
+func (p *Publisher) Apply(ctx context.Context, opts ApplyOptions, docs ...*Plan) (*Result, error) {
 	// 1. The plans are one run's: one table, one run id and base,
 	//    partitions apart.
+	plans := make([]*run, len(docs))
+	for i, doc := range docs {
+		if doc != nil {
+			plans[i] = &run{Plan: doc}
+		}
+	}
 	tbl, err := p.loadPlans(ctx, plans)
 	if err != nil {
 		return nil, err
@@ -143,13 +149,13 @@ func (p *Publisher) Apply(ctx context.Context, opts ApplyOptions, plans ...*Plan
 	//    the apply settles.
 	unhold, failed, err := p.holdPlans(ctx, tbl, plans)
 	if err != nil {
-		return &Result{Plan: failed, Status: StatusNotCommitted}, err
+		return &Result{Plan: failed.Plan, Status: StatusNotCommitted}, err
 	}
 	defer unhold()
 	// 3. Bind: each plan still holds against the table as it is now.
 	for _, plan := range plans {
 		if err := p.bind(ctx, tbl, plan, opts); err != nil {
-			return &Result{Plan: plan, Status: StatusNotCommitted}, err
+			return &Result{Plan: plan.Plan, Status: StatusNotCommitted}, err
 		}
 	}
 	// 4. Shards staged apart are judged together.
@@ -173,7 +179,7 @@ func (p *Publisher) Apply(ctx context.Context, opts ApplyOptions, plans ...*Plan
 
 // loadPlans checks that plans are one run's partial plans and loads their
 // table.
-func (p *Publisher) loadPlans(ctx context.Context, plans []*Plan) (*table.Table, error) {
+func (p *Publisher) loadPlans(ctx context.Context, plans []*run) (*table.Table, error) {
 	if len(plans) == 0 || slices.Contains(plans, nil) {
 		return nil, errors.New("apply needs plans, and a plan is missing")
 	}
@@ -194,7 +200,7 @@ func (p *Publisher) loadPlans(ctx context.Context, plans []*Plan) (*table.Table,
 // holdPlans holds each plan's attempt for this apply, under a name of its
 // own (several processes may apply one plan), and returns what ends it, or
 // the plan it could not hold.
-func (p *Publisher) holdPlans(ctx context.Context, tbl *table.Table, plans []*Plan) (unhold func(), failed *Plan, err error) {
+func (p *Publisher) holdPlans(ctx context.Context, tbl *table.Table, plans []*run) (unhold func(), failed *run, err error) {
 	applier := newAttempt()
 	var ends []func()
 	unhold = func() {
@@ -222,27 +228,27 @@ func (p *Publisher) holdPlans(ctx context.Context, tbl *table.Table, plans []*Pl
 // staged apart could not: a key staged in two shards, and the partitions
 // that exchange records, which commit in one batch. A plan staged whole
 // did both at stage time, and its id covers them.
-func judgeShards(ctx context.Context, tbl *table.Table, whole *Plan) (*Result, error) {
+func judgeShards(ctx context.Context, tbl *table.Table, whole *run) (*Result, error) {
 	c := whole.contract
 	if c == nil {
 		return nil, nil
 	}
 	fsys, err := tbl.FS(ctx)
 	if err != nil {
-		return &Result{Plan: whole, Status: StatusNotCommitted}, err
+		return &Result{Plan: whole.Plan, Status: StatusNotCommitted}, err
 	}
 	if len(c.Grain) > 0 && !c.Partition.InGrain(c.Grain) {
 		_, found, err := stagedKeys(ctx, fsys, c, whole, maphash.MakeSeed())
 		if err != nil {
-			return &Result{Plan: whole, Status: StatusNotCommitted}, err
+			return &Result{Plan: whole.Plan, Status: StatusNotCommitted}, err
 		}
 		if len(found) > 0 {
-			return &Result{Plan: whole, Status: StatusRefused}, &outcome.RefusedError{Op: "apply", Table: whole.Table, Findings: found}
+			return &Result{Plan: whole.Plan, Status: StatusRefused}, &outcome.RefusedError{Op: "apply", Table: whole.Table, Findings: found}
 		}
 	}
 	if whole.Batch > 0 && len(whole.Partitions) > whole.Batch {
 		if whole.Together, err = exchanges(ctx, fsys, c, whole); err != nil {
-			return &Result{Plan: whole, Status: StatusNotCommitted}, err
+			return &Result{Plan: whole.Plan, Status: StatusNotCommitted}, err
 		}
 	}
 	return nil, nil
@@ -251,7 +257,7 @@ func judgeShards(ctx context.Context, tbl *table.Table, whole *Plan) (*Result, e
 // apply settles a staged plan against the table it was staged on, or
 // bound to: a refusal, a rerun of a recorded run id, or a commit and its
 // check. Its calls are the steps of swap/doc.go from the commit on.
-func (p *Publisher) apply(ctx context.Context, tbl *table.Table, plan *Plan, noAutoRollback bool) (*Result, error) {
+func (p *Publisher) apply(ctx context.Context, tbl *table.Table, plan *run, noAutoRollback bool) (*Result, error) {
 	// A plan that commits nothing settles without a commit.
 	if res, err, settled := p.settleUncommitted(ctx, tbl, plan); settled {
 		return res, err
@@ -261,7 +267,7 @@ func (p *Publisher) apply(ctx context.Context, tbl *table.Table, plan *Plan, noA
 	}
 	// Commit and read back through the one engine, as a release of one
 	// table.
-	res := &Result{Plan: plan}
+	res := &Result{Plan: plan.Plan}
 	_, err := p.land(ctx, plan.RunID, []*change{{plan: plan, tbl: tbl, res: res}}, nil, noAutoRollback,
 		func() string { return p.discard(ctx, tbl, plan) })
 	return res, err
@@ -270,9 +276,9 @@ func (p *Publisher) apply(ctx context.Context, tbl *table.Table, plan *Plan, noA
 // settleUncommitted settles a plan that needs no commit: one refused, a
 // rerun of a run id the table records, or one whose partitions hold its
 // content already. settled is false for a plan to commit.
-func (p *Publisher) settleUncommitted(ctx context.Context, tbl *table.Table, plan *Plan) (res *Result, err error, settled bool) {
+func (p *Publisher) settleUncommitted(ctx context.Context, tbl *table.Table, plan *run) (res *Result, err error, settled bool) {
 	name := plan.Table
-	res = &Result{Plan: plan}
+	res = &Result{Plan: plan.Plan}
 	switch {
 	case plan.Refused():
 		res.Status = StatusRefused
@@ -315,7 +321,7 @@ func (p *Publisher) settleUncommitted(ctx context.Context, tbl *table.Table, pla
 // published and nothing is committed; anything else is refused, so that the
 // history keeps saying what the run did. The attempt's staging goes either
 // way.
-func (p *Publisher) rerun(ctx context.Context, tbl *table.Table, plan *Plan, res *Result) (*Result, error) {
+func (p *Publisher) rerun(ctx context.Context, tbl *table.Table, plan *run, res *Result) (*Result, error) {
 	prior := plan.prior
 	fsys, err := tbl.FS(ctx)
 	if err != nil {

@@ -25,7 +25,7 @@ import (
 // replace is table-wide (any concurrent append fails it), hence this one.
 
 // plannedValues maps a plan's partition values to their keys.
-func plannedValues(plan *Plan) map[string]string {
+func plannedValues(plan *run) map[string]string {
 	out := make(map[string]string, len(plan.Partitions))
 	for _, pp := range plan.Partitions {
 		out[pp.Value] = pp.Key
@@ -37,7 +37,7 @@ func plannedValues(plan *Plan) map[string]string {
 // be committed on a main where another such run landed since its base:
 // the watermark and the late rows left out that it records were read
 // before that run's, which they would overwrite.
-func arrivalsSince(meta table.Metadata, plan *Plan) string {
+func arrivalsSince(meta table.Metadata, plan *run) string {
 	if plan.Job == nil || plan.Job.Policy == "" {
 		return ""
 	}
@@ -67,7 +67,7 @@ func arrivalsSince(meta table.Metadata, plan *Plan) string {
 // which has moved since the plan's base, and points the plan's replace at
 // the files main holds there: the same files, since no commit touched
 // them. It says why not, or "".
-func rebase(ctx context.Context, tbl *table.Table, plan *Plan) (string, error) {
+func rebase(ctx context.Context, tbl *table.Table, plan *run) (string, error) {
 	meta := tbl.Metadata()
 	c, err := contract.Of(meta)
 	if err != nil {

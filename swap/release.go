@@ -99,14 +99,14 @@ func (r *Release) Stage(ctx context.Context, req Request) (*Plan, error) {
 		r.Discard(ctx)
 		return nil, err
 	}
-	return plan, nil
+	return plan.Plan, nil
 }
 
 // reused refuses, as soon as the table is staged, a release id the table
 // records for other content: a rerun of the release commits nothing, and
 // another release needs an id of its own. Said as a finding of the plan,
 // which Refusal reports.
-func (r *Release) reused(ctx context.Context, plan *Plan, tbl *table.Table) error {
+func (r *Release) reused(ctx context.Context, plan *run, tbl *table.Table) error {
 	if plan.prior == nil || plan.Refused() {
 		return nil
 	}
@@ -223,12 +223,13 @@ func (p *Publisher) BindRelease(ctx context.Context, opts ApplyOptions, plans []
 		}
 		return nil, err
 	}
-	for _, plan := range plans {
-		tbl, err := p.loadPlans(ctx, []*Plan{plan})
+	for _, doc := range plans {
+		plan := &run{Plan: doc}
+		tbl, err := p.loadPlans(ctx, []*run{plan})
 		if err != nil {
 			return fail(err)
 		}
-		unhold, _, err := p.holdPlans(ctx, tbl, []*Plan{plan})
+		unhold, _, err := p.holdPlans(ctx, tbl, []*run{plan})
 		if err != nil {
 			return fail(err)
 		}
@@ -258,7 +259,7 @@ func (r *Release) Abandon(ctx context.Context) {
 // Plan is the staged plan of a table of the release, or nil.
 func (r *Release) Plan(table string) *Plan {
 	if part := r.part(table); part != nil {
-		return part.plan
+		return part.plan.Plan
 	}
 	return nil
 }
@@ -274,7 +275,7 @@ func (r *Release) Planned() ([]*Plan, error) {
 				Cleanup: fmt.Sprintf("no plan was written for any table of release %s (%s)", r.RunID, strings.Join(names, ", "))}
 		}
 		part.plan.Release, part.plan.ReadBy = names, part.readBy
-		plans = append(plans, part.plan)
+		plans = append(plans, part.plan.Plan)
 	}
 	return plans, nil
 }
@@ -333,7 +334,7 @@ func (r *Release) Publish(ctx context.Context, noAutoRollback bool) (*ReleaseRes
 	names := r.Tables()
 	for _, part := range r.parts {
 		part.plan.Release, part.plan.ReadBy = names, part.readBy
-		part.res = &Result{Plan: part.plan, Status: StatusNotCommitted}
+		part.res = &Result{Plan: part.plan.Plan, Status: StatusNotCommitted}
 		out.Tables = append(out.Tables, part.res)
 	}
 	keep := false // an outcome still open keeps every table's hold

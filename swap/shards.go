@@ -22,7 +22,7 @@ import (
 // table, one run id (the snapshot records one run), one base snapshot and
 // one contract, and no partition twice: two stagings of one partition
 // would each replace the same old files, and only one could be right.
-func shards(plans []*Plan) error {
+func shards(plans []*run) error {
 	first := plans[0]
 	owner := map[string]string{} // partition value -> run and attempt that staged it
 	for i, plan := range plans {
@@ -69,14 +69,14 @@ func shards(plans []*Plan) error {
 // on frozen partitions (other reasons): the run records one decision of
 // each, with one reason, and merging would record the first shard's for
 // every day. A shard that decided nothing joins any.
-func sameDecisions(a, b *Plan) error {
+func sameDecisions(a, b *run) error {
 	decision := func(p *Plan) *LateDecision {
 		if p.Job == nil || p.Job.Decision == nil || p.Job.Decision.Decision == "current-period" {
 			return nil
 		}
 		return p.Job.Decision
 	}
-	if da, db := decision(a), decision(b); da != nil && db != nil && (da.Decision != db.Decision || da.Reason != db.Reason || da.DecidedBy != db.DecidedBy) {
+	if da, db := decision(a.Plan), decision(b.Plan); da != nil && db != nil && (da.Decision != db.Decision || da.Reason != db.Reason || da.DecidedBy != db.DecidedBy) {
 		return fmt.Errorf("the shards of run %s decide late rows differently: attempt %s --%s by %s (%q), attempt %s --%s by %s (%q); a run records one decision: plan the shards with the same decision and reason, or apply them as runs of their own (each its own --run-id)",
 			a.RunID, a.Attempt, da.Decision, words.Printable(da.DecidedBy), words.Printable(da.Reason), b.Attempt, db.Decision, words.Printable(db.DecidedBy), words.Printable(db.Reason))
 	}
@@ -90,11 +90,11 @@ func sameDecisions(a, b *Plan) error {
 // merge joins bound partial plans into the one plan their snapshot commits
 // and records: every partition, in partition order, and the fingerprints
 // of the whole.
-func merge(plans []*Plan) *Plan {
+func merge(plans []*run) *run {
 	if len(plans) == 1 {
 		return plans[0]
 	}
-	m := *plans[0]
+	m := plans[0].fork()
 	m.Partitions, m.Inputs, m.Findings, m.Warnings = nil, nil, nil, nil
 	m.oldFiles = map[string][]iceberg.DataFile{}
 	var attempts, sources []string
@@ -158,7 +158,7 @@ func merge(plans []*Plan) *Plan {
 		}
 		m.Warnings = append(m.Warnings, lateNotes(j)...)
 	}
-	return &m
+	return m
 }
 
 // mergeJobs joins what two shards of a job's run decided on late rows:

@@ -188,13 +188,16 @@ func CheckRunID(id string) error {
 // removed.
 func (p *Publisher) Stage(ctx context.Context, req Request) (*Plan, error) {
 	plan, _, err := p.stage(ctx, req, "plan")
-	return plan, err
+	if plan == nil {
+		return nil, err
+	}
+	return plan.Plan, err
 }
 
 // stage stages a run, holding its attempt as kind ("run": refreshed while
 // the publish runs; "plan": until applied or discarded). Its calls are the
 // steps of swap/doc.go up to the commit.
-func (p *Publisher) stage(ctx context.Context, req Request, kind string) (*Plan, *table.Table, error) {
+func (p *Publisher) stage(ctx context.Context, req Request, kind string) (*run, *table.Table, error) {
 	// 1. Plan: note main's snapshot (the base) and the files each declared
 	//    partition holds there, each under a prefix no attempt used.
 	p.progress().Step("plan")
@@ -254,7 +257,7 @@ func (p *Publisher) stage(ctx context.Context, req Request, kind string) (*Plan,
 // snapshot and the files each declared partition holds there, and names
 // the attempt and each partition's staging prefix. It returns every live
 // file of the base by partition, for the guards.
-func (p *Publisher) planRun(ctx context.Context, req Request) (*Plan, *table.Table, map[string][]iceberg.DataFile, error) {
+func (p *Publisher) planRun(ctx context.Context, req Request) (*run, *table.Table, map[string][]iceberg.DataFile, error) {
 	name := strings.Join(req.Table, ".")
 	if len(req.Partitions) == 0 {
 		return nil, nil, nil, fmt.Errorf("publish to %s declares no partitions", name)
@@ -282,8 +285,8 @@ func (p *Publisher) planRun(ctx context.Context, req Request) (*Plan, *table.Tab
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("file IO of %s: %w", name, err)
 	}
-	plan := &Plan{RunID: runID, Attempt: newAttempt(), Table: name, Source: req.SourceName, BaseMetadata: tbl.MetadataLocation(),
-		PartitionColumn: contract.Partition.Name, Contract: contract.Summary(), Batch: req.Batch, Job: req.Job, oldFiles: map[string][]iceberg.DataFile{}, contract: contract}
+	plan := &run{Plan: &Plan{RunID: runID, Attempt: newAttempt(), Table: name, Source: req.SourceName, BaseMetadata: tbl.MetadataLocation(),
+		PartitionColumn: contract.Partition.Name, Contract: contract.Summary(), Batch: req.Batch, Job: req.Job}, oldFiles: map[string][]iceberg.DataFile{}, contract: contract}
 	base := meta.CurrentSnapshot()
 	if base != nil {
 		id := base.SnapshotID
@@ -333,7 +336,7 @@ func (p *Publisher) planRun(ctx context.Context, req Request) (*Plan, *table.Tab
 // spec finds the file gone and would not carry them, and its batches
 // would not be cut as the landed ones were. Staged from the table, they
 // hold what the batch committed, and are recognised as landed.
-func (plan *Plan) carryLanded(ctx context.Context, meta table.Metadata, fsys icebergio.IO, all map[string][]iceberg.DataFile) error {
+func (plan *run) carryLanded(ctx context.Context, meta table.Metadata, fsys icebergio.IO, all map[string][]iceberg.DataFile) error {
 	load := runrecord.NewLoader(fsys)
 	added := false
 	for _, s := range runrecord.FindAll(meta, plan.RunID) {
@@ -360,7 +363,7 @@ func (plan *Plan) carryLanded(ctx context.Context, meta table.Metadata, fsys ice
 // addPartition adds to the plan the partition of value, holding files at
 // the base, with a staging prefix of its own; carried, it is staged from
 // the table's rows (Request.RewriteOverlapping).
-func (plan *Plan) addPartition(meta table.Metadata, v string, files []iceberg.DataFile, carried bool) error {
+func (plan *run) addPartition(meta table.Metadata, v string, files []iceberg.DataFile, carried bool) error {
 	prefix, err := stagingPrefix(meta, plan.contract.Partition, v, plan.RunID, plan.Attempt)
 	if err != nil {
 		return err
@@ -375,7 +378,7 @@ func (plan *Plan) addPartition(meta table.Metadata, v string, files []iceberg.Da
 
 // holdAttempt holds the plan's attempt as kind: a running publish's hold
 // is refreshed until it ends, a plan's stays until applied or discarded.
-func (p *Publisher) holdAttempt(ctx context.Context, tbl *table.Table, plan *Plan, kind string) error {
+func (p *Publisher) holdAttempt(ctx context.Context, tbl *table.Table, plan *run, kind string) error {
 	loc := hold.Location(tbl.Metadata(), plan.RunID, plan.Attempt)
 	if kind == "run" {
 		var err error
@@ -387,7 +390,7 @@ func (p *Publisher) holdAttempt(ctx context.Context, tbl *table.Table, plan *Pla
 
 // stageAll stages every declared partition: the request's rows, or the
 // files it adopts, and what each partition holds at the base.
-func (p *Publisher) stageAll(ctx context.Context, tbl *table.Table, plan *Plan, req Request) error {
+func (p *Publisher) stageAll(ctx context.Context, tbl *table.Table, plan *run, req Request) error {
 	fsys, err := tbl.FS(ctx)
 	if err != nil {
 		return err
@@ -412,7 +415,7 @@ func (p *Publisher) stageAll(ctx context.Context, tbl *table.Table, plan *Plan, 
 // gatherFindings collects into the plan what each partition's validation
 // found, what the source found outside every partition, and the objects
 // it read.
-func gatherFindings(plan *Plan, src rows.Source) {
+func gatherFindings(plan *run, src rows.Source) {
 	if in, ok := src.(rows.ObjectReporter); ok {
 		plan.Inputs = in.Objects()
 	}
@@ -433,7 +436,7 @@ func (pp *PartitionPlan) changesContent() bool {
 
 // fingerprintRun combines the partitions' fingerprints into the run's, and
 // what they held into what the run replaces.
-func fingerprintRun(plan *Plan) {
+func fingerprintRun(plan *run) {
 	newFP, oldFP := map[string]verify.Fingerprint{}, map[string]verify.Fingerprint{}
 	for _, pp := range plan.Partitions {
 		newFP[pp.Key], oldFP[pp.Key] = pp.Fingerprint, pp.OldFingerprint
@@ -467,7 +470,7 @@ const implausibleAdvice = "; pass --allow-implausible if this is intended, or se
 // stageRows stages every declared partition's rows from the request's
 // source, and each carried partition's from the table, in parallel, and
 // fingerprints what each holds at the base.
-func (p *Publisher) stageRows(ctx context.Context, wfs icebergio.WriteFileIO, fsys icebergio.IO, c *contract.Contract, plan *Plan, req Request) error {
+func (p *Publisher) stageRows(ctx context.Context, wfs icebergio.WriteFileIO, fsys icebergio.IO, c *contract.Contract, plan *run, req Request) error {
 	locate := func(string, int64) string { return "" }
 	if l, ok := req.Source.(rows.Locator); ok {
 		locate = l.Locate
@@ -514,7 +517,7 @@ func (p *Publisher) stageRows(ctx context.Context, wfs icebergio.WriteFileIO, fs
 
 // fingerprintBase fingerprints what each declared partition holds at the
 // base.
-func fingerprintBase(ctx context.Context, fsys icebergio.IO, c *contract.Contract, plan *Plan) error {
+func fingerprintBase(ctx context.Context, fsys icebergio.IO, c *contract.Contract, plan *run) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(parallelism(0))
 	for i := range plan.Partitions {

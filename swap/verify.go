@@ -31,7 +31,7 @@ type Mismatch struct {
 // declared partition holds exactly the staged files, every other partition
 // exactly what it held at the base, and the committed files' fingerprint is
 // the staged one.
-func (p *Publisher) checkCommitted(ctx context.Context, plan *Plan, snapshotID int64) ([]Mismatch, error) {
+func (p *Publisher) checkCommitted(ctx context.Context, plan *run, snapshotID int64) ([]Mismatch, error) {
 	p.progress().Step("verify")
 	ident, err := catalog.ParseIdent(plan.Table)
 	if err != nil {
@@ -131,7 +131,7 @@ func (p *Publisher) checkCommitted(ctx context.Context, plan *Plan, snapshotID i
 // checkStatistics checks what other engines prune on for the files the
 // run wrote: each file's bounds and counts, in its manifest entry and its
 // footer, and the summaries of the manifests that hold them.
-func checkStatistics(ctx context.Context, at *snapshot.At, plan *Plan, snapshotID int64) ([]Mismatch, error) {
+func checkStatistics(ctx context.Context, at *snapshot.At, plan *run, snapshotID int64) ([]Mismatch, error) {
 	key := map[string]string{}
 	var paths []string
 	for _, pp := range plan.Partitions {
@@ -195,7 +195,7 @@ func (c *changedBytes) Error() string { return c.m.Partition + ": " + c.m.What }
 // that is gone (removed behind the run's back, by a discard of the same
 // plan, say) makes the snapshot unreadable, which is as wrong as other
 // content.
-func (p *Publisher) checkLanded(ctx context.Context, plan *Plan, snapshotID int64) ([]Mismatch, error) {
+func (p *Publisher) checkLanded(ctx context.Context, plan *run, snapshotID int64) ([]Mismatch, error) {
 	wait := checkBackoff
 	for attempt := 1; ; attempt++ {
 		mismatches, err := p.checkCommitted(ctx, plan, snapshotID)
@@ -221,8 +221,8 @@ func (p *Publisher) checkLanded(ctx context.Context, plan *Plan, snapshotID int6
 
 // dropUnchanged removes the staged files of the partitions a commit left
 // as they were (their content unchanged): no snapshot references them.
-func (p *Publisher) dropUnchanged(ctx context.Context, tbl *table.Table, plan *Plan) {
-	sub := *plan
+func (p *Publisher) dropUnchanged(ctx context.Context, tbl *table.Table, plan *run) {
+	sub := plan.fork()
 	sub.Partitions = nil
 	for _, pp := range plan.Partitions {
 		if pp.same() && !pp.Adopted {
@@ -233,10 +233,10 @@ func (p *Publisher) dropUnchanged(ctx context.Context, tbl *table.Table, plan *P
 		return
 	}
 	if !plan.bound {
-		p.removeStaged(ctx, tbl, &sub)
+		p.removeStaged(ctx, tbl, sub)
 		return
 	}
-	if _, err := p.discardListed(ctx, tbl, &sub); err != nil {
+	if _, err := p.discardListed(ctx, tbl, sub); err != nil {
 		p.log().Warn("staged files of unchanged partitions left in place", "run", plan.RunID, "err", err)
 	}
 }
