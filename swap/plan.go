@@ -109,7 +109,6 @@ type Plan struct {
 	ReadBy []string `json:"read_by,omitempty"`
 	// Cleanup says what removing a refused plan's staged files did.
 	Cleanup string `json:"cleanup,omitempty"`
-
 }
 
 // run is a plan being carried out in this process: the plan, and the
