@@ -2,7 +2,6 @@ package stats
 
 import (
 	"context"
-	"fmt"
 	"runtime"
 	"slices"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/lakeswap/lakeswap/internal/manifest"
 	"github.com/lakeswap/lakeswap/verify"
 )
 
@@ -74,10 +74,6 @@ func check(ctx context.Context, fsys icebergio.IO, meta table.Metadata, snap *ta
 	if snap == nil {
 		return rep, nil
 	}
-	manifests, err := snap.Manifests(fsys)
-	if err != nil {
-		return nil, fmt.Errorf("read manifest list of snapshot %d: %w", snap.SnapshotID, err)
-	}
 	schema := meta.CurrentSchema()
 	if snap.SchemaID != nil {
 		for _, s := range meta.Schemas() {
@@ -86,13 +82,13 @@ func check(ctx context.Context, fsys icebergio.IO, meta table.Metadata, snap *ta
 			}
 		}
 	}
-	for _, m := range manifests {
-		// A delete manifest's summaries are checked too: a reader that
-		// skips one by them applies none of its deletes.
-		entries, err := m.FetchEntries(fsys, false)
+	// A delete manifest's summaries are checked too: a reader that skips
+	// one by them applies none of its deletes.
+	for read, err := range manifest.Walk(ctx, fsys, snap, false, nil) {
 		if err != nil {
-			return nil, fmt.Errorf("read manifest %s: %w", m.FilePath(), err)
+			return nil, err
 		}
+		m, entries := read.File, read.Entries
 		var live []iceberg.DataFile
 		for _, e := range entries {
 			df := e.DataFile()

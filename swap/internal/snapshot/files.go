@@ -12,6 +12,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakeswap/lakeswap/contract"
+	"github.com/lakeswap/lakeswap/internal/manifest"
 	"github.com/lakeswap/lakeswap/parquetio"
 	"github.com/lakeswap/lakeswap/verify"
 )
@@ -21,28 +22,14 @@ import (
 // applied (WithDeletes), and they go out with its data files.
 func Files(ctx context.Context, fsys icebergio.IO, snap *table.Snapshot, c *contract.Contract) (map[string][]iceberg.DataFile, error) {
 	out := map[string][]iceberg.DataFile{}
-	if snap == nil {
-		return out, nil
-	}
-	manifests, err := snap.Manifests(fsys)
-	if err != nil {
-		return nil, fmt.Errorf("read manifest list of snapshot %d: %w", snap.SnapshotID, err)
-	}
-	for _, m := range manifests {
-		if err := ctx.Err(); err != nil {
+	// A file of an earlier partition spec has no value in the current
+	// one: Earlier lists those, and a run that declares a partition they
+	// hold rows of is refused or rewrites them.
+	for m, err := range manifest.Walk(ctx, fsys, snap, true, currentSpec(c)) {
+		if err != nil {
 			return nil, err
 		}
-		// A file of an earlier partition spec has no value in the
-		// current one: Earlier lists those, and a run that declares a
-		// partition they hold rows of is refused or rewrites them.
-		if int(m.PartitionSpecID()) != c.SpecID {
-			continue
-		}
-		entries, err := m.FetchEntries(fsys, true)
-		if err != nil {
-			return nil, fmt.Errorf("read manifest %s: %w", m.FilePath(), err)
-		}
-		for _, e := range entries {
+		for _, e := range m.Entries {
 			df := e.DataFile()
 			v := c.PartitionOf(df)
 			out[v] = append(out[v], df)
@@ -54,27 +41,23 @@ func Files(ctx context.Context, fsys icebergio.IO, snap *table.Snapshot, c *cont
 	return out, nil
 }
 
+// currentSpec keeps the manifests of the contract's partition spec.
+func currentSpec(c *contract.Contract) func(iceberg.ManifestFile) bool {
+	return func(m iceberg.ManifestFile) bool { return int(m.PartitionSpecID()) == c.SpecID }
+}
+
 // Earlier lists the live files of a snapshot written under an earlier
 // partition spec than the contract's (a table partitioned by month, then
 // by day), delete files included.
 func Earlier(ctx context.Context, fsys icebergio.IO, snap *table.Snapshot, c *contract.Contract) ([]iceberg.DataFile, error) {
-	if snap == nil {
-		return nil, nil
-	}
-	manifests, err := snap.Manifests(fsys)
-	if err != nil {
-		return nil, fmt.Errorf("read manifest list of snapshot %d: %w", snap.SnapshotID, err)
-	}
 	var out []iceberg.DataFile
-	for _, m := range manifests {
-		if int(m.PartitionSpecID()) == c.SpecID {
-			continue
-		}
-		entries, err := m.FetchEntries(fsys, true)
+	current := currentSpec(c)
+	earlier := func(m iceberg.ManifestFile) bool { return !current(m) }
+	for m, err := range manifest.Walk(ctx, fsys, snap, true, earlier) {
 		if err != nil {
-			return nil, fmt.Errorf("read manifest %s: %w", m.FilePath(), err)
+			return nil, err
 		}
-		for _, e := range entries {
+		for _, e := range m.Entries {
 			out = append(out, e.DataFile())
 		}
 	}
@@ -205,17 +188,12 @@ func LoadFiles(ctx context.Context, cat Loader, ident table.Identifier, snapshot
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	manifests, err := snap.Manifests(fsys)
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("read manifest list of snapshot %d: %w", snap.SnapshotID, err)
-	}
 	var files []iceberg.DataFile
-	for _, m := range manifests {
-		entries, err := m.FetchEntries(fsys, true)
+	for m, err := range manifest.Walk(ctx, fsys, snap, true, nil) {
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("read manifest %s: %w", m.FilePath(), err)
+			return nil, nil, nil, err
 		}
-		for _, e := range entries {
+		for _, e := range m.Entries {
 			files = append(files, e.DataFile())
 		}
 	}
@@ -264,24 +242,17 @@ func Load(ctx context.Context, cat Loader, ident table.Identifier, snapshotID in
 func Referenced(ctx context.Context, fsys icebergio.IO, meta table.Metadata) (map[string]bool, error) {
 	out := map[string]bool{}
 	seen := map[string]bool{}
+	unseen := func(m iceberg.ManifestFile) bool {
+		first := !seen[m.FilePath()]
+		seen[m.FilePath()] = true
+		return first
+	}
 	for _, s := range meta.Snapshots() {
-		manifests, err := s.Manifests(fsys)
-		if err != nil {
-			return nil, fmt.Errorf("read manifest list of snapshot %d: %w", s.SnapshotID, err)
-		}
-		for _, m := range manifests {
-			if seen[m.FilePath()] {
-				continue
-			}
-			seen[m.FilePath()] = true
-			if err := ctx.Err(); err != nil {
+		for m, err := range manifest.Walk(ctx, fsys, &s, false, unseen) {
+			if err != nil {
 				return nil, err
 			}
-			entries, err := m.FetchEntries(fsys, false)
-			if err != nil {
-				return nil, fmt.Errorf("read manifest %s: %w", m.FilePath(), err)
-			}
-			for _, e := range entries {
+			for _, e := range m.Entries {
 				out[e.DataFile().FilePath()] = true
 			}
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakeswap/lakeswap/contract"
+	"github.com/lakeswap/lakeswap/internal/manifest"
 	"github.com/lakeswap/lakeswap/parquetio"
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/verify"
@@ -68,27 +69,17 @@ func MovedSince(ctx context.Context, fsys icebergio.IO, meta table.Metadata, bas
 // added or deleted are its changes (a rewritten manifest carries earlier
 // files as existing).
 func Touched(ctx context.Context, fsys icebergio.IO, s *table.Snapshot, c *contract.Contract, values map[string]string) (string, []Added, error) {
-	manifests, err := s.Manifests(fsys)
-	if err != nil {
-		return "", nil, fmt.Errorf("read manifest list of snapshot %d: %w", s.SnapshotID, err)
-	}
 	var added []Added
 	op := "unknown operation"
 	if s.Summary != nil {
 		op = string(s.Summary.Operation)
 	}
 	at := time.UnixMilli(s.TimestampMs).UTC().Format(time.RFC3339)
-	for _, m := range manifests {
-		if m.SnapshotID() != s.SnapshotID {
-			continue
-		}
-		if err := ctx.Err(); err != nil {
+	for read, err := range manifest.Walk(ctx, fsys, s, false, writtenBy(s)) {
+		if err != nil {
 			return "", nil, err
 		}
-		entries, err := m.FetchEntries(fsys, false)
-		if err != nil {
-			return "", nil, fmt.Errorf("read manifest %s: %w", m.FilePath(), err)
-		}
+		m, entries := read.File, read.Entries
 		if int(m.PartitionSpecID()) != c.SpecID {
 			// Files of an earlier spec added may hold rows of any
 			// partition. One taken out (a run rewriting it) is judged
@@ -151,19 +142,11 @@ func AddedSince(ctx context.Context, fsys icebergio.IO, meta table.Metadata, fro
 	}
 	var out []Added
 	for _, s := range slices.Backward(since) {
-		manifests, err := s.Manifests(fsys)
-		if err != nil {
-			return nil, fmt.Errorf("read manifest list of snapshot %d: %w", s.SnapshotID, err)
-		}
-		for _, m := range manifests {
-			if m.SnapshotID() != s.SnapshotID {
-				continue
-			}
-			entries, err := m.FetchEntries(fsys, false)
+		for m, err := range manifest.Walk(ctx, fsys, &s, false, writtenBy(&s)) {
 			if err != nil {
-				return nil, fmt.Errorf("read manifest %s: %w", m.FilePath(), err)
+				return nil, err
 			}
-			for _, e := range entries {
+			for _, e := range m.Entries {
 				df := e.DataFile()
 				if _, ours := values[c.PartitionOf(df)]; e.Status() == iceberg.EntryStatusADDED && e.SnapshotID() == s.SnapshotID &&
 					df.ContentType() == iceberg.EntryContentData && !ours {
@@ -173,6 +156,12 @@ func AddedSince(ctx context.Context, fsys icebergio.IO, meta table.Metadata, fro
 		}
 	}
 	return out, nil
+}
+
+// writtenBy keeps the manifests snapshot s wrote: only they can hold its
+// changes.
+func writtenBy(s *table.Snapshot) func(iceberg.ManifestFile) bool {
+	return func(m iceberg.ManifestFile) bool { return m.SnapshotID() == s.SnapshotID }
 }
 
 // Added is a data file a snapshot since the plan's base added outside
