@@ -129,7 +129,7 @@ func fingerprintsAsPlanned(ctx context.Context, tbl *table.Table, plan *run, con
 }
 
 // baseAsPlanned restores what a commit needs that JSON does not carry: a
-// plan whose run the table records settles as a rerun (held: whether main
+// plan whose run the table records concludes as a rerun (held: whether main
 // still holds the run's files); any other holds if no commit since its
 // base touched its partitions, and replaces their files as they are now.
 func baseAsPlanned(ctx context.Context, tbl *table.Table, plan *run, conflict func(string, ...any) error) error {

@@ -174,7 +174,7 @@ func (p *Publisher) discardListed(ctx context.Context, tbl *table.Table, plan *r
 			}
 		}
 	}
-	p.release(ctx, tbl, plan)
+	p.removeHolds(ctx, tbl, plan)
 	said := fmt.Sprintf("removed the %s the plan of run %s staged (%d already gone)", words.Count(removed, "file"), plan.RunID, gone)
 	if len(applied) > 0 {
 		said += fmt.Sprintf("; its %s a snapshot references (batches that were applied) are the table's and stay", words.Count(len(applied), "file"))
@@ -193,9 +193,9 @@ func (p *Publisher) holds(tbl *table.Table) hold.Store {
 	}
 }
 
-// release removes a plan's holds, one per attempt that staged it (a plan
+// removeHolds removes a plan's holds, one per attempt that staged it (a plan
 // merged from shards has several).
-func (p *Publisher) release(ctx context.Context, tbl *table.Table, plan *run) {
+func (p *Publisher) removeHolds(ctx context.Context, tbl *table.Table, plan *run) {
 	attempts := []string{plan.Attempt}
 	for i := range plan.Partitions {
 		// Once each: a shard's partitions share its attempt.
@@ -203,5 +203,5 @@ func (p *Publisher) release(ctx context.Context, tbl *table.Table, plan *run) {
 			attempts = append(attempts, a)
 		}
 	}
-	hold.Release(ctx, p.holds(tbl), p.log(), tbl.Metadata(), plan.RunID, attempts)
+	hold.RemoveAttempts(ctx, p.holds(tbl), p.log(), tbl.Metadata(), plan.RunID, attempts)
 }

@@ -23,7 +23,7 @@ import (
 )
 
 // record is what the run's snapshot records: enough to list, verify and
-// roll back the run, and to settle a rerun of its id, from the table alone.
+// roll back the run, and to conclude a rerun of its id, from the table alone.
 func (plan *run) record() runrecord.Record {
 	r := runrecord.Record{RunID: plan.RunID, Source: plan.Source, PartitionColumn: plan.PartitionColumn,
 		Fingerprint: plan.Fingerprint.Hash, FingerprintVersion: verify.Version, PartitionHashes: map[string]string{},

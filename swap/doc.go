@@ -4,7 +4,7 @@
 // validates and fingerprints them, commits one snapshot that replaces exactly
 // the declared partitions' files on condition that main is still at the base,
 // then reads the commit back and compares fingerprints. A run id the table
-// already records is settled, not committed twice. Stage and Apply split a
+// already records is concluded as a rerun, not committed twice. Stage and Apply split a
 // publish in two, so that a plan can be approved, stored as a plan file
 // (WritePlan, ReadPlan, Approve) and committed by another process. A
 // rollback points main back at the snapshot a run replaced.
@@ -16,7 +16,7 @@
 //     (gc keeps the attempt's files), stageAll (rows to Parquet, validated
 //     and fingerprinted), guard (guards.go: every guard of Guards that
 //     judges a run as a whole, in one list), fingerprintRun;
-//   - apply: settleUncommitted (refused, a rerun, nothing to change), then
+//   - apply: concludeUncommitted (refused, a rerun, nothing to change), then
 //     land, or applyBatches (batches.go: land once a batch);
 //   - land: a run of one table, a batch and a release of several tables
 //     alike go through snapshot.Land, the one commit engine, which

@@ -238,7 +238,7 @@ func (p *Publisher) rebaseChanges(ctx context.Context, runID string, commit, hel
 		}
 		if all := runrecord.FindAll(now.Metadata(), runID); len(all) > before {
 			if len(plan.Release) > 0 {
-				return fmt.Sprintf("another attempt of release %s committed to %s meanwhile; run it again to settle it", runID, plan.Table), plan.Table, nil
+				return fmt.Sprintf("another attempt of release %s committed to %s meanwhile; run it again to conclude it", runID, plan.Table), plan.Table, nil
 			}
 			return p.committedMeanwhile(ctx, now, plan, all[before:])
 		}
@@ -258,7 +258,7 @@ func (p *Publisher) rebaseChanges(ctx context.Context, runID string, commit, hel
 	return "", "", nil
 }
 
-// committedMeanwhile settles a run of one table whose id another attempt
+// committedMeanwhile judges a run of one table whose id another attempt
 // committed since: a run id is recorded once (a batch once), so the same
 // content (the same plan applied by another process, say) is this run,
 // published; other content is a conflict. Another process may have
@@ -275,7 +275,7 @@ func (p *Publisher) committedMeanwhile(ctx context.Context, now *table.Table, pl
 			return "", "", &committedElsewhere{snapshotID: s.SnapshotID}
 		}
 	}
-	return fmt.Sprintf("another attempt of run %s committed snapshot %d meanwhile with other content; run it again to settle it", plan.RunID, theirs[len(theirs)-1].SnapshotID), plan.Table, nil
+	return fmt.Sprintf("another attempt of run %s committed snapshot %d meanwhile with other content; run it again to conclude it", plan.RunID, theirs[len(theirs)-1].SnapshotID), plan.Table, nil
 }
 
 // unsettled says what to do about a commit whose outcome the tables did
@@ -311,7 +311,7 @@ func (p *Publisher) readBack(ctx context.Context, runID string, commit []*change
 	var errs []error
 	release := len(commit[0].plan.Release) > 0
 	for _, c := range commit {
-		mismatches, err := p.checkLanded(ctx, c.plan, c.id)
+		mismatches, err := p.readBackCommit(ctx, c.plan, c.id)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", c.plan.Table, err))
 			continue
@@ -339,7 +339,7 @@ func (p *Publisher) readBack(ctx context.Context, runID string, commit []*change
 	}
 	if len(failed) == 0 {
 		for _, c := range commit {
-			p.dropUnchanged(ctx, c.tbl, c.plan)
+			p.removeUnchanged(ctx, c.tbl, c.plan)
 		}
 		return StatusPublished, nil
 	}

@@ -9,9 +9,9 @@ import (
 // SetCheckBackoff shortens the wait between reads of a landed commit, for
 // tests; it returns the function that restores it.
 func SetCheckBackoff(d time.Duration) func() {
-	old := checkBackoff
-	checkBackoff = d
-	return func() { checkBackoff = old }
+	old := readBackBackoff
+	readBackBackoff = d
+	return func() { readBackBackoff = old }
 }
 
 // SetHoldRefresh sets how often a running publish refreshes its hold, for

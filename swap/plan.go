@@ -2,7 +2,6 @@ package swap
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -153,12 +152,6 @@ func (plan *run) fork() *run {
 	c := *plan
 	c.Plan = &doc
 	return &c
-}
-
-// unhold stops refreshing the plan's hold and removes it.
-func (plan *run) unhold(ctx context.Context, p *Publisher, tbl *table.Table) {
-	plan.stopRefresh()
-	p.release(ctx, tbl, plan)
 }
 
 // stopRefresh stops refreshing a running publish's hold, which stays.

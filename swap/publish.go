@@ -100,10 +100,10 @@ func (p *Publisher) Publish(ctx context.Context, req Request) (*Result, error) {
 	}
 	res, err := p.apply(ctx, tbl, plan, req.NoAutoRollback)
 	plan.stopRefresh()
-	// Settled: the files are the table's, or removed. An outcome still
+	// Concluded: the files are the table's, or removed. An outcome still
 	// open keeps its hold, which gc judges by its last refresh.
 	if !errors.Is(err, outcome.ErrCommitUnknown) && !errors.Is(err, outcome.ErrNotLanded) {
-		p.release(ctx, tbl, plan)
+		p.removeHolds(ctx, tbl, plan)
 	}
 	return res, err
 }
@@ -129,7 +129,7 @@ type ApplyOptions struct {
 // that no longer holds is a conflict: nothing is committed, and its staged
 // files are left, as they are whatever becomes of the plan (a plan read
 // back may be old, its files since committed). A plan whose run the table
-// already records settles as a rerun of that run id does.
+// already records concludes as a rerun of that run id does.
 func (p *Publisher) Apply(ctx context.Context, opts ApplyOptions, docs ...*Plan) (*Result, error) {
 	// 1. The plans are one run's: one table, one run id and base,
 	//    partitions apart.
@@ -146,7 +146,7 @@ func (p *Publisher) Apply(ctx context.Context, opts ApplyOptions, docs ...*Plan)
 	// 2. Each plan's attempt is held while the apply runs, refreshed as a
 	//    publish's is: a plan near its retention, or a long apply in
 	//    batches, keeps its files from gc. The plan's own hold stays until
-	//    the apply settles.
+	//    the apply concludes.
 	unhold, failed, err := p.holdPlans(ctx, tbl, plans)
 	if err != nil {
 		return &Result{Plan: failed.Plan, Status: StatusNotCommitted}, err
@@ -168,10 +168,10 @@ func (p *Publisher) Apply(ctx context.Context, opts ApplyOptions, docs ...*Plan)
 	// 5. Commit and verify, as a publish does.
 	res, err := p.apply(ctx, tbl, whole, opts.NoAutoRollback)
 	if res != nil && res.Status != StatusNotCommitted && res.Status != StatusRefused {
-		// Settled one way or the other: the plans wait for nothing now,
+		// Concluded one way or the other: the plans wait for nothing now,
 		// and whatever of their files the table references is the table's.
 		for _, plan := range plans {
-			p.release(ctx, tbl, plan)
+			p.removeHolds(ctx, tbl, plan)
 		}
 	}
 	return res, err
@@ -217,8 +217,8 @@ func (p *Publisher) holdPlans(ctx context.Context, tbl *table.Table, plans []*ru
 		}
 		ends = append(ends, func() {
 			stop()
-			hold.Remove(ctx, p.holds(tbl), p.log(), plan.RunID, loc)
-			hold.Remove(ctx, p.holds(tbl), p.log(), plan.RunID, hold.Other(loc))
+			hold.RemoveAt(ctx, p.holds(tbl), p.log(), plan.RunID, loc)
+			hold.RemoveAt(ctx, p.holds(tbl), p.log(), plan.RunID, hold.Other(loc))
 		})
 	}
 	return unhold, nil, nil
@@ -254,12 +254,12 @@ func judgeShards(ctx context.Context, tbl *table.Table, whole *run) (*Result, er
 	return nil, nil
 }
 
-// apply settles a staged plan against the table it was staged on, or
+// apply concludes a staged plan against the table it was staged on, or
 // bound to: a refusal, a rerun of a recorded run id, or a commit and its
 // check. Its calls are the steps of swap/doc.go from the commit on.
 func (p *Publisher) apply(ctx context.Context, tbl *table.Table, plan *run, noAutoRollback bool) (*Result, error) {
-	// A plan that commits nothing settles without a commit.
-	if res, err, settled := p.settleUncommitted(ctx, tbl, plan); settled {
+	// A plan that commits nothing concludes without a commit.
+	if res, err, done := p.concludeUncommitted(ctx, tbl, plan); done {
 		return res, err
 	}
 	if plan.Batch > 0 && len(plan.Partitions) > plan.Batch {
@@ -273,10 +273,10 @@ func (p *Publisher) apply(ctx context.Context, tbl *table.Table, plan *run, noAu
 	return res, err
 }
 
-// settleUncommitted settles a plan that needs no commit: one refused, a
-// rerun of a run id the table records, or one whose partitions hold its
-// content already. settled is false for a plan to commit.
-func (p *Publisher) settleUncommitted(ctx context.Context, tbl *table.Table, plan *run) (res *Result, err error, settled bool) {
+// concludeUncommitted concludes a plan that needs no commit: one refused,
+// a rerun of a run id the table records, or one whose partitions hold its
+// content already. done is false for a plan to commit.
+func (p *Publisher) concludeUncommitted(ctx context.Context, tbl *table.Table, plan *run) (res *Result, err error, done bool) {
 	name := plan.Table
 	res = &Result{Plan: plan.Plan}
 	switch {
@@ -285,7 +285,7 @@ func (p *Publisher) settleUncommitted(ctx context.Context, tbl *table.Table, pla
 		p.log().Info("publish refused", "table", name, "run", plan.RunID, "findings", len(plan.Findings)+int(plan.DroppedFindings))
 		return res, &outcome.RefusedError{Op: plan.op(), Table: name, Findings: plan.Findings, Dropped: plan.DroppedFindings, Cleanup: plan.Cleanup}, true
 	case plan.Batch > 0 && len(plan.Partitions) > plan.Batch:
-		return nil, nil, false // each batch settles on its own
+		return nil, nil, false // each batch concludes on its own
 	case plan.prior != nil:
 		res, err = p.rerun(ctx, tbl, plan, res)
 		return res, err, true
@@ -316,7 +316,7 @@ func (p *Publisher) settleUncommitted(ctx context.Context, tbl *table.Table, pla
 	return res, nil, true
 }
 
-// rerun settles a publish whose run id the table already records. The id is
+// rerun concludes a publish whose run id the table already records. The id is
 // an idempotency key: the same content, still on main, is reported as
 // published and nothing is committed; anything else is refused, so that the
 // history keeps saying what the run did. The attempt's staging goes either

@@ -310,7 +310,8 @@ func (r *Release) Discard(ctx context.Context) string {
 	var said []string
 	for _, part := range r.parts {
 		said = append(said, part.plan.Table+": "+r.p.discard(ctx, part.tbl, part.plan))
-		part.plan.unhold(ctx, r.p, part.tbl)
+		part.plan.stopRefresh()
+		r.p.removeHolds(ctx, part.tbl, part.plan)
 	}
 	r.discarded = strings.Join(said, "; ")
 	return r.discarded
@@ -345,7 +346,7 @@ func (r *Release) Publish(ctx context.Context, noAutoRollback bool) (*ReleaseRes
 		for _, part := range r.parts {
 			part.plan.stopRefresh()
 			if !keep {
-				r.p.release(ctx, part.tbl, part.plan)
+				r.p.removeHolds(ctx, part.tbl, part.plan)
 			}
 		}
 	}()
@@ -360,7 +361,7 @@ func (r *Release) Publish(ctx context.Context, noAutoRollback bool) (*ReleaseRes
 	}
 	// 2. A release id the tables record already: the same content still
 	//    on main is the release, published; anything else is refused.
-	if res, err, settled := r.rerun(ctx); settled {
+	if res, err, done := r.rerun(ctx); done {
 		return res, err
 	}
 	// 3. Tables whose partitions hold the staged content already commit
@@ -372,7 +373,7 @@ func (r *Release) Publish(ctx context.Context, noAutoRollback bool) (*ReleaseRes
 	for _, part := range r.parts {
 		if part.plan.empty() || part.plan.changesNothing() {
 			part.res.Status = StatusUnchanged
-			r.dropStaged(ctx, part)
+			r.discardPart(ctx, part)
 			guards = append(guards, part)
 			continue
 		}
@@ -390,10 +391,10 @@ func (r *Release) Publish(ctx context.Context, noAutoRollback bool) (*ReleaseRes
 	return out, err
 }
 
-// dropStaged removes what a table of the release staged, which it does
+// discardPart removes what a table of the release staged, which it does
 // not commit: a plan read back only where no snapshot references it, as
 // an apply does.
-func (r *Release) dropStaged(ctx context.Context, part *change) {
+func (r *Release) discardPart(ctx context.Context, part *change) {
 	if !part.plan.bound {
 		part.plan.Cleanup = r.p.discard(ctx, part.tbl, part.plan)
 		return
@@ -405,7 +406,7 @@ func (r *Release) dropStaged(ctx context.Context, part *change) {
 	part.plan.Cleanup = said
 }
 
-// rerun settles a release whose run id its tables record already.
+// rerun concludes a release whose run id its tables record already.
 func (r *Release) rerun(ctx context.Context) (*ReleaseResult, error, bool) {
 	recorded := slices.ContainsFunc(r.parts, func(part *change) bool { return part.plan.prior != nil })
 	if !recorded {
@@ -418,7 +419,7 @@ func (r *Release) rerun(ctx context.Context) (*ReleaseResult, error, bool) {
 		if part.plan.prior == nil {
 			if part.plan.changesNothing() {
 				part.res.Status = StatusUnchanged
-				r.dropStaged(ctx, part)
+				r.discardPart(ctx, part)
 				continue
 			}
 			part.res.Status = StatusRefused

@@ -85,14 +85,14 @@ func (r *restager) Write(ctx context.Context, c *contract.Contract, value string
 	return out, w.Created(), nil
 }
 
-// Settle stops refreshing the attempt's hold, and removes it when release
+// End stops refreshing the attempt's hold, and removes it when release
 // says the commit's outcome is known.
-func (r *restager) Settle(ctx context.Context, release bool) {
+func (r *restager) End(ctx context.Context, release bool) {
 	if r.stop != nil {
 		r.stop()
 		r.stop = nil
 	}
 	if release {
-		hold.Release(ctx, r.p.holds(r.tbl), r.p.log(), r.tbl.Metadata(), r.runID, []string{r.attempt})
+		hold.RemoveAttempts(ctx, r.p.holds(r.tbl), r.p.log(), r.tbl.Metadata(), r.runID, []string{r.attempt})
 	}
 }

@@ -235,7 +235,8 @@ func (p *Publisher) stage(ctx context.Context, req Request, kind string) (*run, 
 	// 6. A stage that failed or was refused removes exactly what it wrote.
 	if stageErr != nil || plan.Refused() {
 		cleanup := p.removeStaged(ctx, tbl, plan)
-		plan.unhold(ctx, p, tbl)
+		plan.stopRefresh()
+		p.removeHolds(ctx, tbl, plan)
 		if stageErr != nil {
 			return nil, nil, &outcome.OpError{Op: "stage", Table: plan.Table, RunID: plan.RunID, Err: stageErr,
 				Hint: "nothing was committed; " + cleanup}

@@ -201,7 +201,7 @@ func (d *Differ) NeedsRemovedNames() bool {
 	return !d.done()
 }
 
-// count settles the removed rows, once, after the last AddNew.
+// count counts the removed rows, once, after the last AddNew.
 func (d *Differ) count() {
 	if d.counted {
 		return

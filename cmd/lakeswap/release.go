@@ -148,7 +148,7 @@ func runRelease(ctx context.Context, g *globals, o publishOptions, plan bool) er
 	if plan {
 		return writeReleasePlans(g, rel, o.planDir, &ok)
 	}
-	ok = true // Publish settles every table's staged files itself
+	ok = true // Publish keeps or removes every table's staged files itself
 	res, err := rel.Publish(ctx, o.noAutoRollback)
 	view := releaseView{RunID: res.RunID, Status: res.Status}
 	for _, t := range res.Tables {

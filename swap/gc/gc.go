@@ -132,7 +132,7 @@ func (c *Collector) Run(ctx context.Context, req Request) (*Result, error) {
 		return res, nil
 	}
 	// 5. And once more before anything goes, for a commit since.
-	if err := g.dropReferenced(ctx, res); err != nil {
+	if err := g.leaveReferenced(ctx, res); err != nil {
 		return nil, err
 	}
 	// 6. Remove, one by one, then the tags in one commit.
@@ -401,9 +401,9 @@ func (g *run) expiredTags(res *Result) func(context.Context) error {
 	}
 }
 
-// dropReferenced loads the table once more and leaves out of the items
+// leaveReferenced loads the table once more and leaves out of the items
 // what a commit since referenced.
-func (g *run) dropReferenced(ctx context.Context, res *Result) error {
+func (g *run) leaveReferenced(ctx context.Context, res *Result) error {
 	now, err := g.c.Catalog.LoadTable(ctx, g.req.Table)
 	if err != nil {
 		return fmt.Errorf("load table %s: %w", g.name, err)

@@ -101,7 +101,7 @@ func (l *Runner) rollbackRelease(ctx context.Context, req Request, rec runrecord
 		var errs []error
 		all = make([]Result, 0, len(parts))
 		for _, part := range parts {
-			res, err := l.checkRestored(ctx, part.ident, []runrecord.Record{part.rec}, part.res)
+			res, err := l.readBackRestored(ctx, part.ident, []runrecord.Record{part.rec}, part.res)
 			if res == nil {
 				res = part.res
 			}

@@ -198,7 +198,7 @@ func (l *Runner) Rollback(ctx context.Context, req Request) (*Result, error) {
 			// A rollback retried: main went back to the run's target after
 			// it, and holds it still. Said, and checked, not done twice.
 			res.AlreadyRolledBack, res.RolledBackAt = true, &at
-			return l.checkRestored(ctx, req.Table, recs, res)
+			return l.readBackRestored(ctx, req.Table, recs, res)
 		}
 		return fail("snapshot %d of run %s is not on main (already rolled back?)", run.SnapshotID, res.RunID)
 	case head.SnapshotID != run.SnapshotID && !req.Force:
@@ -219,7 +219,7 @@ func (l *Runner) Rollback(ctx context.Context, req Request) (*Result, error) {
 // pointMainAt moves main back to res.ToSnapshotID in one commit, pinned to
 // main as tbl holds it, through the commit engine: an answer lost on the
 // way is settled from the table, and the undone runs' partitions are read
-// back (checkRestored).
+// back (readBackRestored).
 func (l *Runner) pointMainAt(ctx context.Context, tbl *table.Table, res *Result, recs []runrecord.Record) (*Result, error) {
 	name, meta := strings.Join(tbl.Identifier(), "."), tbl.Metadata()
 	// Through the publisher's catalog, as every commit of lakeswap's.
@@ -231,7 +231,7 @@ func (l *Runner) pointMainAt(ctx context.Context, tbl *table.Table, res *Result,
 	checked := res
 	b := &pointBack{changes: []*snapshot.Change{{Table: tbl, Tx: tx, ID: to, Landed: snapshot.PointsAt(to)}},
 		readBack: func(ctx context.Context) (err error) {
-			checked, err = l.checkRestored(ctx, tbl.Identifier(), recs, res)
+			checked, err = l.readBackRestored(ctx, tbl.Identifier(), recs, res)
 			return err
 		}}
 	err := snapshot.Land(ctx, l.Catalog, l.log(), res.RunID, b)
@@ -246,9 +246,9 @@ func (l *Runner) pointMainAt(ctx context.Context, tbl *table.Table, res *Result,
 		Hint: "`lakeswap history` shows where main is once the table can be read"}
 }
 
-// checkRestored reads each undone run's partitions at the snapshot main
+// readBackRestored reads each undone run's partitions at the snapshot main
 // now points at and compares them with what the run recorded before it.
-func (l *Runner) checkRestored(ctx context.Context, ident table.Identifier, recs []runrecord.Record, res *Result) (*Result, error) {
+func (l *Runner) readBackRestored(ctx context.Context, ident table.Identifier, recs []runrecord.Record, res *Result) (*Result, error) {
 	name := strings.Join(ident, ".")
 	res.Verified = true
 	for _, rec := range recs {

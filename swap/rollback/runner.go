@@ -21,7 +21,7 @@ type Runner struct {
 	Retention time.Duration
 	// Restage starts an attempt of run runID that writes rows back as new
 	// data files of the table, held (as a publish's attempt is) until it
-	// settles. A scoped rollback puts back this way a partition whose old
+	// ends. A scoped rollback puts back this way a partition whose old
 	// files cannot simply be put back: delete files applied to them. Nil:
 	// such a rollback is refused.
 	Restage func(ctx context.Context, tbl *table.Table, runID string) (Restager, error)
@@ -36,9 +36,9 @@ type Restager interface {
 	// contract's schema) as new data files, described for a commit, and
 	// names every file it created, even when it fails.
 	Write(ctx context.Context, c *contract.Contract, value string, each func(func(arrow.RecordBatch) error) error) (files []iceberg.DataFile, created []string, err error)
-	// Settle ends the attempt: its hold is released when release says
+	// End ends the attempt: its hold is released when release says
 	// the commit landed or surely did not, else only no longer refreshed.
-	Settle(ctx context.Context, release bool)
+	End(ctx context.Context, release bool)
 }
 
 func (l *Runner) log() *slog.Logger {

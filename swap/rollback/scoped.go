@@ -71,7 +71,7 @@ func (l *Runner) scopedRollback(ctx context.Context, tbl *table.Table, runs []ta
 	// The files written back go only when the commit surely did not land;
 	// with its outcome unknown, main may reference them.
 	if errors.Is(err, outcome.ErrCommitUnknown) {
-		ul.u.settle(ctx, false)
+		ul.u.end(ctx, false)
 	} else if ul.u != nil {
 		ul.u.removeRestaged(ctx, l)
 	}
@@ -155,7 +155,7 @@ func (ul *undoLanding) Rebase(ctx context.Context, _ *snapshot.Refused) (string,
 // ReadBack checks that the partitions hold what was put back.
 func (ul *undoLanding) ReadBack(ctx context.Context) error {
 	ul.landed = true
-	ul.u.settle(ctx, true)
+	ul.u.end(ctx, true)
 	l, res, id, name := ul.l, ul.res, ul.id, strings.Join(ul.tbl.Identifier(), ".")
 	res.FromSnapshotID, res.ToSnapshotID = ul.u.head.SnapshotID, id
 	got, err := snapshot.Fingerprints(ctx, l.Catalog, ul.tbl.Identifier(), id, ul.partitions)
@@ -204,13 +204,13 @@ func (u *undoPlan) removeRestaged(ctx context.Context, l *Runner) {
 		}
 	}
 	u.restaged = nil
-	u.settle(ctx, true)
+	u.end(ctx, true)
 }
 
-// settle ends the attempt that wrote rows back, if one did (Restager).
-func (u *undoPlan) settle(ctx context.Context, release bool) {
+// end ends the attempt that wrote rows back, if one did (Restager).
+func (u *undoPlan) end(ctx context.Context, release bool) {
 	if u != nil && u.restager != nil {
-		u.restager.Settle(ctx, release)
+		u.restager.End(ctx, release)
 		u.restager = nil
 	}
 }

@@ -110,7 +110,7 @@ func WhileRunning(ctx context.Context, store Store, log *slog.Logger, runID, att
 					log.Warn("refresh the run's hold", "run", runID, "err", err)
 					continue
 				}
-				Remove(ctx, store, log, runID, cur)
+				RemoveAt(ctx, store, log, runID, cur)
 				cur = next
 			}
 		}
@@ -118,9 +118,9 @@ func WhileRunning(ctx context.Context, store Store, log *slog.Logger, runID, att
 	return func() { close(done); <-finished }, nil
 }
 
-// Remove removes one hold file, if it is there, on a context of its
-// own, as release does.
-func Remove(ctx context.Context, store Store, log *slog.Logger, runID, loc string) {
+// RemoveAt removes one hold file, if it is there, on a context of its
+// own, as RemoveAttempts does.
+func RemoveAt(ctx context.Context, store Store, log *slog.Logger, runID, loc string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), snapshot.CleanupTimeout)
 	defer cancel()
 	wfs, err := store(ctx)
@@ -132,11 +132,11 @@ func Remove(ctx context.Context, store Store, log *slog.Logger, runID, loc strin
 	}
 }
 
-// Release removes an attempt's holds (each of attempts: a plan merged
+// RemoveAttempts removes an attempt's holds (each of attempts: a plan merged
 // from shards has one per shard), if it has any, on a context of its own
-// as the removal of staged files does: a cancelled publish releases its
+// as the removal of staged files does: a cancelled publish removes its
 // hold too. An apply's own hold goes when that apply ends.
-func Release(ctx context.Context, store Store, log *slog.Logger, meta table.Metadata, runID string, attempts []string) {
+func RemoveAttempts(ctx context.Context, store Store, log *slog.Logger, meta table.Metadata, runID string, attempts []string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), snapshot.CleanupTimeout)
 	defer cancel()
 	wfs, err := store(ctx)
@@ -152,7 +152,7 @@ func Release(ctx context.Context, store Store, log *slog.Logger, meta table.Meta
 		}
 	}
 	if _, ok := wfs.(icebergio.LocalFS); ok {
-		// The holds' folders, once empty (Remove takes no other).
+		// The holds' folders, once empty (RemoveAt takes no other).
 		_ = wfs.Remove(Folder(meta))
 		_ = wfs.Remove(strings.TrimSuffix(Folder(meta), "/holds"))
 	}

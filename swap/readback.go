@@ -27,11 +27,11 @@ type Mismatch struct {
 	What      string `json:"what"`
 }
 
-// checkCommitted reloads the table and checks the run's snapshot: each
+// readBackOnce reloads the table and checks the run's snapshot: each
 // declared partition holds exactly the staged files, every other partition
 // exactly what it held at the base, and the committed files' fingerprint is
 // the staged one.
-func (p *Publisher) checkCommitted(ctx context.Context, plan *run, snapshotID int64) ([]Mismatch, error) {
+func (p *Publisher) readBackOnce(ctx context.Context, plan *run, snapshotID int64) ([]Mismatch, error) {
 	p.progress().Step("verify")
 	ident, err := catalog.ParseIdent(plan.Table)
 	if err != nil {
@@ -86,7 +86,7 @@ func (p *Publisher) checkCommitted(ctx context.Context, plan *run, snapshotID in
 			out = append(out, *m)
 		}
 	}
-	wrong, err := checkStatistics(ctx, at, plan, snapshotID)
+	wrong, err := readBackStatistics(ctx, at, plan, snapshotID)
 	if err != nil {
 		return nil, err
 	}
@@ -128,10 +128,10 @@ func (p *Publisher) checkCommitted(ctx context.Context, plan *run, snapshotID in
 	return out, nil
 }
 
-// checkStatistics checks what other engines prune on for the files the
+// readBackStatistics checks what other engines prune on for the files the
 // run wrote: each file's bounds and counts, in its manifest entry and its
 // footer, and the summaries of the manifests that hold them.
-func checkStatistics(ctx context.Context, at *snapshot.At, plan *run, snapshotID int64) ([]Mismatch, error) {
+func readBackStatistics(ctx context.Context, at *snapshot.At, plan *run, snapshotID int64) ([]Mismatch, error) {
 	key := map[string]string{}
 	var paths []string
 	for _, pp := range plan.Partitions {
@@ -189,24 +189,24 @@ type changedBytes struct{ m Mismatch }
 
 func (c *changedBytes) Error() string { return c.m.Partition + ": " + c.m.What }
 
-// checkLanded reads a landed commit back and compares it with the plan,
+// readBackCommit reads a landed commit back and compares it with the plan,
 // again after a read error (a reset, a truncated body) with backoff: only
 // a check that cannot complete is an error. A file the commit references
 // that is gone (removed behind the run's back, by a discard of the same
 // plan, say) makes the snapshot unreadable, which is as wrong as other
 // content.
-func (p *Publisher) checkLanded(ctx context.Context, plan *run, snapshotID int64) ([]Mismatch, error) {
-	wait := checkBackoff
+func (p *Publisher) readBackCommit(ctx context.Context, plan *run, snapshotID int64) ([]Mismatch, error) {
+	wait := readBackBackoff
 	for attempt := 1; ; attempt++ {
-		mismatches, err := p.checkCommitted(ctx, plan, snapshotID)
+		mismatches, err := p.readBackOnce(ctx, plan, snapshotID)
 		if errors.Is(err, fs.ErrNotExist) {
 			return []Mismatch{{What: "a committed file is missing: " + err.Error()}}, nil
 		}
 		var changed *changedBytes
-		if errors.As(err, &changed) && attempt >= checkAttempts {
+		if errors.As(err, &changed) && attempt >= readBackAttempts {
 			return []Mismatch{changed.m}, nil
 		}
-		if err == nil || attempt >= checkAttempts || ctx.Err() != nil {
+		if err == nil || attempt >= readBackAttempts || ctx.Err() != nil {
 			return mismatches, err
 		}
 		p.log().Warn("reading the commit back failed; trying again", "run", plan.RunID, "attempt", attempt, "err", err)
@@ -219,9 +219,9 @@ func (p *Publisher) checkLanded(ctx context.Context, plan *run, snapshotID int64
 	}
 }
 
-// dropUnchanged removes the staged files of the partitions a commit left
+// removeUnchanged removes the staged files of the partitions a commit left
 // as they were (their content unchanged): no snapshot references them.
-func (p *Publisher) dropUnchanged(ctx context.Context, tbl *table.Table, plan *run) {
+func (p *Publisher) removeUnchanged(ctx context.Context, tbl *table.Table, plan *run) {
 	sub := plan.fork()
 	sub.Partitions = nil
 	for _, pp := range plan.Partitions {
@@ -242,8 +242,8 @@ func (p *Publisher) dropUnchanged(ctx context.Context, tbl *table.Table, plan *r
 }
 
 // Reading a landed commit back is retried this many times, with backoff
-// from checkBackoff, before its outcome is reported as unverified.
+// from readBackBackoff, before its outcome is reported as unverified.
 var (
-	checkAttempts = 4
-	checkBackoff  = time.Second
+	readBackAttempts = 4
+	readBackBackoff  = time.Second
 )
