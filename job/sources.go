@@ -3,8 +3,9 @@ package job
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
+
+	icebergio "github.com/apache/iceberg-go/io"
 
 	"github.com/lakeswap/lakeswap/parquetio"
 	"github.com/lakeswap/lakeswap/runrecord"
@@ -68,7 +69,7 @@ func (j *Job) List(ctx context.Context, store source.ObjectStore, tables TableFi
 				}
 			}
 			for _, f := range files {
-				size, sum, err := fileSHA256(ctx, f)
+				size, sum, err := parquetio.HashFile(ctx, icebergio.LocalFS{}, f)
 				if err != nil {
 					return nil, fmt.Errorf("source %s: %w", name, err)
 				}
@@ -80,18 +81,4 @@ func (j *Job) List(ctx context.Context, store source.ObjectStore, tables TableFi
 	}
 	l.Hash = runrecord.InputsHash(all)
 	return l, nil
-}
-
-// fileSHA256 reads a file in full and returns its size and hex SHA-256.
-func fileSHA256(ctx context.Context, path string) (int64, string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, "", err
-	}
-	defer f.Close()
-	n, sum, err := parquetio.Checksum(ctx, f)
-	if err != nil {
-		return 0, "", fmt.Errorf("read %s: %w", path, err)
-	}
-	return n, sum, nil
 }

@@ -53,7 +53,7 @@ func OpenHashed(ctx context.Context, fsys icebergio.IO, path string) (array.Reco
 	info, err := f.Stat()
 	if err != nil || info.Size() > wholeReadBytes {
 		_ = f.Close()
-		n, sum, err := hashFile(ctx, fsys, path)
+		n, sum, err := HashFile(ctx, fsys, path)
 		if err != nil {
 			return nil, 0, "", err
 		}
@@ -71,8 +71,9 @@ func OpenHashed(ctx context.Context, fsys icebergio.IO, path string) (array.Reco
 	return rr, int64(len(raw)), hex.EncodeToString(sum[:]), err
 }
 
-// hashFile reads a file in full and returns its size and hex SHA-256.
-func hashFile(ctx context.Context, fsys icebergio.IO, path string) (int64, string, error) {
+// HashFile reads a file in full and returns its size and hex SHA-256;
+// an error names the file.
+func HashFile(ctx context.Context, fsys icebergio.IO, path string) (int64, string, error) {
 	f, err := fsys.Open(path)
 	if err != nil {
 		return 0, "", fmt.Errorf("open %s: %w", path, err)

@@ -182,7 +182,7 @@ func unchanged(ctx context.Context, fsys icebergio.IO, f parquetio.File) string 
 	if f.SHA256 == "" {
 		return "has no checksum in the plan (a plan lakeswap wrote records one)"
 	}
-	n, sum, err := fileSHA256(ctx, fsys, f.Path)
+	n, sum, err := parquetio.HashFile(ctx, fsys, f.Path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "is gone since the plan"
 	}
@@ -193,14 +193,4 @@ func unchanged(ctx context.Context, fsys icebergio.IO, f parquetio.File) string 
 		return fmt.Sprintf("changed since the plan: %d bytes with SHA-256 %s, the plan recorded %d bytes with SHA-256 %s", n, verify.Short(sum), f.Bytes, verify.Short(f.SHA256))
 	}
 	return ""
-}
-
-// fileSHA256 reads a file in full and returns its size and hex SHA-256.
-func fileSHA256(ctx context.Context, fsys icebergio.IO, path string) (int64, string, error) {
-	r, err := fsys.Open(path)
-	if err != nil {
-		return 0, "", err
-	}
-	defer r.Close()
-	return parquetio.Checksum(ctx, r)
 }

@@ -38,15 +38,12 @@ type VerifyResult struct {
 // run committed in batches is verified batch by batch, each in its own
 // snapshot (Batches); it is OK when every batch is.
 func (a Auditor) VerifyRun(ctx context.Context, ident table.Identifier, runID string, snapshotID int64) (*VerifyResult, error) {
-	tbl, err := a.Catalog.LoadTable(ctx, ident)
+	t, err := snapshot.OpenTable(ctx, a.Catalog, ident)
 	if err != nil {
 		return nil, err
 	}
-	fsys, err := tbl.FS(ctx)
-	if err != nil {
-		return nil, err
-	}
-	load := runrecord.NewLoader(fsys)
+	tbl := t.Table
+	load := t.Runs
 	if runID != "" {
 		if all := runrecord.FindAll(tbl.Metadata(), runID); len(all) > 1 {
 			var res *VerifyResult

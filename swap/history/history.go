@@ -24,16 +24,12 @@ import (
 // the order the table keeps them, the snapshots main no longer reaches (a
 // rolled-back run).
 func (r Reader) History(ctx context.Context, ident table.Identifier) (main []runrecord.Entry, off []runrecord.Entry, err error) {
-	tbl, err := r.Catalog.LoadTable(ctx, ident)
+	t, err := snapshot.OpenTable(ctx, r.Catalog, ident)
 	if err != nil {
 		return nil, nil, err
 	}
-	meta := tbl.Metadata()
-	fsys, err := tbl.FS(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	load := runrecord.NewLoader(fsys)
+	meta := t.Meta
+	load := t.Runs
 	onMain := map[int64]bool{}
 	if head := meta.CurrentSnapshot(); head != nil {
 		for i, s := range table.AncestorsOf(head.SnapshotID, func(id int64) *table.Snapshot { return meta.SnapshotByID(id) }) {
@@ -136,16 +132,13 @@ type RunStatus struct {
 // Status answers from the table's history alone whether a run landed: the
 // question a commit whose answer was lost leaves open.
 func (r Reader) Status(ctx context.Context, ident table.Identifier, runID string) (*RunStatus, error) {
-	tbl, err := r.Catalog.LoadTable(ctx, ident)
+	t, err := snapshot.OpenTable(ctx, r.Catalog, ident)
 	if err != nil {
 		return nil, err
 	}
-	meta := tbl.Metadata()
-	fsys, err := tbl.FS(ctx)
-	if err != nil {
-		return nil, err
-	}
-	load := runrecord.NewLoader(fsys)
+	fsys := t.FS
+	meta := t.Meta
+	load := t.Runs
 	st := &RunStatus{RunID: runID}
 	snaps := runrecord.FindAll(meta, runID)
 	for _, s := range snaps {

@@ -126,15 +126,12 @@ func grainChanges(ctx context.Context, a, b *snapshot.At, value string, rows int
 // replaced, the rows, sums and fingerprint before and after, and the files
 // removed and added. It reads those partitions' files in both snapshots.
 func (r Reader) ShowRun(ctx context.Context, ident table.Identifier, runID string) (*RunView, error) {
-	tbl, err := r.Catalog.LoadTable(ctx, ident)
+	t, err := snapshot.OpenTable(ctx, r.Catalog, ident)
 	if err != nil {
 		return nil, err
 	}
-	meta := tbl.Metadata()
-	fsys, err := tbl.FS(ctx)
-	if err != nil {
-		return nil, err
-	}
+	fsys := t.FS
+	meta := t.Meta
 	name := strings.Join(ident, ".")
 	snaps := runrecord.FindAll(meta, runID)
 	if len(snaps) == 0 {
