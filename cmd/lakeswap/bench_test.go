@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lakeswap/lakeswap/backfill"
 	"github.com/lakeswap/lakeswap/catalog"
-	"github.com/lakeswap/lakeswap/source"
 	"github.com/lakeswap/lakeswap/swap"
 )
 
@@ -52,7 +52,7 @@ func BenchmarkInputRowOrder(b *testing.B) {
 				runtime.GC()
 				stop := sampleHeap(&peak)
 				b.StartTimer()
-				_, err := publishFiles(ctx, pub, swap.Request{Table: []string{"retail", "daily_orders"}}, twoDays, []string{in}, source.Options{})
+				_, err := backfill.Files{Selectors: []string{twoDays}, Paths: []string{in}}.Run(ctx, pub, swap.Request{Table: []string{"retail", "daily_orders"}}, pub.Publish)
 				b.StopTimer()
 				stop()
 				b.StartTimer()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lakeswap/lakeswap/backfill"
 	"github.com/lakeswap/lakeswap/internal/words"
 	"github.com/lakeswap/lakeswap/job"
 	"github.com/lakeswap/lakeswap/s3store"
@@ -64,7 +65,7 @@ func runLag(ctx context.Context, g *globals, o lagOptions) error {
 			store = s3
 		}
 	}
-	r, err := j.MeasureArrival(ctx, pub, store, defaultMemoryLimit())
+	r, err := j.MeasureArrival(ctx, pub, store, backfill.DefaultMemoryLimit())
 	if err != nil {
 		return err
 	}

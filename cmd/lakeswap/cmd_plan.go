@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lakeswap/lakeswap/backfill"
 	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/swap"
 )
@@ -73,7 +74,7 @@ func runPlan(ctx context.Context, g *globals, o planOptions) error {
 		return usagef("%s exists; a plan file is never overwritten: name another with --out, or remove it (discard its plan first if it was never applied)", o.out)
 	}
 	var written *swap.PlanFile
-	finish := func(pub *swap.Publisher) finishFunc {
+	finish := func(pub *swap.Publisher) backfill.Finish {
 		return func(ctx context.Context, req swap.Request) (*swap.Result, error) {
 			plan, err := pub.Stage(ctx, req)
 			if err != nil {

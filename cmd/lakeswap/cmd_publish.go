@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"os/user"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -17,10 +16,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lakeswap/lakeswap/backfill"
 	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/internal/words"
 	"github.com/lakeswap/lakeswap/job"
-	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/parquetio"
 	"github.com/lakeswap/lakeswap/s3store"
 	"github.com/lakeswap/lakeswap/source"
@@ -159,19 +158,15 @@ func runPublish(ctx context.Context, g *globals, o publishOptions) error {
 	if o.release() {
 		return runRelease(ctx, g, o, false)
 	}
-	return runStaging(ctx, g, o, func(pub *swap.Publisher) finishFunc { return pub.Publish }, func(res *swap.Result) any {
+	return runStaging(ctx, g, o, func(pub *swap.Publisher) backfill.Finish { return pub.Publish }, func(res *swap.Result) any {
 		return planView{RunID: res.Plan.RunID, Result: res}
 	}, printResult)
 }
 
-// finishFunc ends a request once its rows are read: Publish, or a Stage
-// that stops at the plan.
-type finishFunc func(context.Context, swap.Request) (*swap.Result, error)
-
 // runStaging checks a publish's flags, lists its inputs, opens the catalog
 // and hands the request over to finish, through a job, adoption or the
 // inputs' rows: publish and plan share all of it.
-func runStaging(ctx context.Context, g *globals, o publishOptions, finishWith func(*swap.Publisher) finishFunc, view func(*swap.Result) any, print func(io.Writer, *swap.Result)) error {
+func runStaging(ctx context.Context, g *globals, o publishOptions, finishWith func(*swap.Publisher) backfill.Finish, view func(*swap.Result) any, print func(io.Writer, *swap.Result)) error {
 	j, err := loadJob(&o)
 	if err != nil {
 		return err
@@ -186,7 +181,7 @@ func runStaging(ctx context.Context, g *globals, o publishOptions, finishWith fu
 			return requestError{err}
 		}
 	}
-	g.writes, g.uploadBudget = true, uploadBudget(in.MemoryLimit)
+	g.writes, g.uploadBudget = true, backfill.UploadBudget(in.MemoryLimit)
 	ctx, cat, pub, err := g.open(ctx)
 	if err != nil {
 		return err
@@ -199,7 +194,7 @@ func runStaging(ctx context.Context, g *globals, o publishOptions, finishWith fu
 			return err
 		}
 	}
-	defer applyMemoryLimit(in.MemoryLimit)()
+	defer backfill.HoldRuntime(in.MemoryLimit)()
 	in, unwire, err := g.wire(ctx, pub, j, o, in)
 	if err != nil {
 		return err
@@ -214,9 +209,9 @@ func runStaging(ctx context.Context, g *globals, o publishOptions, finishWith fu
 	case j != nil:
 		res, err = j.Run(ctx, pub, req, job.RunOptions{Partitions: o.partitions, RejectsFile: o.rejects, Inputs: in, Late: lateChoice(o, req), SinceLast: o.sinceLast}, finish)
 	case o.adopt:
-		res, err = stageAdopted(ctx, pub, req, o.partitions, files, finish)
+		res, err = backfill.Adopted{Selectors: o.partitions, Paths: files}.Run(ctx, pub, req, finish)
 	default:
-		res, err = stageFiles(ctx, pub, req, o.partitions, files, in, o.buildTwice, writerBytes(g.uploads), finish)
+		res, err = backfill.Files{Selectors: o.partitions, Paths: files, Input: in, Twice: o.buildTwice, Writer: backfill.WriterBytes(g.uploads)}.Run(ctx, pub, req, finish)
 	}
 	unwire(err == nil) // the display ends before anything is printed
 	if res == nil {
@@ -307,7 +302,7 @@ func stagingRequest(o *publishOptions) (swap.Request, source.Options, error) {
 		return fail(usagef("--adopt commits another engine's files as they are, in one snapshot: --batch and --commit-per-partition do not apply"))
 	}
 	writer.TargetFileSize = o.targetFileMiB << 20
-	in = source.Options{SpillDir: o.spillDir, MemoryLimit: defaultMemoryLimit()}
+	in = source.Options{SpillDir: o.spillDir, MemoryLimit: backfill.DefaultMemoryLimit()}
 	if o.memoryLimit != "" {
 		if in.MemoryLimit, err = parseSize(o.memoryLimit); err != nil {
 			return fail(usagef("--memory-limit: %v", err))
@@ -315,9 +310,9 @@ func stagingRequest(o *publishOptions) (swap.Request, source.Options, error) {
 	}
 	req = swap.Request{
 		RunID: o.runID, AllowEmpty: o.allowEmpty, NoAutoRollback: o.noAutoRollback, Parallelism: o.parallelism, Writer: writer,
-		AllowImplausible: o.implausible, Changes: o.changes, Batch: o.batch, AllowMismatch: o.allowMismatch, ChangesMaxRows: changesMaxRows(in.MemoryLimit, o.parallelism),
-		KeysMaxRows: keysMaxRows(in.MemoryLimit), Table: ident, RewriteOverlapping: o.rewrite,
+		AllowImplausible: o.implausible, Changes: o.changes, Batch: o.batch, AllowMismatch: o.allowMismatch, Table: ident, RewriteOverlapping: o.rewrite,
 	}
+	backfill.Budget(&req, in.MemoryLimit)
 	decides := o.restateFrozen || o.restate || o.leave
 	switch {
 	case o.restate && o.leave:
@@ -456,74 +451,6 @@ func listObjects(ctx context.Context, args, files []string, in *source.Options) 
 	return files, nil
 }
 
-// readCancelled says, of a read stopped by Ctrl-C or SIGTERM, what became
-// of the run: the read stops before anything is staged, and removes what
-// it spilled.
-func readCancelled(ctx context.Context, req swap.Request, err error) error {
-	if ctx.Err() == nil {
-		return err
-	}
-	run := req.RunID
-	if run == "" {
-		run = "not yet named"
-	}
-	return &outcome.OpError{Op: "read", Table: strings.Join(req.Table, "."), RunID: run, Err: fmt.Errorf("%w while reading the inputs", ctx.Err()),
-		Hint: "nothing was committed; nothing had been staged, and the rows read so far were removed"}
-}
-
-// publishFiles publishes the rows of input files to the partitions a
-// selector names; req carries the table and options.
-func publishFiles(ctx context.Context, pub *swap.Publisher, req swap.Request, selector string, files []string, in source.Options) (*swap.Result, error) {
-	return stageFiles(ctx, pub, req, []string{selector}, files, in, false, stagingWriterBytes, pub.Publish)
-}
-
-// stageFiles reads input files for the partitions a selector names and
-// hands the request to finish: Publish, or a Stage that stops at the plan.
-// twice reads them a second time, for the stage to compare.
-// writer is what staging one partition holds besides its grain keys.
-func stageFiles(ctx context.Context, pub *swap.Publisher, req swap.Request, selectors []string, files []string, in source.Options, twice bool, writer int64, finish finishFunc) (*swap.Result, error) {
-	target, err := pub.Open(ctx, req.Table)
-	if err != nil {
-		return nil, err
-	}
-	contract := target.Contract
-	sel, err := target.Partitions(selectors...)
-	if err != nil {
-		return nil, err
-	}
-	if p, ok := pub.Progress.(interface{ Partitions(int) }); ok && !sel.Open() {
-		p.Partitions(len(sel.Values))
-	}
-	src, err := source.ReadFiles(ctx, contract, sel, files, in)
-	if err != nil {
-		return nil, readCancelled(ctx, req, err)
-	}
-	defer src.Release()
-	values, err := target.Resolve(ctx, sel, src.Partitions())
-	if err != nil {
-		return nil, err
-	}
-	if twice {
-		again := in
-		again.Read, again.Size = nil, nil
-		second, err := source.ReadFiles(ctx, contract, contract.Partition.Declared(values), files, again)
-		if err != nil {
-			return nil, readCancelled(ctx, req, fmt.Errorf("read the inputs a second time: %w", err))
-		}
-		defer second.Release()
-		req.SecondBuild = second
-	}
-	if req.Parallelism == 0 && in.MemoryLimit > 0 {
-		var most int64
-		for _, v := range values {
-			most = max(most, src.Rows(v))
-		}
-		req.Parallelism = stagingParallelism(in.MemoryLimit, most, writer)
-	}
-	req.Partitions, req.Source, req.SourceName, req.Target = values, src, source.Describe(files), target
-	return finish(ctx, req)
-}
-
 // inputStore reads input objects with the catalog's S3 settings, or, for a
 // catalog off S3, the AWS chain's (AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL
 // for a store other than AWS).
@@ -537,44 +464,6 @@ func inputStore(ctx context.Context, props map[string]string, getenv func(string
 		return nil, err
 	}
 	return s3store.New(awsCfg, c), nil
-}
-
-// stageAdopted names Parquet files another engine wrote for adoption and
-// hands the request to finish.
-func stageAdopted(ctx context.Context, pub *swap.Publisher, req swap.Request, selectors []string, files []string, finish finishFunc) (*swap.Result, error) {
-	target, err := pub.Open(ctx, req.Table)
-	if err != nil {
-		return nil, err
-	}
-	sel, err := target.Partitions(selectors...)
-	if err != nil {
-		return nil, err
-	}
-	// The files are read only once staged: the partitions they replace
-	// are named in full, a value of every field.
-	if sel.Open() {
-		return nil, usagef("--adopt replaces the partitions named in full: name the values of every field of %s (%s)", strings.Join(req.Table, "."), target.Contract.Partition.Name)
-	}
-	values := sel.Values
-	if p, ok := pub.Progress.(interface{ Partitions(int) }); ok {
-		p.Partitions(len(values))
-	}
-	loc := target.Location()
-	for _, f := range files {
-		if format, _ := source.InputFormat(f); format != "parquet" {
-			return nil, usagef("--adopt takes Parquet files; %s is not one", f)
-		}
-		if !source.IsObjectURL(f) && strings.HasPrefix(loc, "file://") {
-			abs, err := filepath.Abs(f)
-			if err != nil {
-				return nil, err
-			}
-			f = "file://" + abs
-		}
-		req.Adopt = append(req.Adopt, f)
-	}
-	req.Partitions, req.SourceName, req.Target = values, "adopted:"+strings.TrimPrefix(source.Describe(files), "files:"), target
-	return finish(ctx, req)
 }
 
 func printResult(w io.Writer, res *swap.Result) {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/zstd"
+	"github.com/lakeswap/lakeswap/backfill"
 )
 
 // orderLines are n rows of retail.daily_orders over days 1..days of
@@ -237,7 +238,7 @@ func TestInputPastTheMemoryLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	limit := memoryFloor(nil)
+	limit := backfill.MemoryFloor(nil)
 	if info.Size() <= limit/4 {
 		t.Fatalf("input is %d bytes, not larger than the quarter of the limit rows wait in", info.Size())
 	}

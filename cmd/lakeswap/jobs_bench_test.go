@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/lakeswap/lakeswap/backfill"
 	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/internal/rawevents"
 	"github.com/lakeswap/lakeswap/job"
@@ -65,7 +66,7 @@ rejects:
 			b.Fatal(err)
 		}
 		pub := &swap.Publisher{Catalog: cat}
-		in := source.Options{MemoryLimit: defaultMemoryLimit()}
+		in := source.Options{MemoryLimit: backfill.DefaultMemoryLimit()}
 		b.StartTimer()
 		res, err := j.Run(ctx, pub, swap.Request{Table: []string{"retail", "orders_fact"}, RunID: fmt.Sprint("bench-", i)},
 			job.RunOptions{Partitions: []string{"order_date=2026-01-01..2026-01-30"}, RejectsFile: filepath.Join(home, "rejects.ndjson"), Inputs: in}, pub.Publish)

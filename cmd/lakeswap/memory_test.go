@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lakeswap/lakeswap/backfill"
 	"github.com/lakeswap/lakeswap/internal/retail"
 	"github.com/lakeswap/lakeswap/s3store"
 )
@@ -28,10 +29,10 @@ func TestParseSize(t *testing.T) {
 // TestStagingParallelism: large partitions under a small limit are staged
 // one at a time; small ones one per core.
 func TestStagingParallelism(t *testing.T) {
-	if got := stagingParallelism(768<<20, 10_000_000, stagingWriterBytes); got != 1 {
+	if got := backfill.Parallelism(768<<20, 10_000_000, backfill.LocalWriterBytes); got != 1 {
 		t.Errorf("10M-row partitions under 768 MiB: %d at once, want 1", got)
 	}
-	if got := stagingParallelism(8<<30, 100_000, stagingWriterBytes); got != runtime.NumCPU() {
+	if got := backfill.Parallelism(8<<30, 100_000, backfill.LocalWriterBytes); got != runtime.NumCPU() {
 		t.Errorf("small partitions under 8 GiB: %d at once, want %d", got, runtime.NumCPU())
 	}
 }
@@ -39,14 +40,14 @@ func TestStagingParallelism(t *testing.T) {
 // TestWriterBytesCountsUploads: staging to S3 counts the upload's parts,
 // as many as its settings hold, in what one partition needs.
 func TestWriterBytesCountsUploads(t *testing.T) {
-	if got := writerBytes(map[string]string{"warehouse": "file:///tmp/w"}); got != stagingWriterBytes {
-		t.Errorf("local warehouse: %d, want %d", got, stagingWriterBytes)
+	if got := backfill.WriterBytes(map[string]string{"warehouse": "file:///tmp/w"}); got != backfill.LocalWriterBytes {
+		t.Errorf("local warehouse: %d, want %d", got, backfill.LocalWriterBytes)
 	}
 	s3 := map[string]string{"warehouse": "s3://b/w", "lakeswap.s3.part-size": "67108864", "lakeswap.s3.parts-in-flight": "3"}
-	if got, want := writerBytes(s3), int64(stagingWriterBytes+4*64<<20); got != want {
+	if got, want := backfill.WriterBytes(s3), int64(backfill.LocalWriterBytes+4*64<<20); got != want {
 		t.Errorf("S3 with 3 parts of 64 MiB in flight: %d, want %d", got, want)
 	}
-	if stagingParallelism(1<<30, 0, writerBytes(s3)) != 1 {
+	if backfill.Parallelism(1<<30, 0, backfill.WriterBytes(s3)) != 1 {
 		t.Error("uploads of 256 MiB a partition under 1 GiB: want one partition at a time")
 	}
 }
@@ -56,10 +57,10 @@ func TestWriterBytesCountsUploads(t *testing.T) {
 // warehouse on S3 needs its upload's parts besides. Routes: publish and
 // plan (one flag parser), on a local warehouse and on MinIO.
 func TestMemoryFloor(t *testing.T) {
-	if memoryFloor(nil) != 256<<20 {
-		t.Errorf("local floor %s, want 256MiB", mib(memoryFloor(nil)))
+	if backfill.MemoryFloor(nil) != 256<<20 {
+		t.Errorf("local floor %s, want 256MiB", mib(backfill.MemoryFloor(nil)))
 	}
-	if got := memoryFloor(map[string]string{"warehouse": "s3://b/w"}); got != 288<<20 {
+	if got := backfill.MemoryFloor(map[string]string{"warehouse": "s3://b/w"}); got != 288<<20 {
 		t.Errorf("S3 floor %s, want 288MiB (two parts of 16 MiB besides)", mib(got))
 	}
 	for _, name := range []string{"sqlite+local", "sqlite+minio"} {
@@ -70,7 +71,7 @@ func TestMemoryFloor(t *testing.T) {
 		floor := "256MiB"
 		if name == "sqlite+minio" {
 			// The sites upload in parts of 5 MiB, two at a time.
-			floor = mib(memoryFloor(map[string]string{"warehouse": "s3://b/w", s3store.PropPartSize: fmt.Sprint(s3store.MinPartSize)}))
+			floor = mib(backfill.MemoryFloor(map[string]string{"warehouse": "s3://b/w", s3store.PropPartSize: fmt.Sprint(s3store.MinPartSize)}))
 			code, _, errs := s.cli("plan", "--table", "retail.daily_orders", "--partitions", twoDays, "--memory-limit", "256MiB", in)
 			if code != exitUsage || !strings.Contains(errs, "at least "+floor) || !strings.Contains(errs, "S3 parts in flight") {
 				t.Errorf("%s: 256MiB: exit %d, want %d naming %s and the S3 parts: %s", name, code, exitUsage, floor, errs)
@@ -98,8 +99,8 @@ func TestUploadsFollowTheMemoryLimit(t *testing.T) {
 	// A limit that gives each upload 128 MiB, whatever the cores: four
 	// parts of 5 MiB in flight, the most.
 	limit := fmt.Sprintf("%dMiB", 256+128*4*runtime.NumCPU())
-	if uploadBudget(int64(256+128*4*runtime.NumCPU())<<20) != 128<<20 {
-		t.Fatalf("--memory-limit %s gives an upload %d MiB, want 128", limit, uploadBudget(int64(256+128*4*runtime.NumCPU())<<20)>>20)
+	if backfill.UploadBudget(int64(256+128*4*runtime.NumCPU())<<20) != 128<<20 {
+		t.Fatalf("--memory-limit %s gives an upload %d MiB, want 128", limit, backfill.UploadBudget(int64(256+128*4*runtime.NumCPU())<<20)>>20)
 	}
 	set := s.via(s.props[s3store.PropEndpoint])
 	set.props[s3store.PropPartsInFlight] = "1"

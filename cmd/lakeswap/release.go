@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lakeswap/lakeswap/backfill"
 	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/internal/words"
 	"github.com/lakeswap/lakeswap/job"
@@ -63,7 +64,7 @@ func runRelease(ctx context.Context, g *globals, o publishOptions, plan bool) er
 	if err != nil {
 		return err
 	}
-	g.writes, g.uploadBudget = true, uploadBudget(in.MemoryLimit)
+	g.writes, g.uploadBudget = true, backfill.UploadBudget(in.MemoryLimit)
 	ctx, cat, pub, err := g.open(ctx)
 	if err != nil {
 		return err
@@ -77,7 +78,7 @@ func runRelease(ctx context.Context, g *globals, o publishOptions, plan bool) er
 			return err
 		}
 	}
-	defer applyMemoryLimit(in.MemoryLimit)()
+	defer backfill.HoldRuntime(in.MemoryLimit)()
 	if o.runID == "" {
 		o.runID = swap.NewRunID()
 	}
@@ -125,15 +126,7 @@ func runRelease(ctx context.Context, g *globals, o publishOptions, plan bool) er
 		}
 		rejects := "rejects-" + swap.EscapeSegment(rj.job.Table) + "-" + swap.RunSegment(o.runID) + "-" + started + ".ndjson"
 		_, err = rj.job.Run(ctx, pub, r, job.RunOptions{Partitions: rj.partitions, RejectsFile: rejects, Inputs: in, Release: rel, Late: lateChoice(o, req)},
-			func(ctx context.Context, req swap.Request) (*swap.Result, error) {
-				p, err := rel.Stage(ctx, req)
-				if err == nil {
-					// A table refused stops the release before what
-					// reads it is computed.
-					err = rel.Refusal(ctx)
-				}
-				return &swap.Result{Plan: p}, err
-			})
+			backfill.Into(rel))
 		unwire(err == nil)
 		if err != nil {
 			var refused *outcome.RefusedError

@@ -15,12 +15,12 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"gopkg.in/yaml.v3"
 
+	"github.com/lakeswap/lakeswap/backfill"
 	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/internal/retail"
 	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/s3store"
-	"github.com/lakeswap/lakeswap/source"
 	"github.com/lakeswap/lakeswap/swap"
 	"github.com/lakeswap/lakeswap/swap/history"
 	"github.com/lakeswap/lakeswap/testenv"
@@ -389,7 +389,7 @@ func TestPublishFilesLoadsTheTableTwice(t *testing.T) {
 	in := write(t, t.TempDir(), "in.csv", "order_date,channel,order_count,amount_cents\n2026-01-01,web,1,5\n2026-01-02,web,1,5\n")
 	counter := &loadCounter{Catalog: openHome(t, home)}
 	pub := &swap.Publisher{Catalog: counter}
-	if _, err := publishFiles(context.Background(), pub, swap.Request{Table: []string{"retail", "daily_orders"}}, twoDays, []string{in}, source.Options{}); err != nil {
+	if _, err := (backfill.Files{Selectors: []string{twoDays}, Paths: []string{in}}).Run(context.Background(), pub, swap.Request{Table: []string{"retail", "daily_orders"}}, pub.Publish); err != nil {
 		t.Fatal(err)
 	}
 	if counter.loads != 2 {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/lakeswap/lakeswap/backfill"
 	"github.com/lakeswap/lakeswap/catalog"
 	retailjobs "github.com/lakeswap/lakeswap/examples/retail"
 	"github.com/lakeswap/lakeswap/internal/retail"
@@ -76,21 +77,8 @@ func Run(ctx context.Context, o Options) (steps int, err error) {
 
 // publishFile publishes one input file to the partitions selector names.
 func (d *Story) publishFile(ident table.Identifier, selector, path string) (*swap.Result, error) {
-	target, err := d.pub.Open(d.ctx, ident)
-	if err != nil {
-		return nil, err
-	}
-	sel, err := target.Partitions(selector)
-	if err != nil {
-		return nil, err
-	}
-	values := sel.Values
-	src, err := source.ReadFiles(d.ctx, target.Contract, sel, []string{path}, source.Options{})
-	if err != nil {
-		return nil, err
-	}
-	defer src.Release()
-	return d.pub.Publish(d.ctx, swap.Request{Table: ident, Partitions: values, Source: src, SourceName: source.Describe([]string{path}), Target: target})
+	files := backfill.Files{Selectors: []string{selector}, Paths: []string{path}}
+	return files.Run(d.ctx, d.pub, swap.Request{Table: ident}, d.pub.Publish)
 }
 
 // Story holds the demo's state; each step prints what a person would check.
@@ -226,10 +214,7 @@ func (d *Story) runJob(name, runID, selector string) (*swap.Result, error) {
 // one catalog commit, so that no reader sees new facts beside old groups.
 func (d *Story) buildBoth(run string) (facts, daily *swap.Result, err error) {
 	rel := d.pub.NewRelease("release-" + run)
-	stage := func(ctx context.Context, req swap.Request) (*swap.Result, error) {
-		p, err := rel.Stage(ctx, req)
-		return &swap.Result{Plan: p}, err
-	}
+	stage := backfill.Into(rel)
 	for _, name := range []string{"orders_fact", "daily_orders"} {
 		j, err := job.Load(filepath.Join(d.jobs, name+".yaml"))
 		if err != nil {

@@ -78,11 +78,13 @@ var layer = map[string]int{
 	"swap": 8,
 	// SQL jobs, which stage through swap.
 	"job": 9,
-	// The retail-orders story, told through the protocol.
-	"internal/demo": 10, "internal/doctor": 10,
+	// The use cases, made ready for the engine.
+	"backfill": 10,
+	// The retail-orders story, told through the use cases.
+	"internal/demo": 11, "internal/doctor": 11,
 	// The binary and the servers tests start.
-	"cmd/lakeswap": 11, "testenv": 11, "testenv/cmd/devenv": 12,
-	"internal/layers": 13, "internal/benchscale": 13,
+	"cmd/lakeswap": 12, "testenv": 12, "testenv/cmd/devenv": 13,
+	"internal/layers": 14, "internal/benchscale": 14,
 }
 
 func TestLayers(t *testing.T) {

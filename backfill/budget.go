@@ -1,0 +1,131 @@
+package backfill
+
+import (
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/lakeswap/lakeswap/s3store"
+	"github.com/lakeswap/lakeswap/swap"
+)
+
+// The least memory limit is what the process needs whatever its input:
+// the engine's quarter, one batch of rows being read and split, and one
+// partition's writer (WriterBytes: with the S3 upload's parts for a
+// warehouse on S3). Above it, peak RSS stays within the limit plus
+// MemorySlack, which covers what no limit governs: the binary's pages,
+// the runtime's and the engine's own, about 140 MiB for a publish of a
+// few rows. Measured (make bench-scale, BENCH_MEMORY_LIMIT) on CSV,
+// NDJSON, Parquet and the adopt path.
+const (
+	memoryFloorBase = 192 << 20
+	MemorySlack     = 128 << 20
+)
+
+// MemoryFloor is the least memory limit for a catalog of props (nil: a
+// local warehouse, as before the catalog is opened).
+func MemoryFloor(props map[string]string) int64 {
+	return memoryFloorBase + WriterBytes(props)
+}
+
+// DefaultMemoryLimit is half of the memory lakeswap may use: the
+// machine's, or its container's (a cgroup limit) where that is less;
+// 1 GiB where neither says.
+func DefaultMemoryLimit() int64 {
+	var total int64
+	var info syscall.Sysinfo_t
+	if err := syscall.Sysinfo(&info); err == nil {
+		total = int64(info.Totalram) * int64(info.Unit)
+	}
+	for _, f := range []string{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"} {
+		raw, err := os.ReadFile(f)
+		if v, perr := strconv.ParseInt(strings.TrimSpace(string(raw)), 10, 64); err == nil && perr == nil && v > 0 && (total == 0 || v < total) {
+			total = v // "max" or a huge number mean none
+		}
+	}
+	if total == 0 {
+		return 1 << 30
+	}
+	return total / 2
+}
+
+// HoldRuntime gives the Go runtime its share of the process's memory
+// limit, three quarters (the CSV engine's own memory, outside Go's heap,
+// is given a quarter by package source), and returns how to restore the
+// old one.
+func HoldRuntime(limit int64) (restore func()) {
+	old := debug.SetMemoryLimit(limit / 4 * 3)
+	return func() { debug.SetMemoryLimit(old) }
+}
+
+// Staging a partition holds, besides its Parquet writer's row group, the
+// keys that prove its grain unique: about this many bytes a row, measured
+// on the bench's rows.
+const (
+	stagingBytesPerRow = 48
+	// LocalWriterBytes is what one partition's writer holds for a local
+	// warehouse (WriterBytes).
+	LocalWriterBytes = 64 << 20
+)
+
+// Parallelism is how many partitions are staged at once within half of
+// the memory limit: one per core, fewer when partitions are large.
+// writer is what one partition's writer holds (WriterBytes).
+func Parallelism(limit, rowsInLargest, writer int64) int {
+	each := rowsInLargest*stagingBytesPerRow + writer
+	return int(max(1, min(int64(runtime.NumCPU()), limit/2/each)))
+}
+
+// UploadBudget is the memory one S3 upload may hold under limit: a
+// quarter of what the limit gives above the floor a local warehouse
+// needs, shared by the partitions staged at once (at most one a core). At
+// the floor it holds what the floor counts, two parts of the default size.
+func UploadBudget(limit int64) int64 {
+	return max(limit-MemoryFloor(nil), 0) / 4 / int64(runtime.NumCPU())
+}
+
+// WriterBytes is what staging one partition holds besides its grain keys:
+// the Parquet writer's, and, for a warehouse on S3, the upload's parts (in
+// flight, and the one being filled).
+func WriterBytes(props map[string]string) int64 {
+	if !s3store.UsesS3(props) {
+		return LocalWriterBytes
+	}
+	c := s3store.ConfigFromProps(props)
+	return LocalWriterBytes + c.PartSize*int64(c.PartsInFlight+1)
+}
+
+// changesBytesPerRow is what comparing a partition at the grain holds per
+// row it had: a 16-byte map entry, the map's slack and its growth.
+const changesBytesPerRow = 64
+
+// keysBytesPerRow is what holding a run's keys to check its grain across
+// partitions costs a row: a map entry of a hash and a partition index.
+const keysBytesPerRow = 40
+
+// KeysMaxRows is how many rows' keys a run may hold to check its grain
+// across partitions: half the memory limit.
+func KeysMaxRows(limit int64) int64 {
+	return max(1, limit/2/keysBytesPerRow)
+}
+
+// ChangesMaxRows is the most rows a partition may hold for the plan to
+// compare it at the grain, the partitions compared at once (par, or one
+// per core) sharing half of the memory limit.
+func ChangesMaxRows(limit int64, par int) int64 {
+	if par <= 0 {
+		par = runtime.NumCPU()
+	}
+	return max(1, limit/2/changesBytesPerRow/int64(par))
+}
+
+// Budget sets a request's limits by a memory limit: the rows a
+// partition may hold to be compared at the grain, and the keys a run may
+// hold to check its grain across partitions.
+func Budget(req *swap.Request, limit int64) {
+	req.ChangesMaxRows = ChangesMaxRows(limit, req.Parallelism)
+	req.KeysMaxRows = KeysMaxRows(limit)
+}
