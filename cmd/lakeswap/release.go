@@ -2,20 +2,17 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/lakeswap/lakeswap/backfill"
 	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/internal/words"
 	"github.com/lakeswap/lakeswap/job"
-	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/source"
 	"github.com/lakeswap/lakeswap/swap"
 )
@@ -30,12 +27,6 @@ type releaseView struct {
 	// Tables are the release's tables in the order they were staged: each
 	// after the tables of the release it reads.
 	Tables []planView `json:"tables"`
-}
-
-// releaseJob is one job of a release and the partitions it rebuilds.
-type releaseJob struct {
-	job        *job.Job
-	partitions []string
 }
 
 // runRelease stages the tables of several jobs as one release, the top
@@ -59,7 +50,7 @@ func runRelease(ctx context.Context, g *globals, o publishOptions, plan bool) er
 	if err != nil {
 		return err
 	}
-	o.table = jobs[0].job.Table
+	o.table = jobs[0].Table
 	req, in, err := stagingRequest(&o)
 	if err != nil {
 		return err
@@ -85,8 +76,8 @@ func runRelease(ctx context.Context, g *globals, o publishOptions, plan bool) er
 	if plan {
 		// A plan file is never overwritten: checked before anything is
 		// staged.
-		for _, rj := range jobs {
-			if name := releasePlanFile(o.planDir, o.runID, rj.job.Table); fileExists(name) {
+		for _, j := range jobs {
+			if name := releasePlanFile(o.planDir, o.runID, j.Table); fileExists(name) {
 				return usagef("%s exists; a plan file is never overwritten: name another run id or --out folder, or remove it (discard its plan first if it was never applied)", name)
 			}
 		}
@@ -99,44 +90,12 @@ func runRelease(ctx context.Context, g *globals, o publishOptions, plan bool) er
 			rel.Discard(context.WithoutCancel(ctx))
 		}
 	}()
-	started := time.Now().UTC().Format("20060102T150405.000Z")
-	for i, rj := range jobs {
-		r := req
-		if r.Table, err = catalog.ParseIdent(rj.job.Table); err != nil {
-			return requestError{fmt.Errorf("job %s: %w", rj.job.File, err)}
-		}
-		if i > 0 {
-			values, err := followed(rel, rj.job, jobs[:i])
-			if err != nil {
-				return err
-			}
-			// The partitions of the table's first field; a table of
-			// more fields rebuilds every value of the others, as a
-			// selector naming one field does.
-			t, err := pub.Open(ctx, r.Table)
-			if err != nil {
-				return err
-			}
-			rj.partitions = []string{t.Contract.Partition.Fields[0].Name + "=" + selectorValues(values)}
-			jobs[i] = rj
-		}
-		in, unwire, err := g.wire(ctx, pub, rj.job, o, in)
-		if err != nil {
-			return err
-		}
-		rejects := "rejects-" + swap.EscapeSegment(rj.job.Table) + "-" + swap.RunSegment(o.runID) + "-" + started + ".ndjson"
-		_, err = rj.job.Run(ctx, pub, r, job.RunOptions{Partitions: rj.partitions, RejectsFile: rejects, Inputs: in, Release: rel, Late: lateChoice(o, req)},
-			backfill.Into(rel))
-		unwire(err == nil)
-		if err != nil {
-			var refused *outcome.RefusedError
-			var op *outcome.OpError
-			if errors.As(err, &refused) || errors.As(err, &op) && op.Hint != "" {
-				return err // says what became of the release
-			}
-			return &outcome.OpError{Op: "stage", Table: rj.job.Table, RunID: o.runID, Err: fmt.Errorf("job %s: %w", filepath.Base(rj.job.File), err),
-				Hint: "nothing was committed to any table of the release; " + rel.Discard(context.WithoutCancel(ctx))}
-		}
+	stage := backfill.Release{Jobs: jobs, Partitions: o.partitions, Late: lateChoice(o, req), Inputs: in,
+		Wire: func(ctx context.Context, j *job.Job) (source.Options, func(bool), error) {
+			return g.wire(ctx, pub, j, o, in)
+		}}
+	if err := stage.Stage(ctx, pub, rel, req); err != nil {
+		return err
 	}
 	if plan {
 		return writeReleasePlans(g, rel, o.planDir, &ok)
@@ -153,7 +112,7 @@ func runRelease(ctx context.Context, g *globals, o publishOptions, plan bool) er
 // releaseJobs loads the release's jobs, the --downstream ones found by
 // lineage below the first, in the order they read each other, whatever
 // the order of --job; the top job's partitions are --partitions.
-func releaseJobs(g *globals, o publishOptions) ([]releaseJob, error) {
+func releaseJobs(g *globals, o publishOptions) ([]*job.Job, error) {
 	var jobs []*job.Job
 	for _, f := range o.jobs {
 		j, err := job.Load(f)
@@ -167,13 +126,7 @@ func releaseJobs(g *globals, o publishOptions) ([]releaseJob, error) {
 	}
 	if o.downstream {
 		// Below the top of the jobs given, whatever their order.
-		top := jobs[0]
-		for _, j := range jobs {
-			if readsOnly(j, jobs) {
-				top = j
-				break
-			}
-		}
+		top := backfill.Top(jobs)
 		l, err := loadLineage(g, o.lineage, top.File)
 		if err != nil {
 			return nil, err
@@ -191,103 +144,14 @@ func releaseJobs(g *globals, o publishOptions) ([]releaseJob, error) {
 			return nil, requestError{fmt.Errorf("no job reads %s (looked in %s): the release would be the one table; publish it with --job alone", jobs[0].Table, strings.Join(lineagePaths(g, o.lineage, jobs[0].File), ", "))}
 		}
 	}
-	// The top of the release is the one job that reads no other table of
-	// it: --partitions are its. Each other job comes after every job of
-	// the release it reads, its partitions following from theirs.
-	var tops []*job.Job
-	for _, j := range jobs {
-		if readsOnly(j, jobs) {
-			tops = append(tops, j)
-		}
-	}
-	if len(tops) != 1 {
-		if len(tops) == 0 {
-			return nil, usagef("the release's jobs read each other in a cycle (%s)", tablesOf(jobs))
-		}
-		return nil, usagef("jobs %s read no table of the release: a release is one table and the jobs that read it, further down too, the top job's partitions (--partitions) deciding theirs", tablesOf(tops))
-	}
-	out := []releaseJob{{job: tops[0], partitions: o.partitions}}
-	rest := slices.DeleteFunc(slices.Clone(jobs), func(j *job.Job) bool { return j == tops[0] })
-	for len(rest) > 0 {
-		next := slices.IndexFunc(rest, func(j *job.Job) bool { return readsOnly(j, rest) })
-		if next < 0 {
-			return nil, usagef("the release's jobs read each other in a cycle (%s)", tablesOf(rest))
-		}
-		j := rest[next]
-		// Its partitions follow from the tables of the release it reads,
-		// which a mapping of all cannot say.
-		for _, src := range j.SourceNames() {
-			if t := j.Sources[src].Table; t != "" && !slices.ContainsFunc(out, func(rj releaseJob) bool { return rj.job.Table == t }) {
-				continue
-			} else if t != "" && j.Sources[src].Partitions.Of() == job.MapAll {
-				return nil, usagef("job %s reads %s with partitions: all (the default): which of its partitions a release of %s rebuilds does not follow from that; declare partitions: same or month in its source %s, or publish it on its own with its own --partitions", filepath.Base(j.File), t, tops[0].Table, src)
-			}
-		}
-		out = append(out, releaseJob{job: j})
-		rest = slices.Delete(rest, next, next+1)
+	ordered, err := backfill.Order(jobs)
+	if err != nil {
+		return nil, err
 	}
 	if len(o.partitions) == 0 {
-		return nil, usagef("--partitions is required: the partitions of %s the release rebuilds, for example --partitions order_date=2026-01-01..2026-01-02", tops[0].Table)
+		return nil, usagef("--partitions is required: the partitions of %s the release rebuilds, for example --partitions order_date=2026-01-01..2026-01-02", ordered[0].Table)
 	}
-	return out, nil
-}
-
-// readsOnly says whether j reads none of the jobs still to place.
-func readsOnly(j *job.Job, rest []*job.Job) bool {
-	return !slices.ContainsFunc(rest, func(other *job.Job) bool { return other != j && len(j.Reads(other.Table)) > 0 })
-}
-
-func tablesOf(jobs []*job.Job) string {
-	var names []string
-	for _, j := range jobs {
-		names = append(names, j.Table)
-	}
-	return strings.Join(names, ", ")
-}
-
-// followed is the partitions j rebuilds: those its mappings take from the
-// partitions the release stages of each table it reads.
-func followed(rel *swap.Release, j *job.Job, before []releaseJob) ([]string, error) {
-	var values []string
-	for _, rj := range before {
-		for _, src := range j.Reads(rj.job.Table) {
-			plan := rel.Plan(rj.job.Table)
-			var from []string
-			for _, pp := range plan.Partitions {
-				if !pp.Carried {
-					from = append(from, pp.Value)
-				}
-			}
-			if strings.Contains(plan.PartitionColumn, ",") {
-				return nil, usagef("job %s reads %s, partitioned by %s: a release follows a table of one partition field", filepath.Base(j.File), rj.job.Table, plan.PartitionColumn)
-			}
-			m := j.Sources[src].Partitions
-			got, err := m.Follow(from)
-			if err != nil {
-				return nil, usagef("job %s, source %s (%s, partitions: %s): %v", filepath.Base(j.File), src, rj.job.Table, m.Of(), err)
-			}
-			values = append(values, got...)
-		}
-	}
-	slices.Sort(values)
-	values = slices.Compact(values)
-	if len(values) == 0 {
-		return nil, usagef("job %s: the tables it reads rebuild no partition in this release", filepath.Base(j.File))
-	}
-	return values, nil
-}
-
-// selectorValues writes values as the list of a partition selector,
-// quoting those that hold a comma or a quote.
-func selectorValues(values []string) string {
-	quoted := make([]string, len(values))
-	for i, v := range values {
-		if v == "" || strings.ContainsAny(v, `,"`) {
-			v = `"` + strings.ReplaceAll(v, `"`, `""`) + `"`
-		}
-		quoted[i] = v
-	}
-	return strings.Join(quoted, ",")
+	return ordered, nil
 }
 
 // loadLineage reads the jobs lineage knows: --jobs, else lakeswap.yaml's
