@@ -15,6 +15,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/lakeswap/lakeswap/catalog"
+	"github.com/lakeswap/lakeswap/runrecord"
 )
 
 // Job is a job file, read and checked.
@@ -97,20 +98,13 @@ type LatePolicy struct {
 	// restate (such rows rebuild their partitions, recorded) or
 	// current-period (such rows load into the day they arrived, the
 	// source gaining the boolean column Flag, true for them).
-	Policy string `yaml:"policy"`
+	Policy runrecord.Late `yaml:"policy"`
 	// Owner is who makes the call (the metric's owner), Note what they
 	// said: both shown when a run is refused.
 	Owner string `yaml:"owner"`
 	Note  string `yaml:"note"`
 	Flag  string `yaml:"flag"`
 }
-
-// The late policies.
-const (
-	LateEscalate      = "escalate"
-	LateRestate       = "restate"
-	LateCurrentPeriod = "current-period"
-)
 
 // Reject is a rule that refuses source rows, with its reason.
 type Reject struct {
@@ -253,7 +247,7 @@ func (j *Job) checkLate() []error {
 	}
 	var errs []error
 	switch l.Policy {
-	case "", LateEscalate, LateRestate, LateCurrentPeriod:
+	case "", runrecord.LateEscalate, runrecord.LateRestate, runrecord.LateCurrentPeriod:
 	default:
 		errs = append(errs, fmt.Errorf("late: policy %q: want escalate, restate or current-period", l.Policy))
 	}
@@ -261,11 +255,11 @@ func (j *Job) checkLate() []error {
 		errs = append(errs, errors.New("late: a late policy needs a lookback and lag: {event_time, ingested_at} on the source whose rows arrive"))
 	}
 	switch {
-	case l.Policy == LateCurrentPeriod && !sourceName.MatchString(l.Flag):
+	case l.Policy == runrecord.LateCurrentPeriod && !sourceName.MatchString(l.Flag):
 		errs = append(errs, fmt.Errorf("late: current-period needs flag: COLUMN, the boolean column the source gains (true for a row loaded into the day it arrived), for the SQL to keep; %q is not a plain column name", l.Flag))
-	case l.Policy == LateCurrentPeriod && !sourceName.MatchString(strings.TrimSpace(j.Lag.Event)):
+	case l.Policy == runrecord.LateCurrentPeriod && !sourceName.MatchString(strings.TrimSpace(j.Lag.Event)):
 		errs = append(errs, fmt.Errorf("late: current-period moves a late row by its event time: lag's event_time must be a column of the source, not %q", j.Lag.Event))
-	case l.Policy != LateCurrentPeriod && l.Flag != "":
+	case l.Policy != runrecord.LateCurrentPeriod && l.Flag != "":
 		errs = append(errs, errors.New("late: flag goes with policy current-period"))
 	}
 	// The note is the reason policy restate records, in every later

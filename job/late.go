@@ -26,7 +26,7 @@ import (
 // the job's lookback into partitions already published (--restate or
 // --leave), with why and who decided it.
 type LateChoice struct {
-	Decision  string // restate or leave
+	Decision  runrecord.Late // restate or leave
 	Reason    string
 	DecidedBy string
 }
@@ -90,7 +90,7 @@ func (j *Job) tracksArrival(c *contract.Contract) bool {
 }
 
 // policy is the job's late policy, escalate where it names none.
-func (j *Job) policy() string { return cmp.Or(j.OnLate.Policy, LateEscalate) }
+func (j *Job) policy() runrecord.Late { return cmp.Or(j.OnLate.Policy, runrecord.LateEscalate) }
 
 // newArrival reads the table's record of arrivals for a run of the job.
 func (j *Job) newArrival(ctx context.Context, target *swap.Target, choice *LateChoice) (*arrival, error) {
@@ -164,7 +164,7 @@ func (a *arrival) isNew() string {
 // landing is the day a row's partition is: the day it arrived, for a row
 // the current-period policy moves, else the day of its event.
 func (a *arrival) landing() string {
-	if a.job.policy() == LateCurrentPeriod {
+	if a.job.policy() == runrecord.LateCurrentPeriod {
 		return "CASE WHEN " + a.lateKnown() + " THEN CAST(try_cast((" + a.job.Lag.Ingested + ") AS TIMESTAMPTZ) AS DATE) ELSE " + a.eventDay() + " END"
 	}
 	return a.eventDay()
@@ -263,9 +263,9 @@ func (a *arrival) decide(ctx context.Context, eng *source.SQLEngine, days []stri
 	info.Policy, info.Owner, info.Note = j.policy(), j.OnLate.Owner, j.OnLate.Note
 	info.PreviousWatermark = a.state.Watermark
 	params := map[string]string{"from": from, "to": to}
-	var d *swap.LateDecision
+	var d *runrecord.LateDecision
 	switch {
-	case info.Policy == LateCurrentPeriod:
+	case info.Policy == runrecord.LateCurrentPeriod:
 		// Late rows load into the day they arrived, every run alike.
 		moved := map[string]int64{}
 		q := fmt.Sprintf(`SELECT CAST(CAST(try_cast((%s) AS TIMESTAMPTZ) AS DATE) AS VARCHAR), count(*)::BIGINT FROM %s
@@ -277,7 +277,7 @@ func (a *arrival) decide(ctx context.Context, eng *source.SQLEngine, days []stri
 			return fmt.Errorf("count the rows that arrived late: %w", err)
 		}
 		if len(moved) > 0 {
-			d = &swap.LateDecision{Decision: LateCurrentPeriod, Rows: moved, Owner: j.OnLate.Owner, Reason: j.OnLate.Note}
+			d = &runrecord.LateDecision{Decision: runrecord.LateCurrentPeriod, Rows: moved, Owner: j.OnLate.Owner, Reason: j.OnLate.Note}
 		}
 	default:
 		var err error
@@ -287,7 +287,7 @@ func (a *arrival) decide(ctx context.Context, eng *source.SQLEngine, days []stri
 	}
 	info.Decision = d
 	if d == nil && a.choice != nil {
-		info.Undecided = "--" + a.choice.Decision
+		info.Undecided = "--" + string(a.choice.Decision)
 	}
 	if err := a.view(ctx, eng); err != nil {
 		return err
@@ -316,7 +316,7 @@ func (a *arrival) decide(ctx context.Context, eng *source.SQLEngine, days []stri
 // and decides each published day's: the run's choice, the job's policy
 // restate, or none (escalate: the stage refuses a partition they change,
 // from Escalated).
-func (a *arrival) judge(ctx context.Context, eng *source.SQLEngine, params map[string]string, info *swap.JobInfo) (*swap.LateDecision, error) {
+func (a *arrival) judge(ctx context.Context, eng *source.SQLEngine, params map[string]string, info *swap.JobInfo) (*runrecord.LateDecision, error) {
 	type counts struct {
 		fresh, left      int64
 		unknown          int64 // of fresh, with no arrival time
@@ -339,10 +339,10 @@ func (a *arrival) judge(ctx context.Context, eng *source.SQLEngine, params map[s
 		return nil, fmt.Errorf("count the rows that arrived later than the lookback: %w", err)
 	}
 	choice := a.choice
-	if choice == nil && a.job.policy() == LateRestate {
-		choice = &LateChoice{Decision: LateRestate, Reason: cmp.Or(a.job.OnLate.Note, "the job's late policy is restate"), DecidedBy: "the job's late policy restate"}
+	if choice == nil && a.job.policy() == runrecord.LateRestate {
+		choice = &LateChoice{Decision: runrecord.LateRestate, Reason: cmp.Or(a.job.OnLate.Note, "the job's late policy is restate"), DecidedBy: "the job's late policy restate"}
 	}
-	d := &swap.LateDecision{Rows: map[string]int64{}, Owner: a.job.OnLate.Owner}
+	d := &runrecord.LateDecision{Rows: map[string]int64{}, Owner: a.job.OnLate.Owner}
 	if choice != nil {
 		d.Decision, d.Reason, d.DecidedBy = choice.Decision, choice.Reason, choice.DecidedBy
 	}
@@ -370,10 +370,10 @@ func (a *arrival) judge(ctx context.Context, eng *source.SQLEngine, params map[s
 			continue
 		}
 		switch {
-		case choice != nil && choice.Decision == LateRestate && (fresh || c.left > 0):
+		case choice != nil && choice.Decision == runrecord.LateRestate && (fresh || c.left > 0):
 			d.Rows[day] = c.fresh + c.left
 			delete(a.left, day)
-		case choice != nil && choice.Decision == "leave" && fresh && c.fresh > c.unknown:
+		case choice != nil && choice.Decision == runrecord.LateLeave && fresh && c.fresh > c.unknown:
 			// Rows with no arrival time cannot be recorded as left: they
 			// stay in, and the stage refuses a day they change.
 			d.Rows[day] = c.fresh - c.unknown + c.left
@@ -394,7 +394,7 @@ func (a *arrival) judge(ctx context.Context, eng *source.SQLEngine, params map[s
 	}
 	// A restatement may yet cover a published day a late row into a new
 	// day moved a record out of (swap's movedOut), whichever it is.
-	if len(d.Rows) == 0 && (d.Decision != LateRestate || len(info.Into) == 0) {
+	if len(d.Rows) == 0 && (d.Decision != runrecord.LateRestate || len(info.Into) == 0) {
 		return nil, nil
 	}
 	return d, nil
@@ -414,7 +414,7 @@ func firstArrival(us int64) string {
 // arrived, flagged.
 func (a *arrival) view(ctx context.Context, eng *source.SQLEngine) error {
 	sel := "*"
-	if a.job.policy() == LateCurrentPeriod {
+	if a.job.policy() == runrecord.LateCurrentPeriod {
 		col := strings.TrimSpace(a.job.Lag.Event)
 		typ, err := columnType(ctx, eng, kept(a.src), col)
 		if err != nil {

@@ -58,13 +58,13 @@ func (j *Job) Run(ctx context.Context, pub *swap.Publisher, req swap.Request, o 
 	}
 	c := target.Contract
 	tracks := j.tracksArrival(c)
-	if o.Release != nil && (!tracks || j.policy() == LateCurrentPeriod) {
+	if o.Release != nil && (!tracks || j.policy() == runrecord.LateCurrentPeriod) {
 		o.Late = nil // a release's decision is for the jobs that escalate
 	}
 	switch {
 	case (o.SinceLast || o.Late != nil || j.OnLate != LatePolicy{}) && !tracks:
 		return nil, outcome.Invalid(fmt.Errorf("job %s: a late policy, --restate, --leave and --since-last judge rows by when they arrived: they need the job's lag: {event_time, ingested_at}, a lookback, and a table partitioned by a date column alone", filepath.Base(j.File)))
-	case o.Late != nil && j.policy() == LateCurrentPeriod:
+	case o.Late != nil && j.policy() == runrecord.LateCurrentPeriod:
 		return nil, outcome.Invalid(fmt.Errorf("job %s loads late rows into the day they arrived (late policy current-period): --%s decides nothing", filepath.Base(j.File), o.Late.Decision))
 	}
 	var sel contract.Selection

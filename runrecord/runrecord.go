@@ -168,13 +168,31 @@ type LateDecision struct {
 	// Decision is restate (rebuilt with them), leave (kept as published,
 	// the rows left out) or current-period (loaded into the day they
 	// arrived, as the job's policy says).
-	Decision   string           `json:"decision"`
+	Decision   Late             `json:"decision"`
 	Partitions []string         `json:"partitions,omitempty"` // column=value
 	Rows       map[string]int64 `json:"rows"`                 // by day
 	Reason     string           `json:"reason,omitempty"`
 	DecidedBy  string           `json:"decided_by,omitempty"`
 	Owner      string           `json:"owner,omitempty"` // the job's late.owner
 }
+
+// Late is what becomes of source rows that arrived later than a job's
+// lookback: a run's decision (restate, leave, or current-period as the
+// job's policy says), or a job's late policy (escalate, restate,
+// current-period).
+type Late string
+
+const (
+	// LateEscalate refuses a published partition such rows change: the
+	// metric's owner decides (the default policy).
+	LateEscalate Late = "escalate"
+	// LateRestate rebuilds the partitions with them.
+	LateRestate Late = "restate"
+	// LateLeave keeps the partitions as published, the rows left out.
+	LateLeave Late = "leave"
+	// LateCurrentPeriod loads them into the day they arrived.
+	LateCurrentPeriod Late = "current-period"
+)
 
 // Restatement is a run's decision to change partitions the table froze.
 type Restatement struct {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lakeswap/lakeswap/internal/words"
+	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/verify"
 )
 
@@ -42,7 +43,7 @@ func lateArrivals(plan *run, override func(by, reason string)) {
 		return
 	}
 	movedOut(plan)
-	if d := j.Decision; d != nil && d.Decision == "restate" {
+	if d := j.Decision; d != nil && d.Decision == runrecord.LateRestate {
 		// A day whose content comes out the same restates nothing: rows
 		// with no arrival time, news to every run, would otherwise record
 		// a restatement on each.
@@ -57,15 +58,15 @@ func lateArrivals(plan *run, override func(by, reason string)) {
 		}
 		if len(d.Rows) == 0 {
 			j.Decision = nil
-			if j.Policy != "restate" {
+			if j.Policy != runrecord.LateRestate {
 				j.Undecided = "--restate"
 			}
 		}
 	}
 	plan.Warnings = append(plan.Warnings, lateNotes(j)...)
-	if d := j.Decision; d != nil && d.Decision != "current-period" {
-		by := "--" + d.Decision
-		if j.Policy == "restate" {
+	if d := j.Decision; d != nil && d.Decision != runrecord.LateCurrentPeriod {
+		by := "--" + string(d.Decision)
+		if j.Policy == runrecord.LateRestate {
 			by = "the job's late policy restate"
 		}
 		override(by, d.Reason)
@@ -75,7 +76,7 @@ func lateArrivals(plan *run, override func(by, reason string)) {
 				continue
 			}
 			key := verify.DisplayKey(pp.Key)
-			if d.Decision == "leave" && pp.changesContent() {
+			if d.Decision == runrecord.LateLeave && pp.changesContent() {
 				// Rows it holds arrived late too, or others changed:
 				// what it would publish is not what it held.
 				plan.Findings = append(plan.Findings, verify.Finding{Kind: verify.KindLate, Partition: pp.Key,
@@ -83,9 +84,9 @@ func lateArrivals(plan *run, override func(by, reason string)) {
 						words.Count(pp.OldFingerprint.Rows, "row"), words.Count(pp.Fingerprint.Rows, "row"))})
 				continue
 			}
-			pp.Decided = d.Decision == "leave"
+			pp.Decided = d.Decision == runrecord.LateLeave
 			plan.Warnings = append(plan.Warnings, fmt.Sprintf("allowed (%s): partition %s, with %s that arrived later than the lookback, is %s by %s: %s",
-				by, key, words.Count(d.Rows[pp.Value], "source row"), map[string]string{"restate": "restated", "leave": "left as published"}[d.Decision], words.Printable(d.DecidedBy), words.Printable(d.Reason)))
+				by, key, words.Count(d.Rows[pp.Value], "source row"), map[runrecord.Late]string{runrecord.LateRestate: "restated", runrecord.LateLeave: "left as published"}[d.Decision], words.Printable(d.DecidedBy), words.Printable(d.Reason)))
 		}
 	}
 	since := "after the watermark " + j.PreviousWatermark
@@ -145,13 +146,13 @@ func movedOut(plan *run) {
 		if isInto || escalated || !published || !pp.changesContent() {
 			continue
 		}
-		if d := j.Decision; d != nil && d.Decision == "restate" {
+		if d := j.Decision; d != nil && d.Decision == runrecord.LateRestate {
 			if _, ok := d.Rows[pp.Value]; !ok {
 				d.Rows[pp.Value] = into.Rows
 			}
 			continue
 		}
-		if d := j.Decision; d != nil && d.Decision == "leave" {
+		if d := j.Decision; d != nil && d.Decision == runrecord.LateLeave {
 			if _, ok := d.Rows[pp.Value]; ok {
 				continue // its own late rows are left, and judged so
 			}

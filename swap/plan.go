@@ -183,9 +183,9 @@ type JobInfo struct {
 	// Policy is the job's late policy (escalate, restate, current-period)
 	// when the run tracks its rows' arrival (a lag source, a lookback, a
 	// table by day), with the job's owner and note, for the refusal.
-	Policy string `json:"late_policy,omitempty"`
-	Owner  string `json:"late_owner,omitempty"`
-	Note   string `json:"late_note,omitempty"`
+	Policy runrecord.Late `json:"late_policy,omitempty"`
+	Owner  string         `json:"late_owner,omitempty"`
+	Note   string         `json:"late_note,omitempty"`
 	// Escalated are the rows, by the day of their event, that arrived
 	// later than the lookback since the previous watermark into partitions
 	// already published, and that no decision covers: a partition they
@@ -204,7 +204,7 @@ type JobInfo struct {
 	// Decision is what the run does with such rows: restate or leave
 	// (--restate, --leave, or the job's policy restate), or the rows the
 	// policy current-period loads into the day they arrived.
-	Decision *LateDecision `json:"late_decision,omitempty"`
+	Decision *runrecord.LateDecision `json:"late_decision,omitempty"`
 	// Undecided is the flag (--restate, --leave) of a run that asked for
 	// a decision no late row needed: its reason is not recorded.
 	Undecided string `json:"late_undecided,omitempty"`
@@ -227,9 +227,6 @@ type LateRows struct {
 	// published day they may have moved a record out of.
 	Of []string `json:"of,omitempty"`
 }
-
-// LateDecision is what a run does with rows that arrived late.
-type LateDecision = runrecord.LateDecision
 
 // Restatement is a decision to change partitions the table froze.
 type Restatement struct {

@@ -70,8 +70,8 @@ func shards(plans []*run) error {
 // each, with one reason, and merging would record the first shard's for
 // every day. A shard that decided nothing joins any.
 func sameDecisions(a, b *run) error {
-	decision := func(p *Plan) *LateDecision {
-		if p.Job == nil || p.Job.Decision == nil || p.Job.Decision.Decision == "current-period" {
+	decision := func(p *Plan) *runrecord.LateDecision {
+		if p.Job == nil || p.Job.Decision == nil || p.Job.Decision.Decision == runrecord.LateCurrentPeriod {
 			return nil
 		}
 		return p.Job.Decision
@@ -168,7 +168,7 @@ func mergeJobs(a, b *JobInfo) *JobInfo {
 	m := *a
 	if d := b.Decision; d != nil {
 		if m.Decision == nil {
-			m.Decision = &LateDecision{Decision: d.Decision, Reason: d.Reason, DecidedBy: d.DecidedBy, Owner: d.Owner}
+			m.Decision = &runrecord.LateDecision{Decision: d.Decision, Reason: d.Reason, DecidedBy: d.DecidedBy, Owner: d.Owner}
 		} else {
 			joined := *m.Decision
 			m.Decision = &joined
@@ -225,7 +225,7 @@ func mergeJobs(a, b *JobInfo) *JobInfo {
 
 // leaves says whether a job's run decided to leave a day's late rows.
 func leaves(j *JobInfo, day string) bool {
-	if j.Decision == nil || j.Decision.Decision != "leave" {
+	if j.Decision == nil || j.Decision.Decision != runrecord.LateLeave {
 		return false
 	}
 	_, ok := j.Decision.Rows[day]

@@ -21,6 +21,7 @@ import (
 	"github.com/lakeswap/lakeswap/internal/words"
 	"github.com/lakeswap/lakeswap/job"
 	"github.com/lakeswap/lakeswap/parquetio"
+	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/s3store"
 	"github.com/lakeswap/lakeswap/source"
 	"github.com/lakeswap/lakeswap/swap"
@@ -366,9 +367,9 @@ func decisionFlags(o *publishOptions) string {
 func lateChoice(o publishOptions, req swap.Request) *job.LateChoice {
 	switch {
 	case o.restate:
-		return &job.LateChoice{Decision: job.LateRestate, Reason: strings.TrimSpace(o.reason), DecidedBy: req.DecidedBy}
+		return &job.LateChoice{Decision: runrecord.LateRestate, Reason: strings.TrimSpace(o.reason), DecidedBy: req.DecidedBy}
 	case o.leave:
-		return &job.LateChoice{Decision: "leave", Reason: strings.TrimSpace(o.reason), DecidedBy: req.DecidedBy}
+		return &job.LateChoice{Decision: runrecord.LateLeave, Reason: strings.TrimSpace(o.reason), DecidedBy: req.DecidedBy}
 	}
 	return nil
 }

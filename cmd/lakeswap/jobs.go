@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/lakeswap/lakeswap/internal/words"
+	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/swap"
 	"github.com/lakeswap/lakeswap/verify"
 )
@@ -76,7 +77,7 @@ func printLate(w io.Writer, j *swap.JobInfo) {
 
 // describeLate says in a line what a run decided on rows that arrived
 // late, by day, or by partition where the record names them (keys).
-func describeLate(d swap.LateDecision, keys []string) string {
+func describeLate(d runrecord.LateDecision, keys []string) string {
 	var days []string
 	for _, day := range slices.Sorted(maps.Keys(d.Rows)) {
 		days = append(days, fmt.Sprintf("%s (%d)", day, d.Rows[day]))
@@ -93,9 +94,9 @@ func describeLate(d swap.LateDecision, keys []string) string {
 		owner = " (the job names " + words.Printable(d.Owner) + " its owner)"
 	}
 	switch d.Decision {
-	case "current-period":
+	case runrecord.LateCurrentPeriod:
 		return fmt.Sprintf("late rows loaded into the day they arrived: %s, as the job's late policy current-period says%s", strings.Join(days, ", "), owner)
-	case "leave":
+	case runrecord.LateLeave:
 		return fmt.Sprintf("late rows left out, the partitions kept as published: %s, decided by %s: %s%s", strings.Join(days, ", "), words.Printable(d.DecidedBy), words.Printable(d.Reason), owner)
 	}
 	return fmt.Sprintf("late rows restated: %s, decided by %s: %s%s", strings.Join(days, ", "), words.Printable(d.DecidedBy), words.Printable(d.Reason), owner)
