@@ -190,3 +190,35 @@ func selectorValues(values []string) string {
 	}
 	return strings.Join(quoted, ",")
 }
+
+// Store opens the object store a job's S3 sources are read through, when
+// one is needed.
+type Store func(ctx context.Context) (source.ObjectStore, error)
+
+// ApplyRelease commits the plans of a release, every table in one commit,
+// once each still holds and each job's sources are as planned (a table of
+// the release read as the release leaves it).
+func ApplyRelease(ctx context.Context, pub *swap.Publisher, opts swap.ApplyOptions, store Store, plans []*swap.Plan) (*swap.ReleaseResult, error) {
+	rel, err := pub.BindRelease(ctx, opts, plans)
+	if err != nil {
+		return nil, err
+	}
+	for _, plan := range plans {
+		if err := job.RecheckIn(ctx, pub, plan, store, rel); err != nil {
+			rel.Abandon(ctx)
+			return nil, err
+		}
+	}
+	return rel.Publish(ctx, opts.NoAutoRollback)
+}
+
+// Apply commits approved plans of one run, once each job's sources are as
+// planned (package job's Recheck), as one snapshot.
+func Apply(ctx context.Context, pub *swap.Publisher, opts swap.ApplyOptions, store Store, plans ...*swap.Plan) (*swap.Result, error) {
+	for _, plan := range plans {
+		if err := job.Recheck(ctx, pub, plan, store); err != nil {
+			return nil, err
+		}
+	}
+	return pub.Apply(ctx, opts, plans...)
+}

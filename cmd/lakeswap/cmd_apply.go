@@ -10,8 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/lakeswap/lakeswap/job"
-	"github.com/lakeswap/lakeswap/source"
+	"github.com/lakeswap/lakeswap/backfill"
 	"github.com/lakeswap/lakeswap/swap"
 )
 
@@ -92,12 +91,7 @@ func runApply(ctx context.Context, g *globals, o applyOptions) error {
 	if len(plans[0].Release) > 0 {
 		return applyRelease(ctx, g, pub, o.ApplyOptions, files, plans)
 	}
-	for _, plan := range plans {
-		if err := job.Recheck(ctx, pub, plan, func(ctx context.Context) (source.ObjectStore, error) { return inputStore(ctx, g.props, g.getenv) }); err != nil {
-			return err
-		}
-	}
-	res, err := pub.Apply(ctx, o.ApplyOptions, plans...)
+	res, err := backfill.Apply(ctx, pub, o.ApplyOptions, g.inputStore, plans...)
 	if res == nil {
 		return err
 	}

@@ -452,6 +452,12 @@ func listObjects(ctx context.Context, args, files []string, in *source.Options) 
 	return files, nil
 }
 
+// inputStore opens the object store of the catalog's S3 settings
+// (inputStore), for a job's S3 sources.
+func (g *globals) inputStore(ctx context.Context) (source.ObjectStore, error) {
+	return inputStore(ctx, g.props, g.getenv)
+}
+
 // inputStore reads input objects with the catalog's S3 settings, or, for a
 // catalog off S3, the AWS chain's (AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL
 // for a store other than AWS).

@@ -242,18 +242,10 @@ func writeReleasePlans(g *globals, rel *swap.Release, dir string, ok *bool) erro
 // once each still holds and each job's sources are as planned (a table
 // of the release read as the release leaves it).
 func applyRelease(ctx context.Context, g *globals, pub *swap.Publisher, opts swap.ApplyOptions, files []*swap.PlanFile, plans []*swap.Plan) error {
-	rel, err := pub.BindRelease(ctx, opts, plans)
-	if err != nil {
+	res, err := backfill.ApplyRelease(ctx, pub, opts, g.inputStore, plans)
+	if res == nil {
 		return err
 	}
-	store := func(ctx context.Context) (source.ObjectStore, error) { return inputStore(ctx, g.props, g.getenv) }
-	for _, plan := range plans {
-		if err := job.RecheckIn(ctx, pub, plan, store, rel); err != nil {
-			rel.Abandon(ctx)
-			return err
-		}
-	}
-	res, err := rel.Publish(ctx, opts.NoAutoRollback)
 	view := releaseView{RunID: res.RunID, Status: res.Status}
 	for _, t := range res.Tables {
 		v := planView{RunID: res.RunID, Result: t}
