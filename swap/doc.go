@@ -9,22 +9,44 @@
 // (WritePlan, ReadPlan, Approve) and committed by another process. A
 // rollback points main back at the snapshot a run replaced.
 //
-// The steps are three functions whose calls are the steps, in stage.go,
-// publish.go and engine.go:
+// A run is a plan (the document a person approves, Plan) carried out by a
+// run (private: the state the steps hand on beside it). The steps are
+// three functions whose calls are the steps, in stage.go, publish.go and
+// engine.go; each step below is the function named.
 //
-//   - stage: planRun (the base and each partition's prefix), holdAttempt
-//     (gc keeps the attempt's files), stageAll (rows to Parquet, validated
-//     and fingerprinted), guard (guards.go: every guard of Guards that
-//     judges a run as a whole, in one list), fingerprintRun;
-//   - apply: concludeUncommitted (refused, a rerun, nothing to change), then
-//     land, or applyBatches (batches.go: land once a batch);
-//   - land: a run of one table, a batch and a release of several tables
-//     alike go through snapshot.Land, the one commit engine, which
-//     rollbacks (package swap/rollback) go through too: one catalog
-//     operation (snapshot.Send, through which every commit of lakeswap's
-//     goes), rebased when main moved elsewhere with the run's guards
-//     judging it again, an unsure answer settled from the table, and read
-//     back; a publish that reads back otherwise is undone whole.
+// stage (Publisher.stage; Stage stops at the plan):
+//
+//  1. planRun: the base snapshot, the files each declared partition holds
+//     there, the attempt and each partition's staging prefix;
+//  2. holdAttempt: gc keeps the attempt's files while it runs;
+//  3. stageAll: rows to Parquet under the prefixes, validated and
+//     fingerprinted (adopt.go for files another engine wrote);
+//  4. guard (guards.go): every guard of Guards that judges a run as a
+//     whole, in one list, each verdict in the plan's Checks;
+//  5. fingerprintRun: the run's fingerprint and what it replaces;
+//  6. removeStaged (cleanup.go): a stage refused or failed removes exactly
+//     what it wrote.
+//
+// apply (Publisher.apply; Apply binds plans read back first, apply.go):
+//
+//  1. concludeUncommitted: a plan refused, a rerun of a recorded run id
+//     (rerun), or one that changes nothing ends without a commit;
+//  2. land, or applyBatches (batches.go: land once a batch).
+//
+// land (Publisher.land): a run of one table, a batch and a release of
+// several tables alike go through snapshot.Land, the one commit engine,
+// which rollbacks (package swap/rollback) go through too:
+//
+//  1. Build (buildChanges): one commit per table, replacing exactly the
+//     declared partitions' files, on condition that main is at the base;
+//  2. snapshot.Send: one catalog operation, through which every commit of
+//     lakeswap's goes; an unsure answer is settled from the tables;
+//  3. Rebase (rebaseChanges, rebase.go): main moved, so the guards of
+//     rebase judge what landed since, and the commit is built again on the
+//     new head, or the conflict is said;
+//  4. ReadBack (readBack, readback.go): each change read back and compared
+//     with its plan (readBackCommit); a mismatch is undone whole (undo)
+//     unless NoAutoRollback.
 //
 // What a run holds and removes is in cleanup.go. Beside swap, each taking
 // only the catalog it needs: package swap/rollback undoes a run
