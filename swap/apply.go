@@ -11,6 +11,7 @@ import (
 
 	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
+	"github.com/lakeswap/lakeswap/swap/internal/staging"
 	"github.com/lakeswap/lakeswap/verify"
 
 	icebergio "github.com/apache/iceberg-go/io"
@@ -86,7 +87,7 @@ func stagedAsPlanned(ctx context.Context, tbl *table.Table, plan *run, bytes boo
 				return fmt.Errorf("plan of run %s: %w", plan.RunID, err)
 			}
 		} else {
-			want, err := stagingPrefix(meta, c.Partition, pp.Value, plan.RunID, plan.Attempt)
+			want, err := staging.Prefix(meta, c.Partition, pp.Value, plan.RunID, plan.Attempt)
 			if err != nil || pp.Prefix != want || pp.Key != c.Partition.Key(pp.Value) {
 				return fmt.Errorf("plan of run %s: partition %s is staged at %s, not where the run stages it (%s)", plan.RunID, pp.Key, pp.Prefix, want)
 			}

@@ -18,6 +18,7 @@ import (
 	"github.com/lakeswap/lakeswap/internal/words"
 	"github.com/lakeswap/lakeswap/swap/internal/hold"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
+	"github.com/lakeswap/lakeswap/swap/internal/staging"
 )
 
 // discard removes a plan's staged files when nothing references them, and
@@ -130,7 +131,7 @@ func (p *Publisher) discardListed(ctx context.Context, tbl *table.Table, plan *r
 		// Only what this run's attempt staged under this table: a plan of
 		// another table, or one edited to name other files, removes
 		// nothing.
-		if want, err := stagingPrefix(meta, c.Partition, pp.Value, plan.RunID, pp.attemptOr(plan.Attempt)); err != nil || pp.Prefix != want {
+		if want, err := staging.Prefix(meta, c.Partition, pp.Value, plan.RunID, pp.attemptOr(plan.Attempt)); err != nil || pp.Prefix != want {
 			return "", fmt.Errorf("the plan of run %s stages partition %s at %s, which is not where the run stages under %s (%s); is it a plan of this table? nothing was removed",
 				plan.RunID, pp.Key, pp.Prefix, plan.Table, want)
 		}
@@ -183,15 +184,7 @@ func (p *Publisher) discardListed(ctx context.Context, tbl *table.Table, plan *r
 }
 
 // holds is where a table's holds are written: its staging IO.
-func (p *Publisher) holds(tbl *table.Table) hold.Store {
-	return func(ctx context.Context) (icebergio.WriteFileIO, error) {
-		fsys, err := tbl.FS(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return p.stagingIO(ctx, fsys)
-	}
-}
+func (p *Publisher) holds(tbl *table.Table) hold.Store { return staging.Holds(p.StagingIO, tbl) }
 
 // removeHolds removes a plan's holds, one per attempt that staged it (a plan
 // merged from shards has several).

@@ -10,15 +10,14 @@ import (
 
 	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
+	"github.com/lakeswap/lakeswap/swap/internal/staging"
 
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/runrecord"
-	"github.com/lakeswap/lakeswap/stats"
 	"github.com/lakeswap/lakeswap/verify"
 )
 
@@ -269,7 +268,7 @@ func dataFiles(ctx context.Context, fsys icebergio.IO, meta table.Metadata, plan
 	g.SetLimit(parallelism(0))
 	for i, j := range jobs {
 		g.Go(func() error {
-			df, err := describeFile(ctx, fsys, meta, c, j.path, j.schema, props, j.value)
+			df, err := staging.Describe(ctx, fsys, meta, c, j.path, j.schema, props, j.value)
 			if err != nil {
 				return fmt.Errorf("describe staged file %s: %w", j.path, err)
 			}
@@ -281,59 +280,6 @@ func dataFiles(ctx context.Context, fsys icebergio.IO, meta table.Metadata, plan
 		})
 	}
 	return out, g.Wait()
-}
-
-// describeFile reads a staged file's footer for its statistics and states
-// its partition. iceberg-go infers the partition from the column's bounds,
-// which cannot give a bucket (the hash keeps no order) nor say that every
-// value is the empty string: there, and wherever the inference differs,
-// the partition the file was staged for (and checked against every row
-// of) is stated.
-func describeFile(ctx context.Context, fsys icebergio.IO, meta table.Metadata, c *contract.Contract, path string, schema *iceberg.Schema, props iceberg.Properties, value string) (iceberg.DataFile, error) {
-	spec := meta.PartitionSpec()
-	ordered := true
-	for _, f := range spec.Fields() {
-		ordered = ordered && f.Transform.PreservesOrder()
-	}
-	var df iceberg.DataFile
-	var err error
-	if ordered {
-		df, err = table.FileToDataFile(ctx, fsys, path, schema, spec, 0, props)
-		if err != nil || c.PartitionOf(df) != value {
-			df = nil
-		}
-	}
-	// A float column's zero bounds hold both zeros (stats.WidenZeros).
-	var lower, upper map[int][]byte
-	widened := false
-	if df != nil {
-		if lower, upper, widened = stats.WidenZeros(schema, df.LowerBoundValues(), df.UpperBoundValues()); !widened {
-			return df, nil
-		}
-	} else {
-		if df, err = table.FileToDataFile(ctx, fsys, path, schema, *iceberg.UnpartitionedSpec, 0, props); err != nil {
-			return nil, err
-		}
-		lower, upper, _ = stats.WidenZeros(schema, df.LowerBoundValues(), df.UpperBoundValues())
-	}
-	raw, err := c.Partition.Raw(value)
-	if err != nil {
-		return nil, err
-	}
-	return withPartition(df, spec, raw, c.Partition.LogicalTypes(), lower, upper)
-}
-
-// withPartition copies a data file's description with the given partition
-// value and bounds.
-func withPartition(df iceberg.DataFile, spec iceberg.PartitionSpec, values map[int]any, logical map[int]string, lower, upper map[int][]byte) (iceberg.DataFile, error) {
-	b, err := iceberg.NewDataFileBuilder(spec, df.ContentType(), df.FilePath(), df.FileFormat(),
-		values, logical, nil, df.Count(), df.FileSizeBytes())
-	if err != nil {
-		return nil, err
-	}
-	return b.ColumnSizes(df.ColumnSizes()).ValueCounts(df.ValueCounts()).NullValueCounts(df.NullValueCounts()).
-		NaNValueCounts(df.NaNValueCounts()).LowerBoundValues(lower).UpperBoundValues(upper).
-		SplitOffsets(df.SplitOffsets()).Build(), nil
 }
 
 func fmtID(id *int64) string {

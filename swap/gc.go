@@ -8,6 +8,6 @@ import (
 
 // GC removes what attempts that never committed left behind (package gc).
 func (p *Publisher) GC(ctx context.Context, req gc.Request) (*gc.Result, error) {
-	c := &gc.Collector{Catalog: p.Catalog, StagingIO: p.stagingIO, Logger: p.Logger}
+	c := &gc.Collector{Catalog: p.Catalog, StagingIO: p.StagingIO, Logger: p.Logger}
 	return c.Run(ctx, req)
 }

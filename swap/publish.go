@@ -12,6 +12,7 @@ import (
 
 	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/swap/internal/hold"
+	"github.com/lakeswap/lakeswap/swap/internal/staging"
 
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
@@ -58,14 +59,7 @@ func (p *Publisher) log() *slog.Logger {
 
 // stagingIO is the file IO staged files are written and removed through.
 func (p *Publisher) stagingIO(ctx context.Context, fsys icebergio.IO) (icebergio.WriteFileIO, error) {
-	if p.StagingIO != nil {
-		return p.StagingIO(ctx, fsys)
-	}
-	wfs, ok := fsys.(icebergio.WriteFileIO)
-	if !ok {
-		return nil, errors.New("the table's file IO cannot write")
-	}
-	return wfs, nil
+	return staging.IO(ctx, p.StagingIO, fsys)
 }
 
 func (p *Publisher) progress() Progress {
@@ -201,7 +195,7 @@ func (p *Publisher) loadPlans(ctx context.Context, plans []*run) (*table.Table, 
 // own (several processes may apply one plan), and returns what ends it, or
 // the plan it could not hold.
 func (p *Publisher) holdPlans(ctx context.Context, tbl *table.Table, plans []*run) (unhold func(), failed *run, err error) {
-	applier := newAttempt()
+	applier := staging.NewAttempt()
 	var ends []func()
 	unhold = func() {
 		for _, end := range ends {

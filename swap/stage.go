@@ -30,6 +30,7 @@ import (
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/swap/internal/hold"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
+	"github.com/lakeswap/lakeswap/swap/internal/staging"
 	"github.com/lakeswap/lakeswap/verify"
 )
 
@@ -286,7 +287,7 @@ func (p *Publisher) planRun(ctx context.Context, req Request) (*run, *table.Tabl
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("file IO of %s: %w", name, err)
 	}
-	plan := &run{Plan: &Plan{RunID: runID, Attempt: newAttempt(), Table: name, Source: req.SourceName, BaseMetadata: tbl.MetadataLocation(),
+	plan := &run{Plan: &Plan{RunID: runID, Attempt: staging.NewAttempt(), Table: name, Source: req.SourceName, BaseMetadata: tbl.MetadataLocation(),
 		PartitionColumn: contract.Partition.Name, Contract: contract.Summary(), Batch: req.Batch, Job: req.Job}, oldFiles: map[string][]iceberg.DataFile{}, contract: contract}
 	base := meta.CurrentSnapshot()
 	if base != nil {
@@ -365,7 +366,7 @@ func (plan *run) carryLanded(ctx context.Context, meta table.Metadata, fsys iceb
 // the base, with a staging prefix of its own; carried, it is staged from
 // the table's rows (Request.RewriteOverlapping).
 func (plan *run) addPartition(meta table.Metadata, v string, files []iceberg.DataFile, carried bool) error {
-	prefix, err := stagingPrefix(meta, plan.contract.Partition, v, plan.RunID, plan.Attempt)
+	prefix, err := staging.Prefix(meta, plan.contract.Partition, v, plan.RunID, plan.Attempt)
 	if err != nil {
 		return err
 	}

@@ -73,18 +73,19 @@ var layer = map[string]int{
 	// The protocol's parts, below its front door: rollback and gc never
 	// reach up into swap.
 	"outcome": 3, "swap/internal/layout": 4, "swap/internal/snapshot": 5, "swap/internal/hold": 6,
-	"swap/rollback": 7, "swap/gc": 7, "swap/history": 7, "swap/audit": 7,
+	"swap/internal/staging": 7,
+	"swap/rollback":         8, "swap/gc": 8, "swap/history": 8, "swap/audit": 8,
 	// The protocol's front door.
-	"swap": 8,
+	"swap": 9,
 	// SQL jobs, which stage through swap.
-	"job": 9,
+	"job": 10,
 	// The use cases, made ready for the engine.
-	"backfill": 10,
+	"backfill": 11,
 	// The retail-orders story, told through the use cases.
-	"internal/demo": 11, "internal/doctor": 11,
+	"internal/demo": 12, "internal/doctor": 12,
 	// The binary and the servers tests start.
-	"cmd/lakeswap": 12, "testenv": 12, "testenv/cmd/devenv": 13,
-	"internal/layers": 14, "internal/benchscale": 14,
+	"cmd/lakeswap": 13, "testenv": 13, "testenv/cmd/devenv": 14,
+	"internal/layers": 15, "internal/benchscale": 15,
 }
 
 func TestLayers(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
+	"github.com/lakeswap/lakeswap/swap/internal/staging"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go"
@@ -191,7 +192,7 @@ type undoPlan struct {
 	// restager writes back the rows of partitions that held delete
 	// files, in one held attempt; restaged are the files it wrote, to be
 	// removed should the undo not land.
-	restager Restager
+	restager *staging.Restager
 	restaged []string
 }
 
@@ -207,7 +208,7 @@ func (u *undoPlan) removeRestaged(ctx context.Context, l *Runner) {
 	u.end(ctx, true)
 }
 
-// end ends the attempt that wrote rows back, if one did (Restager).
+// end ends the attempt that wrote rows back, if one did.
 func (u *undoPlan) end(ctx context.Context, release bool) {
 	if u != nil && u.restager != nil {
 		u.restager.End(ctx, release)
@@ -349,11 +350,8 @@ func (l *Runner) batch(ctx context.Context, tbl *table.Table, u *undoPlan, run t
 	// since Iceberg would give them new sequence numbers, and an equality
 	// delete then applies to other rows than it did.
 	for _, v := range restage {
-		if l.Restage == nil {
-			return refuse("partition %s held delete files before run %s, and this rollback cannot write its rows back", u.values[v], runID)
-		}
 		if u.restager == nil {
-			if u.restager, err = l.Restage(ctx, tbl, "rollback-"+runID); err != nil {
+			if u.restager, err = staging.Restage(ctx, l.StagingIO, l.log(), tbl, "rollback-"+runID); err != nil {
 				return err
 			}
 		}
