@@ -136,28 +136,18 @@ func (l *Runner) Rollback(ctx context.Context, req Request) (*Result, error) {
 		}
 	}
 	if req.RunID != "" && len(all) > 1 {
+		if recs, err = readAll(all, read); err != nil {
+			return nil, err
+		}
 		if req.Scoped {
-			var recs []runrecord.Record
-			for _, s := range all {
-				r, err := read(&s)
-				if err != nil {
-					return nil, err
-				}
-				recs = append(recs, r)
-			}
 			res.Batches = len(all)
 			return l.scopedRollback(ctx, tbl, all, recs, res, req)
 		}
-		first, run, recs = &all[0], &all[len(all)-1], nil
+		first, run = &all[0], &all[len(all)-1]
 		res.FromSnapshotID = run.SnapshotID
 		for i, s := range all {
-			r, err := read(&s)
-			if err != nil {
-				return nil, err
-			}
-			recs = append(recs, r)
 			if i > 0 && (s.ParentSnapshotID == nil || *s.ParentSnapshotID != all[i-1].SnapshotID) && !req.Force {
-				return fail("another commit landed between batches %s and %s of run %s; rolling back to before the run would drop it (pass --force to do it anyway)", recs[i-1].Batch, r.Batch, rec.RunID)
+				return fail("another commit landed between batches %s and %s of run %s; rolling back to before the run would drop it (pass --force to do it anyway)", recs[i-1].Batch, recs[i].Batch, rec.RunID)
 			}
 		}
 	}
@@ -172,21 +162,7 @@ func (l *Runner) Rollback(ctx context.Context, req Request) (*Result, error) {
 	}
 
 	head := meta.CurrentSnapshot()
-	// Main's history back to the run, if it reaches the run: snapshot
-	// expiry may have cut it short, and then whether main holds the run
-	// is not known from ancestry.
-	var later []string
-	onMain, cut := false, false
-	if head != nil {
-		for _, s := range table.AncestorsOf(head.SnapshotID, func(id int64) *table.Snapshot { return meta.SnapshotByID(id) }) {
-			if s.SnapshotID == run.SnapshotID {
-				onMain = true
-				break
-			}
-			later = append(later, strconv.FormatInt(s.SnapshotID, 10))
-			cut = s.ParentSnapshotID != nil && meta.SnapshotByID(*s.ParentSnapshotID) == nil
-		}
-	}
+	onMain, cut, later := backTo(meta, run)
 	switch {
 	case req.Scoped:
 		// Judged by the run's partitions' files, which expiry leaves.
@@ -275,4 +251,36 @@ func (l *Runner) fingerprintAt(ctx context.Context, ident table.Identifier, snap
 	}
 	fp, _ := verify.Combine(parts) // only the hash is compared; a sum that does not fit is left out
 	return fp, nil
+}
+
+// backTo walks main's history back to run: whether main holds it, whether
+// snapshot expiry cut the walk short first (then whether main holds the
+// run is not known from ancestry), and the snapshots committed after it,
+// newest first.
+func backTo(meta table.Metadata, run *table.Snapshot) (onMain, cut bool, later []string) {
+	head := meta.CurrentSnapshot()
+	if head == nil {
+		return false, false, nil
+	}
+	for _, s := range table.AncestorsOf(head.SnapshotID, meta.SnapshotByID) {
+		if s.SnapshotID == run.SnapshotID {
+			return true, false, later
+		}
+		later = append(later, strconv.FormatInt(s.SnapshotID, 10))
+		cut = s.ParentSnapshotID != nil && meta.SnapshotByID(*s.ParentSnapshotID) == nil
+	}
+	return false, cut, later
+}
+
+// readAll reads the records of a run's batches, in order.
+func readAll(all []table.Snapshot, read func(*table.Snapshot) (runrecord.Record, error)) ([]runrecord.Record, error) {
+	recs := make([]runrecord.Record, 0, len(all))
+	for _, s := range all {
+		r, err := read(&s)
+		if err != nil {
+			return nil, err
+		}
+		recs = append(recs, r)
+	}
+	return recs, nil
 }
