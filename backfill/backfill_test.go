@@ -15,6 +15,7 @@ import (
 	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/source"
 	"github.com/lakeswap/lakeswap/swap"
+	"github.com/lakeswap/lakeswap/testenv"
 )
 
 var daily = []string{"retail", "daily_orders"}
@@ -24,15 +25,7 @@ var daily = []string{"retail", "daily_orders"}
 func dailyTable(t *testing.T) (context.Context, *catalog.Catalog, *swap.Publisher) {
 	t.Helper()
 	ctx := context.Background()
-	cfg, err := catalog.Resolve(catalog.Settings{Home: t.TempDir(), ConfigFile: os.DevNull, Getenv: func(string) string { return "" }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat, err := catalog.Open(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cat.Close() })
+	cat := testenv.Embedded(t)
 	if _, err := catalog.CreateTable(ctx, cat, daily, retail.Spec()); err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package swap_test
 import (
 	"context"
 	"errors"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -21,6 +20,7 @@ import (
 	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/swap"
 	"github.com/lakeswap/lakeswap/swap/audit"
+	"github.com/lakeswap/lakeswap/testenv"
 )
 
 // eventsSource serves events by month; every event of a month is in its
@@ -48,15 +48,7 @@ func (s eventsSource) Open(_ context.Context, partition string) (array.RecordRea
 func eventsTable(t *testing.T, props map[string]string) (*catalog.Catalog, table.Identifier, *contract.Contract) {
 	t.Helper()
 	ctx := context.Background()
-	cfg, err := catalog.Resolve(catalog.Settings{Home: t.TempDir(), ConfigFile: os.DevNull, Getenv: func(string) string { return "" }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat, err := catalog.Open(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cat.Close() })
+	cat := testenv.Embedded(t)
 	ident := table.Identifier{"app", "events"}
 	tbl, err := catalog.CreateTable(ctx, cat, ident, catalog.TableSpec{
 		Columns:    []catalog.ColumnSpec{{Name: "id", Type: "long", Required: true}, {Name: "at", Type: "timestamptz", Required: true}},
