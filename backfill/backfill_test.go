@@ -141,6 +141,9 @@ func TestOrder(t *testing.T) {
 	if top := backfill.Top([]*job.Job{monthly, facts, dailyJob}); top != facts {
 		t.Errorf("top: %s, want r.facts", top.Table)
 	}
+	if top := backfill.Top(nil); top != nil {
+		t.Errorf("top of no jobs: %s, want none", top.Table)
+	}
 	all := reads("r.all")
 	all.Sources["f"] = job.Source{Table: "r.facts", Partitions: job.MapAll}
 	for name, jobs := range map[string][]*job.Job{
@@ -151,5 +154,16 @@ func TestOrder(t *testing.T) {
 		if _, err := backfill.Order(jobs); !errors.Is(err, outcome.ErrInvalidRequest) {
 			t.Errorf("%s: %v, want an invalid request", name, err)
 		}
+	}
+}
+
+// TestReleaseOfNoJobs: a release given no jobs is a request to correct,
+// and stages nothing.
+func TestReleaseOfNoJobs(t *testing.T) {
+	ctx, _, pub := dailyTable(t)
+	rel := pub.NewRelease("")
+	err := backfill.Release{Partitions: []string{"order_date=2026-01-01"}}.Stage(ctx, pub, rel, swap.Request{})
+	if !errors.Is(err, outcome.ErrInvalidRequest) {
+		t.Errorf("a release of no jobs: %v, want an invalid request", err)
 	}
 }

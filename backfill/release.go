@@ -36,13 +36,20 @@ type Release struct {
 // each table's run shares (its run id, guards' allowances, budget), and
 // stops at the first table refused or failing, having discarded what the
 // release staged.
-func (r Release) Stage(ctx context.Context, pub *swap.Publisher, rel *swap.Release, req swap.Request) error {
+func (r Release) Stage(ctx context.Context, pub *swap.Publisher, rel *swap.Release, req swap.Request) (err error) {
+	if len(r.Jobs) == 0 {
+		return outcome.Invalid(errors.New("a release needs jobs, and none was given"))
+	}
+	defer func() {
+		if err != nil {
+			rel.Discard(context.WithoutCancel(ctx))
+		}
+	}()
 	started := time.Now().UTC().Format("20060102T150405.000Z")
 	partitions := make([][]string, len(r.Jobs))
 	partitions[0] = r.Partitions
 	for i, j := range r.Jobs {
 		tr := req
-		var err error
 		if tr.Table, err = catalog.ParseIdent(j.Table); err != nil {
 			return outcome.Invalid(fmt.Errorf("job %s: %w", j.File, err))
 		}
@@ -123,12 +130,16 @@ func Order(jobs []*job.Job) ([]*job.Job, error) {
 }
 
 // Top is the job of jobs that reads none of the others: the top of the
-// release they make, whatever their order.
+// release they make, whatever their order (the first where none or
+// several are; nil for no jobs).
 func Top(jobs []*job.Job) *job.Job {
 	for _, j := range jobs {
 		if readsOnly(j, jobs) {
 			return j
 		}
+	}
+	if len(jobs) == 0 {
+		return nil
 	}
 	return jobs[0]
 }

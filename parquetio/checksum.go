@@ -5,8 +5,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	icebergio "github.com/apache/iceberg-go/io"
@@ -76,6 +78,9 @@ func OpenHashed(ctx context.Context, fsys icebergio.IO, path string) (array.Reco
 func HashFile(ctx context.Context, fsys icebergio.IO, path string) (int64, string, error) {
 	f, err := fsys.Open(path)
 	if err != nil {
+		if errors.As(err, new(*fs.PathError)) {
+			return 0, "", err // names the file already
+		}
 		return 0, "", fmt.Errorf("open %s: %w", path, err)
 	}
 	defer f.Close()
