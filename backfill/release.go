@@ -210,6 +210,9 @@ type Store func(ctx context.Context) (source.ObjectStore, error)
 // once each still holds and each job's sources are as planned (a table of
 // the release read as the release leaves it).
 func ApplyRelease(ctx context.Context, pub *swap.Publisher, opts swap.ApplyOptions, store Store, plans []*swap.Plan) (*swap.ReleaseResult, error) {
+	if opts.Jobs == nil {
+		opts.Jobs = job.Read
+	}
 	rel, err := pub.BindRelease(ctx, opts, plans)
 	if err != nil {
 		return nil, err
@@ -224,8 +227,12 @@ func ApplyRelease(ctx context.Context, pub *swap.Publisher, opts swap.ApplyOptio
 }
 
 // Apply commits approved plans of one run, once each job's sources are as
-// planned (package job's Recheck), as one snapshot.
+// planned (package job's Recheck), as one snapshot; a job's record of late
+// rows is read back with package job's Read.
 func Apply(ctx context.Context, pub *swap.Publisher, opts swap.ApplyOptions, store Store, plans ...*swap.Plan) (*swap.Result, error) {
+	if opts.Jobs == nil {
+		opts.Jobs = job.Read
+	}
 	for _, plan := range plans {
 		if err := job.Recheck(ctx, pub, plan, store); err != nil {
 			return nil, err

@@ -8,6 +8,13 @@
 // computation; what the sources held is a listing of their files with
 // sizes and checksums, recorded as the hash of that list.
 //
+// A run of a job records its rows' arrival where the job names a lag and
+// a lookback (late.go: what arrived since the table's watermark, the
+// days left out, --since-last) and judges the rows that arrived late:
+// Info is the job's record of the run, the swap.Job that package swap
+// asks for the guard late arrivals' verdict and for what a snapshot
+// records (judge.go); Read reads it back from a plan for Apply.
+//
 //	table: retail.orders_fact
 //	sources:
 //	  events: {path: raw/*.ndjson}

@@ -3,6 +3,7 @@ package job
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/internal/words"
@@ -39,7 +41,7 @@ type arrival struct {
 	job      *Job
 	src      string // the lag source
 	lookback int64  // microseconds
-	state    *swap.Arrivals
+	state    *arrivals
 	since    int64 // the previous watermark, in microseconds; valid if hasSince
 	hasSince bool
 	choice   *LateChoice
@@ -92,9 +94,63 @@ func (j *Job) tracksArrival(c *contract.Contract) bool {
 // policy is the job's late policy, escalate where it names none.
 func (j *Job) policy() runrecord.Late { return cmp.Or(j.OnLate.Policy, runrecord.LateEscalate) }
 
+// arrivals is what the table says of a job's source rows' arrival: the
+// watermark, and the days whose late rows stay left out, that the last
+// landed run recorded; and which partitions hold rows.
+type arrivals struct {
+	Watermark string
+	Left      map[string]runrecord.Left
+	Published map[string]bool
+}
+
+// arrivalsOf reads, from main's history, the days left out that the last
+// landed job run recorded (runrecord.PropLateLeft), and the watermark of
+// the last that recorded one (runrecord.PropWatermark). What runs
+// recorded from a run a scoped rollback took back up to the rollback is
+// passed over: the rows it read are no longer all in the table, and are
+// read again.
+func arrivalsOf(ctx context.Context, target *swap.Target) (*arrivals, error) {
+	meta := target.Metadata()
+	out := &arrivals{}
+	head := meta.CurrentSnapshot()
+	var chain []table.Snapshot
+	if head != nil {
+		chain = table.AncestorsOf(head.SnapshotID, meta.SnapshotByID)
+	}
+	undone, leftRead := map[string]bool{}, false
+	for _, s := range chain {
+		if s.Summary == nil {
+			continue
+		}
+		props := s.Summary.Properties
+		id := props[runrecord.PropRunID]
+		if run, ok := undoneBy(props); ok {
+			undone[run] = true
+			continue
+		}
+		if len(undone) > 0 {
+			delete(undone, id) // passed over up to the run undone, and it too
+			continue
+		}
+		if v, ok := props[runrecord.PropLateLeft]; ok && !leftRead {
+			if err := json.Unmarshal([]byte(v), &out.Left); err != nil {
+				return nil, fmt.Errorf("snapshot %d: %s: %w", s.SnapshotID, runrecord.PropLateLeft, err)
+			}
+			leftRead = true
+		}
+		if w := props[runrecord.PropWatermark]; w != "" {
+			out.Watermark = w
+			break
+		}
+	}
+	var err error
+	out.Published, err = target.Published(ctx)
+	return out, err
+}
+
 // newArrival reads the table's record of arrivals for a run of the job.
 func (j *Job) newArrival(ctx context.Context, target *swap.Target, choice *LateChoice) (*arrival, error) {
-	state, err := target.Arrivals(ctx)
+	state, err := arrivalsOf(ctx, target)
 	if err != nil {
 		return nil, err
 	}
@@ -253,7 +309,7 @@ func (a *arrival) noUnknownArrivals(ctx context.Context, eng *source.SQLEngine) 
 // are not in it, and under current-period a late row is in the day it
 // arrived. It fills in the job's record: the rows refused for, the
 // decision, the days left out, and the watermark the run records.
-func (a *arrival) decide(ctx context.Context, eng *source.SQLEngine, days []string, info *swap.JobInfo) error {
+func (a *arrival) decide(ctx context.Context, eng *source.SQLEngine, days []string, info *Info) error {
 	j := a.job
 	a.days = map[string]bool{}
 	for _, d := range days {
@@ -316,7 +372,7 @@ func (a *arrival) decide(ctx context.Context, eng *source.SQLEngine, days []stri
 // and decides each published day's: the run's choice, the job's policy
 // restate, or none (escalate: the stage refuses a partition they change,
 // from Escalated).
-func (a *arrival) judge(ctx context.Context, eng *source.SQLEngine, params map[string]string, info *swap.JobInfo) (*runrecord.LateDecision, error) {
+func (a *arrival) judge(ctx context.Context, eng *source.SQLEngine, params map[string]string, info *Info) (*runrecord.LateDecision, error) {
 	type counts struct {
 		fresh, left      int64
 		unknown          int64 // of fresh, with no arrival time
@@ -352,9 +408,9 @@ func (a *arrival) judge(ctx context.Context, eng *source.SQLEngine, params map[s
 		// is judged in its own day, not taken for a correction.
 		if known := c.fresh - c.unknown; known > 0 && !a.state.Published[day] && a.inRun(day) && a.hasSince {
 			if info.Into == nil {
-				info.Into = map[string]swap.LateRows{}
+				info.Into = map[string]LateRows{}
 			}
-			info.Into[day] = swap.LateRows{Rows: known, FirstArrival: firstArrival(c.first), MaxLag: float64(c.lag) / 1e6}
+			info.Into[day] = LateRows{Rows: known, FirstArrival: firstArrival(c.first), MaxLag: float64(c.lag) / 1e6}
 		}
 		fresh := c.fresh > 0 && a.state.Published[day]
 		if !a.inRun(day) {
@@ -387,9 +443,9 @@ func (a *arrival) judge(ctx context.Context, eng *source.SQLEngine, params map[s
 			a.left[day] = w
 		case fresh:
 			if info.Escalated == nil {
-				info.Escalated = map[string]swap.LateRows{}
+				info.Escalated = map[string]LateRows{}
 			}
-			info.Escalated[day] = swap.LateRows{Rows: c.fresh, FirstArrival: firstArrival(c.first), MaxLag: float64(c.lag) / 1e6}
+			info.Escalated[day] = LateRows{Rows: c.fresh, FirstArrival: firstArrival(c.first), MaxLag: float64(c.lag) / 1e6}
 		}
 	}
 	// A restatement may yet cover a published day a late row into a new

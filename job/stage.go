@@ -136,7 +136,7 @@ func (j *Job) Run(ctx context.Context, pub *swap.Publisher, req swap.Request, o 
 	// Rows that arrived later than the lookback, by the day of their
 	// event, and what the run does with them.
 	var late map[string]int64
-	info := &swap.JobInfo{}
+	info := &Info{}
 	if tracks {
 		if late, err = j.Late(ctx, eng, from, to); err != nil {
 			return nil, engineErr(err)
@@ -243,9 +243,9 @@ func Recheck(ctx context.Context, pub *swap.Publisher, plan *swap.Plan, store fu
 // RecheckIn is Recheck for a plan of a release, whose job read the tables
 // the release rebuilds as the release leaves them.
 func RecheckIn(ctx context.Context, pub *swap.Publisher, plan *swap.Plan, store func(context.Context) (source.ObjectStore, error), rel *swap.Release) error {
-	info := plan.Job
-	if info == nil {
-		return nil
+	info, err := InfoOf(plan)
+	if info == nil || err != nil {
+		return err
 	}
 	conflict := func(format string, args ...any) error {
 		return &outcome.OpError{Op: "apply", Table: plan.Table, RunID: plan.RunID,

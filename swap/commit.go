@@ -49,54 +49,10 @@ func (plan *run) record() runrecord.Record {
 	if plan.Restated != nil {
 		r.Restated = &runrecord.Restatement{Partitions: plan.Restated.Partitions, Reason: plan.Restated.Reason, DecidedBy: plan.Restated.DecidedBy}
 	}
-	if j := plan.Job; j != nil {
-		r.JobVersion, r.SourcesHash, r.Rejected, r.Late = j.Version, j.SourcesHash, j.Rejected, j.Late
-		r.LateDecision = plan.lateShare()
-		if j.Policy != "" && (plan.BatchOf == "" || plan.arrivals) {
-			// A batch before the last leaves rows of later batches
-			// unread: only the run whole moves the watermark. The days
-			// left out are recorded even when none are, so that a day
-			// taken back in (restated) is not read from an earlier run.
-			r.Watermark, r.LateLeft = j.Watermark, j.Left
-			if r.LateLeft == nil {
-				r.LateLeft = map[string]runrecord.Left{}
-			}
-		}
-		if j.Reconciled != nil {
-			r.Reconciled = map[string]map[string]int64{}
-			for _, pp := range plan.Partitions { // a batch records its own
-				if f, ok := j.Reconciled[pp.Value]; ok {
-					m := map[string]int64{"rows": f.Rows}
-					for col, sum := range f.Sums {
-						m[col] = sum
-					}
-					r.Reconciled[pp.Key] = m
-				}
-			}
-		}
+	if plan.job != nil {
+		plan.job.Record(&r, plan.Partitions, plan.BatchOf == "" || plan.arrivals)
 	}
 	return r.WithInputs(plan.Inputs)
-}
-
-// lateShare is the run's decision on late rows, as far as the plan's
-// partitions go (a batch records its own share), naming them: the days of
-// their events, or for current-period the days they arrived in.
-func (plan *Plan) lateShare() *runrecord.LateDecision {
-	d := plan.Job.Decision
-	if d == nil {
-		return nil
-	}
-	share := *d
-	share.Partitions, share.Rows = nil, map[string]int64{}
-	for _, pp := range plan.Partitions {
-		if n, ok := d.Rows[pp.Value]; ok {
-			share.Partitions, share.Rows[pp.Value] = append(share.Partitions, pp.Key), n
-		}
-	}
-	if len(share.Rows) == 0 {
-		return nil
-	}
-	return &share
 }
 
 // pendingCommit is one table's commit, built and not yet sent: its

@@ -48,6 +48,13 @@
 //     with its plan (readBackCommit); a mismatch is undone whole (undo)
 //     unless NoAutoRollback.
 //
+// A run a SQL job computed carries the job (Job, package job's Info),
+// whose document the plan keeps as JSON swap does not read: the guard late
+// arrivals asks it for its verdict (JudgeLate), a commit for what the
+// snapshot records of it (Record), a rebase whether runs landed since
+// that it would overwrite (Stale), shards for their join (Join). Apply
+// reads it back with ApplyOptions.Jobs.
+//
 // What a run holds and removes is in cleanup.go. Beside swap, each taking
 // only the catalog it needs: package swap/rollback undoes a run
 // (Publisher.Rollback gives it the guards and the restaging of rows),

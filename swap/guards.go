@@ -206,7 +206,7 @@ func freezes(plan *run, _ Request) (bool, string, string) {
 }
 
 func tracksArrival(plan *run, _ Request) (bool, string, string) {
-	if plan.Job == nil || plan.Job.Policy == "" {
+	if plan.job == nil || !plan.job.Tracks() {
 		return false, "the run is not a job that tracks its rows' arrival (lag:, lookback:, a table by day)", "no arrival tracked"
 	}
 	return true, "", ""
@@ -395,11 +395,6 @@ func judgeFrozen(_ context.Context, j *judging) error {
 	return nil
 }
 
-func judgeLate(_ context.Context, j *judging) error {
-	lateArrivals(j.plan, j.override)
-	return nil
-}
-
 // stillFrozen refuses, when a plan is applied, a change to a partition
 // frozen since it was staged (or before a restatement it does not name):
 // the freeze is judged at the commit too.
@@ -407,7 +402,7 @@ func stillFrozen(c *contract.Contract, plan *run, now time.Time) []verify.Findin
 	var out []verify.Finding
 	for _, pp := range plan.Partitions {
 		at, ok := c.FrozenAt(pp.Value)
-		if !ok || now.Before(at) || !pp.changesContent() || plan.Restated != nil && slices.Contains(plan.Restated.Partitions, pp.Key) {
+		if !ok || now.Before(at) || !pp.ChangesContent() || plan.Restated != nil && slices.Contains(plan.Restated.Partitions, pp.Key) {
 			continue
 		}
 		out = append(out, verify.Finding{Kind: verify.KindFrozen, Partition: pp.Key,
@@ -432,7 +427,7 @@ func frozen(plan *run, req Request, override func(by, reason string), now time.T
 			continue
 		}
 		pp.Frozen = true
-		if !pp.changesContent() {
+		if !pp.ChangesContent() {
 			continue // it holds what it held (its files may move): nothing is restated
 		}
 		key := verify.DisplayKey(pp.Key)

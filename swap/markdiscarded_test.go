@@ -43,21 +43,3 @@ func TestMarkDiscarded(t *testing.T) {
 		t.Errorf("marking left %d files in the plan's folder, want the plan and its link", len(entries))
 	}
 }
-
-// TestPlanKeepsAnEmptyLateCount: a job run that counted its late rows and
-// found none reads back from its plan file with the count, empty, so that
-// apply records lakeswap.late as publish does.
-func TestPlanKeepsAnEmptyLateCount(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "p.json")
-	plan := &swap.Plan{RunID: "r", Table: "retail.orders_fact", Job: &swap.JobInfo{Late: map[string]int64{}, Lookback: 172800}}
-	if _, err := swap.WritePlan(file, plan); err != nil {
-		t.Fatal(err)
-	}
-	pf, err := swap.ReadPlan(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if pf.Plan.Job.Late == nil {
-		t.Error("the plan file lost the empty late count")
-	}
-}

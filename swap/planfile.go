@@ -90,11 +90,6 @@ func DecodePlan(file string, raw []byte) (*PlanFile, error) {
 	if plan == nil {
 		return nil, outcome.Invalid(fmt.Errorf("%s is not a plan lakeswap wrote: it holds no plan", file))
 	}
-	if j := plan.Job; j != nil && j.Late == nil && j.Lookback > 0 {
-		// Counted and none found: JSON leaves the empty count out, and
-		// apply records it as publish does.
-		j.Late = map[string]int64{}
-	}
 	var content bytes.Buffer
 	if err := json.Compact(&content, doc.Plan); err != nil {
 		return nil, outcome.Invalid(fmt.Errorf("%s is not a plan lakeswap wrote: %w", file, err))

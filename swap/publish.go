@@ -110,6 +110,9 @@ type ApplyOptions struct {
 	// fingerprint with the plan's, beyond the sizes and checksums an apply
 	// always compares.
 	Recheck bool
+	// Jobs reads back the job of a plan a SQL job computed (package
+	// job's Read): such a plan is refused without it.
+	Jobs JobReader
 }
 
 // Apply commits plans staged before, by Stage in this process or in others
@@ -129,8 +132,12 @@ func (p *Publisher) Apply(ctx context.Context, opts ApplyOptions, docs ...*Plan)
 	//    partitions apart.
 	plans := make([]*run, len(docs))
 	for i, doc := range docs {
-		if doc != nil {
-			plans[i] = &run{Plan: doc}
+		if doc == nil {
+			continue
+		}
+		var err error
+		if plans[i], err = runOf(doc, opts.Jobs); err != nil {
+			return &Result{Plan: doc, Status: StatusNotCommitted}, err
 		}
 	}
 	tbl, err := p.loadPlans(ctx, plans)

@@ -10,7 +10,6 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakeswap/lakeswap/contract"
-	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 )
 
@@ -33,36 +32,6 @@ func plannedValues(plan *run) map[string]string {
 	return out
 }
 
-// arrivalsSince says why a job's run that tracks its rows' arrival cannot
-// be committed on a main where another such run landed since its base:
-// the watermark and the late rows left out that it records were read
-// before that run's, which they would overwrite.
-func arrivalsSince(meta table.Metadata, plan *run) string {
-	if plan.Job == nil || plan.Job.Policy == "" {
-		return ""
-	}
-	head := meta.CurrentSnapshot()
-	if head == nil {
-		return ""
-	}
-	for _, s := range table.AncestorsOf(head.SnapshotID, meta.SnapshotByID) {
-		if plan.BaseSnapshotID != nil && s.SnapshotID == *plan.BaseSnapshotID {
-			break
-		}
-		if s.Summary == nil || s.Summary.Properties[runrecord.PropRunID] == plan.RunID { // its own earlier batches
-			continue
-		}
-		if run, ok := undoneBy(s.Summary.Properties); ok {
-			return fmt.Sprintf("snapshot %d, committed since the plan, is a scoped rollback of run %s: what this run read of its job's arrivals was read before it; stage the run again", s.SnapshotID, run)
-		}
-		if s.Summary.Properties[runrecord.PropWatermark] != "" {
-			return fmt.Sprintf("snapshot %d, a job run committed since the plan, recorded the watermark %s: this run's watermark and the late rows it leaves out were read before it; stage the run again",
-				s.SnapshotID, s.Summary.Properties[runrecord.PropWatermark])
-		}
-	}
-	return ""
-}
-
 // rebase checks that plan can be committed on tbl's main as it is now,
 // which has moved since the plan's base, and points the plan's replace at
 // the files main holds there: the same files, since no commit touched
@@ -76,7 +45,7 @@ func rebase(ctx context.Context, tbl *table.Table, plan *run) (string, error) {
 	if got := c.Summary(); !reflect.DeepEqual(got, plan.Contract) {
 		return fmt.Sprintf("the table's schema, partition spec or contract changed since the plan (%+v, planned under %+v)", got, plan.Contract), nil
 	}
-	if why := arrivalsSince(meta, plan); why != "" {
+	if why := staleArrivals(meta, plan); why != "" {
 		return why, nil
 	}
 	fsys, err := tbl.FS(ctx)

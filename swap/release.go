@@ -224,7 +224,10 @@ func (p *Publisher) BindRelease(ctx context.Context, opts ApplyOptions, plans []
 		return nil, err
 	}
 	for _, doc := range plans {
-		plan := &run{Plan: doc}
+		plan, err := runOf(doc, opts.Jobs)
+		if err != nil {
+			return fail(err)
+		}
 		tbl, err := p.loadPlans(ctx, []*run{plan})
 		if err != nil {
 			return fail(err)

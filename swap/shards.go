@@ -1,18 +1,14 @@
 package swap
 
 import (
-	"cmp"
 	"fmt"
-	"maps"
 	"reflect"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/apache/iceberg-go"
 
 	"github.com/lakeswap/lakeswap/internal/words"
-	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/verify"
 )
 
@@ -70,15 +66,10 @@ func shards(plans []*run) error {
 // each, with one reason, and merging would record the first shard's for
 // every day. A shard that decided nothing joins any.
 func sameDecisions(a, b *run) error {
-	decision := func(p *Plan) *runrecord.LateDecision {
-		if p.Job == nil || p.Job.Decision == nil || p.Job.Decision.Decision == runrecord.LateCurrentPeriod {
-			return nil
+	if a.job != nil && b.job != nil {
+		if _, err := a.job.Join(b.job, nil); err != nil {
+			return fmt.Errorf("the shards of run %s (attempts %s and %s) %w; plan the shards with the same decision and reason, or apply them as runs of their own (each its own --run-id)", a.RunID, a.Attempt, b.Attempt, err)
 		}
-		return p.Job.Decision
-	}
-	if da, db := decision(a.Plan), decision(b.Plan); da != nil && db != nil && (da.Decision != db.Decision || da.Reason != db.Reason || da.DecidedBy != db.DecidedBy) {
-		return fmt.Errorf("the shards of run %s decide late rows differently: attempt %s --%s by %s (%q), attempt %s --%s by %s (%q); a run records one decision: plan the shards with the same decision and reason, or apply them as runs of their own (each its own --run-id)",
-			a.RunID, a.Attempt, da.Decision, words.Printable(da.DecidedBy), words.Printable(da.Reason), b.Attempt, db.Decision, words.Printable(db.DecidedBy), words.Printable(db.Reason))
 	}
 	if ra, rb := a.Restated, b.Restated; ra != nil && rb != nil && (ra.Reason != rb.Reason || ra.DecidedBy != rb.DecidedBy) {
 		return fmt.Errorf("the shards of run %s restate frozen partitions for different reasons: attempt %s by %s (%q), attempt %s by %s (%q); a run records one: plan the shards with the same --reason, or apply them as runs of their own (each its own --run-id)",
@@ -109,10 +100,10 @@ func merge(plans []*run) *run {
 		}
 		m.Inputs = append(m.Inputs, plan.Inputs...)
 		// Each shard's notes on late rows are of its own range: the
-		// run's are made again from the joined record below.
+		// run's are made again from the joined job below.
 		var own []string
-		if plan.Job != nil {
-			own = lateNotes(plan.Job)
+		if plan.job != nil {
+			own = plan.job.Notes()
 		}
 		for _, w := range plan.Warnings {
 			if !slices.Contains(own, w) {
@@ -126,9 +117,6 @@ func merge(plans []*run) *run {
 				m.Restated = &Restatement{Reason: m.Restated.Reason, DecidedBy: m.Restated.DecidedBy, Partitions: slices.Clone(m.Restated.Partitions)}
 			}
 			m.Restated.Partitions = append(m.Restated.Partitions, r.Partitions...)
-		}
-		if plan != plans[0] && plan.Job != nil && m.Job != nil {
-			m.Job = mergeJobs(m.Job, plan.Job)
 		}
 		m.NameMapping = m.NameMapping || plan.NameMapping
 		m.held = m.held && plan.held
@@ -150,84 +138,20 @@ func merge(plans []*run) *run {
 		m.Findings = append(m.Findings, verify.Finding{Kind: verify.KindCheck, Message: "the run's " + err.Error()})
 	}
 	m.BaseFingerprint, _ = verify.Combine(oldFP)
-	if j := m.Job; j != nil {
-		// A day one shard did not rebuild another may have.
-		j.Pending = maps.Clone(j.Pending)
-		for _, pp := range m.Partitions {
-			delete(j.Pending, pp.Value)
+	if m.job != nil {
+		for _, plan := range plans[1:] {
+			if plan.job == nil {
+				continue
+			}
+			j, err := m.job.Join(plan.job, m.Partitions)
+			if err == nil {
+				err = m.setJob(j)
+			}
+			if err != nil { // shards judged their decisions one already
+				m.Findings = append(m.Findings, verify.Finding{Kind: verify.KindPartialPlans, Message: err.Error()})
+			}
 		}
-		m.Warnings = append(m.Warnings, lateNotes(j)...)
+		m.Warnings = append(m.Warnings, m.job.Notes()...)
 	}
 	return m
-}
-
-// mergeJobs joins what two shards of a job's run decided on late rows:
-// both decisions' days, both sets of days left out, and the earlier
-// watermark, which every row of either shard's is true of.
-func mergeJobs(a, b *JobInfo) *JobInfo {
-	m := *a
-	if d := b.Decision; d != nil {
-		if m.Decision == nil {
-			m.Decision = &runrecord.LateDecision{Decision: d.Decision, Reason: d.Reason, DecidedBy: d.DecidedBy, Owner: d.Owner}
-		} else {
-			joined := *m.Decision
-			m.Decision = &joined
-		}
-		m.Decision.Rows = maps.Clone(m.Decision.Rows)
-		if m.Decision.Rows == nil {
-			m.Decision.Rows = map[string]int64{}
-		}
-		maps.Copy(m.Decision.Rows, d.Rows)
-	}
-	if len(b.Pending) > 0 {
-		m.Pending = maps.Clone(m.Pending)
-		if m.Pending == nil {
-			m.Pending = map[string]int64{}
-		}
-		maps.Copy(m.Pending, b.Pending)
-	}
-	// One shard's decision is the run's: nothing is undecided.
-	m.Undecided = cmp.Or(m.Undecided, b.Undecided)
-	if m.Decision != nil {
-		m.Undecided = ""
-	}
-	// A day one shard left is its own; a day left before stays left
-	// unless a shard restated it (and took it out of its own).
-	m.Left = nil
-	days := slices.Concat(slices.Collect(maps.Keys(a.Left)), slices.Collect(maps.Keys(b.Left)))
-	slices.Sort(days)
-	for _, day := range slices.Compact(days) {
-		la, inA := a.Left[day]
-		lb, inB := b.Left[day]
-		var l runrecord.Left
-		switch {
-		case leaves(b, day):
-			l = lb
-		case leaves(a, day):
-			l = la
-		case inA && inB:
-			l = la
-		default:
-			continue
-		}
-		if m.Left == nil {
-			m.Left = map[string]runrecord.Left{}
-		}
-		m.Left[day] = l
-	}
-	ta, errA := time.Parse(time.RFC3339Nano, a.Watermark)
-	tb, errB := time.Parse(time.RFC3339Nano, b.Watermark)
-	if errB != nil || errA == nil && tb.Before(ta) {
-		m.Watermark = b.Watermark
-	}
-	return &m
-}
-
-// leaves says whether a job's run decided to leave a day's late rows.
-func leaves(j *JobInfo, day string) bool {
-	if j.Decision == nil || j.Decision.Decision != runrecord.LateLeave {
-		return false
-	}
-	_, ok := j.Decision.Rows[day]
-	return ok
 }

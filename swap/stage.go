@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -85,8 +84,9 @@ type Request struct {
 	// Batch, when set, commits the run in batches of this many partitions,
 	// in partition order, one snapshot each (Plan.Batch).
 	Batch int
-	// Job, when a SQL job computed the rows, is what the run records of it.
-	Job *JobInfo
+	// Job, when a SQL job computed the rows, is what the run records of
+	// it, and the judge of its late rows.
+	Job Job
 	// Expect, when set, is what the source says each partition must hold
 	// (a job's reconciliation): a staged partition whose rows or additive
 	// sums differ is refused, unless AllowMismatch. The figures are
@@ -288,7 +288,10 @@ func (p *Publisher) planRun(ctx context.Context, req Request) (*run, *table.Tabl
 		return nil, nil, nil, fmt.Errorf("file IO of %s: %w", name, err)
 	}
 	plan := &run{Plan: &Plan{RunID: runID, Attempt: staging.NewAttempt(), Table: name, Source: req.SourceName, BaseMetadata: tbl.MetadataLocation(),
-		PartitionColumn: contract.Partition.Name, Contract: contract.Summary(), Batch: req.Batch, Job: req.Job}, oldFiles: map[string][]iceberg.DataFile{}, contract: contract}
+		PartitionColumn: contract.Partition.Name, Contract: contract.Summary(), Batch: req.Batch}, oldFiles: map[string][]iceberg.DataFile{}, contract: contract}
+	if err := plan.setJob(req.Job); err != nil {
+		return nil, nil, nil, err
+	}
 	base := meta.CurrentSnapshot()
 	if base != nil {
 		id := base.SnapshotID
@@ -430,9 +433,9 @@ func gatherFindings(plan *run, src rows.Source) {
 	}
 }
 
-// changesContent says whether the partition's rows change, whatever
+// ChangesContent says whether the partition's rows change, whatever
 // becomes of its files.
-func (pp *PartitionPlan) changesContent() bool {
+func (pp *PartitionPlan) ChangesContent() bool {
 	return pp.Fingerprint.Hash != pp.OldFingerprint.Hash || pp.Fingerprint.Rows != pp.OldFingerprint.Rows
 }
 
@@ -730,59 +733,13 @@ func adoptKeysMax(keysMaxRows int64) int64 {
 	return keysMaxRows
 }
 
-// undoneBy names the run a scoped rollback's snapshot took back.
-func undoneBy(props map[string]string) (string, bool) {
-	run, ok := strings.CutPrefix(props[runrecord.PropRunID], "rollback-")
-	return run, ok && props[runrecord.PropSource] == "scoped rollback of run "+run
-}
-
-// Arrivals is what the table says of a job's source rows' arrival: the
-// watermark, and the days whose late rows stay left out, that the last
-// landed run recorded; and which partitions hold rows.
-type Arrivals struct {
-	Watermark string
-	Left      map[string]runrecord.Left
-	Published map[string]bool
-}
-
-// Arrivals reads, from main's history, the days left out that the last
-// landed job run recorded (runrecord.PropLateLeft), and the watermark of
-// the last that recorded one (runrecord.PropWatermark). What runs
-// recorded from a run a scoped rollback took back up to the rollback is
-// passed over: the rows it read are no longer all in the table, and are
-// read again.
-func (t *Target) Arrivals(ctx context.Context) (*Arrivals, error) {
-	meta := t.table.Metadata()
-	out := &Arrivals{Published: map[string]bool{}}
-	head := meta.CurrentSnapshot()
+// Published says which partitions of the table's main hold rows, by
+// value.
+func (t *Target) Published(ctx context.Context) (map[string]bool, error) {
+	out := map[string]bool{}
+	head := t.table.Metadata().CurrentSnapshot()
 	if head == nil {
 		return out, nil
-	}
-	undone, leftRead := map[string]bool{}, false
-	for _, s := range table.AncestorsOf(head.SnapshotID, meta.SnapshotByID) {
-		if s.Summary == nil {
-			continue
-		}
-		props := s.Summary.Properties
-		id := props[runrecord.PropRunID]
-		if run, ok := undoneBy(props); ok {
-			undone[run] = true
-			continue
-		}
-		if len(undone) > 0 {
-			delete(undone, id) // passed over up to the run undone, and it too
-			continue
-		}
-		if v, ok := props[runrecord.PropLateLeft]; ok && !leftRead {
-			if err := json.Unmarshal([]byte(v), &out.Left); err != nil {
-				return nil, fmt.Errorf("snapshot %d: %s: %w", s.SnapshotID, runrecord.PropLateLeft, err)
-			}
-			leftRead = true
-		}
-		if w := props[runrecord.PropWatermark]; w != "" {
-			out.Watermark = w
-			break
-		}
 	}
 	fsys, err := t.table.FS(ctx)
 	if err != nil {
@@ -793,7 +750,7 @@ func (t *Target) Arrivals(ctx context.Context) (*Arrivals, error) {
 		return nil, err
 	}
 	for v, files := range all {
-		out.Published[v] = len(files) > 0
+		out[v] = len(files) > 0
 	}
 	return out, nil
 }

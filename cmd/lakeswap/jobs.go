@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/lakeswap/lakeswap/internal/words"
+	"github.com/lakeswap/lakeswap/job"
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/swap"
 	"github.com/lakeswap/lakeswap/verify"
@@ -17,7 +18,10 @@ import (
 // printJob says how a job computed a run: its version, its sources'
 // listing, and what its rules rejected.
 func printJob(w io.Writer, p *swap.Plan) {
-	j := p.Job
+	j, err := job.InfoOf(p)
+	if err != nil {
+		fmt.Fprintf(w, "the plan's job cannot be read: %v\n", err)
+	}
 	if j == nil {
 		return
 	}
@@ -57,7 +61,7 @@ func printJob(w io.Writer, p *swap.Plan) {
 
 // printLate says what the run did with rows that arrived late, and the
 // watermark it records.
-func printLate(w io.Writer, j *swap.JobInfo) {
+func printLate(w io.Writer, j *job.Info) {
 	if d := j.Decision; d != nil {
 		fmt.Fprintln(w, describeLate(*d, nil))
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/lakeswap/lakeswap/internal/rawevents"
 	"github.com/lakeswap/lakeswap/internal/retail"
+	"github.com/lakeswap/lakeswap/job"
 	"github.com/lakeswap/lakeswap/swap"
 	"github.com/lakeswap/lakeswap/swap/history"
 )
@@ -58,7 +59,7 @@ func TestRetailJob(t *testing.T) {
 			if fp.Rows != rows || fp.Sums["amount_cents"] != cents {
 				t.Errorf("run %s: %d facts, %d cents; want %d and %d", res.Plan.RunID, fp.Rows, fp.Sums["amount_cents"], rows, cents)
 			}
-			j := res.Plan.Job
+			j := jobOf(t, res.Plan)
 			if j == nil || j.RejectedRows != 3 || len(j.Version) != 64 || len(j.SourcesHash) != 64 {
 				t.Errorf("run %s records the job as %+v", res.Plan.RunID, j)
 			}
@@ -69,7 +70,7 @@ func TestRetailJob(t *testing.T) {
 			t.Fatalf("batch 1: exit %d: %s", code, errs)
 		}
 		check(res, 5, 36500)
-		first := res.Plan.Job
+		first := jobOf(t, res.Plan)
 
 		copyInto(t, filepath.Join("..", "..", "internal", "retail", "fixture", "batch2.ndjson"), filepath.Join(raw, "batch2.ndjson"))
 		meta := s.metadata("orders_fact")
@@ -84,8 +85,8 @@ func TestRetailJob(t *testing.T) {
 			t.Fatalf("the backfill: exit %d %s: %s", code, res.Status, errs)
 		}
 		check(res, 6, 39000)
-		if res.Plan.Job.SourcesHash == first.SourcesHash || res.Plan.Job.Version != first.Version {
-			t.Errorf("job %+v after batch 2, %+v before: want the same version over other sources", res.Plan.Job, first)
+		if j := jobOf(t, res.Plan); j.SourcesHash == first.SourcesHash || j.Version != first.Version {
+			t.Errorf("job %+v after batch 2, %+v before: want the same version over other sources", j, first)
 		}
 		meta = s.metadata("orders_fact")
 		if code, res, errs := publish("rerun", "order_date=2026-01-01..2026-01-02"); code != 0 || res.Status != "unchanged" || s.metadata("orders_fact") != meta {
@@ -329,8 +330,8 @@ func TestJobOnS3Sources(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatal(err)
 	}
-	if fp := res.Plan.Fingerprint; fp.Rows != 5 || fp.Sums["amount_cents"] != 36500 || res.Plan.Job.RejectedRows != 3 {
-		t.Errorf("a job on S3 sources: %d facts, %d cents, %d rejected; want 5, 36500, 3", fp.Rows, fp.Sums["amount_cents"], res.Plan.Job.RejectedRows)
+	if fp := res.Plan.Fingerprint; fp.Rows != 5 || fp.Sums["amount_cents"] != 36500 || jobOf(t, res.Plan).RejectedRows != 3 {
+		t.Errorf("a job on S3 sources: %d facts, %d cents, %d rejected; want 5, 36500, 3", fp.Rows, fp.Sums["amount_cents"], jobOf(t, res.Plan).RejectedRows)
 	}
 }
 
@@ -408,4 +409,14 @@ FROM (
 	if left, _ := os.ReadDir(spill); len(left) != 0 {
 		t.Errorf("the spill folder holds %d entries after the run, want none", len(left))
 	}
+}
+
+// jobOf is the record a plan keeps of the job that computed it.
+func jobOf(t *testing.T, plan *swap.Plan) *job.Info {
+	t.Helper()
+	j, err := job.InfoOf(plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j
 }

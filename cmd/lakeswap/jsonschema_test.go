@@ -151,6 +151,10 @@ func (r *reflector) schema(t reflect.Type, quoted bool) any {
 		return map[string]any{"type": "string", "format": "date-time"}
 	case t.Kind() == reflect.Pointer:
 		return r.schema(t.Elem(), quoted)
+	case t == reflect.TypeOf(json.RawMessage{}):
+		// The one document a plan keeps as JSON swap does not read is
+		// the job's record of a run it computed.
+		return r.schema(reflect.TypeOf(job.Info{}), quoted)
 	case quoted && t.Kind() >= reflect.Int && t.Kind() <= reflect.Uint64:
 		return map[string]any{"type": "string", "pattern": "^-?[0-9]+$"}
 	}

@@ -1,0 +1,125 @@
+package swap
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakeswap/lakeswap/outcome"
+	"github.com/lakeswap/lakeswap/runrecord"
+	"github.com/lakeswap/lakeswap/verify"
+)
+
+// A Job is what the SQL job that computed a run's rows brings to it
+// beyond the rows: its version and sources, its rejected rows and, for a
+// job that tracks its rows' arrival, the late rows and what the run
+// decides of them. Package job implements it. swap keeps its document in
+// the plan as JSON it does not read (Plan.Job) and meets it at four
+// steps: the guard late arrivals (JudgeLate), the record a snapshot keeps
+// (Record), shards joined (Join) and a commit on a main that moved
+// (Stale).
+type Job interface {
+	// Tracks says whether the run tracks its rows' arrival: the guard
+	// late arrivals judges only such a run.
+	Tracks() bool
+	// JudgeLate judges the staged partitions for the guard late
+	// arrivals: the job as its verdict leaves it (its decision as far as
+	// the partitions go), and the verdict.
+	JudgeLate(parts []PartitionPlan) (Job, LateVerdict)
+	// Notes are the run's warnings on late rows it leaves undecided.
+	Notes() []string
+	// Join joins the job of another shard of the same run, parts being
+	// every partition the shards stage together; it refuses shards that
+	// decided apart, as the run records one decision.
+	Join(other Job, parts []PartitionPlan) (Job, error)
+	// Record writes into r what the snapshot committing parts records of
+	// the job; whole says it lands the run's last batch that commits (or
+	// its only snapshot), which records how far the run read.
+	Record(r *runrecord.Record, parts []PartitionPlan, whole bool)
+	// Stale says why the run cannot be committed on meta's main, where
+	// runs landed since base whose record of arrivals it would overwrite,
+	// or "".
+	Stale(meta table.Metadata, base *int64, runID string) string
+}
+
+// LateVerdict is the guard late arrivals' verdict on a staged run.
+type LateVerdict struct {
+	Findings []verify.Finding
+	Warnings []string
+	// Left are the values of the partitions the run decided to keep as
+	// published: it rewrites their files with the rows they hold, so
+	// that the decision is a snapshot of its own.
+	Left []string
+	// By names the decision that lets late rows through (a flag, or the
+	// job's policy) and Reason the reason the run records; By empty: none.
+	By, Reason string
+}
+
+// JobReader reads a job's document back from a plan written before
+// (package job's Read), for Apply and BindRelease.
+type JobReader func(doc json.RawMessage) (Job, error)
+
+// setJob gives the run its job and the plan its document.
+func (plan *run) setJob(j Job) error {
+	plan.job, plan.Job = j, nil
+	if j == nil {
+		return nil
+	}
+	doc, err := json.Marshal(j)
+	if err != nil {
+		return fmt.Errorf("run %s: the job's record: %w", plan.RunID, err)
+	}
+	plan.Job = doc
+	return nil
+}
+
+// runOf is an approved plan to apply: its job read back with read.
+func runOf(doc *Plan, read JobReader) (*run, error) {
+	plan := &run{Plan: doc}
+	if len(doc.Job) == 0 || string(doc.Job) == "null" {
+		return plan, nil
+	}
+	if read == nil {
+		return nil, outcome.Invalid(fmt.Errorf("the plan of run %s attempt %s was computed by a SQL job, whose record of late rows and watermark it carries: apply it with ApplyOptions.Jobs set (package job's Read), as lakeswap apply does", doc.RunID, doc.Attempt))
+	}
+	j, err := read(doc.Job)
+	if err != nil {
+		return nil, outcome.Invalid(fmt.Errorf("the plan of run %s attempt %s: its job: %w", doc.RunID, doc.Attempt, err))
+	}
+	plan.job = j
+	return plan, nil
+}
+
+// judgeLate asks the run's job for the guard late arrivals' verdict.
+func judgeLate(_ context.Context, j *judging) error {
+	plan := j.plan
+	if plan.job == nil {
+		return nil
+	}
+	next, v := plan.job.JudgeLate(plan.Partitions)
+	if err := plan.setJob(next); err != nil {
+		return err
+	}
+	if v.By != "" {
+		j.override(v.By, v.Reason)
+	}
+	plan.Findings = append(plan.Findings, v.Findings...)
+	plan.Warnings = append(plan.Warnings, v.Warnings...)
+	for i := range plan.Partitions {
+		if slices.Contains(v.Left, plan.Partitions[i].Value) {
+			plan.Partitions[i].Decided = true
+		}
+	}
+	return nil
+}
+
+// staleArrivals says why a job's run cannot be committed on meta's main.
+func staleArrivals(meta table.Metadata, plan *run) string {
+	if plan.job == nil {
+		return ""
+	}
+	return plan.job.Stale(meta, plan.BaseSnapshotID, plan.RunID)
+}
