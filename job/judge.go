@@ -50,8 +50,8 @@ func (i *Info) Notes() []string {
 // escalate). A partition such rows leave as it was changes nothing. The
 // partitions a run decides to leave are rewritten with the rows they
 // hold (LateVerdict.Left), so that the decision is a snapshot of its own.
-func (i *Info) JudgeLate(parts []swap.PartitionPlan) (swap.Job, swap.LateVerdict) {
-	var v swap.LateVerdict
+func (i *Info) JudgeLate(parts []swap.PartitionPlan) (swap.Job, swap.Verdict) {
+	var v swap.Verdict
 	if !i.Tracks() {
 		return i, v
 	}
@@ -88,7 +88,7 @@ func (i *Info) JudgeLate(parts []swap.PartitionPlan) (swap.Job, swap.LateVerdict
 // decided lets through the late rows of the partitions a decision
 // (--restate, --leave, the policy restate) covers, and refuses a
 // partition left as published that would still change.
-func (j *Info) decided(parts []swap.PartitionPlan, v *swap.LateVerdict) {
+func (j *Info) decided(parts []swap.PartitionPlan, v *swap.Verdict) {
 	d := j.Decision
 	v.By, v.Reason = "--"+string(d.Decision), d.Reason
 	if j.Policy == runrecord.LateRestate {
@@ -118,7 +118,7 @@ func (j *Info) decided(parts []swap.PartitionPlan, v *swap.LateVerdict) {
 // escalate refuses each partition of the run that changes while rows no
 // decision covers arrived late for it (or, into days not yet published,
 // may have moved a record out of it).
-func (j *Info) escalate(parts []swap.PartitionPlan, v *swap.LateVerdict) {
+func (j *Info) escalate(parts []swap.PartitionPlan, v *swap.Verdict) {
 	since := "after the watermark " + j.PreviousWatermark
 	if j.PreviousWatermark == "" {
 		since = "and no run has recorded a watermark yet"

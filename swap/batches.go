@@ -298,7 +298,7 @@ func (p *Publisher) applyBatches(ctx context.Context, tbl *table.Table, plan *ru
 	// last batch that commits: one that changes nothing commits nothing.
 	for i := len(batches) - 1; i >= 0; i-- {
 		if !batches[i].changesNothing() {
-			batches[i].arrivals = true
+			batches[i].lastBatch = true
 			break
 		}
 	}

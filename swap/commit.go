@@ -50,7 +50,7 @@ func (plan *run) record() runrecord.Record {
 		r.Restated = &runrecord.Restatement{Partitions: plan.Restated.Partitions, Reason: plan.Restated.Reason, DecidedBy: plan.Restated.DecidedBy}
 	}
 	if plan.job != nil {
-		plan.job.Record(&r, plan.Partitions, plan.BatchOf == "" || plan.arrivals)
+		plan.job.Record(&r, plan.Partitions, plan.BatchOf == "" || plan.lastBatch)
 	}
 	return r.WithInputs(plan.Inputs)
 }

@@ -78,9 +78,10 @@ type Guard struct {
 	// it judges every run.
 	applies func(plan *run, req Request) (ok bool, why, brief string)
 	// judge judges a staged run as a whole: across its partitions, or
-	// against the rest of the table. nil for the guards judged row by row
+	// against the rest of the table, and returns its verdict, which
+	// judgeAll writes into the plan. nil for the guards judged row by row
 	// and partition by partition while the rows are staged (validate).
-	judge func(ctx context.Context, j *judging) error
+	judge func(ctx context.Context, j *judging) (Verdict, error)
 	// rollback judges a rollback, for the guards that judge a change to
 	// the table rather than rows staged: rollbacks, full, scoped or of a
 	// release, meet those of the list.
@@ -93,21 +94,60 @@ type Guard struct {
 
 // judging is what a guard judging a staged run reads: the table, its
 // files at the base by partition (all) read through fsys, deletes
-// applied, the run, and the verdicts so far.
+// applied, the run as the guards before it left it, and the time.
 type judging struct {
 	tbl  *table.Table
 	fsys icebergio.IO
 	all  map[string][]iceberg.DataFile
 	plan *run
 	req  Request
-	v    verdicts
 	now  time.Time
-	g    *Guard // the guard judging
 }
 
-// override notes that flag let the judging guard's finding through, with
-// the reason the run records where the flag takes one.
-func (j *judging) override(flag, reason string) { j.v.override(j.g, flag, reason) }
+// A Verdict is what one guard decided of a staged run, beyond the guards
+// judged as rows are staged: what it refuses the run for, what a person
+// should read, and what let its findings through. A guard returns it;
+// judgeAll alone writes it into the plan.
+type Verdict struct {
+	Findings []verify.Finding
+	Warnings []string
+	// By names what let the guard's findings through (a flag, or a job's
+	// late policy), and Reason the reason the run records where it takes
+	// one; By empty: nothing did.
+	By, Reason string
+	// Left are the values of the partitions the run decided to keep as
+	// published (late rows left out): it rewrites their files with the
+	// rows they hold, so that the decision is a snapshot of its own.
+	Left []string
+	// frozen are the values of the partitions the table froze, and
+	// restated the restatement of those the run changes.
+	frozen   []string
+	restated *Restatement
+}
+
+// allow lets a finding through by flag, as a warning.
+func (v *Verdict) allow(flag, reason, warning string) {
+	v.By, v.Reason = flag, reason
+	v.Warnings = append(v.Warnings, warning)
+}
+
+// write writes guard g's verdict into the plan, noting in v that a flag
+// overrode it.
+func (plan *run) write(g *Guard, verdict Verdict, v verdicts) {
+	plan.Findings = append(plan.Findings, verdict.Findings...)
+	plan.Warnings = append(plan.Warnings, verdict.Warnings...)
+	if verdict.By != "" {
+		v.override(g, verdict.By, verdict.Reason)
+	}
+	if verdict.restated != nil {
+		plan.Restated = verdict.restated
+	}
+	for i := range plan.Partitions {
+		pp := &plan.Partitions[i]
+		pp.Decided = pp.Decided || slices.Contains(verdict.Left, pp.Value)
+		pp.Frozen = pp.Frozen || slices.Contains(verdict.frozen, pp.Value)
+	}
+}
 
 // The guards, each once.
 var (
@@ -154,19 +194,22 @@ func rollbackGuards() []rollback.Guard {
 	return out
 }
 
-// judgeAll judges the run with every guard that judges a run as a whole.
-func judgeAll(ctx context.Context, j *judging) error {
+// judgeAll judges the run with every guard that judges a run as a whole,
+// writing each verdict into the plan before the next guard judges, and
+// noting in v which a flag overrode and which did not judge.
+func judgeAll(ctx context.Context, j *judging, v verdicts) error {
 	for _, g := range judgeOrder() {
 		if g.first && j.plan.Refused() {
 			if ok, _, _ := g.applies(j.plan, j.req); ok {
-				j.v.unjudged(g)
+				v.unjudged(g)
 			}
 			continue
 		}
-		j.g = g
-		if err := g.judge(ctx, j); err != nil {
+		verdict, err := g.judge(ctx, j)
+		if err != nil {
 			return err
 		}
+		j.plan.write(g, verdict, v)
 	}
 	return nil
 }
@@ -305,7 +348,7 @@ func guard(ctx context.Context, tbl *table.Table, plan *run, req Request, all ma
 		return err
 	}
 	fsys = plan.reading(fsys)
-	if err := judgeAll(ctx, &judging{tbl: tbl, fsys: fsys, all: all, plan: plan, req: req, v: v, now: time.Now()}); err != nil {
+	if err := judgeAll(ctx, &judging{tbl: tbl, fsys: fsys, all: all, plan: plan, req: req, now: time.Now()}, v); err != nil {
 		return err
 	}
 	c := plan.contract
@@ -325,74 +368,67 @@ func guard(ctx context.Context, tbl *table.Table, plan *run, req Request, all ma
 }
 
 // judgeBuildTwice compares the staged rows with a second build's.
-func judgeBuildTwice(ctx context.Context, j *judging) error {
+func judgeBuildTwice(ctx context.Context, j *judging) (Verdict, error) {
 	if j.req.SecondBuild == nil {
-		return nil
+		return Verdict{}, nil
 	}
 	found, err := buildsAgree(ctx, j.plan, j.plan.contract, j.req.SecondBuild)
-	j.plan.Findings = append(j.plan.Findings, found...)
-	return err
+	return Verdict{Findings: found}, err
 }
 
 // judgeMoved looks for staged keys the table holds in another partition.
-func judgeMoved(ctx context.Context, j *judging) error {
+func judgeMoved(ctx context.Context, j *judging) (Verdict, error) {
 	found, skipped, err := moved(ctx, j.fsys, j.plan.contract, j.plan, j.all, j.req.KeysMaxRows)
-	if err != nil {
-		return err
-	}
-	j.plan.Findings = append(j.plan.Findings, found...)
+	v := Verdict{Findings: found}
 	if skipped != "" {
-		j.plan.Warnings = append(j.plan.Warnings, skipped)
+		v.Warnings = []string{skipped}
 	}
-	return nil
+	return v, err
 }
 
-func judgeReconcile(_ context.Context, j *judging) error {
-	plan, req := j.plan, j.req
-	for _, f := range reconcile(plan, plan.contract, req.Expect) {
-		if req.AllowMismatch {
-			j.override("--allow-mismatch", "")
-			plan.Warnings = append(plan.Warnings, "allowed (--allow-mismatch): "+f.String())
+func judgeReconcile(_ context.Context, j *judging) (Verdict, error) {
+	var v Verdict
+	for _, f := range reconcile(j.plan, j.plan.contract, j.req.Expect) {
+		if j.req.AllowMismatch {
+			v.allow("--allow-mismatch", "", "allowed (--allow-mismatch): "+f.String())
 			continue
 		}
-		plan.Findings = append(plan.Findings, f)
+		v.Findings = append(v.Findings, f)
 	}
-	return nil
+	return v, nil
 }
 
-func judgeBand(_ context.Context, j *judging) error {
-	plan, req := j.plan, j.req
-	band := plan.contract.Band
-	if req.Band != nil {
-		band = *req.Band
+func judgeBand(_ context.Context, j *judging) (Verdict, error) {
+	band := j.plan.contract.Band
+	if j.req.Band != nil {
+		band = *j.req.Band
 	}
-	for _, f := range implausible(plan, plan.contract, band) {
-		if req.AllowImplausible {
-			j.override("--allow-implausible", "")
-			plan.Warnings = append(plan.Warnings, "allowed (--allow-implausible): "+f.String())
+	var v Verdict
+	for _, f := range implausible(j.plan, j.plan.contract, band) {
+		if j.req.AllowImplausible {
+			v.allow("--allow-implausible", "", "allowed (--allow-implausible): "+f.String())
 			continue
 		}
 		f.Message += implausibleAdvice
-		plan.Findings = append(plan.Findings, f)
+		v.Findings = append(v.Findings, f)
 	}
-	return nil
+	return v, nil
 }
 
 // judgeEmpty notes the partitions the request allowed to go empty: the
 // guard's refusals are found as each partition is staged.
-func judgeEmpty(_ context.Context, j *judging) error {
+func judgeEmpty(_ context.Context, j *judging) (Verdict, error) {
+	var v Verdict
 	for _, pp := range j.plan.Partitions {
 		if j.req.AllowEmpty && pp.Fingerprint.Rows == 0 && pp.OldFingerprint.Rows > 0 {
-			j.override("--allow-empty", "")
-			j.plan.Warnings = append(j.plan.Warnings, fmt.Sprintf("allowed (--allow-empty): partition %s goes from %d rows to none", verify.DisplayKey(pp.Key), pp.OldFingerprint.Rows))
+			v.allow("--allow-empty", "", fmt.Sprintf("allowed (--allow-empty): partition %s goes from %d rows to none", verify.DisplayKey(pp.Key), pp.OldFingerprint.Rows))
 		}
 	}
-	return nil
+	return v, nil
 }
 
-func judgeFrozen(_ context.Context, j *judging) error {
-	frozen(j.plan, j.req, j.override, j.now)
-	return nil
+func judgeFrozen(_ context.Context, j *judging) (Verdict, error) {
+	return frozen(j.plan, j.req, j.now), nil
 }
 
 // stillFrozen refuses, when a plan is applied, a change to a partition
@@ -415,36 +451,36 @@ func stillFrozen(c *contract.Contract, plan *run, now time.Time) []verify.Findin
 // frozen refuses a change to a partition the table's lakeswap.freeze-after
 // has frozen, unless the request restates it with a reason, which the
 // run records; every frozen partition is marked in the plan.
-func frozen(plan *run, req Request, override func(by, reason string), now time.Time) {
+func frozen(plan *run, req Request, now time.Time) Verdict {
+	var v Verdict
 	c := plan.contract
 	if c.Freeze == nil {
-		return
+		return v
 	}
-	for i := range plan.Partitions {
-		pp := &plan.Partitions[i]
+	for _, pp := range plan.Partitions {
 		at, ok := c.FrozenAt(pp.Value)
 		if !ok || now.Before(at) {
 			continue
 		}
-		pp.Frozen = true
+		v.frozen = append(v.frozen, pp.Value)
 		if !pp.ChangesContent() {
 			continue // it holds what it held (its files may move): nothing is restated
 		}
 		key := verify.DisplayKey(pp.Key)
 		if req.RestateFrozen != "" {
-			override("--restate-frozen", req.RestateFrozen)
-			plan.Warnings = append(plan.Warnings, fmt.Sprintf("allowed (--restate-frozen): partition %s, frozen since %s (%s %s), is restated by %s: %s",
+			v.allow("--restate-frozen", req.RestateFrozen, fmt.Sprintf("allowed (--restate-frozen): partition %s, frozen since %s (%s %s), is restated by %s: %s",
 				key, frozenTime(at), contract.PropFreezeAfter, c.Freeze.Text, req.DecidedBy, req.RestateFrozen))
-			if plan.Restated == nil {
-				plan.Restated = &Restatement{Reason: req.RestateFrozen, DecidedBy: req.DecidedBy}
+			if v.restated == nil {
+				v.restated = &Restatement{Reason: req.RestateFrozen, DecidedBy: req.DecidedBy}
 			}
-			plan.Restated.Partitions = append(plan.Restated.Partitions, pp.Key)
+			v.restated.Partitions = append(v.restated.Partitions, pp.Key)
 			continue
 		}
-		plan.Findings = append(plan.Findings, verify.Finding{Kind: verify.KindFrozen, Partition: pp.Key,
+		v.Findings = append(v.Findings, verify.Finding{Kind: verify.KindFrozen, Partition: pp.Key,
 			Message: fmt.Sprintf("partition %s is frozen since %s (%s %s): the run would change numbers already reported; restating it needs --restate-frozen --reason TEXT, which the run records",
 				key, frozenTime(at), contract.PropFreezeAfter, c.Freeze.Text)})
 	}
+	return v
 }
 
 // frozenTime writes when a partition froze: its day, or its hour where

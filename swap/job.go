@@ -4,13 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/runrecord"
-	"github.com/lakeswap/lakeswap/verify"
 )
 
 // A Job is what the SQL job that computed a run's rows brings to it
@@ -28,7 +26,7 @@ type Job interface {
 	// JudgeLate judges the staged partitions for the guard late
 	// arrivals: the job as its verdict leaves it (its decision as far as
 	// the partitions go), and the verdict.
-	JudgeLate(parts []PartitionPlan) (Job, LateVerdict)
+	JudgeLate(parts []PartitionPlan) (Job, Verdict)
 	// Notes are the run's warnings on late rows it leaves undecided.
 	Notes() []string
 	// Join joins the job of another shard of the same run, parts being
@@ -43,19 +41,6 @@ type Job interface {
 	// runs landed since base whose record of arrivals it would overwrite,
 	// or "".
 	Stale(meta table.Metadata, base *int64, runID string) string
-}
-
-// LateVerdict is the guard late arrivals' verdict on a staged run.
-type LateVerdict struct {
-	Findings []verify.Finding
-	Warnings []string
-	// Left are the values of the partitions the run decided to keep as
-	// published: it rewrites their files with the rows they hold, so
-	// that the decision is a snapshot of its own.
-	Left []string
-	// By names the decision that lets late rows through (a flag, or the
-	// job's policy) and Reason the reason the run records; By empty: none.
-	By, Reason string
 }
 
 // JobReader reads a job's document back from a plan written before
@@ -93,27 +78,14 @@ func runOf(doc *Plan, read JobReader) (*run, error) {
 	return plan, nil
 }
 
-// judgeLate asks the run's job for the guard late arrivals' verdict.
-func judgeLate(_ context.Context, j *judging) error {
-	plan := j.plan
-	if plan.job == nil {
-		return nil
+// judgeLate asks the run's job for the guard late arrivals' verdict,
+// and hands the plan the job as the verdict leaves it.
+func judgeLate(_ context.Context, j *judging) (Verdict, error) {
+	if j.plan.job == nil {
+		return Verdict{}, nil
 	}
-	next, v := plan.job.JudgeLate(plan.Partitions)
-	if err := plan.setJob(next); err != nil {
-		return err
-	}
-	if v.By != "" {
-		j.override(v.By, v.Reason)
-	}
-	plan.Findings = append(plan.Findings, v.Findings...)
-	plan.Warnings = append(plan.Warnings, v.Warnings...)
-	for i := range plan.Partitions {
-		if slices.Contains(v.Left, plan.Partitions[i].Value) {
-			plan.Partitions[i].Decided = true
-		}
-	}
-	return nil
+	next, v := j.plan.job.JudgeLate(j.plan.Partitions)
+	return v, j.plan.setJob(next)
 }
 
 // staleArrivals says why a job's run cannot be committed on meta's main.

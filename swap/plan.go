@@ -143,9 +143,9 @@ type run struct {
 	// job is the SQL job that computed the rows, if one did: the plan's
 	// Job is its document.
 	job Job
-	// arrivals marks the batch that records the run's watermark and late
-	// rows left out: its last that commits.
-	arrivals bool
+	// lastBatch marks the run's last batch that commits: what a job
+	// records of how far the run read goes with it (Job.Record).
+	lastBatch bool
 }
 
 // fork copies the run with a plan of its own (a batch, shards merged, the
