@@ -35,7 +35,7 @@ func (p *Publisher) bind(ctx context.Context, tbl *table.Table, plan *run, opts 
 	conflict := func(format string, args ...any) error {
 		return &outcome.OpError{Op: "apply", Table: plan.Table, RunID: plan.RunID,
 			Err:  fmt.Errorf("%w: "+format, append([]any{outcome.ErrConflict}, args...)...),
-			Hint: "nothing was committed; stage the run again against the table as it is now; " + p.discard(ctx, tbl, plan)}
+			Hint: "nothing was committed; stage the run again against the table as it is now; " + plan.discarded(ctx, p, tbl)}
 	}
 	if !plan.Staged || plan.Refused() {
 		return fmt.Errorf("plan of run %s holds no staged files to commit (it was refused, or its files removed); stage it again", plan.RunID)

@@ -328,3 +328,32 @@ func TestApplyRefusesChangedAdoptedFiles(t *testing.T) {
 		t.Error("the refused plan changed the table")
 	}
 }
+
+// TestApplyLeavesTheApprovedPlan: the plan a person approved is a value.
+// Applying it, rebased over another writer's commit (the guards judge
+// again at commit) and again as a rerun, leaves the document given as it
+// was approved, its plan id the same; what the apply adds is the result's.
+func TestApplyLeavesTheApprovedPlan(t *testing.T) {
+	e := newEnv(t)
+	batch1 := fixture(t, retail.AfterBatch1)
+	e.mustPublish(batch1, fixtureRange...)
+	plan, err := e.pub.Stage(e.ctx, swap.Request{Table: e.ident, Partitions: []string{"2026-01-01"}, Source: retail.NewSource(fixture(t, retail.AfterBatch2)), RunID: "approved"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	approved, id := plan.Checks, swap.PlanID(plan)
+	e.mustPublish([]retail.DailyOrder{{OrderDate: "2026-01-09", Channel: "app", OrderCount: 2, AmountCents: 20}}, "2026-01-09")
+	res, err := e.pub.Apply(e.ctx, swap.ApplyOptions{}, plan)
+	if err != nil || res.Status != swap.StatusPublished {
+		t.Fatalf("apply: %v (%v)", err, res)
+	}
+	if swap.PlanID(plan) != id || !slices.Equal(plan.Checks, approved) {
+		t.Errorf("apply changed the approved plan: id %s, was %s; checks %+v, were %+v", swap.PlanID(plan), id, plan.Checks, approved)
+	}
+	if res.Plan == plan || res.CommittedOn == *plan.BaseSnapshotID {
+		t.Errorf("the result's plan is the one approved, or was committed on its base (%d): want the apply's own, rebased", res.CommittedOn)
+	}
+	if _, err := e.pub.Apply(e.ctx, swap.ApplyOptions{}, plan); err != nil || swap.PlanID(plan) != id {
+		t.Errorf("applied again: %v; the plan's id %s, approved as %s", err, swap.PlanID(plan), id)
+	}
+}

@@ -178,13 +178,10 @@ func batches(plan *run) []*run {
 			}
 		}
 		b.oldFiles = map[string][]iceberg.DataFile{}
-		newFP, oldFP := map[string]verify.Fingerprint{}, map[string]verify.Fingerprint{}
 		for _, pp := range b.Partitions {
-			newFP[pp.Key], oldFP[pp.Key] = pp.Fingerprint, pp.OldFingerprint
 			b.oldFiles[pp.Value] = plan.oldFiles[pp.Value]
 		}
-		b.Fingerprint, _ = verify.Combine(newFP) // the whole run's sums fit, so a batch's do
-		b.BaseFingerprint, _ = verify.Combine(oldFP)
+		b.Fingerprint, b.BaseFingerprint, _ = fingerprints(b.Partitions) // the whole run's sums fit, so a batch's do
 		b.prior, b.Batch, b.Together = nil, 0, nil
 		shares := b.shares()
 		b.Rewritten = slices.DeleteFunc(slices.Clone(plan.Rewritten), func(f parquetio.File) bool { return !slices.Contains(shares, f.Path) })

@@ -32,14 +32,18 @@ func (p *Publisher) discard(ctx context.Context, tbl *table.Table, plan *run) st
 			}
 		}
 		if len(prefixes) == 0 {
-			plan.Cleanup = "the plan adopts files another engine wrote; they were left as they are"
-			return plan.Cleanup
+			return "the plan adopts files another engine wrote; they were left as they are"
 		}
-		plan.Cleanup = "the plan's staged files were left under " + strings.Join(prefixes, ", ") +
+		return "the plan's staged files were left under " + strings.Join(prefixes, ", ") +
 			" (a plan read back may be old, and its files since committed: remove them once no snapshot references them)"
-		return plan.Cleanup
 	}
-	plan.Cleanup = p.removeStaged(ctx, tbl, plan)
+	return p.removeStaged(ctx, tbl, plan)
+}
+
+// discarded discards the run's staged files and notes in its plan what
+// became of them, for the result.
+func (plan *run) discarded(ctx context.Context, p *Publisher, tbl *table.Table) string {
+	plan.Cleanup = p.discard(ctx, tbl, plan)
 	return plan.Cleanup
 }
 

@@ -22,10 +22,15 @@
 //  3. stageAll: rows to Parquet under the prefixes, validated and
 //     fingerprinted (adopt.go for files another engine wrote);
 //  4. guard (guards.go): every guard of Guards that judges a run as a
-//     whole, in one list, each verdict in the plan's Checks;
-//  5. fingerprintRun: the run's fingerprint and what it replaces;
+//     whole, in one list, each returning its Verdict, which judgeAll
+//     alone writes into the plan, and summed up in the plan's Checks;
+//  5. fingerprints: the run's fingerprint and what it replaces;
 //  6. removeStaged (cleanup.go): a stage refused or failed removes exactly
 //     what it wrote.
+//
+// The plan a person approved is a value: Apply and BindRelease run a copy
+// of it (runOf), and what the apply adds (the checks again at commit,
+// what was removed) is the result's plan, never the one given.
 //
 // apply (Publisher.apply; Apply binds plans read back first, apply.go):
 //

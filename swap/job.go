@@ -61,8 +61,12 @@ func (plan *run) setJob(j Job) error {
 	return nil
 }
 
-// runOf is an approved plan to apply: its job read back with read.
-func runOf(doc *Plan, read JobReader) (*run, error) {
+// runOf is an approved plan to apply, as a run of its own, its job read
+// back with read. The run holds a copy of the document: what the apply
+// adds to it (the checks judged again at commit, what was removed) is the
+// result's (Result.Plan), and the plan approved stays as approved.
+func runOf(approved *Plan, read JobReader) (*run, error) {
+	doc := approved.clone()
 	plan := &run{Plan: doc}
 	if len(doc.Job) == 0 || string(doc.Job) == "null" {
 		return plan, nil

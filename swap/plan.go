@@ -157,6 +157,20 @@ func (plan *run) fork() *run {
 	return &c
 }
 
+// clone copies the document so that nothing the copy's steps write (to
+// its lists, its partitions' files) reaches the original.
+func (p *Plan) clone() *Plan {
+	c := *p
+	c.Partitions = slices.Clone(p.Partitions)
+	c.Findings, c.Warnings, c.Checks = slices.Clone(p.Findings), slices.Clone(p.Warnings), slices.Clone(p.Checks)
+	c.Together, c.Inputs, c.Rewritten = slices.Clone(p.Together), slices.Clone(p.Inputs), slices.Clone(p.Rewritten)
+	if p.Restated != nil {
+		r := *p.Restated
+		c.Restated = &r
+	}
+	return &c
+}
+
 // stopRefresh stops refreshing a running publish's hold, which stays.
 func (plan *run) stopRefresh() {
 	if plan.stopHold != nil {

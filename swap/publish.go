@@ -270,7 +270,7 @@ func (p *Publisher) apply(ctx context.Context, tbl *table.Table, plan *run, noAu
 	// table.
 	res := &Result{Plan: plan.Plan}
 	_, err := p.land(ctx, plan.RunID, []*change{{plan: plan, tbl: tbl, res: res}}, nil, noAutoRollback,
-		func() string { return p.discard(ctx, tbl, plan) })
+		func() string { return plan.discarded(ctx, p, tbl) })
 	return res, err
 }
 
@@ -304,7 +304,7 @@ func (p *Publisher) concludeUncommitted(ctx context.Context, tbl *table.Table, p
 	res.Status = StatusUnchanged
 	p.log().Info("partitions already hold the planned content", "table", name, "run", plan.RunID)
 	if !plan.bound {
-		p.discard(ctx, tbl, plan)
+		plan.discarded(ctx, p, tbl)
 		return res, nil, true
 	}
 	// A plan read back keeps its files unless no snapshot references
@@ -331,7 +331,7 @@ func (p *Publisher) rerun(ctx context.Context, tbl *table.Table, plan *run, res 
 	rec, _, err := runrecord.NewLoader(fsys).Snapshot(prior)
 	if err != nil {
 		return nil, &outcome.OpError{Op: "publish", Table: plan.Table, RunID: plan.RunID, Err: err,
-			Hint: "nothing was committed; " + p.discard(ctx, tbl, plan)}
+			Hint: "nothing was committed; " + plan.discarded(ctx, p, tbl)}
 	}
 	recorded := rec.Fingerprint
 	meta := tbl.Metadata()
@@ -340,7 +340,7 @@ func (p *Publisher) rerun(ctx context.Context, tbl *table.Table, plan *run, res 
 		onMain = table.IsAncestorOf(head.SnapshotID, prior.SnapshotID, func(id int64) *table.Snapshot { return meta.SnapshotByID(id) })
 	}
 	held := plan.held
-	cleanup := p.discard(ctx, tbl, plan)
+	cleanup := plan.discarded(ctx, p, tbl)
 	same := recorded == plan.Fingerprint.Hash
 	if !same && len(plan.Partitions) > 0 {
 		// One shard of a run applied as a whole holds part of its content.

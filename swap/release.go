@@ -312,7 +312,7 @@ func (r *Release) Discard(ctx context.Context) string {
 	}()
 	var said []string
 	for _, part := range r.parts {
-		said = append(said, part.plan.Table+": "+r.p.discard(ctx, part.tbl, part.plan))
+		said = append(said, part.plan.Table+": "+part.plan.discarded(ctx, r.p, part.tbl))
 		part.plan.stopRefresh()
 		r.p.removeHolds(ctx, part.tbl, part.plan)
 	}
@@ -399,7 +399,7 @@ func (r *Release) Publish(ctx context.Context, noAutoRollback bool) (*ReleaseRes
 // an apply does.
 func (r *Release) discardPart(ctx context.Context, part *change) {
 	if !part.plan.bound {
-		part.plan.Cleanup = r.p.discard(ctx, part.tbl, part.plan)
+		part.plan.discarded(ctx, r.p, part.tbl)
 		return
 	}
 	said, err := r.p.discardListed(ctx, part.tbl, part.plan)
@@ -426,7 +426,7 @@ func (r *Release) rerun(ctx context.Context) (*ReleaseResult, error, bool) {
 				continue
 			}
 			part.res.Status = StatusRefused
-			part.plan.Cleanup = r.p.discard(ctx, part.tbl, part.plan)
+			part.plan.discarded(ctx, r.p, part.tbl)
 			refused = &outcome.OpError{Op: "publish", Table: part.plan.Table, RunID: r.RunID, Err: fmt.Errorf("%w: release %s was published before, and table %s would change now; publish it under a new run id", outcome.ErrRefused, r.RunID, part.plan.Table)}
 			continue
 		}

@@ -127,17 +127,11 @@ func merge(plans []*run) *run {
 	m.Attempt, m.Source = strings.Join(attempts, ","), strings.Join(sources, "; ")
 	m.Checks = mergeChecks(plans)
 	slices.SortFunc(m.Partitions, func(a, b PartitionPlan) int { return strings.Compare(a.Value, b.Value) })
-	newFP, oldFP := map[string]verify.Fingerprint{}, map[string]verify.Fingerprint{}
-	for _, pp := range m.Partitions {
-		newFP[pp.Key], oldFP[pp.Key] = pp.Fingerprint, pp.OldFingerprint
-	}
 	// Each shard's sums fit; only their total can overflow, and a run whose
 	// total does not fit is refused at stage time the same way.
-	var err error
-	if m.Fingerprint, err = verify.Combine(newFP); err != nil {
-		m.Findings = append(m.Findings, verify.Finding{Kind: verify.KindCheck, Message: "the run's " + err.Error()})
-	}
-	m.BaseFingerprint, _ = verify.Combine(oldFP)
+	var found []verify.Finding
+	m.Fingerprint, m.BaseFingerprint, found = fingerprints(m.Partitions)
+	m.Findings = append(m.Findings, found...)
 	if m.job != nil {
 		for _, plan := range plans[1:] {
 			if plan.job == nil {

@@ -230,7 +230,9 @@ func (p *Publisher) stage(ctx context.Context, req Request, kind string) (*run, 
 	}
 	// 5. Fingerprint the run as a whole, and what it replaces.
 	if stageErr == nil && !plan.Refused() {
-		fingerprintRun(plan)
+		var found []verify.Finding
+		plan.Fingerprint, plan.BaseFingerprint, found = fingerprints(plan.Partitions)
+		plan.Findings = append(plan.Findings, found...)
 	}
 	plan.Checks = checksOf(plan, req, v)
 	// 6. A stage that failed or was refused removes exactly what it wrote.
@@ -439,21 +441,21 @@ func (pp *PartitionPlan) ChangesContent() bool {
 	return pp.Fingerprint.Hash != pp.OldFingerprint.Hash || pp.Fingerprint.Rows != pp.OldFingerprint.Rows
 }
 
-// fingerprintRun combines the partitions' fingerprints into the run's, and
-// what they held into what the run replaces.
-func fingerprintRun(plan *run) {
+// fingerprints combines the partitions' fingerprints into a run's, and
+// what they held into what the run replaces. What a run replaces is only
+// recorded by its hash and rows: a base sum that does not fit is left out,
+// not wrapped; a run's that does not fit is a finding.
+func fingerprints(parts []PartitionPlan) (fp, base verify.Fingerprint, found []verify.Finding) {
 	newFP, oldFP := map[string]verify.Fingerprint{}, map[string]verify.Fingerprint{}
-	for _, pp := range plan.Partitions {
+	for _, pp := range parts {
 		newFP[pp.Key], oldFP[pp.Key] = pp.Fingerprint, pp.OldFingerprint
 	}
-	var sumErr error
-	plan.Fingerprint, sumErr = verify.Combine(newFP)
-	// What the run replaces is only recorded by its hash and rows; a base
-	// sum that does not fit is left out of the plan, not wrapped.
-	plan.BaseFingerprint, _ = verify.Combine(oldFP)
-	if sumErr != nil {
-		plan.Findings = append(plan.Findings, verify.Finding{Kind: verify.KindCheck, Message: "the run's " + sumErr.Error()})
+	fp, err := verify.Combine(newFP)
+	if err != nil {
+		found = []verify.Finding{{Kind: verify.KindCheck, Message: "the run's " + err.Error()}}
 	}
+	base, _ = verify.Combine(oldFP)
+	return fp, base, found
 }
 
 func parallelism(n int) int {
