@@ -380,7 +380,7 @@ func (i *Info) Stale(meta table.Metadata, base *int64, runID string) string {
 		if s.Summary == nil || s.Summary.Properties[runrecord.PropRunID] == runID { // its own earlier batches
 			continue
 		}
-		if run, ok := undoneBy(s.Summary.Properties); ok {
+		if run, ok := runrecord.UndoneBy(s.Summary.Properties); ok {
 			return fmt.Sprintf("snapshot %d, committed since the plan, is a scoped rollback of run %s: what this run read of its job's arrivals was read before it; stage the run again", s.SnapshotID, run)
 		}
 		if w := s.Summary.Properties[runrecord.PropWatermark]; w != "" {
@@ -388,10 +388,4 @@ func (i *Info) Stale(meta table.Metadata, base *int64, runID string) string {
 		}
 	}
 	return ""
-}
-
-// undoneBy names the run a scoped rollback's snapshot took back.
-func undoneBy(props map[string]string) (string, bool) {
-	run, ok := strings.CutPrefix(props[runrecord.PropRunID], "rollback-")
-	return run, ok && props[runrecord.PropSource] == "scoped rollback of run "+run
 }

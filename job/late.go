@@ -124,7 +124,7 @@ func arrivalsOf(ctx context.Context, target *swap.Target) (*arrivals, error) {
 		}
 		props := s.Summary.Properties
 		id := props[runrecord.PropRunID]
-		if run, ok := undoneBy(props); ok {
+		if run, ok := runrecord.UndoneBy(props); ok {
 			undone[run] = true
 			continue
 		}

@@ -386,6 +386,23 @@ func Read(props map[string]string) (r Record, ok bool) {
 	return r, true
 }
 
+// ScopedRollback is the run id and the source a scoped rollback of run
+// records: a run of its own, named for the run it took back.
+func ScopedRollback(run string) (id, source string) {
+	return "rollback-" + run, "scoped rollback of run " + run
+}
+
+// UndoneBy names the run a scoped rollback's snapshot took back, from the
+// snapshot's properties.
+func UndoneBy(props map[string]string) (string, bool) {
+	run, ok := strings.CutPrefix(props[PropRunID], "rollback-")
+	if !ok {
+		return "", false
+	}
+	_, source := ScopedRollback(run)
+	return run, props[PropSource] == source
+}
+
 // Find returns the snapshot of the table that records runID, or nil. A run
 // id is recorded at most once: it is the run's idempotency key.
 func Find(meta table.Metadata, runID string) *table.Snapshot {

@@ -49,7 +49,7 @@ func (l *Runner) scopedRollback(ctx context.Context, tbl *table.Table, runs []ta
 	}
 	slices.Sort(partitions)
 	res.Scoped = true
-	if s := runrecord.Find(tbl.Metadata(), "rollback-"+rec.RunID); s != nil {
+	if s := runrecord.Find(tbl.Metadata(), undoID(rec.RunID)); s != nil {
 		fsys, err := tbl.FS(ctx)
 		if err != nil {
 			return nil, err
@@ -65,7 +65,7 @@ func (l *Runner) scopedRollback(ctx context.Context, tbl *table.Table, runs []ta
 		return nil, refuse("run rollback-%s is recorded already (snapshot %d): run %s was rolled back scoped before, or another run took that id", rec.RunID, s.SnapshotID, rec.RunID)
 	}
 	ul := &undoLanding{l: l, tbl: tbl, runs: runs, recs: recs, partitions: partitions, req: req, res: res, refuse: refuse}
-	err := snapshot.Land(ctx, l.Catalog, l.log(), "rollback-"+rec.RunID, ul)
+	err := snapshot.Land(ctx, l.Catalog, l.log(), undoID(rec.RunID), ul)
 	if ul.landed {
 		return ul.checked, err
 	}
@@ -351,7 +351,7 @@ func (l *Runner) batch(ctx context.Context, tbl *table.Table, u *undoPlan, run t
 	// delete then applies to other rows than it did.
 	for _, v := range restage {
 		if u.restager == nil {
-			if u.restager, err = staging.Restage(ctx, l.StagingIO, l.log(), tbl, "rollback-"+runID); err != nil {
+			if u.restager, err = staging.Restage(ctx, l.StagingIO, l.log(), tbl, undoID(runID)); err != nil {
 				return err
 			}
 		}
@@ -458,7 +458,8 @@ func (u *undoPlan) record(ctx context.Context, rec runrecord.Record, partitions 
 		return runrecord.Record{}, err
 	}
 	fp, _ := verify.Combine(parts)
-	undo := runrecord.Record{RunID: "rollback-" + rec.RunID, Source: "scoped rollback of run " + rec.RunID, PartitionColumn: rec.PartitionColumn,
+	id, source := runrecord.ScopedRollback(rec.RunID)
+	undo := runrecord.Record{RunID: id, Source: source, PartitionColumn: rec.PartitionColumn,
 		Partitions: partitions, Fingerprint: fp.Hash, FingerprintVersion: verify.Version, PartitionHashes: map[string]string{},
 		Rows: fp.Rows, Sums: fp.Sums, BaseSnapshotID: &u.head.SnapshotID, BaseFingerprint: rec.Fingerprint, BaseRows: rec.Rows, Version: runrecord.Version}
 	if batches {
@@ -554,4 +555,10 @@ func (l *Runner) alreadyScoped(ctx context.Context, ident table.Identifier, s *t
 	fp, _ := verify.Combine(got)
 	res.Fingerprint, res.Verified = fp.Hash, fp.Hash == undo.Fingerprint
 	return res, nil
+}
+
+// undoID is the run id of the scoped rollback of run.
+func undoID(run string) string {
+	id, _ := runrecord.ScopedRollback(run)
+	return id
 }
