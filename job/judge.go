@@ -208,14 +208,14 @@ func lagText(s float64) string {
 	return fmt.Sprintf("%dd%dh", days, rest/time.Hour)
 }
 
-// Join joins what two shards of a job's run decided on late rows: both
+// JoinShard joins what two shards of a job's run decided on late rows: both
 // decisions' days, both sets of days left out, and the earlier watermark,
 // which every row of either shard's is true of; a day pending in one that
 // a shard rebuilds (parts) is pending no more. Shards that decided late
 // rows apart (--leave in one, --restate in another, or other reasons)
 // are refused: the run records one decision, and joining would record
 // the first shard's for every day. A shard that decided nothing joins any.
-func (a *Info) Join(other swap.Job, parts []swap.PartitionPlan) (swap.Job, error) {
+func (a *Info) JoinShard(other swap.Job, parts []swap.PartitionPlan) (swap.Job, error) {
 	b, ok := other.(*Info)
 	if !ok {
 		return nil, fmt.Errorf("join a job's run with %T", other)

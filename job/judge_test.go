@@ -103,14 +103,14 @@ func TestJoinShards(t *testing.T) {
 		return &job.Info{Policy: runrecord.LateEscalate, Watermark: "2026-01-09T00:00:00Z",
 			Decision: &runrecord.LateDecision{Decision: runrecord.LateLeave, Reason: reason, DecidedBy: "ana", Rows: rows}}
 	}
-	if _, err := leave("kept as reported", "2026-01-01").Join(leave("the till was late", "2026-01-02"), nil); err == nil ||
+	if _, err := leave("kept as reported", "2026-01-01").JoinShard(leave("the till was late", "2026-01-02"), nil); err == nil ||
 		!strings.Contains(err.Error(), "decide late rows differently") || !strings.Contains(err.Error(), "the till was late") {
 		t.Errorf("shards decided apart joined: %v", err)
 	}
 	a, b := leave("kept", "2026-01-01"), leave("kept", "2026-01-02")
 	a.Pending = map[string]int64{"2026-01-02": 4, "2026-01-07": 1}
 	b.Watermark = "2026-01-08T00:00:00Z"
-	j, err := a.Join(b, []swap.PartitionPlan{part("2026-01-01", 1, 1), part("2026-01-02", 1, 1)})
+	j, err := a.JoinShard(b, []swap.PartitionPlan{part("2026-01-01", 1, 1), part("2026-01-02", 1, 1)})
 	if err != nil {
 		t.Fatal(err)
 	}

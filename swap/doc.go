@@ -57,7 +57,7 @@
 // whose document the plan keeps as JSON swap does not read: the guard late
 // arrivals asks it for its verdict (JudgeLate), a commit for what the
 // snapshot records of it (Record), a rebase whether runs landed since
-// that it would overwrite (Stale), shards for their join (Join). Apply
+// that it would overwrite (Stale), shards for their join (JoinShard). Apply
 // reads it back with ApplyOptions.Jobs.
 //
 // What a run holds and removes is in cleanup.go. Beside swap, each taking

@@ -17,7 +17,7 @@ import (
 // decides of them. Package job implements it. swap keeps its document in
 // the plan as JSON it does not read (Plan.Job) and meets it at four
 // steps: the guard late arrivals (JudgeLate), the record a snapshot keeps
-// (Record), shards joined (Join) and a commit on a main that moved
+// (Record), shards joined (JoinShard) and a commit on a main that moved
 // (Stale).
 type Job interface {
 	// Tracks says whether the run tracks its rows' arrival: the guard
@@ -29,10 +29,10 @@ type Job interface {
 	JudgeLate(parts []PartitionPlan) (Job, Verdict)
 	// Notes are the run's warnings on late rows it leaves undecided.
 	Notes() []string
-	// Join joins the job of another shard of the same run, parts being
+	// JoinShard joins the job of another shard of the same run, parts being
 	// every partition the shards stage together; it refuses shards that
 	// decided apart, as the run records one decision.
-	Join(other Job, parts []PartitionPlan) (Job, error)
+	JoinShard(other Job, parts []PartitionPlan) (Job, error)
 	// Record writes into r what the snapshot committing parts records of
 	// the job; whole says it lands the run's last batch that commits (or
 	// its only snapshot), which records how far the run read.

@@ -67,7 +67,7 @@ func shards(plans []*run) error {
 // every day. A shard that decided nothing joins any.
 func sameDecisions(a, b *run) error {
 	if a.job != nil && b.job != nil {
-		if _, err := a.job.Join(b.job, nil); err != nil {
+		if _, err := a.job.JoinShard(b.job, nil); err != nil {
 			return fmt.Errorf("the shards of run %s (attempts %s and %s) %w; plan the shards with the same decision and reason, or apply them as runs of their own (each its own --run-id)", a.RunID, a.Attempt, b.Attempt, err)
 		}
 	}
@@ -137,7 +137,7 @@ func merge(plans []*run) *run {
 			if plan.job == nil {
 				continue
 			}
-			j, err := m.job.Join(plan.job, m.Partitions)
+			j, err := m.job.JoinShard(plan.job, m.Partitions)
 			if err == nil {
 				err = m.setJob(j)
 			}
