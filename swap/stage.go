@@ -217,7 +217,8 @@ func (p *Publisher) stage(ctx context.Context, req Request, kind string) (*run, 
 	//    fingerprinting them on the way (or read the files to adopt).
 	p.progress().Step("stage")
 	stageErr := p.stageAll(ctx, tbl, plan, req)
-	gatherFindings(plan, req.Source)
+	got := gather(plan.Partitions, req.Source)
+	plan.Inputs, plan.Findings, plan.DroppedFindings = got.inputs, append(plan.Findings, got.findings...), got.dropped
 	// 4. Guard: the checks that look across partitions and at the rest of
 	//    the table, each named in the plan's checks.
 	v := verdicts{}
@@ -230,9 +231,9 @@ func (p *Publisher) stage(ctx context.Context, req Request, kind string) (*run, 
 	}
 	// 5. Fingerprint the run as a whole, and what it replaces.
 	if stageErr == nil && !plan.Refused() {
-		var found []verify.Finding
-		plan.Fingerprint, plan.BaseFingerprint, found = fingerprints(plan.Partitions)
-		plan.Findings = append(plan.Findings, found...)
+		var overflow []verify.Finding
+		plan.Fingerprint, plan.BaseFingerprint, overflow = fingerprints(plan.Partitions)
+		plan.Findings = append(plan.Findings, overflow...)
 	}
 	plan.Checks = checksOf(plan, req, v)
 	// 6. A stage that failed or was refused removes exactly what it wrote.
@@ -419,20 +420,29 @@ func (p *Publisher) stageAll(ctx context.Context, tbl *table.Table, plan *run, r
 	return p.stageRows(ctx, wfs, plan.reading(fsys), c, plan, req)
 }
 
-// gatherFindings collects into the plan what each partition's validation
-// found, what the source found outside every partition, and the objects
-// it read.
-func gatherFindings(plan *run, src rows.Source) {
+// staged is what staging found beyond each partition's rows: what each
+// partition's validation found (and how many findings it left out), what
+// the source found outside every partition, and the objects it read.
+type staged struct {
+	findings []verify.Finding
+	dropped  int64
+	inputs   []runrecord.Input
+}
+
+// gather collects what staging the partitions from src found.
+func gather(parts []PartitionPlan, src rows.Source) staged {
+	var out staged
 	if in, ok := src.(rows.ObjectReporter); ok {
-		plan.Inputs = in.Objects()
+		out.inputs = in.Objects()
 	}
 	if stray, ok := src.(rows.StrayReporter); ok {
-		plan.Findings = append(plan.Findings, stray.Stray()...)
+		out.findings = append(out.findings, stray.Stray()...)
 	}
-	for _, pp := range plan.Partitions {
-		plan.Findings = append(plan.Findings, pp.findings.List...)
-		plan.DroppedFindings += pp.findings.Dropped
+	for _, pp := range parts {
+		out.findings = append(out.findings, pp.findings.List...)
+		out.dropped += pp.findings.Dropped
 	}
+	return out
 }
 
 // ChangesContent says whether the partition's rows change, whatever
