@@ -357,3 +357,30 @@ func TestApplyLeavesTheApprovedPlan(t *testing.T) {
 		t.Errorf("applied again: %v; the plan's id %s, approved as %s", err, swap.PlanID(plan), id)
 	}
 }
+
+// nilJob is a swap.Job no method of which may be called.
+type nilJob struct{}
+
+func (*nilJob) Tracks() bool { panic("called") }
+func (*nilJob) JudgeLate([]swap.PartitionPlan) (swap.Job, swap.Verdict) {
+	panic("called")
+}
+func (*nilJob) Notes() []string { panic("called") }
+func (*nilJob) JoinShard(swap.Job, []swap.PartitionPlan) (swap.Job, error) {
+	panic("called")
+}
+func (*nilJob) Record(*runrecord.Record, []swap.PartitionPlan, bool) { panic("called") }
+func (*nilJob) Stale(table.Metadata, *int64, string) string         { panic("called") }
+
+// TestTypedNilJob: a request whose job is a nil pointer of a type that
+// implements swap.Job is a run of no job, as a nil job is.
+func TestTypedNilJob(t *testing.T) {
+	e := newEnv(t)
+	res, err := e.pub.Publish(e.ctx, swap.Request{Table: e.ident, Partitions: fixtureRange, Source: retail.NewSource(fixture(t, retail.AfterBatch1)), Job: (*nilJob)(nil)})
+	if err != nil || res.Status != swap.StatusPublished || len(res.Plan.Job) != 0 {
+		t.Fatalf("publish with a typed nil job: %v, %v, job %q", err, res, res.Plan.Job)
+	}
+	if got := e.daily(); len(got) == 0 {
+		t.Error("the table holds no rows after the publish")
+	}
+}

@@ -57,6 +57,10 @@ func (plan *run) setJob(j Job) error {
 	if err != nil {
 		return fmt.Errorf("run %s: the job's record: %w", plan.RunID, err)
 	}
+	if string(doc) == "null" { // a typed nil: no job
+		plan.job = nil
+		return nil
+	}
 	plan.Job = doc
 	return nil
 }
