@@ -370,7 +370,7 @@ func (*nilJob) JoinShard(swap.Job, []swap.PartitionPlan) (swap.Job, error) {
 	panic("called")
 }
 func (*nilJob) Record(*runrecord.Record, []swap.PartitionPlan, bool) { panic("called") }
-func (*nilJob) Stale(table.Metadata, *int64, string) string         { panic("called") }
+func (*nilJob) Stale(table.Metadata, *int64, string) string          { panic("called") }
 
 // TestTypedNilJob: a request whose job is a nil pointer of a type that
 // implements swap.Job is a run of no job, as a nil job is.
@@ -382,5 +382,48 @@ func TestTypedNilJob(t *testing.T) {
 	}
 	if got := e.daily(); len(got) == 0 {
 		t.Error("the table holds no rows after the publish")
+	}
+}
+
+// plainJob is a job that tracks no arrival and records nothing.
+type plainJob struct {
+	Version string `json:"version"`
+}
+
+func (j *plainJob) Tracks() bool { return false }
+func (j *plainJob) JudgeLate([]swap.PartitionPlan) (swap.Job, swap.Verdict) {
+	return j, swap.Verdict{}
+}
+func (j *plainJob) Notes() []string { return nil }
+func (j *plainJob) JoinShard(swap.Job, []swap.PartitionPlan) (swap.Job, error) {
+	return j, nil
+}
+func (j *plainJob) Record(*runrecord.Record, []swap.PartitionPlan, bool) {}
+func (j *plainJob) Stale(table.Metadata, *int64, string) string          { return "" }
+
+// TestShardsComputedOneWay: shards of one run, one computed by a job and
+// one staged from its input, are refused together: the run would record
+// the job for rows it did not compute. The table stays as it was.
+func TestShardsComputedOneWay(t *testing.T) {
+	e := newEnv(t)
+	rows := fixture(t, retail.AfterBatch1)
+	e.mustPublish(rows, fixtureRange...)
+	byJob, err := e.pub.Stage(e.ctx, swap.Request{Table: e.ident, Partitions: fixtureRange[:1], Source: retail.NewSource(rows), RunID: "mixed", Job: &plainJob{Version: "v1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byInput, err := e.pub.Stage(e.ctx, swap.Request{Table: e.ident, Partitions: fixtureRange[1:], Source: retail.NewSource(rows), RunID: "mixed"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := e.table().MetadataLocation()
+	read := func(json.RawMessage) (swap.Job, error) { return &plainJob{}, nil }
+	_, err = e.pub.Apply(e.ctx, swap.ApplyOptions{Jobs: read}, byJob, byInput)
+	var refused *outcome.RefusedError
+	if !errors.As(err, &refused) || !strings.Contains(err.Error(), "computed one way") {
+		t.Errorf("shards computed two ways: %v; want refused, naming how each was computed", err)
+	}
+	if e.table().MetadataLocation() != meta {
+		t.Error("the refused apply changed the table")
 	}
 }

@@ -37,6 +37,8 @@ func shards(plans []*run) error {
 				return fmt.Errorf("partial plans of one apply were planned against one base snapshot: %s and %s; plan the shards again against the table as it is now", fmtID(first.BaseSnapshotID), fmtID(plan.BaseSnapshotID))
 			case plan.Batch != first.Batch:
 				return fmt.Errorf("partial plans of one apply are committed one way: run %s attempt %s commits in batches of %d, attempt %s of %d (0: one snapshot)", plan.RunID, first.Attempt, first.Batch, plan.Attempt, plan.Batch)
+			case (plan.job == nil) != (first.job == nil):
+				return fmt.Errorf("partial plans of one apply are computed one way: of run %s, attempt %s was %s, attempt %s %s; plan every shard with the same --job, or none", plan.RunID, first.Attempt, computedBy(first), plan.Attempt, computedBy(plan))
 			case plan.PartitionColumn != first.PartitionColumn || !reflect.DeepEqual(plan.Contract, first.Contract):
 				return fmt.Errorf("partial plans of one apply were planned under one contract of %s; run %s attempt %s was not", first.Table, plan.RunID, plan.Attempt)
 			}
@@ -148,4 +150,12 @@ func merge(plans []*run) *run {
 		m.Warnings = append(m.Warnings, m.job.Notes()...)
 	}
 	return m
+}
+
+// computedBy says how a plan's rows were computed: by a job, or not.
+func computedBy(plan *run) string {
+	if plan.job != nil {
+		return "computed by a job"
+	}
+	return "staged from its input"
 }
