@@ -427,3 +427,33 @@ func TestShardsComputedOneWay(t *testing.T) {
 		t.Error("the refused apply changed the table")
 	}
 }
+
+// TestApplyJobReaderAnswers: a job reader that reads no job from a plan's
+// job is refused, not taken for a run of no job (its watermark would go
+// unrecorded); a plan whose job is JSON null is a plan of no job, and its
+// result says so as a plan lakeswap writes does, by leaving it out.
+func TestApplyJobReaderAnswers(t *testing.T) {
+	e := newEnv(t)
+	rows := fixture(t, retail.AfterBatch1)
+	plan, err := e.pub.Stage(e.ctx, swap.Request{Table: e.ident, Partitions: fixtureRange, Source: retail.NewSource(rows), RunID: "read", Job: &plainJob{Version: "v1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := e.table().MetadataLocation()
+	for name, read := range map[string]swap.JobReader{
+		"nil":       func(json.RawMessage) (swap.Job, error) { return nil, nil },
+		"typed nil": func(json.RawMessage) (swap.Job, error) { return (*plainJob)(nil), nil },
+	} {
+		if _, err := e.pub.Apply(e.ctx, swap.ApplyOptions{Jobs: read}, plan); !errors.Is(err, outcome.ErrInvalidRequest) || !strings.Contains(err.Error(), "read no job") {
+			t.Errorf("a reader that answers %s: %v; want an invalid request", name, err)
+		}
+	}
+	if e.table().MetadataLocation() != meta {
+		t.Fatal("a refused apply changed the table")
+	}
+	plan.Job = json.RawMessage("null")
+	res, err := e.pub.Apply(e.ctx, swap.ApplyOptions{}, plan)
+	if err != nil || res.Status != swap.StatusPublished || res.Plan.Job != nil {
+		t.Errorf("a plan whose job is null: %v, %v, job %q; want published, no job", err, res, res.Plan.Job)
+	}
+}

@@ -125,6 +125,15 @@ type Verdict struct {
 	restated *Restatement
 }
 
+// set is values as a set.
+func set(values []string) map[string]bool {
+	out := make(map[string]bool, len(values))
+	for _, v := range values {
+		out[v] = true
+	}
+	return out
+}
+
 // allow lets a finding through by flag, as a warning.
 func (v *Verdict) allow(flag, reason, warning string) {
 	v.By, v.Reason = flag, reason
@@ -142,10 +151,14 @@ func (plan *run) write(g *Guard, verdict Verdict, v verdicts) {
 	if verdict.restated != nil {
 		plan.Restated = verdict.restated
 	}
+	if len(verdict.Left)+len(verdict.frozen) == 0 {
+		return
+	}
+	left, frozen := set(verdict.Left), set(verdict.frozen)
 	for i := range plan.Partitions {
 		pp := &plan.Partitions[i]
-		pp.Decided = pp.Decided || slices.Contains(verdict.Left, pp.Value)
-		pp.Frozen = pp.Frozen || slices.Contains(verdict.frozen, pp.Value)
+		pp.Decided = pp.Decided || left[pp.Value]
+		pp.Frozen = pp.Frozen || frozen[pp.Value]
 	}
 }
 

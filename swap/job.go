@@ -3,6 +3,7 @@ package swap
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/apache/iceberg-go/table"
@@ -65,6 +66,16 @@ func (plan *run) setJob(j Job) error {
 	return nil
 }
 
+// isNil says whether j is no job: nil, or a nil pointer of a type that
+// implements Job, which marshals as null.
+func isNil(j Job) bool {
+	if j == nil {
+		return true
+	}
+	doc, err := json.Marshal(j)
+	return err == nil && string(doc) == "null"
+}
+
 // runOf is an approved plan to apply, as a run of its own, its job read
 // back with read. The run holds a copy of the document: what the apply
 // adds to it (the checks judged again at commit, what was removed) is the
@@ -72,13 +83,19 @@ func (plan *run) setJob(j Job) error {
 func runOf(approved *Plan, read JobReader) (*run, error) {
 	doc := approved.clone()
 	plan := &run{Plan: doc}
-	if len(doc.Job) == 0 || string(doc.Job) == "null" {
+	if string(doc.Job) == "null" {
+		doc.Job = nil // no job, as a plan lakeswap writes says by leaving it out
+	}
+	if len(doc.Job) == 0 {
 		return plan, nil
 	}
 	if read == nil {
 		return nil, outcome.Invalid(fmt.Errorf("the plan of run %s attempt %s was computed by a SQL job, whose record of late rows and watermark it carries: apply it with ApplyOptions.Jobs set (package job's Read), as lakeswap apply does", doc.RunID, doc.Attempt))
 	}
 	j, err := read(doc.Job)
+	if err == nil && isNil(j) {
+		err = errors.New("the job reader read no job from it")
+	}
 	if err != nil {
 		return nil, outcome.Invalid(fmt.Errorf("the plan of run %s attempt %s: its job: %w", doc.RunID, doc.Attempt, err))
 	}

@@ -250,7 +250,7 @@ func applyRelease(ctx context.Context, g *globals, pub *swap.Publisher, opts swa
 	for _, t := range res.Tables {
 		v := planView{RunID: res.RunID, Result: t}
 		for _, pf := range files {
-			if pf.Plan == t.Plan {
+			if pf.Plan.Table == t.Plan.Table { // a release stages each table once
 				v.PlanID = pf.PlanID
 			}
 		}

@@ -201,6 +201,11 @@ func TestReleaseRetail(t *testing.T) {
 		if err := json.Unmarshal([]byte(s.must(args...)), &applied); err != nil || applied.Status != swap.StatusPublished {
 			t.Fatalf("apply of the release: %v %+v", err, applied)
 		}
+		for i, p := range applied.Tables { // each table's result names the plan approved for it
+			if want := planned.Tables[slices.IndexFunc(planned.Tables, func(v planView) bool { return v.Result.Plan.Table == p.Result.Plan.Table })].PlanID; want == "" || p.PlanID != want {
+				t.Errorf("the release's table %d (%s) answers for plan %q; want %q", i, p.Result.Plan.Table, p.PlanID, want)
+			}
+		}
 		for _, name := range []string{"orders_fact", "daily_orders"} {
 			if run, _ := releaseOf(t, s, s.metadata(name)); run != "r2" {
 				t.Errorf("%s holds run %q after the apply; want r2", name, run)
