@@ -140,7 +140,6 @@ func (p *Publisher) SetProperties(ctx context.Context, ident table.Identifier, s
 		return fmt.Errorf("load table %s: %w", name, err)
 	}
 	meta := tbl.Metadata()
-	props := maps.Clone(meta.Properties())
 	updates, removals := iceberg.Properties{}, []string{}
 	sc := meta.CurrentSchema()
 	for k, v := range set {
@@ -159,15 +158,13 @@ func (p *Publisher) SetProperties(ctx context.Context, ident table.Identifier, s
 			return outcome.Invalid(fmt.Errorf("%s is not one of lakeswap's properties (lakeswap.*, grain, additive, band, check.<column>): set other properties with the engine that owns them", k))
 		}
 		if v == "" {
-			delete(props, k)
 			removals = append(removals, k)
 			continue
 		}
-		props[k], updates[k] = v, v
+		updates[k] = v
 	}
 	// Judged as a publish would judge the table with them.
-	spec := meta.PartitionSpec()
-	check, err := table.NewMetadata(sc, &spec, table.UnsortedSortOrder, meta.Location(), props)
+	check, err := withSettings(meta, sc, updates, removals)
 	var c *contract.Contract
 	if err == nil {
 		c, err = contract.Of(check)
@@ -249,6 +246,37 @@ func withGrain(sc *iceberg.Schema, grain []string, id int) (*iceberg.Schema, err
 	}
 	slices.Sort(ids)
 	return iceberg.NewSchemaWithIdentifiers(id, ids, fields...), nil
+}
+
+// withSettings is the table's metadata as it would be with schema sc and
+// the properties set and removed: built on the table's own, so that every
+// field keeps its id (metadata made anew numbers the fields again, and a
+// table whose columns another engine dropped or re-added would be read by
+// the wrong ids).
+func withSettings(meta table.Metadata, sc *iceberg.Schema, set iceberg.Properties, removed []string) (table.Metadata, error) {
+	b, err := table.MetadataBuilderFromBase(meta, "")
+	if err != nil {
+		return nil, err
+	}
+	if !sc.Equals(meta.CurrentSchema()) {
+		if err := b.AddSchema(sc); err != nil {
+			return nil, err
+		}
+		if err := b.SetCurrentSchemaID(-1); err != nil {
+			return nil, err
+		}
+	}
+	if len(set) > 0 {
+		if err := b.SetProperties(set); err != nil {
+			return nil, err
+		}
+	}
+	if len(removed) > 0 {
+		if err := b.RemoveProperties(removed); err != nil {
+			return nil, err
+		}
+	}
+	return b.Build()
 }
 
 // nextSchemaID is the id a new schema of the table takes.

@@ -200,3 +200,59 @@ func TestEvolvedTable(t *testing.T) {
 		}
 	})
 }
+
+// TestContractSetAfterADroppedColumn: on a table another engine made and
+// then dropped a column of (the first, so that every later field's id is
+// not its place), table set grain= judges the table's data by the
+// fields' own ids: a duplicate key is refused, naming it, with nothing
+// changed; once the data is clean the grain is set on the right columns,
+// and the next publish enforces it. Before, the check built the metadata
+// anew, numbering the fields again, and refused every grain ("int64 does
+// not widen to date32").
+func TestContractSetAfterADroppedColumn(t *testing.T) {
+	s := newSite(t, "sqlite+local")
+	sc := iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "x", Type: iceberg.PrimitiveTypes.Int64},
+		iceberg.NestedField{ID: 2, Name: "d", Type: iceberg.PrimitiveTypes.Date},
+		iceberg.NestedField{ID: 3, Name: "id", Type: iceberg.PrimitiveTypes.Int64})
+	spec := iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{2}, FieldID: 1000, Name: "d", Transform: iceberg.IdentityTransform{}})
+	createEngineTable(t, s, "dropping", sc, spec)
+	const tbl = "eng.dropping"
+	dup := write(t, t.TempDir(), "dup.ndjson", `{"x":1,"d":"2026-01-01","id":7}
+{"x":2,"d":"2026-01-01","id":7}
+`)
+	s.must("publish", "--table", tbl, "--partitions", "d=2026-01-01", dup)
+	evolve(t, s, "dropping", func(u *table.UpdateSchema) *table.UpdateSchema { return u.DeleteColumn([]string{"x"}) })
+
+	meta, files := s.metadata(tbl), s.files()
+	if code, _, errs := s.cli("table", "set", "--table", tbl, "grain=d,id"); code != exitRefused || !strings.Contains(errs, "id=7") {
+		t.Fatalf("table set grain= over a duplicate key after a dropped column: exit %d: %s; want refused naming id=7", code, errs)
+	}
+	if s.metadata(tbl) != meta || !slices.Equal(s.files(), files) {
+		t.Fatal("a refused table set changed the table")
+	}
+	s.must("publish", "--table", tbl, "--partitions", "d=2026-01-01", write(t, t.TempDir(), "clean.ndjson", `{"d":"2026-01-01","id":7}
+{"d":"2026-01-01","id":8}
+`))
+	s.must("table", "set", "--table", tbl, "grain=d,id")
+	_, et, done := engineTable(t, s, "dropping")
+	cur := et.Schema()
+	done()
+	var names []string
+	for _, id := range cur.IdentifierFieldIDs {
+		f, _ := cur.FindFieldByID(id)
+		names = append(names, fmt.Sprintf("%s#%d", f.Name, f.ID))
+	}
+	if slices.Sort(names); !slices.Equal(names, []string{"d#2", "id#3"}) {
+		t.Errorf("the grain is %v, want d#2 and id#3 (the fields' own ids)", names)
+	}
+	again := write(t, t.TempDir(), "again.ndjson", `{"d":"2026-01-01","id":9}
+{"d":"2026-01-01","id":9}
+`)
+	if code, _, errs := s.cli("publish", "--table", tbl, "--partitions", "d=2026-01-01", again); code != exitRefused || !strings.Contains(errs, "duplicate-grain") {
+		t.Errorf("a duplicate key once the grain is set: exit %d: %s", code, errs)
+	}
+	if got, want := view(t, s, "dropping", "d", "id"), []string{"d=2026-01-01 id=7", "d=2026-01-01 id=8"}; !slices.Equal(got, want) {
+		t.Errorf("the reader sees %v, want %v", got, want)
+	}
+}
