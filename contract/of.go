@@ -47,8 +47,14 @@ func ofSchema(meta table.Metadata, sc *iceberg.Schema) (*Contract, error) {
 		return nil, fmt.Errorf("table is not partitioned; lakeswap replaces partitions of a partitioned table")
 	}
 	var fields []Partitioner
-	var ids []int
+	var ids, void []int
 	for _, pf := range spec.Fields() {
+		if _, ok := pf.Transform.(iceberg.VoidTransform); ok {
+			// A field a format-v1 table dropped from its spec: it stays,
+			// always null, and partitions nothing.
+			void = append(void, pf.FieldID)
+			continue
+		}
 		src, ok := sc.FindFieldByID(pf.SourceID())
 		if !ok {
 			return nil, fmt.Errorf("partition source column %d is not in the schema", pf.SourceID())
@@ -86,7 +92,9 @@ func ofSchema(meta table.Metadata, sc *iceberg.Schema) (*Contract, error) {
 			}
 		}
 	}
-	c, err := newContract(sc, grain, additive, checks, NewPartitioning(fields, ids))
+	parts := NewPartitioning(fields, ids)
+	parts.void = void
+	c, err := newContract(sc, grain, additive, checks, parts)
 	if err != nil {
 		return nil, fmt.Errorf("table contract: %w", err)
 	}

@@ -21,6 +21,9 @@ type Partitioning struct {
 	// Name names the source columns, joined with ',' (order_date; event_ts,region).
 	Name string
 	ids  []int // the spec's partition field ids
+	// void are the ids of the fields a format-v1 table dropped from its
+	// spec: they stay in it, always null, and partition nothing.
+	void []int
 }
 
 // NewPartitioning joins the fields of a spec; ids are their partition
@@ -219,7 +222,10 @@ func (p Partitioning) Raw(value string) (map[int]any, error) {
 	if !ok {
 		return nil, fmt.Errorf("partition %q is not a value of each of %s", value, p.Name)
 	}
-	out := make(map[int]any, len(parts))
+	out := make(map[int]any, len(parts)+len(p.void))
+	for _, id := range p.void {
+		out[id] = nil
+	}
 	for i, s := range parts {
 		if s == NullPartition {
 			out[p.ids[i]] = nil

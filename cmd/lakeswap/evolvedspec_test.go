@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go"
+	icebergcat "github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakeswap/lakeswap/runrecord"
@@ -314,4 +315,83 @@ func TestRewriteOverlapping(t *testing.T) {
 			t.Errorf("verify of the job's run: exit %d: %s%s", code, out, errs)
 		}
 	})
+}
+
+// TestV1VoidPartitionField: a format-v1 table whose partition field
+// another engine replaced (month(d) by day(d)) keeps the old field as
+// void, always null. Before, every publish was refused ("partition
+// transform void is not supported"). Now a day publishes, its files'
+// partition data holding the void field as null; the same rows again
+// change nothing; a day a month file holds is refused, naming the file;
+// a rollback restores the table; the reader sees each step.
+func TestV1VoidPartitionField(t *testing.T) {
+	s := newSite(t, "sqlite+local")
+	sc := iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "d", Type: iceberg.PrimitiveTypes.Date, Required: true},
+		iceberg.NestedField{ID: 2, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true})
+	spec := iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{1}, FieldID: 1000, Name: "d_month", Transform: iceberg.MonthTransform{}})
+	ctx, cat, _, err := openPublisher(context.Background(), siteConfig(t, s), noLog())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cat.CreateNamespace(ctx, []string{"eng"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cat.CreateTable(ctx, []string{"eng", "v1"}, sc, icebergcat.WithPartitionSpec(&spec), icebergcat.WithProperties(iceberg.Properties{"format-version": "1"})); err != nil {
+		t.Fatal(err)
+	}
+	cat.Close()
+	const tbl = "eng.v1"
+	in := func(lines string) string { return write(t, t.TempDir(), "in.ndjson", lines) }
+	s.must("publish", "--run-id", "jan", "--table", tbl, "--partitions", "d=2026-01", in(`{"d":"2026-01-05","id":1}`+"\n"))
+	ctx, loaded, done := engineTable(t, s, "v1")
+	tx := loaded.NewTransaction()
+	if err := tx.UpdateSpec(true).RemoveField("d_month").AddField("d", iceberg.DayTransform{}, "d_day").Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	done()
+	janFiles := s.runFiles("jan")
+
+	feb := in(`{"d":"2026-02-01","id":3}` + "\n" + `{"d":"2026-02-02","id":4}` + "\n")
+	s.must("publish", "--run-id", "feb", "--table", tbl, "--partitions", "d=2026-02-01..2026-02-02", feb)
+	if got, want := view(t, s, "v1", "id"), []string{"id=1", "id=3", "id=4"}; !slices.Equal(got, want) {
+		t.Fatalf("after a day published on the void field's spec the reader sees %v, want %v", got, want)
+	}
+	_, et, done := engineTable(t, s, "v1")
+	tasks, err := et.Scan().PlanFiles(ctx)
+	done()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, task := range tasks {
+		p := task.File.Partition()
+		if strings.Contains(task.File.FilePath(), "/run-feb-") {
+			checked++
+			if v, ok := p[1000]; !ok || v != nil || p[1001] == nil {
+				t.Errorf("%s records partition %v: want the void field 1000 null and the day 1001 set", task.File.FilePath(), p)
+			}
+		}
+	}
+	if checked != 2 {
+		t.Errorf("the reader plans %d files of run feb, want one a day", checked)
+	}
+	meta := s.metadata(tbl)
+	if out := s.must("publish", "--table", tbl, "--partitions", "d=2026-02-01..2026-02-02", feb); !strings.Contains(out, "unchanged") || s.metadata(tbl) != meta {
+		t.Errorf("the same rows again: %s; want unchanged, nothing committed", out)
+	}
+	files := s.files()
+	if code, _, errs := s.cli("publish", "--table", tbl, "--partitions", "d=2026-01-05", in(`{"d":"2026-01-05","id":9}`+"\n")); code != exitRefused || !strings.Contains(errs, janFiles[0]) {
+		t.Errorf("a day a month file holds: exit %d: %s; want refused naming %s", code, errs, janFiles[0])
+	}
+	if s.metadata(tbl) != meta || !slices.Equal(s.files(), files) {
+		t.Error("the refused run changed the table or its files")
+	}
+	s.must("rollback", "--table", tbl, "--run", "feb")
+	if got, want := view(t, s, "v1", "id"), []string{"id=1"}; !slices.Equal(got, want) {
+		t.Errorf("after the rollback the reader sees %v, want %v", got, want)
+	}
 }
