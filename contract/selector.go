@@ -229,19 +229,28 @@ func (p Partitioner) isString() bool {
 	return ok && p.bucketCount() == 0
 }
 
+// quotable says whether a value may be double-quoted, as in CSV: a
+// string's (to hold a comma, or be empty) or a binary's (base64 holds
+// neither a comma nor a quote, and "" is the empty value, b'').
+func (p Partitioner) quotable() bool {
+	_, binary := p.Type.(iceberg.BinaryType)
+	return p.isString() || binary && p.bucketCount() == 0
+}
+
 type selectorItem struct {
 	text   string
 	quoted bool
 }
 
-// splitItems splits a selector's list at commas. On a string column an
-// item may be double-quoted, as in CSV, to hold commas or be empty; an
-// empty unquoted item is a mistake (a stray comma), never a value.
+// splitItems splits a selector's list at commas. On a string or binary
+// column an item may be double-quoted, as in CSV, to hold commas or be
+// empty; an empty unquoted item is a mistake (a stray comma), never a
+// value.
 func (p Partitioner) splitItems(spec string) ([]selectorItem, error) {
 	var items []selectorItem
 	for rest := spec; ; {
 		var it selectorItem
-		if p.isString() && strings.HasPrefix(rest, `"`) {
+		if p.quotable() && strings.HasPrefix(rest, `"`) {
 			var b strings.Builder
 			i := 1
 			for {

@@ -126,3 +126,22 @@ func FuzzParseSelector(f *testing.F) {
 		}
 	})
 }
+
+// TestEmptyBinaryDeclarable: b” of an identity(binary) partition is
+// declared as the empty value, quoted as a string's is; a value and the
+// empty one together; an unquoted empty item stays a stray comma.
+func TestEmptyBinaryDeclarable(t *testing.T) {
+	p := partitioner(t, iceberg.PrimitiveTypes.Binary, "identity")
+	for sel, want := range map[string][]string{`col=""`: {""}, `col="",eA==`: {"", "eA=="}, `col=eA==,""`: {"", "eA=="}} {
+		got, err := p.ParseSelector(sel)
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("%s: %q, %v; want %q", sel, got, err, want)
+		}
+	}
+	if _, err := p.ParseSelector("col=eA==,"); err == nil {
+		t.Error("a stray comma after a binary value was taken for the empty value")
+	}
+	if _, err := partitioner(t, iceberg.PrimitiveTypes.Binary, "bucket[4]").ParseSelector(`col=""`); err == nil {
+		t.Error(`a bucketed binary column took "" for a bucket`)
+	}
+}
