@@ -231,7 +231,7 @@ func (p Partitioner) isString() bool {
 
 // quotable says whether a value may be double-quoted, as in CSV: a
 // string's (to hold a comma, or be empty) or a binary's (base64 holds
-// neither a comma nor a quote, and "" is the empty value, b'').
+// neither a comma nor a quote, and "" is the empty bytes).
 func (p Partitioner) quotable() bool {
 	_, binary := p.Type.(iceberg.BinaryType)
 	return p.isString() || binary && p.bucketCount() == 0
