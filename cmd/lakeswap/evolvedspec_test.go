@@ -46,15 +46,7 @@ func TestEvolvedSpec(t *testing.T) {
 		}
 		s.must("publish", "--run-id", "months", "--table", tbl, "--partitions", "d=2026-01", rows(1, "2026-01-05/1", "2026-01-20/2"))
 
-		ctx, loaded, done := engineTable(t, s, "respec")
-		tx := loaded.NewTransaction()
-		if err := tx.UpdateSpec(true).RemoveField("d_month").AddField("d", iceberg.DayTransform{}, "d_day").Commit(); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tx.Commit(ctx); err != nil {
-			t.Fatal(err)
-		}
-		done()
+		monthsToDays(t, s, "respec")
 		monthFiles := s.runFiles("months")
 
 		// A day of February: no month file holds it.
@@ -133,6 +125,14 @@ func monthsThenDays(t *testing.T, s *site, name string, cells ...string) (string
 		months[c[:7]] = true
 	}
 	s.must("publish", "--run-id", "months", "--table", tbl, "--partitions", "d="+strings.Join(slices.Sorted(maps.Keys(months)), ","), rows(1, cells...))
+	monthsToDays(t, s, name)
+	return tbl, rows, s.runFiles("months")
+}
+
+// monthsToDays replaces table eng.name's partition field d_month by
+// d_day, as another engine would.
+func monthsToDays(t *testing.T, s *site, name string) {
+	t.Helper()
 	ctx, loaded, done := engineTable(t, s, name)
 	defer done()
 	tx := loaded.NewTransaction()
@@ -142,7 +142,6 @@ func monthsThenDays(t *testing.T, s *site, name string, cells ...string) (string
 	if _, err := tx.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	return tbl, rows, s.runFiles("months")
 }
 
 // TestRewriteOverlapping: a table partitioned by month, then by day, with
@@ -344,15 +343,7 @@ func TestV1VoidPartitionField(t *testing.T) {
 	const tbl = "eng.v1"
 	in := func(lines string) string { return write(t, t.TempDir(), "in.ndjson", lines) }
 	s.must("publish", "--run-id", "jan", "--table", tbl, "--partitions", "d=2026-01", in(`{"d":"2026-01-05","id":1}`+"\n"))
-	ctx, loaded, done := engineTable(t, s, "v1")
-	tx := loaded.NewTransaction()
-	if err := tx.UpdateSpec(true).RemoveField("d_month").AddField("d", iceberg.DayTransform{}, "d_day").Commit(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tx.Commit(ctx); err != nil {
-		t.Fatal(err)
-	}
-	done()
+	monthsToDays(t, s, "v1")
 	janFiles := s.runFiles("jan")
 
 	feb := in(`{"d":"2026-02-01","id":3}` + "\n" + `{"d":"2026-02-02","id":4}` + "\n")
