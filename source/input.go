@@ -210,13 +210,14 @@ type jsonEmpty struct{}
 // appendValue casts one raw value (a CSV string, or a decoded JSON value) to
 // the column's type, refusing what the type cannot hold exactly.
 func appendValue(b array.Builder, f arrow.Field, raw any) error {
+	empty := false
 	if _, ok := raw.(jsonEmpty); ok {
-		if f.Type.ID() != arrow.STRING {
+		if f.Type.ID() != arrow.STRING && f.Type.ID() != arrow.BINARY {
 			return fmt.Errorf("value \"\" is not a %s; write null for a missing value", f.Type)
 		}
-		raw = ""
+		raw, empty = "", true
 	}
-	if raw == nil || raw == "" && f.Type.ID() != arrow.STRING {
+	if raw == nil || raw == "" && f.Type.ID() != arrow.STRING && !empty {
 		if !f.Nullable {
 			return errors.New("value is missing, and the column is required")
 		}
@@ -229,7 +230,22 @@ func appendValue(b array.Builder, f arrow.Field, raw any) error {
 		text = string(num)
 	}
 	wrong := func() error { return fmt.Errorf("value %s does not fit type %s", quote(raw), f.Type) }
+	if done, err := appendNested(b, f, raw); done {
+		return err
+	}
+	if done, err := appendBytes(b, raw, text, isText); done {
+		return err
+	}
 	switch b := b.(type) {
+	case *array.Time64Builder:
+		if !isText {
+			return wrong()
+		}
+		v, err := parseTime(text)
+		if err != nil {
+			return err
+		}
+		b.Append(v)
 	case *array.StringBuilder:
 		if !isText {
 			return wrong()
@@ -610,19 +626,14 @@ func decodeObject(text []byte) (map[string]any, error) {
 		if !utf8.Valid(raw) {
 			return nil, &InputError{Column: key, Err: errors.New("value is not valid UTF-8")}
 		}
-		vd := json.NewDecoder(bytes.NewReader(raw))
-		vd.UseNumber()
-		var v any
-		if err := vd.Decode(&v); err != nil {
-			return nil, &InputError{Column: key, Err: fmt.Errorf("malformed JSON: %v", err)}
+		v, err := decodeNested(raw)
+		if err != nil {
+			return nil, &InputError{Column: key, Err: err}
 		}
 		if _, ok := v.(string); ok && loneSurrogate(raw) {
 			return nil, &InputError{Column: key, Err: errors.New("value holds a \\u escape that is not a character (a lone surrogate)")}
 		}
-		if v == "" {
-			v = jsonEmpty{} // JSON has null for a missing value; "" is text
-		}
-		row[key] = v
+		row[key] = v // "" is jsonEmpty: JSON has null for a missing value; "" is text
 	}
 	if _, err := dec.Token(); err != nil {
 		return nil, fmt.Errorf("malformed JSON: %v", err)

@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -31,6 +32,15 @@ const (
 	tagTimestampTz byte = 0x0A
 	tagDecimal     byte = 0x0B
 	tagTime        byte = 0x0C
+	// v2's types (docs/fingerprint.md): a table holding none of them is
+	// fingerprinted as v1, byte for byte.
+	tagUUID          byte = 0x0D
+	tagFixed         byte = 0x0E
+	tagTimestampNs   byte = 0x0F
+	tagTimestampTzNs byte = 0x10
+	tagStruct        byte = 0x11
+	tagList          byte = 0x12
+	tagMap           byte = 0x13
 )
 
 // canonicalNaN bits: every NaN hashes alike, whatever its payload.
@@ -63,7 +73,18 @@ type rowBuffer struct {
 	cur    []int
 	blocks bool
 	padded bool
+	// encoded holds, per column of a v2 type whose values have no one
+	// width (struct, list, map), each row's encoding: encoded[c].row(r).
+	encoded map[int]*encodedColumn
 }
+
+// encodedColumn is one column's values, each encoded with its tag.
+type encodedColumn struct {
+	buf []byte
+	off []int // row r is buf[off[r]:off[r+1]]
+}
+
+func (e *encodedColumn) ValueLen(r int) int { return e.off[r+1] - e.off[r] }
 
 func (b *rowBuffer) row(r int) []byte { return b.buf[b.off[r]:b.cur[r]] }
 
@@ -97,6 +118,16 @@ func (b *rowBuffer) fill(types []iceberg.Type, cols []arrow.Array, idx []int, n 
 		if err != nil {
 			return fmt.Errorf("column %d: %w", c, err)
 		}
+		if w == nested {
+			e, err := b.encode(c, types[c], cols[c], n)
+			if err != nil {
+				return fmt.Errorf("column %d: %w", c, err)
+			}
+			for r := range n {
+				b.off[r+1] += e.ValueLen(r)
+			}
+			continue
+		}
 		if w >= 0 && cols[c].NullN() == 0 {
 			fixed += 1 + w
 			continue
@@ -124,9 +155,37 @@ func (b *rowBuffer) fill(types []iceberg.Type, cols []arrow.Array, idx []int, n 
 	}
 	copy(b.cur, b.off[:n])
 	for _, c := range idx {
+		if e := b.encoded[c]; e != nil {
+			for r := range n {
+				b.cur[r] += copy(b.buf[b.cur[r]:], e.buf[e.off[r]:e.off[r+1]])
+			}
+			continue
+		}
 		b.put(types[c], cols[c], n)
 	}
 	return nil
+}
+
+// encode encodes each row's value of a nested column c, kept in
+// b.encoded[c] until the next fill.
+func (b *rowBuffer) encode(c int, typ iceberg.Type, arr arrow.Array, n int) (*encodedColumn, error) {
+	if b.encoded == nil {
+		b.encoded = map[int]*encodedColumn{}
+	}
+	e := b.encoded[c]
+	if e == nil {
+		e = &encodedColumn{}
+		b.encoded[c] = e
+	}
+	e.buf, e.off = e.buf[:0], append(e.off[:0], 0)
+	var err error
+	for r := range n {
+		if e.buf, err = appendValue(e.buf, typ, arr, r); err != nil {
+			return nil, err
+		}
+		e.off = append(e.off, len(e.buf))
+	}
+	return e, nil
 }
 
 func grow[T any](s []T, n int) []T {
@@ -136,12 +195,27 @@ func grow[T any](s []T, n int) []T {
 	return s[:n]
 }
 
-// width is the bytes after the tag of a fixed-width value, or -1 for a
-// length-prefixed one.
+// nested is the width of a struct, list or map column: its values are
+// encoded one by one (appendValue).
+const nested = -2
+
+// width is the bytes after the tag of a fixed-width value, -1 for a
+// length-prefixed one, or nested.
 func width(typ iceberg.Type, arr arrow.Array) (int, error) {
 	ok := false
 	w := 0
-	switch typ.(type) {
+	switch t := typ.(type) {
+	case *iceberg.StructType, *iceberg.ListType, *iceberg.MapType:
+		return nested, nil
+	case iceberg.UUIDType:
+		ok = fixedBinary(arr, 16)
+		w = 16
+	case iceberg.FixedType:
+		ok = fixedBinary(arr, t.Len())
+		w = t.Len()
+	case iceberg.TimestampNsType, iceberg.TimestampTzNsType:
+		_, ok = arr.(*array.Timestamp)
+		w = 8
 	case iceberg.BooleanType:
 		_, ok = arr.(*array.Boolean)
 		w = 1
@@ -182,7 +256,7 @@ func width(typ iceberg.Type, arr arrow.Array) (int, error) {
 		}
 		w = -1
 	default:
-		return 0, fmt.Errorf("iceberg type %s is not supported by fingerprint v1", typ)
+		return 0, fmt.Errorf("iceberg type %s is not supported by the fingerprint", typ)
 	}
 	if !ok {
 		return 0, fmt.Errorf("arrow type %s cannot hold iceberg type %s", arr.DataType(), typ)
@@ -288,14 +362,24 @@ func (b *rowBuffer) put(typ iceberg.Type, arr arrow.Array, n int) {
 			}
 		}
 	case *array.Timestamp:
-		tag := tagTimestamp
-		if _, tz := typ.(iceberg.TimestampTzType); tz {
-			tag = tagTimestampTz
-		}
-		toMicros := timestampToMicros(a.DataType().(*arrow.TimestampType).Unit)
+		tag, scale := timestampTag(typ, a)
 		for r, v := range a.TimestampValues() {
 			if !null(r) {
-				put64(buf, cur, r, tag, uint64(toMicros(int64(v))))
+				put64(buf, cur, r, tag, uint64(scale(int64(v))))
+			}
+		}
+	case array.ExtensionArray: // a uuid
+		b.put(typ, a.Storage(), n)
+	case *array.FixedSizeBinary:
+		tag := tagFixed
+		if _, ok := typ.(iceberg.UUIDType); ok {
+			tag = tagUUID
+		}
+		for r := range n {
+			if !null(r) {
+				p := cur[r]
+				buf[p] = tag
+				cur[r] = p + 1 + copy(buf[p+1:], a.Value(r))
 			}
 		}
 	case *array.Decimal128:
@@ -350,4 +434,129 @@ func putBytes[T string | []byte](buf []byte, cur []int, r int, tag byte, v T) {
 	buf[p] = tag
 	binary.BigEndian.PutUint32(buf[p+1:], uint32(len(v)))
 	cur[r] = p + 5 + copy(buf[p+5:], v)
+}
+
+// fixedBinary says whether arr holds fixed-width binary values of n bytes,
+// itself or as the storage of an extension type (a uuid).
+func fixedBinary(arr arrow.Array, n int) bool {
+	if ext, ok := arr.(array.ExtensionArray); ok {
+		arr = ext.Storage()
+	}
+	a, ok := arr.(*array.FixedSizeBinary)
+	return ok && a.DataType().(*arrow.FixedSizeBinaryType).ByteWidth == n
+}
+
+// timestampTag is the tag of a timestamp column of Iceberg type typ and
+// how its stored values convert to the type's unit (microseconds, or
+// nanoseconds for v3's timestamp_ns).
+func timestampTag(typ iceberg.Type, a *array.Timestamp) (byte, func(int64) int64) {
+	unit := a.DataType().(*arrow.TimestampType).Unit
+	switch typ.(type) {
+	case iceberg.TimestampNsType:
+		return tagTimestampNs, timestampToNanos(unit)
+	case iceberg.TimestampTzNsType:
+		return tagTimestampTzNs, timestampToNanos(unit)
+	case iceberg.TimestampTzType:
+		return tagTimestampTz, timestampToMicros(unit)
+	}
+	return tagTimestamp, timestampToMicros(unit)
+}
+
+func timestampToNanos(unit arrow.TimeUnit) func(int64) int64 {
+	var m int64
+	switch unit {
+	case arrow.Second:
+		m = 1_000_000_000
+	case arrow.Millisecond:
+		m = 1_000_000
+	case arrow.Microsecond:
+		m = 1_000
+	default:
+		m = 1
+	}
+	return func(v int64) int64 { return v * m }
+}
+
+// appendValue appends the canonical encoding of arr's value at row r, of
+// Iceberg type typ, to dst: one value at a time, as nested values (a
+// struct's fields, a list's elements, a map's entries) are encoded.
+func appendValue(dst []byte, typ iceberg.Type, arr arrow.Array, r int) ([]byte, error) {
+	if arr.IsNull(r) {
+		return append(dst, tagNull), nil
+	}
+	switch t := typ.(type) {
+	case *iceberg.StructType:
+		a, ok := arr.(*array.Struct)
+		if !ok || a.NumField() != len(t.FieldList) {
+			return nil, fmt.Errorf("arrow type %s cannot hold iceberg type %s", arr.DataType(), typ)
+		}
+		dst = append(dst, tagStruct)
+		for i, f := range t.FieldList {
+			var err error
+			if dst, err = appendValue(dst, f.Type, a.Field(i), r); err != nil {
+				return nil, err
+			}
+		}
+		return dst, nil
+	case *iceberg.ListType:
+		a, ok := arr.(array.ListLike)
+		if !ok || arr.DataType().ID() == arrow.MAP {
+			return nil, fmt.Errorf("arrow type %s cannot hold iceberg type %s", arr.DataType(), typ)
+		}
+		start, end := a.ValueOffsets(r)
+		dst = binary.BigEndian.AppendUint32(append(dst, tagList), uint32(end-start))
+		for i := start; i < end; i++ {
+			var err error
+			if dst, err = appendValue(dst, t.Element, a.ListValues(), int(i)); err != nil {
+				return nil, err
+			}
+		}
+		return dst, nil
+	case *iceberg.MapType:
+		a, ok := arr.(*array.Map)
+		if !ok {
+			return nil, fmt.Errorf("arrow type %s cannot hold iceberg type %s", arr.DataType(), typ)
+		}
+		return appendMap(dst, t, a, r)
+	}
+	// A primitive: encoded as a column of one row would be.
+	w, err := width(typ, arr)
+	if err != nil {
+		return nil, err
+	}
+	one := array.NewSlice(arr, int64(r), int64(r+1))
+	defer one.Release()
+	size := 1 + w
+	if w < 0 {
+		size = 5 + one.(interface{ ValueLen(int) int }).ValueLen(0)
+	}
+	p := len(dst)
+	dst = append(dst, make([]byte, size)...)
+	b := rowBuffer{buf: dst, cur: []int{p}}
+	b.put(typ, one, 1)
+	return b.buf, nil
+}
+
+// appendMap encodes a map's entries in the order of their keys' encodings,
+// so that the same entries in any order encode alike.
+func appendMap(dst []byte, t *iceberg.MapType, a *array.Map, r int) ([]byte, error) {
+	start, end := a.ValueOffsets(r)
+	entries := make([][]byte, 0, end-start)
+	for i := start; i < end; i++ {
+		k, err := appendValue(nil, t.KeyType, a.Keys(), int(i))
+		if err != nil {
+			return nil, err
+		}
+		kv, err := appendValue(k, t.ValueType, a.Items(), int(i))
+		if err != nil {
+			return nil, err
+		}
+		entries = append(entries, kv)
+	}
+	slices.SortFunc(entries, bytes.Compare) // a key's encoding is never a prefix of another's
+	dst = binary.BigEndian.AppendUint32(append(dst, tagMap), uint32(len(entries)))
+	for _, e := range entries {
+		dst = append(dst, e...)
+	}
+	return dst, nil
 }

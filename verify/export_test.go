@@ -9,5 +9,5 @@ func ContentHash(rows int64, sum [32]byte) string {
 	for i := range 4 {
 		acc[i] = binary.BigEndian.Uint64(sum[24-8*i:])
 	}
-	return contentHash(rows, acc)
+	return contentHash(V1, rows, acc)
 }

@@ -20,9 +20,37 @@ import (
 	"github.com/lakeswap/lakeswap/verify/internal/rowhash"
 )
 
-// Version tags the fingerprint algorithm; it is recorded beside every
-// fingerprint so that a later algorithm never compares against this one.
-const Version = "v1"
+// The fingerprint's versions; the one a partition's is taken under is
+// recorded beside it (runrecord's FingerprintVersion) so that a later
+// algorithm never compares against another. v2 adds the types v1 lacks
+// (uuid, fixed, nanosecond timestamps, struct, list, map) and is v1 byte
+// for byte on a table that holds none of them, so that what was recorded
+// under v1 still verifies.
+const (
+	V1 = "v1"
+	V2 = "v2"
+)
+
+// VersionOf is the version a table of schema sc is fingerprinted under.
+func VersionOf(sc *iceberg.Schema) string {
+	for _, f := range sc.Fields() {
+		if !v1Type(f.Type) {
+			return V2
+		}
+	}
+	return V1
+}
+
+// v1Type says whether fingerprint v1 encodes values of type t.
+func v1Type(t iceberg.Type) bool {
+	switch t.(type) {
+	case iceberg.BooleanType, iceberg.Int32Type, iceberg.Int64Type, iceberg.Float32Type, iceberg.Float64Type,
+		iceberg.StringType, iceberg.BinaryType, iceberg.DateType, iceberg.TimeType, iceberg.TimestampType,
+		iceberg.TimestampTzType, iceberg.DecimalType:
+		return true
+	}
+	return false
+}
 
 // Fingerprint summarises a partition's content so that two stagings, or a
 // staging and what was committed, can be compared without keeping either.
@@ -476,13 +504,13 @@ func (a *Accumulator) Result() Fingerprint {
 			fp.NullGrain[a.c.Fields[c].Name] = a.nullGrain[i]
 		}
 	}
-	fp.Hash = contentHash(a.rows, a.acc)
+	fp.Hash = contentHash(VersionOf(a.c.Schema), a.rows, a.acc)
 	return fp
 }
 
-func contentHash(rows int64, acc [4]uint64) string {
+func contentHash(version string, rows int64, acc [4]uint64) string {
 	h := sha256.New()
-	h.Write([]byte("lakeswap-fingerprint-" + Version + "\x00"))
+	h.Write([]byte("lakeswap-fingerprint-" + version + "\x00"))
 	var b [8]byte
 	binary.BigEndian.PutUint64(b[:], uint64(rows))
 	h.Write(b[:])
@@ -508,7 +536,7 @@ func Combine(parts map[string]Fingerprint) (Fingerprint, error) {
 	out := Fingerprint{Sums: map[string]int64{}}
 	sums := map[string]*sum128{}
 	h := sha256.New()
-	h.Write([]byte("lakeswap-run-fingerprint-" + Version + "\x00"))
+	h.Write([]byte("lakeswap-run-fingerprint-v1\x00")) // v2 combines as v1 does
 	var b [4]byte
 	for _, k := range keys {
 		fp := parts[k]
