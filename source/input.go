@@ -763,9 +763,12 @@ func readParquetInput(ctx context.Context, path string, schema *arrow.Schema, fn
 
 // sameValues reports whether a Parquet column of type got holds values of
 // type want as they are: large strings (as Polars writes them) are strings,
-// and an instant is an instant in any time zone.
+// an instant is an instant in any time zone, and 16 fixed bytes (as
+// engines that do not mark a uuid write it) are a uuid.
 func sameValues(got, want arrow.DataType) bool {
 	switch {
+	case want.ID() == arrow.EXTENSION && got.ID() == arrow.FIXED_SIZE_BINARY:
+		return arrow.TypeEqual(got, want.(arrow.ExtensionType).StorageType())
 	case got.ID() == arrow.LARGE_STRING && want.ID() == arrow.STRING:
 		return true
 	case got.ID() == arrow.TIMESTAMP && want.ID() == arrow.TIMESTAMP:
@@ -782,6 +785,8 @@ func asType(ctx context.Context, col arrow.Array, want arrow.DataType) (arrow.Ar
 	case arrow.TypeEqual(col.DataType(), want):
 		col.Retain()
 		return col, nil
+	case want.ID() == arrow.EXTENSION:
+		return array.NewExtensionArrayWithStorage(want.(arrow.ExtensionType), col), nil
 	case col.DataType().ID() == arrow.TIMESTAMP:
 		// The same instants, counted from the same epoch: only the zone
 		// to show them in differs.
@@ -807,6 +812,22 @@ func releaseAll(cols []arrow.Array) {
 // would cut it).
 func unfit(col arrow.Array) (int, string) {
 	switch c := col.(type) {
+	case *array.Struct:
+		for i := range c.NumField() {
+			if bad, why := unfit(c.Field(i)); bad >= 0 {
+				return bad, fmt.Sprintf("field %s: %s", c.DataType().(*arrow.StructType).Field(i).Name, why)
+			}
+		}
+	case array.ListLike: // a list or a map: a bad element is its row's
+		bad, why := unfit(c.ListValues())
+		if bad < 0 {
+			return -1, ""
+		}
+		for r := range c.Len() {
+			if start, end := c.ValueOffsets(r); int64(bad) >= start && int64(bad) < end {
+				return r, why
+			}
+		}
 	case *array.String:
 		for i := 0; i < c.Len(); i++ {
 			if c.IsValid(i) && !utf8.ValidString(c.Value(i)) {
