@@ -56,6 +56,11 @@ func newContract(sc *iceberg.Schema, grain, additive []string, checks map[string
 		return nil, fmt.Errorf("arrow schema of table: %w", err)
 	}
 	c := &Contract{Schema: sc, Fields: sc.Fields(), Arrow: arr, Checks: map[int][]Check{}, Partition: part}
+	for _, f := range sc.Fields() {
+		if t, ok := unheld(f.Type); ok {
+			return nil, fmt.Errorf("column %s holds type %s, which lakeswap cannot validate or fingerprint yet; a table with it cannot be backfilled by lakeswap", f.Name, t)
+		}
+	}
 	index := func(name, role string) (int, error) {
 		idx := slices.IndexFunc(sc.Fields(), func(f iceberg.NestedField) bool { return f.Name == name })
 		if idx < 0 {
@@ -67,6 +72,9 @@ func newContract(sc *iceberg.Schema, grain, additive []string, checks map[string
 		i, err := index(g, "grain")
 		if err != nil {
 			return nil, err
+		}
+		if isNested(sc.Field(i).Type) {
+			return nil, fmt.Errorf("grain column %q is a %s; a grain is made of primitive columns (a struct's field cannot be named yet)", g, sc.Field(i).Type)
 		}
 		c.Grain = append(c.Grain, i)
 	}
@@ -129,7 +137,8 @@ func NewPartitioner(column int, name string, typ iceberg.Type, transform string)
 		switch typ.(type) {
 		case iceberg.DateType, iceberg.StringType, iceberg.Int32Type, iceberg.Int64Type,
 			iceberg.BooleanType, iceberg.Float32Type, iceberg.Float64Type, iceberg.DecimalType,
-			iceberg.TimeType, iceberg.TimestampType, iceberg.TimestampTzType, iceberg.BinaryType:
+			iceberg.TimeType, iceberg.TimestampType, iceberg.TimestampTzType, iceberg.BinaryType,
+			iceberg.UUIDType, iceberg.FixedType:
 			return p, nil
 		}
 	case iceberg.YearTransform, iceberg.MonthTransform, iceberg.DayTransform:
@@ -145,7 +154,8 @@ func NewPartitioner(column int, name string, typ iceberg.Type, transform string)
 	case iceberg.BucketTransform:
 		switch typ.(type) {
 		case iceberg.Int32Type, iceberg.Int64Type, iceberg.DateType, iceberg.TimeType, iceberg.TimestampType,
-			iceberg.TimestampTzType, iceberg.DecimalType, iceberg.StringType, iceberg.BinaryType:
+			iceberg.TimestampTzType, iceberg.DecimalType, iceberg.StringType, iceberg.BinaryType,
+			iceberg.UUIDType, iceberg.FixedType:
 			return p, nil
 		}
 	case iceberg.TruncateTransform:
@@ -351,4 +361,40 @@ func (p Partitioner) Key(value string) string {
 		return p.Name + "=bucket:" + value
 	}
 	return p.Name + "=" + value
+}
+
+// isNested says whether t is a struct, list or map.
+func isNested(t iceberg.Type) bool {
+	switch t.(type) {
+	case *iceberg.StructType, *iceberg.ListType, *iceberg.MapType:
+		return true
+	}
+	return false
+}
+
+// unheld returns the first type within t that lakeswap does not hold
+// (variant, geometry, geography, unknown), if any.
+func unheld(t iceberg.Type) (iceberg.Type, bool) {
+	switch t := t.(type) {
+	case *iceberg.StructType:
+		for _, f := range t.FieldList {
+			if u, ok := unheld(f.Type); ok {
+				return u, true
+			}
+		}
+		return nil, false
+	case *iceberg.ListType:
+		return unheld(t.Element)
+	case *iceberg.MapType:
+		if u, ok := unheld(t.KeyType); ok {
+			return u, true
+		}
+		return unheld(t.ValueType)
+	case iceberg.BooleanType, iceberg.Int32Type, iceberg.Int64Type, iceberg.Float32Type, iceberg.Float64Type,
+		iceberg.StringType, iceberg.BinaryType, iceberg.DateType, iceberg.TimeType, iceberg.TimestampType,
+		iceberg.TimestampTzType, iceberg.DecimalType, iceberg.UUIDType, iceberg.FixedType,
+		iceberg.TimestampNsType, iceberg.TimestampTzNsType:
+		return nil, false
+	}
+	return t, true
 }

@@ -99,6 +99,10 @@ func (p Partitioner) Form() string {
 			return fmt.Sprintf("%s is a %s column: write the shortest form of the value, e.g. 0.5, 1e+21, NaN", p.Name, t)
 		case iceberg.BinaryType:
 			return fmt.Sprintf("%s is a binary column: write the value in base64", p.Name)
+		case iceberg.FixedType:
+			return fmt.Sprintf("%s is a %s column: write the value's %d bytes in base64", p.Name, t, t.Len())
+		case iceberg.UUIDType:
+			return fmt.Sprintf("%s is a uuid column: write it as 8-4-4-4-12 lower-case hex digits, e.g. f79c3e09-677c-4bbd-a479-3f349cb785e7", p.Name)
 		}
 	}
 	if layout, _, ok := p.dated(); ok {

@@ -11,7 +11,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/extensions"
 	"github.com/apache/iceberg-go"
+	"github.com/google/uuid"
 )
 
 // The transforms beyond the calendar and the identity of a date, string or
@@ -93,6 +95,10 @@ func sourceValues(arr arrow.Array) (func(row int) any, error) {
 		v = func(r int) any { return a.Value(r) }
 	case *array.Binary:
 		v = func(r int) any { return a.Value(r) }
+	case *array.FixedSizeBinary:
+		v = func(r int) any { return a.Value(r) }
+	case *extensions.UUIDArray:
+		v = func(r int) any { return a.Value(r) }
 	default:
 		return nil, fmt.Errorf("a column of arrow type %s cannot be partitioned by lakeswap", arr.DataType())
 	}
@@ -149,6 +155,8 @@ func (p Partitioner) human(v any) string {
 		return strconv.FormatFloat(x, 'g', -1, 64)
 	case []byte:
 		return base64.StdEncoding.EncodeToString(x)
+	case uuid.UUID:
+		return x.String()
 	case iceberg.Date:
 		return x.ToTime().Format(time.DateOnly)
 	case iceberg.Time:
@@ -243,6 +251,18 @@ func (p Partitioner) parseGeneric(value string) (any, error) {
 			return nil, p.want(value)
 		}
 		v = b
+	case iceberg.FixedType:
+		b, err := base64.StdEncoding.DecodeString(value)
+		if err != nil || len(b) != typ.Len() {
+			return nil, p.want(value)
+		}
+		v = b
+	case iceberg.UUIDType:
+		u, err := uuid.Parse(value)
+		if err != nil {
+			return nil, p.want(value)
+		}
+		v = u
 	case iceberg.DateType:
 		t, err := time.Parse(time.DateOnly, value)
 		if err != nil {

@@ -466,7 +466,7 @@ func TestOpenColumns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rr, err := parquetio.OpenColumns(context.Background(), icebergio.LocalFS{}, files[0].Path, []string{"c", "b"})
+	rr, err := parquetio.OpenColumns(context.Background(), icebergio.LocalFS{}, files[0].Path, []parquetio.Column{{Name: "c"}, {Name: "b"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -478,7 +478,7 @@ func TestOpenColumns(t *testing.T) {
 	if got.NumCols() != 2 || got.ColumnName(0) != "c" && got.ColumnName(1) != "c" || got.Schema().HasField("a") {
 		t.Errorf("read columns %v, want b and c only", got.Schema())
 	}
-	if _, err := parquetio.OpenColumns(context.Background(), icebergio.LocalFS{}, files[0].Path, []string{"nope"}); err == nil {
+	if _, err := parquetio.OpenColumns(context.Background(), icebergio.LocalFS{}, files[0].Path, []parquetio.Column{{Name: "nope"}}); err == nil {
 		t.Error("a missing column was read")
 	}
 }

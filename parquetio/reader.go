@@ -3,7 +3,9 @@ package parquetio
 import (
 	"context"
 	"fmt"
+	"strconv"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
@@ -21,20 +23,51 @@ func Open(ctx context.Context, fsys icebergio.IO, path string) (array.RecordRead
 	return OpenColumns(ctx, fsys, path, nil)
 }
 
-// OpenColumns reads only the named top-level columns of a Parquet file (all
-// of them for nil), so that a check of a few columns decodes no others. A
-// name the file lacks is an error.
-func OpenColumns(ctx context.Context, fsys icebergio.IO, path string, names []string) (array.RecordReader, error) {
+// Column names a top-level column of the table: by its field id in a
+// file that carries ids (as every Iceberg writer's do, and a column renamed
+// since keeps its id), by its name in one that carries none.
+type Column struct {
+	ID   int
+	Name string
+}
+
+// OpenColumns reads only the given columns of a Parquet file (all of them
+// for nil), so that a check of a few columns decodes no others. A column
+// the file lacks is an error; FieldIndex finds each in the batches read.
+func OpenColumns(ctx context.Context, fsys icebergio.IO, path string, cols []Column) (array.RecordReader, error) {
 	f, err := fsys.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	return openReader(ctx, f, path, names, f.Close)
+	return openReader(ctx, f, path, cols, f.Close)
+}
+
+// FieldIndex is the index of column c in sc, a file's schema as read, or
+// -1: matched by field id where the file carries ids, else by name.
+func FieldIndex(sc *arrow.Schema, c Column) int {
+	byName, withIDs := -1, false
+	for i, f := range sc.Fields() {
+		v, ok := f.Metadata.GetValue("PARQUET:field_id")
+		if !ok {
+			if f.Name == c.Name {
+				byName = i
+			}
+			continue
+		}
+		withIDs = true
+		if id, err := strconv.Atoi(v); err == nil && id == c.ID {
+			return i
+		}
+	}
+	if withIDs {
+		return -1
+	}
+	return byName
 }
 
 // openReader reads the named columns of the Parquet file r holds; closeFn
 // closes what r reads from when the reader is released or fails.
-func openReader(ctx context.Context, r parquet.ReaderAtSeeker, path string, names []string, closeFn func() error) (array.RecordReader, error) {
+func openReader(ctx context.Context, r parquet.ReaderAtSeeker, path string, want []Column, closeFn func() error) (array.RecordReader, error) {
 	pf, err := file.NewParquetReader(r)
 	if err != nil {
 		_ = closeFn()
@@ -46,19 +79,19 @@ func openReader(ctx context.Context, r parquet.ReaderAtSeeker, path string, name
 		return nil, fmt.Errorf("read %s as arrow: %w", path, err)
 	}
 	var cols []int
-	if names != nil {
+	if want != nil {
 		sc, err := fr.Schema()
 		if err != nil {
 			_ = pf.Close()
 			return nil, fmt.Errorf("read %s as arrow: %w", path, err)
 		}
-		for _, name := range names {
-			idx := sc.FieldIndices(name)
-			if len(idx) != 1 || !fr.Manifest.Fields[idx[0]].IsLeaf() {
+		for _, c := range want {
+			i := FieldIndex(sc, c)
+			if i < 0 || !fr.Manifest.Fields[i].IsLeaf() {
 				_ = pf.Close()
-				return nil, fmt.Errorf("%s: column %s is missing, named twice or not a plain column", path, name)
+				return nil, fmt.Errorf("%s: column %s (field %d) is missing or not a plain column", path, c.Name, c.ID)
 			}
-			cols = append(cols, fr.Manifest.Fields[idx[0]].ColIndex)
+			cols = append(cols, fr.Manifest.Fields[i].ColIndex)
 		}
 	}
 	rr, err := fr.GetRecordReader(ctx, cols, nil)

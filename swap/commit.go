@@ -25,7 +25,7 @@ import (
 // roll back the run, and to conclude a rerun of its id, from the table alone.
 func (plan *run) record() runrecord.Record {
 	r := runrecord.Record{RunID: plan.RunID, Source: plan.Source, PartitionColumn: plan.PartitionColumn,
-		Fingerprint: plan.Fingerprint.Hash, FingerprintVersion: verify.Version, PartitionHashes: map[string]string{},
+		Fingerprint: plan.Fingerprint.Hash, FingerprintVersion: verify.VersionOf(plan.contract.Schema), PartitionHashes: map[string]string{},
 		Rows: plan.Fingerprint.Rows, Sums: plan.Fingerprint.Sums, BaseSnapshotID: plan.BaseSnapshotID,
 		BaseFingerprint: plan.BaseFingerprint.Hash, BaseRows: plan.BaseFingerprint.Rows, Version: runrecord.Version}
 	for _, pp := range plan.Partitions {

@@ -203,6 +203,12 @@ func (a *Accumulator) Add(rec arrow.RecordBatch) error {
 		if err := a.addGrains(cols, n, base); err != nil {
 			return err
 		}
+	} else {
+		// Counted, not reported: a grain set on a table in place is
+		// judged by what its rows hold.
+		for gi, c := range a.c.Grain {
+			a.nullGrain[gi] += int64(cols[c].NullN())
+		}
 	}
 	if a.rowBuf.padded {
 		rowhash.Add(&a.acc, a.rowBuf.buf[:n*rowhash.BlockSize])

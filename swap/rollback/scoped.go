@@ -460,7 +460,7 @@ func (u *undoPlan) record(ctx context.Context, rec runrecord.Record, partitions 
 	fp, _ := verify.Combine(parts)
 	id, source := runrecord.ScopedRollback(rec.RunID)
 	undo := runrecord.Record{RunID: id, Source: source, PartitionColumn: rec.PartitionColumn,
-		Partitions: partitions, Fingerprint: fp.Hash, FingerprintVersion: verify.Version, PartitionHashes: map[string]string{},
+		Partitions: partitions, Fingerprint: fp.Hash, FingerprintVersion: verify.VersionOf(u.c.Schema), PartitionHashes: map[string]string{},
 		Rows: fp.Rows, Sums: fp.Sums, BaseSnapshotID: &u.head.SnapshotID, BaseFingerprint: rec.Fingerprint, BaseRows: rec.Rows, Version: runrecord.Version}
 	if batches {
 		// What the undo replaces is the run's batches together.

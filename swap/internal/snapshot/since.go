@@ -193,16 +193,18 @@ func StillLive(added []Added, live map[string][]iceberg.DataFile) []Added {
 // EachKey calls fn with the hash of every row's grain in a file, and a
 // function that writes the grain out as text (only for the few named).
 func EachKey(ctx context.Context, fsys icebergio.IO, c *contract.Contract, path string, seed maphash.Seed, fn func(uint64, func() string)) error {
-	names := make([]string, len(c.Grain))
+	// By field id: a grain column renamed since the file was written is
+	// found under its old name.
+	grain := make([]parquetio.Column, len(c.Grain))
 	for i, g := range c.Grain {
-		names[i] = c.Fields[g].Name
+		grain[i] = parquetio.Column{ID: c.Fields[g].ID, Name: c.Fields[g].Name}
 	}
 	var rr array.RecordReader
 	var err error
 	if d, ok := fsys.(*DeletesIO); ok && len(d.tasks[path]) > 0 {
-		rr, err = Open(ctx, fsys, path) // every column, by name below
+		rr, err = Open(ctx, fsys, path) // every column, found below
 	} else {
-		rr, err = parquetio.OpenColumns(ctx, fsys, path, names)
+		rr, err = parquetio.OpenColumns(ctx, fsys, path, grain)
 	}
 	if err != nil {
 		return err
@@ -214,12 +216,12 @@ func EachKey(ctx context.Context, fsys icebergio.IO, c *contract.Contract, path 
 	var hashes []uint64
 	for rr.Next() {
 		rec := rr.RecordBatch()
-		for i, name := range names {
-			idx := rec.Schema().FieldIndices(name)
-			if len(idx) == 0 {
-				return fmt.Errorf("column %s missing", name)
+		for i, g := range grain {
+			idx := parquetio.FieldIndex(rec.Schema(), g)
+			if idx < 0 {
+				return fmt.Errorf("%s: column %s (field %d) is missing", path, g.Name, g.ID)
 			}
-			cols[c.Grain[i]] = rec.Column(idx[0])
+			cols[c.Grain[i]] = rec.Column(idx)
 		}
 		if hashes, err = hasher.Hashes(hashes[:0], cols, int(rec.NumRows())); err != nil {
 			return err
@@ -231,7 +233,7 @@ func EachKey(ctx context.Context, fsys icebergio.IO, c *contract.Contract, path 
 					if i > 0 {
 						b.WriteString(", ")
 					}
-					b.WriteString(names[i] + "=" + cols[g].ValueStr(r))
+					b.WriteString(grain[i].Name + "=" + cols[g].ValueStr(r))
 				}
 				return b.String()
 			})
