@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/lakeswap/lakeswap/internal/exact"
 )
 
 // PropPlausibleBand bounds how far a run may move a partition it replaces:
@@ -45,13 +47,13 @@ func (b Band) String() string {
 // its magnitude (-100 -> -300, ratio 3). A sum that was zero has no
 // ratio: it may stay zero, and anything else is implausible (growth from
 // zero). The ratio returned is after/before, or +Inf from zero.
-func (b Band) Holds(before, after int64) (ratio float64, ok bool) {
-	if before == 0 {
-		if after == 0 {
+func (b Band) Holds(before, after exact.Sum) (ratio float64, ok bool) {
+	if before.Sign() == 0 {
+		if after.Sign() == 0 {
 			return 1, true
 		}
 		return math.Inf(1), false
 	}
-	ratio = float64(after) / float64(before)
+	ratio = after.Float64() / before.Float64()
 	return ratio, ratio >= b.Lo && ratio <= b.Hi
 }

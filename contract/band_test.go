@@ -1,6 +1,10 @@
 package contract
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/lakeswap/lakeswap/internal/exact"
+)
 
 func TestParseBand(t *testing.T) {
 	for in, want := range map[string]Band{"0.5:2": {0.5, 2}, "0:10": {0, 10}, " 1:1 ": {1, 1}} {
@@ -28,7 +32,7 @@ func TestBandHolds(t *testing.T) {
 		{-200, 200, false}, {200, -200, false}, {-100, -300, false}, {-100, -150, true}, {-100, -40, false},
 		{0, 500, false}, {0, -1, false}, {0, 0, true}, {500, 0, false},
 	} {
-		if _, ok := b.Holds(c.before, c.after); ok != c.ok {
+		if _, ok := b.Holds(exact.Of(c.before), exact.Of(c.after)); ok != c.ok {
 			t.Errorf("%d -> %d in %s: %v, want %v", c.before, c.after, b, ok, c.ok)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/lakeswap/lakeswap/internal/exact"
 	"github.com/lakeswap/lakeswap/internal/words"
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/swap"
@@ -327,10 +328,10 @@ func (i *Info) Record(r *runrecord.Record, parts []swap.PartitionPlan, whole boo
 		}
 	}
 	if i.Reconciled != nil {
-		r.Reconciled = map[string]map[string]int64{}
+		r.Reconciled = map[string]map[string]exact.Sum{}
 		for _, pp := range parts { // a batch records its own
 			if f, ok := i.Reconciled[pp.Value]; ok {
-				m := map[string]int64{"rows": f.Rows}
+				m := map[string]exact.Sum{"rows": exact.Of(f.Rows)}
 				for col, sum := range f.Sums {
 					m[col] = sum
 				}

@@ -19,6 +19,7 @@ import (
 	"github.com/apache/iceberg-go"
 
 	"github.com/lakeswap/lakeswap/contract"
+	"github.com/lakeswap/lakeswap/internal/exact"
 	"github.com/lakeswap/lakeswap/parquetio"
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/source"
@@ -708,7 +709,7 @@ func ident(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"
 // Figures are what a job's reconciliation query says a partition holds.
 type Figures struct {
 	Rows int64
-	Sums map[string]int64
+	Sums map[string]exact.Sum
 }
 
 // Reconciled runs the job's reconciliation query for from..to: one row a
@@ -767,19 +768,19 @@ func (j *Job) Reconciled(ctx context.Context, eng *source.SQLEngine, c *contract
 			if !ok {
 				return nil, fmt.Errorf("job's reconciliation query: a row has no %s", c.Partition.Name)
 			}
-			f := Figures{Sums: map[string]int64{}}
+			f := Figures{Sums: map[string]exact.Sum{}}
 			for name, i := range figures {
 				if rec.Column(i).IsNull(r) {
 					return nil, fmt.Errorf("job's reconciliation query: partition %s has no %s (null)", c.Partition.Key(v), name)
 				}
-				n, ok := unscaled(rec.Column(i), r)
-				if !ok {
-					return nil, fmt.Errorf("job's reconciliation query: partition %s: %s overflows a 64-bit integer", c.Partition.Key(v), name)
-				}
-				if name == "rows" {
-					f.Rows = n
-				} else {
+				n := unscaled(rec.Column(i), r)
+				if name != "rows" {
 					f.Sums[name] = n
+					continue
+				}
+				var ok bool
+				if f.Rows, ok = n.Int64(); !ok {
+					return nil, fmt.Errorf("job's reconciliation query: partition %s: rows %s is not a row count", c.Partition.Key(v), n)
 				}
 			}
 			v = strings.Clone(v)
@@ -809,14 +810,12 @@ func reconcilable(t arrow.DataType, c *contract.Contract, name string) error {
 }
 
 // unscaled is a reconciliation figure: a BIGINT, or a decimal's unscaled
-// value, which must fit 64 bits as every recorded sum does.
-func unscaled(col arrow.Array, r int) (int64, bool) {
+// value, of any size.
+func unscaled(col arrow.Array, r int) exact.Sum {
 	if d, ok := col.(*array.Decimal128); ok {
-		v := d.Value(r)
-		lo := int64(v.LowBits())
-		return lo, v.HighBits() == lo>>63
+		return exact.FromBig(d.Value(r).BigInt())
 	}
-	return col.(*array.Int64).Value(r), true
+	return exact.Of(col.(*array.Int64).Value(r))
 }
 
 // LagReport is how late a source's rows arrived: the distribution of

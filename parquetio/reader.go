@@ -47,15 +47,16 @@ func OpenColumns(ctx context.Context, fsys icebergio.IO, path string, cols []Col
 func FieldIndex(sc *arrow.Schema, c Column) int {
 	byName, withIDs := -1, false
 	for i, f := range sc.Fields() {
-		v, ok := f.Metadata.GetValue("PARQUET:field_id")
-		if !ok {
+		v, _ := f.Metadata.GetValue("PARQUET:field_id")
+		id, err := strconv.Atoi(v)
+		if err != nil || id < 0 { // no id: a writer that keeps none writes -1
 			if f.Name == c.Name {
 				byName = i
 			}
 			continue
 		}
 		withIDs = true
-		if id, err := strconv.Atoi(v); err == nil && id == c.ID {
+		if id == c.ID {
 			return i
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
+	"github.com/lakeswap/lakeswap/internal/exact"
 )
 
 // A table's metadata.json carries every snapshot's summary, and every
@@ -49,18 +50,18 @@ type detail struct {
 	// commit attempt's (random): no two runs, nor two attempts of one run
 	// (two processes applying one plan), share a file, so an attempt that
 	// does not land removes its own and never another's.
-	RunID           string                      `json:"run_id"`
-	Commit          string                      `json:"commit"`
-	Batch           string                      `json:"batch,omitempty"`
-	Base            *int64                      `json:"base_snapshot_id,omitempty"`
-	Partitions      []string                    `json:"partitions"`
-	PartitionHashes map[string]string           `json:"partition_fingerprints"`
-	Unchanged       []string                    `json:"unchanged,omitempty"`
-	Carried         []string                    `json:"carried,omitempty"`
-	Reconciled      map[string]map[string]int64 `json:"reconciled,omitempty"`
-	Late            map[string]int64            `json:"late,omitempty"`
-	Inputs          []Input                     `json:"inputs,omitempty"`
-	Checks          []string                    `json:"checks,omitempty"`
+	RunID           string                          `json:"run_id"`
+	Commit          string                          `json:"commit"`
+	Batch           string                          `json:"batch,omitempty"`
+	Base            *int64                          `json:"base_snapshot_id,omitempty"`
+	Partitions      []string                        `json:"partitions"`
+	PartitionHashes map[string]string               `json:"partition_fingerprints"`
+	Unchanged       []string                        `json:"unchanged,omitempty"`
+	Carried         []string                        `json:"carried,omitempty"`
+	Reconciled      map[string]map[string]exact.Sum `json:"reconciled,omitempty"`
+	Late            map[string]int64                `json:"late,omitempty"`
+	Inputs          []Input                         `json:"inputs,omitempty"`
+	Checks          []string                        `json:"checks,omitempty"`
 }
 
 // detailProps are the summary properties a run file replaces.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+	"github.com/lakeswap/lakeswap/internal/exact"
 )
 
 // Version is lakeswap's version, recorded in every snapshot it commits.
@@ -124,23 +125,23 @@ type Record struct {
 	FingerprintVersion string            // the algorithm's version
 	PartitionHashes    map[string]string // each partition's fingerprint, by key (column=value)
 	Rows               int64
-	Sums               map[string]int64
+	Sums               map[string]exact.Sum
 	BaseSnapshotID     *int64 // the snapshot the run replaced; nil on an empty table
 	// PlannedBaseSnapshotID is the snapshot the run was planned against,
 	// when it was committed on a later one.
 	PlannedBaseSnapshotID *int64
 	BaseFingerprint       string // the fingerprint of what the run replaced
 	BaseRows              int64
-	Version               string                      // lakeswap's
-	Batch                 string                      // "2/6" for a run committed in batches
-	Unchanged             []string                    // partition keys whose files the run left as they were
-	Carried               []string                    // partition values the run staged from the table (--rewrite-overlapping)
-	JobVersion            string                      // a SQL job's version
-	SourcesHash           string                      // the SHA-256 of the job's sources' listing
-	Rejected              map[string]int64            // source rows a job's rules rejected, by reason
-	Reconciled            map[string]map[string]int64 // a job's reconciliation: partition -> rows and sums
-	Late                  map[string]int64            // source rows later than the job's lookback, by day
-	Inputs                []Input                     // the objects read; only their count, bytes and hash past MaxListedInputs
+	Version               string                          // lakeswap's
+	Batch                 string                          // "2/6" for a run committed in batches
+	Unchanged             []string                        // partition keys whose files the run left as they were
+	Carried               []string                        // partition values the run staged from the table (--rewrite-overlapping)
+	JobVersion            string                          // a SQL job's version
+	SourcesHash           string                          // the SHA-256 of the job's sources' listing
+	Rejected              map[string]int64                // source rows a job's rules rejected, by reason
+	Reconciled            map[string]map[string]exact.Sum // a job's reconciliation: partition -> rows and sums
+	Late                  map[string]int64                // source rows later than the job's lookback, by day
+	Inputs                []Input                         // the objects read; only their count, bytes and hash past MaxListedInputs
 	InputCount            int
 	InputBytes            int64
 	InputsHash            string
@@ -295,7 +296,7 @@ func (r Record) Properties() iceberg.Properties {
 		props[PropPlannedBase] = strconv.FormatInt(*r.PlannedBaseSnapshotID, 10)
 	}
 	for col, sum := range r.Sums {
-		props[PropSumPrefix+col] = strconv.FormatInt(sum, 10)
+		props[PropSumPrefix+col] = sum.String()
 	}
 	if r.InputCount > 0 {
 		props[PropInputCount] = strconv.Itoa(r.InputCount)
@@ -378,9 +379,9 @@ func Read(props map[string]string) (r Record, ok bool) {
 	for k, v := range props {
 		if col, found := strings.CutPrefix(k, PropSumPrefix); found {
 			if r.Sums == nil {
-				r.Sums = map[string]int64{}
+				r.Sums = map[string]exact.Sum{}
 			}
-			r.Sums[col], _ = strconv.ParseInt(v, 10, 64)
+			r.Sums[col], _ = exact.Parse(v) // any size: a decimal(38,S) column's sum passes 64 bits
 		}
 	}
 	return r, true
@@ -431,18 +432,18 @@ func FindAll(meta table.Metadata, runID string) []table.Snapshot {
 // Entry is one snapshot of a table's history, with the run that made it
 // where lakeswap did.
 type Entry struct {
-	SnapshotID  int64            `json:"snapshot_id,string"`
-	ParentID    *int64           `json:"parent_id,omitempty,string"`
-	Time        time.Time        `json:"time"`
-	Operation   string           `json:"operation"`
-	Current     bool             `json:"current"`
-	RunID       string           `json:"run_id,omitempty"`
-	Partitions  []string         `json:"partitions,omitempty"` // column=value
-	Rows        int64            `json:"rows,omitempty"`
-	Sums        map[string]int64 `json:"sums,omitempty"`
-	Fingerprint string           `json:"fingerprint,omitempty"`
-	Source      string           `json:"source,omitempty"`
-	Batch       string           `json:"batch,omitempty"` // "2/6" for a run committed in batches
+	SnapshotID  int64                `json:"snapshot_id,string"`
+	ParentID    *int64               `json:"parent_id,omitempty,string"`
+	Time        time.Time            `json:"time"`
+	Operation   string               `json:"operation"`
+	Current     bool                 `json:"current"`
+	RunID       string               `json:"run_id,omitempty"`
+	Partitions  []string             `json:"partitions,omitempty"` // column=value
+	Rows        int64                `json:"rows,omitempty"`
+	Sums        map[string]exact.Sum `json:"sums,omitempty"`
+	Fingerprint string               `json:"fingerprint,omitempty"`
+	Source      string               `json:"source,omitempty"`
+	Batch       string               `json:"batch,omitempty"` // "2/6" for a run committed in batches
 	// Release names the tables of the release the run committed as one,
 	// its own included.
 	Release []string `json:"release,omitempty"`

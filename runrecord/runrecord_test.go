@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/lakeswap/lakeswap/internal/exact"
 	"github.com/lakeswap/lakeswap/runrecord"
 )
 
@@ -11,9 +12,10 @@ import (
 // holding commas and the empty value included.
 func TestRecordRoundTrip(t *testing.T) {
 	base := int64(42)
+	wide, _ := exact.Parse("-999999999999999999999999999999999999990") // a decimal(38,S) column's sum
 	r := runrecord.Record{RunID: "job-42", Source: "files:a.csv", PartitionColumn: "region", Partitions: []string{"", "a,b", " x "},
 		Fingerprint: "f", FingerprintVersion: "v1", PartitionHashes: map[string]string{"region=a,b": "h"}, Rows: 3,
-		Sums: map[string]int64{"amount": -7}, BaseSnapshotID: &base, BaseFingerprint: "b", BaseRows: 2, Version: "0.1.0-dev"}
+		Sums: map[string]exact.Sum{"amount": exact.Of(-7), "wide": wide}, BaseSnapshotID: &base, BaseFingerprint: "b", BaseRows: 2, Version: "0.1.0-dev"}
 	got, ok := runrecord.Read(r.Properties())
 	if !ok || !reflect.DeepEqual(got, r) {
 		t.Errorf("read back %+v, want %+v", got, r)

@@ -181,7 +181,7 @@ func batches(plan *run) []*run {
 		for _, pp := range b.Partitions {
 			b.oldFiles[pp.Value] = plan.oldFiles[pp.Value]
 		}
-		b.Fingerprint, b.BaseFingerprint, _ = fingerprints(b.Partitions) // the whole run's sums fit, so a batch's do
+		b.Fingerprint, b.BaseFingerprint = fingerprints(b.Partitions)
 		b.prior, b.Batch, b.Together = nil, 0, nil
 		shares := b.shares()
 		b.Rewritten = slices.DeleteFunc(slices.Clone(plan.Rewritten), func(f parquetio.File) bool { return !slices.Contains(shares, f.Path) })

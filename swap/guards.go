@@ -11,6 +11,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakeswap/lakeswap/contract"
+	"github.com/lakeswap/lakeswap/internal/exact"
 	"github.com/lakeswap/lakeswap/rows"
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/swap/rollback"
@@ -558,25 +559,25 @@ func implausible(plan *run, c *contract.Contract, band contract.Band) []verify.F
 		if after == 0 || before == 0 || max(before, after) < minPlausibleRows {
 			continue
 		}
-		check := func(what string, before, after int64) {
+		check := func(what string, before, after exact.Sum) {
 			ratio, ok := band.Holds(before, after)
 			if ok {
 				return
 			}
 			how := fmt.Sprintf("%.2fx", ratio)
 			switch {
-			case before == 0:
+			case before.Sign() == 0:
 				how = "from zero"
-			case after == 0:
+			case after.Sign() == 0:
 				how = "0x"
 			case ratio < 0:
 				how = fmt.Sprintf("%.2fx, its sign flipped", ratio)
 			}
 			out = append(out, verify.Finding{Kind: verify.KindImplausible, Partition: pp.Key, Column: what,
-				Message: fmt.Sprintf("%s %d -> %d (%s), outside the plausible band %s of what the partition holds",
+				Message: fmt.Sprintf("%s %s -> %s (%s), outside the plausible band %s of what the partition holds",
 					orRows(what), before, after, how, band)})
 		}
-		check("", before, after)
+		check("", exact.Of(before), exact.Of(after))
 		for _, i := range c.Additive {
 			col := c.Fields[i].Name
 			check(col, pp.OldFingerprint.Sums[col], pp.Fingerprint.Sums[col])
@@ -603,9 +604,9 @@ func reconcile(plan *run, c *contract.Contract, expect map[string]Figures) []ver
 		}
 		for _, i := range c.Additive {
 			col := c.Fields[i].Name
-			if w, ok := want.Sums[col]; ok && w != pp.Fingerprint.Sums[col] {
+			if w, ok := want.Sums[col]; ok && !w.Equal(pp.Fingerprint.Sums[col]) {
 				out = append(out, verify.Finding{Kind: verify.KindReconcile, Partition: pp.Key, Column: col,
-					Message: fmt.Sprintf("the source says a sum of %d, the run staged %d", w, pp.Fingerprint.Sums[col])})
+					Message: fmt.Sprintf("the source says a sum of %s, the run staged %s", w, pp.Fingerprint.Sums[col])})
 			}
 		}
 	}

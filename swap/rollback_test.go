@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/lakeswap/lakeswap/internal/exact"
 	"github.com/lakeswap/lakeswap/internal/retail"
 	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/swap/audit"
@@ -89,7 +90,7 @@ func TestVerifyRunRecomputes(t *testing.T) {
 		if err != nil {
 			t.Fatalf("verify: %v", err)
 		}
-		if !v.OK || v.Computed != res.Plan.Fingerprint.Hash || v.Rows != 5 || v.Sums["amount_cents"] != 39000 {
+		if !v.OK || v.Computed != res.Plan.Fingerprint.Hash || v.Rows != 5 || !v.Sums["amount_cents"].Equal(exact.Of(39000)) {
 			t.Errorf("verify = %+v, want ok with %s, 5 rows, 39000 cents", v, res.Plan.Fingerprint.Hash)
 		}
 	})
@@ -106,7 +107,7 @@ func TestHistoryRecordsRuns(t *testing.T) {
 		t.Fatalf("history has %d entries, want 1", len(main))
 	}
 	h := main[0]
-	if h.RunID != res.Plan.RunID || h.Rows != 5 || h.Sums["amount_cents"] != 39000 || h.Sums["order_count"] != 6 ||
+	if h.RunID != res.Plan.RunID || h.Rows != 5 || !h.Sums["amount_cents"].Equal(exact.Of(39000)) || !h.Sums["order_count"].Equal(exact.Of(6)) ||
 		h.Fingerprint != res.Plan.Fingerprint.Hash || !slices.Equal(h.Partitions, []string{"order_date=2026-01-01", "order_date=2026-01-02"}) || h.Source != "test" {
 		t.Errorf("history entry %+v does not record the run %s", h, res.Plan.RunID)
 	}

@@ -129,11 +129,7 @@ func merge(plans []*run) *run {
 	m.Attempt, m.Source = strings.Join(attempts, ","), strings.Join(sources, "; ")
 	m.Checks = mergeChecks(plans)
 	slices.SortFunc(m.Partitions, func(a, b PartitionPlan) int { return strings.Compare(a.Value, b.Value) })
-	// Each shard's sums fit; only their total can overflow, and a run whose
-	// total does not fit is refused at stage time the same way.
-	var found []verify.Finding
-	m.Fingerprint, m.BaseFingerprint, found = fingerprints(m.Partitions)
-	m.Findings = append(m.Findings, found...)
+	m.Fingerprint, m.BaseFingerprint = fingerprints(m.Partitions)
 	if m.job != nil {
 		for _, plan := range plans[1:] {
 			if plan.job == nil {

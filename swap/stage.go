@@ -23,6 +23,7 @@ import (
 
 	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/contract"
+	"github.com/lakeswap/lakeswap/internal/exact"
 	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/parquetio"
 	"github.com/lakeswap/lakeswap/rows"
@@ -110,8 +111,8 @@ type Request struct {
 
 // Figures are a partition's rows and additive sums.
 type Figures struct {
-	Rows int64            `json:"rows"`
-	Sums map[string]int64 `json:"sums,omitempty"`
+	Rows int64                `json:"rows"`
+	Sums map[string]exact.Sum `json:"sums,omitempty"`
 }
 
 // Target is a table loaded for a publish, with its contract: what a caller
@@ -231,9 +232,7 @@ func (p *Publisher) stage(ctx context.Context, req Request, kind string) (*run, 
 	}
 	// 5. Fingerprint the run as a whole, and what it replaces.
 	if stageErr == nil && !plan.Refused() {
-		var overflow []verify.Finding
-		plan.Fingerprint, plan.BaseFingerprint, overflow = fingerprints(plan.Partitions)
-		plan.Findings = append(plan.Findings, overflow...)
+		plan.Fingerprint, plan.BaseFingerprint = fingerprints(plan.Partitions)
 	}
 	plan.Checks = checksOf(plan, req, v)
 	// 6. A stage that failed or was refused removes exactly what it wrote.
@@ -452,20 +451,13 @@ func (pp *PartitionPlan) ChangesContent() bool {
 }
 
 // fingerprints combines the partitions' fingerprints into a run's, and
-// what they held into what the run replaces. What a run replaces is only
-// recorded by its hash and rows: a base sum that does not fit is left out,
-// not wrapped; a run's that does not fit is a finding.
-func fingerprints(parts []PartitionPlan) (fp, base verify.Fingerprint, found []verify.Finding) {
+// what they held into what the run replaces.
+func fingerprints(parts []PartitionPlan) (fp, base verify.Fingerprint) {
 	newFP, oldFP := map[string]verify.Fingerprint{}, map[string]verify.Fingerprint{}
 	for _, pp := range parts {
 		newFP[pp.Key], oldFP[pp.Key] = pp.Fingerprint, pp.OldFingerprint
 	}
-	fp, err := verify.Combine(newFP)
-	if err != nil {
-		found = []verify.Finding{{Kind: verify.KindCheck, Message: "the run's " + err.Error()}}
-	}
-	base, _ = verify.Combine(oldFP)
-	return fp, base, found
+	return verify.Combine(newFP), verify.Combine(oldFP)
 }
 
 func parallelism(n int) int {

@@ -6,17 +6,17 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"math/big"
 	"math/bits"
 	"slices"
 	"sort"
-	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go"
 
 	"github.com/lakeswap/lakeswap/contract"
-	"github.com/lakeswap/lakeswap/internal/words"
+	"github.com/lakeswap/lakeswap/internal/exact"
 	"github.com/lakeswap/lakeswap/verify/internal/rowhash"
 )
 
@@ -57,11 +57,11 @@ func v1Type(t iceberg.Type) bool {
 // Hash is order-independent: the same rows in any order and any split into
 // files give the same hash.
 type Fingerprint struct {
-	Rows           int64            `json:"rows"`
-	NullGrain      map[string]int64 `json:"null_grain,omitempty"`
-	DuplicateGrain int64            `json:"duplicate_grain"`
-	Sums           map[string]int64 `json:"sums"`
-	Hash           string           `json:"hash"`
+	Rows           int64                `json:"rows"`
+	NullGrain      map[string]int64     `json:"null_grain,omitempty"`
+	DuplicateGrain int64                `json:"duplicate_grain"`
+	Sums           map[string]exact.Sum `json:"sums"`
+	Hash           string               `json:"hash"`
 }
 
 // Accumulator validates and fingerprints the rows of one partition, batch by
@@ -329,11 +329,6 @@ func (a *Accumulator) finish() {
 		a.finding(KindDuplicateGrain, d.row, -1, "grain repeats row %d", d.first)
 	}
 	a.grains = grainSet{}
-	for i, c := range a.c.Additive {
-		if _, ok := a.sums[i].value(); !ok {
-			a.finding(KindCheck, 0, c, "sum overflows a 64-bit integer")
-		}
-	}
 	slices.SortStableFunc(a.findings.List, func(x, y Finding) int { return cmp.Compare(x.Row, y.Row) })
 }
 
@@ -460,10 +455,21 @@ func (s *sum128) add128(lo uint64, hi int64) {
 	s.hi += hi>>63 + int64(carry) // hi>>63 extends the value's sign to the top word
 }
 
-// value returns the sum and whether it fits 64 bits.
-func (s sum128) value() (int64, bool) {
+// value returns the sum, exact.
+func (s sum128) value() exact.Sum {
 	v := int64(s.lo)
-	return v, s.mid == uint64(v>>63) && s.hi == v>>63
+	if s.mid == uint64(v>>63) && s.hi == v>>63 {
+		return exact.Of(v)
+	}
+	var b [24]byte
+	binary.BigEndian.PutUint64(b[0:], uint64(s.hi))
+	binary.BigEndian.PutUint64(b[8:], s.mid)
+	binary.BigEndian.PutUint64(b[16:], s.lo)
+	n := new(big.Int).SetBytes(b[:])
+	if s.hi < 0 { // two's complement over 192 bits
+		n.Sub(n, new(big.Int).Lsh(big.NewInt(1), 192))
+	}
+	return exact.FromBig(n)
 }
 
 // addDigest adds a row digest to the accumulator modulo 2^256.
@@ -496,11 +502,9 @@ func (a *Accumulator) Count() int64 { return a.findings.Len() }
 // Result returns the partition's fingerprint.
 func (a *Accumulator) Result() Fingerprint {
 	a.finish()
-	fp := Fingerprint{Rows: a.rows, DuplicateGrain: a.dups, Sums: map[string]int64{}}
+	fp := Fingerprint{Rows: a.rows, DuplicateGrain: a.dups, Sums: map[string]exact.Sum{}}
 	for i, c := range a.c.Additive {
-		if v, ok := a.sums[i].value(); ok { // one that does not fit is a finding, never a wrapped sum
-			fp.Sums[a.c.Fields[c].Name] = v
-		}
+		fp.Sums[a.c.Fields[c].Name] = a.sums[i].value()
 	}
 	for i, c := range a.c.Grain {
 		if a.nullGrain[i] > 0 {
@@ -530,17 +534,13 @@ func contentHash(version string, rows int64, acc [4]uint64) string {
 // Combine gives a run's fingerprint from its partitions' fingerprints, keyed
 // by partition value; partitions are taken in sorted order so the result does
 // not depend on the order they were staged in.
-//
-// A column whose sum over the partitions does not fit 64 bits is left out
-// of Sums, never wrapped, and named in the error.
-func Combine(parts map[string]Fingerprint) (Fingerprint, error) {
+func Combine(parts map[string]Fingerprint) Fingerprint {
 	keys := make([]string, 0, len(parts))
 	for k := range parts {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	out := Fingerprint{Sums: map[string]int64{}}
-	sums := map[string]*sum128{}
+	out := Fingerprint{Sums: map[string]exact.Sum{}}
 	h := sha256.New()
 	h.Write([]byte("lakeswap-run-fingerprint-v1\x00")) // v2 combines as v1 does
 	var b [4]byte
@@ -554,10 +554,7 @@ func Combine(parts map[string]Fingerprint) (Fingerprint, error) {
 		out.Rows += fp.Rows
 		out.DuplicateGrain += fp.DuplicateGrain
 		for c, s := range fp.Sums {
-			if sums[c] == nil {
-				sums[c] = &sum128{}
-			}
-			sums[c].add(s)
+			out.Sums[c] = out.Sums[c].Add(s)
 		}
 		for c, n := range fp.NullGrain {
 			if out.NullGrain == nil {
@@ -567,19 +564,7 @@ func Combine(parts map[string]Fingerprint) (Fingerprint, error) {
 		}
 	}
 	out.Hash = hex.EncodeToString(h.Sum(nil))
-	var overflow []string
-	for c, sum := range sums {
-		if v, ok := sum.value(); ok {
-			out.Sums[c] = v
-		} else {
-			overflow = append(overflow, c)
-		}
-	}
-	if len(overflow) == 0 {
-		return out, nil
-	}
-	slices.Sort(overflow)
-	return out, fmt.Errorf("sum of %s %s over its partitions overflows a 64-bit integer", words.Noun(len(overflow), "column"), strings.Join(overflow, ", "))
+	return out
 }
 
 // CanonicalRow returns the canonical encoding of one row of a batch in the

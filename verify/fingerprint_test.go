@@ -19,6 +19,7 @@ import (
 	"github.com/apache/iceberg-go"
 
 	"github.com/lakeswap/lakeswap/contract"
+	"github.com/lakeswap/lakeswap/internal/exact"
 	"github.com/lakeswap/lakeswap/verify"
 )
 
@@ -150,7 +151,7 @@ func TestGoldenVectors(t *testing.T) {
 	if fp.Hash != goldenHash {
 		t.Errorf("partition hash %s, want %s", fp.Hash, goldenHash)
 	}
-	if fp.Rows != 3 || fp.Sums["id"] != 6 || fp.Sums["qty"] != 95 {
+	if fp.Rows != 3 || !fp.Sums["id"].Equal(exact.Of(6)) || !fp.Sums["qty"].Equal(exact.Of(95)) {
 		t.Errorf("fingerprint %+v, want 3 rows, sum(id)=6, sum(qty)=95", fp)
 	}
 }
@@ -250,7 +251,9 @@ func TestHashSeesColumnType(t *testing.T) {
 	}
 }
 
-func TestSumOverflowIsAFinding(t *testing.T) {
+// TestSumsPastInt64AreExact: a total past 64 bits is that total, never a
+// wrapped one nor a finding.
+func TestSumsPastInt64AreExact(t *testing.T) {
 	c := goldenContract(t)
 	rows := []goldenRow{goldenRows[0], goldenRows[1]}
 	rows[0].id, rows[1].id = math.MaxInt64, 1
@@ -260,9 +263,8 @@ func TestSumOverflowIsAFinding(t *testing.T) {
 	if err := acc.Add(rec); err != nil {
 		t.Fatal(err)
 	}
-	f := acc.Findings(false)
-	if f.Len() != 1 || f.List[0].Column != "id" || f.List[0].Kind != verify.KindCheck {
-		t.Errorf("findings %v, want one overflow of id", f.List)
+	if f := acc.Findings(false); f.Len() != 0 || acc.Result().Sums["id"].String() != "9223372036854775808" {
+		t.Errorf("findings %v, sum %s; want none and 2^63", f.List, acc.Result().Sums["id"])
 	}
 }
 
@@ -282,17 +284,17 @@ func TestSumsIndependentOfOrder(t *testing.T) {
 			t.Fatal(err)
 		}
 		rec.Release()
-		if f := acc.Findings(false); f.Len() != 0 || acc.Result().Sums["id"] != math.MaxInt64 {
-			t.Errorf("ids %v: findings %v, sum %d; want none and MaxInt64", ids, f.List, acc.Result().Sums["id"])
+		if f := acc.Findings(false); f.Len() != 0 || !acc.Result().Sums["id"].Equal(exact.Of(math.MaxInt64)) {
+			t.Errorf("ids %v: findings %v, sum %s; want none and MaxInt64", ids, f.List, acc.Result().Sums["id"])
 		}
 	}
-	parts := map[string]verify.Fingerprint{"b=1": {Sums: map[string]int64{"x": math.MaxInt64}}, "b=2": {Sums: map[string]int64{"x": 1}}, "b=3": {Sums: map[string]int64{"x": -1}}}
-	if fp, err := verify.Combine(parts); err != nil || fp.Sums["x"] != math.MaxInt64 {
-		t.Errorf("run total of MaxInt64, 1, -1: %v, %v; want MaxInt64", fp.Sums, err)
+	parts := map[string]verify.Fingerprint{"b=1": {Sums: map[string]exact.Sum{"x": exact.Of(math.MaxInt64)}}, "b=2": {Sums: map[string]exact.Sum{"x": exact.Of(1)}}, "b=3": {Sums: map[string]exact.Sum{"x": exact.Of(-1)}}}
+	if fp := verify.Combine(parts); !fp.Sums["x"].Equal(exact.Of(math.MaxInt64)) {
+		t.Errorf("run total of MaxInt64, 1, -1: %v; want MaxInt64", fp.Sums)
 	}
-	parts["b=3"] = verify.Fingerprint{Sums: map[string]int64{"x": 1}}
-	if fp, err := verify.Combine(parts); err == nil || len(fp.Sums) != 0 {
-		t.Errorf("run total over MaxInt64: %v, %v; want an error and no sum", fp.Sums, err)
+	parts["b=3"] = verify.Fingerprint{Sums: map[string]exact.Sum{"x": exact.Of(1)}}
+	if fp := verify.Combine(parts); fp.Sums["x"].String() != "9223372036854775809" {
+		t.Errorf("run total over MaxInt64: %v; want MaxInt64+2", fp.Sums)
 	}
 }
 
@@ -447,7 +449,7 @@ func TestShortAndLongRowsHashAlike(t *testing.T) {
 // TestDecimalSums: a decimal column sums exactly as unscaled values at its
 // scale, negative values and values beyond 64 bits included (a
 // decimal(38,2) whose parts do not fit but whose total does); a total that
-// does not fit 64 bits is a finding, never a wrapped sum.
+// does not fit 64 bits is that total, exact.
 func TestDecimalSums(t *testing.T) {
 	sc := iceberg.NewSchemaWithIdentifiers(0, []int{1},
 		iceberg.NestedField{ID: 1, Name: "day", Type: iceberg.PrimitiveTypes.Date, Required: true},
@@ -458,7 +460,7 @@ func TestDecimalSums(t *testing.T) {
 		t.Fatal(err)
 	}
 	big := decimal128.FromI64(math.MaxInt64).Mul(decimal128.FromI64(4))
-	sum := func(values ...decimal128.Num) (int64, int64) {
+	sum := func(values ...decimal128.Num) (exact.Sum, int64) {
 		b := array.NewRecordBuilder(memory.DefaultAllocator, c.Arrow)
 		defer b.Release()
 		for _, v := range values {
@@ -476,14 +478,14 @@ func TestDecimalSums(t *testing.T) {
 		f := acc.Findings(false)
 		return acc.Result().Sums["amount"], f.Len()
 	}
-	if got, findings := sum(decimal128.FromI64(1234), decimal128.FromI64(-34), decimal128.FromI64(66)); got != 1266 || findings != 0 {
-		t.Errorf("12.34 - 0.34 + 0.66: sum %d with %d findings, want 1266 (12.66 unscaled)", got, findings)
+	if got, findings := sum(decimal128.FromI64(1234), decimal128.FromI64(-34), decimal128.FromI64(66)); !got.Equal(exact.Of(1266)) || findings != 0 {
+		t.Errorf("12.34 - 0.34 + 0.66: sum %s with %d findings, want 1266 (12.66 unscaled)", got, findings)
 	}
-	if got, findings := sum(big, big.Negate(), decimal128.FromI64(5)); got != 5 || findings != 0 {
-		t.Errorf("beyond 64 bits and back: sum %d with %d findings, want 5", got, findings)
+	if got, findings := sum(big, big.Negate(), decimal128.FromI64(5)); !got.Equal(exact.Of(5)) || findings != 0 {
+		t.Errorf("beyond 64 bits and back: sum %s with %d findings, want 5", got, findings)
 	}
-	if got, findings := sum(big, decimal128.FromI64(5)); findings != 1 || got != 0 {
-		t.Errorf("a total beyond 64 bits: sum %d with %d findings, want one finding and no sum", got, findings)
+	if got, findings := sum(big, decimal128.FromI64(5)); findings != 0 || got.String() != "36893488147419103237" {
+		t.Errorf("a total beyond 64 bits: sum %s with %d findings, want 4*(2^63-1)+5 exact", got, findings)
 	}
 	// Three decimal(38) maxima and the rest to 2^128 + 5: 5 modulo 2^128,
 	// but not a sum that fits.
@@ -491,7 +493,8 @@ func TestDecimalSums(t *testing.T) {
 	rest := new(mathbig.Int).Lsh(mathbig.NewInt(1), 128)
 	rest.Add(rest, mathbig.NewInt(5)).Sub(rest, new(mathbig.Int).Mul(max38, mathbig.NewInt(3)))
 	m := decimal128.FromBigInt(max38)
-	if got, findings := sum(m, m, m, decimal128.FromBigInt(rest)); findings != 1 || got != 0 {
-		t.Errorf("a total of 2^128 + 5: sum %d with %d findings, want one finding and no sum", got, findings)
+	want := new(mathbig.Int).Lsh(mathbig.NewInt(1), 128)
+	if got, findings := sum(m, m, m, decimal128.FromBigInt(rest)); findings != 0 || got.String() != want.Add(want, mathbig.NewInt(5)).String() {
+		t.Errorf("a total of 2^128 + 5: sum %s with %d findings, want it exact", got, findings)
 	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lakeswap/lakeswap/internal/exact"
 	"github.com/lakeswap/lakeswap/internal/words"
 	"github.com/lakeswap/lakeswap/swap"
 	"github.com/lakeswap/lakeswap/swap/history"
@@ -366,7 +367,7 @@ type historyResult struct {
 
 // formatSums lists sums by column; scales, where known, are the decimal
 // columns' scales, which their unscaled sums are shown at.
-func formatSums(sums map[string]int64, scales map[string]int) string {
+func formatSums(sums map[string]exact.Sum, scales map[string]int) string {
 	if len(sums) == 0 {
 		return "-"
 	}
@@ -394,13 +395,13 @@ func short(h string) string { return orDash(verify.Short(h)) }
 
 // scaled shows an unscaled decimal sum at its scale, exactly: 1234 at
 // scale 2 is 12.34, -5 is -0.05; at scale 0 an integer as it is.
-func scaled(v int64, scale int) string {
-	s := strconv.FormatInt(v, 10)
+func scaled(v exact.Sum, scale int) string {
+	s := v.String()
 	if scale <= 0 {
 		return s
 	}
 	sign := ""
-	if v < 0 {
+	if v.Sign() < 0 {
 		sign, s = "-", s[1:]
 	}
 	if len(s) <= scale {

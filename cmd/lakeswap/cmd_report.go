@@ -7,12 +7,14 @@ import (
 	"html/template"
 	"io"
 	"maps"
+	"math"
 	"os"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/lakeswap/lakeswap/internal/exact"
 	"github.com/lakeswap/lakeswap/internal/words"
 	"github.com/lakeswap/lakeswap/swap/history"
 )
@@ -128,16 +130,16 @@ func reportOf(v *history.RunView) reportData {
 		d.Rejected = append(d.Rejected, fmt.Sprintf("%s: %s", words.Count(v.Rejected[reason], "source row"), reason))
 	}
 	for _, p := range v.Partitions {
-		rp := reportPartition{Key: p.Partition, RowsBefore: fmt.Sprint(p.Before.Rows), RowsAfter: fmt.Sprint(p.After.Rows), RowsClass: trend(p.Before.Rows, p.After.Rows),
+		rp := reportPartition{Key: p.Partition, RowsBefore: fmt.Sprint(p.Before.Rows), RowsAfter: fmt.Sprint(p.After.Rows), RowsClass: trend(exact.Of(p.Before.Rows), exact.Of(p.After.Rows)),
 			HashBefore: short(p.Before.Hash), HashAfter: short(p.After.Hash), Removed: len(p.Removed), Added: len(p.Added)}
 		for _, k := range d.SumNames {
 			rp.Sums = append(rp.Sums, reportSum{k, scaled(p.Before.Sums[k], v.Scales[k]), scaled(p.After.Sums[k], v.Scales[k]), trend(p.Before.Sums[k], p.After.Sums[k])})
 		}
 		d.Partitions = append(d.Partitions, rp)
 	}
-	d.Charts = append(d.Charts, chartOf("Rows", v, func(fp figures) (int64, string) { return fp.Rows, fmt.Sprint(fp.Rows) }))
+	d.Charts = append(d.Charts, chartOf("Rows", v, func(fp figures) (float64, string) { return float64(fp.Rows), fmt.Sprint(fp.Rows) }))
 	for _, k := range d.SumNames {
-		d.Charts = append(d.Charts, chartOf("Sum of "+k, v, func(fp figures) (int64, string) { return fp.Sums[k], scaled(fp.Sums[k], v.Scales[k]) }))
+		d.Charts = append(d.Charts, chartOf("Sum of "+k, v, func(fp figures) (float64, string) { return fp.Sums[k].Float64(), scaled(fp.Sums[k], v.Scales[k]) }))
 	}
 	return d
 }
@@ -145,43 +147,36 @@ func reportOf(v *history.RunView) reportData {
 // figures are a partition's rows and sums, on one side of a run.
 type figures struct {
 	Rows int64
-	Sums map[string]int64
+	Sums map[string]exact.Sum
 }
 
 // chartOf draws a partition's value before and after as two bars, each
 // scaled to the largest value of the chart; a bar's length is the value's
 // magnitude (its text says its sign).
-func chartOf(title string, v *history.RunView, value func(figures) (int64, string)) reportChart {
+func chartOf(title string, v *history.RunView, value func(figures) (float64, string)) reportChart {
 	const labelWidth, barWidth, rowHeight = 190, 360, 26
 	c := reportChart{Title: title, Width: labelWidth + barWidth + 220, Height: rowHeight*len(v.Partitions) + 6}
-	var top int64 = 1
+	top := 1.0
 	for _, p := range v.Partitions {
 		b, _ := value(figures{p.Before.Rows, p.Before.Sums})
 		a, _ := value(figures{p.After.Rows, p.After.Sums})
-		top = max(top, abs(b), abs(a))
+		top = max(top, math.Abs(b), math.Abs(a))
 	}
 	for i, p := range v.Partitions {
 		b, bt := value(figures{p.Before.Rows, p.Before.Sums})
 		a, at := value(figures{p.After.Rows, p.After.Sums})
 		y := i*rowHeight + 4
 		c.Bars = append(c.Bars, reportBar{Label: p.Partition, X: labelWidth, Y: y, Y2: y + 9, TextX: labelWidth + barWidth + 10, TextY: y + 12,
-			Before: int(float64(abs(b)) * barWidth / float64(top)), After: int(float64(abs(a)) * barWidth / float64(top)), BeforeText: bt, AfterText: at})
+			Before: int(math.Abs(b) * barWidth / top), After: int(math.Abs(a) * barWidth / top), BeforeText: bt, AfterText: at})
 	}
 	return c
 }
 
-func abs(n int64) int64 {
-	if n < 0 {
-		return -n
-	}
-	return n
-}
-
-func trend(before, after int64) string {
-	switch {
-	case after < before:
+func trend(before, after exact.Sum) string {
+	switch after.Cmp(before) {
+	case -1:
 		return "down"
-	case after > before:
+	case 1:
 		return "up"
 	}
 	return ""

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lakeswap/lakeswap/internal/exact"
 	"github.com/lakeswap/lakeswap/internal/words"
 	"github.com/lakeswap/lakeswap/swap"
 	"github.com/lakeswap/lakeswap/swap/history"
@@ -125,7 +126,7 @@ func printBeforeAfter(w io.Writer, parts []history.PartitionView, scales map[str
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, strings.Join(header, "\t"))
 	for _, p := range parts {
-		row := []string{verify.DisplayKey(p.Partition), change(p.Before.Rows, p.After.Rows, 0)}
+		row := []string{verify.DisplayKey(p.Partition), change(exact.Of(p.Before.Rows), exact.Of(p.After.Rows), 0)}
 		for _, c := range cols {
 			row = append(row, change(p.Before.Sums[c], p.After.Sums[c], scales[c]))
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lakeswap/lakeswap/internal/exact"
 	"github.com/lakeswap/lakeswap/swap"
 	"github.com/lakeswap/lakeswap/swap/history"
 )
@@ -190,11 +191,11 @@ func TestShowRun(t *testing.T) {
 	}
 	run := h.Main[0]
 	var rows int64
-	sums := map[string]int64{}
+	sums := map[string]exact.Sum{}
 	for _, p := range v.Partitions {
 		rows += p.After.Rows
 		for k, n := range p.After.Sums {
-			sums[k] += n
+			sums[k] = sums[k].Add(n)
 		}
 		if p.Before.Rows != 3 || p.After.Rows != 3 || len(p.Removed) != 1 || len(p.Added) != 1 {
 			t.Errorf("partition %s: %+v", p.Partition, p)
@@ -205,15 +206,15 @@ func TestShowRun(t *testing.T) {
 			}
 		}
 	}
-	if len(v.Partitions) != 2 || rows != run.Rows || sums["orders"] != run.Sums["orders"] || sums["revenue"] != run.Sums["revenue"] || v.Fingerprint != run.Fingerprint {
+	if len(v.Partitions) != 2 || rows != run.Rows || !sums["orders"].Equal(run.Sums["orders"]) || !sums["revenue"].Equal(run.Sums["revenue"]) || v.Fingerprint != run.Fingerprint {
 		t.Errorf("show: %d partitions, %d rows, sums %v, fingerprint %s; history records %d rows, sums %v, fingerprint %s",
 			len(v.Partitions), rows, sums, v.Fingerprint, run.Rows, run.Sums, run.Fingerprint)
 	}
 	if !slices.Contains(v.Checks, "schema=passed") || !slices.Contains(v.Checks, "ownership=passed") || !slices.Contains(v.Checks, "build twice=not applicable (built once)") {
 		t.Errorf("show: the run's checks %q, want schema and ownership passed, build twice not run", v.Checks)
 	}
-	if v.Partitions[0].Before.Sums["orders"]+v.Partitions[1].Before.Sums["orders"] != 307+377 {
-		t.Errorf("show: before, orders %d and %d, want the week's 307 and 377", v.Partitions[0].Before.Sums["orders"], v.Partitions[1].Before.Sums["orders"])
+	if !v.Partitions[0].Before.Sums["orders"].Equal(exact.Of(307)) || !v.Partitions[1].Before.Sums["orders"].Equal(exact.Of(377)) {
+		t.Errorf("show: before, orders %s and %s, want the week's 307 and 377", v.Partitions[0].Before.Sums["orders"], v.Partitions[1].Before.Sums["orders"])
 	}
 	if code, _, errs := cli(t, home, "show", "--table", "shop.daily_sales", "--run", "nope"); code != exitError || !strings.Contains(errs, "no snapshot of shop.daily_sales records run nope") {
 		t.Errorf("show of a run that does not exist: exit %d: %s", code, errs)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lakeswap/lakeswap/internal/exact"
 	"github.com/lakeswap/lakeswap/internal/rawevents"
 	"github.com/lakeswap/lakeswap/internal/retail"
 	"github.com/lakeswap/lakeswap/job"
@@ -56,8 +57,8 @@ func TestRetailJob(t *testing.T) {
 		check := func(res swap.Result, rows, cents int64) {
 			t.Helper()
 			fp := res.Plan.Fingerprint
-			if fp.Rows != rows || fp.Sums["amount_cents"] != cents {
-				t.Errorf("run %s: %d facts, %d cents; want %d and %d", res.Plan.RunID, fp.Rows, fp.Sums["amount_cents"], rows, cents)
+			if fp.Rows != rows || !fp.Sums["amount_cents"].Equal(exact.Of(cents)) {
+				t.Errorf("run %s: %d facts, %s cents; want %d and %d", res.Plan.RunID, fp.Rows, fp.Sums["amount_cents"], rows, cents)
 			}
 			j := jobOf(t, res.Plan)
 			if j == nil || j.RejectedRows != 3 || len(j.Version) != 64 || len(j.SourcesHash) != 64 {
@@ -180,7 +181,7 @@ func TestRetailJobsFromRaw(t *testing.T) {
 		if err := json.Unmarshal([]byte(s.must("-o", "json", "diff", "--table", "retail.daily_orders", "daily_orders-1", "daily_orders-2")), &diffed); err != nil {
 			t.Fatal(err)
 		}
-		if shown.Rows != h.Main[0].Rows || shown.Sums["amount_cents"] != h.Main[0].Sums["amount_cents"] || shown.Fingerprint != h.Main[0].Fingerprint {
+		if shown.Rows != h.Main[0].Rows || !shown.Sums["amount_cents"].Equal(h.Main[0].Sums["amount_cents"]) || shown.Fingerprint != h.Main[0].Fingerprint {
 			t.Errorf("show: %d rows, sums %v, fingerprint %s; history: %d rows, sums %v, fingerprint %s", shown.Rows, shown.Sums, shown.Fingerprint, h.Main[0].Rows, h.Main[0].Sums, h.Main[0].Fingerprint)
 		}
 		for _, parts := range [][]history.PartitionView{shown.Partitions, diffed.Partitions} {
@@ -188,7 +189,8 @@ func TestRetailJobsFromRaw(t *testing.T) {
 				t.Errorf("show/diff: %d partitions, want 2", len(parts))
 			}
 			for _, p := range parts {
-				got := [2][2]int64{{p.Before.Sums["order_count"], p.Before.Sums["amount_cents"]}, {p.After.Sums["order_count"], p.After.Sums["amount_cents"]}}
+				n := func(s exact.Sum) int64 { v, _ := s.Int64(); return v }
+				got := [2][2]int64{{n(p.Before.Sums["order_count"]), n(p.Before.Sums["amount_cents"])}, {n(p.After.Sums["order_count"]), n(p.After.Sums["amount_cents"])}}
 				if want := [2][2]int64{before[p.Partition], after[p.Partition]}; got != want {
 					t.Errorf("%s before and after (orders, cents): %v, the oracle %v", p.Partition, got, want)
 				}
@@ -330,8 +332,8 @@ func TestJobOnS3Sources(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatal(err)
 	}
-	if fp := res.Plan.Fingerprint; fp.Rows != 5 || fp.Sums["amount_cents"] != 36500 || jobOf(t, res.Plan).RejectedRows != 3 {
-		t.Errorf("a job on S3 sources: %d facts, %d cents, %d rejected; want 5, 36500, 3", fp.Rows, fp.Sums["amount_cents"], jobOf(t, res.Plan).RejectedRows)
+	if fp := res.Plan.Fingerprint; fp.Rows != 5 || !fp.Sums["amount_cents"].Equal(exact.Of(36500)) || jobOf(t, res.Plan).RejectedRows != 3 {
+		t.Errorf("a job on S3 sources: %d facts, %s cents, %d rejected; want 5, 36500, 3", fp.Rows, fp.Sums["amount_cents"], jobOf(t, res.Plan).RejectedRows)
 	}
 }
 

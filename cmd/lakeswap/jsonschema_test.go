@@ -18,6 +18,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/lakeswap/lakeswap/internal/doctor"
+	"github.com/lakeswap/lakeswap/internal/exact"
 	"github.com/lakeswap/lakeswap/job"
 	"github.com/lakeswap/lakeswap/swap"
 	"github.com/lakeswap/lakeswap/swap/gc"
@@ -155,6 +156,12 @@ func (r *reflector) schema(t reflect.Type, quoted bool) any {
 		// The one document a plan keeps as JSON swap does not read is
 		// the job's record of a run it computed.
 		return r.schema(reflect.TypeOf(job.Info{}), quoted)
+	case t == reflect.TypeOf(exact.Sum{}):
+		// An exact sum: a number where every JSON reader holds it
+		// exactly (within 2^53), else a string of its digits.
+		return map[string]any{"oneOf": []any{
+			map[string]any{"type": "integer", "minimum": -(1 << 53), "maximum": 1 << 53},
+			map[string]any{"type": "string", "pattern": "^-?[0-9]+$"}}}
 	case quoted && t.Kind() >= reflect.Int && t.Kind() <= reflect.Uint64:
 		return map[string]any{"type": "string", "pattern": "^-?[0-9]+$"}
 	}

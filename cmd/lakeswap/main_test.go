@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/lakeswap/lakeswap/catalog"
+	"github.com/lakeswap/lakeswap/internal/exact"
 	"github.com/lakeswap/lakeswap/internal/retail"
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/source"
@@ -185,7 +186,7 @@ func TestPublishAndHistoryJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &h); err != nil {
 		t.Fatalf("history -o json is not JSON: %v\n%s", err, out)
 	}
-	if len(h.Main) != 1 || h.Main[0].Rows != 4 || h.Main[0].Sums["amount_cents"] != 36500 || h.Main[0].Source != "files:batch1.ndjson" {
+	if len(h.Main) != 1 || h.Main[0].Rows != 4 || !h.Main[0].Sums["amount_cents"].Equal(exact.Of(36500)) || h.Main[0].Source != "files:batch1.ndjson" {
 		t.Errorf("history %+v, want the first load: 4 rows, 36500 cents, source files:batch1.ndjson", h.Main)
 	}
 	code, out, errs = cli(t, home, "verify", "--table", "retail.daily_orders", "--run", h.Main[0].RunID)

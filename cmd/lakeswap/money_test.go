@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lakeswap/lakeswap/internal/exact"
 	"github.com/lakeswap/lakeswap/swap"
 )
 
@@ -75,8 +76,12 @@ func TestScaled(t *testing.T) {
 		scale int
 		want  string
 	}{{1234, 2, "12.34"}, {-5, 2, "-0.05"}, {0, 2, "0.00"}, {-1233, 2, "-12.33"}, {7, 0, "7"}, {100, 3, "0.100"}, {-9223372036854775808, 2, "-92233720368547758.08"}} {
-		if got := scaled(c.v, c.scale); got != c.want {
+		if got := scaled(exact.Of(c.v), c.scale); got != c.want {
 			t.Errorf("scaled(%d, %d) = %s, want %s", c.v, c.scale, got, c.want)
 		}
+	}
+	huge, _ := exact.Parse("-999999999999999999999999999999999999990")
+	if got := scaled(huge, 18); got != "-999999999999999999999.999999999999999990" {
+		t.Errorf("a decimal(38,18) sum of ten maxima shows as %s", got)
 	}
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -112,5 +114,115 @@ func TestNestedColumnsAfterRenameAndDrop(t *testing.T) {
 	s.must("rollback", "--table", tbl, "--run", "day2")
 	if got := view(t, s, "spark", "user_id", "s", "l", "m", "u", "f", "t"); !slices.Equal(got, []string{wantBoth[1], wantBoth[2]}) {
 		t.Errorf("after the rollback the reader sees\n%s", strings.Join(got, "\n"))
+	}
+}
+
+// TestUUIDAndFixedPartitions: a table partitioned by identity(u), a uuid,
+// and bucket[4](f), a fixed(2). Partitions are declared as history prints
+// them; a publish lands each row in its own partition, whose value the
+// manifests record as iceberg-go's scan reads it; a rerun commits nothing;
+// a row outside is refused naming its partition; verify checks the
+// partition summaries other engines prune on.
+func TestUUIDAndFixedPartitions(t *testing.T) {
+	s := newSite(t, "sqlite+local")
+	sc := iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "u", Type: iceberg.PrimitiveTypes.UUID, Required: true},
+		iceberg.NestedField{ID: 2, Name: "f", Type: iceberg.FixedTypeOf(2), Required: true},
+		iceberg.NestedField{ID: 3, Name: "n", Type: iceberg.PrimitiveTypes.Int64, Required: true})
+	spec := iceberg.NewPartitionSpec(
+		iceberg.PartitionField{SourceIDs: []int{1}, FieldID: 1000, Name: "u", Transform: iceberg.IdentityTransform{}},
+		iceberg.PartitionField{SourceIDs: []int{2}, FieldID: 1001, Name: "f_bucket", Transform: iceberg.BucketTransform{NumBuckets: 4}})
+	createEngineTable(t, s, "ids", sc, spec)
+	const tbl = "eng.ids"
+	const u1, u2 = "f79c3e09-677c-4bbd-a479-3f349cb785e7", "0e8b1f4c-2f55-4a3b-9d2e-7b4c1a6f9e01"
+	rows := `{"u":"` + u1 + `","f":"AAE=","n":1}` + "\n" + `{"u":"` + u2 + `","f":"AAI=","n":2}` + "\n"
+	in := write(t, t.TempDir(), "in.ndjson", rows)
+	s.must("publish", "--run-id", "ids", "--table", tbl, "--partitions", "u="+u1+","+u2, "--partitions", "f=bucket:0..3", in)
+	if got, want := view(t, s, "ids", "u", "f", "n"), []string{"u=" + u2 + " f=AAI= n=2", "u=" + u1 + " f=AAE= n=1"}; !slices.Equal(got, want) {
+		t.Fatalf("the reader sees %v, want %v", got, want)
+	}
+	_, et, done := engineTable(t, s, "ids")
+	tasks, err := et.Scan().PlanFiles(t.Context())
+	done()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var parts []string
+	for _, task := range tasks {
+		p := task.File.Partition()
+		parts = append(parts, fmt.Sprint(p[1000], "/", p[1001]))
+	}
+	slices.Sort(parts)
+	// bucket[4] of the bytes 0001 and 0002, by Iceberg's murmur3.
+	b1, b2 := iceberg.BucketTransform{NumBuckets: 4}.Transformer(iceberg.FixedTypeOf(2))([]byte{0, 1}), iceberg.BucketTransform{NumBuckets: 4}.Transformer(iceberg.FixedTypeOf(2))([]byte{0, 2})
+	want := []string{fmt.Sprint(u2, "/", b2.Val), fmt.Sprint(u1, "/", b1.Val)}
+	slices.Sort(want)
+	if !slices.Equal(parts, want) {
+		t.Errorf("the files record partitions %v, want %v", parts, want)
+	}
+	meta := s.metadata(tbl)
+	if out := s.must("publish", "--table", tbl, "--partitions", "u="+u1+","+u2, "--partitions", "f=bucket:0..3", in); !strings.Contains(out, "unchanged") || s.metadata(tbl) != meta {
+		t.Errorf("the same rows again: %s", out)
+	}
+	if code, _, errs := s.cli("publish", "--table", tbl, "--partitions", "u="+u1, "--partitions", "f=bucket:0..3", in); code != exitRefused || !strings.Contains(errs, u2) {
+		t.Errorf("a row of another uuid: exit %d: %s; want refused naming %s", code, errs, u2)
+	}
+	if out := s.must("verify", "--table", tbl); !strings.Contains(out, "ok") {
+		t.Errorf("verify --table: %s", out)
+	}
+	if code, _, errs := s.cli("publish", "--table", tbl, "--partitions", "u=F79C3E09-677C-4BBD-A479-3F349CB785E7", "--partitions", "f=bucket:0..3", in); code == 0 || !strings.Contains(errs, "8-4-4-4-12") {
+		t.Errorf("a uuid in upper case, which no row's partition is written as: exit %d: %s", code, errs)
+	}
+}
+
+// TestWideDecimalSums: an additive decimal(38,18) column, whose sum of a
+// few rows passes 64 bits, publishes; its sum is exact in the run record
+// (history), the plan and every JSON output (a string past 2^53), and
+// verify and a rollback read it back.
+func TestWideDecimalSums(t *testing.T) {
+	s := newSite(t, "sqlite+local")
+	sc := iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "d", Type: iceberg.PrimitiveTypes.Date, Required: true},
+		iceberg.NestedField{ID: 2, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+		iceberg.NestedField{ID: 3, Name: "amount", Type: iceberg.DecimalTypeOf(38, 18)})
+	spec := iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{1}, FieldID: 1000, Name: "d", Transform: iceberg.IdentityTransform{}})
+	createEngineTable(t, s, "wide", sc, spec)
+	const tbl = "eng.wide"
+	s.must("table", "set", "--table", tbl, "additive=amount", "grain=id")
+	s.must("publish", "--table", tbl, "--partitions", "d=2026-01-02", write(t, t.TempDir(), "other.ndjson", `{"d":"2026-01-02","id":99,"amount":"1"}`+"\n"))
+	var lines strings.Builder
+	for i := range 10 {
+		fmt.Fprintf(&lines, `{"d":"2026-01-01","id":%d,"amount":"99999999999999999999.999999999999999999"}`+"\n", i)
+	}
+	lines.WriteString(`{"d":"2026-01-01","id":10,"amount":"0.000000000000000001"}` + "\n")
+	in := write(t, t.TempDir(), "in.ndjson", lines.String())
+	// Ten of 10^38-1 unscaled, and one more: 10^39 - 9.
+	const want = "999999999999999999999999999999999999991"
+	const shown = "999999999999999999999.999999999999999991"
+	out := s.must("publish", "--run-id", "wide", "--table", tbl, "--partitions", "d=2026-01-01", in)
+	if !strings.Contains(out, "amount="+shown) {
+		t.Errorf("publish shows %s; want the sum amount=%s", out, shown)
+	}
+	var hist struct {
+		Main []struct {
+			Sums map[string]any `json:"sums"`
+		} `json:"main"`
+	}
+	if err := json.Unmarshal([]byte(s.must("-o", "json", "history", "--table", tbl)), &hist); err != nil || len(hist.Main) != 2 {
+		t.Fatalf("history: %v", err)
+	}
+	if got := hist.Main[0].Sums["amount"]; got != want {
+		t.Errorf("history -o json records the sum as %#v, want the string %q", got, want)
+	}
+	if out := s.must("verify", "--table", tbl, "--run", "wide"); !strings.Contains(out, "ok") || !strings.Contains(out, shown) {
+		t.Errorf("verify --run: %s; want ok and amount=%s", out, shown)
+	}
+	planOut := s.must("plan", "--table", tbl, "--partitions", "d=2026-01-01", "-o", "json", write(t, t.TempDir(), "less.ndjson", `{"d":"2026-01-01","id":1,"amount":"1"}`+"\n"), "--allow-implausible")
+	if !strings.Contains(planOut, `"`+want+`"`) {
+		t.Errorf("plan -o json does not carry the base sum %s as a string: %s", want, planOut)
+	}
+	s.must("rollback", "--table", tbl, "--run", "wide")
+	if got := view(t, s, "wide", "id"); !slices.Equal(got, []string{"id=99"}) {
+		t.Errorf("after the rollback the reader sees %v", got)
 	}
 }

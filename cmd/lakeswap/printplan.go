@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/lakeswap/lakeswap/internal/exact"
 	"github.com/lakeswap/lakeswap/internal/words"
 	"github.com/lakeswap/lakeswap/swap"
 	"github.com/lakeswap/lakeswap/verify"
@@ -119,8 +120,8 @@ func printPartitions(w io.Writer, p *swap.Plan, whole bool) int {
 	var keys []string
 	for _, pp := range p.Partitions {
 		same := pp.OldFingerprint.Hash == pp.Fingerprint.Hash
-		line := partitionName(pp) + "\t" + change(pp.OldFingerprint.Rows, pp.Fingerprint.Rows, 0)
-		rel := relative(pp.OldFingerprint.Rows, pp.Fingerprint.Rows)
+		line := partitionName(pp) + "\t" + change(exact.Of(pp.OldFingerprint.Rows), exact.Of(pp.Fingerprint.Rows), 0)
+		rel := relative(exact.Of(pp.OldFingerprint.Rows), exact.Of(pp.Fingerprint.Rows))
 		for _, c := range sums {
 			line += "\t" + change(pp.OldFingerprint.Sums[c], pp.Fingerprint.Sums[c], p.Contract.Scales[c])
 			rel = max(rel, relative(pp.OldFingerprint.Sums[c], pp.Fingerprint.Sums[c]))
@@ -161,7 +162,7 @@ func printPartitions(w io.Writer, p *swap.Plan, whole bool) int {
 		rows = append(rows, fmt.Sprintf("... %d unchanged partitions (lakeswap show lists them) ...", len(sameRows))+cells)
 	}
 	if len(p.Partitions) > 12 {
-		line := fmt.Sprintf("total of %d\t%s", len(p.Partitions), change(p.BaseFingerprint.Rows, p.Fingerprint.Rows, 0))
+		line := fmt.Sprintf("total of %d\t%s", len(p.Partitions), change(exact.Of(p.BaseFingerprint.Rows), exact.Of(p.Fingerprint.Rows), 0))
 		for _, c := range sums {
 			line += "\t" + change(p.BaseFingerprint.Sums[c], p.Fingerprint.Sums[c], p.Contract.Scales[c])
 		}
@@ -261,9 +262,9 @@ func printChecks(w io.Writer, checks []swap.Check) {
 // relative is how far a figure moved, relative to what it was: 1 is a
 // doubling or a halving's loss of half, growth from zero counts as 1 per
 // unit, so that the partition that moved most shows first.
-func relative(before, after int64) float64 {
-	d := math.Abs(float64(after) - float64(before))
-	return d / max(math.Abs(float64(before)), 1)
+func relative(before, after exact.Sum) float64 {
+	d := math.Abs(after.Sub(before).Float64())
+	return d / max(math.Abs(before.Float64()), 1)
 }
 
 // grainChange is a partition's change at the grain in a few characters.
@@ -304,12 +305,12 @@ func exampleKeys(ch *verify.Changes) string {
 }
 
 // change writes before -> after (difference).
-func change(before, after int64, scale int) string {
-	if before == after {
+func change(before, after exact.Sum, scale int) string {
+	if before.Equal(after) {
 		return scaled(after, scale)
 	}
-	d := scaled(after-before, scale)
-	if after > before {
+	d := scaled(after.Sub(before), scale)
+	if after.Cmp(before) > 0 {
 		d = "+" + d
 	}
 	return fmt.Sprintf("%s -> %s (%s)", scaled(before, scale), scaled(after, scale), d)

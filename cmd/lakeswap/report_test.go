@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lakeswap/lakeswap/internal/exact"
 	"github.com/lakeswap/lakeswap/swap/history"
 	"github.com/lakeswap/lakeswap/testenv"
 )
@@ -84,7 +85,7 @@ func TestReportInChromium(t *testing.T) {
 	}
 	for _, p := range v.Partitions {
 		for name, want := range map[string]string{
-			"rows-before": scaled(p.Before.Rows, 0), "rows-after": scaled(p.After.Rows, 0),
+			"rows-before": scaled(exact.Of(p.Before.Rows), 0), "rows-after": scaled(exact.Of(p.After.Rows), 0),
 			"orders-before": scaled(p.Before.Sums["orders"], 0), "orders-after": scaled(p.After.Sums["orders"], 0),
 			"revenue-before": scaled(p.Before.Sums["revenue"], 2), "revenue-after": scaled(p.After.Sums["revenue"], 2),
 		} {

@@ -249,7 +249,7 @@ func (d *Story) firstLoad(batch1 []retail.DailyOrder) error {
 		return err
 	}
 	d.printJob(d.w, facts.Plan)
-	fmt.Fprintf(d.w, "orders_fact: %d orders, %d cents (duplicate e2 counted once, o107's tie won by e13)\n", facts.Plan.Fingerprint.Rows, facts.Plan.Fingerprint.Sums["amount_cents"])
+	fmt.Fprintf(d.w, "orders_fact: %d orders, %s cents (duplicate e2 counted once, o107's tie won by e13)\n", facts.Plan.Fingerprint.Rows, facts.Plan.Fingerprint.Sums["amount_cents"])
 	return d.show(daily, batch1)
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakeswap/lakeswap/contract"
+	"github.com/lakeswap/lakeswap/internal/exact"
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 	"github.com/lakeswap/lakeswap/verify"
@@ -142,7 +143,7 @@ func volume(ctx context.Context, at *snapshot.At, values []string, band contract
 		return line, err
 	}
 	var rows int64
-	sums := map[string]int64{}
+	sums := map[string]exact.Sum{}
 	for _, v := range before {
 		fp, err := at.Fingerprint(ctx, v)
 		if err != nil {
@@ -150,20 +151,20 @@ func volume(ctx context.Context, at *snapshot.At, values []string, band contract
 		}
 		rows += fp.Rows
 		for k, s := range fp.Sums {
-			sums[k] += s
+			sums[k] = sums[k].Add(s)
 		}
 	}
 	n := float64(len(before))
 	var outside []string
-	judge := func(what string, total, got int64) {
-		mean := float64(total) / n
-		ratio := float64(got) / mean
-		ok := mean != 0 && ratio >= band.Lo && ratio <= band.Hi || mean == 0 && got == 0
+	judge := func(what string, total, got exact.Sum) {
+		mean := total.Float64() / n
+		ratio := got.Float64() / mean
+		ok := mean != 0 && ratio >= band.Lo && ratio <= band.Hi || mean == 0 && got.Sign() == 0
 		if !ok {
-			outside = append(outside, fmt.Sprintf("%s %d against a mean of %s (%.2fx)", what, got, strconv.FormatFloat(mean, 'f', -1, 64), ratio))
+			outside = append(outside, fmt.Sprintf("%s %s against a mean of %s (%.2fx)", what, got, strconv.FormatFloat(mean, 'f', -1, 64), ratio))
 		}
 	}
-	judge("rows", rows, now.Rows)
+	judge("rows", exact.Of(rows), exact.Of(now.Rows))
 	for _, k := range slices.Sorted(func(yield func(string) bool) {
 		for k := range sums {
 			if !yield(k) {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/apache/iceberg-go/table"
+	"github.com/lakeswap/lakeswap/internal/exact"
 	"github.com/lakeswap/lakeswap/internal/words"
 	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/runrecord"
@@ -17,13 +18,13 @@ import (
 
 // VerifyResult compares a committed run with what it recorded.
 type VerifyResult struct {
-	RunID       string            `json:"run_id"`
-	SnapshotID  int64             `json:"snapshot_id,string"`
-	Recorded    string            `json:"recorded_fingerprint"`
-	Computed    string            `json:"computed_fingerprint"`
-	Rows        int64             `json:"rows"`
-	Sums        map[string]int64  `json:"sums"`
-	Differences map[string]string `json:"differences,omitempty"` // partition -> recomputed hash, where it differs
+	RunID       string               `json:"run_id"`
+	SnapshotID  int64                `json:"snapshot_id,string"`
+	Recorded    string               `json:"recorded_fingerprint"`
+	Computed    string               `json:"computed_fingerprint"`
+	Rows        int64                `json:"rows"`
+	Sums        map[string]exact.Sum `json:"sums"`
+	Differences map[string]string    `json:"differences,omitempty"` // partition -> recomputed hash, where it differs
 	// Statistics are the wrong bounds and counts (manifest entries,
 	// footers, partition summaries) of the files in the run's partitions.
 	Statistics []verify.Finding `json:"statistics,omitempty"`
@@ -81,7 +82,7 @@ func (a Auditor) verifySnapshot(ctx context.Context, ident table.Identifier, loa
 	if err != nil {
 		return nil, err
 	}
-	fp, _ := verify.Combine(parts) // a sum that does not fit is left out of Sums
+	fp := verify.Combine(parts) // a sum that does not fit is left out of Sums
 	res := &VerifyResult{RunID: rec.RunID, SnapshotID: run.SnapshotID, Recorded: rec.Fingerprint,
 		Computed: fp.Hash, Rows: fp.Rows, Sums: fp.Sums}
 	for k, pf := range parts {

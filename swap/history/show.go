@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/lakeswap/lakeswap/internal/exact"
 	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
@@ -30,10 +31,10 @@ type RunView struct {
 	Time      time.Time `json:"time"`
 	Source    string    `json:"source,omitempty"`
 	// JobVersion, Rejected and Reconciled are a SQL job's.
-	JobVersion  string                      `json:"job_version,omitempty"`
-	Rejected    map[string]int64            `json:"rejected,omitempty"`
-	Reconciled  map[string]map[string]int64 `json:"reconciled,omitempty"`
-	Fingerprint string                      `json:"fingerprint"`
+	JobVersion  string                          `json:"job_version,omitempty"`
+	Rejected    map[string]int64                `json:"rejected,omitempty"`
+	Reconciled  map[string]map[string]exact.Sum `json:"reconciled,omitempty"`
+	Fingerprint string                          `json:"fingerprint"`
 	// Checks are the run's checks as it recorded them, name=verdict
 	// (passed, allowed by a flag, not run); none for a run recorded before
 	// lakeswap recorded them.
@@ -45,7 +46,7 @@ type RunView struct {
 	LateDecision *runrecord.LateDecision `json:"late_decision,omitempty"`
 	Watermark    string                  `json:"watermark,omitempty"`
 	Rows         int64                   `json:"rows"`
-	Sums         map[string]int64        `json:"sums"`
+	Sums         map[string]exact.Sum    `json:"sums"`
 	// Scales are the decimal sums' scales: 1234 at scale 2 is 12.34.
 	Scales     map[string]int  `json:"scales,omitempty"`
 	Partitions []PartitionView `json:"partitions"`
@@ -139,7 +140,7 @@ func (r Reader) ShowRun(ctx context.Context, ident table.Identifier, runID strin
 			Hint: "`lakeswap history --table " + name + "` lists the runs"}
 	}
 	load := runrecord.NewLoader(fsys)
-	v := &RunView{Table: name, RunID: runID, Sums: map[string]int64{}, Partitions: []PartitionView{}, Checks: []string{}}
+	v := &RunView{Table: name, RunID: runID, Sums: map[string]exact.Sum{}, Partitions: []PartitionView{}, Checks: []string{}}
 	for i := range snaps {
 		s := &snaps[i]
 		rec, _, err := load.Snapshot(s)
@@ -154,7 +155,7 @@ func (r Reader) ShowRun(ctx context.Context, ident table.Identifier, runID strin
 		}
 		v.Rows += rec.Rows
 		for k, n := range rec.Sums {
-			v.Sums[k] += n
+			v.Sums[k] = v.Sums[k].Add(n)
 		}
 		if rec.Rejected != nil {
 			v.Rejected = rec.Rejected
@@ -175,7 +176,7 @@ func (r Reader) ShowRun(ctx context.Context, ident table.Identifier, runID strin
 		}
 		for k, m := range rec.Reconciled {
 			if v.Reconciled == nil {
-				v.Reconciled = map[string]map[string]int64{}
+				v.Reconciled = map[string]map[string]exact.Sum{}
 			}
 			v.Reconciled[k] = m
 		}
@@ -230,7 +231,7 @@ func (r Reader) ShowRun(ctx context.Context, ident table.Identifier, runID strin
 		for _, p := range v.Partitions {
 			parts[p.Partition] = p.After
 		}
-		fp, _ := verify.Combine(parts)
+		fp := verify.Combine(parts)
 		v.Fingerprint = fp.Hash
 	}
 	return v, nil

@@ -163,7 +163,7 @@ func (ul *undoLanding) ReadBack(ctx context.Context) error {
 	if err != nil {
 		return &outcome.OpError{Op: "rollback", Table: name, RunID: res.RunID, Err: fmt.Errorf("%w: the rollback landed as snapshot %d, but reading it back failed: %w", outcome.ErrLandedUnverified, id, err)}
 	}
-	now, _ := verify.Combine(got)
+	now := verify.Combine(got)
 	res.Fingerprint = now.Hash
 	ul.checked = res
 	if now.Hash != ul.undo.Fingerprint {
@@ -341,7 +341,7 @@ func (l *Runner) batch(ctx context.Context, tbl *table.Table, u *undoPlan, run t
 		if err != nil {
 			return err
 		}
-		if fp, _ := verify.Combine(parts); fp.Hash != r.BaseFingerprint {
+		if fp := verify.Combine(parts); fp.Hash != r.BaseFingerprint {
 			return refuse("the files run %s replaced%s fingerprint %s, not %s as recorded before the run", runID, inBatch(r), verify.Short(fp.Hash), verify.Short(r.BaseFingerprint))
 		}
 	}
@@ -457,7 +457,7 @@ func (u *undoPlan) record(ctx context.Context, rec runrecord.Record, partitions 
 	if err != nil {
 		return runrecord.Record{}, err
 	}
-	fp, _ := verify.Combine(parts)
+	fp := verify.Combine(parts)
 	id, source := runrecord.ScopedRollback(rec.RunID)
 	undo := runrecord.Record{RunID: id, Source: source, PartitionColumn: rec.PartitionColumn,
 		Partitions: partitions, Fingerprint: fp.Hash, FingerprintVersion: verify.VersionOf(u.c.Schema), PartitionHashes: map[string]string{},
@@ -468,7 +468,7 @@ func (u *undoPlan) record(ctx context.Context, rec runrecord.Record, partitions 
 		if err != nil {
 			return runrecord.Record{}, err
 		}
-		whole, _ := verify.Combine(ran)
+		whole := verify.Combine(ran)
 		undo.BaseFingerprint, undo.BaseRows = whole.Hash, whole.Rows
 	}
 	for k, pf := range parts {
@@ -552,7 +552,7 @@ func (l *Runner) alreadyScoped(ctx context.Context, ident table.Identifier, s *t
 	if err != nil {
 		return nil, &outcome.OpError{Op: "rollback", Table: strings.Join(ident, "."), RunID: res.RunID, Err: err}
 	}
-	fp, _ := verify.Combine(got)
+	fp := verify.Combine(got)
 	res.Fingerprint, res.Verified = fp.Hash, fp.Hash == undo.Fingerprint
 	return res, nil
 }
