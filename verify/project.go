@@ -48,7 +48,7 @@ func (a *Accumulator) Project(rec arrow.RecordBatch) (arrow.RecordBatch, error) 
 		case !found:
 			cols[i] = array.MakeArrayOfNull(memory.DefaultAllocator, want.Type, n)
 		default:
-			col, err := widen(context.Background(), rec.Column(at), want.Type)
+			col, err := project(rec.Column(at), want)
 			if err != nil {
 				return nil, fmt.Errorf("column %s: %w", want.Name, err)
 			}
@@ -67,6 +67,122 @@ func fieldID(f arrow.Field) (int, bool) {
 	}
 	id, err := strconv.Atoi(v)
 	return id, err == nil && id >= 0
+}
+
+// project returns col as the table's field want: a struct's fields
+// matched by field id (by name where the file has none), a field added
+// since as nulls and one dropped since left out, a list's elements and a
+// map's keys and values projected alike, and a primitive widened. The
+// result is the caller's to release.
+func project(col arrow.Array, want arrow.Field) (arrow.Array, error) {
+	if arrow.TypeEqual(col.DataType(), want.Type, arrow.CheckMetadata()) {
+		col.Retain() // the same fields, ids included
+		return col, nil
+	}
+	switch wt := want.Type.(type) {
+	case *arrow.StructType:
+		st, ok := col.(*array.Struct)
+		if !ok {
+			break
+		}
+		return projectStruct(st, wt)
+	case *arrow.ListType:
+		l, ok := col.(*array.List)
+		if !ok {
+			break
+		}
+		elems, err := project(l.ListValues(), wt.ElemField())
+		if err != nil {
+			return nil, fmt.Errorf("element: %w", err)
+		}
+		defer elems.Release()
+		d := l.Data()
+		data := array.NewData(wt, d.Len(), d.Buffers(), []arrow.ArrayData{elems.Data()}, d.NullN(), d.Offset())
+		defer data.Release()
+		return array.MakeFromData(data), nil
+	case *arrow.MapType:
+		m, ok := col.(*array.Map)
+		if !ok {
+			break
+		}
+		entries, err := project(m.ListValues(), arrow.Field{Name: "entries", Type: wt.Elem()})
+		if err != nil {
+			return nil, err
+		}
+		defer entries.Release()
+		d := m.Data()
+		data := array.NewData(wt, d.Len(), d.Buffers(), []arrow.ArrayData{entries.Data()}, d.NullN(), d.Offset())
+		defer data.Release()
+		return array.MakeFromData(data), nil
+	}
+	return widen(context.Background(), col, want.Type)
+}
+
+// projectStruct is project of a struct.
+func projectStruct(st *array.Struct, want *arrow.StructType) (arrow.Array, error) {
+	got := st.DataType().(*arrow.StructType)
+	byID, byName := map[int]int{}, map[string]int{}
+	for i, f := range got.Fields() {
+		if id, ok := fieldID(f); ok {
+			byID[id] = i
+		}
+		byName[f.Name] = i
+	}
+	children := make([]arrow.Array, want.NumFields())
+	defer func() {
+		for _, c := range children {
+			if c != nil {
+				c.Release()
+			}
+		}
+	}()
+	for i, wf := range want.Fields() {
+		at, found := -1, false
+		if id, ok := fieldID(wf); ok && len(byID) > 0 {
+			at, found = byID[id]
+		} else {
+			at, found = byName[wf.Name]
+		}
+		if !found {
+			if !wf.Nullable {
+				return nil, fmt.Errorf("field %s is required and the file has no field of it", wf.Name)
+			}
+			children[i] = array.MakeArrayOfNull(memory.DefaultAllocator, wf.Type, st.Len())
+			continue
+		}
+		c, err := project(st.Field(at), wf)
+		if err != nil {
+			return nil, fmt.Errorf("field %s: %w", wf.Name, err)
+		}
+		children[i] = c
+	}
+	datas := make([]arrow.ArrayData, len(children))
+	for i, c := range children {
+		datas[i] = c.Data()
+	}
+	d := st.Data()
+	// The struct's own validity, over children sliced to it (Field
+	// returns them so), at offset 0.
+	var buffers []*memory.Buffer
+	if d.NullN() > 0 && d.Offset() == 0 {
+		buffers = []*memory.Buffer{d.Buffers()[0]}
+	} else if d.NullN() > 0 {
+		valid := make([]bool, st.Len())
+		for r := range valid {
+			valid[r] = st.IsValid(r)
+		}
+		b := array.NewBooleanBuilder(memory.DefaultAllocator)
+		defer b.Release()
+		b.AppendValues(valid, nil)
+		bools := b.NewBooleanArray()
+		defer bools.Release()
+		buffers = []*memory.Buffer{bools.Data().Buffers()[1]}
+	} else {
+		buffers = []*memory.Buffer{nil}
+	}
+	data := array.NewData(want, st.Len(), buffers, datas, d.NullN(), 0)
+	defer data.Release()
+	return array.MakeFromData(data), nil
 }
 
 // widen returns col as type want: itself when it has that type, else cast

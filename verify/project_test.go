@@ -64,3 +64,70 @@ func TestProjectEvolvedFile(t *testing.T) {
 		t.Errorf("a file without a required column: %v", err)
 	}
 }
+
+// TestProjectEvolvedStruct: a struct, a list of structs and a map written
+// before another engine renamed a struct's field, widened one, added one
+// and dropped one are read as the table's: fields by id.
+func TestProjectEvolvedStruct(t *testing.T) {
+	id := func(n string) arrow.Metadata { return arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{n}) }
+	sc := iceberg.NewSchema(1,
+		iceberg.NestedField{ID: 1, Name: "day", Type: iceberg.PrimitiveTypes.Date, Required: true},
+		iceberg.NestedField{ID: 2, Name: "s", Type: &iceberg.StructType{FieldList: []iceberg.NestedField{
+			{ID: 11, Name: "bee", Type: iceberg.PrimitiveTypes.String}, // renamed from b
+			{ID: 10, Name: "a", Type: iceberg.PrimitiveTypes.Int64},    // widened from int, now second
+			{ID: 13, Name: "c", Type: iceberg.PrimitiveTypes.Int32}}}}, // added; 12 (x) dropped
+		iceberg.NestedField{ID: 3, Name: "l", Type: &iceberg.ListType{ElementID: 20, Element: &iceberg.StructType{FieldList: []iceberg.NestedField{
+			{ID: 21, Name: "v", Type: iceberg.PrimitiveTypes.Int64}}}}},
+	)
+	part, _ := contract.NewPartitioner(0, "day", iceberg.PrimitiveTypes.Date, "identity")
+	c, err := contract.NewContract(sc, nil, nil, nil, part)
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldStruct := arrow.StructOf(
+		arrow.Field{Name: "a", Type: arrow.PrimitiveTypes.Int32, Nullable: true, Metadata: id("10")},
+		arrow.Field{Name: "b", Type: arrow.BinaryTypes.String, Nullable: true, Metadata: id("11")},
+		arrow.Field{Name: "x", Type: arrow.PrimitiveTypes.Int32, Nullable: true, Metadata: id("12")})
+	oldElem := arrow.StructOf(arrow.Field{Name: "v", Type: arrow.PrimitiveTypes.Int32, Nullable: true, Metadata: id("21")})
+	old := arrow.NewSchema([]arrow.Field{
+		{Name: "day", Type: arrow.FixedWidthTypes.Date32, Metadata: id("1")},
+		{Name: "s", Type: oldStruct, Nullable: true, Metadata: id("2")},
+		{Name: "l", Type: arrow.ListOfField(arrow.Field{Name: "element", Type: oldElem, Nullable: true, Metadata: id("20")}), Nullable: true, Metadata: id("3")},
+	}, nil)
+	rec, _, err := array.RecordFromJSON(memory.DefaultAllocator, old, strings.NewReader(`[
+{"day": "2026-01-01", "s": {"a": 1, "b": "x", "x": 9}, "l": [{"v": 5}, null]},
+{"day": "2026-01-01", "s": null, "l": null}
+]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Release()
+	acc := verify.NewAccumulator(c, "2026-01-01", nil)
+	got, err := acc.Project(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer got.Release()
+	if s := got.Column(1).ValueStr(0); s != `{"a":1,"bee":"x","c":null}` {
+		t.Errorf("the struct reads as %s", s)
+	}
+	if !got.Column(1).IsNull(1) || got.Column(2).ValueStr(0) != `[{"v":5},(null)]` && got.Column(2).ValueStr(0) != `[{"v":5},null]` {
+		t.Errorf("read %v and %v", got.Column(1), got.Column(2))
+	}
+	// The projected rows hash as the same rows written under the table's
+	// schema do.
+	want, _, err := array.RecordFromJSON(memory.DefaultAllocator, c.Arrow, strings.NewReader(`[
+{"day": "2026-01-01", "s": {"bee": "x", "a": 1, "c": null}, "l": [{"v": 5}, null]},
+{"day": "2026-01-01", "s": null, "l": null}
+]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer want.Release()
+	if err := acc.Add(got); err != nil {
+		t.Fatal(err)
+	}
+	if h := fingerprint(t, c, want).Hash; acc.Result().Hash != h {
+		t.Errorf("projected rows hash %s, the same rows written now %s", acc.Result().Hash, h)
+	}
+}
