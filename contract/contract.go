@@ -143,12 +143,12 @@ func NewPartitioner(column int, name string, typ iceberg.Type, transform string)
 		}
 	case iceberg.YearTransform, iceberg.MonthTransform, iceberg.DayTransform:
 		switch typ.(type) {
-		case iceberg.DateType, iceberg.TimestampType, iceberg.TimestampTzType:
+		case iceberg.DateType, iceberg.TimestampType, iceberg.TimestampTzType, iceberg.TimestampNsType, iceberg.TimestampTzNsType:
 			return p, nil
 		}
 	case iceberg.HourTransform:
 		switch typ.(type) {
-		case iceberg.TimestampType, iceberg.TimestampTzType:
+		case iceberg.TimestampType, iceberg.TimestampTzType, iceberg.TimestampNsType, iceberg.TimestampTzNsType:
 			return p, nil
 		}
 	case iceberg.BucketTransform:

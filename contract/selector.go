@@ -60,7 +60,7 @@ func (p Partitioner) dated() (string, func(time.Time) time.Time, bool) {
 		return "", nil, false
 	}
 	switch p.Type.(type) {
-	case iceberg.DateType, iceberg.TimestampType, iceberg.TimestampTzType:
+	case iceberg.DateType, iceberg.TimestampType, iceberg.TimestampTzType, iceberg.TimestampNsType, iceberg.TimestampTzNsType:
 		layout, step := p.calendar()
 		return layout, step, true
 	}

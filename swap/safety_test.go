@@ -24,6 +24,7 @@ import (
 	"github.com/lakeswap/lakeswap/internal/exact"
 	"github.com/lakeswap/lakeswap/internal/retail"
 	"github.com/lakeswap/lakeswap/outcome"
+	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/source"
 	"github.com/lakeswap/lakeswap/swap"
 	"github.com/lakeswap/lakeswap/swap/audit"
@@ -377,25 +378,27 @@ type noRemoveIO struct{ icebergio.WriteFileIO }
 
 func (noRemoveIO) Remove(string) error { return errors.New("permission denied") }
 
-// TestRunSumsNeverWrap: two partitions whose sums fit but whose total does
-// not are refused, not recorded wrapped.
+// TestRunSumsNeverWrap: two partitions whose sums fit 64 bits and whose
+// total does not publish, and the run records the total exact, never
+// wrapped: in the plan and in the snapshot's summary.
 func TestRunSumsNeverWrap(t *testing.T) {
 	e := newEnv(t)
 	const big = 9_000_000_000_000_000_000
 	rows := []retail.DailyOrder{{OrderDate: "2026-01-01", Channel: "web", OrderCount: 1, AmountCents: big},
 		{OrderDate: "2026-01-02", Channel: "web", OrderCount: 1, AmountCents: big}}
-	files := e.allFiles()
-	_, err := e.publish(rows, fixtureRange...)
-	if !errors.Is(err, outcome.ErrRefused) || !strings.Contains(err.Error(), "amount_cents") || !strings.Contains(err.Error(), "overflows") {
-		t.Fatalf("publish of two partitions of %d cents: %v, want a refusal naming amount_cents", int64(big), err)
+	res, err := e.publish(rows, "2026-01-01", "2026-01-02")
+	if err != nil {
+		t.Fatal(err)
 	}
-	if snaps := snapshots(t, e.table()); snaps != 0 {
-		t.Errorf("%d snapshots after a refusal", snaps)
+	const total = "18000000000000000000"
+	if got := res.Plan.Fingerprint.Sums["amount_cents"].String(); got != total {
+		t.Errorf("the run's sum is %s, want %s", got, total)
 	}
-	if got := e.allFiles(); !slices.Equal(got, files) {
-		t.Errorf("refusal left files: %v", got)
+	rec, ok := runrecord.Read(e.table().CurrentSnapshot().Summary.Properties)
+	if !ok || rec.Sums["amount_cents"].String() != total {
+		t.Errorf("the snapshot records the sum %s, want %s", rec.Sums["amount_cents"], total)
 	}
-	if fp := verify.Combine(map[string]verify.Fingerprint{"a": {Sums: map[string]exact.Sum{"x": exact.Of(-big)}}, "b": {Sums: map[string]exact.Sum{"x": exact.Of(-big)}}}); !fp.Sums["x"].Equal(exact.Of(-big).Add(exact.Of(-big))) {
+	if fp := verify.Combine(map[string]verify.Fingerprint{"a": {Sums: map[string]exact.Sum{"x": exact.Of(-big)}}, "b": {Sums: map[string]exact.Sum{"x": exact.Of(-big)}}}); fp.Sums["x"].String() != "-"+total {
 		t.Errorf("Combine of two negative sums: %s", fp.Sums["x"])
 	}
 }
