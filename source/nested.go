@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -152,7 +153,13 @@ func appendDecoded(b array.Builder, f arrow.Field, raw any) error {
 		}
 		mt := f.Type.(*arrow.MapType)
 		b.Append(true)
+		seen := map[string]string{}
 		for _, m := range obj {
+			k := sameKey(mt.KeyType(), m.Key)
+			if first, dup := seen[k]; dup {
+				return fmt.Errorf("keys %q and %q are the same %s; a map holds each key once", first, m.Key, mt.KeyType())
+			}
+			seen[k] = m.Key
 			if err := appendValue(b.KeyBuilder(), mt.KeyField(), m.Key); err != nil {
 				return fmt.Errorf("key %q: %w", m.Key, err)
 			}
@@ -220,4 +227,29 @@ func parseTime(text string) (arrow.Time64, error) {
 	}
 	d := time.Duration(t.Hour())*time.Hour + time.Duration(t.Minute())*time.Minute + time.Duration(t.Second())*time.Second + time.Duration(t.Nanosecond())
 	return arrow.Time64(d / time.Microsecond), nil
+}
+
+// sameKey is a map key's text as one value of its type: 01 and 1 are one
+// long, 1.0 and 1.00 one decimal. Text that does not parse is itself (the
+// cast refuses it).
+func sameKey(t arrow.DataType, text string) string {
+	switch t := t.(type) {
+	case *arrow.Int32Type, *arrow.Int64Type:
+		if n, err := strconv.ParseInt(text, 10, 64); err == nil {
+			return strconv.FormatInt(n, 10)
+		}
+	case *arrow.Decimal128Type:
+		if n, err := parseDecimal(text, t.Precision, t.Scale); err == nil {
+			return n.BigInt().String()
+		}
+	case *arrow.TimestampType:
+		if v, err := parseTimestamp(text, t); err == nil {
+			return strconv.FormatInt(int64(v), 10)
+		}
+	case *arrow.Float32Type, *arrow.Float64Type:
+		if v, err := strconv.ParseFloat(text, 64); err == nil {
+			return strconv.FormatFloat(v, 'g', -1, 64)
+		}
+	}
+	return text
 }

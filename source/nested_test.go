@@ -28,6 +28,7 @@ func nestedSchema(t *testing.T) *arrow.Schema {
 		iceberg.NestedField{ID: 6, Name: "f", Type: iceberg.FixedTypeOf(3)},
 		iceberg.NestedField{ID: 7, Name: "t", Type: iceberg.PrimitiveTypes.Time},
 		iceberg.NestedField{ID: 8, Name: "b", Type: iceberg.PrimitiveTypes.Binary},
+		iceberg.NestedField{ID: 9, Name: "lm", Type: &iceberg.MapType{KeyID: 15, KeyType: iceberg.PrimitiveTypes.Int64, ValueID: 16, ValueType: iceberg.PrimitiveTypes.String}},
 	)
 	out, err := table.SchemaToArrowSchema(sc, nil, true, false)
 	if err != nil {
@@ -48,10 +49,10 @@ func TestNestedInputs(t *testing.T) {
 {"id":3,"s":{"a":null},"l":null,"m":null}
 `), 0o644)
 	csvPath := filepath.Join(dir, "in.csv")
-	os.WriteFile(csvPath, []byte(`id,s,l,m,u,f,t,b
-1,"{""b"":""x"",""a"":1}","[1,null,3]","{""z"":1.5,""a"":-2}",f79c3e09-677c-4bbd-a479-3f349cb785e7,AAEC,23:59:59.999999,
-2,,[],{},,,00:00:00,eA==
-3,"{""a"":null}",,,,,,
+	os.WriteFile(csvPath, []byte(`id,s,l,m,u,f,t,b,lm
+1,"{""b"":""x"",""a"":1}","[1,null,3]","{""z"":1.5,""a"":-2}",f79c3e09-677c-4bbd-a479-3f349cb785e7,AAEC,23:59:59.999999,,
+2,,[],{},,,00:00:00,eA==,
+3,"{""a"":null}",,,,,,,
 `), 0o644)
 	want, err := readAll(ndjson, sc)
 	if err != nil {
@@ -122,6 +123,7 @@ func TestNestedInputRefusals(t *testing.T) {
 	sc := nestedSchema(t)
 	for _, c := range []struct{ line, want string }{
 		{`{"id":1,"m":{"a":1,"a":2}}`, `column m: key "a" is given twice`},
+		{`{"id":1,"lm":{"1":"a","01":"b"}}`, `column lm: keys "1" and "01" are the same int64`},
 		{`{"id":1,"s":{"a":1,"c":2}}`, "column s: field c is not in"},
 		{`{"id":1,"s":{"a":1.5}}`, "column s: field a: value"},
 		{`{"id":1,"s":[1]}`, "column s: value"},

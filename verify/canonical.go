@@ -100,6 +100,16 @@ func (b *rowBuffer) release() {
 	b.buf, b.off, b.cur = nil, nil, nil
 }
 
+// ColumnError is a value of the column at index Column that cannot be
+// encoded: a map holding a key twice, a type the fingerprint lacks.
+type ColumnError struct {
+	Column int
+	Err    error
+}
+
+func (e *ColumnError) Error() string { return fmt.Sprintf("column %d: %v", e.Column, e.Err) }
+func (e *ColumnError) Unwrap() error { return e.Err }
+
 // fill encodes columns idx of cols (n rows) whose Iceberg types are types.
 func (b *rowBuffer) fill(types []iceberg.Type, cols []arrow.Array, idx []int, n int) error {
 	if b.buf == nil {
@@ -116,12 +126,12 @@ func (b *rowBuffer) fill(types []iceberg.Type, cols []arrow.Array, idx []int, n 
 	for _, c := range idx {
 		w, err := width(types[c], cols[c])
 		if err != nil {
-			return fmt.Errorf("column %d: %w", c, err)
+			return &ColumnError{Column: c, Err: err}
 		}
 		if w == nested {
 			e, err := b.encode(c, types[c], cols[c], n)
 			if err != nil {
-				return fmt.Errorf("column %d: %w", c, err)
+				return &ColumnError{Column: c, Err: err}
 			}
 			for r := range n {
 				b.off[r+1] += e.ValueLen(r)
@@ -538,25 +548,41 @@ func appendValue(dst []byte, typ iceberg.Type, arr arrow.Array, r int) ([]byte, 
 }
 
 // appendMap encodes a map's entries in the order of their keys' encodings,
-// so that the same entries in any order encode alike.
+// so that the same entries in any order encode alike. A key held twice
+// (a Parquet file can hold one; a map cannot) is an error.
 func appendMap(dst []byte, t *iceberg.MapType, a *array.Map, r int) ([]byte, error) {
 	start, end := a.ValueOffsets(r)
-	entries := make([][]byte, 0, end-start)
+	type entry struct{ key, kv []byte }
+	entries := make([]entry, 0, end-start)
 	for i := start; i < end; i++ {
 		k, err := appendValue(nil, t.KeyType, a.Keys(), int(i))
 		if err != nil {
 			return nil, err
 		}
-		kv, err := appendValue(k, t.ValueType, a.Items(), int(i))
+		kv, err := appendValue(slices.Clip(k), t.ValueType, a.Items(), int(i))
 		if err != nil {
 			return nil, err
 		}
-		entries = append(entries, kv)
+		entries = append(entries, entry{k, kv})
 	}
-	slices.SortFunc(entries, bytes.Compare) // a key's encoding is never a prefix of another's
+	slices.SortFunc(entries, func(x, y entry) int { return bytes.Compare(x.kv, y.kv) }) // no key's encoding is the start of another's
 	dst = binary.BigEndian.AppendUint32(append(dst, tagMap), uint32(len(entries)))
-	for _, e := range entries {
-		dst = append(dst, e...)
+	for i, e := range entries {
+		if i > 0 && bytes.Equal(e.key, entries[i-1].key) {
+			return nil, fmt.Errorf("a map holds the key %s twice", a.Keys().ValueStr(int(start)+keyIndex(a, start, end, e.key, t.KeyType)))
+		}
+		dst = append(dst, e.kv...)
 	}
 	return dst, nil
+}
+
+// keyIndex is the offset from start of the first entry whose key encodes
+// as key.
+func keyIndex(a *array.Map, start, end int64, key []byte, typ iceberg.Type) int {
+	for i := start; i < end; i++ {
+		if k, err := appendValue(nil, typ, a.Keys(), int(i)); err == nil && bytes.Equal(k, key) {
+			return int(i - start)
+		}
+	}
+	return 0
 }

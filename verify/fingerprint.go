@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math/big"
 	"math/bits"
@@ -189,7 +190,7 @@ func (a *Accumulator) Add(rec arrow.RecordBatch) error {
 	n := int(rec.NumRows())
 	cols := rec.Columns()
 	if err := a.rowBuf.fill(a.types, cols, a.allCols, n); err != nil {
-		return err
+		return a.named(err)
 	}
 	base := a.rows
 	if !a.only {
@@ -305,7 +306,7 @@ func (a *Accumulator) addGrains(cols []arrow.Array, n int, base int64) error {
 		return nil
 	}
 	if err := a.grainBuf.fill(a.types, cols, a.c.Grain, n); err != nil {
-		return err
+		return a.named(err)
 	}
 	for r := range n {
 		if !hasNull(r) {
@@ -479,6 +480,15 @@ func (a *Accumulator) addDigest(d [32]byte) {
 		limb := binary.BigEndian.Uint64(d[24-8*i:])
 		a.acc[i], carry = bits.Add64(a.acc[i], limb, carry)
 	}
+}
+
+// named says which column an encoding error is of, by name.
+func (a *Accumulator) named(err error) error {
+	var ce *ColumnError
+	if errors.As(err, &ce) {
+		return fmt.Errorf("column %s: %w", a.c.Fields[ce.Column].Name, ce.Err)
+	}
+	return err
 }
 
 // Findings returns what the partition violates; EmptyAllowed says whether a

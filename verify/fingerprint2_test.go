@@ -136,3 +136,15 @@ func TestNestedValuesHashAsMeant(t *testing.T) {
 		}
 	}
 }
+
+// TestMapKeyTwice: a map holding one key twice (as a Parquet file can)
+// is refused, naming the key, never hashed as a map.
+func TestMapKeyTwice(t *testing.T) {
+	c := v2Contract(t)
+	rec := v2Record(t, c, `[{"id": 1, "day": "2026-01-01", "m": [{"key": "a", "value": 1}, {"key": "b", "value": 2}, {"key": "a", "value": 1}]}]`)
+	defer rec.Release()
+	acc := verify.NewAccumulator(c, "2026-01-01", nil)
+	if err := acc.Add(rec); err == nil || !strings.Contains(err.Error(), "key a twice") {
+		t.Errorf("a map holding a twice: %v", err)
+	}
+}
