@@ -51,17 +51,19 @@ func ReadResult(ctx context.Context, c *contract.Contract, declared contract.Sel
 		for i, j := range at {
 			// A copy in Go's memory: the engine's batch lives only until
 			// the next, and the spill may hold rows longer.
-			col, err := array.Concatenate([]arrow.Array{rec.Column(j)}, memory.DefaultAllocator)
+			copied, err := array.Concatenate([]arrow.Array{rec.Column(j)}, memory.DefaultAllocator)
 			if err != nil {
 				release()
 				src.Release()
 				return nil, fmt.Errorf("%s: %w", name, err)
 			}
 			f := c.Arrow.Field(i)
-			if !arrow.TypeEqual(col.DataType(), f.Type) { // an instant labelled with another zone
-				retyped := array.MakeFromData(array.NewData(f.Type, col.Len(), col.Data().Buffers(), nil, col.NullN(), col.Data().Offset()))
-				col.Release()
-				col = retyped
+			col, bad, err := conform(copied, f)
+			copied.Release()
+			if err != nil {
+				release()
+				src.Release()
+				return nil, &InputError{File: name, Line: row + int64(bad), Column: f.Name, Err: err}
 			}
 			cols[i] = col
 			if !f.Nullable && cols[i].NullN() > 0 {
@@ -115,7 +117,7 @@ func resultColumns(got, want *arrow.Schema, name string) ([]int, error) {
 			return nil, &InputError{File: name, Err: fmt.Errorf("its result has no column %s (it has %s); select every column of the table, by name", f.Name, fieldNames(got))}
 		case len(idx) > 1:
 			return nil, &InputError{File: name, Err: fmt.Errorf("its result has column %s twice", f.Name)}
-		case !arrow.TypeEqual(got.Field(idx[0]).Type, f.Type) && !sameInstants(got.Field(idx[0]).Type, f.Type):
+		case !conformable(got.Field(idx[0]).Type, f.Type):
 			return nil, &InputError{File: name, Err: fmt.Errorf("its result column %s is %s, the table's is %s: cast it in the SQL (lakeswap does not cast a job's values)", f.Name, got.Field(idx[0]).Type, f.Type)}
 		}
 		at[i] = idx[0]

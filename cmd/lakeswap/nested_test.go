@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -238,5 +239,66 @@ func TestWideDecimalSums(t *testing.T) {
 	s.must("rollback", "--table", tbl, "--run", "wide")
 	if got := view(t, s, "wide", "id"); !slices.Equal(got, []string{"id=99"}) {
 		t.Errorf("after the rollback the reader sees %v", got)
+	}
+}
+
+// TestNestedJob: a SQL job builds struct, list, map, uuid and fixed values
+// in the engine's own shapes (a uuid as text, fixed bytes as a BLOB), which
+// are taken as the table's types with every value as it is; a rerun
+// commits nothing; a value the column cannot hold as it is (text that is
+// no uuid, bytes of another length) is refused naming the job's row.
+func TestNestedJob(t *testing.T) {
+	s := newSite(t, "sqlite+local")
+	sc := iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "d", Type: iceberg.PrimitiveTypes.Date, Required: true},
+		iceberg.NestedField{ID: 2, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+		iceberg.NestedField{ID: 3, Name: "s", Type: &iceberg.StructType{FieldList: []iceberg.NestedField{
+			{ID: 10, Name: "a", Type: iceberg.PrimitiveTypes.Int32}, {ID: 11, Name: "b", Type: iceberg.PrimitiveTypes.String, Required: true}}}},
+		iceberg.NestedField{ID: 4, Name: "l", Type: &iceberg.ListType{ElementID: 12, Element: iceberg.PrimitiveTypes.Int64}},
+		iceberg.NestedField{ID: 5, Name: "m", Type: &iceberg.MapType{KeyID: 13, KeyType: iceberg.PrimitiveTypes.String, ValueID: 14, ValueType: iceberg.PrimitiveTypes.Float64}},
+		iceberg.NestedField{ID: 6, Name: "u", Type: iceberg.PrimitiveTypes.UUID},
+		iceberg.NestedField{ID: 7, Name: "f", Type: iceberg.FixedTypeOf(2)},
+		iceberg.NestedField{ID: 8, Name: "t", Type: iceberg.PrimitiveTypes.Time},
+	)
+	spec := iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{1}, FieldID: 1000, Name: "d", Transform: iceberg.IdentityTransform{}})
+	createEngineTable(t, s, "nj", sc, spec)
+	const tbl = "eng.nj"
+	dir := t.TempDir()
+	write(t, dir, "raw.ndjson", `{"d":"2026-01-01","id":1,"u":"f79c3e09-677c-4bbd-a479-3f349cb785e7","f":"0001"}`+"\n"+
+		`{"d":"2026-01-01","id":2,"u":null,"f":null}`+"\n")
+	job := func(name, u string) string {
+		sql := "SELECT CAST(d AS DATE) AS d, id, CASE WHEN id = 1 THEN {'a': id::INTEGER, 'b': 'x'} END AS s, " +
+			"CASE WHEN id = 1 THEN [id, NULL, 3] ELSE [] END AS l, MAP {'k': (id * 1.5)::DOUBLE} AS m, " + u + " AS u, " +
+			"from_hex(f) AS f, TIME '10:00:00' + to_seconds(id) AS t FROM raw"
+		return write(t, dir, name, "table: "+tbl+"\nsources:\n  raw: {path: raw.ndjson}\nsql: |\n  "+sql+"\n")
+	}
+	good := job("good.yaml", "CAST(u AS UUID)")
+	s.must("publish", "--run-id", "job", "--job", good, "--partitions", "d=2026-01-01")
+	want := []string{
+		`id=1 s={"a":1,"b":"x"} l=[1,null,3] m=[{"key":"k","value":1.5}] u=f79c3e09-677c-4bbd-a479-3f349cb785e7 f=AAE= t=10:00:01.000000`,
+		`id=2 s=(null) l=[] m=[{"key":"k","value":3}] u=(null) f=(null) t=10:00:02.000000`,
+	}
+	if got := view(t, s, "nj", "id", "s", "l", "m", "u", "f", "t"); !slices.Equal(got, want) {
+		t.Fatalf("the reader sees\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	meta := s.metadata(tbl)
+	if out := s.must("publish", "--job", good, "--partitions", "d=2026-01-01"); !strings.Contains(out, "unchanged") || s.metadata(tbl) != meta {
+		t.Errorf("the job again: %s; want unchanged", out)
+	}
+	goodText, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	short := write(t, dir, "short.yaml", strings.Replace(string(goodText), "from_hex(f)", "from_hex('01')", 1))
+	for _, c := range []struct{ job, want string }{
+		{job("text.yaml", "'not-a-uuid'"), `column u: value "not-a-uuid" is not a uuid`},
+		{short, "column f: value holds 1 bytes, the column holds exactly 2"},
+	} {
+		if code, _, errs := s.cli("publish", "--job", c.job, "--partitions", "d=2026-01-01"); code != exitRefused || !strings.Contains(errs, c.want) {
+			t.Errorf("%s: exit %d: %s; want refused naming %q", c.job, code, errs, c.want)
+		}
+	}
+	if s.metadata(tbl) != meta {
+		t.Error("a refused job changed the table")
 	}
 }
