@@ -329,7 +329,7 @@ func fetcher(store source.ObjectStore, pub *swap.Publisher, dir string) Fetch {
 			if pub == nil {
 				return "", fmt.Errorf("%s has deletes to apply, and no catalog is at hand to read them", in.URL)
 			}
-			table, id, path, err := history.ParseDeletedInput(in.URL)
+			table, id, path, err := history.ParseCopiedInput(in.URL)
 			if err != nil {
 				return "", err
 			}

@@ -165,7 +165,7 @@ func (r *Release) Files(ctx context.Context, name, reader string) (snapshotName 
 		}
 		for _, f := range main {
 			path := f.URL
-			if _, _, p, err := history.ParseDeletedInput(f.URL); err == nil {
+			if _, _, p, err := history.ParseCopiedInput(f.URL); err == nil {
 				path = p
 			}
 			if !replaced[path] {

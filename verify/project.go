@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go"
 )
 
 // Project reads a batch of one of the table's own files as the contract's
@@ -19,6 +20,12 @@ import (
 // result must be released. A column the contract requires that the file
 // lacks, or a type that does not widen to the contract's, is an error.
 func (a *Accumulator) Project(rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+	return ProjectTo(rec, a.c.Arrow, a.c.Fields)
+}
+
+// ProjectTo reads rec, a batch of a table's data file, as want, the Arrow
+// schema of the table's fields (with their field ids), as Project does.
+func ProjectTo(rec arrow.RecordBatch, want *arrow.Schema, fields []iceberg.NestedField) (arrow.RecordBatch, error) {
 	sc := rec.Schema()
 	byID := map[int]int{}
 	for i, f := range sc.Fields() {
@@ -27,7 +34,7 @@ func (a *Accumulator) Project(rec arrow.RecordBatch) (arrow.RecordBatch, error) 
 		}
 	}
 	n := int(rec.NumRows())
-	cols := make([]arrow.Array, len(a.c.Arrow.Fields()))
+	cols := make([]arrow.Array, len(want.Fields()))
 	defer func() {
 		for _, c := range cols {
 			if c != nil {
@@ -35,27 +42,27 @@ func (a *Accumulator) Project(rec arrow.RecordBatch) (arrow.RecordBatch, error) 
 			}
 		}
 	}()
-	for i, want := range a.c.Arrow.Fields() {
+	for i, wf := range want.Fields() {
 		at, found := -1, false
 		if len(byID) > 0 {
-			at, found = byID[a.c.Fields[i].ID]
-		} else if idx := sc.FieldIndices(want.Name); len(idx) == 1 {
+			at, found = byID[fields[i].ID]
+		} else if idx := sc.FieldIndices(wf.Name); len(idx) == 1 {
 			at, found = idx[0], true
 		}
 		switch {
-		case !found && a.c.Fields[i].Required:
-			return nil, fmt.Errorf("column %s (field %d) is required and the file has no column of that field", want.Name, a.c.Fields[i].ID)
+		case !found && fields[i].Required:
+			return nil, fmt.Errorf("column %s (field %d) is required and the file has no column of that field", wf.Name, fields[i].ID)
 		case !found:
-			cols[i] = array.MakeArrayOfNull(memory.DefaultAllocator, want.Type, n)
+			cols[i] = array.MakeArrayOfNull(memory.DefaultAllocator, wf.Type, n)
 		default:
-			col, err := project(rec.Column(at), want)
+			col, err := project(rec.Column(at), wf)
 			if err != nil {
-				return nil, fmt.Errorf("column %s: %w", want.Name, err)
+				return nil, fmt.Errorf("column %s: %w", wf.Name, err)
 			}
 			cols[i] = col
 		}
 	}
-	return array.NewRecordBatch(a.c.Arrow, cols, int64(n)), nil
+	return array.NewRecordBatch(want, cols, int64(n)), nil
 }
 
 // fieldID is the Iceberg field id Parquet carries for an Arrow field; a

@@ -145,7 +145,8 @@ func TestCDCResolveLeavesUnselectedTuples(t *testing.T) {
 }
 
 // TestCDCJobNestedRename: a struct field renamed after files were written
-// is refused like a column, naming it (a job reads files by name).
+// is read by field id, as a column is: the file written before the rename
+// is read through a copy under the new name.
 func TestCDCJobNestedRename(t *testing.T) {
 	h := newCDCTable(t, "cdc", true)
 	h.s.must("table", "set", "--table", h.tbl, "grain=d,id", "additive=n")
@@ -190,13 +191,14 @@ func TestCDCJobNestedRename(t *testing.T) {
 	add(asArrow2, 2, 8)
 	job := write(t, t.TempDir(), "copy.yaml", "table: eng.cdc\nsources:\n  s: {table: eng.nsrc}\n"+
 		"sql: SELECT d, id, s.s.b AS n FROM s WHERE d BETWEEN CAST($from AS DATE) AND CAST($to AS DATE)\n")
-	code, o, e := h.s.cli("publish", "--job", job, "--partitions", "d=2026-01-01")
-	t.Logf("publish: exit %d\n%s%s", code, o, e)
-	if code == 0 {
-		if got := h.view(); !slices.Equal(got, []string{r("2026-01-01", 1, 7), r("2026-01-01", 2, 8)}) {
-			t.Errorf("nested rename read wrongly: %v", got)
+	h.s.must("publish", "--job", job, "--partitions", "d=2026-01-01")
+	var day []string
+	for _, row := range h.view() {
+		if strings.Contains(row, "2026-01-01") {
+			day = append(day, row)
 		}
-	} else if !strings.Contains(e, "s.b") && !strings.Contains(e, "named") {
-		t.Errorf("a job reading a struct field renamed after its files were written: exit %d, not refused naming it", code)
+	}
+	if want := []string{r("2026-01-01", 1, 7), r("2026-01-01", 2, 8)}; !slices.Equal(day, want) {
+		t.Errorf("a struct field renamed after files were written reads %v, want %v (by field id)", day, want)
 	}
 }

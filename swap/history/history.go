@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
+	"github.com/lakeswap/lakeswap/verify"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
@@ -213,9 +215,13 @@ func (r Reader) Status(ctx context.Context, ident table.Identifier, runID string
 
 // SnapshotFiles lists the live data files of a table's snapshot (0: the
 // one main holds), with their sizes, and says which snapshot that was: what
-// a job reads of a table it is pinned to. A data file that deletes apply to
-// (a merge-on-read table's) is listed as a DeletedInput, to be read with
-// them applied (RowsApplied); delete files are not listed themselves.
+// a job reads of a table it is pinned to. A data file the job's engine
+// cannot read as it is, is listed as a CopiedInput, to be read through a
+// copy lakeswap writes (Applied.Copy): one that deletes apply to (a
+// merge-on-read table's), and every file of a snapshot whose columns were
+// renamed, or a name given to another field, since files were written
+// (the engine reads a file's columns by name; the copy is read by field
+// id). Delete files are not listed themselves.
 func (r Reader) SnapshotFiles(ctx context.Context, ident table.Identifier, snapshotID int64) (int64, []runrecord.Input, error) {
 	if snapshotID == 0 {
 		tbl, err := r.Catalog.LoadTable(ctx, ident)
@@ -232,25 +238,19 @@ func (r Reader) SnapshotFiles(ctx context.Context, ident table.Identifier, snaps
 	if err != nil {
 		return 0, nil, err
 	}
-	sc := meta.CurrentSchema()
-	if snap := meta.SnapshotByID(snapshotID); snap.SchemaID != nil {
-		for _, s := range meta.Schemas() {
-			if s.ID == *snap.SchemaID {
-				sc = s
-			}
-		}
-	}
-	if err := renamed(meta, snapshotID, sc); err != nil {
+	byName, err := renamed(meta, snapshotID, schemaAt(meta, snapshotID))
+	if err != nil {
 		return 0, nil, fmt.Errorf("table %s: %w", strings.Join(ident, "."), err)
 	}
 	// Every data file, of any partition spec or none: all hold rows of the
 	// table. Delete files are applied, not listed.
+	name := strings.Join(ident, ".")
 	var out []runrecord.Input
 	for _, f := range files {
 		switch {
 		case f.ContentType() != iceberg.EntryContentData:
-		case snapshot.Deleted(fsys, f.FilePath()):
-			out = append(out, runrecord.Input{URL: DeletedInput(strings.Join(ident, "."), snapshotID, f.FilePath()), Size: f.FileSizeBytes()})
+		case snapshot.Deleted(fsys, f.FilePath()) || !byName:
+			out = append(out, runrecord.Input{URL: CopiedInput(name, snapshotID, f.FilePath()), Size: f.FileSizeBytes()})
 		default:
 			out = append(out, runrecord.Input{URL: f.FilePath(), Size: f.FileSizeBytes()})
 		}
@@ -258,13 +258,24 @@ func (r Reader) SnapshotFiles(ctx context.Context, ident table.Identifier, snaps
 	return snapshotID, out, nil
 }
 
-// renamed refuses a snapshot's schema whose fields are not named as in
-// the schemas its files were written under (those of the snapshot and its
-// ancestors): a job's SQL engine reads a table's files by column name, so
-// a file written before a rename would read the renamed column as nulls,
-// and one written before a name was reused would read the old field's
-// values under it. Nested fields are judged by their full names.
-func renamed(meta table.Metadata, snapshotID int64, sc *iceberg.Schema) error {
+// schemaAt is the schema a snapshot was committed with (the table's
+// current one where the snapshot records none).
+func schemaAt(meta table.Metadata, snapshotID int64) *iceberg.Schema {
+	if snap := meta.SnapshotByID(snapshotID); snap != nil && snap.SchemaID != nil {
+		for _, s := range meta.Schemas() {
+			if s.ID == *snap.SchemaID {
+				return s
+			}
+		}
+	}
+	return meta.CurrentSchema()
+}
+
+// renamed says whether a snapshot's files can be read by column name:
+// false when a schema its files were written under (those of the snapshot
+// and its ancestors) named a field otherwise, or gave a name to another
+// field; nested fields are judged by their full names.
+func renamed(meta table.Metadata, snapshotID int64, sc *iceberg.Schema) (byName bool, err error) {
 	written := map[int]bool{sc.ID: true}
 	for _, s := range table.AncestorsOf(snapshotID, meta.SnapshotByID) {
 		if s.SchemaID != nil {
@@ -273,7 +284,7 @@ func renamed(meta table.Metadata, snapshotID int64, sc *iceberg.Schema) error {
 	}
 	names, err := iceberg.IndexByName(sc)
 	if err != nil {
-		return err
+		return false, err
 	}
 	for _, earlier := range meta.Schemas() {
 		if !written[earlier.ID] || earlier.ID == sc.ID {
@@ -281,24 +292,25 @@ func renamed(meta table.Metadata, snapshotID int64, sc *iceberg.Schema) error {
 		}
 		for name, id := range names {
 			if was, ok := earlier.FindColumnName(id); ok && was != name {
-				return fmt.Errorf("column %s was named %s in schema %d; a job reads a table's files by column name and would read it as nulls in files written before the rename: read the table through a copy, or rename it back", name, was, earlier.ID)
+				return false, nil
 			}
 			if was, ok := earlier.FindFieldByName(name); ok && was.ID != id {
-				return fmt.Errorf("column %s names field %d, and named field %d in schema %d; a job reads a table's files by column name and would read the old field's values under it", name, id, was.ID, earlier.ID)
+				return false, nil
 			}
 		}
 	}
-	return nil
+	return true, nil
 }
 
-// DeletedInput names a data file of a table's snapshot that deletes apply
-// to, as a job's listing holds it: iceberg:<table>@<snapshot>#<file>.
-func DeletedInput(table string, snapshotID int64, path string) string {
+// CopiedInput names a data file of a table's snapshot that a job reads
+// through a copy lakeswap writes, as a job's listing holds it:
+// iceberg:<table>@<snapshot>#<file>.
+func CopiedInput(table string, snapshotID int64, path string) string {
 	return fmt.Sprintf("iceberg:%s@%d#%s", table, snapshotID, path)
 }
 
-// ParseDeletedInput reads what DeletedInput wrote.
-func ParseDeletedInput(input string) (table string, snapshotID int64, path string, err error) {
+// ParseCopiedInput reads what CopiedInput wrote.
+func ParseCopiedInput(input string) (table string, snapshotID int64, path string, err error) {
 	rest, ok := strings.CutPrefix(input, "iceberg:")
 	table, rest, ok2 := strings.Cut(rest, "@")
 	id, path, ok3 := strings.Cut(rest, "#")
@@ -309,11 +321,14 @@ func ParseDeletedInput(input string) (table string, snapshotID int64, path strin
 	return table, snapshotID, path, nil
 }
 
-// Applied reads the data files of one snapshot of a table with the deletes
-// that apply to them applied: its scan is planned once, for every file.
+// Applied reads the data files of one snapshot of a table as the
+// snapshot's schema has them, with the deletes that apply to them
+// applied: its scan is planned once, for every file.
 type Applied struct {
-	fsys  icebergio.IO
-	table string
+	fsys   icebergio.IO
+	table  string
+	fields []iceberg.NestedField
+	arrow  *arrow.Schema
 }
 
 // OpenApplied plans which deletes apply to the data files of a table's
@@ -323,18 +338,23 @@ func (r Reader) OpenApplied(ctx context.Context, name string, snapshotID int64) 
 	if err != nil {
 		return nil, err
 	}
-	_, fsys, _, err := snapshot.LoadFiles(ctx, r.Catalog, ident, snapshotID)
+	meta, fsys, _, err := snapshot.LoadFiles(ctx, r.Catalog, ident, snapshotID)
 	if err != nil {
 		return nil, err
 	}
-	return &Applied{fsys: fsys, table: name}, nil
+	sc := schemaAt(meta, snapshotID)
+	as, err := table.SchemaToArrowSchema(sc, nil, true, false)
+	if err != nil {
+		return nil, fmt.Errorf("table %s: %w", name, err)
+	}
+	return &Applied{fsys: fsys, table: name, fields: sc.Fields(), arrow: as}, nil
 }
 
-// Copy writes the rows of the data file at path, with its deletes applied,
+// Copy writes the rows of the data file at path, with its deletes applied
+// and its columns read by field id as the snapshot's schema names them,
 // to a local Parquet file dst, and says how many there are.
 func (a *Applied) Copy(ctx context.Context, path, dst string) (int64, error) {
-	if !snapshot.Deleted(a.fsys, path) {
-		return 0, fmt.Errorf("table %s: no deletes apply to %s at that snapshot", a.table, path)
-	}
-	return snapshot.CopyRows(ctx, a.fsys, path, dst)
+	return snapshot.CopyRows(ctx, a.fsys, path, dst, func(rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+		return verify.ProjectTo(rec, a.arrow, a.fields)
+	})
 }

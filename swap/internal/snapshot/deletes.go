@@ -11,6 +11,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/iceberg-go"
@@ -91,9 +92,11 @@ func Deleted(fsys icebergio.IO, path string) bool {
 }
 
 // CopyRows writes the rows of the data file at path, read through fsys
-// (with its deletes applied), to a local Parquet file dst, for a reader
-// that knows nothing of deletes; it returns how many rows it wrote.
-func CopyRows(ctx context.Context, fsys icebergio.IO, path, dst string) (int64, error) {
+// (with its deletes applied) and each batch passed through as (a
+// projection to the table's schema), to a local Parquet file dst, for a
+// reader that knows nothing of deletes or field ids; it returns how many
+// rows it wrote.
+func CopyRows(ctx context.Context, fsys icebergio.IO, path, dst string, as func(arrow.RecordBatch) (arrow.RecordBatch, error)) (int64, error) {
 	rr, err := Open(ctx, fsys, path)
 	if err != nil {
 		return 0, err
@@ -104,27 +107,55 @@ func CopyRows(ctx context.Context, fsys icebergio.IO, path, dst string) (int64, 
 		return 0, err
 	}
 	defer f.Close()
-	fw, err := pqarrow.NewFileWriter(rr.Schema(), f, parquet.NewWriterProperties(), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
-	if err != nil {
-		return 0, err
-	}
+	var fw *pqarrow.FileWriter
+	defer func() {
+		if fw != nil {
+			fw.Close()
+		}
+	}()
 	var rows int64
 	for rr.Next() {
 		if err := ctx.Err(); err != nil {
-			fw.Close()
 			return 0, err
 		}
-		if err := fw.WriteBuffered(rr.RecordBatch()); err != nil {
-			fw.Close()
+		rec, err := as(rr.RecordBatch())
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", path, err)
+		}
+		if fw == nil {
+			if fw, err = pqarrow.NewFileWriter(rec.Schema(), f, parquet.NewWriterProperties(), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema())); err != nil {
+				rec.Release()
+				return 0, err
+			}
+		}
+		err = fw.WriteBuffered(rec)
+		rows += rec.NumRows()
+		rec.Release()
+		if err != nil {
 			return 0, fmt.Errorf("write %s: %w", dst, err)
 		}
-		rows += rr.RecordBatch().NumRows()
 	}
 	if err := rr.Err(); err != nil {
-		fw.Close()
 		return 0, err
 	}
-	if err := fw.Close(); err != nil {
+	if fw == nil { // no rows: an empty file of the columns as passes them
+		cols := make([]arrow.Array, rr.Schema().NumFields())
+		for i, f := range rr.Schema().Fields() {
+			cols[i] = array.MakeArrayOfNull(memory.DefaultAllocator, f.Type, 0)
+			defer cols[i].Release()
+		}
+		empty, err := as(array.NewRecordBatch(rr.Schema(), cols, 0))
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", path, err)
+		}
+		defer empty.Release()
+		if fw, err = pqarrow.NewFileWriter(empty.Schema(), f, parquet.NewWriterProperties(), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema())); err != nil {
+			return 0, err
+		}
+	}
+	err = fw.Close()
+	fw = nil
+	if err != nil {
 		return 0, fmt.Errorf("write %s: %w", dst, err)
 	}
 	return rows, nil
