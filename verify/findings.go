@@ -65,16 +65,26 @@ func (f Finding) String() string {
 	return b.String()
 }
 
-// DisplayKey shows a partition key (column=value) on one line of text: a
-// key holding a comma, a quote, a control character or an invalid byte is
-// quoted, so that one key cannot read as two, or break a line or a table.
+// DisplayKey shows a partition key (column=value, several joined by /) on
+// one line of text, in the form --partitions takes back: a value that is
+// empty, holds a comma or a quote, or starts or ends with a space is
+// double-quoted as in CSV (region="a,b", region=""), so that one key
+// cannot read as two; a key holding a control character or an invalid
+// byte, which no selector holds, is quoted whole as Go quotes it.
 func DisplayKey(k string) string {
 	for _, r := range k {
-		if r == ',' || r == '"' || r == utf8.RuneError || !unicode.IsPrint(r) {
+		if r == utf8.RuneError || !unicode.IsPrint(r) {
 			return strconv.Quote(k)
 		}
 	}
-	return k
+	segs := strings.Split(k, "/")
+	for i, seg := range segs {
+		name, v, ok := strings.Cut(seg, "=")
+		if ok && (v == "" || strings.ContainsAny(v, `,"`) || strings.TrimSpace(v) != v) {
+			segs[i] = name + `="` + strings.ReplaceAll(v, `"`, `""`) + `"`
+		}
+	}
+	return strings.Join(segs, "/")
 }
 
 // MaxFindings bounds what one partition reports, so that a wholly wrong input
