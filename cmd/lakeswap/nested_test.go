@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -47,10 +48,12 @@ func TestNestedColumnsAfterRenameAndDrop(t *testing.T) {
 	in := func(lines string) string { return write(t, t.TempDir(), "in.ndjson", lines) }
 	const u1, u2 = `"f79c3e09-677c-4bbd-a479-3f349cb785e7"`, `"0e8b1f4c-2f55-4a3b-9d2e-7b4c1a6f9e01"`
 
-	// Day 1 as first written: uid 7 twice, no grain yet.
-	s.must("publish", "--run-id", "first", "--table", tbl, "--partitions", "d=2026-01-01", in(
+	// Day 1 as first written: uid 7 twice, no grain yet; day 3, whose
+	// file stays live, under the old names too.
+	s.must("publish", "--run-id", "first", "--table", tbl, "--partitions", "d=2026-01-01,2026-01-03", in(
 		nestedRow("2026-01-01", 7, u1, `,"tmp":"x","s":{"a":1,"b":"x"}`)+
-			nestedRow("2026-01-01", 7, "null", `,"tmp":"y"`)))
+			nestedRow("2026-01-01", 7, "null", `,"tmp":"y"`)+
+			nestedRow("2026-01-03", 20, u2, `,"tmp":"z"`)))
 	evolve(t, s, "spark", func(u *table.UpdateSchema) *table.UpdateSchema {
 		return u.RenameColumn([]string{"uid"}, "user_id").DeleteColumn([]string{"tmp"})
 	})
@@ -79,12 +82,13 @@ func TestNestedColumnsAfterRenameAndDrop(t *testing.T) {
 	s.must("table", "set", "--table", tbl, "grain=user_id")
 
 	// Day 2 with nested values in a new shape; the grain's moved-records
-	// check reads day 1's files (written before the rename) by field id.
+	// check reads day 3's file (written before the rename) by field id.
 	day2 := renamed(nestedRow("2026-01-02", 9, u1, `,"s":{"a":null,"b":""},"l":[3,null,3],"m":{"z":-0.5,"a":2},"f":"/////w==","t":"23:59:59.999999"`) +
 		nestedRow("2026-01-02", 10, "null", `,"l":null`))
 	s.must("publish", "--run-id", "day2", "--table", tbl, "--partitions", "d=2026-01-02", in(day2))
 	wantBoth := []string{
 		`user_id=10 s=(null) l=(null) m=(null) u=(null) f=(null) t=(null)`,
+		`user_id=20 s=(null) l=(null) m=(null) u=0e8b1f4c-2f55-4a3b-9d2e-7b4c1a6f9e01 f=(null) t=(null)`,
 		`user_id=7 s={"a":1,"b":"x"} l=[1,2] m=[{"key":"k","value":1.5}] u=f79c3e09-677c-4bbd-a479-3f349cb785e7 f=AAECAw== t=10:00:00.000000`,
 		`user_id=8 s=(null) l=[] m=[] u=0e8b1f4c-2f55-4a3b-9d2e-7b4c1a6f9e01 f=(null) t=(null)`,
 		`user_id=9 s={"a":null,"b":""} l=[3,null,3] m=[{"key":"z","value":-0.5},{"key":"a","value":2}] u=f79c3e09-677c-4bbd-a479-3f349cb785e7 f=/////w== t=23:59:59.999999`,
@@ -127,7 +131,7 @@ func TestNestedColumnsAfterRenameAndDrop(t *testing.T) {
 	}
 
 	s.must("rollback", "--table", tbl, "--run", "day2")
-	if got := view(t, s, "spark", "user_id", "l", "m", "u", "f", "t"); !slices.Equal(got, []string{strings.Replace(wantBoth[1], ` s={"a":1,"b":"x"}`, "", 1), strings.Replace(wantBoth[2], " s=(null)", "", 1)}) {
+	if got := view(t, s, "spark", "user_id", "l", "m", "u", "f", "t"); !slices.Equal(got, []string{strings.Replace(wantBoth[1], " s=(null)", "", 1), strings.Replace(wantBoth[2], ` s={"a":1,"b":"x"}`, "", 1), strings.Replace(wantBoth[3], " s=(null)", "", 1)}) {
 		t.Errorf("after the rollback the reader sees\n%s", strings.Join(got, "\n"))
 	}
 }
@@ -232,7 +236,8 @@ func TestWideDecimalSums(t *testing.T) {
 	if out := s.must("verify", "--table", tbl, "--run", "wide"); !strings.Contains(out, "ok") || !strings.Contains(out, shown) {
 		t.Errorf("verify --run: %s; want ok and amount=%s", out, shown)
 	}
-	planOut := s.must("plan", "--table", tbl, "--partitions", "d=2026-01-01", "-o", "json", write(t, t.TempDir(), "less.ndjson", `{"d":"2026-01-01","id":1,"amount":"1"}`+"\n"), "--allow-implausible")
+	planOut := s.must("plan", "--table", tbl, "--partitions", "d=2026-01-01", "-o", "json", "--out", filepath.Join(t.TempDir(), "plan.json"),
+		write(t, t.TempDir(), "less.ndjson", `{"d":"2026-01-01","id":1,"amount":"1"}`+"\n"), "--allow-implausible")
 	if !strings.Contains(planOut, `"`+want+`"`) {
 		t.Errorf("plan -o json does not carry the base sum %s as a string: %s", want, planOut)
 	}
