@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/extensions"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/google/uuid"
+	"github.com/lakeswap/lakeswap/verify"
 )
 
 // A SQL engine's result holds the table's values in the engine's own
@@ -149,23 +150,7 @@ func conformStruct(st *array.Struct, want *arrow.StructType) (arrow.Array, int, 
 		children[i].Retain()
 		c.Release()
 	}
-	d := st.Data()
-	validity := d.Buffers()[0]
-	if d.Offset() != 0 && d.NullN() > 0 {
-		// Field returns children sliced to the struct; its validity is
-		// copied to start at 0 with them.
-		b := array.NewBooleanBuilder(memory.DefaultAllocator)
-		defer b.Release()
-		for r := range st.Len() {
-			b.Append(st.IsValid(r))
-		}
-		bools := b.NewBooleanArray()
-		defer bools.Release()
-		validity = bools.Data().Buffers()[1]
-	} else if d.NullN() == 0 {
-		validity = nil
-	}
-	data := array.NewData(want, st.Len(), []*memory.Buffer{validity}, children, d.NullN(), 0)
+	data := array.NewData(want, st.Len(), []*memory.Buffer{verify.Validity(st)}, children, st.NullN(), 0)
 	defer data.Release()
 	return array.MakeFromData(data), 0, nil
 }

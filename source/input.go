@@ -630,7 +630,7 @@ func decodeObject(text []byte) (map[string]any, error) {
 		if err != nil {
 			return nil, &InputError{Column: key, Err: err}
 		}
-		if _, ok := v.(string); ok && loneSurrogate(raw) {
+		if loneSurrogate(raw) { // in a nested value's strings too
 			return nil, &InputError{Column: key, Err: errors.New("value holds a \\u escape that is not a character (a lone surrogate)")}
 		}
 		row[key] = v // "" is jsonEmpty: JSON has null for a missing value; "" is text

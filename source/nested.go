@@ -105,6 +105,12 @@ func appendNested(b array.Builder, f arrow.Field, raw any) (bool, error) {
 		if err != nil {
 			return true, fmt.Errorf("value %s is not JSON of a %s: %v", quote(raw), f.Type, err)
 		}
+		if loneSurrogate([]byte(text)) {
+			return true, errors.New("value holds a \\u escape that is not a character (a lone surrogate)")
+		}
+		if v == nil { // a CSV field of JSON's null
+			return true, appendValue(b, f, nil)
+		}
 		raw = v
 	}
 	return true, appendDecoded(b, f, raw)
@@ -230,7 +236,8 @@ func parseTime(text string) (arrow.Time64, error) {
 }
 
 // sameKey is a map key's text as one value of its type: 01 and 1 are one
-// long, 1.0 and 1.00 one decimal. Text that does not parse is itself (the
+// long, 1.0 and 1.00 one decimal, true and 1 one boolean, a uuid in either
+// case one uuid. Text that does not parse is itself (the
 // cast refuses it).
 func sameKey(t arrow.DataType, text string) string {
 	switch t := t.(type) {
@@ -249,6 +256,18 @@ func sameKey(t arrow.DataType, text string) string {
 	case *arrow.Float32Type, *arrow.Float64Type:
 		if v, err := strconv.ParseFloat(text, 64); err == nil {
 			return strconv.FormatFloat(v, 'g', -1, 64)
+		}
+	case *arrow.BooleanType:
+		if v, err := strconv.ParseBool(text); err == nil {
+			return strconv.FormatBool(v)
+		}
+	case *arrow.Time64Type:
+		if v, err := parseTime(text); err == nil {
+			return strconv.FormatInt(int64(v), 10)
+		}
+	case *extensions.UUIDType:
+		if u, err := uuid.Parse(text); err == nil {
+			return u.String()
 		}
 	}
 	return text

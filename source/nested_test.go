@@ -52,7 +52,7 @@ func TestNestedInputs(t *testing.T) {
 	os.WriteFile(csvPath, []byte(`id,s,l,m,u,f,t,b,lm
 1,"{""b"":""x"",""a"":1}","[1,null,3]","{""z"":1.5,""a"":-2}",f79c3e09-677c-4bbd-a479-3f349cb785e7,AAEC,23:59:59.999999,,
 2,,[],{},,,00:00:00,eA==,
-3,"{""a"":null}",,,,,,,
+3,"{""a"":null}",null,,,,,,
 `), 0o644)
 	want, err := readAll(ndjson, sc)
 	if err != nil {
@@ -124,6 +124,7 @@ func TestNestedInputRefusals(t *testing.T) {
 	for _, c := range []struct{ line, want string }{
 		{`{"id":1,"m":{"a":1,"a":2}}`, `column m: key "a" is given twice`},
 		{`{"id":1,"lm":{"1":"a","01":"b"}}`, `column lm: keys "1" and "01" are the same int64`},
+		{`{"id":1,"l":[1],"s":{"b":"\ud800"}}`, `column s: value holds a \u escape that is not a character`},
 		{`{"id":1,"s":{"a":1,"c":2}}`, "column s: field c is not in"},
 		{`{"id":1,"s":{"a":1.5}}`, "column s: field a: value"},
 		{`{"id":1,"s":[1]}`, "column s: value"},

@@ -529,22 +529,74 @@ func appendValue(dst []byte, typ iceberg.Type, arr arrow.Array, r int) ([]byte, 
 		}
 		return appendMap(dst, t, a, r)
 	}
-	// A primitive: encoded as a column of one row would be.
-	w, err := width(typ, arr)
-	if err != nil {
+	if _, err := width(typ, arr); err != nil {
 		return nil, err
 	}
-	one := array.NewSlice(arr, int64(r), int64(r+1))
-	defer one.Release()
-	size := 1 + w
-	if w < 0 {
-		size = 5 + one.(interface{ ValueLen(int) int }).ValueLen(0)
+	return appendPrimitive(dst, typ, arr, r), nil
+}
+
+// appendPrimitive appends the encoding of a primitive value, arr's at row
+// r (not null), of a type width has checked arr holds: the bytes put
+// writes for a column, one value at a time.
+func appendPrimitive(dst []byte, typ iceberg.Type, arr arrow.Array, r int) []byte {
+	switch a := arr.(type) {
+	case *array.Boolean:
+		if a.Value(r) {
+			return append(dst, tagBool, 1)
+		}
+		return append(dst, tagBool, 0)
+	case *array.Int32:
+		return binary.BigEndian.AppendUint32(append(dst, tagInt), uint32(a.Value(r)))
+	case *array.Date32:
+		return binary.BigEndian.AppendUint32(append(dst, tagDate), uint32(a.Value(r)))
+	case *array.Float32:
+		bits := math.Float32bits(a.Value(r))
+		if v := a.Value(r); v != v {
+			bits = canonicalNaN32
+		}
+		return binary.BigEndian.AppendUint32(append(dst, tagFloat), bits)
+	case *array.Int64:
+		return binary.BigEndian.AppendUint64(append(dst, tagLong), uint64(a.Value(r)))
+	case *array.Float64:
+		bits := math.Float64bits(a.Value(r))
+		if v := a.Value(r); v != v {
+			bits = canonicalNaN64
+		}
+		return binary.BigEndian.AppendUint64(append(dst, tagDouble), bits)
+	case *array.Time64:
+		v := int64(a.Value(r))
+		if a.DataType().(*arrow.Time64Type).Unit == arrow.Nanosecond {
+			v /= 1000
+		}
+		return binary.BigEndian.AppendUint64(append(dst, tagTime), uint64(v))
+	case *array.Timestamp:
+		tag, scale := timestampTag(typ, a)
+		return binary.BigEndian.AppendUint64(append(dst, tag), uint64(scale(int64(a.Value(r)))))
+	case *array.Decimal128:
+		v := a.Value(r)
+		dst = append(dst, tagDecimal, byte(typ.(iceberg.DecimalType).Scale()))
+		return binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(dst, uint64(v.HighBits())), v.LowBits())
+	case *array.String:
+		return appendBytes(dst, tagString, a.Value(r))
+	case *array.LargeString:
+		return appendBytes(dst, tagString, a.Value(r))
+	case *array.Binary:
+		return appendBytes(dst, tagBinary, a.Value(r))
+	case *array.LargeBinary:
+		return appendBytes(dst, tagBinary, a.Value(r))
+	case array.ExtensionArray: // a uuid
+		return appendPrimitive(dst, typ, a.Storage(), r)
+	case *array.FixedSizeBinary:
+		if _, ok := typ.(iceberg.UUIDType); ok {
+			return append(append(dst, tagUUID), a.Value(r)...)
+		}
+		return append(append(dst, tagFixed), a.Value(r)...)
 	}
-	p := len(dst)
-	dst = append(dst, make([]byte, size)...)
-	b := rowBuffer{buf: dst, cur: []int{p}}
-	b.put(typ, one, 1)
-	return b.buf, nil
+	return dst
+}
+
+func appendBytes[T string | []byte](dst []byte, tag byte, v T) []byte {
+	return append(binary.BigEndian.AppendUint32(append(dst, tag), uint32(len(v))), v...)
 }
 
 // appendMap encodes a map's entries in the order of their keys' encodings,

@@ -54,7 +54,7 @@ func NewKeyHasher(c *contract.Contract, seed maphash.Seed) *KeyHasher {
 // grain's are read.
 func (k *KeyHasher) Hashes(out []uint64, cols []arrow.Array, n int) ([]uint64, error) {
 	if err := k.buf.fill(k.types, cols, k.c.Grain, n); err != nil {
-		return out, err
+		return out, named(k.c, err)
 	}
 	for r := range n {
 		out = append(out, maphash.Bytes(k.seed, k.buf.row(r)))
@@ -108,7 +108,7 @@ func (d *Differ) hashes(rec arrow.RecordBatch) (keys, rows []uint64, err error) 
 	n := int(rec.NumRows())
 	cols := rec.Columns()
 	if err := d.rowBuf.fill(d.types, cols, d.all, n); err != nil {
-		return nil, nil, err
+		return nil, nil, named(d.c, err)
 	}
 	rows = make([]uint64, n)
 	for r := range n {

@@ -406,9 +406,8 @@ func (a *Accumulator) checkNonNegative(col arrow.Array, i int, base int64) {
 	}
 }
 
-// sumColumns adds the additive columns exactly, over 128 bits: whether a
-// sum fits is judged on the total (by finish), so that the order rows
-// arrive in cannot make a fitting total overflow on the way.
+// sumColumns adds the additive columns exactly, over 192 bits, whatever
+// order rows arrive in (sum128).
 func (a *Accumulator) sumColumns(cols []arrow.Array, _ int64) {
 	for si, c := range a.c.Additive {
 		sum := &a.sums[si]
@@ -483,10 +482,12 @@ func (a *Accumulator) addDigest(d [32]byte) {
 }
 
 // named says which column an encoding error is of, by name.
-func (a *Accumulator) named(err error) error {
+func (a *Accumulator) named(err error) error { return named(a.c, err) }
+
+func named(c *contract.Contract, err error) error {
 	var ce *ColumnError
 	if errors.As(err, &ce) {
-		return fmt.Errorf("column %s: %w", a.c.Fields[ce.Column].Name, ce.Err)
+		return fmt.Errorf("column %s: %w", c.Fields[ce.Column].Name, ce.Err)
 	}
 	return err
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
@@ -107,6 +108,12 @@ func project(col arrow.Array, want arrow.Field) (arrow.Array, error) {
 		data := array.NewData(wt, d.Len(), d.Buffers(), []arrow.ArrayData{elems.Data()}, d.NullN(), d.Offset())
 		defer data.Release()
 		return array.MakeFromData(data), nil
+	case arrow.ExtensionType:
+		// A uuid written as plain 16 bytes, as engines that do not mark
+		// one write it.
+		if arrow.TypeEqual(col.DataType(), wt.StorageType()) {
+			return array.NewExtensionArrayWithStorage(wt, col), nil
+		}
 	case *arrow.MapType:
 		m, ok := col.(*array.Map)
 		if !ok {
@@ -167,30 +174,30 @@ func projectStruct(st *array.Struct, want *arrow.StructType) (arrow.Array, error
 	for i, c := range children {
 		datas[i] = c.Data()
 	}
-	d := st.Data()
-	// The struct's own validity, over children sliced to it (Field
-	// returns them so), at offset 0.
-	var buffers []*memory.Buffer
-	if d.NullN() > 0 && d.Offset() == 0 {
-		buffers = []*memory.Buffer{d.Buffers()[0]}
-	} else if d.NullN() > 0 {
-		valid := make([]bool, st.Len())
-		for r := range valid {
-			valid[r] = st.IsValid(r)
-		}
-		b := array.NewBooleanBuilder(memory.DefaultAllocator)
-		defer b.Release()
-		b.AppendValues(valid, nil)
-		bools := b.NewBooleanArray()
-		defer bools.Release()
-		buffers = []*memory.Buffer{bools.Data().Buffers()[1]}
-	} else {
-		buffers = []*memory.Buffer{nil}
-	}
-	data := array.NewData(want, st.Len(), buffers, datas, d.NullN(), 0)
+	data := array.NewData(want, st.Len(), []*memory.Buffer{Validity(st)}, datas, st.NullN(), 0)
 	defer data.Release()
 	return array.MakeFromData(data), nil
 }
+
+// Validity is a's validity bitmap starting at bit 0, as children sliced to
+// a (Struct.Field gives them so) need beside them: a's own where a starts
+// at its buffer's start, a copy where it is sliced, nil where no value is
+// null. It is valid while a is.
+func Validity(a arrow.Array) *memory.Buffer {
+	switch {
+	case a.NullN() == 0:
+		return nil
+	case a.Data().Offset() == 0:
+		return a.Data().Buffers()[0]
+	}
+	bits := make([]byte, bitutil.BytesForBits(int64(a.Len())))
+	bitutil.CopyBitmap(a.Data().Buffers()[0].Bytes(), a.Data().Offset(), a.Len(), bits, 0)
+	return memory.NewBufferBytes(bits)
+}
+
+// ProjectColumn reads col, one column of a table's data file, as the
+// table's field want, as ProjectTo does each column.
+func ProjectColumn(col arrow.Array, want arrow.Field) (arrow.Array, error) { return project(col, want) }
 
 // widen returns col as type want: itself when it has that type, else cast
 // where Iceberg's type promotions allow (int to long, float to double, a

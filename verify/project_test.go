@@ -131,3 +131,59 @@ func TestProjectEvolvedStruct(t *testing.T) {
 		t.Errorf("projected rows hash %s, the same rows written now %s", acc.Result().Hash, h)
 	}
 }
+
+// TestProjectSlicedStruct: a struct column read at an offset (a slice of a
+// batch, whose null count is not yet known) keeps its nulls when its
+// fields are projected, and a uuid written as plain 16 bytes reads as the
+// table's uuid.
+func TestProjectSlicedStruct(t *testing.T) {
+	id := func(n string) arrow.Metadata { return arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{n}) }
+	sc := iceberg.NewSchema(1,
+		iceberg.NestedField{ID: 1, Name: "day", Type: iceberg.PrimitiveTypes.Date, Required: true},
+		iceberg.NestedField{ID: 2, Name: "s", Type: &iceberg.StructType{FieldList: []iceberg.NestedField{
+			{ID: 10, Name: "a", Type: iceberg.PrimitiveTypes.Int64}}}},
+		iceberg.NestedField{ID: 3, Name: "u", Type: iceberg.PrimitiveTypes.UUID})
+	part, _ := contract.NewPartitioner(0, "day", iceberg.PrimitiveTypes.Date, "identity")
+	c, err := contract.NewContract(sc, nil, nil, nil, part)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := arrow.NewSchema([]arrow.Field{
+		{Name: "day", Type: arrow.FixedWidthTypes.Date32, Metadata: id("1")},
+		{Name: "s", Type: arrow.StructOf(arrow.Field{Name: "a", Type: arrow.PrimitiveTypes.Int32, Nullable: true, Metadata: id("10")}), Nullable: true, Metadata: id("2")},
+		{Name: "u", Type: &arrow.FixedSizeBinaryType{ByteWidth: 16}, Nullable: true, Metadata: id("3")},
+	}, nil)
+	rec, _, err := array.RecordFromJSON(memory.DefaultAllocator, old, strings.NewReader(`[
+{"day": "2026-01-01", "s": {"a": 1}, "u": null},
+{"day": "2026-01-01", "s": null, "u": "95w+CWd8S72keT80nLeF5w=="},
+{"day": "2026-01-01", "s": {"a": 2}, "u": null},
+{"day": "2026-01-01", "s": null, "u": null}
+]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Release()
+	sliced := rec.NewSlice(1, 4)
+	defer sliced.Release()
+	acc := verify.NewAccumulator(c, "2026-01-01", nil)
+	got, err := acc.Project(sliced)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer got.Release()
+	if err := acc.Add(got); err != nil {
+		t.Fatal(err)
+	}
+	want, _, err := array.RecordFromJSON(memory.DefaultAllocator, c.Arrow, strings.NewReader(`[
+{"day": "2026-01-01", "s": null, "u": "f79c3e09-677c-4bbd-a479-3f349cb785e7"},
+{"day": "2026-01-01", "s": {"a": 2}, "u": null},
+{"day": "2026-01-01", "s": null, "u": null}
+]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer want.Release()
+	if h := fingerprint(t, c, want).Hash; acc.Result().Hash != h {
+		t.Errorf("the sliced rows projected read as %v, hash %s; the same rows written now hash %s", got, acc.Result().Hash, h)
+	}
+}

@@ -307,3 +307,47 @@ func TestNestedJob(t *testing.T) {
 		t.Error("a refused job changed the table")
 	}
 }
+
+// TestWidenedGrain: a grain column another engine widened from int to long
+// after files were written is read as a long by every check of the grain:
+// table set refuses a key held twice (one file of each width), naming
+// it; with the data clean the grain is set, a publish runs the
+// moved-records check over the int files, and verify --table finds the
+// grain unique.
+func TestWidenedGrain(t *testing.T) {
+	s := newSite(t, "sqlite+local")
+	sc := iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "d", Type: iceberg.PrimitiveTypes.Date, Required: true},
+		iceberg.NestedField{ID: 2, Name: "id", Type: iceberg.PrimitiveTypes.Int32, Required: true})
+	spec := iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{1}, FieldID: 1000, Name: "d", Transform: iceberg.IdentityTransform{}})
+	createEngineTable(t, s, "wid", sc, spec)
+	const tbl = "eng.wid"
+	row := func(day string, id int) string {
+		return write(t, t.TempDir(), "in.ndjson", `{"d":"`+day+`","id":`+strconv.Itoa(id)+"}\n")
+	}
+	s.must("publish", "--table", tbl, "--partitions", "d=2026-01-01", row("2026-01-01", 1))
+	s.must("publish", "--table", tbl, "--partitions", "d=2026-01-03", row("2026-01-03", 3))
+	evolve(t, s, "wid", func(u *table.UpdateSchema) *table.UpdateSchema {
+		return u.UpdateColumn([]string{"id"}, table.ColumnUpdate{FieldType: iceberg.Optional[iceberg.Type]{Valid: true, Val: iceberg.PrimitiveTypes.Int64}})
+	})
+	s.must("publish", "--table", tbl, "--partitions", "d=2026-01-04", row("2026-01-04", 1)) // a long, as an int file holds it
+	meta := s.metadata(tbl)
+	if code, _, errs := s.cli("table", "set", "--table", tbl, "grain=id"); code != exitRefused || !strings.Contains(errs, "id=1") {
+		t.Fatalf("table set grain=id over 1 in an int file and a long one: exit %d: %s; want refused naming id=1", code, errs)
+	}
+	if s.metadata(tbl) != meta {
+		t.Fatal("a refused table set changed the table")
+	}
+	s.must("publish", "--table", tbl, "--partitions", "d=2026-01-04", row("2026-01-04", 4))
+	s.must("table", "set", "--table", tbl, "grain=id")
+	if code, _, errs := s.cli("publish", "--table", tbl, "--partitions", "d=2026-01-02", row("2026-01-02", 3)); code != exitRefused || !strings.Contains(errs, "id=3") {
+		t.Errorf("a key an int file holds, published in another day: exit %d: %s; want the moved-records refusal naming id=3", code, errs)
+	}
+	s.must("publish", "--table", tbl, "--partitions", "d=2026-01-02", row("2026-01-02", 2))
+	if out := s.must("verify", "--table", tbl); !strings.Contains(out, "grain unique across the table: true") {
+		t.Errorf("verify --table: %s", out)
+	}
+	if got, want := view(t, s, "wid", "id"), []string{"id=1", "id=2", "id=3", "id=4"}; !slices.Equal(got, want) {
+		t.Errorf("the reader sees %v, want %v", got, want)
+	}
+}

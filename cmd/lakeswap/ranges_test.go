@@ -31,7 +31,7 @@ func TestDisplayKeys(t *testing.T) {
 		{[]string{"n=9", "n=10", "n=11", "n=13"}, "n=9..11,n=13 (4)"},
 		{[]string{"n=01", "n=02", "n=03"}, "n=01,n=02,n=03 (3)"},
 		{[]string{"s=a", "s=b", "s=c"}, "s=a,s=b,s=c (3)"},
-		{[]string{"a=1,b=2", "a=1,b=3", "a=1,b=4"}, `"a=1,b=2","a=1,b=3","a=1,b=4" (3)`},
+		{[]string{"a=1,b=2", "a=1,b=3", "a=1,b=4"}, `a="1,b=2",a="1,b=3",a="1,b=4" (3)`},
 		{[]string{"s=a", "s=b", "s=c", "s=d", "s=e", "s=f", "s=g"}, "s=a,s=b,...,s=f,s=g (7)"},
 	} {
 		if got := displayKeys(c.keys); got != c.want {

@@ -82,7 +82,7 @@ func (a Auditor) verifySnapshot(ctx context.Context, ident table.Identifier, loa
 	if err != nil {
 		return nil, err
 	}
-	fp := verify.Combine(parts) // a sum that does not fit is left out of Sums
+	fp := verify.Combine(parts)
 	res := &VerifyResult{RunID: rec.RunID, SnapshotID: run.SnapshotID, Recorded: rec.Fingerprint,
 		Computed: fp.Hash, Rows: fp.Rows, Sums: fp.Sums}
 	for k, pf := range parts {

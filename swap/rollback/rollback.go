@@ -249,7 +249,7 @@ func (l *Runner) fingerprintAt(ctx context.Context, ident table.Identifier, snap
 	if err != nil {
 		return verify.Fingerprint{}, err
 	}
-	fp := verify.Combine(parts) // only the hash is compared; a sum that does not fit is left out
+	fp := verify.Combine(parts) // only the hash is compared
 	return fp, nil
 }
 

@@ -219,11 +219,21 @@ func EachKey(ctx context.Context, fsys icebergio.IO, c *contract.Contract, path 
 		for i, g := range grain {
 			idx := parquetio.FieldIndex(rec.Schema(), g)
 			if idx < 0 {
+				release(cols)
 				return fmt.Errorf("%s: column %s (field %d) is missing", path, g.Name, g.ID)
 			}
-			cols[c.Grain[i]] = rec.Column(idx)
+			// As the table's type: an int widened to a long since the
+			// file was written is read as a long, as readers read it.
+			col, err := verify.ProjectColumn(rec.Column(idx), c.Arrow.Field(c.Grain[i]))
+			if err != nil {
+				release(cols)
+				return fmt.Errorf("%s: column %s: %w", path, g.Name, err)
+			}
+			cols[c.Grain[i]] = col
 		}
-		if hashes, err = hasher.Hashes(hashes[:0], cols, int(rec.NumRows())); err != nil {
+		hashes, err = hasher.Hashes(hashes[:0], cols, int(rec.NumRows()))
+		if err != nil {
+			release(cols)
 			return err
 		}
 		for r, h := range hashes {
@@ -238,8 +248,19 @@ func EachKey(ctx context.Context, fsys icebergio.IO, c *contract.Contract, path 
 				return b.String()
 			})
 		}
+		release(cols)
 	}
 	return rr.Err()
+}
+
+// release releases and forgets the columns set in cols.
+func release(cols []arrow.Array) {
+	for i, c := range cols {
+		if c != nil {
+			c.Release()
+			cols[i] = nil
+		}
+	}
 }
 
 // KeysAddedElsewhere names the first grain key that files added by other
