@@ -122,3 +122,47 @@ func BenchmarkDifferMemory(b *testing.B) {
 		b.ReportMetric(2*rows/time.Since(t0).Seconds(), "rows/s")
 	}
 }
+
+// BenchmarkNestedFingerprint fingerprints 200,000 rows whose one other
+// column is a list of ten longs, and a map of two entries: the cost of
+// encoding nested values one by one.
+func BenchmarkNestedFingerprint(b *testing.B) {
+	sc := iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "day", Type: iceberg.PrimitiveTypes.Date, Required: true},
+		iceberg.NestedField{ID: 2, Name: "l", Type: &iceberg.ListType{ElementID: 3, Element: iceberg.PrimitiveTypes.Int64}},
+		iceberg.NestedField{ID: 4, Name: "m", Type: &iceberg.MapType{KeyID: 5, KeyType: iceberg.PrimitiveTypes.String, ValueID: 6, ValueType: iceberg.PrimitiveTypes.Float64}})
+	part, _ := contract.NewPartitioner(0, "day", iceberg.PrimitiveTypes.Date, "identity")
+	c, err := contract.NewContract(sc, nil, nil, nil, part)
+	if err != nil {
+		b.Fatal(err)
+	}
+	const rows = 200_000
+	bld := array.NewRecordBuilder(memory.DefaultAllocator, c.Arrow)
+	defer bld.Release()
+	day := arrow.Date32FromTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	lb, mb := bld.Field(1).(*array.ListBuilder), bld.Field(2).(*array.MapBuilder)
+	for r := range rows {
+		bld.Field(0).(*array.Date32Builder).Append(day)
+		lb.Append(true)
+		for e := range 10 {
+			lb.ValueBuilder().(*array.Int64Builder).Append(int64(r*10 + e))
+		}
+		mb.Append(true)
+		kb, ib := mb.KeyBuilder().(*array.StringBuilder), mb.ItemBuilder().(*array.Float64Builder)
+		kb.Append("web")
+		kb.Append("store")
+		ib.Append(float64(r))
+		ib.Append(1.5)
+	}
+	rec := bld.NewRecordBatch()
+	defer rec.Release()
+	b.ResetTimer()
+	for range b.N {
+		acc := verify.NewFingerprinter(c, "2026-01-01")
+		if err := acc.Add(rec); err != nil {
+			b.Fatal(err)
+		}
+		acc.Result()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/rows, "ns/row")
+}
