@@ -50,7 +50,7 @@ dev-down:
 bench:
 	$(GO) test $(GOTAGS) -run '^$$' -bench . -benchtime 3x -timeout 30m ./swap/
 	$(GO) test $(GOTAGS) -run '^$$' -bench BenchmarkInputRowOrder -benchtime 3x -timeout 30m ./cmd/lakeswap/
-	$(GO) test -run '^$$' -bench BenchmarkDifferMemory -benchtime 3x ./verify/
+	$(GO) test -run '^$$' -bench 'BenchmarkDifferMemory|BenchmarkNestedFingerprint' -benchtime 3x ./verify/
 	$(GO) test -run '^$$' -bench BenchmarkRead -benchtime 3x ./stats/
 	$(GO) test $(GOTAGS) -run '^$$' -bench BenchmarkRetailJob -benchtime 1x -timeout 30m ./cmd/lakeswap/
 
