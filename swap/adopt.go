@@ -319,6 +319,11 @@ func fieldIDs(sc *arrow.Schema, c *contract.Contract, a *adopted) string {
 		if err != nil || !found || want.ID != id {
 			return fmt.Sprintf("column %s carries field id %s, which is not the table's column of that name", f.Name, raw)
 		}
+		if i := c.Arrow.FieldIndices(f.Name); len(i) == 1 {
+			if msg := nestedIDs(f.Type, c.Arrow.Field(i[0]).Type, f.Name); msg != "" {
+				return msg
+			}
+		}
 	}
 	if seen > 0 && seen < sc.NumFields() {
 		// Readers apply a name mapping only to files with no ids at all:
@@ -326,6 +331,45 @@ func fieldIDs(sc *arrow.Schema, c *contract.Contract, a *adopted) string {
 		return fmt.Sprintf("%d of the file's %d columns carry field ids: a file needs ids on every column or on none", seen, sc.NumFields())
 	}
 	a.noIDs = seen == 0
+	return ""
+}
+
+// nestedIDs checks the field ids of a nested column's fields, at every
+// depth, against the table's (want): readers find a struct's field, a
+// list's element and a map's key and value by id, so a file that numbers
+// them otherwise would read as nulls there.
+func nestedIDs(got, want arrow.DataType, path string) string {
+	var gf, wf []arrow.Field
+	switch g := got.(type) {
+	case *arrow.StructType:
+		w, ok := want.(*arrow.StructType)
+		if !ok {
+			return ""
+		}
+		for _, f := range g.Fields() {
+			if i, ok := w.FieldIdx(f.Name); ok {
+				gf, wf = append(gf, f), append(wf, w.Field(i))
+			}
+		}
+	case *arrow.ListType:
+		if w, ok := want.(*arrow.ListType); ok {
+			gf, wf = []arrow.Field{g.ElemField()}, []arrow.Field{w.ElemField()}
+		}
+	case *arrow.MapType:
+		if w, ok := want.(*arrow.MapType); ok {
+			gf, wf = []arrow.Field{g.KeyField(), g.ItemField()}, []arrow.Field{w.KeyField(), w.ItemField()}
+		}
+	}
+	for i, f := range gf {
+		name := path + "." + f.Name
+		raw, ok := f.Metadata.GetValue("PARQUET:field_id")
+		if want, _ := wf[i].Metadata.GetValue("PARQUET:field_id"); ok && raw != "-1" && raw != want {
+			return fmt.Sprintf("field %s carries field id %s, the table's is %s: readers would find none of its values", name, raw, want)
+		}
+		if msg := nestedIDs(f.Type, wf[i].Type, name); msg != "" {
+			return msg
+		}
+	}
 	return ""
 }
 

@@ -10,8 +10,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
+	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakeswap/lakeswap/contract"
+	"github.com/lakeswap/lakeswap/parquetio"
 )
 
 // nestedRow is one row of eng.spark as NDJSON.
@@ -348,6 +355,60 @@ func TestWidenedGrain(t *testing.T) {
 		t.Errorf("verify --table: %s", out)
 	}
 	if got, want := view(t, s, "wid", "id"), []string{"id=1", "id=2", "id=3", "id=4"}; !slices.Equal(got, want) {
+		t.Errorf("the reader sees %v, want %v", got, want)
+	}
+}
+
+// TestAdoptNested: a file another engine wrote with struct columns is
+// adopted as it is when its fields carry the table's ids at every depth,
+// and refused, naming the field, when a struct's fields carry others
+// (readers find them by id, and would read nulls).
+func TestAdoptNested(t *testing.T) {
+	s := newSite(t, "sqlite+local")
+	sc := iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "d", Type: iceberg.PrimitiveTypes.Date, Required: true},
+		iceberg.NestedField{ID: 2, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+		iceberg.NestedField{ID: 3, Name: "s", Type: &iceberg.StructType{FieldList: []iceberg.NestedField{
+			{ID: 10, Name: "a", Type: iceberg.PrimitiveTypes.Int64}, {ID: 11, Name: "b", Type: iceberg.PrimitiveTypes.Int64}}}})
+	spec := iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{1}, FieldID: 1000, Name: "d", Transform: iceberg.IdentityTransform{}})
+	createEngineTable(t, s, "adn", sc, spec)
+	const tbl = "eng.adn"
+	_, et, done := engineTable(t, s, "adn")
+	location := et.Location()
+	c, err := contract.Of(et.Metadata())
+	done()
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(dir string, as *arrow.Schema) {
+		rec, _, err := array.RecordFromJSON(memory.DefaultAllocator, as, strings.NewReader(`[{"d": "2026-01-01", "id": 1, "s": {"a": 1, "b": 2}}]`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rec.Release()
+		w := parquetio.NewWriter(icebergio.LocalFS{}, location+"/data/"+dir, as, parquetio.Options{})
+		if err := w.Write(rec); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	id := func(n string) arrow.Metadata { return arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{n}) }
+	swapped := arrow.NewSchema([]arrow.Field{c.Arrow.Field(0), c.Arrow.Field(1), {Name: "s", Nullable: true, Metadata: id("3"), Type: arrow.StructOf(
+		arrow.Field{Name: "a", Type: arrow.PrimitiveTypes.Int64, Nullable: true, Metadata: id("11")},
+		arrow.Field{Name: "b", Type: arrow.PrimitiveTypes.Int64, Nullable: true, Metadata: id("10")})}}, nil)
+	write("swapped", swapped)
+	meta := s.metadata(tbl)
+	if code, _, errs := s.cli("publish", "--adopt", "--table", tbl, "--partitions", "d=2026-01-01", strings.TrimPrefix(location, "file://")+"/data/swapped"); code != exitRefused || !strings.Contains(errs, "field s.a carries field id 11") {
+		t.Errorf("adopting a file whose struct's fields carry each other's ids: exit %d: %s", code, errs)
+	}
+	if s.metadata(tbl) != meta {
+		t.Error("a refused adopt changed the table")
+	}
+	write("right", c.Arrow)
+	s.must("publish", "--adopt", "--table", tbl, "--partitions", "d=2026-01-01", strings.TrimPrefix(location, "file://")+"/data/right")
+	if got, want := view(t, s, "adn", "id", "s"), []string{`id=1 s={"a":1,"b":2}`}; !slices.Equal(got, want) {
 		t.Errorf("the reader sees %v, want %v", got, want)
 	}
 }
