@@ -412,3 +412,41 @@ func TestAdoptNested(t *testing.T) {
 		t.Errorf("the reader sees %v, want %v", got, want)
 	}
 }
+
+// TestFingerprintVersions: a table of v1's types records its runs under
+// fingerprint v1; once another engine adds a struct column, runs record
+// v2; verify checks each run under its own version, and verify --table
+// checks them all.
+func TestFingerprintVersions(t *testing.T) {
+	s := newSite(t, "sqlite+local")
+	sc := iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "d", Type: iceberg.PrimitiveTypes.Date, Required: true},
+		iceberg.NestedField{ID: 2, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true})
+	spec := iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{1}, FieldID: 1000, Name: "d", Transform: iceberg.IdentityTransform{}})
+	createEngineTable(t, s, "ver", sc, spec)
+	const tbl = "eng.ver"
+	s.must("publish", "--run-id", "old", "--table", tbl, "--partitions", "d=2026-01-01", write(t, t.TempDir(), "a.ndjson", `{"d":"2026-01-01","id":1}`+"\n"))
+	evolve(t, s, "ver", func(u *table.UpdateSchema) *table.UpdateSchema {
+		return u.AddColumn([]string{"s"}, &iceberg.StructType{FieldList: []iceberg.NestedField{{ID: 3, Name: "a", Type: iceberg.PrimitiveTypes.Int32}}}, "", false, nil)
+	})
+	s.must("publish", "--run-id", "new", "--table", tbl, "--partitions", "d=2026-01-02", write(t, t.TempDir(), "b.ndjson", `{"d":"2026-01-02","id":2,"s":{"a":5}}`+"\n"))
+	_, et, done := engineTable(t, s, "ver")
+	versions := map[string]string{}
+	for _, snap := range et.Metadata().Snapshots() {
+		if snap.Summary != nil {
+			versions[snap.Summary.Properties["lakeswap.run-id"]] = snap.Summary.Properties["lakeswap.fingerprint-version"]
+		}
+	}
+	done()
+	if versions["old"] != "v1" || versions["new"] != "v2" {
+		t.Errorf("the runs record fingerprint versions %v, want old v1 and new v2", versions)
+	}
+	for _, run := range []string{"old", "new"} {
+		if out := s.must("verify", "--table", tbl, "--run", run); !strings.Contains(out, "ok") {
+			t.Errorf("verify --run %s: %s", run, out)
+		}
+	}
+	if out := s.must("verify", "--table", tbl); !strings.Contains(out, "run old") || !strings.Contains(out, "run new") {
+		t.Errorf("verify --table checks both runs: %s", out)
+	}
+}
