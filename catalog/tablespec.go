@@ -64,8 +64,9 @@ func (s TableSpec) Build() (*iceberg.Schema, *iceberg.PartitionSpec, iceberg.Pro
 	}
 	fields := make([]iceberg.NestedField, len(s.Columns))
 	ids := map[string]int{}
+	nested := len(s.Columns) + 1 // the ids of nested types' fields
 	for i, c := range s.Columns {
-		typ, err := parseType(c.Type)
+		typ, err := parseTypeNumbered(c.Type, &nested)
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("column %s: %w", c.Name, err)
 		}
@@ -204,8 +205,167 @@ func CreateTable(ctx context.Context, cat *Catalog, ident table.Identifier, spec
 	return tbl, nil
 }
 
+// typeNames lists the type names a schema file takes, for messages.
+const typeNames = "boolean, int, long, float, double, string, binary, date, time, timestamp, timestamptz, decimal(P,S), uuid, fixed(L), struct<name: type, ...>, list<type>, map<key type, value type>"
+
+// parseType reads a column's type name; the fields of a nested type are
+// numbered from 1 (a table takes fresh ids when it is created).
 func parseType(name string) (iceberg.Type, error) {
-	n := strings.ToLower(strings.TrimSpace(name))
+	next := 1
+	return parseTypeNumbered(name, &next)
+}
+
+// parseTypeNumbered reads a type name, numbering the fields of a nested
+// type from *next on.
+func parseTypeNumbered(name string, next *int) (iceberg.Type, error) {
+	p := &typeParser{s: name, next: next}
+	t, err := p.typ()
+	if err == nil && strings.TrimSpace(p.s[p.pos:]) != "" {
+		err = fmt.Errorf("%q follows the type", strings.TrimSpace(p.s[p.pos:]))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("type %q: %w (the types: %s)", name, err, typeNames)
+	}
+	return t, nil
+}
+
+// typeParser reads a type name as Iceberg writes one (struct<1: a:
+// optional int>, list<long>, map<string, double>, fixed[16]), and in the
+// shorter forms a person writes (struct<a: int>, fixed(16)).
+type typeParser struct {
+	s    string
+	pos  int
+	next *int
+}
+
+func (p *typeParser) skip() {
+	for p.pos < len(p.s) && p.s[p.pos] == ' ' {
+		p.pos++
+	}
+}
+
+// token reads up to the next of the given delimiters, trimmed.
+func (p *typeParser) token(delims string) string {
+	p.skip()
+	start := p.pos
+	depth := 0
+	for p.pos < len(p.s) {
+		c := p.s[p.pos]
+		if depth == 0 && strings.IndexByte(delims, c) >= 0 {
+			break
+		}
+		switch c {
+		case '(', '[':
+			depth++
+		case ')', ']':
+			depth--
+		}
+		p.pos++
+	}
+	return strings.TrimSpace(p.s[start:p.pos])
+}
+
+// eat consumes c, after spaces, or says it is missing.
+func (p *typeParser) eat(c byte) error {
+	p.skip()
+	if p.pos >= len(p.s) || p.s[p.pos] != c {
+		return fmt.Errorf("want %q at position %d", c, p.pos+1)
+	}
+	p.pos++
+	return nil
+}
+
+func (p *typeParser) id() int {
+	id := *p.next
+	*p.next++
+	return id
+}
+
+func (p *typeParser) typ() (iceberg.Type, error) {
+	head := strings.ToLower(p.token("<,>"))
+	switch head {
+	case "struct":
+		return p.structType()
+	case "list":
+		if err := p.eat('<'); err != nil {
+			return nil, err
+		}
+		id := p.id()
+		elem, err := p.typ()
+		if err != nil {
+			return nil, err
+		}
+		return &iceberg.ListType{ElementID: id, Element: elem}, p.eat('>')
+	case "map":
+		if err := p.eat('<'); err != nil {
+			return nil, err
+		}
+		kid, vid := p.id(), p.id()
+		key, err := p.typ()
+		if err != nil {
+			return nil, err
+		}
+		if err := p.eat(','); err != nil {
+			return nil, err
+		}
+		val, err := p.typ()
+		if err != nil {
+			return nil, err
+		}
+		return &iceberg.MapType{KeyID: kid, KeyType: key, ValueID: vid, ValueType: val}, p.eat('>')
+	}
+	return primitive(head)
+}
+
+// structType reads <field, ...>, each field [ID:] name: [optional|required] type.
+func (p *typeParser) structType() (iceberg.Type, error) {
+	if err := p.eat('<'); err != nil {
+		return nil, err
+	}
+	st := &iceberg.StructType{}
+	seen := map[string]bool{}
+	for {
+		name := p.token(":,>")
+		if err := p.eat(':'); err != nil {
+			return nil, fmt.Errorf("a struct's field is written name: type: %w", err)
+		}
+		if _, err := strconv.Atoi(name); err == nil { // Iceberg's own form numbers the field first
+			at := p.pos
+			if n := p.token(":,<>"); n != "" && p.eat(':') == nil {
+				name = n
+			} else {
+				p.pos = at
+			}
+		}
+		if name == "" || seen[name] {
+			return nil, fmt.Errorf("a struct's field name %q is empty or repeated", name)
+		}
+		seen[name] = true
+		f := iceberg.NestedField{ID: p.id(), Name: name}
+		at := p.pos
+		switch strings.ToLower(p.token(" <,>")) {
+		case "required":
+			f.Required = true
+		case "optional":
+		default:
+			p.pos = at
+		}
+		var err error
+		if f.Type, err = p.typ(); err != nil {
+			return nil, fmt.Errorf("field %s: %w", name, err)
+		}
+		st.FieldList = append(st.FieldList, f)
+		p.skip()
+		if p.pos < len(p.s) && p.s[p.pos] == ',' {
+			p.pos++
+			continue
+		}
+		return st, p.eat('>')
+	}
+}
+
+// primitive reads a primitive type's name.
+func primitive(n string) (iceberg.Type, error) {
 	switch n {
 	case "boolean", "bool":
 		return iceberg.PrimitiveTypes.Bool, nil
@@ -229,6 +389,8 @@ func parseType(name string) (iceberg.Type, error) {
 		return iceberg.PrimitiveTypes.Timestamp, nil
 	case "timestamptz":
 		return iceberg.PrimitiveTypes.TimestampTz, nil
+	case "uuid":
+		return iceberg.PrimitiveTypes.UUID, nil
 	}
 	if strings.HasPrefix(n, "decimal(") && strings.HasSuffix(n, ")") {
 		p, s, ok := strings.Cut(strings.TrimSuffix(strings.TrimPrefix(n, "decimal("), ")"), ",")
@@ -238,5 +400,12 @@ func parseType(name string) (iceberg.Type, error) {
 			return iceberg.DecimalTypeOf(prec, scale), nil
 		}
 	}
-	return nil, fmt.Errorf("unknown type %q (boolean, int, long, float, double, string, binary, date, time, timestamp, timestamptz, decimal(P,S))", name)
+	for _, form := range [][2]string{{"fixed(", ")"}, {"fixed[", "]"}} {
+		if inner, ok := strings.CutPrefix(n, form[0]); ok && strings.HasSuffix(inner, form[1]) {
+			if l, err := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(inner, form[1]))); err == nil && l > 0 && l <= 1<<20 {
+				return iceberg.FixedTypeOf(l), nil
+			}
+		}
+	}
+	return nil, fmt.Errorf("%q is no type", n)
 }

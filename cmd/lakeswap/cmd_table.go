@@ -41,7 +41,9 @@ func newTableCmd(g *globals) *cobra.Command {
   checks: {amount_cents: [non-negative]}
 
 Types: boolean, int, long, float, double, string, binary, date, time, timestamp, timestamptz,
-decimal(P,S). The grain is stored as the schema's identifier fields; additive columns and checks as
+decimal(P,S), uuid, fixed(L), and nested: struct<name: type, ...> (a field "name: required type"
+when it may not be null), list<type>, map<key type, value type>; quote a nested type in YAML
+("struct<os: string>"). The grain is stored as the schema's identifier fields; additive columns and checks as
 the table properties lakeswap.additive-columns and lakeswap.check.<column>.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

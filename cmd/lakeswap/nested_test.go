@@ -450,3 +450,38 @@ func TestFingerprintVersions(t *testing.T) {
 		t.Errorf("verify --table checks both runs: %s", out)
 	}
 }
+
+// TestCreateNestedTable: table create takes uuid, fixed and nested types
+// in a schema file, as a person writes them; the table holds them as
+// Iceberg types, with a uuid grain, and takes a publish.
+func TestCreateNestedTable(t *testing.T) {
+	s := newSite(t, "sqlite+local")
+	s.must("table", "create", "--schema", write(t, s.home, "n.yaml", `table: eng.sessions
+columns:
+  - {name: day, type: date, required: true}
+  - {name: session, type: uuid, required: true}
+  - {name: device, type: "struct<os: string, version: required int>"}
+  - {name: pages, type: list<string>}
+  - {name: timings, type: "map<string, double>"}
+  - {name: token, type: fixed(4)}
+identifier: [session]
+partition: [{column: day, transform: identity}]
+`))
+	_, et, done := engineTable(t, s, "sessions")
+	sc := et.Schema()
+	done()
+	for name, want := range map[string]string{"session": "uuid", "device": "struct<", "pages": "list<string>", "timings": "map<string, double>", "token": "fixed[4]"} {
+		f, ok := sc.FindFieldByName(name)
+		if !ok || !strings.HasPrefix(f.Type.String(), want) {
+			t.Errorf("column %s: %v, want %s", name, f.Type, want)
+		}
+	}
+	in := write(t, t.TempDir(), "in.ndjson", `{"day":"2026-01-01","session":"f79c3e09-677c-4bbd-a479-3f349cb785e7","device":{"os":"ios","version":17},"pages":["/","/cart"],"timings":{"load":0.25},"token":"AAECAw=="}`+"\n")
+	s.must("publish", "--table", "eng.sessions", "--partitions", "day=2026-01-01", in)
+	if got, want := view(t, s, "sessions", "device", "pages"), []string{`device={"os":"ios","version":17} pages=["/","/cart"]`}; !slices.Equal(got, want) {
+		t.Errorf("the reader sees %v, want %v", got, want)
+	}
+	if code, _, errs := s.cli("table", "create", "--schema", write(t, s.home, "bad.yaml", "table: web.bad\ncolumns:\n  - {name: x, type: \"struct<a: geo>\"}\n")); code == 0 || !strings.Contains(errs, `"geo" is no type`) {
+		t.Errorf("a struct of an unknown type: exit %d: %s", code, errs)
+	}
+}
