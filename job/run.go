@@ -132,10 +132,11 @@ func (j *Job) localFiles(ctx context.Context, name string, l *Listing, fetch Fet
 		path := f.URL
 		switch {
 		case strings.HasPrefix(path, "iceberg:") && strings.Contains(path, "#"):
-			// A table's data file that deletes apply to: read with them
-			// applied, into a copy of its own.
+			// A table's data file the engine cannot read as it is
+			// (deletes apply to it, or columns were renamed since it was
+			// written): read by lakeswap into a copy of its own.
 			if fetch == nil {
-				return nil, fmt.Errorf("%s has deletes to apply, and no catalog is at hand to read them", path)
+				return nil, fmt.Errorf("%s is read through a copy (deletes to apply, or columns renamed), and no catalog is at hand to read it", path)
 			}
 			local, err := fetch(ctx, f)
 			if err != nil {

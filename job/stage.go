@@ -327,7 +327,7 @@ func fetcher(store source.ObjectStore, pub *swap.Publisher, dir string) Fetch {
 		n++
 		if strings.HasPrefix(in.URL, "iceberg:") {
 			if pub == nil {
-				return "", fmt.Errorf("%s has deletes to apply, and no catalog is at hand to read them", in.URL)
+				return "", fmt.Errorf("%s is read through a copy (deletes to apply, or columns renamed), and no catalog is at hand to read it", in.URL)
 			}
 			table, id, path, err := history.ParseCopiedInput(in.URL)
 			if err != nil {

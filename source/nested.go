@@ -253,7 +253,11 @@ func sameKey(t arrow.DataType, text string) string {
 		if v, err := parseTimestamp(text, t); err == nil {
 			return strconv.FormatInt(int64(v), 10)
 		}
-	case *arrow.Float32Type, *arrow.Float64Type:
+	case *arrow.Float32Type:
+		if v, err := strconv.ParseFloat(text, 32); err == nil {
+			return strconv.FormatFloat(v, 'g', -1, 32)
+		}
+	case *arrow.Float64Type:
 		if v, err := strconv.ParseFloat(text, 64); err == nil {
 			return strconv.FormatFloat(v, 'g', -1, 64)
 		}

@@ -336,8 +336,10 @@ func fieldIDs(sc *arrow.Schema, c *contract.Contract, a *adopted) string {
 
 // nestedIDs checks the field ids of a nested column's fields, at every
 // depth, against the table's (want): readers find a struct's field, a
-// list's element and a map's key and value by id, so a file that numbers
-// them otherwise would read as nulls there.
+// list's element and a map's key and value by id in a file that carries
+// ids, so a field without one, or with one the table's field there does
+// not have, would read as nulls; and, as for a column, a field must carry
+// its own name's id.
 func nestedIDs(got, want arrow.DataType, path string) string {
 	var gf, wf []arrow.Field
 	switch g := got.(type) {
@@ -346,11 +348,7 @@ func nestedIDs(got, want arrow.DataType, path string) string {
 		if !ok {
 			return ""
 		}
-		for _, f := range g.Fields() {
-			if i, ok := w.FieldIdx(f.Name); ok {
-				gf, wf = append(gf, f), append(wf, w.Field(i))
-			}
-		}
+		gf, wf = g.Fields(), w.Fields()
 	case *arrow.ListType:
 		if w, ok := want.(*arrow.ListType); ok {
 			gf, wf = []arrow.Field{g.ElemField()}, []arrow.Field{w.ElemField()}
@@ -360,13 +358,20 @@ func nestedIDs(got, want arrow.DataType, path string) string {
 			gf, wf = []arrow.Field{g.KeyField(), g.ItemField()}, []arrow.Field{w.KeyField(), w.ItemField()}
 		}
 	}
-	for i, f := range gf {
+	for _, f := range gf {
 		name := path + "." + f.Name
 		raw, ok := f.Metadata.GetValue("PARQUET:field_id")
-		if want, _ := wf[i].Metadata.GetValue("PARQUET:field_id"); ok && raw != "-1" && raw != want {
-			return fmt.Sprintf("field %s carries field id %s, the table's is %s: readers would find none of its values", name, raw, want)
+		if !ok || raw == "-1" {
+			return fmt.Sprintf("field %s carries no field id, and the file's columns do: readers would find none of its values", name)
 		}
-		if msg := nestedIDs(f.Type, wf[i].Type, name); msg != "" {
+		at := slices.IndexFunc(wf, func(w arrow.Field) bool { id, _ := w.Metadata.GetValue("PARQUET:field_id"); return id == raw })
+		if at < 0 {
+			return fmt.Sprintf("field %s carries field id %s, which no field of %s in the table has: readers would find none of its values", name, raw, path)
+		}
+		if _, isStruct := got.(*arrow.StructType); isStruct && wf[at].Name != f.Name { // a list's element and a map's key and value are named by the writer
+			return fmt.Sprintf("field %s carries field id %s, which is the table's field %s.%s: the file and the table name them otherwise", name, raw, path, wf[at].Name)
+		}
+		if msg := nestedIDs(f.Type, wf[at].Type, name); msg != "" {
 			return msg
 		}
 	}

@@ -106,7 +106,7 @@ func refuseOverlaps(table string, c *contract.Contract, overlaps []snapshot.Over
 		if o.Values == nil {
 			what = "is a delete file that may apply to rows of "
 		}
-		findings = append(findings, earlierFinding(c, o, declared, what+strings.Join(keysAmong(c, o, declared), ", ")+"; replacing around it would leave them beside the new rows"+how))
+		findings = append(findings, earlierFinding(c, o, declared, what+displayKeys(keysAmong(c, o, declared))+"; replacing around it would leave them beside the new rows"+how))
 	}
 	return &outcome.RefusedError{Table: table, Findings: findings, Cleanup: "nothing was staged"}
 }
@@ -118,12 +118,12 @@ func earlierFinding(c *contract.Contract, o snapshot.Overlap, declared []string,
 }
 
 // keysAmong names the declared partitions an overlapping file holds rows
-// of, or may hold (a delete file), as keys.
+// of, or may hold (a delete file), as keys (verify.DisplayKey shows them).
 func keysAmong(c *contract.Contract, o snapshot.Overlap, declared []string) []string {
 	var out []string
 	for _, v := range declared {
 		if o.Values == nil || slices.Contains(o.Values, v) {
-			out = append(out, verify.DisplayKey(c.Partition.Key(v)))
+			out = append(out, c.Partition.Key(v))
 		}
 	}
 	if len(out) == 0 {
@@ -134,3 +134,12 @@ func keysAmong(c *contract.Contract, o snapshot.Overlap, declared []string) []st
 
 // earlierSpec groups the earlier spec's files among files by partition.
 const earlierSpec = contract.EarlierSpec
+
+// displayKeys shows keys as DisplayKey does, joined by ", ".
+func displayKeys(keys []string) string {
+	shown := make([]string, len(keys))
+	for i, k := range keys {
+		shown[i] = verify.DisplayKey(k)
+	}
+	return strings.Join(shown, ", ")
+}

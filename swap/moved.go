@@ -82,7 +82,7 @@ func moved(ctx context.Context, fsys icebergio.IO, c *contract.Contract, plan *r
 		}
 		if n > 0 {
 			part := verify.DisplayKey(c.Partition.Key(v))
-			out = append(out, verify.Finding{Kind: verify.KindMoved, Partition: part,
+			out = append(out, verify.Finding{Kind: verify.KindMoved, Partition: c.Partition.Key(v),
 				Message: fmt.Sprintf("%s this run stages live today in %s, which the run does not declare (%s): they moved; declare %s too, or the table would hold them twice",
 					words.Count(n, "record"), part, strings.Join(keys, ", "), part)})
 		}
@@ -125,7 +125,7 @@ func stagedKeys(ctx context.Context, fsys icebergio.IO, c *contract.Contract, pl
 				continue
 			}
 			a, b := verify.DisplayKey(pp.Key), verify.DisplayKey(plan.Partitions[i].Key)
-			out = append(out, verify.Finding{Kind: verify.KindDuplicateGrain, Partition: b,
+			out = append(out, verify.Finding{Kind: verify.KindDuplicateGrain, Partition: plan.Partitions[i].Key,
 				Message: fmt.Sprintf("%s the run stages in %s are staged in %s too (%s): the table would hold them twice; each record belongs to one partition",
 					words.Count(len(keys), "record"), a, b, strings.Join(keys[:min(len(keys), movedKeyExamples)], ", "))})
 		}

@@ -70,7 +70,9 @@ func (f Finding) String() string {
 // empty, holds a comma or a quote, or starts or ends with a space is
 // double-quoted as in CSV (region="a,b", region=""), so that one key
 // cannot read as two; a key holding a control character or an invalid
-// byte, which no selector holds, is quoted whole as Go quotes it.
+// byte, which no selector holds, is quoted whole as Go quotes it. A key
+// is read as several fields only where every part between slashes is a
+// column=value: a value may hold a slash (base64 does).
 func DisplayKey(k string) string {
 	for _, r := range k {
 		if r == utf8.RuneError || !unicode.IsPrint(r) {
@@ -78,6 +80,12 @@ func DisplayKey(k string) string {
 		}
 	}
 	segs := strings.Split(k, "/")
+	for _, seg := range segs {
+		if name, _, ok := strings.Cut(seg, "="); !ok || name == "" {
+			segs = []string{k}
+			break
+		}
+	}
 	for i, seg := range segs {
 		name, v, ok := strings.Cut(seg, "=")
 		if ok && (v == "" || strings.ContainsAny(v, `,"`) || strings.TrimSpace(v) != v) {

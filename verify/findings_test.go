@@ -15,6 +15,7 @@ func TestDisplayKey(t *testing.T) {
 		"order_date=2026-01-01": "order_date=2026-01-01", "region=München": "region=München", "region=": `region=""`,
 		"region=a,b": `region="a,b"`, "region=a\nb": `"region=a\nb"`, "region=\xff": `"region=\xff"`, `region=say "hi"`: `region="say ""hi"""`,
 		"region= x ": `region=" x "`, "d=2026-01-01/region=": `d=2026-01-01/region=""`,
+		"b=//8=": "b=//8=", "path=/a": "path=/a", "region=a/b,c": `region="a/b,c"`, "region=a /b": "region=a /b",
 	} {
 		if got := verify.DisplayKey(key); got != want {
 			t.Errorf("DisplayKey(%q) = %s, want %s", key, got, want)

@@ -95,6 +95,14 @@ func project(col arrow.Array, want arrow.Field) (arrow.Array, error) {
 		}
 		return projectStruct(st, wt)
 	case *arrow.ListType:
+		if ll, ok := col.(*array.LargeList); ok { // as pyarrow's large types write it
+			small, err := compute.CastArray(context.Background(), ll, compute.SafeCastOptions(arrow.ListOfField(ll.DataType().(*arrow.LargeListType).ElemField())))
+			if err != nil {
+				return nil, err
+			}
+			defer small.Release()
+			return project(small, want)
+		}
 		l, ok := col.(*array.List)
 		if !ok {
 			break
@@ -205,14 +213,26 @@ func ProjectColumn(col arrow.Array, want arrow.Field) (arrow.Array, error) { ret
 // result is the caller's to release.
 func widen(ctx context.Context, col arrow.Array, want arrow.DataType) (arrow.Array, error) {
 	got := col.DataType()
-	if arrow.TypeEqual(got, want) || got.ID() == arrow.LARGE_STRING && want.ID() == arrow.STRING {
+	if arrow.TypeEqual(got, want) {
 		col.Retain()
 		return col, nil
 	}
-	if !promotes(got, want) {
+	if !promotes(got, want) && !large(got, want) {
 		return nil, fmt.Errorf("the file has type %s, which does not widen to the table's %s", got, want)
 	}
 	return compute.CastArray(ctx, col, compute.SafeCastOptions(want))
+}
+
+// large says whether got is the large form of want (64-bit offsets), as a
+// file written with pyarrow's large types is read: the same values.
+func large(got, want arrow.DataType) bool {
+	switch got.ID() {
+	case arrow.LARGE_STRING:
+		return want.ID() == arrow.STRING
+	case arrow.LARGE_BINARY:
+		return want.ID() == arrow.BINARY
+	}
+	return false
 }
 
 // promotes says whether Iceberg promotes a column of type got to want.

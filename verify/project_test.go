@@ -187,3 +187,30 @@ func TestProjectSlicedStruct(t *testing.T) {
 		t.Errorf("the sliced rows projected read as %v, hash %s; the same rows written now hash %s", got, acc.Result().Hash, h)
 	}
 }
+
+// TestProjectLargeTypes: a file written with pyarrow's large types (64-bit
+// offsets) reads as the table's strings, bytes and lists, the same values.
+func TestProjectLargeTypes(t *testing.T) {
+	sc := arrow.NewSchema([]arrow.Field{
+		{Name: "s", Type: arrow.BinaryTypes.LargeString, Nullable: true},
+		{Name: "l", Type: arrow.LargeListOf(arrow.BinaryTypes.LargeString), Nullable: true},
+		{Name: "b", Type: arrow.BinaryTypes.LargeBinary, Nullable: true}}, nil)
+	rec, _, err := array.RecordFromJSON(memory.DefaultAllocator, sc, strings.NewReader(`[{"s":"x","l":["a",null],"b":"AAE="},{"s":null,"l":null,"b":null}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Release()
+	for i, want := range []arrow.Field{
+		{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "l", Type: arrow.ListOf(arrow.BinaryTypes.String), Nullable: true},
+		{Name: "b", Type: arrow.BinaryTypes.Binary, Nullable: true}} {
+		got, err := verify.ProjectColumn(rec.Column(i), want)
+		if err != nil {
+			t.Fatalf("%s: %v", want.Name, err)
+		}
+		if !arrow.TypeEqual(got.DataType(), want.Type) || got.String() != rec.Column(i).String() {
+			t.Errorf("%s reads as %s %v, want %s %v", want.Name, got.DataType(), got, want.Type, rec.Column(i))
+		}
+		got.Release()
+	}
+}

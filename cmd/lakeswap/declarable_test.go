@@ -24,6 +24,7 @@ func TestEveryPrintedValueDeclarable(t *testing.T) {
 		{iceberg.PrimitiveTypes.String, `" x "`, `k=" x "`},
 		{iceberg.PrimitiveTypes.String, `"a..b"`, `k=a..b`},
 		{iceberg.PrimitiveTypes.Binary, `""`, `k=""`},
+		{iceberg.PrimitiveTypes.Binary, `"//8="`, `k=//8=`},
 		{iceberg.PrimitiveTypes.Float64, `-0.0`, `k=-0`},
 		{iceberg.PrimitiveTypes.Float64, `"NaN"`, `k=NaN`},
 		{iceberg.PrimitiveTypes.Float64, `1e300`, `k=1e+300`},

@@ -394,14 +394,23 @@ func TestAdoptNested(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	id := func(n string) arrow.Metadata { return arrow.NewMetadata([]string{"PARQUET:field_id"}, []string{n}) }
-	swapped := arrow.NewSchema([]arrow.Field{c.Arrow.Field(0), c.Arrow.Field(1), {Name: "s", Nullable: true, Metadata: id("3"), Type: arrow.StructOf(
-		arrow.Field{Name: "a", Type: arrow.PrimitiveTypes.Int64, Nullable: true, Metadata: id("11")},
-		arrow.Field{Name: "b", Type: arrow.PrimitiveTypes.Int64, Nullable: true, Metadata: id("10")})}}, nil)
+	// The table's own ids (the catalog numbers a new table's fields).
+	st := c.Arrow.Field(2).Type.(*arrow.StructType)
+	idA, idB := st.Field(0).Metadata, st.Field(1).Metadata
+	swapped := arrow.NewSchema([]arrow.Field{c.Arrow.Field(0), c.Arrow.Field(1), {Name: "s", Nullable: true, Metadata: c.Arrow.Field(2).Metadata, Type: arrow.StructOf(
+		arrow.Field{Name: "a", Type: arrow.PrimitiveTypes.Int64, Nullable: true, Metadata: idB},
+		arrow.Field{Name: "b", Type: arrow.PrimitiveTypes.Int64, Nullable: true, Metadata: idA})}}, nil)
 	write("swapped", swapped)
 	meta := s.metadata(tbl)
-	if code, _, errs := s.cli("publish", "--adopt", "--table", tbl, "--partitions", "d=2026-01-01", strings.TrimPrefix(location, "file://")+"/data/swapped"); code != exitRefused || !strings.Contains(errs, "field s.a carries field id 11") {
+	if code, _, errs := s.cli("publish", "--adopt", "--table", tbl, "--partitions", "d=2026-01-01", strings.TrimPrefix(location, "file://")+"/data/swapped"); code != exitRefused || !strings.Contains(errs, "field s.a") {
 		t.Errorf("adopting a file whose struct's fields carry each other's ids: exit %d: %s", code, errs)
+	}
+	unnumbered := arrow.NewSchema([]arrow.Field{c.Arrow.Field(0), c.Arrow.Field(1), {Name: "s", Nullable: true, Metadata: c.Arrow.Field(2).Metadata, Type: arrow.StructOf(
+		arrow.Field{Name: "a", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		arrow.Field{Name: "b", Type: arrow.PrimitiveTypes.Int64, Nullable: true})}}, nil)
+	write("unnumbered", unnumbered)
+	if code, _, errs := s.cli("publish", "--adopt", "--table", tbl, "--partitions", "d=2026-01-01", strings.TrimPrefix(location, "file://")+"/data/unnumbered"); code != exitRefused || !strings.Contains(errs, "field s.a carries no field id") {
+		t.Errorf("adopting a file whose struct's fields carry no ids beside numbered columns: exit %d: %s", code, errs)
 	}
 	if s.metadata(tbl) != meta {
 		t.Error("a refused adopt changed the table")

@@ -146,7 +146,7 @@ func (a Auditor) CheckContract(ctx context.Context, ident table.Identifier, c *c
 	}
 	for key, fp := range tc.parts {
 		for col, n := range fp.NullGrain {
-			tc.find(verify.Finding{Kind: verify.KindNullGrain, Partition: verify.DisplayKey(key), Column: col,
+			tc.find(verify.Finding{Kind: verify.KindNullGrain, Partition: key, Column: col,
 				Message: fmt.Sprintf("%s no %s", words.Count(n, "row has", "rows have"), col)})
 		}
 	}
@@ -188,7 +188,7 @@ func (tc *tableCheck) files(ctx context.Context) error {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			find(verify.Finding{Kind: verify.KindCheck, Partition: verify.DisplayKey(key), Message: "a file the table references cannot be read: " + err.Error()})
+			find(verify.Finding{Kind: verify.KindCheck, Partition: key, Message: "a file the table references cannot be read: " + err.Error()})
 			continue
 		}
 		parts[key] = fp
@@ -250,7 +250,7 @@ func (tc *tableCheck) grain(ctx context.Context) error {
 					if other != v {
 						msg = fmt.Sprintf("the record %s is in partitions %s and %s: counted twice", key(), display(other), here)
 					}
-					find(verify.Finding{Kind: verify.KindDuplicateGrain, Partition: here, Message: msg})
+					find(verify.Finding{Kind: verify.KindDuplicateGrain, Partition: c.Partition.Key(v), Message: msg})
 				})
 				if err != nil && ctx.Err() != nil {
 					return ctx.Err()
@@ -312,7 +312,7 @@ func (tc *tableCheck) runs(ctx context.Context, meta table.Metadata, snap *table
 			rc.Partitions = append(rc.Partitions, key)
 			if got.Hash != want {
 				rc.OK = false
-				find(verify.Finding{Kind: verify.KindCheck, Partition: verify.DisplayKey(key),
+				find(verify.Finding{Kind: verify.KindCheck, Partition: key,
 					Message: fmt.Sprintf("run %s (snapshot %d) recorded fingerprint %s, the partition holds %s", rec.RunID, s.SnapshotID, verify.Short(want), verify.Short(got.Hash))})
 			}
 		}

@@ -144,7 +144,9 @@ func CopyRows(ctx context.Context, fsys icebergio.IO, path, dst string, as func(
 			cols[i] = array.MakeArrayOfNull(memory.DefaultAllocator, f.Type, 0)
 			defer cols[i].Release()
 		}
-		empty, err := as(array.NewRecordBatch(rr.Schema(), cols, 0))
+		none := array.NewRecordBatch(rr.Schema(), cols, 0)
+		empty, err := as(none)
+		none.Release()
 		if err != nil {
 			return 0, fmt.Errorf("%s: %w", path, err)
 		}
