@@ -2,6 +2,7 @@ package parquetio
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -30,6 +31,9 @@ type Column struct {
 	ID   int
 	Name string
 }
+
+// ErrNoColumn is OpenColumns' error for a column the file does not have.
+var ErrNoColumn = errors.New("the file has no such column")
 
 // OpenColumns reads only the given columns of a Parquet file (all of them
 // for nil), so that a check of a few columns decodes no others. A column
@@ -88,9 +92,13 @@ func openReader(ctx context.Context, r parquet.ReaderAtSeeker, path string, want
 		}
 		for _, c := range want {
 			i := FieldIndex(sc, c)
-			if i < 0 || !fr.Manifest.Fields[i].IsLeaf() {
+			if i < 0 {
 				_ = pf.Close()
-				return nil, fmt.Errorf("%s: column %s (field %d) is missing or not a plain column", path, c.Name, c.ID)
+				return nil, fmt.Errorf("%s: column %s (field %d): %w", path, c.Name, c.ID, ErrNoColumn)
+			}
+			if !fr.Manifest.Fields[i].IsLeaf() {
+				_ = pf.Close()
+				return nil, fmt.Errorf("%s: column %s (field %d) is not a plain column", path, c.Name, c.ID)
 			}
 			cols = append(cols, fr.Manifest.Fields[i].ColIndex)
 		}
