@@ -111,9 +111,13 @@ func TestGCKeepsARunningPublish(t *testing.T) {
 	e.mustPublish(fixture(t, retail.AfterBatch1), fixtureRange...)
 	var during *gc.Result
 	e.pub.BeforeCommit = func(ctx context.Context, plan *swap.Plan) error {
-		time.Sleep(300 * time.Millisecond) // the staged files are older than the grace now
+		// The staged files are older than the grace now; the hold,
+		// refreshed every 10ms, is not. The grace leaves the refresher a
+		// second, which a loaded machine (the whole suite on two cores)
+		// has been seen to need more than 100ms of.
+		time.Sleep(1500 * time.Millisecond)
 		var err error
-		during, err = e.pub.GC(ctx, gc.Request{Table: e.ident, Grace: 100 * time.Millisecond, Yes: true})
+		during, err = e.pub.GC(ctx, gc.Request{Table: e.ident, Grace: time.Second, Yes: true})
 		return err
 	}
 	res, err := e.pub.Publish(e.ctx, swap.Request{Table: e.ident, Partitions: fixtureRange, Source: retail.NewSource(fixture(t, retail.AfterBatch2)), RunID: "long-1"})
