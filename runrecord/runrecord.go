@@ -40,6 +40,10 @@ const (
 	PropBaseFingerprint = "lakeswap.base-fingerprint"
 	PropBaseRows        = "lakeswap.base-rows"
 	PropVersion         = "lakeswap.version"
+	// PropAuditBranch names the branch a plan's snapshot was committed
+	// to for people to query before approving it: until apply moves main
+	// to it, the snapshot records a run that is not published.
+	PropAuditBranch = "lakeswap.audit-branch"
 	// PropBatch is a batch's place in a run committed in batches: "2/6".
 	PropBatch = "lakeswap.batch"
 	// PropUnchanged lists the declared partitions whose staged content was
@@ -407,12 +411,40 @@ func UndoneBy(props map[string]string) (string, bool) {
 // Find returns the snapshot of the table that records runID, or nil. A run
 // id is recorded at most once: it is the run's idempotency key.
 func Find(meta table.Metadata, runID string) *table.Snapshot {
+	staged := Unpublished(meta)
 	for _, s := range meta.Snapshots() {
-		if s.Summary != nil && s.Summary.Properties[PropRunID] == runID {
+		if s.Summary != nil && s.Summary.Properties[PropRunID] == runID && !staged[s.SnapshotID] {
 			return &s
 		}
 	}
 	return nil
+}
+
+// Unpublished are the snapshots a plan committed to its audit branch
+// that main never held: they record a run that was staged, not published.
+// Main's snapshot log is where a snapshot main held shows, whether an
+// apply moved main to it or a commit made it there.
+func Unpublished(meta table.Metadata) map[int64]bool {
+	var out map[int64]bool
+	for _, s := range meta.Snapshots() {
+		if s.Summary == nil || s.Summary.Properties[PropAuditBranch] == "" {
+			continue
+		}
+		if out == nil {
+			out = map[int64]bool{}
+		}
+		out[s.SnapshotID] = true
+	}
+	if out == nil {
+		return nil
+	}
+	for e := range meta.SnapshotLogs() {
+		delete(out, e.SnapshotID)
+	}
+	if head := meta.CurrentSnapshot(); head != nil {
+		delete(out, head.SnapshotID)
+	}
+	return out
 }
 
 // FindAll returns every snapshot of the table that records runID, oldest
@@ -420,8 +452,9 @@ func Find(meta table.Metadata, runID string) *table.Snapshot {
 // batches.
 func FindAll(meta table.Metadata, runID string) []table.Snapshot {
 	var out []table.Snapshot
+	staged := Unpublished(meta)
 	for _, s := range meta.Snapshots() {
-		if s.Summary != nil && s.Summary.Properties[PropRunID] == runID {
+		if s.Summary != nil && s.Summary.Properties[PropRunID] == runID && !staged[s.SnapshotID] {
 			out = append(out, s)
 		}
 	}

@@ -45,6 +45,10 @@ func (p *Publisher) bind(ctx context.Context, tbl *table.Table, plan *run, opts 
 		return fmt.Errorf("table %s: %w", plan.Table, err)
 	}
 	plan.contract = c
+	plan.prior = runrecord.Find(tbl.Metadata(), plan.RunID)
+	if err := branchHeld(tbl.Metadata(), plan); err != nil {
+		return err
+	}
 	if found := stillFrozen(c, plan, time.Now()); len(found) > 0 {
 		return &outcome.RefusedError{Op: "apply", Table: plan.Table, Findings: found}
 	}

@@ -104,11 +104,18 @@ func (p *Publisher) Discard(ctx context.Context, plan *Plan) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	// The branch goes first: its snapshot references the staged files,
+	// which are then referenced by nothing.
+	branch := p.dropBranch(ctx, plan)
 	tbl, err := p.Catalog.LoadTable(ctx, ident)
 	if err != nil {
 		return "", fmt.Errorf("load table %s: %w", plan.Table, err)
 	}
-	return p.discardListed(ctx, tbl, &run{Plan: plan})
+	said, err := p.discardListed(ctx, tbl, &run{Plan: plan})
+	if branch != "" {
+		said = strings.TrimPrefix(said+"; "+branch, "; ")
+	}
+	return said, err
 }
 
 // discardListed removes the files a plan lists as staged, as Discard does,

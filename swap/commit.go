@@ -168,6 +168,9 @@ func (p *Publisher) prepareCommit(ctx context.Context, tbl *table.Table, plan *r
 	// A run of many partitions keeps their detail in a run file, written
 	// before the commit that names it (runrecord.Summary).
 	props, runFile, body := rec.Summary(meta.Location())
+	if plan.onBranch != "" {
+		props[runrecord.PropAuditBranch] = plan.onBranch
+	}
 	if err := runrecord.WriteRunFile(pc.written, runFile, body); err != nil {
 		return nil, &outcome.OpError{Op: "commit", Table: plan.Table, RunID: plan.RunID, Err: err,
 			Hint: "nothing was committed; " + pc.removeWritten(ctx, p)}

@@ -185,6 +185,13 @@ func (p *Publisher) buildChanges(ctx context.Context, runID string, commit, held
 	}
 	release := len(commit[0].plan.Release) > 0
 	for _, c := range commit {
+		if !release && fastForwards(c.tbl, c.plan) {
+			// Main moves to the snapshot the plan's branch holds.
+			sc := p.fastForward(c.tbl, c.plan)
+			c.id = sc.ID
+			sent = append(sent, sc)
+			continue
+		}
 		pc, err := p.prepareCommit(ctx, c.tbl, c.plan)
 		if err != nil {
 			return fail(err)

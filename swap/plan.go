@@ -106,6 +106,12 @@ type Plan struct {
 	// ReadBy are the tables of the release staged from this plan's
 	// staged rows: it commits on its base or not at all.
 	ReadBy []string `json:"read_by,omitempty"`
+	// Branch is the audit branch the plan's snapshot was committed to,
+	// built on the base, for any engine to query before approval (Request.
+	// AuditBranch); BranchSnapshotID is that snapshot, which apply moves
+	// main to when main is still at the base.
+	Branch           string `json:"branch,omitempty"`
+	BranchSnapshotID int64  `json:"branch_snapshot_id,omitempty,string"`
 	// Cleanup says what removing a refused plan's staged files did.
 	Cleanup string `json:"cleanup,omitempty"`
 }
@@ -143,6 +149,12 @@ type run struct {
 	// job is the SQL job that computed the rows, if one did: the plan's
 	// Job is its document.
 	job Job
+	// onBranch, while the plan's audit branch is built, names it in the
+	// snapshot's summary.
+	onBranch string
+	// whole says the apply commits one plan whole: only such an apply
+	// moves main to the plan's branch.
+	whole bool
 	// lastBatch marks the run's last batch that commits: what a job
 	// records of how far the run read goes with it (Job.Record).
 	lastBatch bool

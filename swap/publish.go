@@ -153,6 +153,29 @@ func (p *Publisher) Apply(ctx context.Context, opts ApplyOptions, docs ...*Plan)
 		return &Result{Plan: failed.Plan, Status: StatusNotCommitted}, err
 	}
 	defer unhold()
+	res, err := p.applyBound(ctx, tbl, plans, opts)
+	if res != nil && res.Status != StatusNotCommitted && res.Status != StatusRefused {
+		// Concluded one way or the other: the plans wait for nothing now,
+		// and whatever of their files the table references is the table's.
+		for _, plan := range plans {
+			p.removeHolds(ctx, tbl, plan)
+		}
+	}
+	// 6. A plan's audit branch goes once the plan is concluded or
+	//    refused, unless main holds its snapshot (moved there) or someone
+	//    committed to it; a commit whose outcome is not known keeps it.
+	if !errors.Is(err, outcome.ErrCommitUnknown) {
+		for _, plan := range plans {
+			if said := p.dropBranch(ctx, plan.Plan); said != "" && res != nil && res.Plan != nil {
+				res.Plan.Cleanup = strings.TrimPrefix(res.Plan.Cleanup+"; "+said, "; ")
+			}
+		}
+	}
+	return res, err
+}
+
+// applyBound binds plans read back to the table and commits them.
+func (p *Publisher) applyBound(ctx context.Context, tbl *table.Table, plans []*run, opts ApplyOptions) (*Result, error) {
 	// 3. Bind: each plan still holds against the table as it is now.
 	for _, plan := range plans {
 		if err := p.bind(ctx, tbl, plan, opts); err != nil {
@@ -166,16 +189,9 @@ func (p *Publisher) Apply(ctx context.Context, opts ApplyOptions, docs ...*Plan)
 			return res, err
 		}
 	}
+	whole.whole = len(plans) == 1
 	// 5. Commit and verify, as a publish does.
-	res, err := p.apply(ctx, tbl, whole, opts.NoAutoRollback)
-	if res != nil && res.Status != StatusNotCommitted && res.Status != StatusRefused {
-		// Concluded one way or the other: the plans wait for nothing now,
-		// and whatever of their files the table references is the table's.
-		for _, plan := range plans {
-			p.removeHolds(ctx, tbl, plan)
-		}
-	}
-	return res, err
+	return p.apply(ctx, tbl, whole, opts.NoAutoRollback)
 }
 
 // loadPlans checks that plans are one run's partial plans and loads their

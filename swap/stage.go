@@ -105,6 +105,13 @@ type Request struct {
 	// both recorded in the run. Empty, such a run is refused.
 	RestateFrozen string
 	DecidedBy     string
+	// AuditBranch, for a plan (Stage), commits the staged snapshot to a
+	// branch of the table built on the base (Plan.Branch), which any
+	// engine can query before the plan is approved; main is untouched.
+	AuditBranch bool
+	// PlannedBy names who made a plan, and PlanFile where it is written:
+	// what the list of plans waiting for approval shows (Pending).
+	PlannedBy, PlanFile string
 	// release is the release the run is a table of, if any.
 	release *Release
 }
@@ -189,9 +196,15 @@ func CheckRunID(id string) error {
 // that reads it back as JSON. A plan with findings has had its staged files
 // removed.
 func (p *Publisher) Stage(ctx context.Context, req Request) (*Plan, error) {
-	plan, _, err := p.stage(ctx, req, "plan")
+	plan, tbl, err := p.stage(ctx, req, "plan")
 	if plan == nil {
 		return nil, err
+	}
+	if err == nil && req.AuditBranch && plan.Staged && !plan.Refused() && plan.prior == nil && !plan.changesNothing() && !plan.empty() {
+		p.branchPlan(ctx, plan)
+	}
+	if err == nil && plan.Staged && len(req.Adopt) == 0 {
+		p.notePending(ctx, tbl, plan, req)
 	}
 	return plan.Plan, err
 }

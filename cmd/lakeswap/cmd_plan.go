@@ -16,7 +16,8 @@ import (
 // planOptions are plan's flags: publish's, and where the plan goes.
 type planOptions struct {
 	publishOptions
-	out string // the plan file; default plan-<run id>.json
+	out      string // the plan file; default plan-<run id>.json
+	noBranch bool   // stage without an audit branch
 }
 
 func newPlanCmd(g *globals) *cobra.Command {
@@ -43,6 +44,7 @@ then the staged files sit under the plan's own prefixes, where no reader sees th
 		},
 	}
 	addStagingFlags(cmd, &o.publishOptions)
+	cmd.Flags().BoolVar(&o.noBranch, "no-branch", false, "do not commit the staged snapshot to an audit branch of the table (lakeswap-plan-<run id>-<attempt>); the plan is then read only through lakeswap")
 	cmd.Flags().StringVar(&o.out, "out", "", "file to write the plan to (default plan-<run id>.json); for a release, the existing folder its plan files go in (default the current one)")
 	return cmd
 }
@@ -73,6 +75,7 @@ func runPlan(ctx context.Context, g *globals, o planOptions) error {
 	if _, err := os.Lstat(o.out); err == nil {
 		return usagef("%s exists; a plan file is never overwritten: name another with --out, or remove it (discard its plan first if it was never applied)", o.out)
 	}
+	o.planFile, o.auditBranch = o.out, !o.noBranch
 	var written *swap.PlanFile
 	finish := func(pub *swap.Publisher) backfill.Finish {
 		return func(ctx context.Context, req swap.Request) (*swap.Result, error) {

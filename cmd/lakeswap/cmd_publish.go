@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os/user"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -63,6 +64,10 @@ type publishOptions struct {
 	// the plan's summary.
 	changes bool
 	files   []string
+	// planFile is where a plan is written, and auditBranch whether its
+	// staged snapshot goes to a branch of the table (plan --no-branch).
+	planFile    string
+	auditBranch bool
 }
 
 func newPublishCmd(g *globals) *cobra.Command {
@@ -314,6 +319,12 @@ func stagingRequest(o *publishOptions) (swap.Request, source.Options, error) {
 		AllowImplausible: o.implausible, Changes: o.changes, Batch: o.batch, AllowMismatch: o.allowMismatch, Table: ident, RewriteOverlapping: o.rewrite,
 	}
 	backfill.Budget(&req, in.MemoryLimit)
+	if o.planFile != "" {
+		req.AuditBranch, req.PlanFile, req.PlannedBy = o.auditBranch, o.planFile, cmp.Or(strings.TrimSpace(o.decidedBy), osUser())
+		if abs, err := filepath.Abs(o.planFile); err == nil {
+			req.PlanFile = abs
+		}
+	}
 	decides := o.restateFrozen || o.restate || o.leave
 	switch {
 	case o.restate && o.leave:
@@ -322,7 +333,7 @@ func stagingRequest(o *publishOptions) (swap.Request, source.Options, error) {
 		return fail(usagef("--restate and --leave decide on a job's source rows that arrived late: give --job"))
 	case decides && strings.TrimSpace(o.reason) == "":
 		return fail(usagef("%s decides on numbers already reported: say why with --reason TEXT, which the run records", decisionFlags(o)))
-	case !decides && (o.reason != "" || o.decidedBy != ""):
+	case !decides && (o.reason != "" || o.decidedBy != "" && o.planFile == ""):
 		return fail(usagef("--reason and --decided-by go with --restate-frozen, --restate or --leave"))
 	case strings.ContainsFunc(o.reason, words.Unprintable) || strings.ContainsFunc(o.decidedBy, words.Unprintable):
 		// history prints a decision on one line, as lakeswap's own lines.

@@ -111,6 +111,12 @@ func (c *Collector) Run(ctx context.Context, req Request) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Plans' audit branches past the plan retention go, with their
+	// snapshots, before the files are judged: their staged files are then
+	// referenced by nothing.
+	if err := g.expiredBranches(ctx, res); err != nil {
+		return nil, err
+	}
 	// 3. The table is loaded again once the holds are listed: a commit
 	//    comes before its attempt's hold is released, so a file whose hold
 	//    was gone when listed is referenced by the table as loaded now.
@@ -143,6 +149,68 @@ func (c *Collector) Run(ctx context.Context, req Request) (*Result, error) {
 		return res, err
 	}
 	return res, nil
+}
+
+// expiredBranches lists the audit branches of plans older than the plan
+// retention, and with Yes removes each with its snapshot.
+func (g *run) expiredBranches(ctx context.Context, res *Result) error {
+	meta := g.tbl.Metadata()
+	for name, id := range snapshot.PlanBranches(meta) {
+		if snapshot.BranchAge(meta, id, g.req.Now) <= g.req.PlanRetention {
+			continue
+		}
+		s := meta.SnapshotByID(id)
+		res.Items = append(res.Items, Item{Kind: "branch", Location: name, Time: time.UnixMilli(s.TimestampMs).UTC(), RunID: s.Summary.Properties[runrecord.PropRunID]})
+		if !g.req.Yes {
+			continue
+		}
+		if _, err := snapshot.DropBranch(ctx, g.c.Catalog, g.c.log(), g.tbl, g.wfs, name, id); err != nil {
+			return fmt.Errorf("gc of %s: %w", g.name, err)
+		}
+	}
+	return nil
+}
+
+// Pending is a plan staged and waiting for approval: its hold is there,
+// as the plan neither was applied nor discarded.
+type Pending struct {
+	hold.PlanNote
+	RunID   string    `json:"run_id"`
+	Created time.Time `json:"created"`
+	// Expires is when gc stops keeping the plan's files (its plan
+	// retention); Expired says that time has passed.
+	Expires time.Time `json:"expires"`
+	Expired bool      `json:"expired,omitempty"`
+}
+
+// Pending lists the table's plans waiting for approval, oldest first,
+// from their holds: each says what the plan is (hold.PlanNote).
+func (c *Collector) Pending(ctx context.Context, req Request) ([]Pending, error) {
+	if req.PlanRetention <= 0 {
+		req.PlanRetention = 7 * 24 * time.Hour
+	}
+	if req.Now.IsZero() {
+		req.Now = time.Now()
+	}
+	g, err := c.open(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	out := []Pending{}
+	err = g.ls.ListFiles(ctx, hold.Folder(g.tbl.Metadata())+"/", func(loc string, _ int64, _ time.Time) error {
+		if hold.Name.FindStringSubmatch(loc[strings.LastIndex(loc, "/")+1:]) == nil {
+			return nil
+		}
+		h, err := hold.Read(g.fsys, loc)
+		if err != nil || h.Kind != "plan" || h.Plan == nil {
+			return nil // a hold of a running publish, or one that says nothing of its plan
+		}
+		exp := h.Created.Add(req.PlanRetention)
+		out = append(out, Pending{PlanNote: *h.Plan, RunID: h.RunID, Created: h.Created, Expires: exp, Expired: req.Now.After(exp)})
+		return nil
+	})
+	slices.SortFunc(out, func(a, b Pending) int { return a.Created.Compare(b.Created) })
+	return out, err
 }
 
 // run is one gc of one table.

@@ -15,6 +15,7 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/lakeswap/lakeswap/internal/exact"
 	"github.com/lakeswap/lakeswap/swap/internal/layout"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 )
@@ -30,6 +31,44 @@ type Record struct {
 	Kind      string    `json:"kind"` // run or plan
 	Created   time.Time `json:"created"`
 	Refreshed time.Time `json:"refreshed"`
+	// Plan is what a staged plan's hold says of it: what the list of
+	// plans waiting for approval shows.
+	Plan *PlanNote `json:"plan,omitempty"`
+}
+
+// PlanNote is a staged plan as the list of plans waiting shows it.
+type PlanNote struct {
+	PlanID     string               `json:"plan_id"`
+	Table      string               `json:"table"`
+	File       string               `json:"file,omitempty"`
+	PlannedBy  string               `json:"planned_by,omitempty"`
+	Partitions []string             `json:"partitions"`
+	Rows       int64                `json:"rows"`
+	BaseRows   int64                `json:"base_rows"`
+	Sums       map[string]exact.Sum `json:"sums,omitempty"`
+	BaseSums   map[string]exact.Sum `json:"base_sums,omitempty"`
+	Scales     map[string]int       `json:"scales,omitempty"` // of the sums, as the plan's contract says
+	Branch     string               `json:"branch,omitempty"`
+	BranchID   int64                `json:"branch_snapshot_id,omitempty,string"`
+}
+
+// Note writes a plan's hold again with what it says of the plan, under
+// the hold's other name before the current one goes (a store may refuse
+// to overwrite), so that the attempt is held throughout.
+func Note(ctx context.Context, store Store, log *slog.Logger, loc string, rec Record) error {
+	wfs, err := store(ctx)
+	if err != nil {
+		return err
+	}
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	if err := wfs.WriteFile(Other(loc), b); err != nil {
+		return fmt.Errorf("note the plan of run %s in its hold: %w", rec.RunID, err)
+	}
+	RemoveAt(ctx, store, log, rec.RunID, loc)
+	return nil
 }
 
 // Refresh is how often a running publish refreshes its hold; gc's
