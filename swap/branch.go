@@ -98,23 +98,21 @@ func (p *Plan) ident() table.Identifier {
 }
 
 // branchHeld refuses, at apply, a plan whose audit branch someone else
-// changed: committed to, pointed elsewhere, or removed. What the branch
-// holds then is not what was approved. A plan whose run the table records
+// changed: committed to, or pointed elsewhere. What the branch holds then
+// is not what was approved. A plan whose run the table records
 // (applied already) is judged as a rerun instead.
 func branchHeld(meta table.Metadata, plan *run) error {
 	if plan.Branch == "" || plan.prior != nil {
 		return nil
 	}
+	// A branch removed (an apply refused before, gc, a person) takes
+	// nothing with it that the plan relies on: the plan is committed on
+	// main as one without a branch is, its staged files checked as ever.
 	at, ok := snapshot.BranchAt(meta, plan.Branch)
-	why := ""
-	switch {
-	case !ok:
-		why = fmt.Sprintf("the plan's audit branch %s is gone: it was removed after the plan, and lakeswap removes it only on apply, discard or gc", plan.Branch)
-	case at != plan.BranchSnapshotID:
-		why = fmt.Sprintf("the plan's audit branch %s was changed after the plan: it holds snapshot %s, not the plan's snapshot %d; what the branch holds is not what was approved", plan.Branch, describeSnapshot(meta, at), plan.BranchSnapshotID)
-	default:
+	if !ok || at == plan.BranchSnapshotID {
 		return nil
 	}
+	why := fmt.Sprintf("the plan's audit branch %s was changed after the plan: it holds snapshot %s, not the plan's snapshot %d; what the branch holds is not what was approved, and whoever committed to it may rely on it", plan.Branch, describeSnapshot(meta, at), plan.BranchSnapshotID)
 	return &outcome.RefusedError{Op: "apply", Table: plan.Table, Findings: []verify.Finding{{Kind: verify.KindCheck, Message: why + "; nothing was committed; plan the run again"}}}
 }
 
@@ -173,7 +171,7 @@ func (p *Publisher) fastForward(tbl *table.Table, plan *run) *snapshot.Change {
 			ups = append(ups, table.NewSetPropertiesUpdate(iceberg.Properties{table.DefaultNameMappingKey: string(mapping)}))
 		}
 	}
-	return &snapshot.Change{Table: tbl, Commit: table.TableCommit{Identifier: tbl.Identifier(), Requirements: reqs, Updates: ups}, ID: id, Landed: snapshot.Holds(id)}
+	return &snapshot.Change{Table: tbl, Commit: table.TableCommit{Identifier: tbl.Identifier(), Requirements: reqs, Updates: ups}, ID: id, Landed: snapshot.Holds(id), Shared: true}
 }
 
 // dropBranch removes a plan's audit branch and its snapshot, unless main

@@ -104,11 +104,20 @@ func (p *Publisher) Discard(ctx context.Context, plan *Plan) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	// The branch goes first: its snapshot references the staged files,
-	// which are then referenced by nothing.
-	branch := p.dropBranch(ctx, plan)
 	tbl, err := p.Catalog.LoadTable(ctx, ident)
 	if err != nil {
+		return "", fmt.Errorf("load table %s: %w", plan.Table, err)
+	}
+	if plan.Branch == "" {
+		return p.discardListed(ctx, tbl, &run{Plan: plan})
+	}
+	// The branch goes first, its snapshot referencing the staged files,
+	// once the plan is found to be this table's.
+	if err := listedHere(tbl.Metadata(), plan); err != nil {
+		return "", err
+	}
+	branch := p.dropBranch(ctx, plan)
+	if tbl, err = p.Catalog.LoadTable(ctx, ident); err != nil {
 		return "", fmt.Errorf("load table %s: %w", plan.Table, err)
 	}
 	said, err := p.discardListed(ctx, tbl, &run{Plan: plan})
@@ -126,12 +135,11 @@ func (p *Publisher) discardListed(ctx context.Context, tbl *table.Table, plan *r
 		return "", err
 	}
 	meta := tbl.Metadata()
-	c, err := contract.Of(meta)
-	if err != nil {
-		return "", fmt.Errorf("table %s: %w", plan.Table, err)
-	}
 	referenced, err := snapshot.Referenced(ctx, fsys, meta)
 	if err != nil {
+		return "", err
+	}
+	if err := listedHere(meta, plan.Plan); err != nil {
 		return "", err
 	}
 	var files, applied []string
@@ -139,17 +147,7 @@ func (p *Publisher) discardListed(ctx context.Context, tbl *table.Table, plan *r
 		if pp.Adopted {
 			continue
 		}
-		// Only what this run's attempt staged under this table: a plan of
-		// another table, or one edited to name other files, removes
-		// nothing.
-		if want, err := staging.Prefix(meta, c.Partition, pp.Value, plan.RunID, pp.attemptOr(plan.Attempt)); err != nil || pp.Prefix != want {
-			return "", fmt.Errorf("the plan of run %s stages partition %s at %s, which is not where the run stages under %s (%s); is it a plan of this table? nothing was removed",
-				plan.RunID, pp.Key, pp.Prefix, plan.Table, want)
-		}
 		for _, f := range pp.NewFiles {
-			if !strings.HasPrefix(f.Path, pp.Prefix+"/") {
-				return "", fmt.Errorf("plan of run %s lists %s outside its prefix %s; nothing was removed", plan.RunID, f.Path, pp.Prefix)
-			}
 			if referenced[f.Path] {
 				applied = append(applied, f.Path)
 				continue
@@ -192,6 +190,31 @@ func (p *Publisher) discardListed(ctx context.Context, tbl *table.Table, plan *r
 		said += fmt.Sprintf("; its %s a snapshot references (batches that were applied) are the table's and stay", words.Count(len(applied), "file"))
 	}
 	return said, nil
+}
+
+// listedHere refuses a plan that lists files other than what its run's
+// attempts staged under this table: a plan of another table, or one
+// edited to name other files, removes nothing.
+func listedHere(meta table.Metadata, plan *Plan) error {
+	c, err := contract.Of(meta)
+	if err != nil {
+		return fmt.Errorf("table %s: %w", plan.Table, err)
+	}
+	for _, pp := range plan.Partitions {
+		if pp.Adopted {
+			continue
+		}
+		if want, err := staging.Prefix(meta, c.Partition, pp.Value, plan.RunID, pp.attemptOr(plan.Attempt)); err != nil || pp.Prefix != want {
+			return fmt.Errorf("the plan of run %s stages partition %s at %s, which is not where the run stages under %s (%s); is it a plan of this table? nothing was removed",
+				plan.RunID, pp.Key, pp.Prefix, plan.Table, want)
+		}
+		for _, f := range pp.NewFiles {
+			if !strings.HasPrefix(f.Path, pp.Prefix+"/") {
+				return fmt.Errorf("plan of run %s lists %s outside its prefix %s; nothing was removed", plan.RunID, f.Path, pp.Prefix)
+			}
+		}
+	}
+	return nil
 }
 
 // holds is where a table's holds are written: its staging IO.

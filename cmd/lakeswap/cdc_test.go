@@ -366,14 +366,14 @@ func TestCDCApplyAfterDeleteInUnchanged(t *testing.T) {
 	h.appendRows(30, "2026-01-03/1")
 	h.eqDelete("2026-01-02/3")
 	before := h.s.files()
-	meta := h.s.metadata(h.tbl)
+	meta := h.s.mainState(h.tbl)
 	code, o, e := h.s.cli("apply", plan, "--approve", pf.PlanID)
 	t.Logf("apply: exit %d\n%s%s", code, o, e)
-	t.Logf("metadata moved: %v; new files: %v", meta != h.s.metadata(h.tbl), h.newFiles(before))
+	t.Logf("main moved: %v; new files: %v", meta != h.s.mainState(h.tbl), h.newFiles(before))
 	// Documented: any delete file added in a planned partition (unchanged
 	// ones included) is a conflict, nothing committed.
-	if code != exitConflict || meta != h.s.metadata(h.tbl) {
-		t.Errorf("apply: exit %d, committed %v", code, meta != h.s.metadata(h.tbl))
+	if code != exitConflict || meta != h.s.mainState(h.tbl) {
+		t.Errorf("apply: exit %d, committed %v", code, meta != h.s.mainState(h.tbl))
 	}
 	h.expect("after apply", r("2026-01-01", 1, 10), r("2026-01-01", 2, 10), r("2026-01-02", 1, 10), r("2026-01-03", 1, 30))
 	code, o, e = h.s.cli("discard", plan)

@@ -38,6 +38,7 @@ var results = map[string][]any{
 	"diff":           {history.DiffView{}},
 	"report":         {reportResult{}},
 	"discard":        {discardResult{}},
+	"plans":          {plansResult{}},
 	"status":         {statusView{}},
 	"verify":         {verifyRunView{}, verifyTableView{}},
 	"repair-stats":   {repairView{}},

@@ -44,10 +44,10 @@ func TestPlanThenApply(t *testing.T) {
 		_, published, _ := twin.cli("-o", "json", "history", "--table", "retail.daily_orders")
 
 		s.createDaily()
-		before, files := s.metadata("daily_orders"), s.files()
+		before, files := s.mainState("daily_orders"), s.data()
 		unchanged := func(what string) {
 			t.Helper()
-			if s.metadata("daily_orders") != before || !slices.Equal(s.files(), files) {
+			if s.mainState("daily_orders") != before || !slices.Equal(s.data(), files) {
 				t.Errorf("%s changed the table or its files", what)
 			}
 		}
@@ -63,17 +63,17 @@ func TestPlanThenApply(t *testing.T) {
 		if err := json.Unmarshal([]byte(out), &planned); err != nil || planned.Status != "planned" || len(planned.PlanID) != 64 {
 			t.Fatalf("plan -o json: %v\n%s", err, out)
 		}
-		if s.metadata("daily_orders") != before {
-			t.Fatal("plan changed the table")
+		if s.mainState("daily_orders") != before {
+			t.Fatal("plan changed main")
 		}
-		if staged := s.files(); len(staged) <= len(files) {
+		if staged := s.data(); len(staged) <= len(files) {
 			t.Fatal("plan staged no file")
 		}
-		files = s.files()
+		files = s.data()
 		if code, _, errs := s.cli("plan", "--table", "retail.daily_orders", "--partitions", twoDays, "--out", planPath, in); code != exitUsage || !strings.Contains(errs, "never overwritten") {
 			t.Errorf("plan over an existing plan file: exit %d: %s", code, errs)
 		}
-		if !slices.Equal(s.files(), files) {
+		if !slices.Equal(s.data(), files) {
 			t.Error("a plan refused for its --out staged files")
 		}
 		code, text, _ := s.cli("plan", "--table", "retail.daily_orders", "--partitions", twoDays, "--out", filepath.Join(t.TempDir(), "p2.json"), in)
@@ -83,7 +83,7 @@ func TestPlanThenApply(t *testing.T) {
 				t.Errorf("plan summary: exit %d, want %q:\n%s", code, want, text)
 			}
 		}
-		files = s.files() // with both plans' staged files
+		files = s.data() // with both plans' staged files
 
 		if code, _, errs := s.cli("apply", planPath); code != exitUsage || !strings.Contains(errs, "--approve") {
 			t.Errorf("apply without approval: exit %d: %s", code, errs)
@@ -120,7 +120,7 @@ func TestPlanThenApply(t *testing.T) {
 		if applied.Status != "published" || applied.PlanID != planned.PlanID {
 			t.Errorf("apply gave %+v; want published", applied)
 		}
-		if after := s.files(); s.metadata("daily_orders") == before || len(after) <= len(files) {
+		if after := s.data(); s.mainState("daily_orders") == before || len(after) < len(files) {
 			t.Error("apply did not commit")
 		}
 		_, history, _ := s.cli("-o", "json", "history", "--table", "retail.daily_orders")
@@ -129,7 +129,7 @@ func TestPlanThenApply(t *testing.T) {
 		}
 
 		// Another plan, whose staged files are tampered with before apply.
-		before = s.metadata("daily_orders")
+		before = s.mainState("daily_orders")
 		other := filepath.Join(t.TempDir(), "other.json")
 		if code, _, errs := s.cli("plan", "--table", "retail.daily_orders", "--partitions", twoDays, "--out", other, newHomeInput(t)); code != 0 {
 			t.Fatalf("second plan: exit %d: %s", code, errs)
@@ -144,13 +144,13 @@ func TestPlanThenApply(t *testing.T) {
 		body := s.read(altered)
 		body[len(body)/2] ^= 0xff
 		s.write(altered, body)
-		files = s.files()
+		files = s.data()
 		if code, _, errs := s.cli("apply", other, "--approve", second.PlanID); code != exitConflict || !strings.Contains(errs, "changed since the plan") || !strings.Contains(errs, altered) {
 			t.Errorf("apply with a staged file altered: exit %d, want %d naming %s: %s", code, exitConflict, altered, errs)
 		}
 		unchanged("apply with a staged file altered")
 		s.remove(second.Plan.Partitions[0].NewFiles[0].Path)
-		files = s.files()
+		files = s.data()
 		if code, _, errs := s.cli("apply", other, "--approve", second.PlanID); code != exitConflict || !strings.Contains(errs, "is gone since the plan") {
 			t.Errorf("apply with a staged file gone: exit %d: %s", code, errs)
 		}
@@ -317,7 +317,7 @@ func TestLongRunsShownByTheirEnds(t *testing.T) {
 func TestDiscard(t *testing.T) {
 	forEachSite(t, func(t *testing.T, s *site) {
 		s.createDaily()
-		before, files := s.metadata("daily_orders"), s.files()
+		before, files := s.mainState("daily_orders"), s.content()
 		plan := filepath.Join(t.TempDir(), "plan.json")
 		s.must("plan", "--table", "retail.daily_orders", "--partitions", twoDays, "--out", plan, batch2Input(t))
 		if len(s.files()) <= len(files) {
@@ -326,8 +326,8 @@ func TestDiscard(t *testing.T) {
 		if out := s.must("discard", plan); !strings.Contains(out, "removed the 2 files") {
 			t.Errorf("discard: %s", out)
 		}
-		if s.metadata("daily_orders") != before || !slices.Equal(s.files(), files) {
-			t.Errorf("after discard the table or its files differ:\n%v\nwant\n%v", s.files(), files)
+		if s.mainState("daily_orders") != before || !slices.Equal(s.content(), files) {
+			t.Errorf("after discard the table or its files differ:\n%v\nwant\n%v", s.content(), files)
 		}
 		// The plan is marked: apply says it was discarded (not a conflict
 		// and a list of files gone), and commits nothing; show says so.
@@ -339,7 +339,7 @@ func TestDiscard(t *testing.T) {
 		if code != exitUsage || !strings.Contains(errs, "was discarded at "+discarded.DiscardedAt.Format(time.RFC3339)) || strings.Contains(errs, "conflict") {
 			t.Errorf("apply of a discarded plan: exit %d, want %d naming when it was discarded: %s", code, exitUsage, errs)
 		}
-		if s.metadata("daily_orders") != before || !slices.Equal(s.files(), files) {
+		if s.mainState("daily_orders") != before || !slices.Equal(s.content(), files) {
 			t.Errorf("apply of a discarded plan changed the table or its files")
 		}
 		if out := s.must("show", plan); !strings.Contains(out, "discarded at ") {
@@ -424,7 +424,7 @@ func TestShardsApplyAsOneSnapshot(t *testing.T) {
 		twin.must("publish", "--table", "retail.daily_orders", "--partitions", days, writeCSVLines(t, filepath.Join(dir, "first.csv"), orderLines(600, 6)))
 		whole := twin.must("-o", "json", "publish", "--allow-implausible", "--table", "retail.daily_orders", "--partitions", days, in)
 
-		before, files := s.metadata("daily_orders"), s.files()
+		before, files := s.mainState("daily_orders"), s.files()
 		thirds := []string{"order_date=2026-01-01..2026-01-02", "order_date=2026-01-03..2026-01-04", "order_date=2026-01-05..2026-01-06"}
 		plans := make([]string, 3)
 		var cmds []*exec.Cmd
@@ -450,10 +450,10 @@ func TestShardsApplyAsOneSnapshot(t *testing.T) {
 			}
 			ids[i] = pf.PlanID
 		}
-		if s.metadata("daily_orders") != before {
-			t.Fatal("planning changed the table")
+		if s.mainState("daily_orders") != before {
+			t.Fatal("planning changed main")
 		}
-		staged := s.files()
+		staged := s.content()
 
 		// A fourth plan overlapping the second, and one of another run.
 		overlap := filepath.Join(dir, "overlap.json")
@@ -474,7 +474,7 @@ func TestShardsApplyAsOneSnapshot(t *testing.T) {
 		if code, _, errs := s.cli("apply", plans[0], plans[1], plans[2], "--approve", ids[0]+","+ids[1]); code != exitRefused || !strings.Contains(errs, "shard-2.json") {
 			t.Errorf("apply of three plans with two approved: exit %d: %s", code, errs)
 		}
-		if s.metadata("daily_orders") != before || !slices.Equal(s.files(), staged) {
+		if s.mainState("daily_orders") != before || !slices.Equal(s.content(), staged) {
 			t.Fatal("a refused apply changed the table or its files")
 		}
 

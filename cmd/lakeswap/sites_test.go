@@ -11,10 +11,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/iceberg-go/table"
 	"github.com/minio/minio-go/v7"
 
 	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/s3store"
+	"github.com/lakeswap/lakeswap/swap"
 	"github.com/lakeswap/lakeswap/testenv"
 )
 
@@ -135,6 +137,47 @@ func (s *site) createDaily() {
 // metadata is a table's metadata location: of retail.NAME, or of NS.NAME.
 func (s *site) metadata(name string) string {
 	s.t.Helper()
+	return s.table(name).MetadataLocation()
+}
+
+// mainState is what readers of main see of the table: main's snapshot
+// and the refs but plans' audit branches, which a plan adds and apply or
+// discard removes.
+func (s *site) mainState(name string) string {
+	s.t.Helper()
+	meta := s.table(name).Metadata()
+	state := "main: none"
+	if head := meta.CurrentSnapshot(); head != nil {
+		state = fmt.Sprintf("main: %d", head.SnapshotID)
+	}
+	var refs []string
+	for ref, r := range meta.Refs() {
+		if !strings.HasPrefix(ref, swap.PlanBranchPrefix) {
+			refs = append(refs, fmt.Sprintf("%s=%d", ref, r.SnapshotID))
+		}
+	}
+	slices.Sort(refs)
+	return state + " refs: " + strings.Join(refs, ",")
+}
+
+// content lists the table's files but its metadata versions, one of
+// which every catalog commit adds (a plan's branch, its removal): what a
+// plan discarded leaves as it was.
+func (s *site) content() []string {
+	s.t.Helper()
+	return slices.DeleteFunc(s.files(), func(f string) bool { return strings.HasSuffix(f, ".metadata.json") })
+}
+
+// data lists the table's data files, staged or committed: what a plan
+// refused at apply leaves as it was, though its branch went.
+func (s *site) data() []string {
+	s.t.Helper()
+	return slices.DeleteFunc(s.files(), func(f string) bool { return !strings.Contains(f, "/data/") })
+}
+
+// table loads the table name (NS.NAME, or a table of retail).
+func (s *site) table(name string) *table.Table {
+	s.t.Helper()
 	ctx, cat, _, err := openPublisher(context.Background(), siteConfig(s.t, s), noLog())
 	if err != nil {
 		s.t.Fatal(err)
@@ -148,7 +191,7 @@ func (s *site) metadata(name string) string {
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	return tbl.MetadataLocation()
+	return tbl
 }
 
 // siteConfig is the site's catalog, as lakeswap resolves it.

@@ -29,6 +29,11 @@ type Change struct {
 	ID int64
 	// Landed reads in the table whether the commit landed.
 	Landed func(table.Metadata) bool
+	// Shared says another process's commit leaves the table as this one
+	// would (main moved to a snapshot that exists, a plan's branch): an
+	// answer that the commit was refused is then believed, since the
+	// table cannot tell the two apart.
+	Shared bool
 }
 
 // Adds is how the table shows a commit that adds snapshot id.
@@ -86,7 +91,7 @@ func Send(ctx context.Context, cat Catalog, log *slog.Logger, runID string, chan
 		if lerr != nil {
 			return settle(ctx, cat, log, runID, changes, errors.Join(err, lerr))
 		}
-		if c.Landed(now.Metadata()) {
+		if !c.Shared && c.Landed(now.Metadata()) {
 			log.Warn("the catalog answered the commit as refused, but it landed (a retried request)", "run", runID, "snapshot", c.ID, "answer", err)
 			return settle(ctx, cat, log, runID, changes, err)
 		}
