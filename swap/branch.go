@@ -31,7 +31,7 @@ const PlanBranchPrefix = snapshot.PlanBranchPrefix
 func (p *Publisher) branchPlan(ctx context.Context, plan *run) {
 	if err := p.commitBranch(ctx, plan); err != nil {
 		p.log().Warn("no audit branch for the plan", "run", plan.RunID, "err", err)
-		plan.Branch, plan.BranchSnapshotID, plan.onBranch = "", 0, ""
+		plan.Branch, plan.BranchSnapshotID, plan.BranchMetadata, plan.onBranch = "", 0, "", ""
 		plan.Warnings = append(plan.Warnings, fmt.Sprintf("the plan has no audit branch to query (%v); its rows are read with lakeswap show", err))
 	}
 }
@@ -88,6 +88,9 @@ func (p *Publisher) commitBranch(ctx context.Context, plan *run) error {
 		return err
 	}
 	plan.Branch, plan.BranchSnapshotID = name, pc.id
+	if after, err := p.Catalog.LoadTable(ctx, ident); err == nil {
+		plan.BranchMetadata = after.MetadataLocation()
+	}
 	return nil
 }
 

@@ -17,14 +17,15 @@ import (
 // grainChanges compares each declared partition's staged rows with the rows
 // it holds at the base, at the grain: what the plan's summary shows the
 // person who approves it. A partition with more rows at the base than
-// maxRows (when set) is not compared, and says so.
-func grainChanges(ctx context.Context, fsys icebergio.IO, c *contract.Contract, plan *run, maxRows int64, par int) error {
+// maxRows (when set) is not compared, and says so. keys is how many keys
+// of each kind each partition names with their values (0: a few).
+func grainChanges(ctx context.Context, fsys icebergio.IO, c *contract.Contract, plan *run, maxRows int64, keys, par int) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(par)
 	for i := range plan.Partitions {
 		pp := &plan.Partitions[i]
 		g.Go(func() error {
-			ch, err := changesOf(gctx, fsys, c, pp, maxRows)
+			ch, err := changesOf(gctx, fsys, c, pp, maxRows, keys)
 			if err != nil {
 				return fmt.Errorf("compare partition %s with the table: %w", pp.Key, err)
 			}
@@ -35,7 +36,7 @@ func grainChanges(ctx context.Context, fsys icebergio.IO, c *contract.Contract, 
 	return g.Wait()
 }
 
-func changesOf(ctx context.Context, fsys icebergio.IO, c *contract.Contract, pp *PartitionPlan, maxRows int64) (verify.Changes, error) {
+func changesOf(ctx context.Context, fsys icebergio.IO, c *contract.Contract, pp *PartitionPlan, maxRows int64, keys int) (verify.Changes, error) {
 	if pp.OldFingerprint.Hash == pp.Fingerprint.Hash && pp.OldFingerprint.Rows == pp.Fingerprint.Rows {
 		return verify.Changes{}, nil
 	}
@@ -43,6 +44,7 @@ func changesOf(ctx context.Context, fsys icebergio.IO, c *contract.Contract, pp 
 		return verify.Changes{Skipped: fmt.Sprintf("not compared at the grain: %d rows at the base, more than --memory-limit lets lakeswap hold (%d)", pp.OldFingerprint.Rows, maxRows)}, nil
 	}
 	d := verify.NewDiffer(c)
+	d.Keys = keys
 	add := func(fn func(arrow.RecordBatch) error) func(arrow.RecordBatch) (bool, error) {
 		return func(rec arrow.RecordBatch) (bool, error) { return false, fn(rec) }
 	}

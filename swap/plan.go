@@ -112,6 +112,9 @@ type Plan struct {
 	// main to when main is still at the base.
 	Branch           string `json:"branch,omitempty"`
 	BranchSnapshotID int64  `json:"branch_snapshot_id,omitempty,string"`
+	// BranchMetadata is the table's metadata file once the branch was
+	// made: what a reader given a path (DuckDB's iceberg_scan) opens.
+	BranchMetadata string `json:"branch_metadata_location,omitempty"`
 	// Cleanup says what removing a refused plan's staged files did.
 	Cleanup string `json:"cleanup,omitempty"`
 }

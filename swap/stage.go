@@ -77,6 +77,10 @@ type Request struct {
 	// memory (16 bytes a row and the map's overhead).
 	Changes        bool
 	ChangesMaxRows int64
+	// ChangesKeys is how many keys of each kind of change (added,
+	// removed, changed) each partition names, with their values; 0 is
+	// verify.ExampleKeys.
+	ChangesKeys int
 	// KeysMaxRows, when set, bounds the rows whose keys the run holds to
 	// check the grain across its partitions where no other partition holds
 	// files (about 40 bytes a row); past it the check is left to verify

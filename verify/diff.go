@@ -29,6 +29,25 @@ type Changes struct {
 	ChangedKeys []string `json:"changed_keys,omitempty"`
 	// Skipped says why the partition was not compared.
 	Skipped string `json:"skipped,omitempty"`
+	// Values are the example keys' values: for a key changed, the
+	// columns that differ before and after; for one added or removed,
+	// the row it holds.
+	Values []KeyChange `json:"values,omitempty"`
+}
+
+// KeyChange is one grain key as the new rows change it.
+type KeyChange struct {
+	Kind    string        `json:"kind"` // added, removed or changed
+	Key     string        `json:"key"`
+	Columns []ValueChange `json:"columns"`
+}
+
+// ValueChange is one column of a key's change, each value as FormatValue
+// shows it: old is absent for a key added, new for one removed.
+type ValueChange struct {
+	Column string `json:"column"`
+	Old    string `json:"old,omitempty"`
+	New    string `json:"new,omitempty"`
 }
 
 // KeyHasher hashes rows' grains by their canonical encoding, as the
@@ -79,7 +98,13 @@ type Differ struct {
 	keyCols []int
 	old     map[uint64]uint64 // key hash -> row hash; without a grain, row hash -> count
 	out     Changes
-	counted bool
+	// Keys is how many keys of each kind of change are named, with their
+	// values; 0 is ExampleKeys.
+	Keys int
+	// changedNew holds, by key hash, the new values of the changed keys
+	// named, until the old rows are read again for theirs.
+	changedNew map[uint64]pendingKey
+	counted    bool
 	rowBuf  rowBuffer
 	keys    *KeyHasher
 }
@@ -101,6 +126,53 @@ func NewDiffer(c *contract.Contract) *Differ {
 	}
 	d.keys = NewKeyHasher(c, d.seed)
 	return d
+}
+
+type pendingKey struct {
+	key    string
+	values []string
+}
+
+func (d *Differ) perKind() int {
+	if d.Keys > 0 {
+		return d.Keys
+	}
+	return ExampleKeys
+}
+
+// values formats every column of row r.
+func (d *Differ) values(rec arrow.RecordBatch, r int) []string {
+	out := make([]string, len(d.c.Fields))
+	for i := range d.c.Fields {
+		out[i] = FormatValue(rec.Column(i), r)
+	}
+	return out
+}
+
+// shown are the columns a key's values show: those outside the grain.
+func (d *Differ) shown() []int {
+	var out []int
+	for i := range d.c.Fields {
+		if !slices.Contains(d.c.Grain, i) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// row is a key added or removed with the values its row holds.
+func (d *Differ) row(kind, key string, vals []string) KeyChange {
+	kc := KeyChange{Kind: kind, Key: key, Columns: []ValueChange{}}
+	for _, i := range d.shown() {
+		vc := ValueChange{Column: d.c.Fields[i].Name}
+		if kind == "added" {
+			vc.New = vals[i]
+		} else {
+			vc.Old = vals[i]
+		}
+		kc.Columns = append(kc.Columns, vc)
+	}
+	return kc
 }
 
 // hashes returns each row's key hash and row hash.
@@ -157,10 +229,19 @@ func (d *Differ) AddNew(rec arrow.RecordBatch) error {
 		switch {
 		case !ok:
 			d.out.Added++
-			d.out.AddedKeys = d.example(d.out.AddedKeys, rec, r)
+			if len(d.out.AddedKeys) < d.perKind() {
+				d.out.AddedKeys = d.example(d.out.AddedKeys, rec, r)
+				d.out.Values = append(d.out.Values, d.row("added", d.out.AddedKeys[len(d.out.AddedKeys)-1], d.values(rec, r)))
+			}
 		case was != rows[r]:
 			d.out.Changed++
-			d.out.ChangedKeys = d.example(d.out.ChangedKeys, rec, r)
+			if len(d.out.ChangedKeys) < d.perKind() {
+				d.out.ChangedKeys = d.example(d.out.ChangedKeys, rec, r)
+				if d.changedNew == nil {
+					d.changedNew = map[uint64]pendingKey{}
+				}
+				d.changedNew[k] = pendingKey{key: d.out.ChangedKeys[len(d.out.ChangedKeys)-1], values: d.values(rec, r)}
+			}
 		}
 		delete(d.old, k)
 	}
@@ -179,19 +260,35 @@ func (d *Differ) NameRemoved(rec arrow.RecordBatch) (bool, error) {
 		return false, err
 	}
 	for r, k := range keys {
-		if _, ok := d.old[k]; ok {
+		if p, ok := d.changedNew[k]; ok {
+			d.out.Values = append(d.out.Values, d.changed(p, d.values(rec, r)))
+			delete(d.changedNew, k)
+		}
+		if _, ok := d.old[k]; ok && len(d.out.RemovedKeys) < d.perKind() {
 			d.out.RemovedKeys = d.example(d.out.RemovedKeys, rec, r)
+			d.out.Values = append(d.out.Values, d.row("removed", d.out.RemovedKeys[len(d.out.RemovedKeys)-1], d.values(rec, r)))
 			delete(d.old, k) // a key repeated in old rows is named once
-			if d.done() {
-				break
-			}
+		}
+		if d.done() {
+			break
 		}
 	}
 	return d.done(), nil
 }
 
+// changed is a changed key's columns that differ, old and new.
+func (d *Differ) changed(p pendingKey, old []string) KeyChange {
+	kc := KeyChange{Kind: "changed", Key: p.key, Columns: []ValueChange{}}
+	for _, i := range d.shown() {
+		if old[i] != p.values[i] {
+			kc.Columns = append(kc.Columns, ValueChange{Column: d.c.Fields[i].Name, Old: old[i], New: p.values[i]})
+		}
+	}
+	return kc
+}
+
 func (d *Differ) done() bool {
-	return len(d.c.Grain) == 0 || len(d.out.RemovedKeys) >= ExampleKeys || len(d.old) == 0
+	return len(d.c.Grain) == 0 || (len(d.out.RemovedKeys) >= d.perKind() || len(d.old) == 0) && len(d.changedNew) == 0
 }
 
 // NeedsRemovedNames reports whether NameRemoved has keys left to name,
@@ -224,11 +321,8 @@ func (d *Differ) Changes() Changes {
 	return d.out
 }
 
-// example appends the key of row r to keys, up to ExampleKeys.
+// example appends the key of row r to keys.
 func (d *Differ) example(keys []string, rec arrow.RecordBatch, r int) []string {
-	if len(keys) >= ExampleKeys {
-		return keys
-	}
 	var b strings.Builder
 	for i, c := range d.keyCols {
 		if i > 0 {

@@ -14,6 +14,7 @@ import (
 type diffOptions struct {
 	table    string
 	from, to string
+	keys     int
 }
 
 func newDiffCmd(g *globals) *cobra.Command {
@@ -32,6 +33,7 @@ those partitions' files in both snapshots; it changes nothing.`,
 		},
 	}
 	cmd.Flags().StringVar(&o.table, "table", "", "table, NAMESPACE.NAME (required)")
+	cmd.Flags().IntVar(&o.keys, "keys", 0, "how many grain keys of each kind of change each partition names with their values (default 3)")
 	return cmd
 }
 
@@ -45,7 +47,7 @@ func runDiff(ctx context.Context, g *globals, o diffOptions) error {
 		return err
 	}
 	defer cat.Close()
-	v, err := history.Of(pub.Catalog).Diff(ctx, ident, o.from, o.to)
+	v, err := history.Reader{Catalog: pub.Catalog, Keys: o.keys}.Diff(ctx, ident, o.from, o.to)
 	if err != nil {
 		return err
 	}

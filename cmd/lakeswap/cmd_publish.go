@@ -68,6 +68,7 @@ type publishOptions struct {
 	// staged snapshot goes to a branch of the table (plan --no-branch).
 	planFile    string
 	auditBranch bool
+	keys        int // grain keys of each kind of change named, with their values
 }
 
 func newPublishCmd(g *globals) *cobra.Command {
@@ -139,6 +140,7 @@ func addStagingFlags(cmd *cobra.Command, o *publishOptions) {
 	f.StringArrayVar(&o.partitions, "partitions", nil, "partitions this run owns: COL=FROM..TO or COL=V1,V2 (required); for a table of several partition fields, once per field named, a field not named meaning every value of it the input or the table holds")
 	f.BoolVar(&o.allowEmpty, "allow-empty", false, "allow a declared partition to be replaced by no rows")
 	f.BoolVar(&o.implausible, "allow-implausible", false, "allow a partition's rows or additive sums to move outside the plausible band of what it holds")
+	f.IntVar(&o.keys, "keys", 0, "how many grain keys of each kind of change (added, removed, changed) each partition names with their values (default 3)")
 	f.BoolVar(&o.buildTwice, "build-twice", false, "read the inputs a second time and refuse the run if any partition's rows fingerprint otherwise (a nondeterministic input)")
 	f.StringVar(&o.band, "plausible-band", "", "LO:HI ratios of new to old rows and sums a partition may move within (default: the table's lakeswap.plausible-band, else 0.5:2)")
 	f.StringVar(&o.compression, "compression", "zstd", "Parquet compression: zstd, snappy, gzip, none")
@@ -298,6 +300,9 @@ func stagingRequest(o *publishOptions) (swap.Request, source.Options, error) {
 		}
 		o.batch = 1
 	}
+	if o.keys < 0 || o.keys > 1000 {
+		return fail(usagef("--keys %d: want how many keys of each kind of change each partition names, 1 to 1000", o.keys))
+	}
 	if o.batch < 0 {
 		return fail(usagef("--batch %d: want a number of partitions per commit", o.batch))
 	}
@@ -316,7 +321,7 @@ func stagingRequest(o *publishOptions) (swap.Request, source.Options, error) {
 	}
 	req = swap.Request{
 		RunID: o.runID, AllowEmpty: o.allowEmpty, NoAutoRollback: o.noAutoRollback, Parallelism: o.parallelism, Writer: writer,
-		AllowImplausible: o.implausible, Changes: o.changes, Batch: o.batch, AllowMismatch: o.allowMismatch, Table: ident, RewriteOverlapping: o.rewrite,
+		AllowImplausible: o.implausible, Changes: o.changes, ChangesKeys: o.keys, Batch: o.batch, AllowMismatch: o.allowMismatch, Table: ident, RewriteOverlapping: o.rewrite,
 	}
 	backfill.Budget(&req, in.MemoryLimit)
 	if o.planFile != "" {

@@ -26,6 +26,7 @@ var reportPage = template.Must(template.New("report").Parse(reportHTML))
 
 type reportOptions struct {
 	table, run, out string
+	keys            int
 }
 
 func newReportCmd(g *globals) *cobra.Command {
@@ -43,6 +44,7 @@ It refuses to overwrite a file.`,
 	cmd.Flags().StringVar(&o.table, "table", "", "the run's table, NAMESPACE.NAME (required)")
 	cmd.Flags().StringVar(&o.run, "run", "", "the run (required)")
 	cmd.Flags().StringVar(&o.out, "out", "", "the HTML file to write (required)")
+	cmd.Flags().IntVar(&o.keys, "keys", 0, "how many grain keys of each kind of change each partition names with their values (default 3)")
 	return cmd
 }
 
@@ -59,7 +61,7 @@ func runReport(ctx context.Context, g *globals, o reportOptions) error {
 		return err
 	}
 	defer cat.Close()
-	v, err := history.Of(pub.Catalog).ShowRun(ctx, ident, o.run)
+	v, err := history.Reader{Catalog: pub.Catalog, Keys: o.keys}.ShowRun(ctx, ident, o.run)
 	if err != nil {
 		return err
 	}
@@ -97,8 +99,15 @@ type (
 		SumNames                                                                     []string
 		Rejected                                                                     []string
 		Partitions                                                                   []reportPartition
+		Keys                                                                         []reportKey
 		Charts                                                                       []reportChart
 	}
+	// reportKey is a grain key the run changed, with its values.
+	reportKey struct {
+		Partition, Key, Kind string
+		Columns              []reportValue
+	}
+	reportValue struct{ Column, Old, New string }
 	namedValue      struct{ Name, Value string }
 	reportPartition struct {
 		Key, RowsBefore, RowsAfter, RowsClass, HashBefore, HashAfter string
@@ -136,6 +145,16 @@ func reportOf(v *history.RunView) reportData {
 			rp.Sums = append(rp.Sums, reportSum{k, scaled(p.Before.Sums[k], v.Scales[k]), scaled(p.After.Sums[k], v.Scales[k]), trend(p.Before.Sums[k], p.After.Sums[k])})
 		}
 		d.Partitions = append(d.Partitions, rp)
+		if p.Changes == nil {
+			continue
+		}
+		for _, kc := range p.Changes.Values {
+			rk := reportKey{Partition: p.Partition, Key: kc.Key, Kind: kc.Kind}
+			for _, c := range kc.Columns {
+				rk.Columns = append(rk.Columns, reportValue{c.Column, c.Old, c.New})
+			}
+			d.Keys = append(d.Keys, rk)
+		}
 	}
 	d.Charts = append(d.Charts, chartOf("Rows", v, func(fp figures) (float64, string) { return float64(fp.Rows), fmt.Sprint(fp.Rows) }))
 	for _, k := range d.SumNames {

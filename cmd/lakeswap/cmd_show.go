@@ -23,6 +23,7 @@ type showOptions struct {
 	file  string // the plan file
 	table string
 	run   string
+	keys  int
 }
 
 func newShowCmd(g *globals) *cobra.Command {
@@ -52,6 +53,7 @@ rows. It reads those partitions' files in the snapshot the run replaced and in t
 	}
 	cmd.Flags().StringVar(&o.table, "table", "", "the run's table, NAMESPACE.NAME")
 	cmd.Flags().StringVar(&o.run, "run", "", "the run to show")
+	cmd.Flags().IntVar(&o.keys, "keys", 0, "with --run: how many grain keys of each kind of change each partition names with their values (default 3)")
 	return cmd
 }
 
@@ -65,7 +67,7 @@ func runShowRun(ctx context.Context, g *globals, o showOptions) error {
 		return err
 	}
 	defer cat.Close()
-	v, err := history.Of(pub.Catalog).ShowRun(ctx, ident, o.run)
+	v, err := history.Reader{Catalog: pub.Catalog, Keys: o.keys}.ShowRun(ctx, ident, o.run)
 	if err != nil {
 		return err
 	}
@@ -142,6 +144,9 @@ func printBeforeAfter(w io.Writer, parts []history.PartitionView, scales map[str
 		for _, p := range parts {
 			if k := exampleKeys(p.Changes); k != "" {
 				fmt.Fprintf(w, "  %s: %s\n", verify.DisplayKey(p.Partition), k)
+				for _, v := range valueLines(p.Changes) {
+					fmt.Fprintf(w, "    %s\n", v)
+				}
 			}
 		}
 	}

@@ -40,6 +40,7 @@ func printPlan(w io.Writer, id string, p *swap.Plan, whole bool) {
 		fmt.Fprintf(w, "schemas: the staged rows are read with schema %d of the table, the base with schema %d (its files written under an earlier schema are read by field id)\n", p.Contract.SchemaID, *p.BaseSchemaID)
 	}
 	changed := printPartitions(w, p, whole)
+	printBranch(w, p)
 	printRewritten(w, p)
 	for _, warning := range p.Warnings {
 		fmt.Fprintln(w, "warning: "+warning)
@@ -140,6 +141,9 @@ func printPartitions(w io.Writer, p *swap.Plan, whole bool) int {
 		e := entry{line: line + "\t" + short(pp.OldFingerprint.Hash) + " -> " + short(pp.Fingerprint.Hash), rel: rel}
 		if k := exampleKeys(pp.Changes); k != "" {
 			e.keys = "  " + verify.DisplayKey(pp.Key) + ": " + k
+			for _, v := range valueLines(pp.Changes) {
+				e.keys += "\n    " + v
+			}
 		}
 		changedRows = append(changedRows, e)
 	}
@@ -302,6 +306,53 @@ func exampleKeys(ch *verify.Changes) string {
 		parts = append(parts, part)
 	}
 	return strings.Join(parts, " | ")
+}
+
+// valueLines shows the values of the keys a comparison names: a key
+// changed with each column that differs, old -> new; a key added or
+// removed with the row it holds.
+func valueLines(ch *verify.Changes) []string {
+	if ch == nil {
+		return nil
+	}
+	var out []string
+	for _, kc := range ch.Values {
+		var cols []string
+		for _, c := range kc.Columns {
+			switch kc.Kind {
+			case "changed":
+				cols = append(cols, fmt.Sprintf("%s %s -> %s", c.Column, words.Printable(c.Old), words.Printable(c.New)))
+			case "added":
+				cols = append(cols, c.Column+" "+words.Printable(c.New))
+			default:
+				cols = append(cols, c.Column+" "+words.Printable(c.Old))
+			}
+		}
+		what := kc.Key + ": "
+		if kc.Kind != "changed" {
+			what = kc.Key + " (" + kc.Kind + "): "
+		}
+		if len(cols) == 0 {
+			cols = []string{"no column outside the grain"}
+		}
+		out = append(out, what+strings.Join(cols, ", "))
+	}
+	return out
+}
+
+// printBranch says where a plan's staged snapshot can be queried before
+// it is approved, with the line to paste for each engine.
+func printBranch(w io.Writer, p *swap.Plan) {
+	if p.Branch == "" {
+		return
+	}
+	fmt.Fprintf(w, "audit branch %s holds the staged snapshot %d (main is untouched); query it before approving:\n", p.Branch, p.BranchSnapshotID)
+	fmt.Fprintf(w, "  Spark:     SELECT * FROM %s VERSION AS OF '%s'\n", p.Table, p.Branch)
+	fmt.Fprintf(w, "  Trino:     SELECT * FROM %s FOR VERSION AS OF '%s'\n", p.Table, p.Branch)
+	fmt.Fprintf(w, "  PyIceberg: catalog.load_table(\"%s\").scan(snapshot_id=%d).to_arrow()\n", p.Table, p.BranchSnapshotID)
+	if p.BranchMetadata != "" {
+		fmt.Fprintf(w, "  DuckDB:    SELECT * FROM iceberg_scan('%s', snapshot_from_id => %d)\n", p.BranchMetadata, p.BranchSnapshotID)
+	}
 }
 
 // change writes before -> after (difference).

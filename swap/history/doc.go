@@ -10,6 +10,9 @@ import "github.com/apache/iceberg-go/table"
 // Reader reads the runs of one catalog's tables.
 type Reader struct {
 	Catalog table.CatalogIO
+	// Keys is how many grain keys of each kind of change a comparison
+	// names with their values (show, diff); 0 is verify.ExampleKeys.
+	Keys int
 }
 
 // Of reads the runs of cat's tables.

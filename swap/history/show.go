@@ -62,8 +62,8 @@ type PartitionView struct {
 	Removed   []string           `json:"removed_files"`
 	Added     []string           `json:"added_files"`
 	// Changes are the keys added, removed and changed at the grain, with
-	// a few of each (diff only; a partition too large to hold its keys
-	// says so).
+	// a few of each and their values (a partition too large to hold its
+	// keys says so).
 	Changes *verify.Changes `json:"changes,omitempty"`
 }
 
@@ -72,7 +72,7 @@ type PartitionView struct {
 const diffMaxRows = 20_000_000
 
 // grainChanges compares a partition's rows at the grain in two snapshots.
-func grainChanges(ctx context.Context, a, b *snapshot.At, value string, rows int64) (*verify.Changes, error) {
+func grainChanges(ctx context.Context, a, b *snapshot.At, value string, rows int64, keys int) (*verify.Changes, error) {
 	if len(a.Contract.Grain) == 0 {
 		return nil, nil
 	}
@@ -80,6 +80,7 @@ func grainChanges(ctx context.Context, a, b *snapshot.At, value string, rows int
 		return &verify.Changes{Skipped: fmt.Sprintf("not compared at the grain: %d rows, more than %d", rows, diffMaxRows)}, nil
 	}
 	d := verify.NewDiffer(b.Contract)
+	d.Keys = keys
 	each := func(at *snapshot.At, fn func(arrow.RecordBatch) (bool, error)) error {
 		acc := verify.NewAccumulator(b.Contract, "", nil) // only to conform batches
 		for _, path := range snapshot.DataPaths(at.Live[value]) {
@@ -221,6 +222,11 @@ func (r Reader) ShowRun(ctx context.Context, ident table.Identifier, runID strin
 			}
 			slices.Sort(pv.Added)
 			slices.Sort(pv.Removed)
+			if before != nil && pv.Before.Hash != pv.After.Hash {
+				if pv.Changes, err = grainChanges(ctx, before, after, value, pv.Before.Rows+pv.After.Rows, r.Keys); err != nil {
+					return nil, err
+				}
+			}
 			v.Partitions = append(v.Partitions, pv)
 		}
 	}
@@ -295,7 +301,7 @@ func (r Reader) Diff(ctx context.Context, ident table.Identifier, from, to strin
 		if pv.After, err = b.Fingerprint(ctx, value); err != nil {
 			return nil, err
 		}
-		if pv.Changes, err = grainChanges(ctx, a, b, value, pv.Before.Rows+pv.After.Rows); err != nil {
+		if pv.Changes, err = grainChanges(ctx, a, b, value, pv.Before.Rows+pv.After.Rows, r.Keys); err != nil {
 			return nil, fmt.Errorf("compare partition %s at the grain: %w", pv.Partition, err)
 		}
 		for _, p := range after {
