@@ -105,8 +105,8 @@ type Differ struct {
 	// named, until the old rows are read again for theirs.
 	changedNew map[uint64]pendingKey
 	counted    bool
-	rowBuf  rowBuffer
-	keys    *KeyHasher
+	rowBuf     rowBuffer
+	keys       *KeyHasher
 }
 
 // NewDiffer starts the comparison of one partition.

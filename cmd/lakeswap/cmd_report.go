@@ -107,7 +107,7 @@ type (
 		Partition, Key, Kind string
 		Columns              []reportValue
 	}
-	reportValue struct{ Column, Old, New string }
+	reportValue     struct{ Column, Old, New string }
 	namedValue      struct{ Name, Value string }
 	reportPartition struct {
 		Key, RowsBefore, RowsAfter, RowsClass, HashBefore, HashAfter string
