@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lakeswap/lakeswap/backfill"
+	"github.com/lakeswap/lakeswap/internal/words"
 	"github.com/lakeswap/lakeswap/swap"
 )
 
@@ -103,18 +104,40 @@ func runApply(ctx context.Context, g *globals, o applyOptions) error {
 }
 
 // askApproval shows each plan at the terminal and reads the id a person
-// types for it.
+// types for it: the id, or at least its first 12 characters, in either
+// case. A mistyped id is said and asked again, up to approvalTries; an
+// empty line stops, and the plan is not approved.
 func askApproval(w io.Writer, r io.Reader, files []*swap.PlanFile) []string {
 	in := bufio.NewReader(r)
 	var approve []string
 	for _, pf := range files {
 		printPlan(w, pf.PlanID, pf.Plan, false)
-		fmt.Fprintf(w, "type the id of %s (or its first 12 characters) to apply it: ", pf.Name)
-		line, _ := in.ReadString('\n')
-		approve = append(approve, strings.TrimSpace(line))
+		typed := ""
+		for try := 1; try <= approvalTries; try++ {
+			fmt.Fprintf(w, "type the id of %s (plan %s: at least its first 12 characters) to apply it, or press Enter to stop: ", pf.Name, short(pf.PlanID))
+			line, err := in.ReadString('\n')
+			typed = strings.ToLower(strings.TrimSpace(line))
+			if typed == "" || err != nil && typed == "" {
+				fmt.Fprintln(w)
+				break
+			}
+			if len(typed) >= 12 && strings.HasPrefix(pf.PlanID, typed) {
+				break
+			}
+			if try < approvalTries {
+				fmt.Fprintf(w, "%q is not the id of %s (plan %s); try again\n", words.Printable(typed), pf.Name, short(pf.PlanID))
+			}
+			if err != nil {
+				break
+			}
+		}
+		approve = append(approve, typed)
 	}
 	return approve
 }
+
+// approvalTries is how many times the prompt asks for a plan's id.
+const approvalTries = 3
 
 func planIDs(files []*swap.PlanFile) []string {
 	out := make([]string, len(files))
