@@ -6,6 +6,9 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/lakeswap/lakeswap/internal/retail"
 	"github.com/lakeswap/lakeswap/verify"
@@ -77,5 +80,34 @@ func TestChangesAtTheGrain(t *testing.T) {
 	}
 	if !slices.Equal(got.RemovedKeys, []string{"channel=c00", "channel=c01", "channel=c02"}) {
 		t.Errorf("removed keys named %v, want the first three read", got.RemovedKeys)
+	}
+}
+
+// TestFormatValue: values as the table holds them, for a person: null as
+// null, text quoted, a decimal at its scale, a timestamp with its zone.
+func TestFormatValue(t *testing.T) {
+	mem := memory.NewGoAllocator()
+	db := array.NewDecimal128Builder(mem, &arrow.Decimal128Type{Precision: 10, Scale: 2})
+	db.Append(decimal128.FromI64(1910))
+	db.AppendNull()
+	tb := array.NewTimestampBuilder(mem, &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"})
+	tb.Append(arrow.Timestamp(1767225600123456))
+	lb := array.NewTimestampBuilder(mem, &arrow.TimestampType{Unit: arrow.Microsecond})
+	lb.Append(arrow.Timestamp(1767225600000000))
+	sb := array.NewStringBuilder(mem)
+	sb.AppendValues([]string{"", "web", "null"}, nil)
+	dec, ts, local, str := db.NewArray(), tb.NewArray(), lb.NewArray(), sb.NewArray()
+	for _, c := range []struct {
+		col  arrow.Array
+		row  int
+		want string
+	}{
+		{dec, 0, "19.10"}, {dec, 1, "null"},
+		{ts, 0, "2026-01-01T00:00:00.123456+00:00"}, {local, 0, "2026-01-01T00:00:00"},
+		{str, 0, `""`}, {str, 1, `"web"`}, {str, 2, `"null"`},
+	} {
+		if got := verify.FormatValue(c.col, c.row); got != c.want {
+			t.Errorf("%s row %d shows %s, want %s", c.col.DataType(), c.row, got, c.want)
+		}
 	}
 }
