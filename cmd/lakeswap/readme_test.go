@@ -70,7 +70,7 @@ func consoleSteps(t *testing.T, path, heading string) []consoleStep {
 // command: run ids, snapshot ids, times (as history and as a rejects
 // file's name write them), and the 8 or 12 hex digits after
 // "--approve ", "plan " at a line's start and "attempt ".
-var idToken = regexp.MustCompile(`\d{8}T\d{6}Z-[0-9a-f]{8}|\d{8}T\d{6}\.\d{3}Z|\b\d{15,20}\b|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d|(?:--approve |^plan |attempt )[0-9a-f]{8,12}\b`)
+var idToken = regexp.MustCompile(`\d{8}T\d{6}Z-[0-9a-f]{8}|\d{8}T\d{6}\.\d{3}Z|\b\d{15,20}\b|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d|(?:--approve |^plan |attempt |lakeswap-plan-fix-lisbon-)[0-9a-f]{8,12}\b`)
 
 // idPattern is what an id of the kind of tok matches.
 func idPattern(tok string) string {
@@ -89,7 +89,7 @@ func idPattern(tok string) string {
 
 // splitID cuts a prefixed token into its prefix and the id.
 func splitID(tok string) (prefix, id string) {
-	for _, p := range []string{"--approve ", "plan ", "attempt "} {
+	for _, p := range []string{"--approve ", "plan ", "attempt ", "lakeswap-plan-fix-lisbon-"} {
 		if rest, ok := strings.CutPrefix(tok, p); ok {
 			return p, rest
 		}
