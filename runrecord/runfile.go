@@ -200,5 +200,8 @@ func (l *Loader) Entry(s table.Snapshot) Entry {
 	}
 	e.RunID, e.Partitions, e.Rows, e.Sums, e.Fingerprint, e.Source, e.Batch = r.RunID, r.Keys(), r.Rows, maps.Clone(r.Sums), r.Fingerprint, r.Source, r.Batch
 	e.Release, e.Restated, e.LateDecision = r.Release, r.Restated, r.LateDecision
+	if s.Summary != nil {
+		e.AuditBranch = s.Summary.Properties[PropAuditBranch]
+	}
 	return e
 }

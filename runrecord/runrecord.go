@@ -477,6 +477,11 @@ type Entry struct {
 	Fingerprint string               `json:"fingerprint,omitempty"`
 	Source      string               `json:"source,omitempty"`
 	Batch       string               `json:"batch,omitempty"` // "2/6" for a run committed in batches
+	// AuditBranch is the plan's branch the snapshot was staged on, for
+	// people to query before approving it; Staged says main never held it
+	// (the plan waits, or was discarded).
+	AuditBranch string `json:"audit_branch,omitempty"`
+	Staged      bool   `json:"staged,omitempty"`
 	// Release names the tables of the release the run committed as one,
 	// its own included.
 	Release []string `json:"release,omitempty"`

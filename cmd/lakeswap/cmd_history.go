@@ -116,9 +116,18 @@ func runHistory(ctx context.Context, g *globals, o historyOptions) error {
 			return
 		}
 		printHistory(w, out.Main, out.Rollbacks, out.Scales, width)
-		if len(out.Off) > 0 {
+		staged := slices.DeleteFunc(slices.Clone(out.Off), func(e runrecord.Entry) bool { return !e.Staged })
+		replaced := slices.DeleteFunc(slices.Clone(out.Off), func(e runrecord.Entry) bool { return e.Staged })
+		if len(replaced) > 0 {
 			fmt.Fprintln(w, "\nnot on main (rolled back or replaced):")
-			printHistory(w, out.Off, nil, out.Scales, width)
+			printHistory(w, replaced, nil, out.Scales, width)
+		}
+		if len(staged) > 0 {
+			fmt.Fprintln(w, "\nstaged by plans on their audit branches, not published (lakeswap plans lists them):")
+			printHistory(w, staged, nil, out.Scales, width)
+			for _, e := range staged {
+				fmt.Fprintf(w, "  run %s: branch %s\n", words.Printable(e.RunID), e.AuditBranch)
+			}
 		}
 		printReleases(w, out.Table, slices.Concat(out.Main, out.Off))
 	})

@@ -41,9 +41,12 @@ func (r Reader) History(ctx context.Context, ident table.Identifier) (main []run
 			onMain[s.SnapshotID] = true
 		}
 	}
+	staged := runrecord.Unpublished(meta)
 	for _, s := range meta.Snapshots() {
 		if !onMain[s.SnapshotID] {
-			off = append(off, load.Entry(s))
+			e := load.Entry(s)
+			e.Staged = staged[s.SnapshotID]
+			off = append(off, e)
 		}
 	}
 	return main, off, nil
