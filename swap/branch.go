@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/apache/iceberg-go"
@@ -108,6 +109,10 @@ func branchHeld(meta table.Metadata, plan *run) error {
 	if plan.Branch == "" || plan.prior != nil {
 		return nil
 	}
+	if !strings.HasPrefix(plan.Branch, PlanBranchPrefix) {
+		return &outcome.RefusedError{Op: "apply", Table: plan.Table, Findings: []verify.Finding{{Kind: verify.KindCheck,
+			Message: fmt.Sprintf("the plan names %q as its audit branch, which is not a name lakeswap gives a plan's branch (%s...): the plan was edited; plan again", plan.Branch, PlanBranchPrefix)}}}
+	}
 	// A branch removed (an apply refused before, gc, a person) takes
 	// nothing with it that the plan relies on: the plan is committed on
 	// main as one without a branch is, its staged files checked as ever.
@@ -148,7 +153,7 @@ func fastForwards(tbl *table.Table, plan *run) bool {
 		return false
 	}
 	at, ok := snapshot.BranchAt(tbl.Metadata(), plan.Branch)
-	return ok && at == plan.BranchSnapshotID
+	return ok && at == plan.BranchSnapshotID && snapshot.Staged(tbl.Metadata(), plan.Branch, at, plan.RunID)
 }
 
 // fastForward is the commit that moves main to the branch's snapshot, as

@@ -200,5 +200,30 @@ func TestAuditBranch(t *testing.T) {
 		if s.table("daily_orders").Metadata().SnapshotByName(pf.Plan.Branch) != nil {
 			t.Error("gc left a plan's branch past the plan retention")
 		}
+
+		// A plan edited to name main as its branch, its id made to match,
+		// is refused, main kept.
+		file = filepath.Join(t.TempDir(), "edited.json")
+		s.must("plan", "--table", "retail.daily_orders", "--partitions", twoDays, "--out", file, in)
+		pf = planOf(t, file)
+		pf.Plan.Branch, pf.Plan.BranchSnapshotID = "main", s.table("daily_orders").CurrentSnapshot().SnapshotID
+		pf.PlanID = swap.PlanID(pf.Plan)
+		raw, _ := json.Marshal(pf)
+		edited := write(t, t.TempDir(), "edited.json", string(raw))
+		before = s.mainState("daily_orders")
+		if code, _, errs := s.cli("apply", edited, "--approve", pf.PlanID); code != exitRefused || !strings.Contains(errs, "not a name lakeswap gives") {
+			t.Errorf("apply of a plan edited to name main as its branch: exit %d: %s", code, errs)
+		}
+		if s.mainState("daily_orders") != before || s.table("daily_orders").CurrentSnapshot() == nil {
+			t.Error("apply of a plan naming main as its branch moved main")
+		}
+
+		// --no-branch: the table's metadata as it was.
+		meta0 := s.metadata("daily_orders")
+		file = filepath.Join(t.TempDir(), "nobranch.json")
+		s.must("plan", "--no-branch", "--table", "retail.daily_orders", "--partitions", twoDays, "--out", file, newHomeInput(t))
+		if pf = planOf(t, file); pf.Plan.Branch != "" || s.metadata("daily_orders") != meta0 {
+			t.Errorf("plan --no-branch made branch %q or changed the table", pf.Plan.Branch)
+		}
 	})
 }

@@ -39,6 +39,16 @@ func BranchAt(meta table.Metadata, name string) (int64, bool) {
 	return 0, false
 }
 
+// Staged says whether snapshot id of meta is what a plan of runID
+// staged on the branch name, as lakeswap made it: a name of a plan's
+// branch, and a snapshot whose summary names that branch and that run.
+// A plan file edited to name another branch (main) names none.
+func Staged(meta table.Metadata, name string, id int64, runID string) bool {
+	s := meta.SnapshotByID(id)
+	return strings.HasPrefix(name, PlanBranchPrefix) && s != nil && s.Summary != nil &&
+		s.Summary.Properties[runrecord.PropAuditBranch] == name && s.Summary.Properties[runrecord.PropRunID] == runID
+}
+
 // OnBranch is how the table shows a commit that points branch at id.
 func OnBranch(name string, id int64) func(table.Metadata) bool {
 	return func(m table.Metadata) bool {
@@ -69,7 +79,7 @@ func DropBranch(ctx context.Context, cat Catalog, log *slog.Logger, tbl *table.T
 		return false, nil // main holds it: the plan was applied
 	}
 	snap := meta.SnapshotByID(id)
-	if snap == nil || snap.Summary == nil || snap.Summary.Properties[runrecord.PropAuditBranch] != name {
+	if snap == nil || snap.Summary == nil || !Staged(meta, name, id, snap.Summary.Properties[runrecord.PropRunID]) {
 		return false, nil // not a plan's branch as lakeswap made it
 	}
 	fsys, err := tbl.FS(ctx)
