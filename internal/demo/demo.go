@@ -67,6 +67,7 @@ func Run(ctx context.Context, o Options) (steps int, err error) {
 		d.appendContrast,
 		d.refuseWipe,
 		func() error { return d.badPublishRolledBack(batch2) },
+		func() error { return d.lookBeforeApproving(batch2) },
 	} {
 		if err := s(); err != nil {
 			return d.step, fmt.Errorf("demo step %d: %w", d.step, err)
@@ -406,6 +407,113 @@ func (d *Story) badPublishRolledBack(batch2 []retail.DailyOrder) error {
 		return fmt.Errorf("rollback restored snapshot %d with fingerprint %s, want %d with %s", rb.ToSnapshotID, rb.Fingerprint, goodSnap, goodFP)
 	}
 	return nil
+}
+
+// lookBeforeApproving plans a correction, reads its audit branch as any
+// engine would while main stays where it is, applies it (main moves to
+// the branch's very snapshot), then plans another and discards it.
+func (d *Story) lookBeforeApproving(batch2 []retail.DailyOrder) error {
+	d.header("plan a correction, read it on its audit branch before approving, apply it")
+	fixed := slices.Clone(batch2)
+	for i := range fixed {
+		if fixed[i].OrderDate == "2026-01-01" && fixed[i].Channel == "store" {
+			fixed[i].AmountCents += 100
+		}
+	}
+	plan, err := d.stage("fixed.ndjson", fixed)
+	if err != nil {
+		return err
+	}
+	tbl, err := d.cat.LoadTable(d.ctx, demoTable)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(d.w, "plan of run %s staged on branch %s (snapshot %d); main still at %d: %v\n", plan.RunID, plan.Branch, plan.BranchSnapshotID, tbl.CurrentSnapshot().SnapshotID,
+		plan.BaseSnapshotID != nil && *plan.BaseSnapshotID == tbl.CurrentSnapshot().SnapshotID)
+	for _, pp := range plan.Partitions {
+		for _, kc := range changesOf(pp) {
+			fmt.Fprintf(d.w, "  %s %s\n", pp.Key, kc)
+		}
+	}
+	onBranch, err := retail.ReadDailyAt(d.ctx, tbl, plan.BranchSnapshotID)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(d.w, "read on the branch, as Spark, Trino, PyIceberg or DuckDB would (SELECT * FROM retail.daily_orders VERSION AS OF '%s'):\n", plan.Branch)
+	printGroups(d.w, onBranch)
+	if !slices.Equal(onBranch, fixed) {
+		return fmt.Errorf("the branch holds %v, want the staged %v", onBranch, fixed)
+	}
+	res, err := d.pub.Apply(d.ctx, swap.ApplyOptions{}, plan)
+	if err != nil {
+		return err
+	}
+	tbl, err = d.cat.LoadTable(d.ctx, demoTable)
+	if err != nil {
+		return err
+	}
+	ff := res.SnapshotID == plan.BranchSnapshotID && tbl.CurrentSnapshot().SnapshotID == plan.BranchSnapshotID && tbl.Metadata().SnapshotByName(plan.Branch) == nil
+	fmt.Fprintf(d.w, "applied: main is the branch's snapshot %d, the branch gone: %v\n", res.SnapshotID, ff)
+	if !ff {
+		return fmt.Errorf("apply committed snapshot %d, main at %d, want the branch's %d", res.SnapshotID, tbl.CurrentSnapshot().SnapshotID, plan.BranchSnapshotID)
+	}
+	again, err := d.stage("again.ndjson", batch2)
+	if err != nil {
+		return err
+	}
+	said, err := d.pub.Discard(d.ctx, again)
+	if err != nil {
+		return err
+	}
+	tbl, err = d.cat.LoadTable(d.ctx, demoTable)
+	if err != nil {
+		return err
+	}
+	gone := tbl.Metadata().SnapshotByName(again.Branch) == nil && tbl.CurrentSnapshot().SnapshotID == plan.BranchSnapshotID
+	fmt.Fprintf(d.w, "another plan discarded (%s): its branch gone, main unmoved: %v\n", said, gone)
+	if !gone {
+		return errors.New("discard left the plan's branch, or main moved")
+	}
+	return nil
+}
+
+// stage plans rows for the demo's partitions, with an audit branch.
+func (d *Story) stage(file string, rows []retail.DailyOrder) (*swap.Plan, error) {
+	path := filepath.Join(d.inputs, file)
+	if err := retail.WriteNDJSON(path, rows); err != nil {
+		return nil, err
+	}
+	files := backfill.Files{Selectors: []string{demoRange}, Paths: []string{path}}
+	var plan *swap.Plan
+	_, err := files.Run(d.ctx, d.pub, swap.Request{Table: demoTable, AuditBranch: true, Changes: true}, func(ctx context.Context, req swap.Request) (*swap.Result, error) {
+		var err error
+		plan, err = d.pub.Stage(ctx, req)
+		return &swap.Result{Plan: plan, Status: swap.StatusPlanned}, err
+	})
+	if err == nil && (plan == nil || plan.Branch == "") {
+		err = errors.New("the plan has no audit branch")
+	}
+	return plan, err
+}
+
+// changesOf shows the values a partition's plan changes, key by key.
+func changesOf(pp swap.PartitionPlan) []string {
+	if pp.Changes == nil {
+		return nil
+	}
+	var out []string
+	for _, kc := range pp.Changes.Values {
+		var cols []string
+		for _, c := range kc.Columns {
+			cols = append(cols, c.Column+" "+strings.TrimSpace(c.Old+" -> "+c.New))
+		}
+		what := kc.Key
+		if kc.Kind != "changed" {
+			what += " (" + kc.Kind + ")"
+		}
+		out = append(out, what+": "+strings.Join(cols, ", "))
+	}
+	return out
 }
 
 func printGroups(w io.Writer, rows []retail.DailyOrder) {

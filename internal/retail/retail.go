@@ -196,9 +196,18 @@ func ReadDaily(ctx context.Context, tbl *table.Table) ([]DailyOrder, error) {
 	if tbl.CurrentSnapshot() == nil {
 		return nil, nil
 	}
-	at, err := tbl.Scan().ToArrowTable(ctx)
+	return readDaily(ctx, tbl.Scan())
+}
+
+// ReadDailyAt reads the table's rows at a snapshot (a branch's), sorted.
+func ReadDailyAt(ctx context.Context, tbl *table.Table, snapshotID int64) ([]DailyOrder, error) {
+	return readDaily(ctx, tbl.Scan(table.WithSnapshotID(snapshotID)))
+}
+
+func readDaily(ctx context.Context, scan *table.Scan) ([]DailyOrder, error) {
+	at, err := scan.ToArrowTable(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("scan %v: %w", tbl.Identifier(), err)
+		return nil, fmt.Errorf("scan the daily orders: %w", err)
 	}
 	defer at.Release()
 	rr := array.NewTableReader(at, 1024)
