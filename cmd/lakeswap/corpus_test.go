@@ -78,6 +78,12 @@ func typedMetadata(t *testing.T, home string) string {
 }
 
 // warehouseFiles lists every file under the home's warehouse.
+// dataOnly keeps the data files of a listing: what a refused apply, whose
+// plan's branch goes with its metadata, leaves as it was.
+func dataOnly(files []string) []string {
+	return slices.DeleteFunc(files, func(f string) bool { return !strings.Contains(f, "/data/") })
+}
+
 func warehouseFiles(t *testing.T, home string) []string {
 	t.Helper()
 	var out []string

@@ -621,18 +621,18 @@ func TestLateAcrossRoutes(t *testing.T) {
 		}
 		return p, pf.PlanID
 	}
-	meta, files = s.metadata("orders_fact"), s.files()
+	main, content := s.mainState("orders_fact"), s.content()
 	a, aID := shard("2026-01-01", "leave", "kept as reported")
 	b, bID := shard("2026-01-02", "restate", "the till was late")
 	if code, _, errs := s.cli("apply", a, b, "--approve", aID+","+bID); code == 0 || !strings.Contains(errs, "decide late rows differently") || !strings.Contains(errs, "kept as reported") || !strings.Contains(errs, "the till was late") {
 		t.Errorf("shards that decide differently: exit %d: %s; want refused naming both decisions", code, errs)
 	}
-	if s.metadata("orders_fact") != meta {
+	if s.mainState("orders_fact") != main {
 		t.Error("a refused apply of shards moved the table")
 	}
 	s.must("discard", a)
 	s.must("discard", b)
-	if !slices.Equal(s.files(), files) {
+	if !slices.Equal(s.content(), content) {
 		t.Error("discarding the shards left files")
 	}
 

@@ -242,8 +242,8 @@ func TestMergeOnReadTable(t *testing.T) {
 		// in day 3, which it replaces: the plan no longer holds.
 		eqDelete("2026-01-04/1")
 		eqDelete("2026-01-03/2")
-		meta = s.metadata(tbl)
-		if code, _, errs := s.cli("apply", plan, "--approve", pf.PlanID); code != exitConflict || s.metadata(tbl) != meta {
+		main := s.mainState(tbl)
+		if code, _, errs := s.cli("apply", plan, "--approve", pf.PlanID); code != exitConflict || s.mainState(tbl) != main {
 			t.Fatalf("apply after another writer's delete in the planned day: exit %d: %s", code, errs)
 		}
 		s.must("discard", plan)

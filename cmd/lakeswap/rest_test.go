@@ -44,7 +44,7 @@ func TestRESTCommitAnswers(t *testing.T) {
 		for _, c := range cases {
 			t.Run(route+"/"+c.name, func(t *testing.T) {
 				run := route + "-" + c.name
-				meta, before := s.metadata("daily_orders"), s.files()
+				meta, before := s.mainState("daily_orders"), s.data()
 				args := []string{"--run-id", run, "--table", "retail.daily_orders", "--partitions", twoDays, in}
 				if route == "apply" {
 					plan := filepath.Join(t.TempDir(), "plan.json")
@@ -55,7 +55,7 @@ func TestRESTCommitAnswers(t *testing.T) {
 						t.Fatal(err)
 					}
 					args = []string{"apply", plan, "--approve", planned.PlanID}
-					before = s.files() // what the plan staged stays its own, for discard
+					before = s.data() // what the plan staged stays its own, for discard
 				} else {
 					args = append([]string{"publish"}, args...)
 				}
@@ -67,11 +67,11 @@ func TestRESTCommitAnswers(t *testing.T) {
 				if got := s.rest.Injected(); len(got) == 0 {
 					t.Fatal("the server injected no fault")
 				}
-				if moved := s.metadata("daily_orders") != meta; moved != c.landed {
+				if moved := s.mainState("daily_orders") != meta; moved != c.landed {
 					t.Fatalf("metadata moved: %v, want %v", moved, c.landed)
 				}
 				if c.code == exitConflict {
-					if after := s.files(); !slices.Equal(after, before) {
+					if after := s.data(); !slices.Equal(after, before) {
 						t.Errorf("a conflict left files behind:\nbefore %v\nafter  %v", before, after)
 					}
 				}
