@@ -160,6 +160,9 @@ func (g *run) expiredBranches(ctx context.Context, res *Result) error {
 			continue
 		}
 		s := meta.SnapshotByID(id)
+		if s == nil || s.Summary == nil || !snapshot.Staged(meta, name, id, s.Summary.Properties[runrecord.PropRunID]) {
+			continue // a branch of that name lakeswap did not make
+		}
 		res.Items = append(res.Items, Item{Kind: "branch", Location: name, Time: time.UnixMilli(s.TimestampMs).UTC(), RunID: s.Summary.Properties[runrecord.PropRunID]})
 		if !g.req.Yes {
 			continue
@@ -206,7 +209,12 @@ func (c *Collector) Pending(ctx context.Context, req Request) ([]Pending, error)
 			return nil // a hold of a running publish, or one that says nothing of its plan
 		}
 		exp := h.Created.Add(req.PlanRetention)
-		out = append(out, Pending{PlanNote: *h.Plan, RunID: h.RunID, Created: h.Created, Expires: exp, Expired: req.Now.After(exp)})
+		p := Pending{PlanNote: *h.Plan, RunID: h.RunID, Created: h.Created, Expires: exp, Expired: req.Now.After(exp)}
+		if at, ok := snapshot.BranchAt(g.tbl.Metadata(), p.Branch); !ok || at != p.BranchID {
+			// Its branch went (an apply refused, gc): none to query.
+			p.Branch, p.BranchID = "", 0
+		}
+		out = append(out, p)
 		return nil
 	})
 	slices.SortFunc(out, func(a, b Pending) int { return a.Created.Compare(b.Created) })
