@@ -420,31 +420,40 @@ func Find(meta table.Metadata, runID string) *table.Snapshot {
 	return nil
 }
 
-// Unpublished are the snapshots a plan committed to its audit branch
-// that main never held: they record a run that was staged, not published.
-// Main's snapshot log is where a snapshot main held shows, whether an
-// apply moved main to it or a commit made it there.
+// Unpublished are the snapshots a plan committed to its audit branch that
+// no other ref holds: they record a run staged, not published. A
+// snapshot whose summary names a plan's branch (lakeswap.audit-branch) is
+// published once main, a tag or any other branch holds it or builds on
+// it: apply moves main to it and tags it with the run, which stays
+// whatever becomes of the plan's branch, or of main's log. One nothing
+// holds (its branch moved elsewhere) was never published either.
 func Unpublished(meta table.Metadata) map[int64]bool {
-	var out map[int64]bool
+	var out map[int64]string
 	for _, s := range meta.Snapshots() {
 		if s.Summary == nil || s.Summary.Properties[PropAuditBranch] == "" {
 			continue
 		}
 		if out == nil {
-			out = map[int64]bool{}
+			out = map[int64]string{}
 		}
-		out[s.SnapshotID] = true
+		out[s.SnapshotID] = s.Summary.Properties[PropAuditBranch]
 	}
 	if out == nil {
 		return nil
 	}
-	for e := range meta.SnapshotLogs() {
-		delete(out, e.SnapshotID)
+	byID := func(i int64) *table.Snapshot { return meta.SnapshotByID(i) }
+	for name, ref := range meta.Refs() {
+		for id, branch := range out {
+			if name != branch && table.IsAncestorOf(ref.SnapshotID, id, byID) {
+				delete(out, id)
+			}
+		}
 	}
-	if head := meta.CurrentSnapshot(); head != nil {
-		delete(out, head.SnapshotID)
+	staged := make(map[int64]bool, len(out))
+	for id := range out {
+		staged[id] = true
 	}
-	return out
+	return staged
 }
 
 // FindAll returns every snapshot of the table that records runID, oldest

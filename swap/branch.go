@@ -173,7 +173,7 @@ func (p *Publisher) fastForward(tbl *table.Table, plan *run) *snapshot.Change {
 	if head := tbl.CurrentSnapshot(); head != nil && meta.SnapshotByName(RollbackTag(plan.RunID)) == nil {
 		ups = append(ups, snapshot.TagRollbackTarget(plan.RunID, head, p.RollbackRetention))
 	}
-	ups = append(ups, snapshot.TagRun(runTagName(plan), id, p.RollbackRetention))
+	ups = append(ups, snapshot.TagStaged(runTagName(plan), meta.SnapshotByID(id), p.RollbackRetention))
 	if _, ok := meta.Properties()[table.DefaultNameMappingKey]; plan.NameMapping && !ok {
 		if mapping, err := json.Marshal(meta.CurrentSchema().NameMapping()); err == nil {
 			ups = append(ups, table.NewSetPropertiesUpdate(iceberg.Properties{table.DefaultNameMappingKey: string(mapping)}))

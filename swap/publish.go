@@ -161,10 +161,12 @@ func (p *Publisher) Apply(ctx context.Context, opts ApplyOptions, docs ...*Plan)
 			p.removeHolds(ctx, tbl, plan)
 		}
 	}
-	// 6. A plan's audit branch goes once the plan is concluded or
-	//    refused, unless main holds its snapshot (moved there) or someone
-	//    committed to it; a commit whose outcome is not known keeps it.
-	if !errors.Is(err, outcome.ErrCommitUnknown) {
+	// 6. A plan's audit branch goes once the plan is concluded, refused or
+	//    in conflict, unless main holds its snapshot (moved there) or
+	//    someone committed to it. Anything else (a commit whose outcome is
+	//    not known, Ctrl-C, storage that failed) keeps it: the plan may
+	//    still be applied, and gc removes it past the plan retention.
+	if err == nil || errors.Is(err, outcome.ErrRefused) || errors.Is(err, outcome.ErrConflict) {
 		for _, plan := range plans {
 			if said := p.dropBranch(ctx, plan.Plan); said != "" && res != nil && res.Plan != nil {
 				res.Plan.Cleanup = strings.TrimPrefix(res.Plan.Cleanup+"; "+said, "; ")

@@ -166,9 +166,9 @@ func (d *Differ) row(kind, key string, vals []string) KeyChange {
 	for _, i := range d.shown() {
 		vc := ValueChange{Column: d.c.Fields[i].Name}
 		if kind == "added" {
-			vc.New = vals[i]
+			vc.New = shorten(vals[i])
 		} else {
-			vc.Old = vals[i]
+			vc.Old = shorten(vals[i])
 		}
 		kc.Columns = append(kc.Columns, vc)
 	}
@@ -281,7 +281,7 @@ func (d *Differ) changed(p pendingKey, old []string) KeyChange {
 	kc := KeyChange{Kind: "changed", Key: p.key, Columns: []ValueChange{}}
 	for _, i := range d.shown() {
 		if old[i] != p.values[i] {
-			kc.Columns = append(kc.Columns, ValueChange{Column: d.c.Fields[i].Name, Old: old[i], New: p.values[i]})
+			kc.Columns = append(kc.Columns, ValueChange{Column: d.c.Fields[i].Name, Old: shorten(old[i]), New: shorten(p.values[i])})
 		}
 	}
 	return kc

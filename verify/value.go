@@ -3,8 +3,10 @@ package verify
 import (
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -67,9 +69,30 @@ func FormatValue(col arrow.Array, i int) string {
 }
 
 func quote(s string) string {
+	if !utf8.ValidString(s) {
+		// Bytes that are not UTF-8 are shown as they are (\xff), never
+		// as the one replacement character two different values share.
+		return strconv.Quote(s)
+	}
 	b, err := json.Marshal(s)
 	if err != nil {
 		return strconv.Quote(s)
 	}
 	return string(b)
+}
+
+// maxShown is the most bytes of a value a comparison shows.
+const maxShown = 200
+
+// shorten cuts a value shown longer than maxShown, saying how long it is:
+// a text or blob column would make a plan's every line that long.
+func shorten(v string) string {
+	if len(v) <= maxShown {
+		return v
+	}
+	cut := maxShown
+	for cut > 0 && !utf8.RuneStart(v[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s... (%d bytes)", v[:cut], len(v))
 }

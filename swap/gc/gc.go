@@ -168,7 +168,8 @@ func (g *run) expiredBranches(ctx context.Context, res *Result) error {
 			continue
 		}
 		if _, err := snapshot.DropBranch(ctx, g.c.Catalog, g.c.log(), g.tbl, g.wfs, name, id); err != nil {
-			return fmt.Errorf("gc of %s: %w", g.name, err)
+			// One branch that cannot go stops nothing else gc does.
+			g.c.log().Warn("a plan's branch past its retention was left", "table", g.name, "branch", name, "err", err)
 		}
 	}
 	return nil
@@ -207,6 +208,9 @@ func (c *Collector) Pending(ctx context.Context, req Request) ([]Pending, error)
 		h, err := hold.Read(g.fsys, loc)
 		if err != nil || h.Kind != "plan" || h.Plan == nil {
 			return nil // a hold of a running publish, or one that says nothing of its plan
+		}
+		if runrecord.Find(g.tbl.Metadata(), h.RunID) != nil {
+			return nil // applied: its hold is left by an apply that stopped
 		}
 		exp := h.Created.Add(req.PlanRetention)
 		p := Pending{PlanNote: *h.Plan, RunID: h.RunID, Created: h.Created, Expires: exp, Expired: req.Now.After(exp)}

@@ -69,15 +69,20 @@ type PartitionView struct {
 
 // diffMaxRows is the most rows, before and after together, diff compares
 // at the grain in one partition: about 40 bytes of memory a row.
-const diffMaxRows = 20_000_000
+// showMaxRows is show --run's and report's, which compare every partition
+// a run replaced beside the figures they print: about 80 MB.
+const (
+	diffMaxRows = 20_000_000
+	showMaxRows = 2_000_000
+)
 
 // grainChanges compares a partition's rows at the grain in two snapshots.
-func grainChanges(ctx context.Context, a, b *snapshot.At, value string, rows int64, keys int) (*verify.Changes, error) {
+func grainChanges(ctx context.Context, a, b *snapshot.At, value string, rows int64, keys int, maxRows int64) (*verify.Changes, error) {
 	if len(a.Contract.Grain) == 0 {
 		return nil, nil
 	}
-	if rows > diffMaxRows {
-		return &verify.Changes{Skipped: fmt.Sprintf("not compared at the grain: %d rows, more than %d", rows, diffMaxRows)}, nil
+	if rows > maxRows {
+		return &verify.Changes{Skipped: fmt.Sprintf("not compared at the grain: %d rows, more than %d (lakeswap diff compares up to %d)", rows, maxRows, diffMaxRows)}, nil
 	}
 	d := verify.NewDiffer(b.Contract)
 	d.Keys = keys
@@ -223,7 +228,7 @@ func (r Reader) ShowRun(ctx context.Context, ident table.Identifier, runID strin
 			slices.Sort(pv.Added)
 			slices.Sort(pv.Removed)
 			if before != nil && pv.Before.Hash != pv.After.Hash {
-				if pv.Changes, err = grainChanges(ctx, before, after, value, pv.Before.Rows+pv.After.Rows, r.Keys); err != nil {
+				if pv.Changes, err = grainChanges(ctx, before, after, value, pv.Before.Rows+pv.After.Rows, r.Keys, showMaxRows); err != nil {
 					return nil, err
 				}
 			}
@@ -301,7 +306,7 @@ func (r Reader) Diff(ctx context.Context, ident table.Identifier, from, to strin
 		if pv.After, err = b.Fingerprint(ctx, value); err != nil {
 			return nil, err
 		}
-		if pv.Changes, err = grainChanges(ctx, a, b, value, pv.Before.Rows+pv.After.Rows, r.Keys); err != nil {
+		if pv.Changes, err = grainChanges(ctx, a, b, value, pv.Before.Rows+pv.After.Rows, r.Keys, diffMaxRows); err != nil {
 			return nil, fmt.Errorf("compare partition %s at the grain: %w", pv.Partition, err)
 		}
 		for _, p := range after {

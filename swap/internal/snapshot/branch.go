@@ -82,6 +82,24 @@ func DropBranch(ctx context.Context, cat Catalog, log *slog.Logger, tbl *table.T
 	if snap == nil || snap.Summary == nil || !Staged(meta, name, id, snap.Summary.Properties[runrecord.PropRunID]) {
 		return false, nil // not a plan's branch as lakeswap made it
 	}
+	// Main is pinned too: an engine moving main to the snapshot meanwhile
+	// makes this commit fail rather than lose main's snapshot.
+	var head *int64
+	if h := meta.CurrentSnapshot(); h != nil {
+		head = &h.SnapshotID
+	}
+	reqs := []table.Requirement{table.AssertTableUUID(meta.TableUUID()), table.AssertRefSnapshotID(name, &id), table.AssertRefSnapshotID(table.MainBranch, head)}
+	if inUse(meta, name, id) {
+		// Another ref holds the snapshot or builds on it (an engine moved
+		// main to it, tagged it, branched off it): the ref alone goes,
+		// and the snapshot and its files stay the table's.
+		tc := table.TableCommit{Identifier: tbl.Identifier(), Requirements: reqs, Updates: []table.Update{table.NewRemoveSnapshotRefUpdate(name)}}
+		gone := func(m table.Metadata) bool { _, ok := BranchAt(m, name); return !ok }
+		if err := Send(ctx, cat, log, name, []*Change{{Table: tbl, Commit: tc, ID: id, Landed: gone}}); err != nil {
+			return false, fmt.Errorf("remove branch %s: %w", name, err)
+		}
+		return true, nil
+	}
 	fsys, err := tbl.FS(ctx)
 	if err != nil {
 		return false, err
@@ -90,9 +108,8 @@ func DropBranch(ctx context.Context, cat Catalog, log *slog.Logger, tbl *table.T
 	if err != nil {
 		return false, fmt.Errorf("list the files of branch %s: %w", name, err)
 	}
-	tc := table.TableCommit{Identifier: tbl.Identifier(),
-		Requirements: []table.Requirement{table.AssertTableUUID(meta.TableUUID()), table.AssertRefSnapshotID(name, &id)},
-		Updates:      []table.Update{table.NewRemoveSnapshotRefUpdate(name), table.NewRemoveSnapshotsUpdate([]int64{id}, false)}}
+	tc := table.TableCommit{Identifier: tbl.Identifier(), Requirements: reqs,
+		Updates: []table.Update{table.NewRemoveSnapshotRefUpdate(name), table.NewRemoveSnapshotsUpdate([]int64{id}, false)}}
 	gone := func(m table.Metadata) bool { return m.SnapshotByID(id) == nil }
 	if err := Send(ctx, cat, log, name, []*Change{{Table: tbl, Commit: tc, ID: id, Landed: gone}}); err != nil {
 		return false, fmt.Errorf("remove branch %s: %w", name, err)
@@ -105,6 +122,30 @@ func DropBranch(ctx context.Context, cat Catalog, log *slog.Logger, tbl *table.T
 		}
 	}
 	return true, nil
+}
+
+// inUse says whether a snapshot a plan's branch holds is the table's
+// beyond the branch: main held it once (its log), another ref holds it
+// or a snapshot built on it, or any snapshot descends from it (whose
+// manifests may be its).
+func inUse(meta table.Metadata, branch string, id int64) bool {
+	for e := range meta.SnapshotLogs() {
+		if e.SnapshotID == id {
+			return true
+		}
+	}
+	byID := func(i int64) *table.Snapshot { return meta.SnapshotByID(i) }
+	for name, ref := range meta.Refs() {
+		if name != branch && table.IsAncestorOf(ref.SnapshotID, id, byID) {
+			return true
+		}
+	}
+	for _, s := range meta.Snapshots() {
+		if s.SnapshotID != id && s.ParentSnapshotID != nil && table.IsAncestorOf(*s.ParentSnapshotID, id, byID) {
+			return true
+		}
+	}
+	return false
 }
 
 // ownFiles are the metadata files snapshot s alone wrote: its manifest

@@ -51,3 +51,11 @@ func TagRollbackTarget(runID string, base *table.Snapshot, retention time.Durati
 func TagRun(name string, id int64, retention time.Duration) table.Update {
 	return table.NewSetSnapshotRefUpdate(name, id, table.TagRef, Retention(retention).Milliseconds(), 0, 0)
 }
+
+// TagStaged tags a snapshot made before it is published (a plan's, which
+// apply moves main to): its age at the tag is added to the retention, as
+// Iceberg measures a tag's age from its snapshot's time.
+func TagStaged(name string, s *table.Snapshot, retention time.Duration) table.Update {
+	age := max(time.Since(time.UnixMilli(s.TimestampMs)), 0)
+	return table.NewSetSnapshotRefUpdate(name, s.SnapshotID, table.TagRef, (age + Retention(retention)).Milliseconds(), 0, 0)
+}
