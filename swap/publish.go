@@ -359,6 +359,26 @@ func (p *Publisher) rerun(ctx context.Context, tbl *table.Table, plan *run, res 
 	}
 	held := plan.held
 	cleanup := plan.discarded(ctx, p, tbl)
+	if plan.bound {
+		// A plan read back whose run another plan published: its own
+		// staged files go, unless a snapshot references them (the same
+		// plan, applied already), as discard does.
+		// Its branch goes first: its snapshot references them.
+		now, branch := tbl, p.dropBranch(ctx, plan.Plan)
+		if branch != "" {
+			if again, err := p.Catalog.LoadTable(ctx, tbl.Identifier()); err == nil {
+				now = again
+			}
+		}
+		said, err := p.discardListed(ctx, now, plan)
+		if err != nil {
+			said = "the plan's staged files were left in place: " + err.Error()
+		}
+		if branch != "" {
+			said += "; " + branch
+		}
+		cleanup, plan.Cleanup = said, said
+	}
 	same := recorded == plan.Fingerprint.Hash
 	if !same && len(plan.Partitions) > 0 {
 		// One shard of a run applied as a whole holds part of its content.

@@ -3,9 +3,13 @@ package verify
 import (
 	"hash/maphash"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go"
 
 	"github.com/lakeswap/lakeswap/contract"
@@ -313,9 +317,12 @@ func (d *Differ) count() {
 	d.out.Removed = int64(len(d.old))
 }
 
-// Changes returns the comparison.
+// Changes returns the comparison, its keys' values in the order the
+// kinds are counted: added, removed, changed.
 func (d *Differ) Changes() Changes {
 	d.count()
+	rank := map[string]int{"added": 0, "removed": 1, "changed": 2}
+	slices.SortStableFunc(d.out.Values, func(a, b KeyChange) int { return rank[a.Kind] - rank[b.Kind] })
 	d.rowBuf.release()
 	d.keys.Release()
 	return d.out
@@ -330,7 +337,27 @@ func (d *Differ) example(keys []string, rec arrow.RecordBatch, r int) []string {
 		}
 		b.WriteString(d.c.Fields[c].Name)
 		b.WriteByte('=')
-		b.WriteString(rec.Column(c).ValueStr(r))
+		b.WriteString(keyValue(rec.Column(c), r))
 	}
 	return append(keys, b.String())
+}
+
+// keyValue shows a grain key's value as a partition value shows: quoted
+// as in CSV when it is empty, holds a comma, a quote, or the ; and | that
+// part a list of keys, or starts or ends with a space, so that one key
+// never reads as two; Go-quoted when it holds what no line should.
+func keyValue(col arrow.Array, r int) string {
+	if col.IsNull(r) {
+		return "null"
+	}
+	v := col.ValueStr(r)
+	for _, c := range v {
+		if c == utf8.RuneError || !unicode.IsPrint(c) {
+			return strconv.Quote(v)
+		}
+	}
+	if _, text := col.(*array.String); text && (v == "" || strings.ContainsAny(v, `,";|`) || strings.TrimSpace(v) != v || v == "null") {
+		return `"` + strings.ReplaceAll(v, `"`, `""`) + `"`
+	}
+	return v
 }

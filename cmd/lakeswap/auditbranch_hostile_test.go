@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/apache/iceberg-go/table"
@@ -83,5 +84,35 @@ func TestDiscardAfterAnotherEngineFastForwarded(t *testing.T) {
 	}
 	if code, out, errs := s.cli("verify", "--table", "retail.daily_orders"); code != 0 {
 		t.Errorf("verify --table after discard: exit %d: %s%s", code, out, errs)
+	}
+}
+
+// TestPlanOddRunIDsAndKeys: a run id holding a quote is a SQL literal the
+// printed queries double it in; a grain key that is empty or holds a
+// comma shows quoted, one key never reading as two; a second plan of a
+// run another plan published removes its staged files when applied.
+func TestPlanOddRunIDsAndKeys(t *testing.T) {
+	s := newSite(t, "sqlite+local")
+	s.createDaily()
+	s.must("publish", "--table", "retail.daily_orders", "--partitions", "order_date=2026-01-01", dayInput(t, "2026-01-01", "100"))
+	odd := write(t, t.TempDir(), "odd.ndjson", `{"order_date":"2026-01-01","channel":"web","order_count":2,"amount_cents":120}
+{"order_date":"2026-01-01","channel":"","order_count":1,"amount_cents":10}
+{"order_date":"2026-01-01","channel":"a, b","order_count":1,"amount_cents":10}
+`)
+	first, second := filepath.Join(t.TempDir(), "1.json"), filepath.Join(t.TempDir(), "2.json")
+	out := s.must("plan", "--allow-implausible", "--run-id", "o'brien", "--table", "retail.daily_orders", "--partitions", "order_date=2026-01-01", "--out", first, odd)
+	pf := planOf(t, first)
+	for _, want := range []string{"VERSION AS OF 'lakeswap-plan-o''brien-", `channel="" (added)`, `channel="a, b" (added)`, "channel=web: amount_cents 100 -> 120"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("plan does not print %q:\n%s", want, out)
+		}
+	}
+	s.must("plan", "--allow-implausible", "--run-id", "o'brien", "--table", "retail.daily_orders", "--partitions", "order_date=2026-01-01", "--out", second, odd)
+	s.must("apply", second, "--approve", planOf(t, second).PlanID)
+	if out := s.must("-o", "json", "apply", first, "--approve", pf.PlanID); !strings.Contains(out, "already-published") {
+		t.Errorf("the first plan of a published run: %s", out)
+	}
+	if left := s.runFiles("o'brien"); slices.ContainsFunc(left, func(f string) bool { return strings.Contains(f, pf.Plan.Attempt) }) {
+		t.Errorf("the first plan's staged files stayed: %v", left)
 	}
 }

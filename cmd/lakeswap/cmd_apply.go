@@ -13,6 +13,8 @@ import (
 	"github.com/lakeswap/lakeswap/backfill"
 	"github.com/lakeswap/lakeswap/internal/words"
 	"github.com/lakeswap/lakeswap/swap"
+	"github.com/lakeswap/lakeswap/verify"
+	"github.com/lakeswap/lakeswap/outcome"
 )
 
 type applyOptions struct {
@@ -57,6 +59,7 @@ in one catalog commit (docs/releases.md). lakeswap discard removes what each pla
 
 func runApply(ctx context.Context, g *globals, o applyOptions) error {
 	files := make([]*swap.PlanFile, len(o.files))
+	var err error
 	for i, name := range o.files {
 		pf, err := swap.ReadPlan(name)
 		if err != nil {
@@ -75,7 +78,9 @@ func runApply(ctx context.Context, g *globals, o applyOptions) error {
 		if !isTerminal(g.stdout) || !isTerminal(os.Stdin) {
 			return usagef("apply needs --approve <plan id> for each plan (the id lakeswap plan printed: %s)", strings.Join(swap.ShortIDs(files), ", "))
 		}
-		approve = askApproval(g.stdout, os.Stdin, files)
+		if approve, err = askApproval(g.stdout, os.Stdin, files); err != nil {
+			return err
+		}
 	}
 	plans, err := swap.Approve(files, approve)
 	if err != nil {
@@ -106,34 +111,47 @@ func runApply(ctx context.Context, g *globals, o applyOptions) error {
 // askApproval shows each plan at the terminal and reads the id a person
 // types for it: the id, or at least its first 12 characters, in either
 // case. A mistyped id is said and asked again, up to approvalTries; an
-// empty line stops, and the plan is not approved.
-func askApproval(w io.Writer, r io.Reader, files []*swap.PlanFile) []string {
+// empty line stops. Either way nothing is applied, and the error says so.
+func askApproval(w io.Writer, r io.Reader, files []*swap.PlanFile) ([]string, error) {
 	in := bufio.NewReader(r)
 	var approve []string
 	for _, pf := range files {
 		printPlan(w, pf.PlanID, pf.Plan, false)
-		typed := ""
-		for try := 1; try <= approvalTries; try++ {
+		ok := false
+		for try := 1; try <= approvalTries && !ok; try++ {
 			fmt.Fprintf(w, "type the id of %s (plan %s: at least its first 12 characters) to apply it, or press Enter to stop: ", pf.Name, short(pf.PlanID))
 			line, err := in.ReadString('\n')
-			typed = strings.ToLower(strings.TrimSpace(line))
-			if typed == "" || err != nil && typed == "" {
+			typed := strings.ToLower(strings.TrimSpace(line))
+			switch {
+			case typed == "" && err != nil:
 				fmt.Fprintln(w)
-				break
+				return nil, notApproved(pf, "the input ended before the id was typed")
+			case typed == "":
+				fmt.Fprintln(w)
+				return nil, notApproved(pf, "no id was typed: apply stopped")
+			case len(typed) >= 12 && strings.HasPrefix(pf.PlanID, typed):
+				approve, ok = append(approve, typed), true
+			case len(typed) < 12:
+				fmt.Fprintf(w, "%q is too short: type at least the first 12 characters of the id\n", words.Printable(typed))
+			default:
+				fmt.Fprintf(w, "%q is not the id of %s (plan %s)\n", words.Printable(typed), pf.Name, short(pf.PlanID))
 			}
-			if len(typed) >= 12 && strings.HasPrefix(pf.PlanID, typed) {
-				break
-			}
-			if try < approvalTries {
-				fmt.Fprintf(w, "%q is not the id of %s (plan %s); try again\n", words.Printable(typed), pf.Name, short(pf.PlanID))
-			}
-			if err != nil {
-				break
+			if err != nil && !ok {
+				return nil, notApproved(pf, "the input ended before the id was typed")
 			}
 		}
-		approve = append(approve, typed)
+		if !ok {
+			return nil, notApproved(pf, fmt.Sprintf("the id was mistyped %d times", approvalTries))
+		}
 	}
-	return approve
+	return approve, nil
+}
+
+// notApproved says a plan was not approved at the prompt, and that
+// nothing was committed.
+func notApproved(pf *swap.PlanFile, why string) error {
+	return &outcome.RefusedError{Op: "apply", Table: pf.Plan.Table, Cause: outcome.ErrNotApproved,
+		Findings: []verify.Finding{{Kind: verify.KindCheck, Where: pf.Name, Message: why + "; nothing was committed (a script passes --approve ID)"}}}
 }
 
 // approvalTries is how many times the prompt asks for a plan's id.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"os/exec"
@@ -87,25 +88,41 @@ func TestApplyAtATerminal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before := metadataLocation(t, home)
-	for i, typed := range []string{"0123456789ab", pf.PlanID[:12]} {
+	before := mainOf(t, home)
+	for i, typed := range [][]string{{"0123456789ab", ""}, {"0123456789ab", pf.PlanID[:12]}} {
 		code, screen := typeAt(t, typed, "--home", home, "apply", plan)
-		if !strings.Contains(screen, "this will replace 2 partitions of retail.daily_orders") {
-			t.Errorf("apply at a terminal did not show the plan:\n%s", screen)
+		if !strings.Contains(screen, "this will replace 2 partitions of retail.daily_orders") || !strings.Contains(screen, `"0123456789ab" is not the id of`) {
+			t.Errorf("apply at a terminal did not show the plan, or not say the wrong id:\n%s", screen)
 		}
-		changed := metadataLocation(t, home) != before
-		if i == 0 && (code != exitRefused || changed) {
-			t.Errorf("a wrong id typed in: exit %d, table changed %v:\n%s", code, changed, screen)
+		main := mainOf(t, home)
+		if i == 0 && (code != exitRefused || main != before || !strings.Contains(screen, "no id was typed: apply stopped")) {
+			t.Errorf("a wrong id typed in, then Enter: exit %d, main moved %v:\n%s", code, main != before, screen)
 		}
-		if i == 1 && (code != 0 || !changed) {
-			t.Errorf("the right id typed in: exit %d, table changed %v:\n%s", code, changed, screen)
+		if i == 1 && (code != 0 || main == before) {
+			t.Errorf("a wrong id, then the right one: exit %d, main moved %v:\n%s", code, main != before, screen)
 		}
 	}
 }
 
-// typeAt runs the binary on a pseudo-terminal and types line once it asks;
+// mainOf is the snapshot main of the home's retail.daily_orders is at.
+func mainOf(t *testing.T, home string) int64 {
+	t.Helper()
+	cat := openHome(t, home)
+	defer cat.Close()
+	tbl, err := cat.LoadTable(context.Background(), []string{"retail", "daily_orders"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tbl.CurrentSnapshot() == nil {
+		return 0
+	}
+	return tbl.CurrentSnapshot().SnapshotID
+}
+
+// typeAt runs the binary on a pseudo-terminal and types a line each time
+// it asks;
 // it returns the exit code and what the terminal showed.
-func typeAt(t *testing.T, line string, args ...string) (int, string) {
+func typeAt(t *testing.T, lines []string, args ...string) (int, string) {
 	t.Helper()
 	ptmx, tty, err := pty.Open()
 	if err != nil {
@@ -125,13 +142,13 @@ func typeAt(t *testing.T, line string, args ...string) (int, string) {
 	go func() {
 		var seen bytes.Buffer
 		buf := make([]byte, 4096)
-		typed := false
+		typed := 0
 		for {
 			n, err := ptmx.Read(buf)
 			seen.Write(buf[:n])
-			if !typed && strings.Contains(seen.String(), "to apply it: ") {
-				_, _ = ptmx.Write([]byte(line + "\n"))
-				typed = true
+			if typed < len(lines) && strings.Count(seen.String(), "press Enter to stop: ") > typed {
+				_, _ = ptmx.Write([]byte(lines[typed] + "\n"))
+				typed++
 			}
 			if err != nil { // EIO once the process is gone
 				shown <- seen.String()

@@ -346,12 +346,14 @@ func printBranch(w io.Writer, p *swap.Plan) {
 	if p.Branch == "" {
 		return
 	}
-	fmt.Fprintf(w, "audit branch %s holds the staged snapshot %d (main is untouched); query it before approving:\n", p.Branch, p.BranchSnapshotID)
-	fmt.Fprintf(w, "  Spark:     SELECT * FROM %s VERSION AS OF '%s'\n", p.Table, p.Branch)
-	fmt.Fprintf(w, "  Trino:     SELECT * FROM %s FOR VERSION AS OF '%s'\n", p.Table, p.Branch)
-	fmt.Fprintf(w, "  PyIceberg: catalog.load_table(\"%s\").scan(snapshot_id=%d).to_arrow()\n", p.Table, p.BranchSnapshotID)
+	fmt.Fprintf(w, "audit branch %s holds the staged snapshot %d (main is untouched); query it before approving:\n", words.Printable(p.Branch), p.BranchSnapshotID)
+	// SQL string literals double a quote: a run id may hold one.
+	lit := func(s string) string { return "'" + strings.ReplaceAll(words.Printable(s), "'", "''") + "'" }
+	fmt.Fprintf(w, "  Spark:     SELECT * FROM %s VERSION AS OF %s\n", p.Table, lit(p.Branch))
+	fmt.Fprintf(w, "  Trino:     SELECT * FROM %s FOR VERSION AS OF %s\n", p.Table, lit(p.Branch))
+	fmt.Fprintf(w, "  PyIceberg: catalog.load_table(%q).scan(snapshot_id=%d).to_arrow()\n", p.Table, p.BranchSnapshotID)
 	if p.BranchMetadata != "" {
-		fmt.Fprintf(w, "  DuckDB:    SELECT * FROM iceberg_scan('%s', snapshot_from_id => %d)\n", p.BranchMetadata, p.BranchSnapshotID)
+		fmt.Fprintf(w, "  DuckDB:    SELECT * FROM iceberg_scan(%s, snapshot_from_id => %d)\n", lit(p.BranchMetadata), p.BranchSnapshotID)
 	}
 }
 
