@@ -12,9 +12,9 @@ import (
 
 	"github.com/lakeswap/lakeswap/backfill"
 	"github.com/lakeswap/lakeswap/internal/words"
+	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/swap"
 	"github.com/lakeswap/lakeswap/verify"
-	"github.com/lakeswap/lakeswap/outcome"
 )
 
 type applyOptions struct {
