@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakeswap/lakeswap/swap"
@@ -22,28 +21,8 @@ var orderCols = []string{"order_date", "channel", "order_count", "amount_cents"}
 // independent reader pointed at a branch's snapshot.
 func viewAt(t *testing.T, s *site, id int64, cols ...string) []string {
 	t.Helper()
-	tbl := s.table("daily_orders")
-	ctx := context.Background()
-	at, err := tbl.Scan(table.WithSnapshotID(id), table.WithSelectedFields(cols...)).ToArrowTable(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer at.Release()
-	rdr := array.NewTableReader(at, 0)
-	defer rdr.Release()
-	var out []string
-	for rdr.Next() {
-		rec := rdr.RecordBatch()
-		for r := range int(rec.NumRows()) {
-			var parts []string
-			for i := range cols {
-				parts = append(parts, rec.Schema().Field(i).Name+"="+rec.Column(i).ValueStr(r))
-			}
-			out = append(out, strings.Join(parts, " "))
-		}
-	}
-	slices.Sort(out)
-	return out
+	scan := s.table("daily_orders").Scan(table.WithSnapshotID(id), table.WithSelectedFields(cols...))
+	return scanned(t, context.Background(), scan, cols)
 }
 
 // mainView is what a reader of main reads of the retail table.

@@ -73,7 +73,14 @@ func view(t *testing.T, s *site, name string, cols ...string) []string {
 	if tbl.CurrentSnapshot() == nil {
 		return nil
 	}
-	at, err := tbl.Scan(table.WithSelectedFields(cols...)).ToArrowTable(ctx)
+	return scanned(t, ctx, tbl.Scan(table.WithSelectedFields(cols...)), cols)
+}
+
+// scanned is what a scan reads, row by row as "key=value" text of the
+// columns named, sorted.
+func scanned(t *testing.T, ctx context.Context, scan *table.Scan, cols []string) []string {
+	t.Helper()
+	at, err := scan.ToArrowTable(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
