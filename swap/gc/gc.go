@@ -61,6 +61,21 @@ type Request struct {
 	Now time.Time
 }
 
+// withDefaults fills what the request leaves zero: a grace of 24 hours,
+// a plan retention of 7 days, and now.
+func (r Request) withDefaults() Request {
+	if r.Grace <= 0 {
+		r.Grace = 24 * time.Hour
+	}
+	if r.PlanRetention <= 0 {
+		r.PlanRetention = 7 * 24 * time.Hour
+	}
+	if r.Now.IsZero() {
+		r.Now = time.Now()
+	}
+	return r
+}
+
 // Item is one thing gc removed, or would.
 type Item struct {
 	Kind     string    `json:"kind"` // file, upload, hold, tag, run-file
@@ -91,15 +106,7 @@ var stagedPath = regexp.MustCompile(`^(?:[^/]*=[^/]*/)+run-(` + layout.RunPatter
 // holds, nor anything of an attempt that wrote something within the grace
 // period.
 func (c *Collector) Run(ctx context.Context, req Request) (*Result, error) {
-	if req.Grace <= 0 {
-		req.Grace = 24 * time.Hour
-	}
-	if req.PlanRetention <= 0 {
-		req.PlanRetention = 7 * 24 * time.Hour
-	}
-	if req.Now.IsZero() {
-		req.Now = time.Now()
-	}
+	req = req.withDefaults()
 	// 1. Open the table's storage, and refuse a data path gc cannot own.
 	g, err := c.open(ctx, req)
 	if err != nil {
@@ -190,12 +197,7 @@ type Pending struct {
 // Pending lists the table's plans waiting for approval, oldest first,
 // from their holds: each says what the plan is (hold.PlanNote).
 func (c *Collector) Pending(ctx context.Context, req Request) ([]Pending, error) {
-	if req.PlanRetention <= 0 {
-		req.PlanRetention = 7 * 24 * time.Hour
-	}
-	if req.Now.IsZero() {
-		req.Now = time.Now()
-	}
+	req = req.withDefaults()
 	g, err := c.open(ctx, req)
 	if err != nil {
 		return nil, err
