@@ -98,10 +98,6 @@ func WriterBytes(props map[string]string) int64 {
 	return LocalWriterBytes + c.PartSize*int64(c.PartsInFlight+1)
 }
 
-// changesBytesPerRow is what comparing a partition at the grain holds per
-// row it had: a 16-byte map entry, the map's slack and its growth.
-const changesBytesPerRow = 64
-
 // keysBytesPerRow is what holding a run's keys to check its grain across
 // partitions costs a row: a map entry of a hash and a partition index.
 const keysBytesPerRow = 40
@@ -112,20 +108,22 @@ func KeysMaxRows(limit int64) int64 {
 	return max(1, limit/2/keysBytesPerRow)
 }
 
-// ChangesMaxRows is the most rows a partition may hold for the plan to
-// compare it at the grain, the partitions compared at once (par, or one
-// per core) sharing half of the memory limit.
-func ChangesMaxRows(limit int64, par int) int64 {
+// ChangesMemory is what each partition's comparison at the grain may
+// hold of sorted keys before they wait on disk: the partitions compared at
+// once (par, or one per core) share an eighth of the memory limit, since
+// a comparison's heap peaks at about three times what it holds
+// (BenchmarkDifferMemory).
+func ChangesMemory(limit int64, par int) int64 {
 	if par <= 0 {
 		par = runtime.NumCPU()
 	}
-	return max(1, limit/2/changesBytesPerRow/int64(par))
+	return max(2<<20, limit/8/int64(par))
 }
 
-// Budget sets a request's limits by a memory limit: the rows a
-// partition may hold to be compared at the grain, and the keys a run may
-// hold to check its grain across partitions.
+// Budget sets a request's limits by a memory limit: what a partition's
+// comparison at the grain holds, and the keys a run may hold to check its
+// grain across partitions.
 func Budget(req *swap.Request, limit int64) {
-	req.ChangesMaxRows = ChangesMaxRows(limit, req.Parallelism)
+	req.ChangesMemory = ChangesMemory(limit, req.Parallelism)
 	req.KeysMaxRows = KeysMaxRows(limit)
 }

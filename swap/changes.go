@@ -2,6 +2,7 @@ package swap
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -16,16 +17,16 @@ import (
 
 // grainChanges compares each declared partition's staged rows with the rows
 // it holds at the base, at the grain: what the plan's summary shows the
-// person who approves it. A partition with more rows at the base than
-// maxRows (when set) is not compared, and says so. keys is how many keys
-// of each kind each partition names with their values (0: a few).
-func grainChanges(ctx context.Context, fsys icebergio.IO, c *contract.Contract, plan *run, maxRows int64, keys, par int) error {
+// person who approves it. Each comparison holds req.ChangesMemory of keys
+// and past it sorts them on local disk (req.SpillDir), so a partition of
+// any size is compared.
+func grainChanges(ctx context.Context, fsys icebergio.IO, c *contract.Contract, plan *run, req *Request) error {
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(par)
+	g.SetLimit(parallelism(req.Parallelism))
 	for i := range plan.Partitions {
 		pp := &plan.Partitions[i]
 		g.Go(func() error {
-			ch, err := changesOf(gctx, fsys, c, pp, maxRows, keys)
+			ch, err := changesOf(gctx, fsys, c, pp, req)
 			if err != nil {
 				return fmt.Errorf("compare partition %s with the table: %w", pp.Key, err)
 			}
@@ -36,37 +37,32 @@ func grainChanges(ctx context.Context, fsys icebergio.IO, c *contract.Contract, 
 	return g.Wait()
 }
 
-func changesOf(ctx context.Context, fsys icebergio.IO, c *contract.Contract, pp *PartitionPlan, maxRows int64, keys int) (verify.Changes, error) {
+// errEnough stops a read that has what it wanted.
+var errEnough = errors.New("read enough")
+
+func changesOf(ctx context.Context, fsys icebergio.IO, c *contract.Contract, pp *PartitionPlan, req *Request) (verify.Changes, error) {
 	if pp.OldFingerprint.Hash == pp.Fingerprint.Hash && pp.OldFingerprint.Rows == pp.Fingerprint.Rows {
 		return verify.Changes{}, nil
 	}
-	if maxRows > 0 && pp.OldFingerprint.Rows > maxRows {
-		return verify.Changes{Skipped: fmt.Sprintf("not compared at the grain: %d rows at the base, more than --memory-limit lets lakeswap hold (%d)", pp.OldFingerprint.Rows, maxRows)}, nil
-	}
 	d := verify.NewDiffer(c)
-	d.Keys = keys
-	add := func(fn func(arrow.RecordBatch) error) func(arrow.RecordBatch) (bool, error) {
-		return func(rec arrow.RecordBatch) (bool, error) { return false, fn(rec) }
-	}
-	if err := baseRows(ctx, fsys, c, pp, d.AddOld); err != nil {
-		return verify.Changes{}, err
-	}
-	if err := eachBatch(ctx, fsys, c, pp.NewFiles, add(d.AddNew)); err != nil {
-		return verify.Changes{}, err
-	}
-	if d.NeedsRemovedNames() {
-		done := false
-		err := baseRows(ctx, fsys, c, pp, func(rec arrow.RecordBatch) (err error) {
-			if !done {
-				done, err = d.NameRemoved(rec)
+	d.Keys, d.Memory, d.SpillDir = req.ChangesKeys, req.ChangesMemory, req.SpillDir
+	old := func(fn func(arrow.RecordBatch) (bool, error)) error {
+		err := baseRows(ctx, fsys, c, pp, func(rec arrow.RecordBatch) error {
+			done, err := fn(rec)
+			if err == nil && done {
+				return errEnough
 			}
 			return err
 		})
-		if err != nil {
-			return verify.Changes{}, err
+		if errors.Is(err, errEnough) {
+			return nil
 		}
+		return err
 	}
-	return d.Changes(), nil
+	staged := func(fn func(arrow.RecordBatch) (bool, error)) error {
+		return eachBatch(ctx, fsys, c, pp.NewFiles, fn)
+	}
+	return d.Compare(old, staged)
 }
 
 // eachBatch reads files in the contract's schema, batch by batch, until fn

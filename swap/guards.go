@@ -376,7 +376,7 @@ func guard(ctx context.Context, tbl *table.Table, plan *run, req Request, all ma
 		}
 	}
 	if !plan.Refused() && req.Changes {
-		return grainChanges(ctx, fsys, c, plan, req.ChangesMaxRows, req.ChangesKeys, parallelism(req.Parallelism))
+		return grainChanges(ctx, fsys, c, plan, &req)
 	}
 	return nil
 }

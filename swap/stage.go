@@ -72,11 +72,14 @@ type Request struct {
 	Adopt []string
 	// Changes compares each partition's staged rows with what it holds,
 	// at the grain, for a person to read (PartitionPlan.Changes): one more
-	// read of the old and new rows. ChangesMaxRows, when set, leaves out
-	// partitions with more rows at the base, whose keys would not fit in
-	// memory (16 bytes a row and the map's overhead).
-	Changes        bool
-	ChangesMaxRows int64
+	// read of the old and new rows, and a last one of each, stopped early,
+	// for the values of the keys named. Each partition's comparison holds
+	// up to ChangesMemory of keys (0: verify.DiffMemory); past it they
+	// wait sorted in SpillDir on local disk ("": the system's temporary
+	// folder).
+	Changes       bool
+	ChangesMemory int64
+	SpillDir      string
 	// ChangesKeys is how many keys of each kind of change (added,
 	// removed, changed) each partition names, with their values; 0 is
 	// verify.ExampleKeys.

@@ -1,8 +1,10 @@
 package verify_test
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"runtime/metrics"
 	"testing"
 	"time"
 
@@ -74,9 +76,12 @@ func benchAccumulator(b *testing.B, c *contract.Contract, ids []int64) {
 	b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 }
 
-// BenchmarkDifferMemory measures what comparing a partition at the grain
-// holds per old row (the plan's changes summary sizes its bound from it,
-// changesBytesPerRow in the command), and its rows/s over old and new.
+// BenchmarkDifferMemory compares a partition at the grain, old rows with
+// new ones of which 1% changed, 1% were removed and 1% added, each side in
+// an order other than the grain's, at 200,000 and 2,000,000 rows with 16
+// MiB for the sorted keys: the peak of the heap should not grow with the
+// rows (what passes the budget waits on disk, spilled-MB), and rows/s is
+// over both sides.
 func BenchmarkDifferMemory(b *testing.B) {
 	sc := iceberg.NewSchemaWithIdentifiers(0, []int{1},
 		iceberg.NestedField{ID: 1, Name: "order_id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
@@ -87,40 +92,87 @@ func BenchmarkDifferMemory(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	const rows, batch = 1_000_000, 64 << 10
-	var recs []arrow.RecordBatch
-	for start := 0; start < rows; start += batch {
-		bld := array.NewRecordBuilder(memory.DefaultAllocator, c.Arrow)
-		for i := start; i < min(start+batch, rows); i++ {
-			bld.Field(0).(*array.Int64Builder).Append(int64(i))
-			bld.Field(1).(*array.Date32Builder).Append(20454)
-			bld.Field(2).(*array.Int64Builder).Append(int64(i % 1000))
+	const batch = 64 << 10
+	// side makes its rows batch by batch, as a file is read, the ids
+	// scrambled (a multiplication modulo a prime) so that neither side is
+	// in grain order.
+	side := func(rows int, newSide bool) verify.Rows {
+		return func(fn func(arrow.RecordBatch) (bool, error)) error {
+			for start := 0; start < rows; start += batch {
+				bld := array.NewRecordBuilder(memory.DefaultAllocator, c.Arrow)
+				for i := start; i < min(start+batch, rows); i++ {
+					id := int64(i) * 7919 % 2_147_483_647
+					amount := int64(i % 1000)
+					if newSide {
+						switch i % 100 {
+						case 1:
+							continue
+						case 2:
+							amount++
+						case 3:
+							id = -id
+						}
+					}
+					bld.Field(0).(*array.Int64Builder).Append(id)
+					bld.Field(1).(*array.Date32Builder).Append(20454)
+					bld.Field(2).(*array.Int64Builder).Append(amount)
+				}
+				rec := bld.NewRecordBatch()
+				bld.Release()
+				done, err := fn(rec)
+				rec.Release()
+				if err != nil || done {
+					return err
+				}
+			}
+			return nil
 		}
-		recs = append(recs, bld.NewRecordBatch())
-		bld.Release()
 	}
-	for b.Loop() {
-		var before, after runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&before)
-		t0 := time.Now()
-		d := verify.NewDiffer(c)
-		for _, r := range recs {
-			if err := d.AddOld(r); err != nil {
-				b.Fatal(err)
+	for _, rows := range []int{200_000, 2_000_000} {
+		b.Run(fmt.Sprintf("rows=%d", rows), func(b *testing.B) {
+			for b.Loop() {
+				runtime.GC()
+				peak, stop := heapPeak()
+				t0 := time.Now()
+				d := verify.NewDiffer(c)
+				d.Memory, d.SpillDir = 16<<20, b.TempDir()
+				ch, err := d.Compare(side(rows, false), side(rows, true))
+				if err != nil {
+					b.Fatal(err)
+				}
+				elapsed := time.Since(t0)
+				stop()
+				if ch.Changed != int64(rows/100) {
+					b.Fatalf("changed %d, want %d", ch.Changed, rows/100)
+				}
+				b.ReportMetric(float64(*peak)/(1<<20), "peak-heap-MB")
+				b.ReportMetric(float64(d.Written)/(1<<20), "spilled-MB")
+				b.ReportMetric(2*float64(rows)/elapsed.Seconds(), "rows/s")
+			}
+		})
+	}
+}
+
+// heapPeak samples the bytes of live heap objects every millisecond
+// until stop, keeping the largest.
+func heapPeak() (*uint64, func()) {
+	var peak uint64
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	go func() {
+		defer close(stopped)
+		for {
+			metrics.Read(sample)
+			peak = max(peak, sample[0].Value.Uint64())
+			select {
+			case <-done:
+				return
+			case <-time.After(time.Millisecond):
 			}
 		}
-		runtime.GC()
-		runtime.ReadMemStats(&after)
-		for _, r := range recs {
-			if err := d.AddNew(r); err != nil {
-				b.Fatal(err)
-			}
-		}
-		d.Changes()
-		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/rows, "held-B/row")
-		b.ReportMetric(2*rows/time.Since(t0).Seconds(), "rows/s")
-	}
+	}()
+	return &peak, func() { close(done); <-stopped }
 }
 
 // BenchmarkNestedFingerprint fingerprints 200,000 rows whose one other

@@ -1,6 +1,9 @@
 package verify
 
 import (
+	"bytes"
+	"encoding/binary"
+	"errors"
 	"hash/maphash"
 	"slices"
 	"strconv"
@@ -13,6 +16,7 @@ import (
 	"github.com/apache/iceberg-go"
 
 	"github.com/lakeswap/lakeswap/contract"
+	"github.com/lakeswap/lakeswap/verify/internal/keysort"
 )
 
 // ExampleKeys is how many keys of each kind of change Changes names.
@@ -22,8 +26,10 @@ const ExampleKeys = 3
 // only the new rows hold (added), keys only the old rows hold (removed),
 // and keys both hold with other values (changed), with a few keys of each.
 // Without a grain a row is its own key: rows are added or removed, never
-// changed. Keys and rows are compared by 64-bit hashes: the counts are a
-// summary for the person approving, not a check (the fingerprints are).
+// changed. Rows are compared by 64-bit hashes (without a grain, rows are
+// keys by their hash): the counts are a summary for the person approving,
+// not a check (the fingerprints are). The keys named are the first of
+// each kind in grain order.
 type Changes struct {
 	Added       int64    `json:"added"`
 	Removed     int64    `json:"removed"`
@@ -88,10 +94,15 @@ func (k *KeyHasher) Hashes(out []uint64, cols []arrow.Array, n int) ([]uint64, e
 // Release hands the hasher's buffers on.
 func (k *KeyHasher) Release() { k.buf.release() }
 
-// Differ compares a partition's old rows with its new ones at the grain. It
-// holds 16 bytes a key of the old rows (plus the map's overhead), and
-// reads the rows in three passes: AddOld over the old rows, AddNew over the
-// new, then NameRemoved over the old again until it says it is done.
+// Differ compares a partition's old rows with its new ones at the grain,
+// in bounded memory. Each side's keys, with a hash of each row, are
+// sorted: in memory up to Memory, past it in runs on local disk under
+// SpillDir. The two sides are then walked together in grain order, which
+// counts every key added, removed or changed and picks the first Keys of
+// each kind; a last read of each side, which stops once it has them,
+// fetches those keys' values. Rows are compared by a 64-bit hash: the
+// counts are a summary for the person approving, not a check (the
+// fingerprints are).
 type Differ struct {
 	c     *contract.Contract
 	seed  maphash.Seed
@@ -100,23 +111,43 @@ type Differ struct {
 	// keyCols are the grain's columns but the partition column, which the
 	// partition already names; all of the grain if that is all it holds.
 	keyCols []int
-	old     map[uint64]uint64 // key hash -> row hash; without a grain, row hash -> count
-	out     Changes
 	// Keys is how many keys of each kind of change are named, with their
 	// values; 0 is ExampleKeys.
 	Keys int
-	// changedNew holds, by key hash, the new values of the changed keys
-	// named, until the old rows are read again for theirs.
-	changedNew map[uint64]pendingKey
-	counted    bool
-	rowBuf     rowBuffer
-	keys       *KeyHasher
+	// Memory is what the two sides' sorted keys hold before they wait on
+	// disk; 0 is DiffMemory.
+	Memory int64
+	// SpillDir is where they wait ("": the system's temporary folder).
+	SpillDir string
+	// Written is the bytes the comparison wrote to disk.
+	Written int64
+
+	rowBuf   rowBuffer
+	sortKeys *sortKeys
+	out      Changes
+	examples []*example
+	want     map[string]*example // the examples by sort key
+}
+
+// DiffMemory is what a comparison holds of each partition's keys by
+// default, both sides together: about 700,000 keys of a long.
+const DiffMemory = 64 << 20
+
+// Rows reads one side of a comparison, batch by batch in the contract's
+// schema, until fn says it is done.
+type Rows func(fn func(arrow.RecordBatch) (bool, error)) error
+
+// example is a key named with its values, old and new.
+type example struct {
+	kind     string
+	sortKey  string
+	key      string
+	old, new []string
 }
 
 // NewDiffer starts the comparison of one partition.
 func NewDiffer(c *contract.Contract) *Differ {
-	d := &Differ{c: c, seed: maphash.MakeSeed(), old: map[uint64]uint64{},
-		types: make([]iceberg.Type, len(c.Fields)), all: make([]int, len(c.Fields))}
+	d := &Differ{c: c, seed: maphash.MakeSeed(), types: make([]iceberg.Type, len(c.Fields)), all: make([]int, len(c.Fields))}
 	for i, f := range c.Fields {
 		d.types[i], d.all[i] = f.Type, i
 	}
@@ -128,13 +159,228 @@ func NewDiffer(c *contract.Contract) *Differ {
 	if len(d.keyCols) == 0 {
 		d.keyCols = c.Grain
 	}
-	d.keys = NewKeyHasher(c, d.seed)
+	d.sortKeys = newSortKeys(d.types, c.Grain)
 	return d
 }
 
-type pendingKey struct {
-	key    string
-	values []string
+// Compare reads the old rows and the new ones, and returns what the new
+// change at the grain.
+func (d *Differ) Compare(old, new Rows) (Changes, error) {
+	defer d.rowBuf.release()
+	defer d.sortKeys.release()
+	budget := d.Memory
+	if budget <= 0 {
+		budget = DiffMemory
+	}
+	olds, news := keysort.New(d.SpillDir, int(budget/2)), keysort.New(d.SpillDir, int(budget/2))
+	defer olds.Close()
+	defer news.Close()
+	if err := old(d.adder(olds)); err != nil {
+		return Changes{}, err
+	}
+	if err := new(d.adder(news)); err != nil {
+		return Changes{}, err
+	}
+	if err := d.merge(olds, news); err != nil {
+		return Changes{}, err
+	}
+	d.Written = olds.Written + news.Written
+	// The runs are read: free the disk before reading the rows again.
+	if err := errors.Join(olds.Close(), news.Close()); err != nil {
+		return Changes{}, err
+	}
+	if d.needs(false) {
+		if err := old(d.namer(false)); err != nil {
+			return Changes{}, err
+		}
+	}
+	if d.needs(true) {
+		if err := new(d.namer(true)); err != nil {
+			return Changes{}, err
+		}
+	}
+	return d.changes(), nil
+}
+
+// adder sorts each row's key with its row's hash; without a grain a row is
+// its own key, its hash.
+func (d *Differ) adder(s *keysort.Sorter) func(arrow.RecordBatch) (bool, error) {
+	var key [8]byte
+	return func(rec arrow.RecordBatch) (bool, error) {
+		n := int(rec.NumRows())
+		if err := d.rowBuf.fill(d.types, rec.Columns(), d.all, n); err != nil {
+			return false, named(d.c, err)
+		}
+		grain := len(d.c.Grain) > 0
+		if grain {
+			if err := d.sortKeys.fill(rec.Columns(), n); err != nil {
+				return false, named(d.c, err)
+			}
+		}
+		for r := range n {
+			h := maphash.Bytes(d.seed, d.rowBuf.row(r))
+			var err error
+			if grain {
+				err = s.Add(d.sortKeys.row(r), h)
+			} else {
+				binary.BigEndian.PutUint64(key[:], h)
+				err = s.Add(key[:], 0)
+			}
+			if err != nil {
+				return false, err
+			}
+		}
+		return false, nil
+	}
+}
+
+// merge walks both sides in grain order, counting each key's change and
+// picking the first of each kind to name.
+func (d *Differ) merge(olds, news *keysort.Sorter) error {
+	oi, err := olds.Sorted()
+	if err != nil {
+		return err
+	}
+	defer oi.Close()
+	ni, err := news.Sorted()
+	if err != nil {
+		return err
+	}
+	defer ni.Close()
+	oOK, nOK := oi.Next(), ni.Next()
+	var key []byte
+	for oOK || nOK {
+		c := 1
+		switch {
+		case !nOK:
+			c = -1
+		case oOK:
+			c = bytes.Compare(oi.Key(), ni.Key())
+		}
+		if c <= 0 {
+			key = append(key[:0], oi.Key()...)
+		} else {
+			key = append(key[:0], ni.Key()...)
+		}
+		// Each side's entries of this key, in order of row hash.
+		var inOld, inNew int64
+		same := true
+		for {
+			o := oOK && bytes.Equal(oi.Key(), key)
+			n := nOK && bytes.Equal(ni.Key(), key)
+			if !o && !n {
+				break
+			}
+			if o != n || oi.Val() != ni.Val() {
+				same = false
+			}
+			if o {
+				inOld++
+				oOK = oi.Next()
+			}
+			if n {
+				inNew++
+				nOK = ni.Next()
+			}
+		}
+		d.count(key, inOld, inNew, same)
+	}
+	return errors.Join(oi.Err(), ni.Err())
+}
+
+// count records one key's change: held by the old rows inOld times, by the
+// new inNew times, with the same rows or not.
+func (d *Differ) count(key []byte, inOld, inNew int64, same bool) {
+	if len(d.c.Grain) == 0 {
+		d.out.Added += max(0, inNew-inOld)
+		d.out.Removed += max(0, inOld-inNew)
+		return
+	}
+	switch {
+	case inOld == 0:
+		d.out.Added += inNew
+		d.pick("added", key, d.out.Added)
+	case inNew == 0:
+		d.out.Removed++
+		d.pick("removed", key, d.out.Removed)
+	case !same:
+		d.out.Changed++
+		d.pick("changed", key, d.out.Changed)
+	}
+}
+
+// pick names key when it is among the first of its kind.
+func (d *Differ) pick(kind string, key []byte, seen int64) {
+	if seen > int64(d.perKind()) {
+		return
+	}
+	if d.want == nil {
+		d.want = map[string]*example{}
+	}
+	e := &example{kind: kind, sortKey: string(key)}
+	d.want[e.sortKey] = e
+	d.examples = append(d.examples, e)
+}
+
+// needs reports whether the examples lack values of the new side (or of
+// the old).
+func (d *Differ) needs(newSide bool) bool {
+	for _, e := range d.examples {
+		if newSide && e.kind != "removed" && e.new == nil || !newSide && e.kind != "added" && e.old == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// namer fetches the examples' values from one side's rows, until it has
+// them all.
+func (d *Differ) namer(newSide bool) func(arrow.RecordBatch) (bool, error) {
+	return func(rec arrow.RecordBatch) (bool, error) {
+		n := int(rec.NumRows())
+		if err := d.sortKeys.fill(rec.Columns(), n); err != nil {
+			return false, named(d.c, err)
+		}
+		for r := range n {
+			e := d.want[string(d.sortKeys.row(r))]
+			if e == nil {
+				continue
+			}
+			if e.key == "" {
+				e.key = d.keyOf(rec, r)
+			}
+			if newSide && e.new == nil {
+				e.new = d.values(rec, r)
+			} else if !newSide && e.old == nil {
+				e.old = d.values(rec, r)
+			}
+		}
+		return !d.needs(newSide), nil
+	}
+}
+
+// changes is the comparison, its keys named in grain order within each
+// kind, the kinds in the order they are counted: added, removed, changed.
+func (d *Differ) changes() Changes {
+	for _, kind := range []string{"added", "removed", "changed"} {
+		for _, e := range d.examples {
+			if e.kind != kind || e.key == "" {
+				continue // a key the second read did not find is not named
+			}
+			switch kind {
+			case "added":
+				d.out.AddedKeys = append(d.out.AddedKeys, e.key)
+				d.out.Values = append(d.out.Values, d.row(kind, e.key, e.new))
+			case "removed":
+				d.out.RemovedKeys = append(d.out.RemovedKeys, e.key)
+				d.out.Values = append(d.out.Values, d.row(kind, e.key, e.old))
+			default:
+				d.out.ChangedKeys = append(d.out.ChangedKeys, e.key)
+				d.out.Values = append(d.out.Values, d.changed(e))
+			}
+		}
+	}
+	return d.out
 }
 
 func (d *Differ) perKind() int {
@@ -179,157 +425,19 @@ func (d *Differ) row(kind, key string, vals []string) KeyChange {
 	return kc
 }
 
-// hashes returns each row's key hash and row hash.
-func (d *Differ) hashes(rec arrow.RecordBatch) (keys, rows []uint64, err error) {
-	n := int(rec.NumRows())
-	cols := rec.Columns()
-	if err := d.rowBuf.fill(d.types, cols, d.all, n); err != nil {
-		return nil, nil, named(d.c, err)
-	}
-	rows = make([]uint64, n)
-	for r := range n {
-		rows[r] = maphash.Bytes(d.seed, d.rowBuf.row(r))
-	}
-	if len(d.c.Grain) == 0 {
-		return rows, rows, nil
-	}
-	keys, err = d.keys.Hashes(make([]uint64, 0, n), cols, n)
-	return keys, rows, err
-}
-
-// AddOld takes a batch of the rows the partition holds now, in the
-// contract's schema.
-func (d *Differ) AddOld(rec arrow.RecordBatch) error {
-	keys, rows, err := d.hashes(rec)
-	if err != nil {
-		return err
-	}
-	for r, k := range keys {
-		if len(d.c.Grain) == 0 {
-			d.old[k]++
-			continue
-		}
-		d.old[k] = rows[r]
-	}
-	return nil
-}
-
-// AddNew takes a batch of the rows that replace them.
-func (d *Differ) AddNew(rec arrow.RecordBatch) error {
-	keys, rows, err := d.hashes(rec)
-	if err != nil {
-		return err
-	}
-	for r, k := range keys {
-		if len(d.c.Grain) == 0 {
-			if d.old[k] > 0 {
-				d.old[k]--
-				continue
-			}
-			d.out.Added++
-			continue
-		}
-		was, ok := d.old[k]
-		switch {
-		case !ok:
-			d.out.Added++
-			if len(d.out.AddedKeys) < d.perKind() {
-				d.out.AddedKeys = d.example(d.out.AddedKeys, rec, r)
-				d.out.Values = append(d.out.Values, d.row("added", d.out.AddedKeys[len(d.out.AddedKeys)-1], d.values(rec, r)))
-			}
-		case was != rows[r]:
-			d.out.Changed++
-			if len(d.out.ChangedKeys) < d.perKind() {
-				d.out.ChangedKeys = d.example(d.out.ChangedKeys, rec, r)
-				if d.changedNew == nil {
-					d.changedNew = map[uint64]pendingKey{}
-				}
-				d.changedNew[k] = pendingKey{key: d.out.ChangedKeys[len(d.out.ChangedKeys)-1], values: d.values(rec, r)}
-			}
-		}
-		delete(d.old, k)
-	}
-	return nil
-}
-
-// NameRemoved takes a batch of the old rows again, to name removed keys;
-// it reports whether it has named enough, so the caller can stop reading.
-func (d *Differ) NameRemoved(rec arrow.RecordBatch) (bool, error) {
-	d.count()
-	if d.done() {
-		return true, nil
-	}
-	keys, _, err := d.hashes(rec)
-	if err != nil {
-		return false, err
-	}
-	for r, k := range keys {
-		if p, ok := d.changedNew[k]; ok {
-			d.out.Values = append(d.out.Values, d.changed(p, d.values(rec, r)))
-			delete(d.changedNew, k)
-		}
-		if _, ok := d.old[k]; ok && len(d.out.RemovedKeys) < d.perKind() {
-			d.out.RemovedKeys = d.example(d.out.RemovedKeys, rec, r)
-			d.out.Values = append(d.out.Values, d.row("removed", d.out.RemovedKeys[len(d.out.RemovedKeys)-1], d.values(rec, r)))
-			delete(d.old, k) // a key repeated in old rows is named once
-		}
-		if d.done() {
-			break
-		}
-	}
-	return d.done(), nil
-}
-
 // changed is a changed key's columns that differ, old and new.
-func (d *Differ) changed(p pendingKey, old []string) KeyChange {
-	kc := KeyChange{Kind: "changed", Key: p.key, Columns: []ValueChange{}}
+func (d *Differ) changed(e *example) KeyChange {
+	kc := KeyChange{Kind: "changed", Key: e.key, Columns: []ValueChange{}}
 	for _, i := range d.shown() {
-		if old[i] != p.values[i] {
-			kc.Columns = append(kc.Columns, ValueChange{Column: d.c.Fields[i].Name, Old: shorten(old[i]), New: shorten(p.values[i])})
+		if e.old[i] != e.new[i] {
+			kc.Columns = append(kc.Columns, ValueChange{Column: d.c.Fields[i].Name, Old: shorten(e.old[i]), New: shorten(e.new[i])})
 		}
 	}
 	return kc
 }
 
-func (d *Differ) done() bool {
-	return len(d.c.Grain) == 0 || (len(d.out.RemovedKeys) >= d.perKind() || len(d.old) == 0) && len(d.changedNew) == 0
-}
-
-// NeedsRemovedNames reports whether NameRemoved has keys left to name,
-// once AddNew has seen every new row.
-func (d *Differ) NeedsRemovedNames() bool {
-	d.count()
-	return !d.done()
-}
-
-// count counts the removed rows, once, after the last AddNew.
-func (d *Differ) count() {
-	if d.counted {
-		return
-	}
-	d.counted = true
-	if len(d.c.Grain) == 0 {
-		for _, n := range d.old {
-			d.out.Removed += int64(n)
-		}
-		return
-	}
-	d.out.Removed = int64(len(d.old))
-}
-
-// Changes returns the comparison, its keys' values in the order the
-// kinds are counted: added, removed, changed.
-func (d *Differ) Changes() Changes {
-	d.count()
-	rank := map[string]int{"added": 0, "removed": 1, "changed": 2}
-	slices.SortStableFunc(d.out.Values, func(a, b KeyChange) int { return rank[a.Kind] - rank[b.Kind] })
-	d.rowBuf.release()
-	d.keys.Release()
-	return d.out
-}
-
-// example appends the key of row r to keys.
-func (d *Differ) example(keys []string, rec arrow.RecordBatch, r int) []string {
+// keyOf shows row r's key: its grain columns, but the partition's.
+func (d *Differ) keyOf(rec arrow.RecordBatch, r int) string {
 	var b strings.Builder
 	for i, c := range d.keyCols {
 		if i > 0 {
@@ -339,7 +447,7 @@ func (d *Differ) example(keys []string, rec arrow.RecordBatch, r int) []string {
 		b.WriteByte('=')
 		b.WriteString(keyValue(rec.Column(c), r))
 	}
-	return append(keys, b.String())
+	return b.String()
 }
 
 // keyValue shows a grain key's value as a partition value shows: quoted

@@ -2,6 +2,8 @@ package verify_test
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"os"
 	"slices"
 	"testing"
 
@@ -23,25 +25,24 @@ func diff(t *testing.T, old, new []retail.DailyOrder) verify.Changes {
 		t.Fatal(err)
 	}
 	d := verify.NewDiffer(c)
-	each := func(rows []retail.DailyOrder, fn func(arrow.RecordBatch) (bool, error)) {
-		for i := 0; i < len(rows); i += 2 {
-			rec := retail.Record(rows[i:min(i+2, len(rows))])
-			done, err := fn(rec)
-			rec.Release()
-			if err != nil {
-				t.Fatal(err)
+	side := func(rows []retail.DailyOrder) verify.Rows {
+		return func(fn func(arrow.RecordBatch) (bool, error)) error {
+			for i := 0; i < len(rows); i += 2 {
+				rec := retail.Record(rows[i:min(i+2, len(rows))])
+				done, err := fn(rec)
+				rec.Release()
+				if err != nil || done {
+					return err
+				}
 			}
-			if done {
-				return
-			}
+			return nil
 		}
 	}
-	each(old, func(r arrow.RecordBatch) (bool, error) { return false, d.AddOld(r) })
-	each(new, func(r arrow.RecordBatch) (bool, error) { return false, d.AddNew(r) })
-	if d.NeedsRemovedNames() {
-		each(old, d.NameRemoved)
+	ch, err := d.Compare(side(old), side(new))
+	if err != nil {
+		t.Fatal(err)
 	}
-	return d.Changes()
+	return ch
 }
 
 func TestChangesAtTheGrain(t *testing.T) {
@@ -52,11 +53,11 @@ func TestChangesAtTheGrain(t *testing.T) {
 	new := []retail.DailyOrder{day("web", 1, 5000), day("app", 1, 3500), day("kiosk", 3, 900)}
 	got := diff(t, old, new)
 	want := verify.Changes{Added: 1, Removed: 2, Changed: 1,
-		AddedKeys: []string{"channel=kiosk"}, RemovedKeys: []string{"channel=store", "channel=phone"}, ChangedKeys: []string{"channel=web"},
+		AddedKeys: []string{"channel=kiosk"}, RemovedKeys: []string{"channel=phone", "channel=store"}, ChangedKeys: []string{"channel=web"},
 		Values: []verify.KeyChange{
 			{Kind: "added", Key: "channel=kiosk", Columns: []verify.ValueChange{{Column: "order_count", New: "3"}, {Column: "amount_cents", New: "900"}}},
-			{Kind: "removed", Key: "channel=store", Columns: []verify.ValueChange{{Column: "order_count", Old: "1"}, {Column: "amount_cents", Old: "7000"}}},
 			{Kind: "removed", Key: "channel=phone", Columns: []verify.ValueChange{{Column: "order_count", Old: "1"}, {Column: "amount_cents", Old: "100"}}},
+			{Kind: "removed", Key: "channel=store", Columns: []verify.ValueChange{{Column: "order_count", Old: "1"}, {Column: "amount_cents", Old: "7000"}}},
 			// Both columns of web changed; app, the same, is not named.
 			{Kind: "changed", Key: "channel=web", Columns: []verify.ValueChange{{Column: "order_count", Old: "2", New: "1"}, {Column: "amount_cents", Old: "17000", New: "5000"}}},
 		}}
@@ -68,9 +69,10 @@ func TestChangesAtTheGrain(t *testing.T) {
 		t.Errorf("the same rows compare as %+v", got)
 	}
 
-	// Many of each: a few keys are named, every one is counted.
+	// Many of each, read in reverse: a few keys are named, the first in
+	// grain order, and every one is counted.
 	var many, moved []retail.DailyOrder
-	for i := range 50 {
+	for i := 49; i >= 0; i-- {
 		many = append(many, day(fmt.Sprintf("c%02d", i), 1, int64(i)))
 		moved = append(moved, day(fmt.Sprintf("d%02d", i), 1, int64(i)))
 	}
@@ -79,7 +81,77 @@ func TestChangesAtTheGrain(t *testing.T) {
 		t.Errorf("50 keys replaced by 50 others compare as %+v", got)
 	}
 	if !slices.Equal(got.RemovedKeys, []string{"channel=c00", "channel=c01", "channel=c02"}) {
-		t.Errorf("removed keys named %v, want the first three read", got.RemovedKeys)
+		t.Errorf("removed keys named %v, want the first three in grain order", got.RemovedKeys)
+	}
+}
+
+// A partition whose keys pass the memory a comparison holds is compared
+// all the same: its sorted keys wait on disk, every change is counted, the
+// keys named are the first in grain order and their values are right.
+func TestChangesPastMemory(t *testing.T) {
+	c, err := retail.Contract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 120_000
+	row := func(i int, cents int64) retail.DailyOrder {
+		return retail.DailyOrder{OrderDate: "2026-01-01", Channel: fmt.Sprintf("c%06d", i), OrderCount: 1, AmountCents: cents}
+	}
+	var old, new []retail.DailyOrder
+	for i := range n {
+		old = append(old, row(i, int64(i)))
+		switch {
+		case i%100 == 7: // removed
+		case i%100 == 8: // changed
+			new = append(new, row(i, int64(i)+1))
+		default:
+			new = append(new, row(i, int64(i)))
+		}
+	}
+	for i := range n / 100 { // added
+		new = append(new, row(n+i, 5))
+	}
+	// Neither side in grain order.
+	rand.New(rand.NewPCG(3, 4)).Shuffle(len(old), func(i, j int) { old[i], old[j] = old[j], old[i] })
+	slices.Reverse(new)
+	side := func(rows []retail.DailyOrder) verify.Rows {
+		return func(fn func(arrow.RecordBatch) (bool, error)) error {
+			for i := 0; i < len(rows); i += 4096 {
+				rec := retail.Record(rows[i:min(i+4096, len(rows))])
+				done, err := fn(rec)
+				rec.Release()
+				if err != nil || done {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	dir := t.TempDir()
+	d := verify.NewDiffer(c)
+	d.Memory, d.SpillDir = 1, dir // the least: a run every 30,000 keys or so
+	got, err := d.Compare(side(old), side(new))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Written == 0 {
+		t.Fatal("nothing waited on disk: the test does not reach the sort past memory")
+	}
+	if got.Added != n/100 || got.Removed != n/100 || got.Changed != n/100 {
+		t.Fatalf("added %d, removed %d, changed %d; want %d of each", got.Added, got.Removed, got.Changed, n/100)
+	}
+	if want := []string{"channel=c000007", "channel=c000107", "channel=c000207"}; !slices.Equal(got.RemovedKeys, want) {
+		t.Errorf("removed keys %v, want %v", got.RemovedKeys, want)
+	}
+	if want := []string{"channel=c120000", "channel=c120001", "channel=c120002"}; !slices.Equal(got.AddedKeys, want) {
+		t.Errorf("added keys %v, want %v", got.AddedKeys, want)
+	}
+	last := got.Values[len(got.Values)-1]
+	if want := (verify.KeyChange{Kind: "changed", Key: "channel=c000208", Columns: []verify.ValueChange{{Column: "amount_cents", Old: "208", New: "209"}}}); fmt.Sprint(last) != fmt.Sprint(want) {
+		t.Errorf("last key named %+v, want %+v", last, want)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("the comparison left %d files on disk", len(left))
 	}
 }
 

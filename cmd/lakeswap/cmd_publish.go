@@ -159,7 +159,7 @@ func addStagingFlags(cmd *cobra.Command, o *publishOptions) {
 	f.BoolVar(&o.sinceLast, "since-last", false, "with --job, instead of --partitions: rebuild the days of the source rows that arrived since the watermark of the table's last landed run, less the job's lookback")
 	f.StringVar(&o.reason, "reason", "", "with --restate-frozen, --restate or --leave: why, recorded in the run and shown by history and show")
 	f.StringVar(&o.decidedBy, "decided-by", "", "with --restate-frozen, --restate or --leave: who decided it (default the user running lakeswap)")
-	f.StringVar(&o.spillDir, "spill-dir", "", "local folder where rows wait between reading and staging; needs about the inputs' uncompressed size (default: the system's temporary folder)")
+	f.StringVar(&o.spillDir, "spill-dir", "", "local folder where rows wait between reading and staging, and a plan's sorted grain keys past memory; needs about the inputs' uncompressed size (default: the system's temporary folder)")
 }
 
 func runPublish(ctx context.Context, g *globals, o publishOptions) error {
@@ -322,6 +322,7 @@ func stagingRequest(o *publishOptions) (swap.Request, source.Options, error) {
 	req = swap.Request{
 		RunID: o.runID, AllowEmpty: o.allowEmpty, NoAutoRollback: o.noAutoRollback, Parallelism: o.parallelism, Writer: writer,
 		AllowImplausible: o.implausible, Changes: o.changes, ChangesKeys: o.keys, Batch: o.batch, AllowMismatch: o.allowMismatch, Table: ident, RewriteOverlapping: o.rewrite,
+		SpillDir: o.spillDir,
 	}
 	backfill.Budget(&req, in.MemoryLimit)
 	if o.planFile != "" {

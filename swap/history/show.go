@@ -67,66 +67,62 @@ type PartitionView struct {
 	Changes *verify.Changes `json:"changes,omitempty"`
 }
 
-// diffMaxRows is the most rows, before and after together, diff compares
-// at the grain in one partition: about 40 bytes of memory a row.
-// showMaxRows is show --run's and report's, which compare every partition
-// a run replaced beside the figures they print: about 80 MB.
-const (
-	diffMaxRows = 20_000_000
-	showMaxRows = 2_000_000
-)
+// showMaxRows is the most rows, before and after together, show --run
+// and report compare at the grain in one partition, beside the figures
+// they print: past it they say so and point to diff, which compares any
+// number (its memory is bounded; its time is a read of both sides, and
+// of the keys named again).
+const showMaxRows = 2_000_000
 
-// grainChanges compares a partition's rows at the grain in two snapshots.
+// grainChanges compares a partition's rows at the grain in two snapshots;
+// maxRows (0: any number) leaves out a partition with more rows.
 func grainChanges(ctx context.Context, a, b *snapshot.At, value string, rows int64, keys int, maxRows int64) (*verify.Changes, error) {
 	if len(a.Contract.Grain) == 0 {
 		return nil, nil
 	}
-	if rows > maxRows {
-		return &verify.Changes{Skipped: fmt.Sprintf("not compared at the grain: %d rows, more than %d (lakeswap diff compares up to %d)", rows, maxRows, diffMaxRows)}, nil
+	if maxRows > 0 && rows > maxRows {
+		return &verify.Changes{Skipped: fmt.Sprintf("not compared at the grain: %d rows, more than %d (lakeswap diff compares any number)", rows, maxRows)}, nil
 	}
 	d := verify.NewDiffer(b.Contract)
 	d.Keys = keys
-	each := func(at *snapshot.At, fn func(arrow.RecordBatch) (bool, error)) error {
-		acc := verify.NewAccumulator(b.Contract, "", nil) // only to conform batches
-		for _, path := range snapshot.DataPaths(at.Live[value]) {
-			rr, err := snapshot.Open(ctx, at.FS, path)
-			if err != nil {
-				return err
-			}
-			for rr.Next() {
-				rec, err := acc.Project(rr.RecordBatch())
-				if err != nil {
-					rr.Release()
-					return fmt.Errorf("%s does not read as the table's schema: %w", path, err)
-				}
-				done, err := fn(rec)
-				rec.Release()
+	side := func(at *snapshot.At) verify.Rows {
+		return func(fn func(arrow.RecordBatch) (bool, error)) error {
+			acc := verify.NewAccumulator(b.Contract, "", nil) // only to conform batches
+			for _, path := range snapshot.DataPaths(at.Live[value]) {
+				done, err := fileRows(ctx, at, acc, path, fn)
 				if err != nil || done {
-					rr.Release()
 					return err
 				}
 			}
-			err = rr.Err()
-			rr.Release()
-			if err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	if err := each(a, func(rec arrow.RecordBatch) (bool, error) { return false, d.AddOld(rec) }); err != nil {
-		return nil, err
-	}
-	if err := each(b, func(rec arrow.RecordBatch) (bool, error) { return false, d.AddNew(rec) }); err != nil {
-		return nil, err
-	}
-	if d.NeedsRemovedNames() {
-		if err := each(a, d.NameRemoved); err != nil {
-			return nil, err
+			return nil
 		}
 	}
-	ch := d.Changes()
+	ch, err := d.Compare(side(a), side(b))
+	if err != nil {
+		return nil, err
+	}
 	return &ch, nil
+}
+
+// fileRows reads one data file in the contract's schema until fn is done.
+func fileRows(ctx context.Context, at *snapshot.At, acc *verify.Accumulator, path string, fn func(arrow.RecordBatch) (bool, error)) (bool, error) {
+	rr, err := snapshot.Open(ctx, at.FS, path)
+	if err != nil {
+		return false, err
+	}
+	defer rr.Release()
+	for rr.Next() {
+		rec, err := acc.Project(rr.RecordBatch())
+		if err != nil {
+			return false, fmt.Errorf("%s does not read as the table's schema: %w", path, err)
+		}
+		done, err := fn(rec)
+		rec.Release()
+		if err != nil || done {
+			return done, err
+		}
+	}
+	return false, rr.Err()
 }
 
 // ShowRun reads a run back from the table: for each partition it
@@ -306,7 +302,7 @@ func (r Reader) Diff(ctx context.Context, ident table.Identifier, from, to strin
 		if pv.After, err = b.Fingerprint(ctx, value); err != nil {
 			return nil, err
 		}
-		if pv.Changes, err = grainChanges(ctx, a, b, value, pv.Before.Rows+pv.After.Rows, r.Keys, diffMaxRows); err != nil {
+		if pv.Changes, err = grainChanges(ctx, a, b, value, pv.Before.Rows+pv.After.Rows, r.Keys, 0); err != nil {
 			return nil, fmt.Errorf("compare partition %s at the grain: %w", pv.Partition, err)
 		}
 		for _, p := range after {
