@@ -456,6 +456,20 @@ func Unpublished(meta table.Metadata) map[int64]bool {
 	return staged
 }
 
+// StagedOn returns the audit branches of the snapshots, staged and not
+// published, that record runID: a run a plan staged and no one applied.
+func StagedOn(meta table.Metadata, runID string) []string {
+	var out []string
+	for id := range Unpublished(meta) {
+		s := meta.SnapshotByID(id)
+		if s != nil && s.Summary.Properties[PropRunID] == runID {
+			out = append(out, s.Summary.Properties[PropAuditBranch])
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // FindAll returns every snapshot of the table that records runID, oldest
 // first: one for a run committed whole, one a batch for a run committed in
 // batches.

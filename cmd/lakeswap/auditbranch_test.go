@@ -83,6 +83,11 @@ func TestAuditBranch(t *testing.T) {
 		if got, want := viewAt(t, s, id, orderCols...), mainView(t, twin); !slices.Equal(got, want) {
 			t.Errorf("the branch's snapshot reads\n%v\na publish of the same input\n%v", got, want)
 		}
+		// The run is staged, not published: show --run points at the plan.
+		if code, _, stderr := s.cli("show", "--table", "retail.daily_orders", "--run", pf.Plan.RunID); code == 0 ||
+			!strings.Contains(stderr, "staged on the audit branch "+branch) || !strings.Contains(stderr, "lakeswap plans --table retail.daily_orders") {
+			t.Errorf("show --run of a run only staged: exit %d\n%s", code, stderr)
+		}
 		var listed plansResult
 		if err := json.Unmarshal([]byte(s.must("-o", "json", "plans", "--table", "retail.daily_orders")), &listed); err != nil ||
 			len(listed.Plans) != 1 || listed.Plans[0].PlanID != pf.PlanID || listed.Plans[0].Branch != branch {

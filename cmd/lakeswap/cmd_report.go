@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	_ "embed"
+	"errors"
 	"fmt"
 	"html/template"
 	"io"
+	"io/fs"
 	"maps"
 	"math"
 	"os"
@@ -66,6 +68,9 @@ func runReport(ctx context.Context, g *globals, o reportOptions) error {
 		return err
 	}
 	f, err := os.OpenFile(o.out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, fs.ErrExist) {
+		return requestError{fmt.Errorf("write the report: %s exists, and a report is never written over: remove it or name another file with --out", o.out)}
+	}
 	if err != nil {
 		return requestError{fmt.Errorf("write the report: %w", err)}
 	}

@@ -35,7 +35,7 @@ func TestReportInChromium(t *testing.T) {
 	if regexp.MustCompile(`(?i)(src|href)\s*=|https?://|@import`).Match(raw) {
 		t.Errorf("the page loads something: %s", regexp.MustCompile(`(?i)(src|href)\s*=[^>]*|https?://\S*`).Find(raw))
 	}
-	if code, _, errs := cli(t, home, "report", "--table", "shop.daily_sales", "--run", "fix-lisbon", "--out", page); code != exitUsage || !strings.Contains(errs, "exists") {
+	if code, _, errs := cli(t, home, "report", "--table", "shop.daily_sales", "--run", "fix-lisbon", "--out", page); code != exitUsage || !strings.Contains(errs, page+" exists") || !strings.Contains(errs, "--out") {
 		t.Errorf("a second report to the same file: exit %d, want %d: %s", code, exitUsage, errs)
 	}
 	if again, _ := os.ReadFile(page); string(again) != string(raw) {

@@ -138,8 +138,13 @@ func (r Reader) ShowRun(ctx context.Context, ident table.Identifier, runID strin
 	name := strings.Join(ident, ".")
 	snaps := runrecord.FindAll(meta, runID)
 	if len(snaps) == 0 {
+		hint := "`lakeswap history --table " + name + "` lists the runs"
+		if branches := runrecord.StagedOn(meta, runID); len(branches) > 0 {
+			hint = fmt.Sprintf("run %s is staged on the audit branch %s by a plan not applied yet: `lakeswap plans --table %s` lists it, `lakeswap show PLAN` shows what it would change",
+				runID, strings.Join(branches, ", "), name)
+		}
 		return nil, &outcome.OpError{Op: "show", Table: name, RunID: runID, Err: fmt.Errorf("%w: no snapshot of %s records run %s", outcome.ErrRunNotFound, name, runID),
-			Hint: "`lakeswap history --table " + name + "` lists the runs"}
+			Hint: hint}
 	}
 	load := runrecord.NewLoader(fsys)
 	v := &RunView{Table: name, RunID: runID, Sums: map[string]exact.Sum{}, Partitions: []PartitionView{}, Checks: []string{}}
