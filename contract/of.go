@@ -7,6 +7,8 @@ import (
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakeswap/lakeswap/internal/jsonid"
 )
 
 // Table properties that hold the parts of the contract the schema cannot.
@@ -144,10 +146,10 @@ func splitList(s string) []string {
 // plan is committed, perhaps by another process, that the table still
 // holds the contract the plan was staged under.
 type Summary struct {
-	SchemaID int      `json:"schema_id"`
-	SpecID   int      `json:"spec_id"`
-	Grain    []string `json:"grain"`
-	Additive []string `json:"additive,omitempty"`
+	SchemaID jsonid.Int `json:"schema_id"`
+	SpecID   jsonid.Int `json:"spec_id"`
+	Grain    []string   `json:"grain"`
+	Additive []string   `json:"additive,omitempty"`
 	// Scales are the decimal additive columns' scales: their sums are
 	// unscaled values, 1234 at scale 2 being 12.34.
 	Scales    map[string]int     `json:"scales,omitempty"`
@@ -159,7 +161,7 @@ type Summary struct {
 
 // Summary summarises the contract.
 func (c *Contract) Summary() Summary {
-	s := Summary{SchemaID: c.Schema.ID, SpecID: c.SpecID, Partition: c.Partition.Name, Transform: c.Partition.Transforms()}
+	s := Summary{SchemaID: jsonid.Int(c.Schema.ID), SpecID: jsonid.Int(c.SpecID), Partition: c.Partition.Name, Transform: c.Partition.Transforms()}
 	for _, i := range c.Grain {
 		s.Grain = append(s.Grain, c.ColumnName(i))
 	}

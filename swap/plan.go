@@ -12,6 +12,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakeswap/lakeswap/contract"
+	"github.com/lakeswap/lakeswap/internal/jsonid"
 	"github.com/lakeswap/lakeswap/parquetio"
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/verify"
@@ -67,7 +68,7 @@ type Plan struct {
 	// rows are read with Contract.SchemaID. Both are the table's current
 	// schema when the plan is made; a base file written under an earlier
 	// schema is read by field id (SchemaEvolved says the table has one).
-	BaseSchemaID    *int               `json:"base_schema_id,omitempty"`
+	BaseSchemaID    *jsonid.Int        `json:"base_schema_id,omitempty"`
 	SchemaEvolved   bool               `json:"schema_evolved,omitempty"`
 	Partitions      []PartitionPlan    `json:"partitions"`
 	Fingerprint     verify.Fingerprint `json:"fingerprint"`

@@ -24,6 +24,7 @@ import (
 	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/internal/exact"
+	"github.com/lakeswap/lakeswap/internal/jsonid"
 	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/parquetio"
 	"github.com/lakeswap/lakeswap/rows"
@@ -319,7 +320,7 @@ func (p *Publisher) planRun(ctx context.Context, req Request) (*run, *table.Tabl
 		id := base.SnapshotID
 		plan.BaseSnapshotID = &id
 	}
-	schemaID := contract.Schema.ID
+	schemaID := jsonid.Int(contract.Schema.ID)
 	plan.BaseSchemaID, plan.SchemaEvolved = &schemaID, len(meta.Schemas()) > 1
 	plan.prior = runrecord.Find(meta, runID)
 	all, err := snapshot.Files(ctx, fsys, base, contract)

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/lakeswap/lakeswap/internal/jsonid"
 	"github.com/lakeswap/lakeswap/swap"
 )
 
@@ -150,7 +151,7 @@ func TestEvolvedTable(t *testing.T) {
 			// The plan names the schema each side was read with: the
 			// table's current one, which this step's change made.
 			_, et, done := engineTable(t, s, "evolving")
-			current := et.Metadata().CurrentSchema().ID
+			current := jsonid.Int(et.Metadata().CurrentSchema().ID)
 			done()
 			if pf.Plan.BaseSchemaID == nil || *pf.Plan.BaseSchemaID != current || pf.Plan.Contract.SchemaID != current || pf.Plan.SchemaEvolved != (current > 0) {
 				t.Errorf("%s: the plan's schemas: base %v, staged %d, evolved %v; the table's current schema is %d", label, pf.Plan.BaseSchemaID, pf.Plan.Contract.SchemaID, pf.Plan.SchemaEvolved, current)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/lakeswap/lakeswap/internal/doctor"
 	"github.com/lakeswap/lakeswap/internal/exact"
+	"github.com/lakeswap/lakeswap/internal/jsonid"
 	"github.com/lakeswap/lakeswap/job"
 	"github.com/lakeswap/lakeswap/swap"
 	"github.com/lakeswap/lakeswap/swap/gc"
@@ -116,9 +117,9 @@ func schemaFor(command string, types []any, t *testing.T) []byte {
 	r := &reflector{defs: map[string]any{}, t: t}
 	var ok []any
 	for _, v := range types {
-		ok = append(ok, r.schema(reflect.TypeOf(v), false))
+		ok = append(ok, r.document(reflect.TypeOf(v)))
 	}
-	errSchema := r.schema(reflect.TypeOf(jsonError{}), false)
+	errSchema := r.document(reflect.TypeOf(jsonError{}))
 	var resultOf any = map[string]any{"type": "null"}
 	if len(ok) > 0 {
 		resultOf = map[string]any{"anyOf": ok}
@@ -130,6 +131,7 @@ func schemaFor(command string, types []any, t *testing.T) []byte {
 		"title":       command + " -o json",
 		"description": "What `" + command + " -o json` prints on stdout: its result on success, the error object (code, kind, message, hint, findings, result) on failure.",
 		"anyOf":       append(ok, errSchema),
+		"required":    []string{"schema_version"},
 		"$defs":       r.defs,
 	}
 	b, err := json.MarshalIndent(doc, "", "  ")
@@ -143,6 +145,15 @@ func schemaFor(command string, types []any, t *testing.T) []byte {
 type reflector struct {
 	defs map[string]any
 	t    *testing.T
+}
+
+// document is the schema of a type a command prints at the top: its
+// fields and schema_version, which every document opens with.
+func (r *reflector) document(t reflect.Type) any {
+	ref := r.schema(t, false)
+	def := r.defs[t.String()].(map[string]any)
+	def["properties"].(map[string]any)["schema_version"] = map[string]any{"const": SchemaVersion}
+	return ref
 }
 
 var snakeCase = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
@@ -163,6 +174,10 @@ func (r *reflector) schema(t reflect.Type, quoted bool) any {
 		return map[string]any{"oneOf": []any{
 			map[string]any{"type": "integer", "minimum": -(1 << 53), "maximum": 1 << 53},
 			map[string]any{"type": "string", "pattern": "^-?[0-9]+$"}}}
+	case t == reflect.TypeOf(jsonid.Int(0)):
+		return map[string]any{"type": "string", "pattern": "^-?[0-9]+$"}
+	case t == reflect.TypeOf(jsonid.Ints{}):
+		return map[string]any{"type": "array", "items": map[string]any{"type": "string", "pattern": "^-?[0-9]+$"}}
 	case quoted && t.Kind() >= reflect.Int && t.Kind() <= reflect.Uint64:
 		return map[string]any{"type": "string", "pattern": "^-?[0-9]+$"}
 	}
@@ -294,4 +309,73 @@ func validatePrinted(log string) int {
 		return 1
 	}
 	return 0
+}
+
+// TestJSONIDsAreStrings: every id (of a snapshot, schema, spec, plan, a
+// sequence number) is a string in every command's JSON: a 64-bit id as a
+// JSON number loses digits in JavaScript and jq.
+func TestJSONIDsAreStrings(t *testing.T) {
+	isID := regexp.MustCompile(`(^|_)(id|ids|snapshots?|sequence(_number)?)$`)
+	var walk func(file, path string, node any)
+	walk = func(file, path string, node any) {
+		switch n := node.(type) {
+		case map[string]any:
+			if props, ok := n["properties"].(map[string]any); ok {
+				for name, p := range props {
+					if isID.MatchString(name) && hasInteger(p) {
+						t.Errorf("%s: %s/%s is an id printed as a number", filepath.Base(file), path, name)
+					}
+				}
+			}
+			for k, v := range n {
+				walk(file, path+"/"+k, v)
+			}
+		case []any:
+			for _, v := range n {
+				walk(file, path, v)
+			}
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(schemaDir, "*.schema.json"))
+	if len(files) == 0 {
+		t.Fatal("no schema in docs/json")
+	}
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc any
+		if err := json.Unmarshal(raw, &doc); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		walk(f, "", doc)
+	}
+}
+
+// hasInteger reports whether a property's schema allows an integer,
+// itself or as the items of its list.
+func hasInteger(s any) bool {
+	m, ok := s.(map[string]any)
+	if !ok {
+		return false
+	}
+	if m["type"] == "integer" {
+		return true
+	}
+	for _, k := range []string{"items", "anyOf", "oneOf"} {
+		switch v := m[k].(type) {
+		case map[string]any:
+			if hasInteger(v) {
+				return true
+			}
+		case []any:
+			for _, e := range v {
+				if hasInteger(e) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }

@@ -137,8 +137,10 @@ func errorObject(code int, err error, result any) jsonError {
 	}
 	o.RunID, o.SnapshotID, o.Status = topLevel(result, o.Kind)
 	var op *outcome.OpError
-	if errors.As(err, &op) {
+	if errors.As(err, &op) && op.Hint != "" {
+		// The hint is a field of its own, not repeated in the message.
 		o.Hint = op.Hint
+		o.Message = strings.Replace(o.Message, "\nhint: "+op.Hint, "", 1)
 	}
 	var refused *outcome.RefusedError
 	var input *source.InputError
@@ -315,11 +317,29 @@ func writeJSON(w io.Writer, command string, v any) error {
 	if err := enc.Encode(nonNil(v)); err != nil {
 		return err
 	}
+	versioned(&b)
 	if jsonWritten != nil {
 		jsonWritten(command, b.Bytes())
 	}
 	_, err := w.Write(b.Bytes())
 	return err
+}
+
+// SchemaVersion is the version of the JSON lakeswap prints, the first
+// field of every document: it changes only when a field is renamed,
+// removed or given another type (docs/scripts.md).
+const SchemaVersion = 1
+
+// versioned writes schema_version first in the object b holds.
+func versioned(b *bytes.Buffer) {
+	raw := b.Bytes()
+	if !bytes.HasPrefix(raw, []byte("{\n")) {
+		return
+	}
+	rest := bytes.Clone(raw[2:])
+	b.Truncate(2)
+	fmt.Fprintf(b, "  \"schema_version\": %d,\n", SchemaVersion)
+	b.Write(rest)
 }
 
 func newRoot(g *globals) *cobra.Command {

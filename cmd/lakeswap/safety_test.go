@@ -184,6 +184,7 @@ func TestCodesAndWords(t *testing.T) {
 		say  []string
 	}{
 		{"verify an unknown run", []string{"verify", "--table", "retail.daily_orders", "--run", "nope"}, exitError, "not-found", []string{"no snapshot of the table records run nope"}},
+		{"show an unknown run", []string{"show", "--table", "retail.daily_orders", "--run", "nope"}, exitError, "not-found", []string{"records run nope"}},
 		{"verify an unknown snapshot", []string{"verify", "--table", "retail.daily_orders", "--snapshot", "42"}, exitError, "not-found", []string{"snapshot 42 is not in the table's metadata"}},
 		{"roll back an unknown run", []string{"rollback", "--table", "retail.daily_orders", "--run", "nope"}, exitError, "not-found", []string{"run nope"}},
 		{"negative parallelism", []string{"publish", "--table", "retail.daily_orders", "--partitions", twoDays, "--parallelism", "-1", in}, exitUsage, "usage", []string{"--parallelism -1"}},
@@ -215,6 +216,12 @@ func TestCodesAndWords(t *testing.T) {
 			}
 			if got.Code != tc.code || got.Kind != tc.kind {
 				t.Errorf("error object says %d %q, want %d %q", got.Code, got.Kind, tc.code, tc.kind)
+			}
+			if strings.Contains(got.Message, "hint:") {
+				t.Errorf("the message repeats the hint: %q (hint %q)", got.Message, got.Hint)
+			}
+			if !strings.HasPrefix(out, "{\n  \"schema_version\": 1,\n") {
+				t.Errorf("the error object does not open with its schema_version:\n%s", out)
 			}
 			for _, s := range tc.say {
 				if !strings.Contains(got.Message, s) || !strings.Contains(errs, s) {

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakeswap/lakeswap/internal/exact"
+	"github.com/lakeswap/lakeswap/internal/jsonid"
 	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
@@ -27,9 +28,9 @@ type RunView struct {
 	RunID string `json:"run_id"`
 	// Snapshots are the run's snapshots, oldest first (one, or one a
 	// batch).
-	Snapshots []int64   `json:"snapshots"`
-	Time      time.Time `json:"time"`
-	Source    string    `json:"source,omitempty"`
+	Snapshots jsonid.Ints `json:"snapshots"`
+	Time      time.Time   `json:"time"`
+	Source    string      `json:"source,omitempty"`
 	// JobVersion, Rejected and Reconciled are a SQL job's.
 	JobVersion  string                          `json:"job_version,omitempty"`
 	Rejected    map[string]int64                `json:"rejected,omitempty"`
