@@ -21,13 +21,19 @@ import (
 	_ "modernc.org/sqlite"             // the embedded catalog's SQLite driver
 )
 
-// ErrConflict marks a commit the catalog refused because the table moved
-// since it was planned: nothing was committed, and a fresh plan may succeed.
-// It wraps iceberg-go's table.ErrCommitFailed.
 // ErrNoSuchTable is the catalog's answer for a table it does not hold.
 var ErrNoSuchTable = icebergcat.ErrNoSuchTable
 
-var ErrConflict = fmt.Errorf("commit conflict: %w", table.ErrCommitFailed)
+// ErrConflict marks a commit the catalog refused because the table moved
+// since it was planned: nothing was committed, and a fresh plan may succeed.
+// It matches iceberg-go's table.ErrCommitFailed, whose words ("refresh and
+// try again") are not what a lakeswap user does next, so it has its own.
+var ErrConflict error = conflictError{}
+
+type conflictError struct{}
+
+func (conflictError) Error() string        { return "commit conflict" }
+func (conflictError) Is(target error) bool { return target == table.ErrCommitFailed }
 
 // Catalog is an opened iceberg-go catalog that counts its commits and tells a
 // lost compare-and-swap apart from a commit whose outcome is unknown.

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -105,7 +106,29 @@ func runApply(ctx context.Context, g *globals, o applyOptions) error {
 	if len(files) > 1 {
 		view = planView{RunID: res.Plan.RunID, PlanIDs: planIDs(files), Result: res}
 	}
+	if errors.Is(err, outcome.ErrConflict) {
+		// Nothing was published: the result's figures are the plan's,
+		// already shown when it was made, and the way on is the plan's.
+		return g.report(view, discardHint(err, g.catalogFlags(), files), func(io.Writer) {})
+	}
 	return g.report(view, err, func(w io.Writer) { printResult(w, res) })
+}
+
+// discardHint says, for an apply that committed nothing and left the
+// plan's staged files, how to remove them and go on: the plan files by
+// the paths they were given as.
+func discardHint(err error, catalogFlags string, files []*swap.PlanFile) error {
+	var op *outcome.OpError
+	if !errors.As(err, &op) {
+		return err
+	}
+	names := make([]string, len(files))
+	for i, f := range files {
+		names[i] = shellQuote(f.Name)
+	}
+	op.Hint = fmt.Sprintf("nothing was committed and the other commit is intact; `lakeswap%s discard %s` removes what the plan staged; then plan the run again against the table as it is now",
+		catalogFlags, strings.Join(names, " "))
+	return err
 }
 
 // askApproval shows each plan at the terminal and reads the id a person
@@ -163,4 +186,15 @@ func planIDs(files []*swap.PlanFile) []string {
 		out[i] = pf.PlanID
 	}
 	return out
+}
+
+// shellQuote writes a path as a shell reads it back: as it is when it
+// holds nothing a shell treats apart, else in single quotes.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_./:@%+=,-", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
