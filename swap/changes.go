@@ -62,7 +62,7 @@ func changesOf(ctx context.Context, fsys icebergio.IO, c *contract.Contract, pp 
 	staged := func(fn func(arrow.RecordBatch) (bool, error)) error {
 		return eachBatch(ctx, fsys, c, pp.NewFiles, fn)
 	}
-	return d.Compare(old, staged)
+	return d.Compare(ctx, old, staged)
 }
 
 // eachBatch reads files in the contract's schema, batch by batch, until fn

@@ -1,6 +1,7 @@
 package verify_test
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"runtime"
@@ -136,7 +137,7 @@ func BenchmarkDifferMemory(b *testing.B) {
 				t0 := time.Now()
 				d := verify.NewDiffer(c)
 				d.Memory, d.SpillDir = 16<<20, b.TempDir()
-				ch, err := d.Compare(side(rows, false), side(rows, true))
+				ch, err := d.Compare(context.Background(), side(rows, false), side(rows, true))
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -2,6 +2,7 @@ package verify
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"hash/maphash"
@@ -127,7 +128,13 @@ type Differ struct {
 	out      Changes
 	examples []*example
 	want     map[string]*example // the examples by sort key
+	named    map[string]int      // examples by kind
 }
+
+// RowsColumn names, in a changed key's columns, how many rows hold the key
+// before and after, where a side holds it in more than one (a table that
+// broke its grain).
+const RowsColumn = "(rows with this key)"
 
 // DiffMemory is what a comparison holds of each partition's keys by
 // default, both sides together: about 700,000 keys of a long.
@@ -137,12 +144,14 @@ const DiffMemory = 64 << 20
 // schema, until fn says it is done.
 type Rows func(fn func(arrow.RecordBatch) (bool, error)) error
 
-// example is a key named with its values, old and new.
+// example is a key named with its values, old and new, and how many
+// rows hold it on each side (one, but in a table that broke its grain).
 type example struct {
-	kind     string
-	sortKey  string
-	key      string
-	old, new []string
+	kind         string
+	sortKey      string
+	key          string
+	old, new     []string
+	inOld, inNew int64
 }
 
 // NewDiffer starts the comparison of one partition.
@@ -164,8 +173,8 @@ func NewDiffer(c *contract.Contract) *Differ {
 }
 
 // Compare reads the old rows and the new ones, and returns what the new
-// change at the grain.
-func (d *Differ) Compare(old, new Rows) (Changes, error) {
+// change at the grain. It stops when ctx is done.
+func (d *Differ) Compare(ctx context.Context, old, new Rows) (Changes, error) {
 	defer d.rowBuf.release()
 	defer d.sortKeys.release()
 	budget := d.Memory
@@ -181,7 +190,7 @@ func (d *Differ) Compare(old, new Rows) (Changes, error) {
 	if err := new(d.adder(news)); err != nil {
 		return Changes{}, err
 	}
-	if err := d.merge(olds, news); err != nil {
+	if err := d.merge(ctx, olds, news); err != nil {
 		return Changes{}, err
 	}
 	d.Written = olds.Written + news.Written
@@ -236,20 +245,23 @@ func (d *Differ) adder(s *keysort.Sorter) func(arrow.RecordBatch) (bool, error) 
 
 // merge walks both sides in grain order, counting each key's change and
 // picking the first of each kind to name.
-func (d *Differ) merge(olds, news *keysort.Sorter) error {
-	oi, err := olds.Sorted()
+func (d *Differ) merge(ctx context.Context, olds, news *keysort.Sorter) error {
+	oi, err := olds.Sorted(ctx)
 	if err != nil {
 		return err
 	}
 	defer oi.Close()
-	ni, err := news.Sorted()
+	ni, err := news.Sorted(ctx)
 	if err != nil {
 		return err
 	}
 	defer ni.Close()
 	oOK, nOK := oi.Next(), ni.Next()
 	var key []byte
-	for oOK || nOK {
+	for n := 0; oOK || nOK; n++ {
+		if n%(1<<16) == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
 		c := 1
 		switch {
 		case !nOK:
@@ -299,25 +311,26 @@ func (d *Differ) count(key []byte, inOld, inNew int64, same bool) {
 	switch {
 	case inOld == 0:
 		d.out.Added += inNew
-		d.pick("added", key, d.out.Added)
+		d.pick("added", key, inOld, inNew)
 	case inNew == 0:
 		d.out.Removed++
-		d.pick("removed", key, d.out.Removed)
+		d.pick("removed", key, inOld, inNew)
 	case !same:
 		d.out.Changed++
-		d.pick("changed", key, d.out.Changed)
+		d.pick("changed", key, inOld, inNew)
 	}
 }
 
 // pick names key when it is among the first of its kind.
-func (d *Differ) pick(kind string, key []byte, seen int64) {
-	if seen > int64(d.perKind()) {
+func (d *Differ) pick(kind string, key []byte, inOld, inNew int64) {
+	if d.named[kind] >= d.perKind() {
 		return
 	}
 	if d.want == nil {
-		d.want = map[string]*example{}
+		d.want, d.named = map[string]*example{}, map[string]int{}
 	}
-	e := &example{kind: kind, sortKey: string(key)}
+	d.named[kind]++
+	e := &example{kind: kind, sortKey: string(key), inOld: inOld, inNew: inNew}
 	d.want[e.sortKey] = e
 	d.examples = append(d.examples, e)
 }
@@ -364,7 +377,7 @@ func (d *Differ) namer(newSide bool) func(arrow.RecordBatch) (bool, error) {
 func (d *Differ) changes() Changes {
 	for _, kind := range []string{"added", "removed", "changed"} {
 		for _, e := range d.examples {
-			if e.kind != kind || e.key == "" {
+			if e.kind != kind || e.key == "" || kind != "added" && e.old == nil || kind != "removed" && e.new == nil {
 				continue // a key the second read did not find is not named
 			}
 			switch kind {
@@ -432,6 +445,10 @@ func (d *Differ) changed(e *example) KeyChange {
 		if e.old[i] != e.new[i] {
 			kc.Columns = append(kc.Columns, ValueChange{Column: d.c.Fields[i].Name, Old: shorten(e.old[i]), New: shorten(e.new[i])})
 		}
+	}
+	if e.inOld != e.inNew {
+		// A table that broke its grain holds the key in several rows.
+		kc.Columns = append(kc.Columns, ValueChange{Column: RowsColumn, Old: strconv.FormatInt(e.inOld, 10), New: strconv.FormatInt(e.inNew, 10)})
 	}
 	return kc
 }

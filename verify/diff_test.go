@@ -1,6 +1,7 @@
 package verify_test
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -38,7 +39,7 @@ func diff(t *testing.T, old, new []retail.DailyOrder) verify.Changes {
 			return nil
 		}
 	}
-	ch, err := d.Compare(side(old), side(new))
+	ch, err := d.Compare(context.Background(), side(old), side(new))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +131,7 @@ func TestChangesPastMemory(t *testing.T) {
 	dir := t.TempDir()
 	d := verify.NewDiffer(c)
 	d.Memory, d.SpillDir = 1, dir // the least: a run every 30,000 keys or so
-	got, err := d.Compare(side(old), side(new))
+	got, err := d.Compare(context.Background(), side(old), side(new))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,5 +182,66 @@ func TestFormatValue(t *testing.T) {
 		if got := verify.FormatValue(c.col, c.row); got != c.want {
 			t.Errorf("%s row %d shows %s, want %s", c.col.DataType(), c.row, got, c.want)
 		}
+	}
+}
+
+// rowsOf reads rows in batches of two, as a side of a comparison.
+func rowsOf(rows []retail.DailyOrder) verify.Rows {
+	return func(fn func(arrow.RecordBatch) (bool, error)) error {
+		for i := 0; i < len(rows); i += 2 {
+			rec := retail.Record(rows[i:min(i+2, len(rows))])
+			done, err := fn(rec)
+			rec.Release()
+			if err != nil || done {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// A table another engine wrote may break its grain: keys repeated on
+// either side are still named, a key whose only change is how many rows
+// hold it says so, and a second read that no longer finds a key leaves it
+// unnamed, never a panic.
+func TestChangesOfABrokenGrain(t *testing.T) {
+	c, err := retail.Contract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	day := func(channel string, cents int64) retail.DailyOrder {
+		return retail.DailyOrder{OrderDate: "2026-01-01", Channel: channel, OrderCount: 1, AmountCents: cents}
+	}
+	compare := func(old, new verify.Rows) verify.Changes {
+		t.Helper()
+		got, err := verify.NewDiffer(c).Compare(context.Background(), old, new)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+
+	got := compare(rowsOf(nil), rowsOf([]retail.DailyOrder{day("a", 1), day("a", 2), day("a", 3), day("a", 4), day("b", 1), day("c", 1)}))
+	if got.Added != 6 || !slices.Equal(got.AddedKeys, []string{"channel=a", "channel=b", "channel=c"}) {
+		t.Errorf("keys added, one of them four times: %+v", got)
+	}
+
+	twice := []retail.DailyOrder{day("web", 5), day("web", 5)}
+	got = compare(rowsOf(twice), rowsOf(twice[:1]))
+	want := []verify.KeyChange{{Kind: "changed", Key: "channel=web", Columns: []verify.ValueChange{{Column: verify.RowsColumn, Old: "2", New: "1"}}}}
+	if got.Changed != 1 || fmt.Sprint(got.Values) != fmt.Sprint(want) {
+		t.Errorf("a key held twice, then once: %+v", got)
+	}
+
+	reads := 0
+	once := func(fn func(arrow.RecordBatch) (bool, error)) error {
+		if reads++; reads > 1 {
+			return nil
+		}
+		return rowsOf([]retail.DailyOrder{day("web", 7)})(fn)
+	}
+	got = compare(rowsOf([]retail.DailyOrder{day("web", 5)}), once)
+	if got.Changed != 1 || len(got.ChangedKeys) != 0 || len(got.Values) != 0 {
+		t.Errorf("a key the second read missed: %+v", got)
 	}
 }

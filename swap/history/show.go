@@ -98,7 +98,7 @@ func grainChanges(ctx context.Context, a, b *snapshot.At, value string, rows int
 			return nil
 		}
 	}
-	ch, err := d.Compare(side(a), side(b))
+	ch, err := d.Compare(ctx, side(a), side(b))
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"cmp"
 	"container/heap"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -28,8 +29,12 @@ const MinBudget = 1 << 20
 // longer runs first, so that the buffers open at once stay few.
 const maxFanIn = 64
 
-// bufSize is each run's read or write buffer.
-const bufSize = 64 << 10
+// Each run's read or write buffer is the budget shared by the runs merged
+// at once, within these bounds: the buffers count against the budget.
+const (
+	minBuf = 4 << 10
+	maxBuf = 64 << 10
+)
 
 // entryBytes is what an entry costs beside its key's bytes.
 const entryBytes = 24
@@ -48,6 +53,7 @@ type Sorter struct {
 	arena  []byte
 	ents   []entry
 	runs   []string
+	made   int // runs ever made, which names the next
 	// Written counts the bytes written to runs: what the sort spent on
 	// disk.
 	Written int64
@@ -58,6 +64,11 @@ type Sorter struct {
 // folder).
 func New(dir string, budget int) *Sorter {
 	return &Sorter{parent: dir, budget: max(budget, MinBudget)}
+}
+
+// bufSize is a run's buffer: the budget over the runs open at once.
+func (s *Sorter) bufSize() int {
+	return min(max(s.budget/(2*(maxFanIn+1)), minBuf), maxBuf)
 }
 
 // Add holds key (copied) and val.
@@ -90,6 +101,7 @@ func (s *Sorter) spill() error {
 	}
 	for _, e := range s.ents {
 		if err := writeEntry(w, s.key(e), e.val); err != nil {
+			w.f.Close()
 			return s.failed(path, err)
 		}
 	}
@@ -121,12 +133,15 @@ func (s *Sorter) create() (string, *runWriter, error) {
 		}
 		s.dir = dir
 	}
-	path := filepath.Join(s.dir, fmt.Sprintf("run%06d", len(s.runs)))
-	f, err := os.Create(path)
+	// Runs merged are removed and others made: a run's name is never
+	// one taken before.
+	path := filepath.Join(s.dir, fmt.Sprintf("run%06d", s.made))
+	s.made++
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return "", nil, fmt.Errorf("write the comparison's sorted keys: %w", err)
 	}
-	return path, &runWriter{f: f, Writer: bufio.NewWriterSize(f, bufSize)}, nil
+	return path, &runWriter{f: f, Writer: bufio.NewWriterSize(f, s.bufSize())}, nil
 }
 
 func (s *Sorter) finish(path string, w *runWriter) error {
@@ -160,11 +175,11 @@ func writeEntry(w *runWriter, key []byte, val uint64) error {
 }
 
 // Sorted returns the entries added, in order. Add must not be called
-// after it.
-func (s *Sorter) Sorted() (*Iter, error) {
+// after it. Merging runs into longer ones stops when ctx is done.
+func (s *Sorter) Sorted(ctx context.Context) (*Iter, error) {
 	s.sort()
 	for len(s.runs) > maxFanIn {
-		if err := s.mergeRuns(); err != nil {
+		if err := s.mergeRuns(ctx); err != nil {
 			return nil, err
 		}
 	}
@@ -172,7 +187,7 @@ func (s *Sorter) Sorted() (*Iter, error) {
 }
 
 // mergeRuns merges the first maxFanIn runs into one.
-func (s *Sorter) mergeRuns() error {
+func (s *Sorter) mergeRuns(ctx context.Context) error {
 	first := s.runs[:maxFanIn]
 	it, err := s.merge(first, false)
 	if err != nil {
@@ -183,12 +198,18 @@ func (s *Sorter) mergeRuns() error {
 	if err != nil {
 		return err
 	}
-	for it.Next() {
+	for n := 0; it.Next(); n++ {
+		if n%(1<<16) == 0 && ctx.Err() != nil {
+			w.f.Close()
+			return ctx.Err()
+		}
 		if err := writeEntry(w, it.Key(), it.Val()); err != nil {
+			w.f.Close()
 			return s.failed(path, err)
 		}
 	}
 	if err := it.Err(); err != nil {
+		w.f.Close()
 		return err
 	}
 	if err := s.finish(path, w); err != nil {
@@ -213,7 +234,7 @@ func (s *Sorter) merge(runs []string, held bool) (*Iter, error) {
 			it.Close()
 			return nil, fmt.Errorf("read the comparison's sorted keys: %w", err)
 		}
-		it.srcs = append(it.srcs, &fileSource{f: f, r: bufio.NewReaderSize(f, bufSize), path: p})
+		it.srcs = append(it.srcs, &fileSource{f: f, r: bufio.NewReaderSize(f, s.bufSize()), path: p})
 	}
 	for _, src := range it.srcs {
 		ok, err := src.next()
@@ -346,10 +367,11 @@ func (it *Iter) Next() bool {
 	return len(it.h) > 0
 }
 
-// Key is the entry's key, valid until Next.
+// Key is the entry's key, valid until Next; only after Next returned
+// true.
 func (it *Iter) Key() []byte { return it.h[0].key() }
 
-// Val is the entry's value.
+// Val is the entry's value; only after Next returned true.
 func (it *Iter) Val() uint64 { return it.h[0].val() }
 
 // Err is what stopped Next early.

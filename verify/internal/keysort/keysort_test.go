@@ -3,6 +3,7 @@ package keysort_test
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -25,7 +26,7 @@ func sorted(t *testing.T, s *keysort.Sorter, in []kv) []kv {
 			t.Fatal(err)
 		}
 	}
-	it, err := s.Sorted()
+	it, err := s.Sorted(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,6 +83,28 @@ func TestSortPastMemory(t *testing.T) {
 	left, _ := os.ReadDir(dir)
 	if len(left) != 0 {
 		t.Fatalf("Close left %d entries in the folder", len(left))
+	}
+}
+
+// Past several rounds of merging runs into longer ones (hundreds of
+// runs), the entries still read back in order, and the disk written stays
+// a few times the entries' size: a merge never reads back what it writes.
+func TestSortPastManyMerges(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	var in []kv
+	for range 60_000 {
+		in = append(in, kv{fmt.Sprintf("%08x", r.Uint32()), r.Uint64()})
+	}
+	s := keysort.NewSmall(t.TempDir(), 4<<10) // a run every 100 entries or so
+	defer s.Close()
+	got := sorted(t, s, in)
+	if !slices.Equal(got, want(in)) {
+		t.Fatalf("%d entries read back differ from an in-memory sort of %d", len(got), len(in))
+	}
+	// Each entry is 17 bytes on disk; the runs are written once, and most
+	// of them once more as they are merged into longer ones.
+	if size := int64(len(in) * 17); s.Written < size*3/2 || s.Written > 3*size {
+		t.Errorf("wrote %d bytes for %d bytes of entries: want one round of writing and one of merging", s.Written, size)
 	}
 }
 
