@@ -606,8 +606,14 @@ func (j *jsonRows) next() (int64, map[string]any, error) {
 func decodeObject(text []byte) (map[string]any, error) {
 	dec := json.NewDecoder(bytes.NewReader(text))
 	dec.UseNumber()
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+	tok, err := dec.Token()
+	if err != nil {
 		return nil, errors.New("malformed JSON: a line must hold one object")
+	}
+	if tok != json.Delim('{') {
+		// Valid JSON of another kind: null is refused as an array is,
+		// never read as a row of nulls.
+		return nil, fmt.Errorf("the line holds %s, not an object: each line must hold one object, a row", jsonKind(tok))
 	}
 	row := map[string]any{}
 	for dec.More() {
@@ -645,6 +651,26 @@ func decodeObject(text []byte) (map[string]any, error) {
 		return nil, errors.New("a column name is not valid UTF-8")
 	}
 	return row, nil
+}
+
+// jsonKind names the kind of JSON value a first token begins.
+func jsonKind(tok json.Token) string {
+	switch v := tok.(type) {
+	case nil:
+		return "null"
+	case json.Delim:
+		if v == '[' {
+			return "an array"
+		}
+		return "a stray " + v.String()
+	case string:
+		return "a string"
+	case json.Number:
+		return "a number"
+	case bool:
+		return "a boolean"
+	}
+	return "a value"
 }
 
 // loneSurrogate reports whether a JSON string holds a \u escape of half a

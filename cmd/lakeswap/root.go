@@ -460,12 +460,13 @@ func mainWithEnv(ctx context.Context, args []string, stdout, stderr io.Writer, g
 	}
 	fmt.Fprintf(stderr, "lakeswap: %v\n", err)
 	if code == exitUsage && (errors.As(err, new(usageError)) || isCobraUsage(err)) {
-		// The usage of the command that was meant, where one was found.
-		if cmd == nil || cmd == root || !cmd.Runnable() {
-			fmt.Fprintln(stderr, "Run 'lakeswap --help' for usage.")
-		} else {
-			fmt.Fprintf(stderr, "\n%s", cmd.UsageString())
+		// The cause stays the last thing read: one line points at the
+		// help of the command that was meant, where one was found.
+		path := "lakeswap"
+		if cmd != nil && cmd != root {
+			path = cmd.CommandPath()
 		}
+		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", path)
 	}
 	return code
 }
