@@ -100,6 +100,7 @@ type reportResult struct {
 type (
 	reportData struct {
 		RunID, Table, Time, Snapshots, Source, JobVersion, Rows, Fingerprint, Checks string
+		RolledBack                                                                   string
 		Sums                                                                         []namedValue
 		SumNames                                                                     []string
 		Rejected                                                                     []string
@@ -135,7 +136,7 @@ type (
 func reportOf(v *history.RunView) reportData {
 	d := reportData{RunID: v.RunID, Table: v.Table, Time: v.Time.Format("2006-01-02 15:04:05Z"), Snapshots: joinIDs(v.Snapshots),
 		Source: v.Source, JobVersion: v.JobVersion, Rows: fmt.Sprint(v.Rows), Fingerprint: v.Fingerprint,
-		Checks: strings.TrimPrefix(describeRecordedChecks(v.Checks), "checks ")}
+		Checks: strings.TrimPrefix(describeRecordedChecks(v.Checks), "checks "), RolledBack: describeUndone(v)}
 	d.SumNames = slices.Sorted(maps.Keys(v.Sums))
 	for _, k := range d.SumNames {
 		d.Sums = append(d.Sums, namedValue{k, scaled(v.Sums[k], v.Scales[k])})

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -51,6 +52,27 @@ func TestHistoryOfARunAndItsRollback(t *testing.T) {
 	}
 	if strings.Index(out, "rollback") > strings.Index(out, "week-1") {
 		t.Errorf("history lists the rollback after the run it went back to, want newest first:\n%s", out)
+	}
+
+	// show and report of the run undone say so first.
+	if _, shown, _ := cli(t, home, "show", "--table", "shop.daily_sales", "--run", "fix-lisbon"); !strings.HasPrefix(shown, "ROLLED BACK: run fix-lisbon was rolled back at ") ||
+		!strings.Contains(strings.SplitN(shown, "\n", 2)[0], fmt.Sprintf("set back to snapshot %d", week)) {
+		t.Errorf("show of a run rolled back does not open saying so:\n%s", shown)
+	}
+	var shownJSON history.RunView
+	if _, js, _ := cli(t, home, "show", "--table", "shop.daily_sales", "--run", "fix-lisbon", "-o", "json"); json.Unmarshal([]byte(js), &shownJSON) != nil ||
+		shownJSON.RolledBack == nil || shownJSON.RolledBack.To != week || shownJSON.RolledBack.Scoped || shownJSON.RolledBack.Time.IsZero() {
+		t.Errorf("show -o json of a run rolled back: %+v", shownJSON.RolledBack)
+	}
+	page := filepath.Join(t.TempDir(), "r.html")
+	if code, _, errs := cli(t, home, "report", "--table", "shop.daily_sales", "--run", "fix-lisbon", "--out", page); code != 0 {
+		t.Fatalf("report: exit %d: %s", code, errs)
+	}
+	if raw, _ := os.ReadFile(page); !strings.Contains(string(raw), `<p id="rolled-back" class="warning">ROLLED BACK: run fix-lisbon was rolled back at `) {
+		t.Error("the report of a run rolled back does not say so at the top")
+	}
+	if _, shown, _ := cli(t, home, "show", "--table", "shop.daily_sales", "--run", "week-1"); strings.Contains(shown, "ROLLED BACK") {
+		t.Errorf("show of a run main holds says it was rolled back:\n%s", shown)
 	}
 
 	var res historyResult

@@ -71,7 +71,12 @@ func (r Reader) Rollbacks(ctx context.Context, ident table.Identifier) ([]Rollba
 	if err != nil {
 		return nil, err
 	}
-	meta := tbl.Metadata()
+	return rollbacksOf(tbl.Metadata()), nil
+}
+
+// rollbacksOf lists, from a table's snapshot log, the times main was set
+// back, oldest first.
+func rollbacksOf(meta table.Metadata) []Rollback {
 	var out []Rollback
 	var prev *table.Snapshot
 	for entry := range meta.SnapshotLogs() {
@@ -97,7 +102,7 @@ func (r Reader) Rollbacks(ctx context.Context, ident table.Identifier) ([]Rollba
 		}
 		prev = cur
 	}
-	return out, nil
+	return out
 }
 
 // RunStatus is what the table's history says of a run: whether it landed,

@@ -51,6 +51,34 @@ type RunView struct {
 	// Scales are the decimal sums' scales: 1234 at scale 2 is 12.34.
 	Scales     map[string]int  `json:"scales,omitempty"`
 	Partitions []PartitionView `json:"partitions"`
+	// RolledBack says the run was undone since: when, and main set back
+	// to which snapshot, or the snapshot of a scoped rollback of it (To);
+	// the figures are what the run committed, which main no longer holds.
+	RolledBack *Undone `json:"rolled_back,omitempty"`
+}
+
+// Undone is how a run was undone: main set back past it (a rollback)
+// or a snapshot of its own that put back the run's partitions (Scoped).
+type Undone struct {
+	Time   time.Time `json:"time"`
+	To     int64     `json:"snapshot_id,string"`
+	Scoped bool      `json:"scoped"`
+}
+
+// undoneBy finds the last rollback of a run: a scoped rollback's
+// snapshot, or main set back past the run's snapshots.
+func undoneBy(meta table.Metadata, runID string) *Undone {
+	scoped, _ := runrecord.ScopedRollback(runID)
+	if s := runrecord.Find(meta, scoped); s != nil {
+		return &Undone{Time: time.UnixMilli(s.TimestampMs).UTC(), To: s.SnapshotID, Scoped: true}
+	}
+	var out *Undone
+	for _, r := range rollbacksOf(meta) {
+		if slices.Contains(r.Runs, runID) {
+			out = &Undone{Time: r.Time, To: r.To}
+		}
+	}
+	return out
 }
 
 // PartitionView is one partition of a run: its rows, sums and fingerprint
@@ -148,7 +176,8 @@ func (r Reader) ShowRun(ctx context.Context, ident table.Identifier, runID strin
 			Hint: hint}
 	}
 	load := runrecord.NewLoader(fsys)
-	v := &RunView{Table: name, RunID: runID, Sums: map[string]exact.Sum{}, Partitions: []PartitionView{}, Checks: []string{}}
+	v := &RunView{Table: name, RunID: runID, Sums: map[string]exact.Sum{}, Partitions: []PartitionView{}, Checks: []string{},
+		RolledBack: undoneBy(meta, runID)}
 	for i := range snaps {
 		s := &snaps[i]
 		rec, _, err := load.Snapshot(s)
