@@ -20,6 +20,7 @@ import (
 
 	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/internal/exact"
+	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/parquetio"
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/source"
@@ -839,7 +840,9 @@ type LagReport struct {
 func (j *Job) MeasureLag(ctx context.Context, eng *source.SQLEngine) (*LagReport, error) {
 	name := j.lagSource()
 	if _, ok := j.Sources[name]; !ok || j.Lag.Event == "" || j.Lag.Ingested == "" {
-		return nil, fmt.Errorf("job %s: lag needs lag: {source, event_time, ingested_at}, SQL on the source's columns", j.File)
+		// What the job file does not say is a usage error (exit 2), as
+		// every other part of a job file missing is.
+		return nil, outcome.Invalid(fmt.Errorf("job %s: lag needs lag: {source, event_time, ingested_at}, SQL on the source's columns", j.File))
 	}
 	if err := j.lagReadable(ctx, eng); err != nil {
 		return nil, err

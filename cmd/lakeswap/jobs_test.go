@@ -128,7 +128,7 @@ func TestRetailJob(t *testing.T) {
 func TestRetailJobsFromRaw(t *testing.T) {
 	forEachSite(t, func(t *testing.T, s *site) {
 		dir := t.TempDir()
-		for _, f := range []string{"orders_fact.yaml", "orders_fact.sql", "daily_orders.yaml", "daily_orders.sql"} {
+		for _, f := range []string{"orders_fact.yaml", "orders_fact.sql"} {
 			copyInto(t, filepath.Join("..", "..", "examples", "retail", f), filepath.Join(dir, f))
 		}
 		for _, f := range []string{"orders_fact.table.yaml", "daily_orders.table.yaml"} {
@@ -269,6 +269,15 @@ func TestLag(t *testing.T) {
 		copyInto(t, filepath.Join("..", "..", "internal", "retail", "fixture", b), filepath.Join(dir, "raw", b))
 	}
 	s := newSite(t, "sqlite+local")
+	// A job without lag: is a usage error, as any part a job file lacks.
+	raw, err := os.ReadFile(filepath.Join(dir, "orders_fact.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	noLag := write(t, dir, "no_lag.yaml", strings.Replace(strings.Replace(string(raw), "lag: {", "# lag: {", 1), "lookback: 2d\n", "", 1))
+	if code, _, errs := s.cli("lag", "--job", noLag); code != exitUsage || !strings.Contains(errs, "lag needs lag:") {
+		t.Errorf("lag on a job without lag: exit %d, want %d: %s", code, exitUsage, errs)
+	}
 	out := s.must("lag", "--job", filepath.Join(dir, "orders_fact.yaml"))
 	for _, want := range []string{"over 12 rows", "p50 4m0s", "max 23h5m0s", "beyond the lookback of 48h0m0s: 0 rows"} {
 		if !strings.Contains(out, want) {

@@ -64,6 +64,9 @@ func TestOrchestratorAnswers(t *testing.T) {
 			if st := ask(0, "status", "--table", "retail.daily_orders", "--run", "dag-2"); st.Status != "unchanged" || st.SnapshotID != first.SnapshotID {
 				t.Errorf("status of an unchanged run: %+v", st)
 			}
+			if v := ask(0, "verify", "--table", "retail.daily_orders", "--run", "dag-2"); v.Status != "unchanged" {
+				t.Errorf("verify of an unchanged run: %+v", v)
+			}
 			if st := ask(exitError, "status", "--table", "retail.daily_orders", "--run", "dag-never"); st.Kind != "not-found" {
 				t.Errorf("status of an unknown run: %+v", st)
 			}

@@ -290,7 +290,7 @@ func TestStatisticsOfAnUnreadableFile(t *testing.T) {
 		t.Fatalf("table create: exit %d: %s", code, errs)
 	}
 	in := write(t, home, "items.ndjson", "{\"region\":\"eu\",\"n\":1}\n{\"region\":\"us\",\"n\":2}\n")
-	if code, _, errs := cli(t, home, "publish", "--table", "shop.items", "--partitions", "region=eu,us", in); code != 0 {
+	if code, _, errs := cli(t, home, "publish", "--run-id", "items-1", "--table", "shop.items", "--partitions", "region=eu,us", in); code != 0 {
 		t.Fatalf("publish: exit %d: %s", code, errs)
 	}
 	var eu string
@@ -310,6 +310,22 @@ func TestStatisticsOfAnUnreadableFile(t *testing.T) {
 	code, out, errs = cli(t, home, "repair-stats", "--table", "shop.items")
 	if code != exitVerifyFailed || !strings.Contains(out+errs, "cannot be read") {
 		t.Errorf("repair-stats with a file gone: exit %d, want 6 naming it:\n%s%s", code, out, errs)
+	}
+	// verify --run says the same fact with the same code, for a file gone
+	// and for one that does not decode.
+	code, out, errs = cli(t, home, "verify", "--table", "shop.items", "--run", "items-1")
+	if code != exitVerifyFailed || !strings.Contains(errs, "partition region=eu") || !strings.Contains(errs, "cannot be read") {
+		t.Errorf("verify --run with a file gone: exit %d, want 6 naming it:\n%s%s", code, out, errs)
+	}
+	if err := os.WriteFile(eu, []byte("PAR1 not a parquet file PAR1"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = cli(t, home, "verify", "--table", "shop.items", "--run", "items-1")
+	if code != exitVerifyFailed || !strings.Contains(errs, "cannot be read") {
+		t.Errorf("verify --run with a file that does not decode: exit %d, want 6:\n%s%s", code, out, errs)
+	}
+	if code, out, errs = cli(t, home, "verify", "--table", "shop.items"); code != exitVerifyFailed {
+		t.Errorf("verify --table with a file that does not decode: exit %d, want 6:\n%s%s", code, out, errs)
 	}
 }
 

@@ -79,6 +79,13 @@ func (a Auditor) verifySnapshot(ctx context.Context, ident table.Identifier, loa
 		return nil, fmt.Errorf("snapshot %d was not committed by lakeswap: it records no fingerprint", run.SnapshotID)
 	}
 	parts, err := snapshot.Fingerprints(ctx, a.Catalog, ident, run.SnapshotID, rec.Partitions)
+	if unreadable := (*snapshot.UnreadableError)(nil); errors.As(err, &unreadable) {
+		// What verify --table finds too, and says with the same code.
+		res := &VerifyResult{RunID: rec.RunID, SnapshotID: run.SnapshotID, Recorded: rec.Fingerprint,
+			Differences: map[string]string{unreadable.Partition: "unreadable"}}
+		return res, &outcome.OpError{Op: "verify", Table: strings.Join(ident, "."), RunID: rec.RunID,
+			Err: fmt.Errorf("%w: snapshot %d: %w", outcome.ErrVerifyFailed, run.SnapshotID, err)}
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -43,12 +43,29 @@ func Fingerprints(ctx context.Context, cat table.CatalogIO, ident table.Identifi
 		key := at.Contract.Partition.Key(value)
 		fp, err := at.Fingerprint(ctx, value)
 		if err != nil {
-			return nil, err
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, &UnreadableError{Partition: key, Err: err}
 		}
 		out[key] = fp
 	}
 	return out, nil
 }
+
+// UnreadableError is a partition whose files the snapshot references
+// cannot be read (missing, or not decoding as the table's schema): what a
+// check of the snapshot finds, not a failure to look.
+type UnreadableError struct {
+	Partition string
+	Err       error
+}
+
+func (e *UnreadableError) Error() string {
+	return fmt.Sprintf("a file of partition %s the snapshot references cannot be read: %v", e.Partition, e.Err)
+}
+
+func (e *UnreadableError) Unwrap() error { return e.Err }
 
 // RolledBackAt finds when main was pointed back at target, the snapshot
 // run replaced, after run was committed, and whether main descends from
