@@ -3,6 +3,7 @@ package catalog
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -154,6 +155,28 @@ func Resolve(s Settings) (Config, error) {
 		cfg.Props["type"] = typeOf(cfg.Props["uri"])
 	}
 	return cfg, nil
+}
+
+// Missing reports whether the catalog is the embedded one and has not
+// been made yet: the first command that writes makes it, and a command
+// that only reads says there is none rather than make it.
+func (c Config) Missing() bool {
+	if !c.Embedded {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(c.Home, "catalog.db"))
+	return errors.Is(err, fs.ErrNotExist)
+}
+
+// ErrNoCatalog is a command that reads asked of an embedded catalog that
+// was never made.
+var ErrNoCatalog = errors.New("no catalog here")
+
+// NoCatalog says there is no catalog where a command that reads looked,
+// and how to make one or name another.
+func NoCatalog(c Config) error {
+	return fmt.Errorf("%w: lakeswap.yaml, ~/.iceberg-go.yaml and the environment name none, and there is no embedded catalog in %s yet; "+
+		"`lakeswap table create --schema FILE` makes it there (or `lakeswap demo` a demo one), or name yours with --catalog, --config or --home", ErrNoCatalog, c.Home)
 }
 
 // credentialKeys are properties iceberg-go would take credentials from; a

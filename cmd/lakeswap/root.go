@@ -240,6 +240,10 @@ func (g *globals) open(ctx context.Context) (context.Context, *catalog.Catalog, 
 		g.logger().Info("s3 uploads", "part-size", cfg.Props[s3store.PropPartSize], "parts-in-flight", cfg.Props[s3store.PropPartsInFlight])
 	}
 	g.uploads = cfg.Props
+	if !g.writes && cfg.Missing() {
+		// A command that only reads never makes the embedded catalog.
+		return ctx, nil, nil, catalog.NoCatalog(cfg)
+	}
 	if g.writes {
 		// Which catalog a write goes to is never left to be guessed.
 		fmt.Fprintf(g.stderr, "lakeswap: catalog %s\n", describeCatalog(cfg))

@@ -209,3 +209,38 @@ func TestRequestErrorsWithoutUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestReadingCommandsNeverMakeACatalog: in a folder with no catalog, a
+// command that only reads says there is none and how to make one (exit
+// 1), and leaves the folder as empty as it found it; doctor too.
+func TestReadingCommandsNeverMakeACatalog(t *testing.T) {
+	for _, args := range [][]string{
+		{"doctor"},
+		{"history", "--table", "shop.sales"},
+		{"show", "--table", "shop.sales", "--run", "r1"},
+		{"status", "--table", "shop.sales", "--run", "r1"},
+		{"verify", "--table", "shop.sales"},
+		{"verify", "--table", "shop.sales", "--run", "r1"},
+		{"check", "--table", "shop.sales"},
+		{"diff", "--table", "shop.sales", "1", "2"},
+		{"plans"},
+		{"table", "describe", "--table", "shop.sales"},
+	} {
+		home := t.TempDir()
+		code, out, errs := cli(t, home, args...)
+		if code != exitError || !strings.Contains(out+errs, "no catalog here") || !strings.Contains(out+errs, "lakeswap table create") {
+			t.Errorf("lakeswap %s in an empty folder: exit %d, want %d saying there is no catalog:\n%s%s", strings.Join(args, " "), code, exitError, out, errs)
+		}
+		if entries, _ := os.ReadDir(home); len(entries) > 0 {
+			t.Errorf("lakeswap %s made %v in a folder with no catalog", strings.Join(args, " "), entries)
+		}
+	}
+	// lineage reads job files, and no catalog: it answers, making none.
+	home := t.TempDir()
+	if code, _, errs := cli(t, home, "lineage", "--table", "shop.sales", "--jobs", t.TempDir()); code != 0 {
+		t.Errorf("lineage: exit %d: %s", code, errs)
+	}
+	if entries, _ := os.ReadDir(home); len(entries) > 0 {
+		t.Errorf("lineage made %v in a folder with no catalog", entries)
+	}
+}

@@ -56,7 +56,13 @@ const maxSkew = 2 * time.Minute
 func Run(ctx context.Context, cfg catalog.Config) *Report {
 	r := &Report{Catalog: cfg.Name, Type: cfg.Props["type"], ConfiguredBy: cfg.Source, URI: Mask(cfg.Props["uri"]), Warehouse: cfg.Props["warehouse"]}
 	if cfg.Embedded {
-		r.ConfiguredBy = "nothing configured: the embedded catalog in " + cfg.Home
+		r.ConfiguredBy = "no configuration, so the embedded catalog in " + cfg.Home
+	}
+	if cfg.Missing() {
+		// doctor looks; it does not make the catalog it looks for.
+		r.add(Check{Name: "catalog present", Detail: catalog.NoCatalog(cfg).Error(),
+			Fix: "run `lakeswap table create --schema FILE` here, or name your catalog with --catalog, --config or --home"})
+		return r
 	}
 	var store *s3store.Store
 	if s3store.UsesS3(cfg.Props) {
