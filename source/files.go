@@ -91,6 +91,8 @@ type Options struct {
 	// and staging; empty means the system's temporary folder. It needs room
 	// for about the inputs' size, uncompressed.
 	SpillDir string
+	// CSV reads CSV inputs of another form than the plain one.
+	CSV CSVOptions
 	// MemoryLimit is the memory the whole process may use, in bytes, of
 	// which the reader takes its shares; 0 means 512 MiB.
 	MemoryLimit int64
@@ -237,11 +239,12 @@ func (s *Files) read(ctx context.Context, eng *engine, f string, n int, schema *
 	if opts.Read != nil {
 		in.perLine = bytesPerLine(local, inputSizes([]string{f}, opts.Objects)[0])
 	}
-	if format == "csv" && eng != nil {
+	if format == "csv" && eng != nil && opts.CSV.Plain() {
 		err = eng.readCSV(ctx, local, schema, fn)
 	} else {
+		// A CSV file of another form is read by lakeswap's own reader.
 		err = alongside(ctx, func(ctx context.Context, fn func(Batch) error) error {
-			return ReadInput(ctx, local, schema, fn)
+			return ReadInputWith(ctx, local, schema, opts.CSV, fn)
 		}, fn)
 	}
 	var ie *InputError

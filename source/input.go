@@ -77,13 +77,38 @@ const cancelCheckRows = 4096
 // truncated, re-encoded), is an *InputError naming the file, line and
 // column, and so is a column the table lacks or names twice.
 func ReadInput(ctx context.Context, path string, schema *arrow.Schema, fn func(Batch) error) error {
+	return ReadInputWith(ctx, path, schema, CSVOptions{}, fn)
+}
+
+// CSVOptions read a CSV file that is not in the plain form: another
+// separator, a marker of null, no header line.
+type CSVOptions struct {
+	// Delimiter separates fields (0: a comma).
+	Delimiter rune
+	// Null, when set, is the field that stands for null, in any column
+	// (an empty field stays what it is: null, or the empty text in a
+	// string column).
+	Null string
+	// NoHeader says the first line is a row; Columns then names the
+	// file's columns in order.
+	NoHeader bool
+	Columns  []string
+}
+
+// Plain reports whether the options are the defaults.
+func (o CSVOptions) Plain() bool {
+	return (o.Delimiter == 0 || o.Delimiter == ',') && o.Null == "" && !o.NoHeader && len(o.Columns) == 0
+}
+
+// ReadInputWith is ReadInput with a CSV file read by o.
+func ReadInputWith(ctx context.Context, path string, schema *arrow.Schema, o CSVOptions, fn func(Batch) error) error {
 	format, err := InputFormat(path)
 	if err != nil {
 		return err
 	}
 	switch format {
 	case "csv":
-		return readText(ctx, path, schema, newCSVRows, fn)
+		return readText(ctx, path, schema, o.opener(), fn)
 	case "ndjson":
 		return readNDJSON(ctx, path, schema, fn)
 	}
@@ -449,29 +474,43 @@ type csvRows struct {
 	r      *csv.Reader
 	header []string
 	cr     *crWatch
+	null   string
 }
 
 // newCSVRows reads the header, which must name every column of the schema
 // once: a column left out would otherwise be read as nulls.
 func newCSVRows(r io.Reader, schema *arrow.Schema) (rowSource, error) {
+	return CSVOptions{}.open(r, schema)
+}
+
+func (o CSVOptions) opener() opener { return o.open }
+
+func (o CSVOptions) open(r io.Reader, schema *arrow.Schema) (rowSource, error) {
 	watch := &crWatch{r: r}
 	cr := csv.NewReader(watch)
 	cr.ReuseRecord = true
-	header, err := cr.Read()
+	if o.Delimiter != 0 {
+		cr.Comma = o.Delimiter
+	}
+	var header []string
+	var err error
+	if o.NoHeader {
+		header = o.Columns
+	} else {
+		header, err = cr.Read()
+	}
 	if errors.Is(err, io.EOF) {
 		return nil, errors.New("the file is empty; a CSV input starts with a header line")
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read header: %w", csvError(err))
 	}
+	header, err = matchHeader(header, schema)
+	if err != nil {
+		return nil, err
+	}
 	seen := map[string]bool{}
 	for _, name := range header {
-		if seen[name] {
-			return nil, &InputError{Line: 1, Column: name, Err: errors.New("the header names this column twice")}
-		}
-		if len(schema.FieldIndices(name)) == 0 {
-			return nil, &InputError{Line: 1, Column: name, Err: errors.New("column is not in the table schema")}
-		}
 		seen[name] = true
 	}
 	for _, f := range schema.Fields() {
@@ -479,7 +518,7 @@ func newCSVRows(r io.Reader, schema *arrow.Schema) (rowSource, error) {
 			return nil, &InputError{Line: 1, Column: f.Name, Err: errors.New("column missing from the header (write it; an empty field is a null, or an empty text in a string column)")}
 		}
 	}
-	return &csvRows{r: cr, header: append([]string(nil), header...), cr: watch}, nil
+	return &csvRows{r: cr, header: append([]string(nil), header...), cr: watch, null: o.Null}, nil
 }
 
 // crWatch notes where in the stream each CRLF stands: Go's CSV reader
@@ -534,6 +573,10 @@ func (c *csvRows) next() (int64, map[string]any, error) {
 	for i, v := range rec {
 		if crlf && strings.IndexByte(v, '\n') >= 0 {
 			return int64(line), nil, &InputError{Column: c.header[i], Err: errors.New("value holds a CRLF line break, which the CSV reader would turn into LF: write the value's line breaks as LF, or the file as NDJSON")}
+		}
+		if c.null != "" && v == c.null {
+			row[c.header[i]] = nil
+			continue
 		}
 		row[c.header[i]] = v
 	}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode/utf8"
 	"sync"
 	"text/tabwriter"
 	"time"
@@ -54,6 +55,10 @@ type publishOptions struct {
 	runID          string
 	memoryLimit    string
 	spillDir       string
+	csvDelimiter   string
+	csvNull        string
+	csvNoHeader    bool
+	csvColumns     []string
 	noProgress     bool
 	adopt          bool
 	implausible    bool
@@ -159,6 +164,10 @@ func addStagingFlags(cmd *cobra.Command, o *publishOptions) {
 	f.BoolVar(&o.sinceLast, "since-last", false, "with --job, instead of --partitions: rebuild the days of the source rows that arrived since the watermark of the table's last landed run, less the job's lookback")
 	f.StringVar(&o.reason, "reason", "", "with --restate-frozen, --restate or --leave: why, recorded in the run and shown by history and show")
 	f.StringVar(&o.decidedBy, "decided-by", "", "with --restate-frozen, --restate or --leave: who decided it (default the user running lakeswap)")
+	f.StringVar(&o.csvDelimiter, "delimiter", "", "CSV inputs: the character between fields, e.g. ';', '|' or tab (default: a comma)")
+	f.StringVar(&o.csvNull, "null", "", "CSV inputs: the field that stands for null in any column, e.g. NULL or \\N")
+	f.BoolVar(&o.csvNoHeader, "no-header", false, "CSV inputs: the first line is a row; --columns names the columns in order")
+	f.StringSliceVar(&o.csvColumns, "columns", nil, "CSV inputs with --no-header: the file's columns in order, e.g. event_id,event_ts,amount")
 	f.StringVar(&o.spillDir, "spill-dir", "", "local folder where rows wait between reading and staging, and a plan's sorted grain keys past memory; needs about the inputs' uncompressed size (default: the system's temporary folder)")
 }
 
@@ -314,6 +323,9 @@ func stagingRequest(o *publishOptions) (swap.Request, source.Options, error) {
 	}
 	writer.TargetFileSize = o.targetFileMiB << 20
 	in = source.Options{SpillDir: o.spillDir, MemoryLimit: backfill.DefaultMemoryLimit()}
+	if in.CSV, err = csvOptions(o); err != nil {
+		return fail(err)
+	}
 	if o.memoryLimit != "" {
 		if in.MemoryLimit, err = parseSize(o.memoryLimit); err != nil {
 			return fail(usagef("--memory-limit: %v", err))
@@ -575,4 +587,22 @@ func (p *progressLog) Step(name string) {
 
 func (p *progressLog) Staged(partition string, rows, bytes int64) {
 	p.log.Info("staged", "partition", partition, "rows", rows, "bytes", bytes)
+}
+
+// csvOptions reads the CSV flags.
+func csvOptions(o *publishOptions) (source.CSVOptions, error) {
+	c := source.CSVOptions{Null: o.csvNull, NoHeader: o.csvNoHeader, Columns: o.csvColumns}
+	switch d := o.csvDelimiter; {
+	case d == "":
+	case d == "tab" || d == `\t`:
+		c.Delimiter = '\t'
+	case utf8.RuneCountInString(d) == 1 && d != `"` && d != "\n" && d != "\r":
+		c.Delimiter, _ = utf8.DecodeRuneInString(d)
+	default:
+		return c, usagef("--delimiter %q: want one character, e.g. ';', '|' or tab", d)
+	}
+	if c.NoHeader != (len(c.Columns) > 0) {
+		return c, usagef("--no-header and --columns go together: --columns names the columns of a file that has no header line")
+	}
+	return c, nil
 }

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/lakeswap/lakeswap/internal/retail"
+)
+
+// TestCSVAsItComes: CSV files as other tools write them publish with the
+// options that say their form, and a header that does not match says
+// what it may mean; a refused file changes nothing.
+func TestCSVAsItComes(t *testing.T) {
+	home := newHome(t)
+	dir := t.TempDir()
+	daily := func() []retail.DailyOrder {
+		t.Helper()
+		tbl, err := openHome(t, home).LoadTable(context.Background(), []string{"retail", "daily_orders"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, err := retail.ReadDaily(context.Background(), tbl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rows
+	}
+	publish := func(in string, flags ...string) (int, string) {
+		t.Helper()
+		code, _, errs := cli(t, home, append(append([]string{"publish", "--table", "retail.daily_orders", "--partitions", "order_date=2026-01-01"}, flags...), in)...)
+		return code, errs
+	}
+	refused := func(in, want string, flags ...string) {
+		t.Helper()
+		before := metadataLocation(t, home)
+		code, errs := publish(in, flags...)
+		if code == 0 || !strings.Contains(errs, want) {
+			t.Errorf("%s %v: exit %d, want a refusal saying %q:\n%s", in, flags, code, want, errs)
+		}
+		if metadataLocation(t, home) != before {
+			t.Errorf("a refused file changed the table")
+		}
+	}
+	holds := func(channel string, cents int64) {
+		t.Helper()
+		if !slices.ContainsFunc(daily(), func(r retail.DailyOrder) bool {
+			return r.OrderDate == "2026-01-01" && r.Channel == channel && r.AmountCents == cents
+		}) {
+			t.Errorf("the table does not hold %s %d: %+v", channel, cents, daily())
+		}
+	}
+
+	semi := write(t, dir, "semi.csv", "order_date;channel;order_count;amount_cents\n2026-01-01;web;1;501\n")
+	refused(semi, "pass --delimiter ';'")
+	if code, errs := publish(semi, "--delimiter", ";"); code != 0 {
+		t.Fatalf("--delimiter ';': exit %d: %s", code, errs)
+	}
+	holds("web", 501)
+
+	bare := write(t, dir, "bare.csv", "2026-01-01,web,2,502\n")
+	refused(bare, "--no-header")
+	if code, errs := publish(bare, "--no-header", "--columns", "order_date,channel,order_count,amount_cents"); code != 0 {
+		t.Fatalf("--no-header --columns: exit %d: %s", code, errs)
+	}
+	holds("web", 502)
+
+	loud := write(t, dir, "loud.csv", "ORDER_DATE,Channel,order_count,AMOUNT_CENTS\n2026-01-01,app,3,503\n")
+	if code, errs := publish(loud); code != 0 {
+		t.Fatalf("a header in another case: exit %d: %s", code, errs)
+	}
+	holds("app", 503)
+
+	refused(write(t, dir, "typo.csv", "ordr_date,channel,order_count,amount_cents\n2026-01-01,web,1,5\n"), "did you mean order_date?")
+	// NULL marks null: in a required column it is refused as a missing
+	// value, not as text that is no number.
+	refused(write(t, dir, "nulls.csv", "order_date,channel,order_count,amount_cents\n2026-01-01,web,1,NULL\n"), "value is missing, and the column is required", "--null", "NULL")
+	if code, errs := publish(semi, "--no-header"); code != exitUsage {
+		t.Errorf("--no-header without --columns: exit %d, want %d: %s", code, exitUsage, errs)
+	}
+	if code, errs := publish(semi, "--delimiter", ";;"); code != exitUsage {
+		t.Errorf("a delimiter of two characters: exit %d, want %d: %s", code, exitUsage, errs)
+	}
+}
