@@ -559,7 +559,7 @@ func implausible(plan *run, c *contract.Contract, band contract.Band) []verify.F
 		if after == 0 || before == 0 || max(before, after) < minPlausibleRows {
 			continue
 		}
-		check := func(what string, before, after exact.Sum) {
+		check := func(what string, before, after exact.Sum, scale int) {
 			ratio, ok := band.Holds(before, after)
 			if ok {
 				return
@@ -575,12 +575,13 @@ func implausible(plan *run, c *contract.Contract, band contract.Band) []verify.F
 			}
 			out = append(out, verify.Finding{Kind: verify.KindImplausible, Partition: pp.Key, Column: what,
 				Message: fmt.Sprintf("%s %s -> %s (%s), outside the plausible band %s of what the partition holds",
-					orRows(what), before, after, how, band)})
+					orRows(what), before.Scaled(scale), after.Scaled(scale), how, band)})
 		}
-		check("", exact.Of(before), exact.Of(after))
+		check("", exact.Of(before), exact.Of(after), 0)
+		scales := c.Summary().Scales
 		for _, i := range c.Additive {
 			col := c.Fields[i].Name
-			check(col, pp.OldFingerprint.Sums[col], pp.Fingerprint.Sums[col])
+			check(col, pp.OldFingerprint.Sums[col], pp.Fingerprint.Sums[col], scales[col])
 		}
 	}
 	return out

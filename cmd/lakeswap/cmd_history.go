@@ -402,19 +402,5 @@ func orDash(s string) string {
 // short is a hash as messages show it, or "-" for none.
 func short(h string) string { return orDash(verify.Short(h)) }
 
-// scaled shows an unscaled decimal sum at its scale, exactly: 1234 at
-// scale 2 is 12.34, -5 is -0.05; at scale 0 an integer as it is.
-func scaled(v exact.Sum, scale int) string {
-	s := v.String()
-	if scale <= 0 {
-		return s
-	}
-	sign := ""
-	if v.Sign() < 0 {
-		sign, s = "-", s[1:]
-	}
-	if len(s) <= scale {
-		s = strings.Repeat("0", scale-len(s)+1) + s
-	}
-	return sign + s[:len(s)-scale] + "." + s[len(s)-scale:]
-}
+// scaled writes a sum at its column's scale: 1234 at scale 2 is 12.34.
+func scaled(v exact.Sum, scale int) string { return v.Scaled(scale) }

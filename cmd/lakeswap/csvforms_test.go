@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -81,5 +82,38 @@ func TestCSVAsItComes(t *testing.T) {
 	}
 	if code, errs := publish(semi, "--delimiter", ";;"); code != exitUsage {
 		t.Errorf("a delimiter of two characters: exit %d, want %d: %s", code, exitUsage, errs)
+	}
+}
+
+// TestBandSumsAtScale: the plausible band's refusal writes a decimal
+// column's sums at its scale, as every other figure is written.
+func TestBandSumsAtScale(t *testing.T) {
+	home := t.TempDir()
+	schema := write(t, home, "money.yaml", `table: shop.money
+columns:
+  - {name: day, type: date, required: true}
+  - {name: id, type: long, required: true}
+  - {name: amount, type: "decimal(12,2)", required: true}
+identifier: [day, id]
+partition: [{column: day, transform: identity}]
+additive: [amount]
+`)
+	if code, _, errs := cli(t, home, "table", "create", "--schema", schema); code != 0 {
+		t.Fatalf("table create: exit %d: %s", code, errs)
+	}
+	lines := func(cents string) string {
+		var b strings.Builder
+		b.WriteString("day,id,amount\n")
+		for i := range 200 {
+			fmt.Fprintf(&b, "2026-01-01,%d,%s\n", i, cents)
+		}
+		return b.String()
+	}
+	if code, _, errs := cli(t, home, "publish", "--table", "shop.money", "--partitions", "day=2026-01-01", write(t, home, "a.csv", lines("1.25"))); code != 0 {
+		t.Fatalf("publish: exit %d: %s", code, errs)
+	}
+	code, _, errs := cli(t, home, "publish", "--table", "shop.money", "--partitions", "day=2026-01-01", write(t, home, "b.csv", lines("0.05")))
+	if code != exitRefused || !strings.Contains(errs, "sum of amount 250.00 -> 10.00 (0.04x)") {
+		t.Errorf("a sum far below the band: exit %d, want %d with the sums at scale 2:\n%s", code, exitRefused, errs)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"strings"
 )
 
 // Sum is an exact integer; the zero value is 0. Values are immutable:
@@ -102,6 +103,23 @@ func (s Sum) Float64() float64 {
 }
 
 // String is s in base 10.
+// Scaled writes the sum of a decimal column at its scale, as the column
+// holds its values: 1234 at scale 2 is 12.34; scale 0 is the integer.
+func (s Sum) Scaled(scale int) string {
+	str := s.String()
+	if scale <= 0 {
+		return str
+	}
+	sign := ""
+	if s.Sign() < 0 {
+		sign, str = "-", str[1:]
+	}
+	if len(str) <= scale {
+		str = strings.Repeat("0", scale-len(str)+1) + str
+	}
+	return sign + str[:len(str)-scale] + "." + str[len(str)-scale:]
+}
+
 func (s Sum) String() string {
 	if s.big != nil {
 		return s.big.String()
