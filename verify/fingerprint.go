@@ -327,7 +327,13 @@ func (a *Accumulator) finish() {
 	a.grainBuf.release()
 	for _, d := range a.grains.duplicates() {
 		a.dups++
-		a.finding(KindDuplicateGrain, d.row, -1, "grain repeats row %d", d.first)
+		first := fmt.Sprintf("row %d", d.first)
+		if a.locate != nil {
+			if at := a.locate(d.first); at != "" {
+				first += " (" + at + ")" // both places, to look at side by side
+			}
+		}
+		a.finding(KindDuplicateGrain, d.row, -1, "grain repeats %s", first)
 	}
 	a.grains = grainSet{}
 	slices.SortStableFunc(a.findings.List, func(x, y Finding) int { return cmp.Compare(x.Row, y.Row) })
