@@ -206,7 +206,7 @@ func (p Partitioner) ParseSelector(sel string) ([]string, error) {
 	for _, it := range items {
 		from, to, isRange := strings.Cut(it.text, "..")
 		if isRange && !it.quoted && !p.isString() {
-			r, err := p.Range(from, to)
+			r, err := p.Range(from, shortEnd(from, to))
 			if err != nil {
 				return nil, err
 			}
@@ -226,6 +226,18 @@ func (p Partitioner) ParseSelector(sel string) ([]string, error) {
 	}
 	slices.Sort(values)
 	return slices.Compact(values), nil
+}
+
+// shortEnd completes the end of a range written as history writes it,
+// without what it shares with the start up to a '-': 2026-03-04..05 is
+// 2026-03-04..2026-03-05, 2026-01-28..02-03 ends 2026-02-03. A leading
+// minus (an integer's) is no such '-'.
+func shortEnd(from, to string) string {
+	cut := len(from) - len(to)
+	if cut > 1 && from[cut-1] == '-' && !strings.Contains(to, "..") {
+		return from[:cut] + to
+	}
+	return to
 }
 
 func (p Partitioner) isString() bool {

@@ -37,6 +37,13 @@ func TestParseSelector(t *testing.T) {
 		msg  string   // the refusal names this
 	}{
 		{date, "col=2026-01-30..2026-02-01", []string{"2026-01-30", "2026-01-31", "2026-02-01"}, ""},
+		// The short ends history writes read back.
+		{date, "col=2026-03-04..05", []string{"2026-03-04", "2026-03-05"}, ""},
+		{date, "col=2026-01-31..02-01", []string{"2026-01-31", "2026-02-01"}, ""},
+		{day, "col=2026-03-04..05", []string{"2026-03-04", "2026-03-05"}, ""},
+		{month, "col=2025-11..12", []string{"2025-11", "2025-12"}, ""},
+		{long, "col=-3..1", []string{"-1", "-2", "-3", "0", "1"}, ""}, // a minus is no short end
+		{date, "col=2026-03-04..5", nil, "YYYY-MM-DD"},
 		{date, "col=2026-01-02,2026-01-01,2026-01-02", []string{"2026-01-01", "2026-01-02"}, ""},
 		{date, "col=2026-13-01", nil, "YYYY-MM-DD"},
 		{date, "col=2026/01/01", nil, "YYYY-MM-DD"},
