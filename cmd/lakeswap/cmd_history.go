@@ -258,7 +258,7 @@ func printHistory(w io.Writer, entries []runrecord.Entry, rollbacks []history.Ro
 		if e.RunID != "" {
 			runRows = strconv.FormatInt(e.Rows, 10)
 		}
-		rows = append(rows, []string{fmt.Sprintf("%d%s", e.SnapshotID, mark), e.Time.Format("2006-01-02 15:04:05"),
+		rows = append(rows, []string{fmt.Sprintf("%d%s", e.SnapshotID, mark), e.Time.UTC().Format("2006-01-02 15:04:05Z"),
 			e.Operation, orDash(e.RunID), orDash(displayKeys(e.Partitions)), runRows, tableRows, formatSums(e.Sums, scales), short(e.Fingerprint)})
 	}
 	for ; r < len(rollbacks); r++ {
@@ -283,7 +283,7 @@ func printHistory(w io.Writer, entries []runrecord.Entry, rollbacks []history.Ro
 
 // rollbackRow shows main set back, with the runs it no longer holds.
 func rollbackRow(r history.Rollback) []string {
-	return []string{strconv.FormatInt(r.To, 10), r.Time.Format("2006-01-02 15:04:05"), "rollback", orDash(strings.Join(r.Runs, ",")),
+	return []string{strconv.FormatInt(r.To, 10), r.Time.UTC().Format("2006-01-02 15:04:05Z"), "rollback", orDash(strings.Join(r.Runs, ",")),
 		fmt.Sprintf("main set back from %d", r.From), "-", "-", "-", "-"}
 }
 
