@@ -17,7 +17,6 @@ import (
 	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/swap/internal/hold"
-	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 	"github.com/lakeswap/lakeswap/swap/internal/staging"
 	"github.com/lakeswap/lakeswap/verify"
 )
@@ -313,7 +312,6 @@ func (p *Publisher) concludeUncommitted(ctx context.Context, tbl *table.Table, p
 		// partitions): a commit would make a snapshot that changes nothing.
 		res.Status = StatusUnchanged
 		p.log().Info("nothing to commit", "table", name, "run", plan.RunID)
-		p.tagUnchanged(ctx, tbl, plan.RunID)
 		return res, nil, true
 	case !plan.changesNothing():
 		return nil, nil, false
@@ -322,7 +320,6 @@ func (p *Publisher) concludeUncommitted(ctx context.Context, tbl *table.Table, p
 	// rerun of the same input commits nothing.
 	res.Status = StatusUnchanged
 	p.log().Info("partitions already hold the planned content", "table", name, "run", plan.RunID)
-	p.tagUnchanged(ctx, tbl, plan.RunID)
 	if !plan.bound {
 		plan.discarded(ctx, p, tbl)
 		return res, nil, true
@@ -335,29 +332,6 @@ func (p *Publisher) concludeUncommitted(ctx context.Context, tbl *table.Table, p
 	}
 	plan.Cleanup = said
 	return res, nil, true
-}
-
-// tagUnchanged records that runID found its partitions holding its
-// content and committed nothing, with a tag on main's snapshot: a catalog
-// commit that adds no snapshot and changes no row, so that status and a
-// retry answer for the run from the table itself, as for a release that
-// left a table as it was. It is best effort: when main moved meanwhile the
-// tag is left out (and logged), and the run's outcome stays unchanged.
-func (p *Publisher) tagUnchanged(ctx context.Context, tbl *table.Table, runID string) {
-	meta := tbl.Metadata()
-	head := meta.CurrentSnapshot()
-	tag := snapshot.UnchangedTag(runID)
-	if head == nil || runID == "" {
-		return
-	}
-	if s := meta.SnapshotByName(tag); s != nil && s.SnapshotID == head.SnapshotID {
-		return
-	}
-	reqs := []table.Requirement{table.AssertTableUUID(meta.TableUUID()), table.AssertRefSnapshotID(table.MainBranch, &head.SnapshotID)}
-	updates := []table.Update{snapshot.TagRun(tag, head.SnapshotID, p.RollbackRetention)}
-	if _, _, err := p.Catalog.CommitTable(ctx, tbl.Identifier(), reqs, updates); err != nil {
-		p.log().Warn("the run committed nothing, and its tag saying so was not added", "table", strings.Join(tbl.Identifier(), "."), "run", runID, "tag", tag, "err", err)
-	}
 }
 
 // rerun concludes a publish whose run id the table already records. The id is

@@ -26,7 +26,7 @@ func newStatusCmd(g *globals) *cobra.Command {
 		Long: "status answers from the table's own history whether a run landed, as which snapshot(s), and whether\n" +
 			"main still holds it: what a publish that exited 5 (outcome unknown) leaves to find out.\n\n" +
 			"It exits 0 when the run landed (all of its batches, for a run committed in batches; whether main still\n" +
-			"holds it is printed) or found the table holding its content already and committed nothing (unchanged), 1 when no snapshot of the table records it or only some of its batches landed,\n" +
+			"holds it is printed), 1 when no snapshot of the table records it or only some of its batches landed,\n" +
 			"and 5 when the table cannot be read.",
 		Args: tableNotArg,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runStatus(cmd.Context(), g, o) },
@@ -57,11 +57,10 @@ func runStatus(ctx context.Context, g *globals, o statusOptions) error {
 	}
 	name := strings.Join(ident, ".")
 	switch {
-	case !st.Landed && st.Unchanged != 0:
-		// The run (or the release, which landed elsewhere) left this
-		// table as it was.
+	case !st.Landed && st.ReleaseUnchanged != 0:
+		// The release landed elsewhere, and left this table as it was.
 	case !st.Landed:
-		err = fmt.Errorf("%w: no snapshot of %s records run %s: it did not land, or no run has that id (main is at %s; `lakeswap history --table %s` lists the runs)", outcome.ErrRunNotFound, name, runID, orNone(st.Main), name)
+		err = fmt.Errorf("%w: no snapshot of %s records run %s: it did not land, or it found its partitions holding its content already and committed nothing (publish said unchanged), or no run has that id (main is at %s; `lakeswap history --table %s` lists the runs)", outcome.ErrRunNotFound, name, runID, orNone(st.Main), name)
 	case !st.Complete && st.OnMainBatches < st.CommittedBatches:
 		err = fmt.Errorf("run %s landed in part: it committed %d of its %d batches, and main no longer holds some of them (rolled back); publish the rest under a new run id", runID, st.CommittedBatches, st.Batches)
 	case !st.Complete:
@@ -77,11 +76,6 @@ func runStatus(ctx context.Context, g *globals, o statusOptions) error {
 		if st.ReleaseUnchanged != 0 {
 			fmt.Fprintf(w, "run %s is a release that committed nothing to %s: its partitions held the release's content already; the release tagged its snapshot %d %s\n",
 				runID, name, st.ReleaseUnchanged, swap.ReleaseTag(runID))
-			return
-		}
-		if st.Unchanged != 0 {
-			fmt.Fprintf(w, "run %s is unchanged: it committed nothing to %s, whose partitions held its content already at snapshot %d (tagged %s)\n",
-				runID, name, st.Unchanged, st.UnchangedTag)
 			return
 		}
 		if !st.Landed {
@@ -127,8 +121,8 @@ func orNone(id int64) string {
 // what the run committed), "partly-on-main" (some of its partitions a
 // later commit replaced since, listed in replaced_since), "off-main" (it
 // landed, and a rollback or later commits have replaced all of it),
-// "unchanged" (a run, or a release, that committed nothing to this table,
-// which it found holding its content) or "not-landed".
+// "unchanged" (a release that committed nothing to this table, which it
+// found holding its content) or "not-landed".
 type statusView struct {
 	Status     string `json:"status"`
 	SnapshotID int64  `json:"snapshot_id,omitempty,string"`
@@ -202,8 +196,8 @@ func printReleaseStatus(w io.Writer, runID string, tables []tableStatus) {
 
 func newStatusView(st *history.RunStatus) statusView {
 	v := statusView{Status: "not-landed", RunStatus: st}
-	if st.Unchanged != 0 {
-		v.Status, v.SnapshotID = "unchanged", st.Unchanged
+	if st.ReleaseUnchanged != 0 {
+		v.Status, v.SnapshotID = "unchanged", st.ReleaseUnchanged
 	}
 	if len(st.Snapshots) > 0 {
 		v.SnapshotID = st.Snapshots[len(st.Snapshots)-1].SnapshotID

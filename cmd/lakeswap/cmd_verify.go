@@ -114,18 +114,10 @@ func runVerifyRun(ctx context.Context, g *globals, ident []string, runID string,
 	defer cat.Close()
 	res, err := audit.Of(pub.Catalog).VerifyRun(ctx, ident, runID, snapshotID)
 	if errors.Is(err, outcome.ErrRunNotFound) && runID != "" {
-		// A run (or a release) that left this table as it was has
-		// nothing here to verify: said, and not an error.
-		st, serr := history.Of(pub.Catalog).Status(ctx, ident, runID)
-		switch {
-		case serr == nil && st.ReleaseUnchanged != 0:
+		// A release that left this table as it was has nothing here to
+		// verify: said, and not an error.
+		if st, serr := history.Of(pub.Catalog).Status(ctx, ident, runID); serr == nil && st.ReleaseUnchanged != 0 {
 			return verifyUnchanged(ctx, g, pub, ident, runID, st.ReleaseUnchanged)
-		case serr == nil && st.Unchanged != 0:
-			view := verifyRunView{Status: "unchanged", VerifyResult: &audit.VerifyResult{RunID: runID, SnapshotID: st.Unchanged, OK: true}}
-			return g.emit(view, func(w io.Writer) {
-				fmt.Fprintf(w, "run %s committed nothing to %s: its partitions held its content already, at snapshot %d (tagged %s); nothing of it to verify\n",
-					runID, strings.Join(ident, "."), st.Unchanged, st.UnchangedTag)
-			})
 		}
 	}
 	if res == nil {

@@ -128,7 +128,7 @@ func TestRetailJob(t *testing.T) {
 func TestRetailJobsFromRaw(t *testing.T) {
 	forEachSite(t, func(t *testing.T, s *site) {
 		dir := t.TempDir()
-		for _, f := range []string{"orders_fact.yaml", "orders_fact.sql"} {
+		for _, f := range []string{"orders_fact.yaml", "orders_fact.sql", "daily_orders.yaml", "daily_orders.sql"} {
 			copyInto(t, filepath.Join("..", "..", "examples", "retail", f), filepath.Join(dir, f))
 		}
 		for _, f := range []string{"orders_fact.table.yaml", "daily_orders.table.yaml"} {

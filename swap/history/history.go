@@ -137,11 +137,6 @@ type RunStatus struct {
 	// table (its partitions held the release's content already), the
 	// table's snapshot the release tagged.
 	ReleaseUnchanged int64 `json:"release_unchanged_snapshot_id,omitempty,string"`
-	// Unchanged is, for a run that committed nothing because the table
-	// held its content already (a release's table or a single table), the
-	// snapshot it found that content in, kept by the tag UnchangedTag.
-	Unchanged    int64  `json:"unchanged_snapshot_id,omitempty,string"`
-	UnchangedTag string `json:"unchanged_tag,omitempty"`
 }
 
 // Status answers from the table's history alone whether a run landed: the
@@ -168,11 +163,8 @@ func (r Reader) Status(ctx context.Context, ident table.Identifier, runID string
 	}
 	st.Landed = len(snaps) > 0
 	if !st.Landed {
-		if s, tag := snapshot.UnchangedBy(meta, runID); s != nil {
-			st.Unchanged, st.UnchangedTag = s.SnapshotID, tag
-			if tag == snapshot.ReleaseTag(runID) {
-				st.ReleaseUnchanged = s.SnapshotID
-			}
+		if s := meta.SnapshotByName(snapshot.ReleaseTag(runID)); s != nil {
+			st.ReleaseUnchanged = s.SnapshotID
 		}
 		return st, nil
 	}

@@ -20,9 +20,6 @@ func FindRun(meta table.Metadata, runID string, snapshotID int64) (*table.Snapsh
 		if s := meta.SnapshotByName(ReleaseTag(runID)); s != nil {
 			return nil, fmt.Errorf("%w: run %s is a release that committed nothing to this table (its partitions held the release's content already: snapshot %d, tagged %s); undo or check it on a table the release changed, which `lakeswap history` there names", outcome.ErrRunNotFound, runID, s.SnapshotID, ReleaseTag(runID))
 		}
-		if s := meta.SnapshotByName(UnchangedTag(runID)); s != nil {
-			return nil, fmt.Errorf("%w: run %s committed nothing: its partitions held its content already (snapshot %d, tagged %s), so there is no snapshot of it to check or undo", outcome.ErrRunNotFound, runID, s.SnapshotID, UnchangedTag(runID))
-		}
 		return nil, fmt.Errorf("%w: no snapshot of the table records run %s; `lakeswap history` lists the runs", outcome.ErrRunNotFound, runID)
 	}
 	if s := meta.SnapshotByID(snapshotID); s != nil {

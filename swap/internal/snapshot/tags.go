@@ -15,10 +15,6 @@ const (
 	RollbackTagPrefix = "lakeswap-before-"
 	RunTagPrefix      = "lakeswap-run-"
 	ReleaseTagPrefix  = "lakeswap-release-"
-	// UnchangedTagPrefix tags main where a run found its partitions
-	// holding its content already and committed no snapshot, so that the
-	// table's history answers for the run (status says unchanged).
-	UnchangedTagPrefix = "lakeswap-unchanged-"
 )
 
 // DefaultRollbackRetention is how long a run's tags keep its snapshots
@@ -34,21 +30,6 @@ func RunTag(runID string) string { return RunTagPrefix + runID }
 // ReleaseTag names the tag every table's snapshot of a release takes, so
 // that a reader loading the tables one after another can pin one release.
 func ReleaseTag(runID string) string { return ReleaseTagPrefix + runID }
-
-// UnchangedTag names the tag of the snapshot a run found its content in.
-func UnchangedTag(runID string) string { return UnchangedTagPrefix + runID }
-
-// UnchangedBy returns the snapshot a run that committed nothing found its
-// content in, a release's or a single table's, with the tag that says
-// so; nil when no tag records the run.
-func UnchangedBy(meta table.Metadata, runID string) (*table.Snapshot, string) {
-	for _, tag := range []string{ReleaseTag(runID), UnchangedTag(runID)} {
-		if s := meta.SnapshotByName(tag); s != nil {
-			return s, tag
-		}
-	}
-	return nil, ""
-}
 
 // Retention is the retention given, or the default for 0.
 func Retention(d time.Duration) time.Duration {
