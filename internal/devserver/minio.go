@@ -203,15 +203,24 @@ func MinIOBinary(ctx context.Context, log *os.File) (string, error) {
 		return "", err
 	}
 	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return "", err
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		// Another process builds it: say so, then wait for it.
+		fmt.Fprintf(log, "lakeswap: waiting for another process building minio %s (lock %s)\n", MinIOVersion, lock.Name())
+		if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+			return "", err
+		}
 	}
 	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
 	if _, err := os.Stat(bin); err == nil {
 		return bin, nil // another process built it while this one waited
 	}
 	fmt.Fprintf(log, "lakeswap: building minio %s into %s (a few minutes, once)\n", MinIOVersion, dir)
-	cmd := exec.CommandContext(ctx, "go", "install", "github.com/minio/minio@"+MinIOVersion)
+	args := []string{"install", "github.com/minio/minio@" + MinIOVersion}
+	if log == os.Stderr {
+		// A person waits on it: each package is a line of progress.
+		args = []string{"install", "-v", "github.com/minio/minio@" + MinIOVersion}
+	}
+	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = os.TempDir() // outside any module, so the version is the one named
 	cmd.Env = append(os.Environ(), "GOBIN="+dir, "GOFLAGS=")
 	cmd.Stdout, cmd.Stderr = log, log

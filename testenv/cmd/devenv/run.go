@@ -62,14 +62,24 @@ func up(ctx context.Context, dir string) error {
 		return err
 	}
 	defer log.Close()
+	// Each step says what it does: the first build of MinIO takes
+	// minutes, and a silent terminal looks hung.
+	step := func(format string, args ...any) { fmt.Fprintf(os.Stderr, "dev-up: "+format+"\n", args...) }
+	step("finding the minio server (built once from the Go module proxy into the cache, four to seven minutes the first time)")
+	if _, err := devserver.MinIOBinary(ctx, os.Stderr); err != nil {
+		return err
+	}
+	step("starting MinIO (its log: %s)", log.Name())
 	s3, pid, err := devserver.StartMinIODetached(ctx, filepath.Join(abs, "minio"), log)
 	if err != nil {
 		return err
 	}
 	bucket := "lakeswap"
+	step("creating bucket %s", bucket)
 	if err := s3.Client.MakeBucket(ctx, bucket, minio.MakeBucketOptions{Region: s3.Region}); err != nil {
 		return fmt.Errorf("create bucket: %w", err)
 	}
+	step("starting PostgreSQL in %s", filepath.Join(abs, "pg"))
 	pg, err := testenv.StartPostgres(ctx, filepath.Join(abs, "pg"))
 	if err != nil {
 		_ = syscall.Kill(pid, syscall.SIGTERM)
