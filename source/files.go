@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go"
 
 	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/internal/words"
@@ -45,6 +46,9 @@ type Files struct {
 	// declared lists the declared partitions for stray-row findings, and
 	// column names the partition column.
 	declared, column string
+	// utc says, where the partitions are a time transform of a timestamp
+	// with time zone, that their values are UTC times.
+	utc string
 
 	mu        sync.Mutex
 	locations map[string]*located // partition -> where its rows came from
@@ -208,6 +212,7 @@ func newFiles(c *contract.Contract, declared contract.Selection, opts Options, w
 	// is for the batches in flight and the stager.
 	src := &Files{schema: c.Arrow, dir: dir, spill: newSpill(dir, c.Arrow, min(max(limit/4, 8<<20), heldRowsMax)), locations: map[string]*located{}}
 	src.declared, src.column = declared.String(), c.Partition.Fields[0].Name
+	src.utc = utcNote(c.Partition)
 	if declared.Values != nil {
 		keys := make([]string, len(declared.Values))
 		for i, d := range declared.Values {
@@ -451,13 +456,30 @@ func (s *Files) Stray() []verify.Finding {
 			msg = fmt.Sprintf("%d rows are outside the partitions this run declares (%s); the line named is the first", g.count, s.declared)
 		}
 		out = append(out, verify.Finding{Kind: verify.KindOutside, Partition: g.key,
-			Where: s.where(g.file, g.line), Column: s.column, Message: msg})
+			Where: s.where(g.file, g.line), Column: s.column, Message: msg + s.utc})
 	}
 	if s.strayOther > 0 {
 		out = append(out, verify.Finding{Kind: verify.KindOutside,
 			Message: fmt.Sprintf("%s more outside the declared partitions, in partitions beyond the %d named above", words.Count(s.strayOther, "row"), len(s.stray))})
 	}
 	return out
+}
+
+// utcNote says, for partitions by year, month, day or hour of a
+// timestamp with time zone, that the partition of a time is its UTC
+// one: 2026-03-04T23:30:00-05:00 is in day 2026-03-05.
+func utcNote(p contract.Partitioning) string {
+	for _, f := range p.Fields {
+		_, tz := f.Type.(iceberg.TimestampTzType)
+		_, tzNs := f.Type.(iceberg.TimestampTzNsType)
+		switch {
+		case !tz && !tzNs:
+		case f.Transform == "year", f.Transform == "month", f.Transform == "day", f.Transform == "hour":
+			return fmt.Sprintf("; %s(%s) is taken in UTC: a time with an offset is in the UTC %s it falls in",
+				f.Transform, f.Name, f.Transform)
+		}
+	}
+	return ""
 }
 
 // Release frees the rows held and removes those spilled.

@@ -117,3 +117,24 @@ additive: [amount]
 		t.Errorf("a sum far below the band: exit %d, want %d with the sums at scale 2:\n%s", code, exitRefused, errs)
 	}
 }
+
+// TestOffsetTimeOutsideSaysUTC: a time with an offset that falls in the
+// next UTC day is refused as outside the declared day, and the refusal
+// says the day is taken in UTC.
+func TestOffsetTimeOutsideSaysUTC(t *testing.T) {
+	home := t.TempDir()
+	schema := write(t, home, "events.yaml", `table: web.events
+columns:
+  - {name: event_ts, type: timestamptz, required: true}
+  - {name: id, type: long, required: true}
+partition: [{column: event_ts, transform: day}]
+`)
+	if code, _, errs := cli(t, home, "table", "create", "--schema", schema); code != 0 {
+		t.Fatalf("table create: exit %d: %s", code, errs)
+	}
+	in := write(t, home, "e.ndjson", `{"event_ts":"2026-03-04T23:30:00-05:00","id":1}`+"\n")
+	code, _, errs := cli(t, home, "publish", "--table", "web.events", "--partitions", "event_ts=2026-03-04", in)
+	if code != exitRefused || !strings.Contains(errs, "partition event_ts=2026-03-05") || !strings.Contains(errs, "day(event_ts) is taken in UTC") {
+		t.Errorf("a time of the next UTC day: exit %d, want %d saying the day is UTC:\n%s", code, exitRefused, errs)
+	}
+}
