@@ -175,8 +175,8 @@ var ErrNoCatalog = errors.New("no catalog here")
 // NoCatalog says there is no catalog where a command that reads looked,
 // and how to make one or name another.
 func NoCatalog(c Config) error {
-	return fmt.Errorf("%w: lakeswap.yaml, ~/.iceberg-go.yaml and the environment name none, and there is no embedded catalog in %s yet; "+
-		"`lakeswap table create --schema FILE` makes it there (or `lakeswap demo` a demo one), or name yours with --catalog, --config or --home", ErrNoCatalog, c.Home)
+	return fmt.Errorf("%w: lakeswap looked in catalog %s (embedded, in %s), which no command has made yet (lakeswap.yaml, ~/.iceberg-go.yaml and the environment name no other); "+
+		"`lakeswap table create --schema FILE` makes it there (or `lakeswap demo` a demo one), or name yours with --catalog, --config or --home", ErrNoCatalog, c.Name, c.Home)
 }
 
 // credentialKeys are properties iceberg-go would take credentials from; a

@@ -873,7 +873,7 @@ func (g *guardSite) verifiedFrom(tbl, out string) bool {
 	} else if _, err := g.srv.Client.PutObject(context.Background(), g.bkt, strings.TrimPrefix(damaged, "s3://"+g.bkt+"/"), strings.NewReader("not parquet"), 11, minio.PutObjectOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if v := g.cli("verify", "--table", tbl, "--run", id); v.code == 0 || !strings.Contains(v.errs, "m.orders, of the same release") {
+	if v := g.cli("verify", "--table", tbl, "--run", id); v.code == 0 || !strings.Contains(v.out+v.errs, "m.orders, of the same release") || !strings.Contains(v.errs, "cannot be read") {
 		t.Errorf("%s: verify of release %s from %s with %s damaged: exit %d: %s%s; want a failure naming m.orders", g.sc.file, id, tbl, damaged, v.code, v.out, v.errs)
 		return false
 	}

@@ -144,7 +144,8 @@ func TestVerifyOfAReleaseFromATableItLeftUnchanged(t *testing.T) {
 	if err := os.WriteFile(damaged, []byte("not parquet"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if code, out, errs := s.cli("verify", "--table", "retail.orders_fact", "--run", "back"); code == 0 || !strings.Contains(errs, "retail.daily_orders, of the same release: read parquet footer") {
+	if code, out, errs := s.cli("verify", "--table", "retail.orders_fact", "--run", "back"); code != exitVerifyFailed || !strings.Contains(out, "retail.daily_orders, of the same release: run back") ||
+		!strings.Contains(errs, "verify retail.daily_orders (run back)") || !strings.Contains(errs, "cannot be read: read parquet footer") {
 		t.Errorf("verify of the release from the facts with a file of it on daily_orders damaged: exit %d: %s%s; want a failure naming daily_orders", code, out, errs)
 	}
 }
