@@ -70,30 +70,10 @@ func changesOf(ctx context.Context, fsys icebergio.IO, c *contract.Contract, pp 
 func eachBatch(ctx context.Context, fsys icebergio.IO, c *contract.Contract, files []parquetio.File, fn func(arrow.RecordBatch) (bool, error)) error {
 	acc := verify.NewAccumulator(c, "", nil) // only to conform batches
 	for _, f := range files {
-		done, err := fileBatches(ctx, fsys, acc, f.Path, fn)
+		done, err := snapshot.EachBatch(ctx, fsys, acc, f.Path, fn)
 		if err != nil || done {
 			return err
 		}
 	}
 	return nil
-}
-
-func fileBatches(ctx context.Context, fsys icebergio.IO, acc *verify.Accumulator, path string, fn func(arrow.RecordBatch) (bool, error)) (bool, error) {
-	rr, err := snapshot.Open(ctx, fsys, path)
-	if err != nil {
-		return false, err
-	}
-	defer rr.Release()
-	for rr.Next() {
-		rec, err := acc.Project(rr.RecordBatch())
-		if err != nil {
-			return false, fmt.Errorf("%s does not read as the table's schema: %w", path, err)
-		}
-		done, err := fn(rec)
-		rec.Release()
-		if err != nil || done {
-			return done, err
-		}
-	}
-	return false, rr.Err()
 }

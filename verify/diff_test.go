@@ -26,20 +26,7 @@ func diff(t *testing.T, old, new []retail.DailyOrder) verify.Changes {
 		t.Fatal(err)
 	}
 	d := verify.NewDiffer(c)
-	side := func(rows []retail.DailyOrder) verify.Rows {
-		return func(fn func(arrow.RecordBatch) (bool, error)) error {
-			for i := 0; i < len(rows); i += 2 {
-				rec := retail.Record(rows[i:min(i+2, len(rows))])
-				done, err := fn(rec)
-				rec.Release()
-				if err != nil || done {
-					return err
-				}
-			}
-			return nil
-		}
-	}
-	ch, err := d.Compare(context.Background(), side(old), side(new))
+	ch, err := d.Compare(context.Background(), rowsOf(old), rowsOf(new))
 	if err != nil {
 		t.Fatal(err)
 	}

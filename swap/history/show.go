@@ -118,7 +118,7 @@ func grainChanges(ctx context.Context, a, b *snapshot.At, value string, rows int
 		return func(fn func(arrow.RecordBatch) (bool, error)) error {
 			acc := verify.NewAccumulator(b.Contract, "", nil) // only to conform batches
 			for _, path := range snapshot.DataPaths(at.Live[value]) {
-				done, err := fileRows(ctx, at, acc, path, fn)
+				done, err := snapshot.EachBatch(ctx, at.FS, acc, path, fn)
 				if err != nil || done {
 					return err
 				}
@@ -133,26 +133,6 @@ func grainChanges(ctx context.Context, a, b *snapshot.At, value string, rows int
 	return &ch, nil
 }
 
-// fileRows reads one data file in the contract's schema until fn is done.
-func fileRows(ctx context.Context, at *snapshot.At, acc *verify.Accumulator, path string, fn func(arrow.RecordBatch) (bool, error)) (bool, error) {
-	rr, err := snapshot.Open(ctx, at.FS, path)
-	if err != nil {
-		return false, err
-	}
-	defer rr.Release()
-	for rr.Next() {
-		rec, err := acc.Project(rr.RecordBatch())
-		if err != nil {
-			return false, fmt.Errorf("%s does not read as the table's schema: %w", path, err)
-		}
-		done, err := fn(rec)
-		rec.Release()
-		if err != nil || done {
-			return done, err
-		}
-	}
-	return false, rr.Err()
-}
 
 // ShowRun reads a run back from the table: for each partition it
 // replaced, the rows, sums and fingerprint before and after, and the files

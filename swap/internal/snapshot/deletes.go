@@ -19,6 +19,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakeswap/lakeswap/parquetio"
+	"github.com/lakeswap/lakeswap/verify"
 )
 
 // DeletesIO is a table's IO that reads a data file's rows as every reader
@@ -183,6 +184,29 @@ func AnyRow(ctx context.Context, fsys icebergio.IO, paths []string) (bool, error
 		}
 	}
 	return false, nil
+}
+
+// EachBatch reads a data file's rows through fsys (its deletes applied)
+// in the contract's schema, as acc conforms them, batch by batch until fn
+// says it is done; it reports whether fn did.
+func EachBatch(ctx context.Context, fsys icebergio.IO, acc *verify.Accumulator, path string, fn func(arrow.RecordBatch) (bool, error)) (bool, error) {
+	rr, err := Open(ctx, fsys, path)
+	if err != nil {
+		return false, err
+	}
+	defer rr.Release()
+	for rr.Next() {
+		rec, err := acc.Project(rr.RecordBatch())
+		if err != nil {
+			return false, fmt.Errorf("%s does not read as the table's schema: %w", path, err)
+		}
+		done, err := fn(rec)
+		rec.Release()
+		if err != nil || done {
+			return done, err
+		}
+	}
+	return false, rr.Err()
 }
 
 // Open reads a data file's rows through fsys: with its deletes applied
