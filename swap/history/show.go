@@ -133,7 +133,6 @@ func grainChanges(ctx context.Context, a, b *snapshot.At, value string, rows int
 	return &ch, nil
 }
 
-
 // ShowRun reads a run back from the table: for each partition it
 // replaced, the rows, sums and fingerprint before and after, and the files
 // removed and added. It reads those partitions' files in both snapshots.
