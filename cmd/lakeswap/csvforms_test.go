@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -16,18 +15,6 @@ import (
 func TestCSVAsItComes(t *testing.T) {
 	home := newHome(t)
 	dir := t.TempDir()
-	daily := func() []retail.DailyOrder {
-		t.Helper()
-		tbl, err := openHome(t, home).LoadTable(context.Background(), []string{"retail", "daily_orders"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		rows, err := retail.ReadDaily(context.Background(), tbl)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return rows
-	}
 	publish := func(in string, flags ...string) (int, string) {
 		t.Helper()
 		code, _, errs := cli(t, home, append(append([]string{"publish", "--table", "retail.daily_orders", "--partitions", "order_date=2026-01-01"}, flags...), in)...)
@@ -46,10 +33,10 @@ func TestCSVAsItComes(t *testing.T) {
 	}
 	holds := func(channel string, cents int64) {
 		t.Helper()
-		if !slices.ContainsFunc(daily(), func(r retail.DailyOrder) bool {
+		if !slices.ContainsFunc(homeDaily(t, home), func(r retail.DailyOrder) bool {
 			return r.OrderDate == "2026-01-01" && r.Channel == channel && r.AmountCents == cents
 		}) {
-			t.Errorf("the table does not hold %s %d: %+v", channel, cents, daily())
+			t.Errorf("the table does not hold %s %d: %+v", channel, cents, homeDaily(t, home))
 		}
 	}
 
@@ -89,16 +76,7 @@ func TestCSVAsItComes(t *testing.T) {
 // column's sums at its scale, as every other figure is written.
 func TestBandSumsAtScale(t *testing.T) {
 	home := t.TempDir()
-	schema := write(t, home, "money.yaml", `table: shop.money
-columns:
-  - {name: day, type: date, required: true}
-  - {name: id, type: long, required: true}
-  - {name: amount, type: "decimal(12,2)", required: true}
-identifier: [day, id]
-partition: [{column: day, transform: identity}]
-additive: [amount]
-`)
-	if code, _, errs := cli(t, home, "table", "create", "--schema", schema); code != 0 {
+	if code, _, errs := cli(t, home, "table", "create", "--schema", write(t, home, "money.yaml", moneyYAML)); code != 0 {
 		t.Fatalf("table create: exit %d: %s", code, errs)
 	}
 	lines := func(cents string) string {
@@ -109,10 +87,10 @@ additive: [amount]
 		}
 		return b.String()
 	}
-	if code, _, errs := cli(t, home, "publish", "--table", "shop.money", "--partitions", "day=2026-01-01", write(t, home, "a.csv", lines("1.25"))); code != 0 {
+	if code, _, errs := cli(t, home, "publish", "--table", "shop.payments", "--partitions", "day=2026-01-01", write(t, home, "a.csv", lines("1.25"))); code != 0 {
 		t.Fatalf("publish: exit %d: %s", code, errs)
 	}
-	code, _, errs := cli(t, home, "publish", "--table", "shop.money", "--partitions", "day=2026-01-01", write(t, home, "b.csv", lines("0.05")))
+	code, _, errs := cli(t, home, "publish", "--table", "shop.payments", "--partitions", "day=2026-01-01", write(t, home, "b.csv", lines("0.05")))
 	if code != exitRefused || !strings.Contains(errs, "sum of amount 250.00 -> 10.00 (0.04x)") {
 		t.Errorf("a sum far below the band: exit %d, want %d with the sums at scale 2:\n%s", code, exitRefused, errs)
 	}

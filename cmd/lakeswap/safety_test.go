@@ -238,14 +238,10 @@ func TestCodesAndWords(t *testing.T) {
 	}
 }
 
-// TestCSVByteOrderMark: a CSV that starts with a byte-order mark, as
-// spreadsheet exports do, is read like one without.
-func TestCSVByteOrderMark(t *testing.T) {
-	home := newHome(t)
-	in := write(t, t.TempDir(), "bom.csv", "\ufefforder_date,channel,order_count,amount_cents\n2026-01-01,web,1,5\n2026-01-02,web,2,7\n")
-	if code, _, errs := cli(t, home, "publish", "--table", "retail.daily_orders", "--partitions", twoDays, in); code != 0 {
-		t.Fatalf("exit %d: %s", code, errs)
-	}
+// homeDaily reads retail.daily_orders of an embedded catalog as a reader
+// of the table would.
+func homeDaily(t *testing.T, home string) []retail.DailyOrder {
+	t.Helper()
 	tbl, err := openHome(t, home).LoadTable(context.Background(), []string{"retail", "daily_orders"})
 	if err != nil {
 		t.Fatal(err)
@@ -254,7 +250,18 @@ func TestCSVByteOrderMark(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 2 || rows[1].OrderCount != 2 || rows[1].AmountCents != 7 {
+	return rows
+}
+
+// TestCSVByteOrderMark: a CSV that starts with a byte-order mark, as
+// spreadsheet exports do, is read like one without.
+func TestCSVByteOrderMark(t *testing.T) {
+	home := newHome(t)
+	in := write(t, t.TempDir(), "bom.csv", "\ufefforder_date,channel,order_count,amount_cents\n2026-01-01,web,1,5\n2026-01-02,web,2,7\n")
+	if code, _, errs := cli(t, home, "publish", "--table", "retail.daily_orders", "--partitions", twoDays, in); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if rows := homeDaily(t, home); len(rows) != 2 || rows[1].OrderCount != 2 || rows[1].AmountCents != 7 {
 		t.Errorf("table holds %+v", rows)
 	}
 }
