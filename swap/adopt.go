@@ -408,6 +408,9 @@ func adoptPartition(ctx context.Context, fsys icebergio.IO, c *contract.Contract
 		pp.NewFiles = append(pp.NewFiles, parquetio.File{Path: a.path, Rows: acc.Rows() - before, Bytes: n, SHA256: sum})
 	}
 	pp.findings = acc.Findings(allowEmpty)
+	if err := nameKeys(ctx, fsys, acc, pp.NewFiles, pp); err != nil {
+		return err
+	}
 	pp.Fingerprint = acc.Result()
 	pp.Adopted = true
 	return nil

@@ -625,6 +625,32 @@ func stagePartition(ctx context.Context, wfs icebergio.WriteFileIO, c *contract.
 	}
 	pp.findings = acc.Findings(req.AllowEmpty)
 	pp.Fingerprint = acc.Result()
+	return nameKeys(ctx, wfs, acc, w.Written(), pp)
+}
+
+// nameKeys names the grain of each duplicate-grain finding that does not
+// yet, from a second read of the files that hold the partition's rows in
+// order from its first (what staging wrote before its first finding, or
+// the files adopted): the finding says which key repeats, not only where.
+func nameKeys(ctx context.Context, fsys icebergio.IO, acc *verify.Accumulator, files []parquetio.File, pp *PartitionPlan) error {
+	n, last := acc.KeysToName()
+	if n == 0 {
+		return nil
+	}
+	first := int64(1)
+	for _, f := range files {
+		if first > last {
+			break
+		}
+		if _, err := snapshot.EachBatch(ctx, fsys, acc, f.Path, func(rec arrow.RecordBatch) (bool, error) {
+			acc.NameKeys(rec, first)
+			first += rec.NumRows()
+			return first > last, nil
+		}); err != nil {
+			return fmt.Errorf("read %s again to name its repeated keys: %w", f.Path, err)
+		}
+	}
+	pp.findings = acc.Findings(true)
 	return nil
 }
 

@@ -11,6 +11,8 @@ import (
 	"math/bits"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -98,6 +100,9 @@ type Accumulator struct {
 	stray         []int     // scratch: the rows of a batch outside the span
 	// only fingerprints: no ownership, checks or grain (NewFingerprinter).
 	only bool
+	// unnamed holds the rows of duplicate-grain findings whose message
+	// does not name the grain.
+	unnamed map[int64]bool
 }
 
 // NewFingerprinter fingerprints the rows of a partition whose value is
@@ -332,6 +337,19 @@ func (a *Accumulator) finish() {
 			if at := a.locate(d.first); at != "" {
 				first += " (" + at + ")" // both places, to look at side by side
 			}
+		}
+		if a.grains.ints {
+			key := a.c.Fields[a.c.Grain[0]].Name + "=" + strconv.FormatInt(d.value, 10)
+			a.finding(KindDuplicateGrain, d.row, -1, "grain %s repeats %s", key, first)
+			continue
+		}
+		// The grain was kept hashed: NameKeys fills it in from a second
+		// read of the rows, where the caller has one.
+		if len(a.findings.List) < MaxFindings {
+			if a.unnamed == nil {
+				a.unnamed = map[int64]bool{}
+			}
+			a.unnamed[d.row] = true
 		}
 		a.finding(KindDuplicateGrain, d.row, -1, "grain repeats %s", first)
 	}
@@ -612,4 +630,39 @@ func Short(h string) string {
 		return h[:12]
 	}
 	return h
+}
+
+// KeysToName is how many duplicate-grain findings do not yet name their
+// grain, and the last row among them: the rows a second read must reach.
+func (a *Accumulator) KeysToName() (n int, last int64) {
+	a.finish()
+	for r := range a.unnamed {
+		last = max(last, r)
+	}
+	return len(a.unnamed), last
+}
+
+// NameKeys reads rec, the partition's rows from row first on, as the
+// contract's schema orders its columns, and puts the grain of each row a
+// duplicate-grain finding names into its message: "grain
+// event_id=17, region="eu" repeats row 98".
+func (a *Accumulator) NameKeys(rec arrow.RecordBatch, first int64) {
+	n := rec.NumRows()
+	for row := range a.unnamed {
+		i := row - first
+		if i < 0 || i >= n {
+			continue
+		}
+		parts := make([]string, len(a.c.Grain))
+		for k, c := range a.c.Grain {
+			parts[k] = a.c.Fields[c].Name + "=" + FormatValue(rec.Column(c), int(i))
+		}
+		for j := range a.findings.List {
+			f := &a.findings.List[j]
+			if f.Kind == KindDuplicateGrain && f.Row == row {
+				f.Message = strings.Replace(f.Message, "grain repeats", "grain "+strings.Join(parts, ", ")+" repeats", 1)
+			}
+		}
+		delete(a.unnamed, row)
+	}
 }

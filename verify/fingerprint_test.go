@@ -312,8 +312,8 @@ func TestIntegerGrainRepeats(t *testing.T) {
 	}
 	f := acc.Findings(false)
 	if f.Len() != 2 || f.List[0].Row != 3 || f.List[1].Row != 4 || f.List[0].Kind != verify.KindDuplicateGrain ||
-		!strings.Contains(f.List[0].Message, "row 1") {
-		t.Errorf("findings %v, want rows 3 and 4 repeating row 1", f.List)
+		!strings.Contains(f.List[0].Message, "grain id=1 repeats row 1") {
+		t.Errorf("findings %v, want rows 3 and 4 repeating row 1, naming id=1", f.List)
 	}
 	if fp := acc.Result(); fp.DuplicateGrain != 2 {
 		t.Errorf("duplicate_grain %d, want 2", fp.DuplicateGrain)

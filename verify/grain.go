@@ -24,9 +24,11 @@ type grainKey struct {
 	row    int64
 }
 
-// dup is a row whose grain repeats the grain of row first.
+// dup is a row whose grain repeats the grain of row first; value is the
+// grain itself where the set's keys come from addInt.
 type dup struct {
 	row, first int64
+	value      int64
 }
 
 // grainSeeds are per process: keys are compared only within one set, never
@@ -161,7 +163,7 @@ func (g *grainSet) duplicates() []dup {
 			for i := 1; i < len(bucket); i++ {
 				for j := 0; j < i; j++ {
 					if bucket[j].h1 == bucket[i].h1 && bucket[j].h2 == bucket[i].h2 {
-						out = append(out, dup{bucket[i].row, bucket[j].row})
+						out = append(out, dup{bucket[i].row, bucket[j].row, int64(bucket[i].h2)})
 						break
 					}
 				}
@@ -179,7 +181,7 @@ func (g *grainSet) duplicates() []dup {
 					first = i
 					continue
 				}
-				out = append(out, dup{bucket[i].row, bucket[first].row})
+				out = append(out, dup{bucket[i].row, bucket[first].row, int64(bucket[i].h2)})
 			}
 		}
 	}

@@ -148,7 +148,7 @@ func TestPublishRefusesBadInput(t *testing.T) {
 			[]string{"order_date=2026-01-02", "row 1", "in.ndjson:2", "column amount_cents", "negative"}},
 		{"duplicate grain", "in.ndjson",
 			"{\"order_date\":\"2026-01-01\",\"channel\":\"web\",\"order_count\":1,\"amount_cents\":5}\n{\"order_date\":\"2026-01-02\",\"channel\":\"web\",\"order_count\":1,\"amount_cents\":5}\n{\"order_date\":\"2026-01-02\",\"channel\":\"web\",\"order_count\":2,\"amount_cents\":5}\n",
-			[]string{"order_date=2026-01-02", "row 2", "in.ndjson:3", "duplicate-grain", "grain repeats row 1 (", "in.ndjson:2)"}},
+			[]string{"order_date=2026-01-02", "row 2", "in.ndjson:3", "duplicate-grain", `grain order_date=2026-01-02, channel="web" repeats row 1 (`, "in.ndjson:2)"}},
 		{"null grain value", "in.ndjson",
 			"{\"order_date\":\"2026-01-01\",\"channel\":null,\"order_count\":1,\"amount_cents\":5}\n",
 			[]string{"in.ndjson:1", "column channel", "required"}},
