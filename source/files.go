@@ -453,7 +453,7 @@ func (s *Files) Stray() []verify.Finding {
 	for _, g := range s.stray {
 		msg := "row is outside the partitions this run declares (" + s.declared + ")"
 		if g.count > 1 {
-			msg = fmt.Sprintf("%d rows are outside the partitions this run declares (%s); the line named is the first", g.count, s.declared)
+			msg = fmt.Sprintf("%s rows are outside the partitions this run declares (%s); the line named is the first", words.Number(g.count), s.declared)
 		}
 		out = append(out, verify.Finding{Kind: verify.KindOutside, Partition: g.key,
 			Where: s.where(g.file, g.line), Column: s.column, Message: msg + s.utc})

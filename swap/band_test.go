@@ -52,7 +52,7 @@ func TestBandJudgesWhatAPersonWould(t *testing.T) {
 		{"sign flip", bandDay("2026-01-01", 200, -200), bandDay("2026-01-01", 200, 200), "sum of amount_cents -200 -> 200 (-1.00x, its sign flipped)"},
 		{"negative by magnitude", bandDay("2026-01-01", 200, -100), bandDay("2026-01-01", 200, -300), "sum of amount_cents -100 -> -300 (3.00x)"},
 		{"growth from zero", bandDay("2026-01-01", 200, 0), bandDay("2026-01-01", 200, 500), "sum of amount_cents 0 -> 500 (from zero)"},
-		{"small grows past the band", bandDay("2026-01-01", 99, 99), bandDay("2026-01-01", 5000, 99), "rows 99 -> 5000 (50.51x)"},
+		{"small grows past the band", bandDay("2026-01-01", 99, 99), bandDay("2026-01-01", 5000, 99), "rows 99 -> 5,000 (50.51x)"},
 		{"a small partition swings", bandDay("2026-01-01", 5, 5), bandDay("2026-01-01", 60, 5), ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/internal/exact"
+	"github.com/lakeswap/lakeswap/internal/words"
 	"github.com/lakeswap/lakeswap/rows"
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/swap/rollback"
@@ -575,7 +576,7 @@ func implausible(plan *run, c *contract.Contract, band contract.Band) []verify.F
 			}
 			out = append(out, verify.Finding{Kind: verify.KindImplausible, Partition: pp.Key, Column: what,
 				Message: fmt.Sprintf("%s %s -> %s (%s), outside the plausible band %s of what the partition holds",
-					orRows(what), before.Scaled(scale), after.Scaled(scale), how, band)})
+					orRows(what), words.Grouped(before.Scaled(scale)), words.Grouped(after.Scaled(scale)), how, band)})
 		}
 		check("", exact.Of(before), exact.Of(after), 0)
 		scales := c.Summary().Scales

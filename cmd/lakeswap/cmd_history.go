@@ -252,11 +252,11 @@ func printHistory(w io.Writer, entries []runrecord.Entry, rollbacks []history.Ro
 		}
 		tableRows := "-"
 		if e.TableRows != nil {
-			tableRows = strconv.FormatInt(*e.TableRows, 10)
+			tableRows = words.Number(*e.TableRows)
 		}
 		runRows := "-"
 		if e.RunID != "" {
-			runRows = strconv.FormatInt(e.Rows, 10)
+			runRows = words.Number(e.Rows)
 		}
 		rows = append(rows, []string{fmt.Sprintf("%d%s", e.SnapshotID, mark), e.Time.UTC().Format("2006-01-02 15:04:05Z"),
 			e.Operation, orDash(e.RunID), orDash(displayKeys(e.Partitions)), runRows, tableRows, formatSums(e.Sums, scales), short(e.Fingerprint)})
@@ -403,4 +403,4 @@ func orDash(s string) string {
 func short(h string) string { return orDash(verify.Short(h)) }
 
 // scaled writes a sum at its column's scale: 1234 at scale 2 is 12.34.
-func scaled(v exact.Sum, scale int) string { return v.Scaled(scale) }
+func scaled(v exact.Sum, scale int) string { return words.Grouped(v.Scaled(scale)) }

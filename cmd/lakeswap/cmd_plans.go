@@ -122,9 +122,13 @@ func printPending(w io.Writer, plans []gc.Pending, now time.Time) {
 // rowsChange shows rows before and after.
 func rowsChange(before, after int64) string {
 	if before == after {
-		return fmt.Sprint(after)
+		return words.Number(after)
 	}
-	return fmt.Sprintf("%d -> %d (%+d)", before, after, after-before)
+	d := words.Number(after - before)
+	if after > before {
+		d = "+" + d
+	}
+	return fmt.Sprintf("%s -> %s (%s)", words.Number(before), words.Number(after), d)
 }
 
 // age shows a duration as a person reads an age: 3m, 5h, 2d.

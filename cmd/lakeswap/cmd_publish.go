@@ -526,7 +526,7 @@ func printResult(w io.Writer, res *swap.Result) {
 			}
 			fmt.Fprintf(w, "  batch %s %s: %s, snapshot %d\n", b.Batch, strings.Join(b.Partitions, ","), b.Status, b.SnapshotID)
 		}
-		fmt.Fprintf(w, "rows %d, sums %s, fingerprint %s\n", p.Fingerprint.Rows, formatSums(p.Fingerprint.Sums, p.Contract.Scales), p.Fingerprint.Hash)
+		fmt.Fprintf(w, "rows %s, sums %s, fingerprint %s\n", words.Number(p.Fingerprint.Rows), formatSums(p.Fingerprint.Sums, p.Contract.Scales), p.Fingerprint.Hash)
 		return
 	}
 	if res.Status == swap.StatusAlreadyPublished {
@@ -550,10 +550,10 @@ func printResult(w io.Writer, res *swap.Result) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "PARTITION\tOLD ROWS\tNEW ROWS\tOLD FINGERPRINT\tNEW FINGERPRINT")
 	for _, pp := range p.Partitions {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\n", partitionName(pp), pp.OldFingerprint.Rows, pp.Fingerprint.Rows, short(pp.OldFingerprint.Hash), short(pp.Fingerprint.Hash))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", partitionName(pp), words.Number(pp.OldFingerprint.Rows), words.Number(pp.Fingerprint.Rows), short(pp.OldFingerprint.Hash), short(pp.Fingerprint.Hash))
 	}
 	_ = tw.Flush()
-	fmt.Fprintf(w, "rows %d, sums %s, fingerprint %s\n", p.Fingerprint.Rows, formatSums(p.Fingerprint.Sums, p.Contract.Scales), p.Fingerprint.Hash)
+	fmt.Fprintf(w, "rows %s, sums %s, fingerprint %s\n", words.Number(p.Fingerprint.Rows), formatSums(p.Fingerprint.Sums, p.Contract.Scales), p.Fingerprint.Hash)
 	for _, m := range res.Mismatches {
 		fmt.Fprintf(w, "mismatch %s: %s\n", m.Partition, m.What)
 	}

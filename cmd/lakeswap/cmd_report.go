@@ -135,7 +135,7 @@ type (
 
 func reportOf(v *history.RunView) reportData {
 	d := reportData{RunID: v.RunID, Table: v.Table, Time: v.Time.Format("2006-01-02 15:04:05Z"), Snapshots: joinIDs(v.Snapshots),
-		Source: v.Source, JobVersion: v.JobVersion, Rows: fmt.Sprint(v.Rows), Fingerprint: v.Fingerprint,
+		Source: v.Source, JobVersion: v.JobVersion, Rows: words.Number(v.Rows), Fingerprint: v.Fingerprint,
 		Checks: strings.TrimPrefix(describeRecordedChecks(v.Checks), "checks "), RolledBack: describeUndone(v)}
 	d.SumNames = slices.Sorted(maps.Keys(v.Sums))
 	for _, k := range d.SumNames {
@@ -145,7 +145,7 @@ func reportOf(v *history.RunView) reportData {
 		d.Rejected = append(d.Rejected, fmt.Sprintf("%s: %s", words.Count(v.Rejected[reason], "source row"), reason))
 	}
 	for _, p := range v.Partitions {
-		rp := reportPartition{Key: p.Partition, RowsBefore: fmt.Sprint(p.Before.Rows), RowsAfter: fmt.Sprint(p.After.Rows), RowsClass: trend(exact.Of(p.Before.Rows), exact.Of(p.After.Rows)),
+		rp := reportPartition{Key: p.Partition, RowsBefore: words.Number(p.Before.Rows), RowsAfter: words.Number(p.After.Rows), RowsClass: trend(exact.Of(p.Before.Rows), exact.Of(p.After.Rows)),
 			HashBefore: short(p.Before.Hash), HashAfter: short(p.After.Hash), Removed: len(p.Removed), Added: len(p.Added)}
 		for _, k := range d.SumNames {
 			rp.Sums = append(rp.Sums, reportSum{k, scaled(p.Before.Sums[k], v.Scales[k]), scaled(p.After.Sums[k], v.Scales[k]), trend(p.Before.Sums[k], p.After.Sums[k])})
@@ -162,7 +162,7 @@ func reportOf(v *history.RunView) reportData {
 			d.Keys = append(d.Keys, rk)
 		}
 	}
-	d.Charts = append(d.Charts, chartOf("Rows", v, func(fp figures) (float64, string) { return float64(fp.Rows), fmt.Sprint(fp.Rows) }))
+	d.Charts = append(d.Charts, chartOf("Rows", v, func(fp figures) (float64, string) { return float64(fp.Rows), words.Number(fp.Rows) }))
 	for _, k := range d.SumNames {
 		d.Charts = append(d.Charts, chartOf("Sum of "+k, v, func(fp figures) (float64, string) { return fp.Sums[k].Float64(), scaled(fp.Sums[k], v.Scales[k]) }))
 	}

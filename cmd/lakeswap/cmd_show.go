@@ -12,7 +12,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/lakeswap/lakeswap/internal/exact"
 	"github.com/lakeswap/lakeswap/internal/words"
 	"github.com/lakeswap/lakeswap/swap"
 	"github.com/lakeswap/lakeswap/swap/history"
@@ -97,7 +96,7 @@ func printRun(w io.Writer, v *history.RunView) {
 	}
 	fmt.Fprintf(w, "run %s on %s, committed %s as snapshot %s\n", v.RunID, v.Table, v.Time.Format("2006-01-02 15:04:05Z"), joinIDs(v.Snapshots))
 	printBeforeAfter(w, v.Partitions, v.Scales)
-	fmt.Fprintf(w, "rows %s, sums %s, fingerprint %s\n", count(v.Rows), formatSums(v.Sums, v.Scales), v.Fingerprint)
+	fmt.Fprintf(w, "rows %s, sums %s, fingerprint %s\n", words.Number(v.Rows), formatSums(v.Sums, v.Scales), v.Fingerprint)
 	fmt.Fprintln(w, describeRecordedChecks(v.Checks))
 	if v.Source != "" {
 		fmt.Fprintf(w, "source %s\n", v.Source)
@@ -146,7 +145,7 @@ func printBeforeAfter(w io.Writer, parts []history.PartitionView, scales map[str
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, strings.Join(header, "\t"))
 	for _, p := range parts {
-		row := []string{verify.DisplayKey(p.Partition), change(exact.Of(p.Before.Rows), exact.Of(p.After.Rows), 0)}
+		row := []string{verify.DisplayKey(p.Partition), rowsChange(p.Before.Rows, p.After.Rows)}
 		for _, c := range cols {
 			row = append(row, change(p.Before.Sums[c], p.After.Sums[c], scales[c]))
 		}

@@ -157,8 +157,8 @@ func printVerify(w io.Writer, res *audit.VerifyResult, scales map[string]int) {
 	if !res.OK {
 		verdict = "MISMATCH"
 	}
-	fmt.Fprintf(w, "run %s, snapshot %d: %s\n  recorded %s\n  computed %s\n  rows %d, sums %s\n",
-		res.RunID, res.SnapshotID, verdict, res.Recorded, res.Computed, res.Rows, formatSums(res.Sums, scales))
+	fmt.Fprintf(w, "run %s, snapshot %d: %s\n  recorded %s\n  computed %s\n  rows %s, sums %s\n",
+		res.RunID, res.SnapshotID, verdict, res.Recorded, res.Computed, words.Number(res.Rows), formatSums(res.Sums, scales))
 	for k, h := range res.Differences {
 		fmt.Fprintf(w, "  partition %s now hashes %s\n", k, short(h))
 	}

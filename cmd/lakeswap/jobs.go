@@ -32,7 +32,7 @@ func printJob(w io.Writer, p *swap.Plan) {
 		fmt.Fprintln(tw, "  PARTITION\tSOURCE ROWS\tSTAGED ROWS\tSOURCE SUMS\tSTAGED SUMS")
 		for _, pp := range p.Partitions {
 			f := j.Reconciled[pp.Value]
-			fmt.Fprintf(tw, "  %s\t%d\t%d\t%s\t%s\n", verify.DisplayKey(pp.Key), f.Rows, pp.Fingerprint.Rows, formatSums(f.Sums, p.Contract.Scales), formatSums(pp.Fingerprint.Sums, p.Contract.Scales))
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", verify.DisplayKey(pp.Key), words.Number(f.Rows), words.Number(pp.Fingerprint.Rows), formatSums(f.Sums, p.Contract.Scales), formatSums(pp.Fingerprint.Sums, p.Contract.Scales))
 		}
 		_ = tw.Flush()
 	}
@@ -84,7 +84,7 @@ func printLate(w io.Writer, j *job.Info) {
 func describeLate(d runrecord.LateDecision, keys []string) string {
 	var days []string
 	for _, day := range slices.Sorted(maps.Keys(d.Rows)) {
-		days = append(days, fmt.Sprintf("%s (%d)", day, d.Rows[day]))
+		days = append(days, fmt.Sprintf("%s (%s)", day, words.Number(d.Rows[day])))
 	}
 	if len(keys) > 0 {
 		var rows int64

@@ -12,6 +12,8 @@ import (
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
 	"golang.org/x/term"
+
+	"github.com/lakeswap/lakeswap/internal/words"
 )
 
 // isTerminal reports whether w is a terminal, where a live display belongs.
@@ -87,7 +89,7 @@ func (l *liveProgress) sizeLocked(total int64) {
 		if d == 0 {
 			d = time.Since(l.start)
 		}
-		return fmt.Sprintf("%s rows  %s rows/s", count(l.rowsR.Load()), count(int64(rate(l.rowsR.Load(), d))))
+		return fmt.Sprintf("%s rows  %s rows/s", words.Number(l.rowsR.Load()), words.Number(int64(rate(l.rowsR.Load(), d))))
 	})
 	if total <= 0 {
 		l.read = l.p.New(0, mpb.NopStyle(), mpb.PrependDecorators(decor.Name("read   ")), mpb.AppendDecorators(rows))
@@ -147,9 +149,9 @@ func (l *liveProgress) Step(name string) {
 				rows := l.rows.Load()
 				took := time.Since(started)
 				if s.Completed {
-					return fmt.Sprintf("%s rows  %s  in %s", count(rows), size(l.bytes.Load()), took.Round(100*time.Millisecond))
+					return fmt.Sprintf("%s rows  %s  in %s", words.Number(rows), size(l.bytes.Load()), took.Round(100*time.Millisecond))
 				}
-				return fmt.Sprintf("%s rows  %s  %s rows/s", count(rows), size(l.bytes.Load()), count(int64(rate(rows, took))))
+				return fmt.Sprintf("%s rows  %s  %s rows/s", words.Number(rows), size(l.bytes.Load()), words.Number(int64(rate(rows, took))))
 			})))
 	default: // compare, commit, verify, rollback
 		l.finishLocked(false)
@@ -249,14 +251,6 @@ func rate(n int64, d time.Duration) float64 {
 	return float64(n) / d.Seconds()
 }
 
-// count writes a number with thousands separators.
-func count(n int64) string {
-	s := fmt.Sprint(n)
-	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
-}
 
 func size(b int64) string {
 	switch {

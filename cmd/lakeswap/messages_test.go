@@ -85,7 +85,7 @@ func TestRowsOutsideTheRunOneLineAPartition(t *testing.T) {
 		}
 	}
 	if len(outside) != 2 || !strings.Contains(outside[0], "partition sale_date=2026-02-01 (") || !strings.Contains(outside[0], "wrong-month.csv:3)") ||
-		!strings.Contains(outside[0], "50000 rows are outside") || !strings.Contains(outside[1], "wrong-month.csv:4)") {
+		!strings.Contains(outside[0], "50,000 rows are outside") || !strings.Contains(outside[1], "wrong-month.csv:4)") {
 		t.Errorf("want two lines, 50000 rows in each of 2026-02-01 (first at line 3) and 2026-02-02 (line 4); got:\n%s", strings.Join(outside, "\n"))
 	}
 	if after := tableMetadata(t, home, "shop", "daily_sales"); after != before {
@@ -100,4 +100,41 @@ func tableMetadata(t *testing.T, home string, ident ...string) string {
 		t.Fatal(err)
 	}
 	return tbl.MetadataLocation()
+}
+
+// TestOneNumberFormat: a count is written one way in text, with a comma
+// between thousands, by plan, apply, show, history and the report page,
+// and as a plain number in JSON. A sum is a value of its column and is
+// written as the column holds it (order_count=3000).
+func TestOneNumberFormat(t *testing.T) {
+	home := newHome(t)
+	var b strings.Builder
+	for i := range 1500 {
+		fmt.Fprintf(&b, "{\"order_date\":\"2026-02-01\",\"channel\":\"c%04d\",\"order_count\":2,\"amount_cents\":100}\n", i)
+	}
+	in := write(t, home, "feb.ndjson", b.String())
+	plan := filepath.Join(t.TempDir(), "feb.json")
+	code, text, errs := cli(t, home, "plan", "--table", "retail.daily_orders", "--partitions", "order_date=2026-02-01", "--run-id", "feb", "--out", plan, in)
+	if code != 0 || !strings.Contains(text, "0 -> 1,500 (+1,500)") {
+		t.Fatalf("plan: exit %d, want 0 -> 1,500 (+1,500): %s%s", code, text, errs)
+	}
+	id := regexp.MustCompile(`\b[0-9a-f]{12}\b`).FindString(text)
+	if code, text, errs := cli(t, home, "apply", plan, "--approve", id); code != 0 || !strings.Contains(text, "1,500") || strings.Contains(text, "1500") {
+		t.Errorf("apply: exit %d, want 1,500 and never 1500: %s%s", code, text, errs)
+	}
+	for _, args := range [][]string{{"show", "--table", "retail.daily_orders", "--run", "feb"}, {"history", "--table", "retail.daily_orders"}} {
+		if code, text, errs := cli(t, home, args...); code != 0 || !strings.Contains(text, "1,500") || strings.Contains(text, "1500") {
+			t.Errorf("%v: exit %d, want 1,500 and never 1500: %s%s", args, code, text, errs)
+		}
+	}
+	page := filepath.Join(t.TempDir(), "feb.html")
+	if code, _, errs := cli(t, home, "report", "--table", "retail.daily_orders", "--run", "feb", "--out", page); code != 0 {
+		t.Fatalf("report: exit %d: %s", code, errs)
+	}
+	if html := string(mustRead(t, page)); !strings.Contains(html, ">1,500<") || strings.Contains(html, ">1500<") {
+		t.Error("the report page does not write 1,500 as text does")
+	}
+	if code, out, errs := cli(t, home, "-o", "json", "show", "--table", "retail.daily_orders", "--run", "feb"); code != 0 || !strings.Contains(out, `"rows": 1500`) || strings.Contains(out, "1,500") {
+		t.Errorf("show -o json: exit %d, want rows 1500 as a number: %s%s", code, out, errs)
+	}
 }

@@ -33,11 +33,11 @@ func TestMoneyTable(t *testing.T) {
 {"day":"2026-01-02","id":3,"amount":9999999999.99}
 `)
 		out := s.must("publish", "--run-id", "money-1", "--table", "shop.payments", "--partitions", "day=2026-01-01..2026-01-02", first)
-		if !strings.Contains(out, "sums amount=10000000012.99,") { // 12.34 + 0.66 + 9999999999.99, at the column's scale
+		if !strings.Contains(out, "sums amount=10,000,000,012.99,") { // 12.34 + 0.66 + 9999999999.99, at the column's scale
 			t.Fatalf("publish of a money table does not give its exact sums: %s", out)
 		}
 		s.must("verify", "--table", "shop.payments", "--run", "money-1")
-		if h := s.must("history", "--table", "shop.payments"); !strings.Contains(h, "amount=10000000012.99") { // at the column's scale, as publish prints it
+		if h := s.must("history", "--table", "shop.payments"); !strings.Contains(h, "amount=10,000,000,012.99") { // at the column's scale, as publish prints it
 			t.Errorf("history of a money table: %s", h)
 		}
 		meta := s.metadata("shop.payments")
@@ -75,13 +75,13 @@ func TestScaled(t *testing.T) {
 		v     int64
 		scale int
 		want  string
-	}{{1234, 2, "12.34"}, {-5, 2, "-0.05"}, {0, 2, "0.00"}, {-1233, 2, "-12.33"}, {7, 0, "7"}, {100, 3, "0.100"}, {-9223372036854775808, 2, "-92233720368547758.08"}} {
+	}{{1234, 2, "12.34"}, {-5, 2, "-0.05"}, {0, 2, "0.00"}, {-1233, 2, "-12.33"}, {7, 0, "7"}, {100, 3, "0.100"}, {-9223372036854775808, 2, "-92,233,720,368,547,758.08"}, {123456, 0, "123,456"}, {-100000, 2, "-1,000.00"}} {
 		if got := scaled(exact.Of(c.v), c.scale); got != c.want {
 			t.Errorf("scaled(%d, %d) = %s, want %s", c.v, c.scale, got, c.want)
 		}
 	}
 	huge, _ := exact.Parse("-999999999999999999999999999999999999990")
-	if got := scaled(huge, 18); got != "-999999999999999999999.999999999999999990" {
+	if got := scaled(huge, 18); got != "-999,999,999,999,999,999,999.999999999999999990" {
 		t.Errorf("a decimal(38,18) sum of ten maxima shows as %s", got)
 	}
 }

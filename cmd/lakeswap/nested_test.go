@@ -224,7 +224,7 @@ func TestWideDecimalSums(t *testing.T) {
 	in := write(t, t.TempDir(), "in.ndjson", lines.String())
 	// Ten of 10^38-1 unscaled, and one more: 10^39 - 9.
 	const want = "999999999999999999999999999999999999991"
-	const shown = "999999999999999999999.999999999999999991"
+	const shown = "999,999,999,999,999,999,999.999999999999999991"
 	out := s.must("publish", "--run-id", "wide", "--table", tbl, "--partitions", "d=2026-01-01", in)
 	if !strings.Contains(out, "amount="+shown) {
 		t.Errorf("publish shows %s; want the sum amount=%s", out, shown)

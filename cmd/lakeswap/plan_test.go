@@ -77,7 +77,7 @@ func TestPlanThenApply(t *testing.T) {
 			t.Error("a plan refused for its --out staged files")
 		}
 		code, text, _ := s.cli("plan", "--table", "retail.daily_orders", "--partitions", twoDays, "--out", filepath.Join(t.TempDir(), "p2.json"), in)
-		for _, want := range []string{"this will replace 2 partitions of retail.daily_orders", "27500 -> 15500 (-12000)",
+		for _, want := range []string{"this will replace 2 partitions of retail.daily_orders", "27,500 -> 15,500 (-12,000)",
 			"+0 -0 ~1", "+1 -0 ~1", "order_date=2026-01-02: added channel=store | changed channel=web"} {
 			if code != 0 || !strings.Contains(text, want) {
 				t.Errorf("plan summary: exit %d, want %q:\n%s", code, want, text)

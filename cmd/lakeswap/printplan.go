@@ -87,7 +87,7 @@ func printRewritten(w io.Writer, p *swap.Plan) {
 	}
 	fmt.Fprintf(w, "rewrites %s written under an earlier partition spec; their rows are in the new files of the partitions they fall in, those not declared marked (carried) and staged from the table:\n", words.Count(len(p.Rewritten), "file"))
 	for _, f := range p.Rewritten {
-		fmt.Fprintf(w, "  %s (%d rows)\n", f.Path, f.Rows)
+		fmt.Fprintf(w, "  %s (%s)\n", f.Path, words.Count(f.Rows, "row"))
 	}
 }
 
@@ -121,7 +121,7 @@ func printPartitions(w io.Writer, p *swap.Plan, whole bool) int {
 	var keys []string
 	for _, pp := range p.Partitions {
 		same := pp.OldFingerprint.Hash == pp.Fingerprint.Hash
-		line := partitionName(pp) + "\t" + change(exact.Of(pp.OldFingerprint.Rows), exact.Of(pp.Fingerprint.Rows), 0)
+		line := partitionName(pp) + "\t" + rowsChange(pp.OldFingerprint.Rows, pp.Fingerprint.Rows)
 		rel := relative(exact.Of(pp.OldFingerprint.Rows), exact.Of(pp.Fingerprint.Rows))
 		for _, c := range sums {
 			line += "\t" + change(pp.OldFingerprint.Sums[c], pp.Fingerprint.Sums[c], p.Contract.Scales[c])
@@ -163,17 +163,17 @@ func printPartitions(w io.Writer, p *swap.Plan, whole bool) int {
 			rows = append(rows, e.line)
 		}
 	} else {
-		rows = append(rows, fmt.Sprintf("... %d unchanged partitions (lakeswap show lists them) ...", len(sameRows))+cells)
+		rows = append(rows, fmt.Sprintf("... %s unchanged partitions (lakeswap show lists them) ...", words.Number(len(sameRows)))+cells)
 	}
 	if len(p.Partitions) > 12 {
-		line := fmt.Sprintf("total of %d\t%s", len(p.Partitions), change(exact.Of(p.BaseFingerprint.Rows), exact.Of(p.Fingerprint.Rows), 0))
+		line := fmt.Sprintf("total of %s\t%s", words.Number(len(p.Partitions)), rowsChange(p.BaseFingerprint.Rows, p.Fingerprint.Rows))
 		for _, c := range sums {
 			line += "\t" + change(p.BaseFingerprint.Sums[c], p.Fingerprint.Sums[c], p.Contract.Scales[c])
 		}
 		if grain {
 			line += "\t"
 		}
-		rows = append(rows, line+"\t"+fmt.Sprintf("%d changed", changed))
+		rows = append(rows, line+"\t"+words.Number(changed)+" changed")
 	}
 	for _, r := range rows {
 		fmt.Fprintln(tw, r)
@@ -233,7 +233,7 @@ func byEnds(lines []string, most, n int) []string {
 	if len(lines) <= most {
 		return lines
 	}
-	more := fmt.Sprintf("... %d more ...", len(lines)-2*n)
+	more := "... " + words.Number(len(lines)-2*n) + " more ..."
 	// Kept in a table's columns: as many cells as the lines around it.
 	more += strings.Repeat("\t", strings.Count(lines[0], "\t"))
 	return append(append(lines[:n:n], more), lines[len(lines)-n:]...)
@@ -279,7 +279,7 @@ func grainChange(ch *verify.Changes) string {
 	case ch.Skipped != "":
 		return "not compared"
 	}
-	return fmt.Sprintf("+%d -%d ~%d", ch.Added, ch.Removed, ch.Changed)
+	return fmt.Sprintf("+%s -%s ~%s", words.Number(ch.Added), words.Number(ch.Removed), words.Number(ch.Changed))
 }
 
 // exampleKeys names a few keys of each change.
@@ -301,7 +301,7 @@ func exampleKeys(ch *verify.Changes) string {
 		}
 		part := k.what + " " + strings.Join(k.keys, "; ")
 		if more := k.n - int64(len(k.keys)); more > 0 {
-			part += fmt.Sprintf(" (and %d more)", more)
+			part += " (and " + words.Number(more) + " more)"
 		}
 		parts = append(parts, part)
 	}

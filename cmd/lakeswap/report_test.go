@@ -94,7 +94,7 @@ func TestReportInChromium(t *testing.T) {
 			}
 		}
 	}
-	if !strings.Contains(string(dom), `id="fingerprint">`+v.Fingerprint+"<") || !strings.Contains(string(dom), `id="sum-revenue">15195.73<`) {
+	if !strings.Contains(string(dom), `id="fingerprint">`+v.Fingerprint+"<") || !strings.Contains(string(dom), `id="sum-revenue">15,195.73<`) {
 		t.Error("the rendered page lacks the run's fingerprint or its sum of revenue")
 	}
 	if n := strings.Count(string(dom), "<svg class=\"chart\""); n != 3 {

@@ -9,7 +9,26 @@ import (
 // Count writes n and the noun, plural unless n is one: the noun with an
 // s, or many where the plural is not that.
 func Count[N ~int | ~int64](n N, one string, many ...string) string {
-	return strconv.FormatInt(int64(n), 10) + " " + Noun(n, one, many...)
+	return Number(n) + " " + Noun(n, one, many...)
+}
+
+// Number writes a count as text shows every count and sum: with a comma
+// between thousands (2,930). JSON holds them as plain numbers.
+func Number[N ~int | ~int64](n N) string {
+	return Grouped(strconv.FormatInt(int64(n), 10))
+}
+
+// Grouped puts a comma between the thousands of a decimal number's
+// integer part: -122056.47 is -122,056.47.
+func Grouped(s string) string {
+	end := strings.IndexByte(s, '.')
+	if end < 0 {
+		end = len(s)
+	}
+	for i := end - 3; i > 0 && s[i-1] >= '0' && s[i-1] <= '9'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 // Noun is the noun alone, as Count writes it after n.
