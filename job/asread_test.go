@@ -333,3 +333,59 @@ func parquetOf(t *testing.T, dt arrow.DataType, add func(array.Builder)) string 
 	}
 	return buf.String()
 }
+
+// TestCSVSourceInItsForm: a job's source says how its CSV files are
+// written (csv: delimiter, quote, null_marker, header: false with columns,
+// rename), and its SQL reads them as a publish with those options would;
+// a form a job cannot read is refused when the job loads.
+func TestCSVSourceInItsForm(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "in"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	body := "1|'a|b ''x'''\n2|say \"hi\"\n3|NULL\n4|''\n"
+	if err := os.WriteFile(filepath.Join(dir, "in", "a.csv"), []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	load := func(form string) (*job.Job, error) {
+		f := filepath.Join(dir, "job.yaml")
+		src := "table: t.x\nsources:\n  events:\n    path: in/\n    csv: " + form + "\nsql: SELECT 1\n"
+		if err := os.WriteFile(f, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return job.Load(f)
+	}
+	j, err := load(`{delimiter: "|", quote: "'", null_marker: "NULL", header: false, columns: [id, val], rename: {val: v}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, _, err := prepared(t, j, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := texts(t, eng, "SELECT coalesce(v, '<null>') FROM events ORDER BY CAST(id AS INT)")
+	if want := []string{`a|b 'x'`, `say "hi"`, "<null>", ""}; !slices.Equal(got, want) {
+		t.Errorf("the SQL reads %q, want %q", got, want)
+	}
+	for form, want := range map[string]string{
+		`{delimiter: "||"}`:            "delimiter",
+		`{quote: "|", delimiter: "|"}`: "quote",
+		`{header: false}`:              "columns",
+		`{rename: {a: v, b: v}}`:       "both a and b to v",
+		`{delimiter: "§"}`:             "one ASCII character",
+		`{null: NULL}`:                 "null_marker",
+		`{delimeter: ";"}`:             `no setting "delimeter"`,
+	} {
+		if _, err := load(form); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("csv: %s: %v, want refused saying %q", form, err, want)
+		}
+	}
+	// Columns that do not match the file's fields: refused naming the file.
+	j, err = load(`{delimiter: "|", quote: "'", header: false, columns: [id, val, extra]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := prepared(t, j, nil); err == nil || !strings.Contains(err.Error(), "a.csv:1") || !strings.Contains(err.Error(), "2 fields") {
+		t.Errorf("three columns for two fields: %v, want refused naming a.csv:1", err)
+	}
+}

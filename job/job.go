@@ -16,6 +16,7 @@ import (
 
 	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/runrecord"
+	"github.com/lakeswap/lakeswap/source"
 )
 
 // Job is a job file, read and checked.
@@ -80,6 +81,11 @@ type Source struct {
 	// Format is csv, ndjson or parquet; empty takes it from the files'
 	// extension.
 	Format string `yaml:"format"`
+	// CSV says how the source's CSV files are written where they are not
+	// in the plain form (a comma between fields, double quotes, a header
+	// line): delimiter, quote, null_marker, header: false with columns,
+	// rename.
+	CSV source.CSVForm `yaml:"csv"`
 }
 
 // Lag names what lakeswap lag measures: ingested - event, per source row.
@@ -221,6 +227,14 @@ func (j *Job) check() error {
 		case "", "csv", "ndjson", "parquet":
 		default:
 			errs = append(errs, fmt.Errorf("source %s: format %q: want csv, ndjson or parquet", name, s.Format))
+		}
+		if s.CSV.Set() {
+			if _, err := s.CSV.JobOptions(); err != nil {
+				errs = append(errs, fmt.Errorf("source %s: csv: %w", name, err))
+			}
+			if s.Table != "" || s.Format == "ndjson" || s.Format == "parquet" {
+				errs = append(errs, fmt.Errorf("source %s: csv says how CSV files are written; its files are not CSV", name))
+			}
 		}
 	}
 	if strings.TrimSpace(j.SQL) == "" {

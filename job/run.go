@@ -61,6 +61,7 @@ type listedFile struct{ path, name string }
 type sourceFiles struct {
 	format string
 	files  []listedFile
+	csv    source.CSVOptions // how its CSV files are written
 }
 
 // Prepare makes the job's sources readable by its SQL on eng: each source
@@ -97,7 +98,7 @@ func (j *Job) Prepare(ctx context.Context, eng *source.SQLEngine, l *Listing, re
 			continue
 		}
 		for _, f := range sources[name].files {
-			h, err := source.CSVHeader(f.path, f.name)
+			h, err := source.CSVHeader(f.path, f.name, sources[name].csv)
 			if err != nil {
 				return nil, fmt.Errorf("source %s: %w", name, err)
 			}
@@ -126,6 +127,10 @@ func (j *Job) Prepare(ctx context.Context, eng *source.SQLEngine, l *Listing, re
 // finds their one format.
 func (j *Job) localFiles(ctx context.Context, name string, l *Listing, fetch Fetch, dir string) (*sourceFiles, error) {
 	sf := &sourceFiles{format: j.Sources[name].Format}
+	var err error
+	if sf.csv, err = j.Sources[name].CSV.JobOptions(); err != nil {
+		return nil, fmt.Errorf("csv: %w", err)
+	}
 	if j.Sources[name].Table != "" {
 		sf.format = "parquet"
 	}
@@ -187,6 +192,9 @@ func (j *Job) localFiles(ctx context.Context, name string, l *Listing, fetch Fet
 	}
 	if len(sf.files) == 0 {
 		return nil, errors.New("it names no file")
+	}
+	if sf.format != "csv" && j.Sources[name].CSV.Set() {
+		return nil, fmt.Errorf("csv says how CSV files are written, and its files are %s", sf.format)
 	}
 	return sf, nil
 }
@@ -265,7 +273,7 @@ func (sf *sourceFiles) scan(ctx context.Context, eng *source.SQLEngine, headers 
 		}
 		parts := make([]string, len(groups))
 		for i, g := range groups {
-			parts[i] = "SELECT * FROM " + source.CSVScan(g.files, g.header, g.comp)
+			parts[i] = "SELECT * FROM " + source.CSVScan(g.files, g.header, g.comp, sf.csv)
 		}
 		return strings.Join(parts, " UNION ALL BY NAME "), nil
 	case "ndjson":

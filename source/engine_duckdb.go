@@ -368,7 +368,7 @@ func isEngineError(err error) bool {
 }
 
 func (e *engine) scan(ctx context.Context, path, abs string, schema *arrow.Schema, header []string, shape *csvShape, fn func(Batch) error) error {
-	q := "SELECT * FROM " + CSVScan([]string{abs}, header, compression(path))
+	q := "SELECT * FROM " + CSVScan([]string{abs}, header, compression(path), CSVOptions{})
 	rr, err := e.query(ctx, q)
 	if err != nil {
 		return err

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -81,10 +82,14 @@ func ReadInput(ctx context.Context, path string, schema *arrow.Schema, fn func(B
 }
 
 // CSVOptions read a CSV file that is not in the plain form: another
-// separator, a marker of null, no header line.
+// separator or quote, a marker of null, no header line, other names.
 type CSVOptions struct {
 	// Delimiter separates fields (0: a comma).
 	Delimiter rune
+	// Quote quotes a value that holds the delimiter, a quote or a line
+	// break, and is doubled inside one (0: a double quote). It is one
+	// ASCII character.
+	Quote byte
 	// Null, when set, is the field that stands for null, in any column
 	// (an empty field stays what it is: null, or the empty text in a
 	// string column).
@@ -93,11 +98,32 @@ type CSVOptions struct {
 	// file's columns in order.
 	NoHeader bool
 	Columns  []string
+	// Rename maps a name of the file's header (or of Columns) to the
+	// table's column it holds: a name it maps is taken as that column.
+	Rename map[string]string
 }
 
 // Plain reports whether the options are the defaults.
 func (o CSVOptions) Plain() bool {
-	return (o.Delimiter == 0 || o.Delimiter == ',') && o.Null == "" && !o.NoHeader && len(o.Columns) == 0
+	return (o.Delimiter == 0 || o.Delimiter == ',') && (o.Quote == 0 || o.Quote == '"') && o.Null == "" && !o.NoHeader && len(o.Columns) == 0 && len(o.Rename) == 0
+}
+
+// rename gives the header with the names Rename maps replaced; a name it
+// maps that the header lacks is an error, as a mistyped map would
+// otherwise be ignored.
+func (o CSVOptions) rename(header []string) ([]string, error) {
+	if len(o.Rename) == 0 {
+		return header, nil
+	}
+	out := slices.Clone(header)
+	for from, to := range o.Rename {
+		i := slices.Index(header, from)
+		if i < 0 {
+			return nil, &InputError{Line: 1, Column: from, Err: fmt.Errorf("the column map takes %s to %s, but the file has no column %s (its columns: %s)", from, to, from, strings.Join(header, ", "))}
+		}
+		out[i] = to
+	}
+	return out, nil
 }
 
 // ReadInputWith is ReadInput with a CSV file read by o.
@@ -475,6 +501,7 @@ type csvRows struct {
 	header []string
 	cr     *crWatch
 	null   string
+	quote  byte // the file's quote, where it is not "
 }
 
 // newCSVRows reads the header, which must name every column of the schema
@@ -487,7 +514,13 @@ func (o CSVOptions) opener() opener { return o.open }
 
 func (o CSVOptions) open(r io.Reader, schema *arrow.Schema) (rowSource, error) {
 	watch := &crWatch{r: r}
-	cr := csv.NewReader(watch)
+	var in io.Reader = watch
+	if o.Quote != 0 && o.Quote != '"' {
+		// Go's reader quotes with " alone: the two characters change
+		// places on the way in, and back in every field read.
+		in = &quoteSwap{r: watch, q: o.Quote}
+	}
+	cr := csv.NewReader(in)
 	cr.ReuseRecord = true
 	if o.Delimiter != 0 {
 		cr.Comma = o.Delimiter
@@ -505,6 +538,12 @@ func (o CSVOptions) open(r io.Reader, schema *arrow.Schema) (rowSource, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read header: %w", csvError(err))
 	}
+	if !o.NoHeader {
+		header = swapQuotes(header, o.Quote)
+	}
+	if header, err = o.rename(header); err != nil {
+		return nil, err
+	}
 	header, err = matchHeader(header, schema)
 	if err != nil {
 		return nil, err
@@ -518,7 +557,49 @@ func (o CSVOptions) open(r io.Reader, schema *arrow.Schema) (rowSource, error) {
 			return nil, &InputError{Line: 1, Column: f.Name, Err: errors.New("column missing from the header (write it; an empty field is a null, or an empty text in a string column)")}
 		}
 	}
-	return &csvRows{r: cr, header: append([]string(nil), header...), cr: watch, null: o.Null}, nil
+	return &csvRows{r: cr, header: append([]string(nil), header...), cr: watch, null: o.Null, quote: o.Quote}, nil
+}
+
+// quoteSwap exchanges a file's quote character and the double quote as
+// they are read.
+type quoteSwap struct {
+	r io.Reader
+	q byte
+}
+
+func (s *quoteSwap) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	for i, b := range p[:n] {
+		switch b {
+		case s.q:
+			p[i] = '"'
+		case '"':
+			p[i] = s.q
+		}
+	}
+	return n, err
+}
+
+// swapQuotes puts back what quoteSwap exchanged in fields read.
+func swapQuotes(fields []string, q byte) []string {
+	if q == 0 || q == '"' {
+		return fields
+	}
+	for i, f := range fields {
+		if strings.IndexByte(f, q) >= 0 || strings.IndexByte(f, '"') >= 0 {
+			b := []byte(f)
+			for k, c := range b {
+				switch c {
+				case q:
+					b[k] = '"'
+				case '"':
+					b[k] = q
+				}
+			}
+			fields[i] = string(b)
+		}
+	}
+	return fields
 }
 
 // crWatch notes where in the stream each CRLF stands: Go's CSV reader
@@ -569,6 +650,7 @@ func (c *csvRows) next() (int64, map[string]any, error) {
 	}
 	line, _ := c.r.FieldPos(0)
 	crlf := c.cr.inside(start, c.r.InputOffset())
+	rec = swapQuotes(rec, c.quote)
 	row := make(map[string]any, len(rec))
 	for i, v := range rec {
 		if crlf && strings.IndexByte(v, '\n') >= 0 {

@@ -10,6 +10,7 @@ import (
 	"io"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -18,12 +19,14 @@ import (
 // CSVHeader checks a CSV file that a SQL job reads and returns its
 // header. A job reads CSV in the dialect a publish does (comma, double
 // quote doubled to escape, a header line, every record of the header's
-// fields) and in the plain form that the engine splits as lakeswap's own
-// reader would: a file outside it is refused, naming its line, where a
-// publish would fall back to the own reader. name is the file as the job
-// lists it, for the message.
-func CSVHeader(path, name string) ([]string, error) {
-	shape, err := checkCSV(path)
+// fields; or the delimiter, quote and columns o says) and in the plain
+// form that the engine splits as lakeswap's own reader would: a file
+// outside it is refused, naming its line, where a publish would fall back
+// to the own reader. name is the file as the job lists it, for the
+// message. The header is the names o.Rename gives.
+func CSVHeader(path, name string, o CSVOptions) ([]string, error) {
+	d := o.dialect()
+	shape, err := checkCSVIn(path, d)
 	if err != nil {
 		var ie *InputError
 		if errors.As(err, &ie) {
@@ -32,7 +35,7 @@ func CSVHeader(path, name string) ([]string, error) {
 		return nil, err
 	}
 	if !shape.plain {
-		return nil, &InputError{File: name, Line: shape.whyLine, Err: fmt.Errorf("%s: a job reads CSV with a comma between fields, values in double quotes and a quote inside one doubled, every record with the header's fields", shape.why)}
+		return nil, &InputError{File: name, Line: shape.whyLine, Err: fmt.Errorf("%s: a job reads CSV with %s between fields, values in %s and a quote inside one doubled, every record with the first line's fields", shape.why, charName(d.delim), charName(d.quote))}
 	}
 	if line, err := invalidUTF8(path); err != nil || line > 0 {
 		if err != nil {
@@ -49,12 +52,35 @@ func CSVHeader(path, name string) ([]string, error) {
 	if bom, _ := br.Peek(3); string(bom) == "\ufeff" {
 		_, _ = br.Discard(3)
 	}
-	header, err := csv.NewReader(br).Read()
+	var in io.Reader = br
+	if d.quote != '"' {
+		in = &quoteSwap{r: br, q: d.quote}
+	}
+	cr := csv.NewReader(in)
+	cr.Comma = rune(d.delim)
+	header, err := cr.Read()
 	if errors.Is(err, io.EOF) {
+		if o.NoHeader {
+			return o.rename(o.Columns)
+		}
 		return nil, &InputError{File: name, Err: errors.New("the file is empty; a CSV source starts with a header line")}
 	}
 	if err != nil {
 		return nil, &InputError{File: name, Line: 1, Err: fmt.Errorf("read header: %w", csvError(err))}
+	}
+	header = swapQuotes(header, d.quote)
+	if o.NoHeader {
+		if len(header) != len(o.Columns) {
+			return nil, &InputError{File: name, Line: 1, Err: fmt.Errorf("the line has %d fields and the source's columns name %d (%s)", len(header), len(o.Columns), strings.Join(o.Columns, ", "))}
+		}
+		header = slices.Clone(o.Columns)
+	}
+	if header, err = o.rename(header); err != nil {
+		var ie *InputError
+		if errors.As(err, &ie) {
+			ie.File = name
+		}
+		return nil, err
 	}
 	seen := map[string]bool{}
 	for _, h := range header {
@@ -89,7 +115,7 @@ func invalidUTF8(path string) (int64, error) {
 // dialect of a publish, pinned rather than sniffed: every field as the
 // text it is (VARCHAR), a quoted empty value the empty text and an
 // unquoted one null, a malformed record an error.
-func CSVScan(files []string, header []string, compression string) string {
+func CSVScan(files []string, header []string, compression string, o CSVOptions) string {
 	cols := make([]string, len(header))
 	for i, h := range header {
 		cols[i] = sqlString(h) + ": 'VARCHAR'"
@@ -97,10 +123,28 @@ func CSVScan(files []string, header []string, compression string) string {
 	if compression == "" {
 		compression = "none"
 	}
-	return fmt.Sprintf(`read_csv(%s, header = true, auto_detect = false, columns = {%s},
-		delim = ',', quote = '"', escape = '"', strict_mode = true, allow_quoted_nulls = false,
+	d := o.dialect()
+	nulls := "''"
+	if o.Null != "" {
+		nulls = "['', " + sqlString(o.Null) + "]"
+	}
+	return fmt.Sprintf(`read_csv(%s, header = %t, auto_detect = false, columns = {%s},
+		delim = %s, quote = %s, escape = %s, nullstr = %s, strict_mode = true, allow_quoted_nulls = false,
 		null_padding = false, ignore_errors = false, compression = '%s')`,
-		FileList(files), strings.Join(cols, ", "), compression)
+		FileList(files), !o.NoHeader, strings.Join(cols, ", "), sqlString(string(d.delim)), sqlString(string(d.quote)), sqlString(string(d.quote)), nulls, compression)
+}
+
+// charName names a separator or quote for a message.
+func charName(c byte) string {
+	switch c {
+	case ',':
+		return "a comma"
+	case '"':
+		return "double quotes"
+	case '\t':
+		return "a tab"
+	}
+	return fmt.Sprintf("%q", string(c))
 }
 
 // Compression names the compression of a text input as its name says:

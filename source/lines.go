@@ -61,7 +61,16 @@ func readSize(path string) int {
 // every record has the header's number of fields and at most
 // maxPlainRecord bytes. Blank lines between records are skipped, as both
 // readers do.
-func checkCSV(path string) (*csvShape, error) {
+func checkCSV(path string) (*csvShape, error) { return checkCSVIn(path, plainDialect) }
+
+// dialect is the two characters that split a CSV file into fields: what
+// stands between fields and what quotes a value.
+type dialect struct{ delim, quote byte }
+
+var plainDialect = dialect{',', '"'}
+
+// checkCSVIn is checkCSV of a file split by d.
+func checkCSVIn(path string, d dialect) (*csvShape, error) {
 	f, err := openText(path)
 	if err != nil {
 		return nil, err
@@ -93,7 +102,7 @@ func checkCSV(path string) (*csvShape, error) {
 		endRecord      func()
 		special        [256]bool
 	)
-	special[','], special['"'], special['\r'], special['\n'] = true, true, true, true
+	special[d.delim], special[d.quote], special['\r'], special['\n'] = true, true, true, true
 	endRecord = func() {
 		fields++
 		if header < 0 {
@@ -190,14 +199,14 @@ func checkCSV(path string) (*csvShape, error) {
 			switch state {
 			case fieldStart, unquoted:
 				switch c {
-				case ',':
+				case d.delim:
 					fields++
 					state = fieldStart
 				case '\n':
 					recordEnd()
 				case '\r':
 					pendingCR = true
-				case '"':
+				case d.quote:
 					if state == unquoted {
 						notPlain("a quote inside an unquoted value", line)
 					}
@@ -207,7 +216,7 @@ func checkCSV(path string) (*csvShape, error) {
 				}
 			case quoted:
 				switch c {
-				case '"':
+				case d.quote:
 					state = quoteInQuoted
 				case '\n':
 					line++
@@ -216,9 +225,9 @@ func checkCSV(path string) (*csvShape, error) {
 				}
 			case quoteInQuoted:
 				switch c {
-				case '"':
+				case d.quote:
 					state = quoted
-				case ',':
+				case d.delim:
 					fields++
 					state = fieldStart
 				case '\n':

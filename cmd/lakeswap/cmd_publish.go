@@ -14,7 +14,6 @@ import (
 	"sync"
 	"text/tabwriter"
 	"time"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -59,6 +58,8 @@ type publishOptions struct {
 	csvNull        string
 	csvNoHeader    bool
 	csvColumns     []string
+	csvQuote       string
+	csvColumnMap   string
 	noProgress     bool
 	adopt          bool
 	implausible    bool
@@ -168,6 +169,8 @@ func addStagingFlags(cmd *cobra.Command, o *publishOptions) {
 	f.StringVar(&o.csvNull, "null", "", "CSV inputs: the field that stands for null in any column, e.g. NULL or \\N")
 	f.BoolVar(&o.csvNoHeader, "no-header", false, "CSV inputs: the first line is a row; --columns names the columns in order")
 	f.StringSliceVar(&o.csvColumns, "columns", nil, "CSV inputs with --no-header: the file's columns in order, e.g. event_id,event_ts,amount")
+	f.StringVar(&o.csvQuote, "quote", "", "CSV inputs: the character that quotes a value, doubled inside one, e.g. ' (default: a double quote)")
+	f.StringVar(&o.csvColumnMap, "column-map", "", "CSV inputs: a YAML file mapping the file's column names to the table's (EventID: event_id)")
 	f.StringVar(&o.spillDir, "spill-dir", "", "local folder where rows wait between reading and staging, and a plan's sorted grain keys past memory; needs about the inputs' uncompressed size (default: the system's temporary folder)")
 }
 
@@ -591,18 +594,20 @@ func (p *progressLog) Staged(partition string, rows, bytes int64) {
 
 // csvOptions reads the CSV flags.
 func csvOptions(o *publishOptions) (source.CSVOptions, error) {
-	c := source.CSVOptions{Null: o.csvNull, NoHeader: o.csvNoHeader, Columns: o.csvColumns}
-	switch d := o.csvDelimiter; {
-	case d == "":
-	case d == "tab" || d == `\t`:
-		c.Delimiter = '\t'
-	case utf8.RuneCountInString(d) == 1 && d != `"` && d != "\n" && d != "\r":
-		c.Delimiter, _ = utf8.DecodeRuneInString(d)
-	default:
-		return c, usagef("--delimiter %q: want one character, e.g. ';', '|' or tab", d)
+	form := source.CSVForm{Delimiter: o.csvDelimiter, Quote: o.csvQuote, Null: o.csvNull, Columns: o.csvColumns}
+	if o.csvNoHeader {
+		form.Header = new(bool)
 	}
-	if c.NoHeader != (len(c.Columns) > 0) {
-		return c, usagef("--no-header and --columns go together: --columns names the columns of a file that has no header line")
+	if o.csvColumnMap != "" {
+		m, err := source.ReadColumnMap(o.csvColumnMap)
+		if err != nil {
+			return source.CSVOptions{}, usagef("--column-map: %v", err)
+		}
+		form.Rename = m
+	}
+	c, err := form.Options()
+	if err != nil {
+		return c, usagef("CSV options: %v (--delimiter, --quote, --no-header with --columns, --column-map)", err)
 	}
 	return c, nil
 }

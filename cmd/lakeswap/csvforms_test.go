@@ -70,6 +70,29 @@ func TestCSVAsItComes(t *testing.T) {
 	if code, errs := publish(semi, "--delimiter", ";;"); code != exitUsage {
 		t.Errorf("a delimiter of two characters: exit %d, want %d: %s", code, exitUsage, errs)
 	}
+
+	// Quoted by ': the quote doubled inside a value, a " kept as text.
+	single := write(t, dir, "single.csv", "order_date|channel|order_count|amount_cents\n2026-01-01|'we|b ''x'''|4|504\n2026-01-01|say \"hi\"|5|505\n")
+	if code, errs := publish(single, "--delimiter", "|", "--quote", "'"); code != 0 {
+		t.Fatalf("--quote \"'\": exit %d: %s", code, errs)
+	}
+	holds(`we|b 'x'`, 504)
+	holds(`say "hi"`, 505)
+	if code, errs := publish(single, "--quote", ","); code != exitUsage {
+		t.Errorf("a quote that is the delimiter: exit %d, want %d: %s", code, exitUsage, errs)
+	}
+
+	// Names of another system's, mapped to the table's columns.
+	theirs := write(t, dir, "theirs.csv", "day,chan,n,cents\n2026-01-01,partner,6,506\n")
+	refused(theirs, "column is not in the table schema")
+	if code, errs := publish(theirs, "--column-map", write(t, dir, "map.yaml", "day: order_date\nchan: channel\nn: order_count\ncents: amount_cents\n")); code != 0 {
+		t.Fatalf("--column-map: exit %d: %s", code, errs)
+	}
+	holds("partner", 506)
+	refused(theirs, "the file has no column dy", "--column-map", write(t, dir, "typo.yaml", "dy: order_date\nchan: channel\nn: order_count\ncents: amount_cents\n"))
+	if code, errs := publish(theirs, "--column-map", write(t, dir, "twice.yaml", "day: order_date\nchan: order_date\n")); code != exitUsage || !strings.Contains(errs, "both chan and day to order_date") {
+		t.Errorf("a map taking two names to one column: exit %d, want %d: %s", code, exitUsage, errs)
+	}
 }
 
 // TestBandSumsAtScale: the plausible band's refusal writes a decimal

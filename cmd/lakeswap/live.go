@@ -251,7 +251,6 @@ func rate(n int64, d time.Duration) float64 {
 	return float64(n) / d.Seconds()
 }
 
-
 func size(b int64) string {
 	switch {
 	case b >= 1<<30:
