@@ -2,8 +2,10 @@ package swap_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -217,5 +219,70 @@ func TestGCBesideAnApply(t *testing.T) {
 	}
 	if got, want := e.daily(), fixture(t, retail.AfterBatch2); len(got) != len(want) {
 		t.Errorf("the table after gc: %v", got)
+	}
+}
+
+// TestGCTellsAKilledPublish: a hold names the process that refreshes it;
+// gc on the same host takes the hold of a process that has ended for a
+// killed publish's, removes it at once, and judges its files by their age
+// (--grace), where a live process's hold keeps them however old.
+func TestGCTellsAKilledPublish(t *testing.T) {
+	e := newEnv(t)
+	e.mustPublish(fixture(t, retail.AfterBatch1), fixtureRange...)
+	stubborn := &swap.Publisher{Catalog: e.cat, StagingIO: func(_ context.Context, fsys icebergio.IO) (icebergio.WriteFileIO, error) {
+		return noRemoveIO{fsys.(icebergio.WriteFileIO)}, nil
+	}}
+	stop := errors.New("stopped before the commit")
+	stubborn.BeforeCommit = func(context.Context, *swap.Plan) error { return stop }
+	if _, err := stubborn.Publish(e.ctx, swap.Request{Table: e.ident, Partitions: fixtureRange, Source: retail.NewSource(fixture(t, retail.AfterBatch2)), RunID: "killed-1"}); !errors.Is(err, stop) {
+		t.Fatalf("publish: %v", err)
+	}
+	left := e.runFiles("killed-1")
+	holds, _ := filepath.Glob(filepath.Join(e.home, "warehouse", "*", "*", "lakeswap", "holds", "killed-1-*.json"))
+	if len(left) != 2 || len(holds) != 1 {
+		t.Fatalf("left files %v, holds %v", left, holds)
+	}
+	var rec map[string]any
+	raw, err := os.ReadFile(holds[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &rec); err != nil {
+		t.Fatal(err)
+	}
+	if host, _ := os.Hostname(); rec["host"] != host || rec["pid"] != float64(os.Getpid()) {
+		t.Fatalf("the hold names process %v on %v, want this one", rec["pid"], rec["host"])
+	}
+	for _, f := range left {
+		old := time.Now().Add(-25 * time.Hour)
+		if err := os.Chtimes(f, old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Held by a process that runs (this one): kept, old as they are.
+	res, err := e.pub.GC(e.ctx, gc.Request{Table: e.ident, Yes: true})
+	if err != nil || len(res.Items) != 0 || res.Kept != 2 {
+		t.Fatalf("gc of files a live process holds: %+v, %v; want both kept", res, err)
+	}
+	// Held by a process that has ended (refreshed a minute ago).
+	ended := exec.Command("true")
+	if err := ended.Run(); err != nil {
+		t.Fatal(err)
+	}
+	rec["pid"] = ended.ProcessState.Pid()
+	b, _ := json.Marshal(rec)
+	if err := os.WriteFile(holds[0], b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err = e.pub.GC(e.ctx, gc.Request{Table: e.ident, Yes: true})
+	i := slices.IndexFunc(res.Items, func(it gc.Item) bool { return it.Kind == "hold" })
+	if err != nil || len(res.Items) != 3 || i < 0 || !strings.Contains(res.Items[i].Note, "has ended") {
+		t.Fatalf("gc of a killed publish's attempt: %+v, %v; want its hold (saying its process ended) and both files removed", res, err)
+	}
+	if got := e.runFiles("killed-1"); len(got) != 0 {
+		t.Errorf("files left: %v", got)
+	}
+	if got := len(e.daily()); got != len(fixture(t, retail.AfterBatch1)) {
+		t.Errorf("the table reads %d rows after gc", got)
 	}
 }

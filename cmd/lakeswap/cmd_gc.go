@@ -69,7 +69,11 @@ func runGC(ctx context.Context, g *globals, o gcOptions) error {
 			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "KIND\tRUN\tSIZE\tSINCE\tLOCATION")
 			for _, it := range res.Items {
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", it.Kind, it.RunID, it.Bytes, it.Time.UTC().Format(time.RFC3339), it.Location)
+				loc := it.Location
+				if it.Note != "" {
+					loc += " (" + it.Note + ")"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", it.Kind, it.RunID, words.Number(it.Bytes), it.Time.UTC().Format(time.RFC3339), loc)
 			}
 			_ = tw.Flush()
 		}
@@ -77,7 +81,7 @@ func runGC(ctx context.Context, g *globals, o gcOptions) error {
 		if res.Removed {
 			verb = "removed"
 		}
-		fmt.Fprintf(w, "%s %s, %d bytes; kept %s of held attempts (a running publish, a plan) and %d of attempts active within the grace period\n", verb, words.Count(len(res.Items), "item"), res.Bytes, words.Count(res.Kept, "staged file"), res.Young)
+		fmt.Fprintf(w, "%s %s, %s; kept %s of held attempts (a running publish, a plan) and %s of attempts active within the grace period\n", verb, words.Count(len(res.Items), "item"), words.Count(res.Bytes, "byte"), words.Count(res.Kept, "staged file"), words.Number(res.Young))
 		if !res.Removed && len(res.Items) > 0 {
 			fmt.Fprintln(w, "dry run: nothing was removed; pass --yes to remove these")
 		}

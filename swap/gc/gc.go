@@ -83,6 +83,8 @@ type Item struct {
 	Bytes    int64     `json:"bytes,omitempty"`
 	Time     time.Time `json:"time"`
 	RunID    string    `json:"run_id,omitempty"`
+	// Note says why a hold refreshed within the grace period goes.
+	Note string `json:"note,omitempty"`
 }
 
 // Result lists what gc found to remove and whether it did.
@@ -296,8 +298,14 @@ func (g *run) holds(ctx context.Context, res *Result) (map[string]bool, error) {
 			return nil
 		}
 		switch {
-		case h.Kind == "plan" && req.Now.Sub(h.Created) <= req.PlanRetention,
-			h.Kind != "plan" && req.Now.Sub(h.Refreshed) < req.Grace:
+		case h.Kind == "plan" && req.Now.Sub(h.Created) <= req.PlanRetention:
+			live[key] = true
+		case h.Kind != "plan" && req.Now.Sub(h.Refreshed) < req.Grace && h.Gone():
+			// Its process was killed: the hold goes now, and its files
+			// are judged as any attempt's, by their age.
+			res.Items = append(res.Items, Item{Kind: "hold", Location: loc, Bytes: size, Time: h.Refreshed, RunID: h.RunID,
+				Note: fmt.Sprintf("process %d on %s has ended", h.PID, h.Host)})
+		case h.Kind != "plan" && req.Now.Sub(h.Refreshed) < req.Grace:
 			live[key] = true
 		default:
 			res.Items = append(res.Items, Item{Kind: "hold", Location: loc, Bytes: size, Time: h.Refreshed, RunID: h.RunID})

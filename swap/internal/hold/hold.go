@@ -31,6 +31,8 @@ type Record struct {
 	Kind      string    `json:"kind"` // run or plan
 	Created   time.Time `json:"created"`
 	Refreshed time.Time `json:"refreshed"`
+	// Process is the one that wrote the hold and refreshes it.
+	Process
 	// Plan is what a staged plan's hold says of it: what the list of
 	// plans waiting for approval shows.
 	Plan *PlanNote `json:"plan,omitempty"`
@@ -113,7 +115,7 @@ func Write(ctx context.Context, store Store, runID, attempt, kind string, create
 	if err != nil {
 		return err
 	}
-	b, err := json.Marshal(Record{RunID: runID, Attempt: attempt, Kind: kind, Created: created.UTC(), Refreshed: time.Now().UTC()})
+	b, err := json.Marshal(Record{RunID: runID, Attempt: attempt, Kind: kind, Created: created.UTC(), Refreshed: time.Now().UTC(), Process: self()})
 	if err != nil {
 		return err
 	}
