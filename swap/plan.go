@@ -150,6 +150,9 @@ type run struct {
 	bound bool
 	// stopHold stops refreshing a running publish's hold.
 	stopHold func()
+	// named says the caller gave the run id, which status may be asked
+	// of later.
+	named bool
 	// job is the SQL job that computed the rows, if one did: the plan's
 	// Job is its document.
 	job Job

@@ -320,6 +320,9 @@ func (p *Publisher) concludeUncommitted(ctx context.Context, tbl *table.Table, p
 	// rerun of the same input commits nothing.
 	res.Status = StatusUnchanged
 	p.log().Info("partitions already hold the planned content", "table", name, "run", plan.RunID)
+	if plan.named {
+		p.noteUnchanged(ctx, tbl, plan)
+	}
 	if !plan.bound {
 		plan.discarded(ctx, p, tbl)
 		return res, nil, true

@@ -310,7 +310,7 @@ func (p *Publisher) planRun(ctx context.Context, req Request) (*run, *table.Tabl
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("file IO of %s: %w", name, err)
 	}
-	plan := &run{Plan: &Plan{RunID: runID, Attempt: staging.NewAttempt(), Table: name, Source: req.SourceName, BaseMetadata: tbl.MetadataLocation(),
+	plan := &run{named: req.RunID != "", Plan: &Plan{RunID: runID, Attempt: staging.NewAttempt(), Table: name, Source: req.SourceName, BaseMetadata: tbl.MetadataLocation(),
 		PartitionColumn: contract.Partition.Name, Contract: contract.Summary(), Batch: req.Batch}, oldFiles: map[string][]iceberg.DataFile{}, contract: contract}
 	if err := plan.setJob(req.Job); err != nil {
 		return nil, nil, nil, err

@@ -56,7 +56,15 @@ func runStatus(ctx context.Context, g *globals, o statusOptions) error {
 		return fmt.Errorf("%w: the table's history cannot be read: %w", outcome.ErrCommitUnknown, err)
 	}
 	name := strings.Join(ident, ".")
+	var unchanged *swap.Unchanged
+	if !st.Landed && st.ReleaseUnchanged == 0 {
+		if unchanged, err = pub.UnchangedRun(ctx, ident, runID); err != nil {
+			return fmt.Errorf("%w: the record of run %s cannot be read: %w", outcome.ErrCommitUnknown, runID, err)
+		}
+	}
 	switch {
+	case unchanged != nil:
+		// It committed nothing: its partitions held its content already.
 	case !st.Landed && st.ReleaseUnchanged != 0:
 		// The release landed elsewhere, and left this table as it was.
 	case !st.Landed:
@@ -67,6 +75,9 @@ func runStatus(ctx context.Context, g *globals, o statusOptions) error {
 		err = fmt.Errorf("run %s landed in part: it committed %d of its %d batches; run it again with the same run id to commit the rest", runID, st.CommittedBatches, st.Batches)
 	}
 	view := newStatusView(st)
+	if unchanged != nil {
+		view.Status, view.SnapshotID, view.Unchanged = "unchanged", unchanged.SnapshotID, unchanged
+	}
 	others, oerr := releaseStatus(ctx, pub, name, st)
 	view.Tables = others
 	if err == nil {
@@ -76,6 +87,14 @@ func runStatus(ctx context.Context, g *globals, o statusOptions) error {
 		if st.ReleaseUnchanged != 0 {
 			fmt.Fprintf(w, "run %s is a release that committed nothing to %s: its partitions held the release's content already; the release tagged its snapshot %d %s\n",
 				runID, name, st.ReleaseUnchanged, swap.ReleaseTag(runID))
+			return
+		}
+		if unchanged != nil {
+			fmt.Fprintf(w, "run %s is unchanged: at %s it found %s holding its content already (fingerprint %s, %s) as snapshot %d, and committed nothing\n",
+				runID, unchanged.Time.Format("2006-01-02 15:04:05Z"), displayKeys(unchanged.Partitions), short(unchanged.Fingerprint), words.Count(unchanged.Rows, "row"), unchanged.SnapshotID)
+			if st.Main != unchanged.SnapshotID {
+				fmt.Fprintf(w, "main has moved since: it is at %s (`lakeswap history --table %s` lists what changed)\n", orNone(st.Main), name)
+			}
 			return
 		}
 		if !st.Landed {
@@ -130,6 +149,9 @@ type statusView struct {
 	// Tables are the other tables of the release the run is part of, each
 	// with its status, when it committed several as one.
 	Tables []tableStatus `json:"tables,omitempty"`
+	// Unchanged is what a run that committed nothing recorded: the
+	// snapshot that held its content already.
+	Unchanged *swap.Unchanged `json:"unchanged,omitempty"`
 }
 
 // tableStatus is where one other table of a release stands.

@@ -52,9 +52,8 @@ func TestOrchestratorAnswers(t *testing.T) {
 				t.Errorf("retry: %+v", again)
 			}
 			// Another run of the same content commits nothing: the table,
-			// its metadata included, stays as it was, so the table holds
-			// no record of the run; publish's answer is the record, and
-			// status says what it may mean.
+			// its metadata and data files, stays as it was; the run's
+			// record is kept beside them, and status answers from it.
 			meta, data := s.mainState("daily_orders"), s.data()
 			if same := ask(0, "publish", "--run-id", "dag-2", "--table", "retail.daily_orders", "--partitions", twoDays, in); same.Status != "unchanged" {
 				t.Errorf("the same content again: %+v", same)
@@ -62,8 +61,11 @@ func TestOrchestratorAnswers(t *testing.T) {
 			if s.mainState("daily_orders") != meta || !slices.Equal(s.data(), data) {
 				t.Errorf("an unchanged run changed the table")
 			}
-			if st := ask(exitError, "status", "--table", "retail.daily_orders", "--run", "dag-2"); st.Kind != "not-found" || !strings.Contains(st.Message, "publish said unchanged") {
-				t.Errorf("status of an unchanged run: %+v", st)
+			if st := ask(0, "status", "--table", "retail.daily_orders", "--run", "dag-2"); st.Status != "unchanged" || st.SnapshotID != first.SnapshotID {
+				t.Errorf("status of an unchanged run: %+v, want unchanged at snapshot %s", st, first.SnapshotID)
+			}
+			if code, text, errs := s.cli("status", "--table", "retail.daily_orders", "--run", "dag-2"); code != 0 || !strings.Contains(text, "run dag-2 is unchanged") || !strings.Contains(text, "as snapshot "+first.SnapshotID) {
+				t.Errorf("status of an unchanged run, as text: exit %d: %s%s", code, text, errs)
 			}
 			if st := ask(exitError, "status", "--table", "retail.daily_orders", "--run", "dag-never"); st.Kind != "not-found" {
 				t.Errorf("status of an unknown run: %+v", st)
