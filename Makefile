@@ -7,6 +7,11 @@ DEMO_DIR ?= lakeswap-demo
 # lakeswap's own, slower reader).
 TAGS ?=
 GOTAGS = $(if $(TAGS),-tags $(TAGS))
+# The tests' temporary folders go in one folder of the run's, removed when
+# the run ends, Ctrl-C included; testenv stops its servers on the signal.
+# (Readable by all: PostgreSQL runs as its own user under it.)
+TESTTMP = start=$$(date +%s); tmp=$$(mktemp -d "$${TMPDIR:-/tmp}/lakeswap-test-XXXXXX") && chmod 755 "$$tmp" && \
+	trap 'rm -rf "$$tmp"' EXIT && trap 'exit 130' INT TERM && echo "temporary folders in $$tmp" && TMPDIR=$$tmp
 
 .PHONY: build demo demo-minio test test-fast test-short bench bench-scale reliability minio dev-up dev-down clean
 
@@ -26,7 +31,8 @@ test:
 	@echo "make test: every test, against real MinIO and PostgreSQL servers: about 20 to 25 minutes on 2 cores (CI took 1240 to 1410 s); make test-fast runs the short tier"
 	$(GO) vet $(GOTAGS) ./...
 	$(GO) vet -tags noduckdb ./...
-	LAKESWAP_WANT_ENGINE=$(if $(findstring noduckdb,$(TAGS)),lakeswap,duckdb) $(GO) test $(GOTAGS) -count=1 -timeout 45m ./...
+	@$(TESTTMP) LAKESWAP_WANT_ENGINE=$(if $(findstring noduckdb,$(TAGS)),lakeswap,duckdb) $(GO) test $(GOTAGS) -count=1 -timeout 45m ./...; rc=$$?; \
+	echo "make test: exit $$rc after $$(( $$(date +%s) - start )) s"; exit $$rc
 
 # The fast tier, what a developer runs between changes: the guard-by-route
 # scenarios and the tests on the embedded catalog and local files, no
@@ -35,7 +41,7 @@ test-fast: test-short
 
 test-short:
 	$(GO) vet $(GOTAGS) ./...
-	$(GO) test $(GOTAGS) -short -count=1 ./...
+	@$(TESTTMP) $(GO) test $(GOTAGS) -short -count=1 ./...
 
 minio:
 	$(GO) run ./testenv/cmd/devenv minio

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"runtime/debug"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/lakeswap/lakeswap/internal/devserver"
@@ -26,7 +28,22 @@ func atExit(f func()) {
 	mu.Lock()
 	defer mu.Unlock()
 	stopFns = append(stopFns, f)
+	stopOnSignal.Do(func() {
+		// Ctrl-C (or a CI job's SIGTERM) ends the test binary before Run
+		// stops the servers: PostgreSQL runs detached, and would outlive
+		// it with its folder.
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+		go func() {
+			s := <-sig
+			fmt.Fprintf(os.Stderr, "testenv: %v: stopping the test servers and removing their folders\n", s)
+			Stop()
+			os.Exit(130)
+		}()
+	})
 }
+
+var stopOnSignal sync.Once
 
 // Run runs the package's tests, then stops the servers they started.
 //
