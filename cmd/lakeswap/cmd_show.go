@@ -82,10 +82,10 @@ func describeUndone(v *history.RunView) string {
 		return ""
 	case u.Scoped:
 		return fmt.Sprintf("ROLLED BACK: run %s was undone at %s by snapshot %d, a scoped rollback that put its partitions back; main no longer holds what it committed",
-			v.RunID, u.Time.Format("2006-01-02 15:04:05Z"), u.To)
+			v.RunID, u.Time.UTC().Format("2006-01-02 15:04:05Z"), u.To)
 	}
 	return fmt.Sprintf("ROLLED BACK: run %s was rolled back at %s: main was set back to snapshot %d; main no longer holds what it committed",
-		v.RunID, u.Time.Format("2006-01-02 15:04:05Z"), u.To)
+		v.RunID, u.Time.UTC().Format("2006-01-02 15:04:05Z"), u.To)
 }
 
 // printRun prints a run partition by partition: rows and each sum before
@@ -94,7 +94,7 @@ func printRun(w io.Writer, v *history.RunView) {
 	if u := describeUndone(v); u != "" {
 		fmt.Fprintln(w, u)
 	}
-	fmt.Fprintf(w, "run %s on %s, committed %s as snapshot %s\n", v.RunID, v.Table, v.Time.Format("2006-01-02 15:04:05Z"), joinIDs(v.Snapshots))
+	fmt.Fprintf(w, "run %s on %s, committed %s as snapshot %s\n", v.RunID, v.Table, v.Time.UTC().Format("2006-01-02 15:04:05Z"), joinIDs(v.Snapshots))
 	printBeforeAfter(w, v.Partitions, v.Scales)
 	fmt.Fprintf(w, "rows %s, sums %s, fingerprint %s\n", words.Number(v.Rows), formatSums(v.Sums, v.Scales), v.Fingerprint)
 	fmt.Fprintln(w, describeRecordedChecks(v.Checks))

@@ -91,7 +91,7 @@ func runStatus(ctx context.Context, g *globals, o statusOptions) error {
 		}
 		if unchanged != nil {
 			fmt.Fprintf(w, "run %s is unchanged: at %s it found %s holding its content already (fingerprint %s, %s) as snapshot %d, and committed nothing\n",
-				runID, unchanged.Time.Format("2006-01-02 15:04:05Z"), displayKeys(unchanged.Partitions), short(unchanged.Fingerprint), words.Count(unchanged.Rows, "row"), unchanged.SnapshotID)
+				runID, unchanged.Time.UTC().Format("2006-01-02 15:04:05Z"), displayKeys(unchanged.Partitions), short(unchanged.Fingerprint), words.Count(unchanged.Rows, "row"), unchanged.SnapshotID)
 			if st.Main != unchanged.SnapshotID {
 				fmt.Fprintf(w, "main has moved since: it is at %s (`lakeswap history --table %s` lists what changed)\n", orNone(st.Main), name)
 			}
@@ -107,7 +107,7 @@ func runStatus(ctx context.Context, g *globals, o statusOptions) error {
 				batch = " (batch " + e.Batch + ")"
 			}
 			fmt.Fprintf(w, "run %s landed as snapshot %d%s at %s: %s, %s, fingerprint %s\n",
-				runID, e.SnapshotID, batch, e.Time.Format("2006-01-02 15:04:05Z"), displayKeys(e.Partitions), words.Count(e.Rows, "row"), short(e.Fingerprint))
+				runID, e.SnapshotID, batch, e.Time.UTC().Format("2006-01-02 15:04:05Z"), displayKeys(e.Partitions), words.Count(e.Rows, "row"), short(e.Fingerprint))
 		}
 		switch newest := st.Snapshots[len(st.Snapshots)-1].SnapshotID; {
 		case st.Batches > 0 && !st.OnMain:
