@@ -134,7 +134,7 @@ type (
 )
 
 func reportOf(v *history.RunView) reportData {
-	d := reportData{RunID: v.RunID, Table: v.Table, Time: v.Time.Format("2006-01-02 15:04:05Z"), Snapshots: joinIDs(v.Snapshots),
+	d := reportData{RunID: v.RunID, Table: v.Table, Time: v.Time.UTC().Format("2006-01-02 15:04:05Z"), Snapshots: joinIDs(v.Snapshots),
 		Source: v.Source, JobVersion: v.JobVersion, Rows: words.Number(v.Rows), Fingerprint: v.Fingerprint,
 		Checks: strings.TrimPrefix(describeRecordedChecks(v.Checks), "checks "), RolledBack: describeUndone(v)}
 	d.SumNames = slices.Sorted(maps.Keys(v.Sums))
