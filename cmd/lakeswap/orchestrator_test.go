@@ -67,6 +67,26 @@ func TestOrchestratorAnswers(t *testing.T) {
 			if code, text, errs := s.cli("status", "--table", "retail.daily_orders", "--run", "dag-2"); code != 0 || !strings.Contains(text, "run dag-2 is unchanged") || !strings.Contains(text, "as snapshot "+first.SnapshotID) {
 				t.Errorf("status of an unchanged run, as text: exit %d: %s%s", code, text, errs)
 			}
+			// A plan of the same content: planned, then applied as a no-op.
+			samePlan := filepath.Join(t.TempDir(), "dag-2p.json")
+			planned2 := ask(0, "plan", "--run-id", "dag-2p", "--table", "retail.daily_orders", "--partitions", twoDays, "--out", samePlan, in)
+			if planned2.Status != "planned" && planned2.Status != "unchanged" {
+				t.Errorf("plan of the same content: %+v", planned2)
+			}
+			t.Logf("plan of the same content: %s", planned2.Status)
+			if planned2.Status == "planned" {
+				var pid struct {
+					PlanID string `json:"plan_id"`
+				}
+				_, out, _ := s.cli("-o", "json", "show", samePlan)
+				_ = json.Unmarshal([]byte(out), &pid)
+				if a := ask(0, "apply", samePlan, "--approve", pid.PlanID); a.Status != "unchanged" {
+					t.Errorf("apply of a plan of the same content: %+v", a)
+				}
+			}
+			if st := ask(0, "status", "--table", "retail.daily_orders", "--run", "dag-2p"); st.Status != "unchanged" || st.SnapshotID != first.SnapshotID {
+				t.Errorf("status of an unchanged plan's run: %+v (plan said %s)", st, planned2.Status)
+			}
 			if st := ask(exitError, "status", "--table", "retail.daily_orders", "--run", "dag-never"); st.Kind != "not-found" {
 				t.Errorf("status of an unknown run: %+v", st)
 			}
