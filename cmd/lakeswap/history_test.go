@@ -43,8 +43,8 @@ func TestHistoryOfARunAndItsRollback(t *testing.T) {
 	lines := strings.Split(out, "\n")
 	for _, want := range [][]string{
 		{"rollback", "fix-lisbon", "main set back from "},
-		{"append", "week-1", "sale_date=2026-01-01..07 (7)", " 21 ", "orders=2466 revenue=71410.50", "c199bdb847d8"},
-		{"overwrite", "fix-lisbon", "sale_date=2026-01-03..04 (2)", " 6 ", " 21 ", "orders=549 revenue=15195.73"},
+		{"append", "week-1", "sale_date=2026-01-01..07 (7)", " 21 ", "orders=2,466 revenue=71,410.50", "c199bdb847d8"},
+		{"overwrite", "fix-lisbon", "sale_date=2026-01-03..04 (2)", " 6 ", " 21 ", "orders=549 revenue=15,195.73"},
 	} {
 		if !anyLineHasAll(lines, want) {
 			t.Errorf("history has no line with all of %q:\n%s", want, out)

@@ -14,6 +14,7 @@ import (
 	"github.com/lakeswap/lakeswap/internal/exact"
 	"github.com/lakeswap/lakeswap/internal/rawevents"
 	"github.com/lakeswap/lakeswap/internal/retail"
+	"github.com/lakeswap/lakeswap/internal/words"
 	"github.com/lakeswap/lakeswap/job"
 	"github.com/lakeswap/lakeswap/swap"
 	"github.com/lakeswap/lakeswap/swap/history"
@@ -198,7 +199,7 @@ func TestRetailJobsFromRaw(t *testing.T) {
 		}
 		page := filepath.Join(t.TempDir(), "run.html")
 		s.must("report", "--table", "retail.daily_orders", "--run", "daily_orders-2", "--out", page)
-		if raw, err := os.ReadFile(page); err != nil || !strings.Contains(string(raw), `id="sum-amount_cents">`+fmt.Sprint(after["order_date=2026-01-01"][1]+after["order_date=2026-01-02"][1])+"<") {
+		if raw, err := os.ReadFile(page); err != nil || !strings.Contains(string(raw), `id="sum-amount_cents">`+words.Number(after["order_date=2026-01-01"][1]+after["order_date=2026-01-02"][1])+"<") {
 			t.Errorf("report: %v", err)
 		}
 	})

@@ -256,14 +256,14 @@ func TestImplausibleShrinkIsRefused(t *testing.T) {
 		if out != "" {
 			t.Errorf("a refused plan printed a plan:\n%s", out)
 		}
-		if code != exitRefused || !strings.Contains(errs, "implausible partition order_date=2026-01-01: rows 1000 -> 300 (0.30x)") || strings.Contains(errs, "order_date=2026-01-02") {
+		if code != exitRefused || !strings.Contains(errs, "implausible partition order_date=2026-01-01: rows 1,000 -> 300 (0.30x)") || strings.Contains(errs, "order_date=2026-01-02") {
 			t.Errorf("plan of a shrunk partition: exit %d, want %d naming 2026-01-01 and its figures:\n%s", code, exitRefused, errs)
 		}
 		if s.metadata("daily_orders") != before || !slices.Equal(s.files(), files) {
 			t.Error("a refused plan changed the table or left files")
 		}
 		code, out, errs = s.cli("plan", "--table", "retail.daily_orders", "--partitions", twoDays, "--allow-implausible", "--out", filepath.Join(dir, "p.json"), in)
-		if code != 0 || !strings.Contains(out, "warning: allowed (--allow-implausible): implausible partition order_date=2026-01-01: rows 1000 -> 300") {
+		if code != 0 || !strings.Contains(out, "warning: allowed (--allow-implausible): implausible partition order_date=2026-01-01: rows 1,000 -> 300") {
 			t.Errorf("plan with --allow-implausible: exit %d, want a warning naming the partition: %s%s", code, out, errs)
 		}
 		s.must("discard", filepath.Join(dir, "p.json"))
