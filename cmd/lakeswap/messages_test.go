@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/spf13/pflag"
 )
 
 // goSyntax is what Go prints of a value a message should have put in
@@ -136,5 +139,23 @@ func TestOneNumberFormat(t *testing.T) {
 	}
 	if code, out, errs := cli(t, home, "-o", "json", "show", "--table", "retail.daily_orders", "--run", "feb"); code != 0 || !strings.Contains(out, `"rows": 1500`) || strings.Contains(out, "1,500") {
 		t.Errorf("show -o json: exit %d, want rows 1500 as a number: %s%s", code, out, errs)
+	}
+}
+
+// TestFlagsDocumented: docs/commands.md's table of publish's and plan's
+// flags names every flag they take, so a reader scanning it misses none.
+func TestFlagsDocumented(t *testing.T) {
+	doc := string(mustRead(t, filepath.Join("..", "..", "docs", "commands.md")))
+	root := newRoot(&globals{stdout: io.Discard, stderr: io.Discard, getenv: func(string) string { return "" }})
+	for _, name := range []string{"publish", "plan"} {
+		cmd, _, err := root.Find([]string{name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.LocalFlags().VisitAll(func(f *pflag.Flag) {
+			if f.Name != "help" && !strings.Contains(doc, "`--"+f.Name+"`") {
+				t.Errorf("docs/commands.md does not name %s's flag --%s", name, f.Name)
+			}
+		})
 	}
 }
