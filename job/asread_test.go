@@ -355,7 +355,9 @@ func TestCSVSourceInItsForm(t *testing.T) {
 		}
 		return job.Load(f)
 	}
-	j, err := load(`{delimiter: "|", quote: "'", null_marker: "NULL", header: false, columns: [id, val], rename: {val: v}}`)
+	// null_marker: NULL (unquoted, which YAML reads as its null) is the
+	// text NULL, as a person means it.
+	j, err := load(`{delimiter: "|", quote: "'", null_marker: NULL, header: false, columns: [id, val], rename: {val: v}}`)
 	if err != nil {
 		t.Fatal(err)
 	}

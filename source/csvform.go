@@ -135,6 +135,11 @@ func (f *CSVForm) UnmarshalYAML(n *yaml.Node) error {
 			case !slices.Contains(csvFormKeys, k.Value):
 				return fmt.Errorf("line %d: csv has no setting %q (it takes %s)", k.Line, k.Value, strings.Join(csvFormKeys, ", "))
 			}
+			// null_marker: NULL means the text NULL, though YAML reads
+			// a bare NULL (null, ~) as its null value.
+			if v := n.Content[i+1]; v.Kind == yaml.ScalarNode && v.Tag == "!!null" && v.Value != "" {
+				v.Tag = "!!str"
+			}
 		}
 	}
 	type plain CSVForm

@@ -123,6 +123,11 @@ func (o CSVOptions) rename(header []string) ([]string, error) {
 		}
 		out[i] = to
 	}
+	for from, to := range o.Rename {
+		if slices.Contains(header, to) && o.Rename[to] == "" {
+			return nil, &InputError{Line: 1, Column: to, Err: fmt.Errorf("the column map takes %s to %s, and the file has a column %s too: map that one elsewhere, or leave %s out of the map", from, to, to, from)}
+		}
+	}
 	return out, nil
 }
 
@@ -497,11 +502,12 @@ func parseDecimal(text string, precision, scale int32) (decimal128.Num, error) {
 }
 
 type csvRows struct {
-	r      *csv.Reader
-	header []string
-	cr     *crWatch
-	null   string
-	quote  byte // the file's quote, where it is not "
+	r        *csv.Reader
+	header   []string
+	cr       *crWatch
+	null     string
+	quote    byte // the file's quote, where it is not "
+	noHeader bool
 }
 
 // newCSVRows reads the header, which must name every column of the schema
@@ -525,6 +531,11 @@ func (o CSVOptions) open(r io.Reader, schema *arrow.Schema) (rowSource, error) {
 	if o.Delimiter != 0 {
 		cr.Comma = o.Delimiter
 	}
+	if o.NoHeader {
+		// Every row has the fields --columns names: Go's reader would
+		// take the first row's count instead.
+		cr.FieldsPerRecord = len(o.Columns)
+	}
 	var header []string
 	var err error
 	if o.NoHeader {
@@ -536,7 +547,7 @@ func (o CSVOptions) open(r io.Reader, schema *arrow.Schema) (rowSource, error) {
 		return nil, errors.New("the file is empty; a CSV input starts with a header line")
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read header: %w", csvError(err))
+		return nil, fmt.Errorf("read header: %w", swapQuotesIn(csvError(err), o.Quote))
 	}
 	if !o.NoHeader {
 		header = swapQuotes(header, o.Quote)
@@ -557,7 +568,7 @@ func (o CSVOptions) open(r io.Reader, schema *arrow.Schema) (rowSource, error) {
 			return nil, &InputError{Line: 1, Column: f.Name, Err: errors.New("column missing from the header (write it; an empty field is a null, or an empty text in a string column)")}
 		}
 	}
-	return &csvRows{r: cr, header: append([]string(nil), header...), cr: watch, null: o.Null, quote: o.Quote}, nil
+	return &csvRows{r: cr, header: append([]string(nil), header...), cr: watch, null: o.Null, quote: o.Quote, noHeader: o.NoHeader}, nil
 }
 
 // quoteSwap exchanges a file's quote character and the double quote as
@@ -578,6 +589,15 @@ func (s *quoteSwap) Read(p []byte) (int, error) {
 		}
 	}
 	return n, err
+}
+
+// swapQuotesIn puts back in a parse error's message what quoteSwap
+// exchanged, so that it names the file's own quote.
+func swapQuotesIn(err error, q byte) error {
+	if err == nil || q == 0 || q == '"' {
+		return err
+	}
+	return errors.New(swapQuotes([]string{err.Error()}, q)[0])
 }
 
 // swapQuotes puts back what quoteSwap exchanged in fields read.
@@ -644,7 +664,10 @@ func (c *csvRows) next() (int64, map[string]any, error) {
 	if err != nil {
 		var pe *csv.ParseError
 		if errors.As(err, &pe) {
-			return int64(max(pe.StartLine, 1)), nil, csvError(err)
+			if errors.Is(pe.Err, csv.ErrFieldCount) && c.r.FieldsPerRecord > 0 && c.noHeader {
+				return int64(max(pe.StartLine, 1)), nil, fmt.Errorf("row has %d fields; --columns names %d", len(rec), c.r.FieldsPerRecord)
+			}
+			return int64(max(pe.StartLine, 1)), nil, swapQuotesIn(csvError(err), c.quote)
 		}
 		return 0, nil, err
 	}

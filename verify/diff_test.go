@@ -155,7 +155,7 @@ func TestFormatValue(t *testing.T) {
 	lb := array.NewTimestampBuilder(mem, &arrow.TimestampType{Unit: arrow.Microsecond})
 	lb.Append(arrow.Timestamp(1767225600000000))
 	sb := array.NewStringBuilder(mem)
-	sb.AppendValues([]string{"", "web", "null"}, nil)
+	sb.AppendValues([]string{"", "web", "null", "we\u202eb"}, nil)
 	dec, ts, local, str := db.NewArray(), tb.NewArray(), lb.NewArray(), sb.NewArray()
 	for _, c := range []struct {
 		col  arrow.Array
@@ -165,6 +165,7 @@ func TestFormatValue(t *testing.T) {
 		{dec, 0, "19.10"}, {dec, 1, "null"},
 		{ts, 0, "2026-01-01T00:00:00.123456+00:00"}, {local, 0, "2026-01-01T00:00:00"},
 		{str, 0, `""`}, {str, 1, `"web"`}, {str, 2, `"null"`},
+		{str, 3, `"we\u202eb"`}, // a bidi override escaped, never reordering the line
 	} {
 		if got := verify.FormatValue(c.col, c.row); got != c.want {
 			t.Errorf("%s row %d shows %s, want %s", c.col.DataType(), c.row, got, c.want)

@@ -11,6 +11,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/google/uuid"
+
+	"github.com/lakeswap/lakeswap/internal/words"
 )
 
 // FormatValue shows row i of a column as the table holds it, for a person
@@ -78,7 +80,9 @@ func quote(s string) string {
 	if err != nil {
 		return strconv.Quote(s)
 	}
-	return string(b)
+	// JSON escapes control characters; a format character (a bidi
+	// override) would still reorder the line a person reads.
+	return words.Printable(string(b))
 }
 
 // maxShown is the most bytes of a value a comparison shows.

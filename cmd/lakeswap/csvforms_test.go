@@ -53,6 +53,12 @@ func TestCSVAsItComes(t *testing.T) {
 		t.Fatalf("--no-header --columns: exit %d: %s", code, errs)
 	}
 	holds("web", 502)
+	// Every row has the fields --columns names: more or fewer is refused
+	// naming the line, never read short (nulls) or past its end.
+	cols := "order_date,channel,order_count,amount_cents"
+	refused(write(t, dir, "long.csv", "2026-01-01,web,2,502,extra\n"), "long.csv:1", "--no-header", "--columns", cols)
+	refused(write(t, dir, "short.csv", "2026-01-01,web,2\n"), "row has 3 fields; --columns names 4", "--no-header", "--columns", cols)
+	refused(write(t, dir, "shortfirst.csv", "2026-01-01,web,2\n2026-01-01,app,2,5\n"), "shortfirst.csv:1", "--no-header", "--columns", cols)
 
 	loud := write(t, dir, "loud.csv", "ORDER_DATE,Channel,order_count,AMOUNT_CENTS\n2026-01-01,app,3,503\n")
 	if code, errs := publish(loud); code != 0 {
@@ -78,6 +84,8 @@ func TestCSVAsItComes(t *testing.T) {
 	}
 	holds(`we|b 'x'`, 504)
 	holds(`say "hi"`, 505)
+	// A stray quote is named as the file writes it.
+	refused(write(t, dir, "stray.csv", "order_date|channel|order_count|amount_cents\n2026-01-01|a'b|1|5\n"), "bare ' in non-quoted-field", "--delimiter", "|", "--quote", "'")
 	if code, errs := publish(single, "--quote", ","); code != exitUsage {
 		t.Errorf("a quote that is the delimiter: exit %d, want %d: %s", code, exitUsage, errs)
 	}
@@ -90,6 +98,7 @@ func TestCSVAsItComes(t *testing.T) {
 	}
 	holds("partner", 506)
 	refused(theirs, "the file has no column dy", "--column-map", write(t, dir, "typo.yaml", "dy: order_date\nchan: channel\nn: order_count\ncents: amount_cents\n"))
+	refused(write(t, dir, "clash.csv", "day,channel,chan,order_count,amount_cents\n2026-01-01,x,y,1,5\n"), "the file has a column channel too", "--column-map", write(t, dir, "clash.yaml", "chan: channel\nday: order_date\n"))
 	if code, errs := publish(theirs, "--column-map", write(t, dir, "twice.yaml", "day: order_date\nchan: order_date\n")); code != exitUsage || !strings.Contains(errs, "both chan and day to order_date") {
 		t.Errorf("a map taking two names to one column: exit %d, want %d: %s", code, exitUsage, errs)
 	}
