@@ -20,6 +20,7 @@ import (
 
 	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/internal/exact"
+	"github.com/lakeswap/lakeswap/internal/words"
 	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/parquetio"
 	"github.com/lakeswap/lakeswap/runrecord"
@@ -424,7 +425,7 @@ func (sf *sourceFiles) keysApart(ctx context.Context, eng *source.SQLEngine, pat
 	}
 	slices.Sort(keys)
 	if len(keys) > 20 {
-		keys = append(keys[:20], fmt.Sprintf("and %d more", len(keys)-20))
+		keys = append(keys[:20], "and "+words.Number(len(keys)-20)+" more")
 	}
 	return &source.InputError{File: sf.files[0].name, Err: fmt.Errorf("its keys (%s) include an empty key or keys that differ only in case: each key names a column of its own", strings.Join(keys, ", "))}
 }

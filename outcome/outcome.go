@@ -83,12 +83,12 @@ func (e *RefusedError) Error() string {
 		b.WriteString("\n  - ")
 		b.WriteString(f.String())
 		if j-i > 1 {
-			fmt.Fprintf(&b, "; and %d more like it", j-i-1)
+			fmt.Fprintf(&b, "; and %s more like it", words.Number(j-i-1))
 		}
 		i = j
 	}
 	if e.Dropped > 0 {
-		fmt.Fprintf(&b, "\n  ... and %d more", e.Dropped)
+		fmt.Fprintf(&b, "\n  ... and %s more", words.Number(e.Dropped))
 	}
 	return b.String()
 }

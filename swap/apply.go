@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lakeswap/lakeswap/internal/words"
 	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 	"github.com/lakeswap/lakeswap/swap/internal/staging"
@@ -126,8 +127,8 @@ func fingerprintsAsPlanned(ctx context.Context, tbl *table.Table, plan *run, con
 			return conflict("partition %s: reading its staged files again: %v", pp.Key, err)
 		}
 		if got.Hash != pp.Fingerprint.Hash || got.Rows != pp.Fingerprint.Rows {
-			return conflict("partition %s's staged files hold %d rows fingerprinting %s now, the plan %d rows fingerprinting %s",
-				pp.Key, got.Rows, verify.Short(got.Hash), pp.Fingerprint.Rows, verify.Short(pp.Fingerprint.Hash))
+			return conflict("partition %s's staged files hold %s fingerprinting %s now, the plan %s fingerprinting %s",
+				pp.Key, words.Count(got.Rows, "row"), verify.Short(got.Hash), words.Count(pp.Fingerprint.Rows, "row"), verify.Short(pp.Fingerprint.Hash))
 		}
 	}
 	return nil

@@ -436,7 +436,7 @@ func judgeEmpty(_ context.Context, j *judging) (Verdict, error) {
 	var v Verdict
 	for _, pp := range j.plan.Partitions {
 		if j.req.AllowEmpty && pp.Fingerprint.Rows == 0 && pp.OldFingerprint.Rows > 0 {
-			v.allow("--allow-empty", "", fmt.Sprintf("allowed (--allow-empty): partition %s goes from %d rows to none", verify.DisplayKey(pp.Key), pp.OldFingerprint.Rows))
+			v.allow("--allow-empty", "", fmt.Sprintf("allowed (--allow-empty): partition %s goes from %s to none", verify.DisplayKey(pp.Key), words.Count(pp.OldFingerprint.Rows, "row")))
 		}
 	}
 	return v, nil
@@ -539,8 +539,8 @@ func buildsAgree(ctx context.Context, plan *run, c *contract.Contract, second ro
 		}
 		if got := acc.Result(); got.Hash != pp.Fingerprint.Hash {
 			out = append(out, verify.Finding{Kind: verify.KindNondeterministic, Partition: pp.Key,
-				Message: fmt.Sprintf("a second build of the same input gives %d rows fingerprinting %s, the first %d rows fingerprinting %s: the input or its transform is not deterministic",
-					got.Rows, verify.Short(got.Hash), pp.Fingerprint.Rows, verify.Short(pp.Fingerprint.Hash))})
+				Message: fmt.Sprintf("a second build of the same input gives %s fingerprinting %s, the first %s fingerprinting %s: the input or its transform is not deterministic",
+					words.Count(got.Rows, "row"), verify.Short(got.Hash), words.Count(pp.Fingerprint.Rows, "row"), verify.Short(pp.Fingerprint.Hash))})
 		}
 	}
 	return out, nil
@@ -595,6 +595,7 @@ func reconcile(plan *run, c *contract.Contract, expect map[string]Figures) []ver
 		return nil
 	}
 	var out []verify.Finding
+	scales := c.Summary().Scales
 	for _, pp := range plan.Partitions {
 		if pp.Carried { // the source says nothing of it
 			continue
@@ -602,13 +603,13 @@ func reconcile(plan *run, c *contract.Contract, expect map[string]Figures) []ver
 		want := expect[pp.Value]
 		if got := pp.Fingerprint.Rows; got != want.Rows {
 			out = append(out, verify.Finding{Kind: verify.KindReconcile, Partition: pp.Key,
-				Message: fmt.Sprintf("the source says %d rows, the run staged %d", want.Rows, got)})
+				Message: fmt.Sprintf("the source says %s rows, the run staged %s", words.Number(want.Rows), words.Number(got))})
 		}
 		for _, i := range c.Additive {
 			col := c.Fields[i].Name
 			if w, ok := want.Sums[col]; ok && !w.Equal(pp.Fingerprint.Sums[col]) {
 				out = append(out, verify.Finding{Kind: verify.KindReconcile, Partition: pp.Key, Column: col,
-					Message: fmt.Sprintf("the source says a sum of %s, the run staged %s", w, pp.Fingerprint.Sums[col])})
+					Message: fmt.Sprintf("the source says a sum of %s, the run staged %s", words.Grouped(w.Scaled(scales[col])), words.Grouped(pp.Fingerprint.Sums[col].Scaled(scales[col])))})
 			}
 		}
 	}

@@ -48,7 +48,7 @@ func moved(ctx context.Context, fsys icebergio.IO, c *contract.Contract, plan *r
 	}
 	if len(others) == 0 && (len(plan.Partitions) < 2 || maxRows > 0 && rows > maxRows) {
 		if len(plan.Partitions) >= 2 {
-			skipped = fmt.Sprintf("the grain across the run's %d partitions was not checked: its %d rows' keys would not fit in half the memory limit; `lakeswap verify --table %s` checks the table after the commit", len(plan.Partitions), rows, plan.Table)
+			skipped = fmt.Sprintf("the grain across the run's %s partitions was not checked: its %s rows' keys would not fit in half the memory limit; `lakeswap verify --table %s` checks the table after the commit", words.Number(len(plan.Partitions)), words.Number(rows), plan.Table)
 		}
 		return nil, skipped, nil // no record can live anywhere else
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/contract"
+	"github.com/lakeswap/lakeswap/internal/words"
 	"github.com/lakeswap/lakeswap/stats"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 	"github.com/lakeswap/lakeswap/verify"
@@ -71,8 +72,8 @@ func (p *Publisher) readBackOnce(ctx context.Context, plan *run, snapshotID int6
 				return err
 			}
 			if fp.Hash != pp.Fingerprint.Hash || fp.Rows != pp.Fingerprint.Rows {
-				found[i] = &Mismatch{pp.Key, fmt.Sprintf("committed fingerprint %s (%d rows) differs from staged %s (%d rows)",
-					verify.Short(fp.Hash), fp.Rows, verify.Short(pp.Fingerprint.Hash), pp.Fingerprint.Rows)}
+				found[i] = &Mismatch{pp.Key, fmt.Sprintf("committed fingerprint %s (%s) differs from staged %s (%s)",
+					verify.Short(fp.Hash), words.Count(fp.Rows, "row"), verify.Short(pp.Fingerprint.Hash), words.Count(pp.Fingerprint.Rows, "row"))}
 			}
 			return nil
 		})

@@ -77,6 +77,7 @@ func runStatus(ctx context.Context, g *globals, o statusOptions) error {
 	view := newStatusView(st)
 	if unchanged != nil {
 		view.Status, view.SnapshotID, view.Unchanged = "unchanged", unchanged.SnapshotID, unchanged
+		st.Partitions = len(unchanged.Partitions)
 	}
 	others, oerr := releaseStatus(ctx, pub, name, st)
 	view.Tables = others

@@ -246,7 +246,7 @@ func TestReconciliation(t *testing.T) {
 	dropping := jobOf("dropping", string(good)+"\n  AND order_id <> 'o101'")
 	meta := s.metadata("orders_fact")
 	code, out, errs := s.cli("plan", "--job", dropping, "--out", filepath.Join(t.TempDir(), "p.json"), "--rejects", filepath.Join(t.TempDir(), "r.ndjson"), "--partitions", "order_date=2026-01-01..2026-01-02")
-	if code != exitRefused || !strings.Contains(errs, "order_date=2026-01-01") || !strings.Contains(errs, "the source says 4 rows, the run staged 3") || !strings.Contains(errs, "the source says a sum of 27500, the run staged 22500") {
+	if code != exitRefused || !strings.Contains(errs, "order_date=2026-01-01") || !strings.Contains(errs, "the source says 4 rows, the run staged 3") || !strings.Contains(errs, "the source says a sum of 27,500, the run staged 22,500") {
 		t.Errorf("a job that drops a row: exit %d: %s%s; want refused naming the partition and both figures", code, out, errs)
 	}
 	if s.metadata("orders_fact") != meta {

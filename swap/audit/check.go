@@ -3,6 +3,7 @@ package audit
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/internal/exact"
+	"github.com/lakeswap/lakeswap/internal/words"
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 	"github.com/lakeswap/lakeswap/verify"
@@ -133,7 +135,7 @@ func volume(ctx context.Context, at *snapshot.At, values []string, band contract
 	}
 	if len(values) < 2 {
 		line.OK = true
-		line.Message = fmt.Sprintf("the table holds %d partitions: nothing to compare the newest with", len(values))
+		line.Message = fmt.Sprintf("the table holds %s: nothing to compare the newest with", words.Count(len(values), "partition"))
 		return line, nil
 	}
 	newest := values[len(values)-1]
@@ -156,12 +158,14 @@ func volume(ctx context.Context, at *snapshot.At, values []string, band contract
 	}
 	n := float64(len(before))
 	var outside []string
+	scales := at.Contract.Summary().Scales
 	judge := func(what string, total, got exact.Sum) {
+		scale := scales[what]
 		mean := total.Float64() / n
 		ratio := got.Float64() / mean
 		ok := mean != 0 && ratio >= band.Lo && ratio <= band.Hi || mean == 0 && got.Sign() == 0
 		if !ok {
-			outside = append(outside, fmt.Sprintf("%s %s against a mean of %s (%.2fx)", what, got, strconv.FormatFloat(mean, 'f', -1, 64), ratio))
+			outside = append(outside, fmt.Sprintf("%s %s against a mean of %s (%.2fx)", what, words.Grouped(got.Scaled(scale)), words.Grouped(strconv.FormatFloat(mean/math.Pow10(scale), 'f', -1, 64)), ratio))
 		}
 	}
 	judge("rows", exact.Of(rows), exact.Of(now.Rows))
@@ -176,11 +180,11 @@ func volume(ctx context.Context, at *snapshot.At, values []string, band contract
 	}
 	key := at.Contract.Partition.Key(newest)
 	if len(outside) > 0 {
-		line.Message = fmt.Sprintf("newest partition %s is outside %s of the %d before it: %s", key, band, len(before), strings.Join(outside, "; "))
+		line.Message = fmt.Sprintf("newest partition %s is outside %s of the %s before it: %s", key, band, words.Number(len(before)), strings.Join(outside, "; "))
 		return line, nil
 	}
 	line.OK = true
-	line.Message = fmt.Sprintf("newest partition %s, %d rows, within %s of the mean of the %d before it (%s rows)", key, now.Rows, band, len(before), strconv.FormatFloat(float64(rows)/n, 'f', 1, 64))
+	line.Message = fmt.Sprintf("newest partition %s, %s, within %s of the mean of the %s before it (%s rows)", key, words.Count(now.Rows, "row"), band, words.Number(len(before)), words.Grouped(strconv.FormatFloat(float64(rows)/n, 'f', 1, 64)))
 	return line, nil
 }
 

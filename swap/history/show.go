@@ -15,6 +15,7 @@ import (
 
 	"github.com/lakeswap/lakeswap/internal/exact"
 	"github.com/lakeswap/lakeswap/internal/jsonid"
+	"github.com/lakeswap/lakeswap/internal/words"
 	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
@@ -110,7 +111,7 @@ func grainChanges(ctx context.Context, a, b *snapshot.At, value string, rows int
 		return nil, nil
 	}
 	if maxRows > 0 && rows > maxRows {
-		return &verify.Changes{Skipped: fmt.Sprintf("not compared at the grain: %d rows, more than %d (lakeswap diff compares any number)", rows, maxRows)}, nil
+		return &verify.Changes{Skipped: fmt.Sprintf("not compared at the grain: %s rows, more than %s (lakeswap diff compares any number)", words.Number(rows), words.Number(maxRows))}, nil
 	}
 	d := verify.NewDiffer(b.Contract)
 	d.Keys = keys
@@ -146,7 +147,7 @@ func (r Reader) ShowRun(ctx context.Context, ident table.Identifier, runID strin
 	name := strings.Join(ident, ".")
 	snaps := runrecord.FindAll(meta, runID)
 	if len(snaps) == 0 {
-		hint := "`lakeswap history --table " + name + "` lists the runs"
+		hint := "`lakeswap history --table " + name + "` lists the runs; `lakeswap status --table " + name + " --run " + runID + "` says whether it committed nothing, finding its content there already (unchanged)"
 		if branches := runrecord.StagedOn(meta, runID); len(branches) > 0 {
 			hint = fmt.Sprintf("run %s is staged on the audit branch %s by a plan not applied yet: `lakeswap plans --table %s` lists it, `lakeswap show PLAN` shows what it would change",
 				runID, strings.Join(branches, ", "), name)

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakeswap/lakeswap/contract"
+	"github.com/lakeswap/lakeswap/internal/words"
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 	"github.com/lakeswap/lakeswap/verify"
@@ -213,7 +214,7 @@ func displayKeys(keys []string) string {
 		out[i] = verify.DisplayKey(k)
 	}
 	if len(out) > 5 {
-		return strings.Join(out[:5], ", ") + fmt.Sprintf(" and %d more", len(out)-5)
+		return strings.Join(out[:5], ", ") + " and " + words.Number(len(out)-5) + " more"
 	}
 	return strings.Join(out, ", ")
 }

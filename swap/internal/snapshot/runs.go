@@ -20,7 +20,7 @@ func FindRun(meta table.Metadata, runID string, snapshotID int64) (*table.Snapsh
 		if s := meta.SnapshotByName(ReleaseTag(runID)); s != nil {
 			return nil, fmt.Errorf("%w: run %s is a release that committed nothing to this table (its partitions held the release's content already: snapshot %d, tagged %s); undo or check it on a table the release changed, which `lakeswap history` there names", outcome.ErrRunNotFound, runID, s.SnapshotID, ReleaseTag(runID))
 		}
-		return nil, fmt.Errorf("%w: no snapshot of the table records run %s; `lakeswap history` lists the runs", outcome.ErrRunNotFound, runID)
+		return nil, fmt.Errorf("%w: no snapshot of the table records run %s; `lakeswap history` lists the runs, and `lakeswap status --run` says whether it committed nothing (unchanged)", outcome.ErrRunNotFound, runID)
 	}
 	if s := meta.SnapshotByID(snapshotID); s != nil {
 		return s, nil
