@@ -84,7 +84,7 @@ func moved(ctx context.Context, fsys icebergio.IO, c *contract.Contract, plan *r
 			part := verify.DisplayKey(c.Partition.Key(v))
 			out = append(out, verify.Finding{Kind: verify.KindMoved, Partition: c.Partition.Key(v),
 				Message: fmt.Sprintf("%s this run stages live today in %s, which the run does not declare (%s): they moved; declare %s too, or the table would hold them twice",
-					words.Count(n, "record"), part, strings.Join(keys, ", "), part)})
+					words.Count(n, "record"), part, strings.Join(keys, "; "), part)})
 		}
 	}
 	return out, "", nil
@@ -127,7 +127,7 @@ func stagedKeys(ctx context.Context, fsys icebergio.IO, c *contract.Contract, pl
 			a, b := verify.DisplayKey(pp.Key), verify.DisplayKey(plan.Partitions[i].Key)
 			out = append(out, verify.Finding{Kind: verify.KindDuplicateGrain, Partition: plan.Partitions[i].Key,
 				Message: fmt.Sprintf("%s the run stages in %s are staged in %s too (%s): the table would hold them twice; each record belongs to one partition",
-					words.Count(len(keys), "record"), a, b, strings.Join(keys[:min(len(keys), movedKeyExamples)], ", "))})
+					words.Count(len(keys), "record"), a, b, strings.Join(keys[:min(len(keys), movedKeyExamples)], "; "))})
 		}
 	}
 	return staged, out, nil

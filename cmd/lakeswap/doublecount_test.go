@@ -56,7 +56,7 @@ func TestRebaseNeverCountsAKeyTwice(t *testing.T) {
 			factLines(t, map[string]string{"o2": "2026-01-02", "o9": "2026-01-02"}))
 		before := s.mainState("orders_fact")
 		code, _, errs := s.cli("apply", planFile, "--approve", plan.PlanID)
-		if code != exitConflict || !strings.Contains(errs, "order_id=o9") || !strings.Contains(errs, "order_date=2026-01-01") ||
+		if code != exitConflict || !strings.Contains(errs, `order_id="o9"`) || !strings.Contains(errs, "order_date=2026-01-01") ||
 			!strings.Contains(errs, "order_date=2026-01-02") || !strings.Contains(errs, "snapshot ") {
 			t.Errorf("apply over a commit that brought o9 into another partition: exit %d, want %d naming o9, the snapshot and both partitions:\n%s", code, exitConflict, errs)
 		}
@@ -132,7 +132,7 @@ func TestConcurrentWritersNeverCountAKeyTwice(t *testing.T) {
 			switch {
 			case code == exitOK:
 				landed++
-			case code == exitConflict && strings.Contains(ws[i].err.String(), "order_id="+key):
+			case code == exitConflict && strings.Contains(ws[i].err.String(), `order_id="`+key+`"`):
 				conflicts++
 			case code == exitRefused && strings.Contains(ws[i].err.String(), "moved"):
 				// Staged after the other landed: refused at stage time.
@@ -313,7 +313,7 @@ func TestOneRunNeverStagesAKeyTwice(t *testing.T) {
 	}
 	before := dataOnly(warehouseFiles(t, home))
 	code, _, errs := cli(t, home, "apply", files[0], files[1], "--approve", strings.Join(ids, ","))
-	if code != exitRefused || !strings.Contains(errs, "order_id=o7") {
+	if code != exitRefused || !strings.Contains(errs, `order_id="o7"`) {
 		t.Errorf("shards that each stage o7: exit %d, want %d naming o7: %s", code, exitRefused, errs)
 	}
 	if after := dataOnly(warehouseFiles(t, home)); !slices.Equal(before, after) {
@@ -358,7 +358,7 @@ func TestScopedRollbackNeverCountsAKeyTwice(t *testing.T) {
 		factLines(t, map[string]string{"o5": "2026-01-06"}))
 	before := warehouseFiles(t, home)
 	code, _, errs := cli(t, home, "rollback", "--table", "retail.orders_fact", "--run", "R", "--scoped")
-	if code != exitRollbackRefuse || !strings.Contains(errs, "order_id=o5") || !strings.Contains(errs, "order_date=2026-01-05") || !strings.Contains(errs, "order_date=2026-01-06") {
+	if code != exitRollbackRefuse || !strings.Contains(errs, `order_id="o5"`) || !strings.Contains(errs, "order_date=2026-01-05") || !strings.Contains(errs, "order_date=2026-01-06") {
 		t.Errorf("scoped rollback that would put o5 back: exit %d, want %d naming o5 and both days: %s", code, exitRollbackRefuse, errs)
 	}
 	if after := warehouseFiles(t, home); !slices.Equal(before, after) {

@@ -291,7 +291,7 @@ func TestDemo(t *testing.T) {
 	if code := mainWithEnv(context.Background(), []string{"demo", "--dir", dir}, &out, &errb, noEnv); code != 0 {
 		t.Fatalf("demo: exit %d\n%s\n%s", code, out.String(), errb.String())
 	}
-	for _, want := range []string{"rejected 3 source rows", "orders_fact: 5 orders, 36500 cents", "order_id=o100): they moved",
+	for _, want := range []string{"rejected 3 source rows", "orders_fact: 5 orders, 36500 cents", `order_id="o100"): they moved`,
 		"orders_fact unchanged, daily_orders unchanged; no new snapshot: true; 2026-01-02/web = 2 orders, 19000 cents",
 		"after append 1: 2026-01-02/web = 4 orders, 38000 cents", "after append 2: 2026-01-02/web = 6 orders, 57000 cents",
 		"refused (exit code 3)", "the one before the bad run: true", "order_date=2026-01-01 channel=store: amount_cents 7000 -> 7100",

@@ -250,7 +250,7 @@ func EachKey(ctx context.Context, fsys icebergio.IO, c *contract.Contract, path 
 					if i > 0 {
 						b.WriteString(", ")
 					}
-					b.WriteString(grain[i].Name + "=" + cols[g].ValueStr(r))
+					b.WriteString(grain[i].Name + "=" + verify.FormatValue(cols[g], r)) // text quoted, as every message shows a value
 				}
 				return b.String()
 			})
