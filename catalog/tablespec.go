@@ -164,7 +164,7 @@ func (s TableSpec) Build() (*iceberg.Schema, *iceberg.PartitionSpec, iceberg.Pro
 		if _, err := known("checked", col); err != nil {
 			return nil, nil, nil, err
 		}
-		props[contract.PropCheckPrefix+col] = strings.Join(checks, ",")
+		props[contract.PropCheckPrefix+col] = contract.JoinChecks(checks)
 	}
 	// A contract every publish would refuse (a string or decimal additive
 	// column, an unknown check) is refused now, naming the column, not at

@@ -25,12 +25,14 @@ const CheckNonNegative Check = "non-negative"
 // sums are recorded, the column checks, and how a row maps to its partition.
 // It is read from the table's metadata by Of.
 type Contract struct {
-	Schema    *iceberg.Schema
-	Fields    []iceberg.NestedField
-	Arrow     *arrow.Schema // the staged files' schema, with Iceberg field ids
-	Grain     []int         // column indices
-	Additive  []int         // column indices
-	Checks    map[int][]Check
+	Schema   *iceberg.Schema
+	Fields   []iceberg.NestedField
+	Arrow    *arrow.Schema // the staged files' schema, with Iceberg field ids
+	Grain    []int         // column indices
+	Additive []int         // column indices
+	Checks   map[int][]Check
+	// Rules are the checks as they are applied, by column index.
+	Rules     map[int][]Rule
 	Partition Partitioning
 	// SpecID is the partition spec's id.
 	SpecID int
@@ -55,7 +57,7 @@ func newContract(sc *iceberg.Schema, grain, additive []string, checks map[string
 	if err != nil {
 		return nil, fmt.Errorf("arrow schema of table: %w", err)
 	}
-	c := &Contract{Schema: sc, Fields: sc.Fields(), Arrow: arr, Checks: map[int][]Check{}, Partition: part}
+	c := &Contract{Schema: sc, Fields: sc.Fields(), Arrow: arr, Checks: map[int][]Check{}, Rules: map[int][]Rule{}, Partition: part}
 	for _, f := range sc.Fields() {
 		if t, ok := unheld(f.Type); ok {
 			return nil, fmt.Errorf("column %s holds type %s, which lakeswap cannot validate or fingerprint yet; a table with it cannot be backfilled by lakeswap", f.Name, t)
@@ -96,9 +98,11 @@ func newContract(sc *iceberg.Schema, grain, additive []string, checks map[string
 			return nil, err
 		}
 		for _, ch := range cs {
-			if ch != CheckNonNegative {
-				return nil, fmt.Errorf("column %q: unknown check %q (known: %s)", col, ch, CheckNonNegative)
+			r, err := ParseRule(ch, sc.Field(i).Type)
+			if err != nil {
+				return nil, fmt.Errorf("column %q: %w", col, err)
 			}
+			c.Rules[i] = append(c.Rules[i], r)
 		}
 		c.Checks[i] = cs
 	}

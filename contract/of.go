@@ -89,9 +89,7 @@ func ofSchema(meta table.Metadata, sc *iceberg.Schema) (*Contract, error) {
 	checks := map[string][]Check{}
 	for k, v := range props {
 		if col, ok := strings.CutPrefix(k, PropCheckPrefix); ok {
-			for _, c := range splitList(v) {
-				checks[col] = append(checks[col], Check(c))
-			}
+			checks[col] = append(checks[col], SplitChecks(v)...)
 		}
 	}
 	parts := NewPartitioning(fields, ids)

@@ -103,6 +103,9 @@ type Accumulator struct {
 	// unnamed holds the rows of duplicate-grain findings whose message
 	// does not name the grain.
 	unnamed map[int64]bool
+	// nulls counts the nulls of each column (index, rule) a
+	// max-null-fraction check judges.
+	nulls map[[2]int]int64
 }
 
 // NewFingerprinter fingerprints the rows of a partition whose value is
@@ -328,6 +331,7 @@ func (a *Accumulator) finish() {
 		return
 	}
 	a.finished = true
+	a.checkNullShares()
 	a.rowBuf.release()
 	a.grainBuf.release()
 	for _, d := range a.grains.duplicates() {
@@ -382,10 +386,8 @@ func (a *Accumulator) checkColumns(cols []arrow.Array, base int64) {
 				}
 			}
 		}
-		for _, ch := range a.c.Checks[i] {
-			if ch == contract.CheckNonNegative {
-				a.checkNonNegative(col, i, base)
-			}
+		for k, r := range a.c.Rules[i] {
+			a.checkRule(col, i, k, r, base)
 		}
 	}
 }

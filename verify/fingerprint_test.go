@@ -3,6 +3,7 @@ package verify_test
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"math"
 	mathbig "math/big"
 	"math/rand/v2"
@@ -496,5 +497,53 @@ func TestDecimalSums(t *testing.T) {
 	want := new(mathbig.Int).Lsh(mathbig.NewInt(1), 128)
 	if got, findings := sum(m, m, m, decimal128.FromBigInt(rest)); findings != 0 || got.String() != want.Add(want, mathbig.NewInt(5)).String() {
 		t.Errorf("a total of 2^128 + 5: sum %s with %d findings, want it exact", got, findings)
+	}
+}
+
+// TestColumnChecks: each kind of column check refuses exactly the values
+// that break it, naming the row and the check, and typed as the column:
+// a decimal's range at its scale, a timestamp's in time, a share of nulls
+// over the whole partition.
+func TestColumnChecks(t *testing.T) {
+	part, err := contract.NewPartitioner(1, "day", iceberg.PrimitiveTypes.Date, "identity")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks := map[string][]contract.Check{
+		"name":  {"not-null", "accepted:a|"},
+		"qty":   {"range:0..100"},
+		"price": {"range:-0.01..12.33"},
+		"ts":    {"range:..2026-01-01T23:00:00Z"},
+		"flag":  {"max-null-fraction:0.2"},
+	}
+	c, err := contract.NewContract(goldenSchema, []string{"id"}, nil, checks, part)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := goldenRecord(t, c, goldenRows)
+	defer rec.Release()
+	acc := verify.NewAccumulator(c, "2026-01-01", nil)
+	if err := acc.Add(rec); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range acc.Findings(false).List {
+		got = append(got, fmt.Sprintf("%d %s: %s", f.Row, f.Column, f.Message))
+	}
+	want := []string{
+		"0 flag: 1 of 3 values are null (33.3%), more than check max-null-fraction:0.2 allows",
+		"1 price: value 12.34 is outside the range (check range:-0.01..12.33)",
+		"2 name: value is null (check not-null)",
+		"2 qty: value -5 is outside the range (check range:0..100)",
+		"2 ts: value 2026-01-01T23:59:59.999999+00:00 is outside the range (check range:..2026-01-01T23:00:00Z)",
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("findings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for col, bad := range map[string]contract.Check{"name": "range:0..1", "qty": "accepted:x", "flag": "max-null-fraction:2", "price": "range:5..1", "id": "unique-ish"} {
+		if _, err := contract.NewContract(goldenSchema, []string{"id"}, nil, map[string][]contract.Check{col: {bad}}, part); err == nil {
+			t.Errorf("check %s on %s was taken", bad, col)
+		}
 	}
 }
