@@ -52,7 +52,8 @@ func (p *Plan) UnmarshalJSON(b []byte) error {
 // run the table already records) is a run's.
 type Plan struct {
 	RunID   string            `json:"run_id"`
-	Attempt string            `json:"attempt"` // names this attempt's staging folders
+	Named   bool              `json:"named_run,omitempty"` // the run id was given (Request.Named)
+	Attempt string            `json:"attempt"`             // names this attempt's staging folders
 	Table   string            `json:"table"`
 	Source  string            `json:"source,omitempty"`
 	Inputs  []runrecord.Input `json:"inputs,omitempty"` // the objects read, as listed
@@ -150,9 +151,6 @@ type run struct {
 	bound bool
 	// stopHold stops refreshing a running publish's hold.
 	stopHold func()
-	// named says the caller gave the run id, which status may be asked
-	// of later.
-	named bool
 	// job is the SQL job that computed the rows, if one did: the plan's
 	// Job is its document.
 	job Job

@@ -320,8 +320,8 @@ func (p *Publisher) concludeUncommitted(ctx context.Context, tbl *table.Table, p
 	// rerun of the same input commits nothing.
 	res.Status = StatusUnchanged
 	p.log().Info("partitions already hold the planned content", "table", name, "run", plan.RunID)
-	if plan.named || plan.bound {
-		// A run id someone may ask status of: one given, or a plan's.
+	if plan.Named {
+		// A run id someone chose, and may ask status of.
 		p.noteUnchanged(ctx, tbl, plan)
 	}
 	if !plan.bound {

@@ -46,6 +46,10 @@ type Request struct {
 	SourceName string
 	// RunID names the run; empty means a fresh one.
 	RunID string
+	// Named says the caller chose RunID (--run-id), so that status may be
+	// asked of it: a run that finds its partitions holding its content
+	// then records that it did, beside the table's files.
+	Named bool
 	// AllowEmpty lets a declared partition be replaced by no rows.
 	AllowEmpty bool
 	// NoAutoRollback keeps a commit that failed verification in place.
@@ -310,7 +314,7 @@ func (p *Publisher) planRun(ctx context.Context, req Request) (*run, *table.Tabl
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("file IO of %s: %w", name, err)
 	}
-	plan := &run{named: req.RunID != "", Plan: &Plan{RunID: runID, Attempt: staging.NewAttempt(), Table: name, Source: req.SourceName, BaseMetadata: tbl.MetadataLocation(),
+	plan := &run{Plan: &Plan{RunID: runID, Named: req.Named, Attempt: staging.NewAttempt(), Table: name, Source: req.SourceName, BaseMetadata: tbl.MetadataLocation(),
 		PartitionColumn: contract.Partition.Name, Contract: contract.Summary(), Batch: req.Batch}, oldFiles: map[string][]iceberg.DataFile{}, contract: contract}
 	if err := plan.setJob(req.Job); err != nil {
 		return nil, nil, nil, err

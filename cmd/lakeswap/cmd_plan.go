@@ -50,6 +50,7 @@ then the staged files sit under the plan's own prefixes, where no reader sees th
 }
 
 func runPlan(ctx context.Context, g *globals, o planOptions) error {
+	o.runIDGiven = o.runID != ""
 	if o.runID == "" {
 		o.runID = swap.NewRunID() // to name the plan file before staging
 	} else if err := swap.CheckRunID(o.runID); err != nil {

@@ -52,6 +52,7 @@ type publishOptions struct {
 	targetFileMiB  int64
 	parallelism    int
 	runID          string
+	runIDGiven     bool // --run-id was given, not drawn
 	memoryLimit    string
 	spillDir       string
 	csvDelimiter   string
@@ -175,6 +176,7 @@ func addStagingFlags(cmd *cobra.Command, o *publishOptions) {
 }
 
 func runPublish(ctx context.Context, g *globals, o publishOptions) error {
+	o.runIDGiven = o.runID != ""
 	if o.release() {
 		return runRelease(ctx, g, o, false)
 	}
@@ -335,7 +337,7 @@ func stagingRequest(o *publishOptions) (swap.Request, source.Options, error) {
 		}
 	}
 	req = swap.Request{
-		RunID: o.runID, AllowEmpty: o.allowEmpty, NoAutoRollback: o.noAutoRollback, Parallelism: o.parallelism, Writer: writer,
+		RunID: o.runID, Named: o.runIDGiven, AllowEmpty: o.allowEmpty, NoAutoRollback: o.noAutoRollback, Parallelism: o.parallelism, Writer: writer,
 		AllowImplausible: o.implausible, Changes: o.changes, ChangesKeys: o.keys, Batch: o.batch, AllowMismatch: o.allowMismatch, Table: ident, RewriteOverlapping: o.rewrite,
 		SpillDir: o.spillDir,
 	}

@@ -212,8 +212,8 @@ func TestForeignTransforms(t *testing.T) {
 						t.Errorf("a scan for sku ABCE* finds %d rows", got)
 					}
 				}
-				meta, files := s.metadata(tbl), s.files()
-				if out := s.must("publish", "--run-id", "one-again", "--table", tbl, "--partitions", sel, f.rows(t, 1, mine...)); s.metadata(tbl) != meta || !slices.Equal(s.files(), files) {
+				meta, files := s.metadata(tbl), withoutRecords(s.files())
+				if out := s.must("publish", "--run-id", "one-again", "--table", tbl, "--partitions", sel, f.rows(t, 1, mine...)); s.metadata(tbl) != meta || !slices.Equal(withoutRecords(s.files()), files) {
 					t.Fatalf("a rerun of the same rows committed or wrote: %s", out)
 				}
 				plan := filepath.Join(t.TempDir(), "p.json")

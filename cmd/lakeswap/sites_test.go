@@ -233,6 +233,12 @@ func (s *site) files() []string {
 	return out
 }
 
+// withoutRecords leaves out the records a named run that changed nothing
+// keeps beside the table's files (lakeswap/unchanged/), for status.
+func withoutRecords(files []string) []string {
+	return slices.DeleteFunc(slices.Clone(files), func(f string) bool { return strings.Contains(f, "/lakeswap/unchanged/") })
+}
+
 // uploads lists the incomplete multipart uploads in the bucket, straight
 // from MinIO.
 func (s *site) uploads() []string {
