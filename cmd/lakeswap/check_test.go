@@ -53,9 +53,24 @@ func TestCheck(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &wrapped); err != nil {
 		t.Fatalf("check -o json: %v: %s", err, stdout)
 	}
-	if code != 1 || wrapped.Result.Status != "failed" || len(wrapped.Result.Checks) != 2 || wrapped.Result.Checks[0].OK ||
-		!strings.Contains(wrapped.Result.Checks[0].Message, "rows 5 against a mean of 10") || !wrapped.Result.Checks[1].OK {
+	if code != 1 || wrapped.Result.Status != "failed" || len(wrapped.Result.Checks) != 3 || wrapped.Result.Checks[0].OK ||
+		!strings.Contains(wrapped.Result.Checks[0].Message, "rows 5 against a mean of 10") || !wrapped.Result.Checks[1].OK ||
+		wrapped.Result.Checks[2].Name != "contract" || !wrapped.Result.Checks[2].OK {
 		t.Errorf("check of a table whose newest day halved: exit %d %+v", code, wrapped.Result)
+	}
+
+	// A check set since the rows were published: check judges the rows
+	// against it, the newest day or the days --partitions selects.
+	s.must("table", "set", "--table", "retail.daily_orders", "check.amount_cents=non-negative;range:0..50")
+	if code, out, _ := s.cli("check", "--table", "retail.daily_orders", "--volume-band", "off"); code != 1 ||
+		!strings.Contains(out, "FAIL contract: 1 partition of 1 breaks the table's contract") || !strings.Contains(out, "order_date="+newest+": value 100 is outside the range (check range:0..50)") {
+		t.Errorf("check of rows a new range check refuses: exit %d:\n%s", code, out)
+	}
+	if code, out, _ := s.cli("check", "--table", "retail.daily_orders", "--volume-band", "off", "--partitions", "order_date="+last.AddDate(0, 0, -3).Format(time.DateOnly)+".."+newest); code != 1 || !strings.Contains(out, "4 partitions of 4 break") {
+		t.Errorf("check --partitions of four days: exit %d:\n%s", code, out)
+	}
+	if code, out, _ := s.cli("check", "--table", "retail.daily_orders", "--volume-band", "off", "--contract=false"); code != 0 || strings.Contains(out, "contract") {
+		t.Errorf("check --contract=false: exit %d:\n%s", code, out)
 	}
 }
 

@@ -14,11 +14,13 @@ import (
 )
 
 type checkOptions struct {
-	table    string
-	maxAge   string
-	band     string
-	trailing int
-	verified bool
+	table      string
+	maxAge     string
+	band       string
+	trailing   int
+	verified   bool
+	contract   bool
+	partitions []string
 }
 
 // checkResult is check's -o json: the verdict, and each check's line.
@@ -31,8 +33,8 @@ type checkResult struct {
 func newCheckCmd(g *globals) *cobra.Command {
 	var o checkOptions
 	cmd := &cobra.Command{
-		Use:   "check --table NS.NAME [--max-age 36h] [--volume-band LO:HI] [--trailing N]",
-		Short: "Standing checks a scheduler runs: freshness, volume against recent partitions, the last run verified",
+		Use:   "check --table NS.NAME [--max-age 36h] [--volume-band LO:HI] [--trailing N] [--partitions SEL]",
+		Short: "Standing checks a scheduler runs: freshness, volume against recent partitions, the last run verified, the contract kept",
 		Long: `check runs a table's standing checks and prints one line each, then exits 0 when all pass, 1 when
 any fails: what a scheduler runs after each backfill, or on its own clock, so that a pipeline that stops
 working is noticed.
@@ -44,6 +46,9 @@ working is noticed.
                     lakeswap.plausible-band, else 0.6:1.67; "off" skips it
   the last run      main's newest run of lakeswap's fingerprints as it recorded (--verified=false
                     skips it)
+  the contract      the newest partition's rows (or those --partitions selects) keep the table's
+                    contract as a run's must: grain, required columns, column checks
+                    (--contract=false skips it)
 
 It reads the table and commits nothing.`,
 		Args: tableNotArg,
@@ -55,6 +60,8 @@ It reads the table and commits nothing.`,
 	f.StringVar(&o.band, "volume-band", "", "LO:HI of the mean of the trailing partitions the newest may hold (default the table's plausible band, else 0.6:1.67; off: not checked)")
 	f.IntVar(&o.trailing, "trailing", 7, "partitions before the newest that --volume-band compares it with")
 	f.BoolVar(&o.verified, "verified", true, "check that main's newest run fingerprints as it recorded")
+	f.BoolVar(&o.contract, "contract", true, "check that the newest partition's rows keep the table's contract: grain, required columns, column checks")
+	f.StringArrayVar(&o.partitions, "partitions", nil, "with --contract: the partitions to judge, COL=FROM..TO or COL=V1,V2 (default the newest)")
 	return cmd
 }
 
@@ -63,13 +70,16 @@ func runCheck(ctx context.Context, g *globals, o checkOptions) error {
 	if err != nil {
 		return err
 	}
-	req := audit.CheckRequest{Table: ident, Trailing: o.trailing, Verified: o.verified}
+	req := audit.CheckRequest{Table: ident, Trailing: o.trailing, Verified: o.verified, Contract: o.contract, Partitions: o.partitions}
+	if len(o.partitions) > 0 && !o.contract {
+		return usagef("--partitions names the partitions --contract judges; it does nothing with --contract=false")
+	}
 	if o.trailing < 1 {
 		return usagef("--trailing %d: want 1 or more partitions", o.trailing)
 	}
-	if o.band == "off" && !o.verified && o.maxAge == "" {
+	if o.band == "off" && !o.verified && !o.contract && o.maxAge == "" {
 		// Passing with nothing checked would tell a scheduler all is well.
-		return usagef("--volume-band off and --verified=false leave no check to run: give --max-age, or keep one of them")
+		return usagef("--volume-band off, --verified=false and --contract=false leave no check to run: give --max-age, or keep one of them")
 	}
 	if o.maxAge != "" {
 		if req.MaxAge, err = parseAge(o.maxAge); err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/internal/exact"
 	"github.com/lakeswap/lakeswap/internal/words"
+	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/swap/internal/snapshot"
 	"github.com/lakeswap/lakeswap/verify"
@@ -35,6 +36,12 @@ type CheckRequest struct {
 	// Verified fails the table when its last run on main no longer
 	// fingerprints as it recorded.
 	Verified bool
+	// Contract fails the table when a partition's rows break its contract
+	// (grain, required columns, column checks): the partitions Partitions
+	// selects, or the newest.
+	Contract   bool
+	Partitions []string
+
 	// Now is the check's time (zero: the clock's).
 	Now time.Time
 }
@@ -89,7 +96,91 @@ func (a Auditor) Check(ctx context.Context, req CheckRequest) ([]CheckLine, erro
 	if req.Verified {
 		out = append(out, a.lastRunVerified(ctx, req.Table, meta))
 	}
+	if req.Contract {
+		line, err := keepsContract(ctx, at, values, req.Partitions)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, line)
+	}
 	return out, nil
+}
+
+// keepsContract judges the rows of the partitions selectors select (the
+// newest, with none) as a run's are judged.
+func keepsContract(ctx context.Context, at *snapshot.At, values []string, selectors []string) (CheckLine, error) {
+	line := CheckLine{Name: "contract"}
+	c := at.Contract
+	judged := values[max(0, len(values)-1):]
+	if len(selectors) > 0 {
+		sel, err := c.Partition.ParseSelectors(selectors)
+		if err != nil {
+			return line, outcome.Invalid(err)
+		}
+		judged = slices.DeleteFunc(slices.Clone(values), func(v string) bool { return !sel.Owns(v) })
+	}
+	if len(judged) == 0 {
+		line.Message = "no partition of the table to judge"
+		return line, nil
+	}
+	var bad []string
+	var total int64
+	for _, v := range judged {
+		fs, err := at.Validate(ctx, v)
+		if err != nil {
+			return line, err
+		}
+		if fs.Len() > 0 {
+			total += fs.Len()
+			bad = append(bad, fmt.Sprintf("%s: %s", verify.DisplayKey(c.Partition.Key(v)), fs.List[0].Message))
+		}
+	}
+	what := describeContract(c)
+	if len(bad) > 0 {
+		line.Message = fmt.Sprintf("%s of %s break%s the table's contract (%s), %s in all; the first: %s",
+			words.Count(len(bad), "partition"), words.Number(len(judged)), map[bool]string{true: "s", false: ""}[len(bad) == 1], what, words.Count(total, "finding"), strings.Join(bad[:min(len(bad), 3)], "; "))
+		return line, nil
+	}
+	line.OK = true
+	line.Message = fmt.Sprintf("%s keep%s the table's contract (%s)", partitionsNamed(c, judged), map[bool]string{true: "s", false: ""}[len(judged) == 1], what)
+	return line, nil
+}
+
+// partitionsNamed names the partitions judged: one by its key, more by
+// their count.
+func partitionsNamed(c *contract.Contract, values []string) string {
+	if len(values) == 1 {
+		return "partition " + verify.DisplayKey(c.Partition.Key(values[0]))
+	}
+	return words.Count(len(values), "partition")
+}
+
+// describeContract says what a partition's rows are judged on.
+func describeContract(c *contract.Contract) string {
+	var parts []string
+	if len(c.Grain) > 0 {
+		parts = append(parts, "grain")
+	}
+	for i := range c.Fields {
+		if c.Fields[i].Required {
+			parts = append(parts, "required columns")
+			break
+		}
+	}
+	var checks []string
+	for i, cs := range c.Checks {
+		for _, ch := range cs {
+			checks = append(checks, c.Fields[i].Name+" "+string(ch))
+		}
+	}
+	slices.Sort(checks)
+	if len(checks) > 0 {
+		parts = append(parts, "checks "+strings.Join(checks, ", "))
+	}
+	if len(parts) == 0 {
+		return "nothing declared"
+	}
+	return strings.Join(parts, "; ")
 }
 
 // freshness judges the age of the newest partition, where its field names

@@ -170,6 +170,22 @@ func (at *At) Fingerprint(ctx context.Context, value string) (verify.Fingerprint
 	return Fingerprint(ctx, at.FS, at.Contract, value, DataPaths(at.Live[value]), MayHoldAny(at.Contract, at.Earlier, value)...)
 }
 
+// Validate reads partition value's rows at the snapshot and judges them
+// as a run's staged rows are judged: the grain, required columns and the
+// contract's column checks. It returns the findings.
+func (at *At) Validate(ctx context.Context, value string) (verify.Findings, error) {
+	acc := verify.NewAccumulator(at.Contract, value, nil)
+	for _, path := range DataPaths(at.Live[value]) {
+		if err := AddFile(ctx, at.FS, acc, path); err != nil {
+			return verify.Findings{}, err
+		}
+	}
+	if err := EachShare(ctx, at.FS, at.Contract, value, MayHoldAny(at.Contract, at.Earlier, value), acc.Add); err != nil {
+		return verify.Findings{}, err
+	}
+	return acc.Findings(true), nil
+}
+
 // LoadFiles reloads the table from the catalog and lists every live file
 // of a snapshot, of any partition spec or none, by path, with an IO that
 // reads its data files with their deletes applied: what reading a table
