@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -604,6 +605,10 @@ func stagePartition(ctx context.Context, wfs icebergio.WriteFileIO, c *contract.
 	acc := verify.NewAccumulator(c, pp.Value, func(row int64) string { return locate(pp.Value, row) })
 	w := parquetio.NewWriter(wfs, pp.Prefix, c.Arrow, req.Writer)
 	defer func() { pp.NewFiles, pp.created, pp.touched = w.Written(), w.Created(), w.Opened() }()
+	// After the first finding the rows go on, for the findings' keys, to
+	// local files of the run's alone (a hashed grain names no key).
+	var rest *restRows
+	defer func() { rest.remove() }()
 	err := rows(func(batch arrow.RecordBatch) error {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -614,8 +619,17 @@ func stagePartition(ctx context.Context, wfs icebergio.WriteFileIO, c *contract.
 		}
 		clean := acc.Count() == 0
 		err := acc.Add(rec)
-		if err == nil && clean && acc.Count() == 0 {
+		switch {
+		case err != nil:
+		case clean && acc.Count() == 0:
 			err = w.Write(rec)
+		case hashedGrain(c):
+			if rest == nil {
+				rest, err = newRestRows(req.SpillDir, c, req.Writer)
+			}
+			if err == nil {
+				err = rest.w.Write(rec)
+			}
 		}
 		rec.Release()
 		return err
@@ -629,7 +643,65 @@ func stagePartition(ctx context.Context, wfs icebergio.WriteFileIO, c *contract.
 	}
 	pp.findings = acc.Findings(req.AllowEmpty)
 	pp.Fingerprint = acc.Result()
-	return nameKeys(ctx, wfs, acc, w.Written(), pp)
+	files := w.Written()
+	if rest != nil {
+		if _, err := rest.w.Close(); err != nil {
+			return err
+		}
+		files = append(slices.Clone(files), rest.w.Written()...)
+	}
+	return nameKeys(ctx, multiIO{wfs}, acc, files, pp)
+}
+
+// hashedGrain says whether a contract's grain is kept hashed, so that a
+// repeated key is named only by reading its rows again: any grain but
+// one integer column.
+func hashedGrain(c *contract.Contract) bool {
+	if len(c.Grain) == 0 {
+		return false
+	}
+	if len(c.Grain) > 1 {
+		return true
+	}
+	switch c.Fields[c.Grain[0]].Type.(type) {
+	case iceberg.Int32Type, iceberg.Int64Type:
+		return false
+	}
+	return true
+}
+
+// restRows are a refused partition's rows after its first finding,
+// written to a local folder of their own, removed once its findings are
+// made.
+type restRows struct {
+	dir string
+	w   *parquetio.Writer
+}
+
+func newRestRows(spill string, c *contract.Contract, opts parquetio.Options) (*restRows, error) {
+	dir, err := os.MkdirTemp(spill, "lakeswap-keys-")
+	if err != nil {
+		return nil, err
+	}
+	return &restRows{dir: dir, w: parquetio.NewWriter(icebergio.LocalFS{}, "file://"+dir, c.Arrow, opts)}, nil
+}
+
+func (r *restRows) remove() {
+	if r != nil {
+		r.w.Abort()
+		_ = os.RemoveAll(r.dir)
+	}
+}
+
+// multiIO reads a run's staged files through the staging IO and its
+// local files (file://) directly.
+type multiIO struct{ icebergio.IO }
+
+func (m multiIO) Open(name string) (icebergio.File, error) {
+	if strings.HasPrefix(name, "file://") {
+		return icebergio.LocalFS{}.Open(name)
+	}
+	return m.IO.Open(name)
 }
 
 // nameKeys names the grain of each duplicate-grain finding that does not

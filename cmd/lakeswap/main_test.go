@@ -149,6 +149,11 @@ func TestPublishRefusesBadInput(t *testing.T) {
 		{"duplicate grain", "in.ndjson",
 			"{\"order_date\":\"2026-01-01\",\"channel\":\"web\",\"order_count\":1,\"amount_cents\":5}\n{\"order_date\":\"2026-01-02\",\"channel\":\"web\",\"order_count\":1,\"amount_cents\":5}\n{\"order_date\":\"2026-01-02\",\"channel\":\"web\",\"order_count\":2,\"amount_cents\":5}\n",
 			[]string{"order_date=2026-01-02", "row 2", "in.ndjson:3", "duplicate-grain", `grain order_date=2026-01-02, channel="web" repeats row 1 (`, "in.ndjson:2)"}},
+		// A repeated key after another finding is still named: the rows
+		// after the first finding go on to local files for it.
+		{"duplicate grain after a check", "in.ndjson",
+			"{\"order_date\":\"2026-01-01\",\"channel\":\"web\",\"order_count\":1,\"amount_cents\":5}\n{\"order_date\":\"2026-01-02\",\"channel\":\"web\",\"order_count\":1,\"amount_cents\":-5}\n{\"order_date\":\"2026-01-02\",\"channel\":\"web\",\"order_count\":2,\"amount_cents\":5}\n",
+			[]string{"negative", `grain order_date=2026-01-02, channel="web" repeats row 1 (`, "in.ndjson:3"}},
 		{"null grain value", "in.ndjson",
 			"{\"order_date\":\"2026-01-01\",\"channel\":null,\"order_count\":1,\"amount_cents\":5}\n",
 			[]string{"in.ndjson:1", "column channel", "required"}},
