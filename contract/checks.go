@@ -27,7 +27,7 @@ const (
 )
 
 // checkKinds are the kinds a message lists.
-const checkKinds = "non-negative, not-null, accepted:A|B|..., range:LO..HI, max-null-fraction:F"
+const checkKinds = "non-negative, not-null, accepted:A|B|..., range:LO..HI, max-null-fraction:F, each may be warn:KIND"
 
 // Rule is a column check as it is applied.
 type Rule struct {
@@ -42,6 +42,9 @@ type Rule struct {
 	Lo, Hi *big.Rat
 	// Fraction is a max-null-fraction check's largest share of nulls.
 	Fraction float64
+	// Warn says a value the check refuses is a warning the run prints
+	// and records, not a refusal (warn:range:0..100).
+	Warn bool
 }
 
 // SplitChecks reads a lakeswap.check.<column> property: checks joined by
@@ -66,8 +69,9 @@ func JoinChecks(cs []string) string { return strings.Join(cs, ";") }
 // ParseRule reads a check on a column of type typ, refusing one that
 // cannot apply to it or whose argument its values cannot take.
 func ParseRule(ch Check, typ iceberg.Type) (Rule, error) {
-	kind, arg, hasArg := strings.Cut(string(ch), ":")
-	r := Rule{Check: ch, Kind: kind}
+	body, warn := strings.CutPrefix(string(ch), "warn:")
+	kind, arg, hasArg := strings.Cut(body, ":")
+	r := Rule{Check: ch, Kind: kind, Warn: warn}
 	switch kind {
 	case string(CheckNonNegative), string(CheckNotNull):
 		if hasArg {

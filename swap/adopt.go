@@ -407,7 +407,7 @@ func adoptPartition(ctx context.Context, fsys icebergio.IO, c *contract.Contract
 		ends = append(ends, acc.Rows())
 		pp.NewFiles = append(pp.NewFiles, parquetio.File{Path: a.path, Rows: acc.Rows() - before, Bytes: n, SHA256: sum})
 	}
-	pp.findings = acc.Findings(allowEmpty)
+	pp.findings, pp.warnings = acc.Findings(allowEmpty), acc.Warnings()
 	if err := nameKeys(ctx, fsys, acc, pp.NewFiles, pp); err != nil {
 		return err
 	}

@@ -242,9 +242,10 @@ type PartitionPlan struct {
 	// asked to compare (Request.Changes).
 	Changes  *verify.Changes `json:"changes,omitempty"`
 	findings verify.Findings
-	attempt  string   // the attempt that staged it, in a plan merged from shards
-	created  []string // every file this attempt created for the partition
-	touched  bool     // whether this attempt opened a file for the partition
+	warnings verify.Findings // of checks written warn:
+	attempt  string          // the attempt that staged it, in a plan merged from shards
+	created  []string        // every file this attempt created for the partition
+	touched  bool            // whether this attempt opened a file for the partition
 }
 
 // same reports whether the staged rows are what the partition held at the

@@ -26,6 +26,7 @@ import (
 	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/internal/exact"
 	"github.com/lakeswap/lakeswap/internal/jsonid"
+	"github.com/lakeswap/lakeswap/internal/words"
 	"github.com/lakeswap/lakeswap/outcome"
 	"github.com/lakeswap/lakeswap/parquetio"
 	"github.com/lakeswap/lakeswap/rows"
@@ -246,6 +247,7 @@ func (p *Publisher) stage(ctx context.Context, req Request, kind string) (*run, 
 	stageErr := p.stageAll(ctx, tbl, plan, req)
 	got := gather(plan.Partitions, req.Source)
 	plan.Inputs, plan.Findings, plan.DroppedFindings = got.inputs, append(plan.Findings, got.findings...), got.dropped
+	plan.Warnings = append(plan.Warnings, got.warnings...)
 	// 4. Guard: the checks that look across partitions and at the rest of
 	//    the table, each named in the plan's checks.
 	v := verdicts{}
@@ -452,6 +454,7 @@ type staged struct {
 	findings []verify.Finding
 	dropped  int64
 	inputs   []runrecord.Input
+	warnings []string // of checks written warn:
 }
 
 // gather collects what staging the partitions from src found.
@@ -466,6 +469,12 @@ func gather(parts []PartitionPlan, src rows.Source) staged {
 	for _, pp := range parts {
 		out.findings = append(out.findings, pp.findings.List...)
 		out.dropped += pp.findings.Dropped
+		for _, f := range pp.warnings.List {
+			out.warnings = append(out.warnings, "check written warn: "+f.String())
+		}
+		if n := pp.warnings.Dropped; n > 0 {
+			out.warnings = append(out.warnings, fmt.Sprintf("check written warn: and %s more in partition %s", words.Number(n), verify.DisplayKey(pp.Key)))
+		}
 	}
 	return out
 }
@@ -641,7 +650,7 @@ func stagePartition(ctx context.Context, wfs icebergio.WriteFileIO, c *contract.
 	if _, err := w.Close(); err != nil {
 		return err
 	}
-	pp.findings = acc.Findings(req.AllowEmpty)
+	pp.findings, pp.warnings = acc.Findings(req.AllowEmpty), acc.Warnings()
 	pp.Fingerprint = acc.Result()
 	files := w.Written()
 	if rest != nil {

@@ -106,6 +106,11 @@ type Accumulator struct {
 	// nulls counts the nulls of each column (index, rule) a
 	// max-null-fraction check judges.
 	nulls map[[2]int]int64
+	// warnings are the findings of checks written warn:, which do not
+	// refuse the run.
+	warnings Findings
+	// warn, while a warn: check runs, sends findings to warnings.
+	warn bool
 }
 
 // NewFingerprinter fingerprints the rows of a partition whose value is
@@ -147,7 +152,18 @@ func (a *Accumulator) finding(kind Kind, row int64, col int, format string, args
 	if row > 0 && a.locate != nil {
 		f.Where = a.locate(row)
 	}
+	if a.warn {
+		a.warnings.add(f)
+		return
+	}
 	a.findings.add(f)
+}
+
+// Warnings are the findings of the checks written warn:, which the run
+// prints and records without refusing.
+func (a *Accumulator) Warnings() Findings {
+	a.finish()
+	return a.warnings
 }
 
 // CheckSchema compares a batch's schema with the contract's and returns false,

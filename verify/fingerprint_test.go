@@ -515,6 +515,7 @@ func TestColumnChecks(t *testing.T) {
 		"price": {"range:-0.01..12.33"},
 		"ts":    {"range:..2026-01-01T23:00:00Z"},
 		"flag":  {"max-null-fraction:0.2"},
+		"id":    {"warn:range:2..3"}, // a warning, not a refusal
 	}
 	c, err := contract.NewContract(goldenSchema, []string{"id"}, nil, checks, part)
 	if err != nil {
@@ -540,6 +541,9 @@ func TestColumnChecks(t *testing.T) {
 	slices.Sort(got)
 	if !slices.Equal(got, want) {
 		t.Errorf("findings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if w := acc.Warnings(); w.Len() != 1 || w.List[0].Row != 1 || !strings.Contains(w.List[0].Message, "value 1 is outside the range (check warn:range:2..3)") {
+		t.Errorf("warnings %+v, want row 1's id outside warn:range:2..3", w.List)
 	}
 	for col, bad := range map[string]contract.Check{"name": "range:0..1", "qty": "accepted:x", "flag": "max-null-fraction:2", "price": "range:5..1", "id": "unique-ish"} {
 		if _, err := contract.NewContract(goldenSchema, []string{"id"}, nil, map[string][]contract.Check{col: {bad}}, part); err == nil {

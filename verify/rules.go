@@ -15,6 +15,8 @@ import (
 
 // checkRule applies rule k of column i to a batch's values of it.
 func (a *Accumulator) checkRule(col arrow.Array, i, k int, r contract.Rule, base int64) {
+	a.warn = r.Warn
+	defer func() { a.warn = false }()
 	switch r.Kind {
 	case string(contract.CheckNonNegative):
 		a.checkNonNegative(col, i, base)
@@ -61,8 +63,10 @@ func (a *Accumulator) checkNullShares() {
 			}
 			n := a.nulls[[2]int{i, k}]
 			if share := float64(n) / float64(a.rows); share > r.Fraction {
+				a.warn = r.Warn
 				a.finding(KindCheck, 0, i, "%s of %s values are null (%s), more than check %s allows",
 					words.Number(n), words.Number(a.rows), strconv.FormatFloat(share*100, 'g', 3, 64)+"%", r.Check)
+				a.warn = false
 			}
 		}
 	}

@@ -552,6 +552,9 @@ func printResult(w io.Writer, res *swap.Result) {
 	if len(p.Findings) > 0 {
 		return // the error lists the findings
 	}
+	for _, warning := range p.Warnings {
+		fmt.Fprintln(w, "warning: "+warning)
+	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "PARTITION\tOLD ROWS\tNEW ROWS\tOLD FINGERPRINT\tNEW FINGERPRINT")
 	for _, pp := range p.Partitions {

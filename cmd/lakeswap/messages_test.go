@@ -159,3 +159,22 @@ func TestFlagsDocumented(t *testing.T) {
 		})
 	}
 }
+
+// TestWarnChecks: a check written warn: prints what breaks it and lets
+// the run through; the same check without warn: refuses it.
+func TestWarnChecks(t *testing.T) {
+	home := newHome(t)
+	if code, _, errs := cli(t, home, "table", "set", "--table", "retail.daily_orders", "check.amount_cents=non-negative;warn:range:0..10000"); code != 0 {
+		t.Fatalf("table set: exit %d: %s", code, errs)
+	}
+	in := write(t, home, "big.ndjson", "{\"order_date\":\"2026-03-01\",\"channel\":\"web\",\"order_count\":1,\"amount_cents\":20000}\n")
+	code, out, errs := cli(t, home, "publish", "--table", "retail.daily_orders", "--partitions", "order_date=2026-03-01", in)
+	if code != 0 || !strings.Contains(out, "warning: check written warn: check partition order_date=2026-03-01 row 1 (") || !strings.Contains(out, "value 20000 is outside the range (check warn:range:0..10000)") {
+		t.Errorf("publish past a warn: check: exit %d: %s%s", code, out, errs)
+	}
+	cli(t, home, "table", "set", "--table", "retail.daily_orders", "check.amount_cents=non-negative;range:0..10000")
+	before := metadataLocation(t, home)
+	if code, _, errs := cli(t, home, "publish", "--table", "retail.daily_orders", "--partitions", "order_date=2026-03-02", write(t, home, "big2.ndjson", strings.ReplaceAll(string(mustRead(t, in)), "03-01", "03-02"))); code != exitRefused || !strings.Contains(errs, "check range:0..10000") || metadataLocation(t, home) != before {
+		t.Errorf("publish past the same check, refusing: exit %d: %s", code, errs)
+	}
+}
