@@ -24,10 +24,12 @@ const (
 	// checkMaxNull (max-null-fraction:0.01) refuses a partition whose
 	// share of nulls in the column is larger.
 	checkMaxNull = "max-null-fraction"
+	// CheckUnique refuses a value a partition holds twice (nulls aside).
+	CheckUnique Check = "unique"
 )
 
 // checkKinds are the kinds a message lists.
-const checkKinds = "non-negative, not-null, accepted:A|B|..., range:LO..HI, max-null-fraction:F, each may be warn:KIND"
+const checkKinds = "non-negative, not-null, unique, accepted:A|B|..., range:LO..HI, max-null-fraction:F, each may be warn:KIND"
 
 // Rule is a column check as it is applied.
 type Rule struct {
@@ -73,7 +75,7 @@ func ParseRule(ch Check, typ iceberg.Type) (Rule, error) {
 	kind, arg, hasArg := strings.Cut(body, ":")
 	r := Rule{Check: ch, Kind: kind, Warn: warn}
 	switch kind {
-	case string(CheckNonNegative), string(CheckNotNull):
+	case string(CheckNonNegative), string(CheckNotNull), string(CheckUnique):
 		if hasArg {
 			return r, fmt.Errorf("check %s takes no argument", kind)
 		}

@@ -106,6 +106,9 @@ type Accumulator struct {
 	// nulls counts the nulls of each column (index, rule) a
 	// max-null-fraction check judges.
 	nulls map[[2]int]int64
+	// unique holds the values of each column (index, rule) a unique
+	// check judges, hashed.
+	unique map[[2]int]*grainSet
 	// warnings are the findings of checks written warn:, which do not
 	// refuse the run.
 	warnings Findings
@@ -348,6 +351,7 @@ func (a *Accumulator) finish() {
 	}
 	a.finished = true
 	a.checkNullShares()
+	a.checkUnique()
 	a.rowBuf.release()
 	a.grainBuf.release()
 	for _, d := range a.grains.duplicates() {

@@ -551,3 +551,34 @@ func TestColumnChecks(t *testing.T) {
 		}
 	}
 }
+
+// TestUniqueCheck: a value a partition holds twice in a column checked
+// unique is refused at the row that repeats it, naming the first; nulls
+// never repeat.
+func TestUniqueCheck(t *testing.T) {
+	part, err := contract.NewPartitioner(1, "day", iceberg.PrimitiveTypes.Date, "identity")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := contract.NewContract(goldenSchema, []string{"id"}, nil, map[string][]contract.Check{"name": {"unique"}, "qty": {"unique"}, "flag": {"unique"}}, part)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := goldenRows[0]
+	again.id, again.flag = 9, nil
+	rec := goldenRecord(t, c, []goldenRow{goldenRows[0], goldenRows[1], again})
+	defer rec.Release()
+	acc := verify.NewAccumulator(c, "2026-01-01", nil)
+	if err := acc.Add(rec); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range acc.Findings(false).List {
+		got = append(got, fmt.Sprintf("%d %s: %s", f.Row, f.Column, f.Message))
+	}
+	slices.Sort(got)
+	want := []string{"3 name: value repeats row 1 (check unique)", "3 qty: value 100 repeats row 1 (check unique)"}
+	if !slices.Equal(got, want) {
+		t.Errorf("findings %q, want %q", got, want)
+	}
+}

@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"fmt"
 	"math"
 	"math/big"
 	"strconv"
@@ -42,12 +43,71 @@ func (a *Accumulator) checkRule(col arrow.Array, i, k int, r contract.Rule, base
 				a.finding(KindCheck, base+int64(row)+1, i, "value %s is outside the range (check %s)", FormatValue(col, row), r.Check)
 			}
 		}
+	case string(contract.CheckUnique):
+		if a.unique == nil {
+			a.unique = map[[2]int]*grainSet{}
+		}
+		g := a.unique[[2]int{i, k}]
+		if g == nil {
+			g = &grainSet{}
+			a.unique[[2]int{i, k}] = g
+		}
+		switch c := col.(type) {
+		case *array.Int64:
+			for row, v := range c.Int64Values() {
+				if c.IsValid(row) {
+					g.addInt(v, base+int64(row)+1)
+				}
+			}
+		case *array.Int32:
+			for row, v := range c.Int32Values() {
+				if c.IsValid(row) {
+					g.addInt(int64(v), base+int64(row)+1)
+				}
+			}
+		default:
+			for row := range col.Len() {
+				if col.IsValid(row) {
+					g.add([]byte(col.ValueStr(row)), base+int64(row)+1)
+				}
+			}
+		}
 	case "max-null-fraction":
 		if a.nulls == nil {
 			a.nulls = map[[2]int]int64{}
 		}
 		a.nulls[[2]int{i, k}] += int64(col.NullN())
 	}
+}
+
+// checkUnique judges, once every row is in, each unique check: a value
+// that repeats is named by the row it repeats (an integer by itself).
+func (a *Accumulator) checkUnique() {
+	for i, rules := range a.c.Rules {
+		for k, r := range rules {
+			g := a.unique[[2]int{i, k}]
+			if r.Kind != string(contract.CheckUnique) || g == nil {
+				continue
+			}
+			ints := g.ints
+			for _, d := range g.duplicates() {
+				first := fmt.Sprintf("row %d", d.first)
+				if a.locate != nil {
+					if at := a.locate(d.first); at != "" {
+						first += " (" + at + ")"
+					}
+				}
+				a.warn = r.Warn
+				if ints {
+					a.finding(KindCheck, d.row, i, "value %d repeats %s (check %s)", d.value, first, r.Check)
+				} else {
+					a.finding(KindCheck, d.row, i, "value repeats %s (check %s)", first, r.Check)
+				}
+				a.warn = false
+			}
+		}
+	}
+	a.unique = nil
 }
 
 // checkNullShares judges, once every row is in, each max-null-fraction
