@@ -66,17 +66,7 @@ func TestGCExpiresRunTags(t *testing.T) {
 func TestGCJudgesAttemptsWhole(t *testing.T) {
 	e := newEnv(t)
 	e.mustPublish(fixture(t, retail.AfterBatch1), fixtureRange...)
-	// A publish whose staged files could not be removed leaves them, as a
-	// killed one would.
-	stubborn := &swap.Publisher{Catalog: e.cat, StagingIO: func(_ context.Context, fsys icebergio.IO) (icebergio.WriteFileIO, error) {
-		return noRemoveIO{fsys.(icebergio.WriteFileIO)}, nil
-	}}
-	stop := errors.New("stopped before the commit")
-	stubborn.BeforeCommit = func(context.Context, *swap.Plan) error { return stop }
-	if _, err := stubborn.Publish(e.ctx, swap.Request{Table: e.ident, Partitions: fixtureRange, Source: retail.NewSource(fixture(t, retail.AfterBatch2)), RunID: "left-1"}); !errors.Is(err, stop) {
-		t.Fatalf("publish: %v", err)
-	}
-	left := e.runFiles("left-1")
+	left := leaveStaged(t, e, "left-1")
 	if len(left) != 2 {
 		t.Fatalf("left files: %v, want one a partition", left)
 	}
@@ -229,15 +219,7 @@ func TestGCBesideAnApply(t *testing.T) {
 func TestGCTellsAKilledPublish(t *testing.T) {
 	e := newEnv(t)
 	e.mustPublish(fixture(t, retail.AfterBatch1), fixtureRange...)
-	stubborn := &swap.Publisher{Catalog: e.cat, StagingIO: func(_ context.Context, fsys icebergio.IO) (icebergio.WriteFileIO, error) {
-		return noRemoveIO{fsys.(icebergio.WriteFileIO)}, nil
-	}}
-	stop := errors.New("stopped before the commit")
-	stubborn.BeforeCommit = func(context.Context, *swap.Plan) error { return stop }
-	if _, err := stubborn.Publish(e.ctx, swap.Request{Table: e.ident, Partitions: fixtureRange, Source: retail.NewSource(fixture(t, retail.AfterBatch2)), RunID: "killed-1"}); !errors.Is(err, stop) {
-		t.Fatalf("publish: %v", err)
-	}
-	left := e.runFiles("killed-1")
+	left := leaveStaged(t, e, "killed-1")
 	holds, _ := filepath.Glob(filepath.Join(e.home, "warehouse", "*", "*", "lakeswap", "holds", "killed-1-*.json"))
 	if len(left) != 2 || len(holds) != 1 {
 		t.Fatalf("left files %v, holds %v", left, holds)
@@ -285,4 +267,20 @@ func TestGCTellsAKilledPublish(t *testing.T) {
 	if got := len(e.daily()); got != len(fixture(t, retail.AfterBatch1)) {
 		t.Errorf("the table reads %d rows after gc", got)
 	}
+}
+
+// leaveStaged runs a publish whose staged files and hold cannot be
+// removed, stopped before its commit, as a killed one leaves them, and
+// returns its staged files.
+func leaveStaged(t *testing.T, e *env, runID string) []string {
+	t.Helper()
+	stubborn := &swap.Publisher{Catalog: e.cat, StagingIO: func(_ context.Context, fsys icebergio.IO) (icebergio.WriteFileIO, error) {
+		return noRemoveIO{fsys.(icebergio.WriteFileIO)}, nil
+	}}
+	stop := errors.New("stopped before the commit")
+	stubborn.BeforeCommit = func(context.Context, *swap.Plan) error { return stop }
+	if _, err := stubborn.Publish(e.ctx, swap.Request{Table: e.ident, Partitions: fixtureRange, Source: retail.NewSource(fixture(t, retail.AfterBatch2)), RunID: runID}); !errors.Is(err, stop) {
+		t.Fatalf("publish: %v", err)
+	}
+	return e.runFiles(runID)
 }

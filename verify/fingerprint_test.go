@@ -505,10 +505,6 @@ func TestDecimalSums(t *testing.T) {
 // a decimal's range at its scale, a timestamp's in time, a share of nulls
 // over the whole partition.
 func TestColumnChecks(t *testing.T) {
-	part, err := contract.NewPartitioner(1, "day", iceberg.PrimitiveTypes.Date, "identity")
-	if err != nil {
-		t.Fatal(err)
-	}
 	checks := map[string][]contract.Check{
 		"name":  {"not-null", "accepted:a|"},
 		"qty":   {"range:0..100"},
@@ -517,20 +513,7 @@ func TestColumnChecks(t *testing.T) {
 		"flag":  {"max-null-fraction:0.2"},
 		"id":    {"warn:range:2..3"}, // a warning, not a refusal
 	}
-	c, err := contract.NewContract(goldenSchema, []string{"id"}, nil, checks, part)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := goldenRecord(t, c, goldenRows)
-	defer rec.Release()
-	acc := verify.NewAccumulator(c, "2026-01-01", nil)
-	if err := acc.Add(rec); err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, f := range acc.Findings(false).List {
-		got = append(got, fmt.Sprintf("%d %s: %s", f.Row, f.Column, f.Message))
-	}
+	got, acc := checkFindings(t, checks, goldenRows)
 	want := []string{
 		"0 flag: 1 of 3 values are null (33.3%), more than check max-null-fraction:0.2 allows",
 		"1 price: value 12.34 is outside the range (check range:-0.01..12.33)",
@@ -538,12 +521,15 @@ func TestColumnChecks(t *testing.T) {
 		"2 qty: value -5 is outside the range (check range:0..100)",
 		"2 ts: value 2026-01-01T23:59:59.999999+00:00 is outside the range (check range:..2026-01-01T23:00:00Z)",
 	}
-	slices.Sort(got)
 	if !slices.Equal(got, want) {
 		t.Errorf("findings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	if w := acc.Warnings(); w.Len() != 1 || w.List[0].Row != 1 || !strings.Contains(w.List[0].Message, "value 1 is outside the range (check warn:range:2..3)") {
 		t.Errorf("warnings %+v, want row 1's id outside warn:range:2..3", w.List)
+	}
+	part, err := contract.NewPartitioner(1, "day", iceberg.PrimitiveTypes.Date, "identity")
+	if err != nil {
+		t.Fatal(err)
 	}
 	for col, bad := range map[string]contract.Check{"name": "range:0..1", "qty": "accepted:x", "flag": "max-null-fraction:2", "price": "range:5..1", "id": "unique-ish"} {
 		if _, err := contract.NewContract(goldenSchema, []string{"id"}, nil, map[string][]contract.Check{col: {bad}}, part); err == nil {
@@ -556,17 +542,28 @@ func TestColumnChecks(t *testing.T) {
 // unique is refused at the row that repeats it, naming the first; nulls
 // never repeat.
 func TestUniqueCheck(t *testing.T) {
+	again := goldenRows[0]
+	again.id, again.flag = 9, nil
+	got, _ := checkFindings(t, map[string][]contract.Check{"name": {"unique"}, "qty": {"unique"}, "flag": {"unique"}}, []goldenRow{goldenRows[0], goldenRows[1], again})
+	want := []string{"3 name: value repeats row 1 (check unique)", "3 qty: value 100 repeats row 1 (check unique)"}
+	if !slices.Equal(got, want) {
+		t.Errorf("findings %q, want %q", got, want)
+	}
+}
+
+// checkFindings accumulates rows under a contract with checks, and gives
+// its findings as "ROW COLUMN: MESSAGE", sorted, and the accumulator.
+func checkFindings(t *testing.T, checks map[string][]contract.Check, rows []goldenRow) ([]string, *verify.Accumulator) {
+	t.Helper()
 	part, err := contract.NewPartitioner(1, "day", iceberg.PrimitiveTypes.Date, "identity")
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := contract.NewContract(goldenSchema, []string{"id"}, nil, map[string][]contract.Check{"name": {"unique"}, "qty": {"unique"}, "flag": {"unique"}}, part)
+	c, err := contract.NewContract(goldenSchema, []string{"id"}, nil, checks, part)
 	if err != nil {
 		t.Fatal(err)
 	}
-	again := goldenRows[0]
-	again.id, again.flag = 9, nil
-	rec := goldenRecord(t, c, []goldenRow{goldenRows[0], goldenRows[1], again})
+	rec := goldenRecord(t, c, rows)
 	defer rec.Release()
 	acc := verify.NewAccumulator(c, "2026-01-01", nil)
 	if err := acc.Add(rec); err != nil {
@@ -577,8 +574,5 @@ func TestUniqueCheck(t *testing.T) {
 		got = append(got, fmt.Sprintf("%d %s: %s", f.Row, f.Column, f.Message))
 	}
 	slices.Sort(got)
-	want := []string{"3 name: value repeats row 1 (check unique)", "3 qty: value 100 repeats row 1 (check unique)"}
-	if !slices.Equal(got, want) {
-		t.Errorf("findings %q, want %q", got, want)
-	}
+	return got, acc
 }
