@@ -491,7 +491,7 @@ func TestLateOddArrivals(t *testing.T) {
 	if code, _, errs := s.cli("plan", "--job", flaggedJob, "--partitions", twoDays, "--rejects", filepath.Join(t.TempDir(), "r.ndjson"), "--out", filepath.Join(t.TempDir(), "p.json")); code != exitUsage || !strings.Contains(errs, "flag channel is a column source") {
 		t.Errorf("a flag the source already has: exit %d: %s; want a usage error", code, errs)
 	}
-	if code, _, errs := s.cli("check", "--table", "retail.orders_fact", "--volume-band", "off", "--verified=false"); code != exitUsage || !strings.Contains(errs, "no check to run") {
+	if code, _, errs := s.cli("check", "--table", "retail.orders_fact", "--volume-band", "off", "--verified=false", "--contract=false"); code != exitUsage || !strings.Contains(errs, "no check to run") {
 		t.Errorf("check with every check off: exit %d: %s; want a usage error", code, errs)
 	}
 }
