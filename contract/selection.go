@@ -158,3 +158,9 @@ func (s Selection) String() string { return s.text }
 func (p Partitioning) Declared(values []string) Selection {
 	return Selection{p: p, Values: slices.Clone(values), exact: set(values), text: strings.Join(values, ",")}
 }
+
+// Every is a selection of every partition: what a fixture of rows may
+// hold before the partitions it names are known.
+func (p Partitioning) Every() Selection {
+	return Selection{p: p, named: make([]map[string]bool, len(p.Fields)), text: "every partition"}
+}

@@ -53,6 +53,7 @@ var results = map[string][]any{
 	"version":        {versionInfo{}},
 	"doctor":         {doctor.Report{}},
 	"demo":           {demoResult{}},
+	"test":           {testResults{}},
 }
 
 var updateSchemas = flag.Bool("update-schemas", false, "write docs/json from the result types")

@@ -382,7 +382,7 @@ With no catalog configured, lakeswap uses an embedded catalog (SQLite + local fi
 		}
 		return usageError{err}
 	})
-	root.AddCommand(newTableCmd(g), newPublishCmd(g), newPlanCmd(g), newApplyCmd(g), newDiscardCmd(g), newPlansCmd(g), newShowCmd(g), newDiffCmd(g), newReportCmd(g), newRollbackCmd(g), newHistoryCmd(g), newStatusCmd(g), newVerifyCmd(g), newRepairStatsCmd(g), newGCCmd(g), newLagCmd(g), newLineageCmd(g), newCheckCmd(g), newDemoCmd(g), newVersionCmd(g), newDoctorCmd(g))
+	root.AddCommand(newTableCmd(g), newPublishCmd(g), newPlanCmd(g), newApplyCmd(g), newDiscardCmd(g), newPlansCmd(g), newShowCmd(g), newDiffCmd(g), newReportCmd(g), newRollbackCmd(g), newHistoryCmd(g), newStatusCmd(g), newVerifyCmd(g), newRepairStatsCmd(g), newGCCmd(g), newLagCmd(g), newLineageCmd(g), newCheckCmd(g), newDemoCmd(g), newVersionCmd(g), newDoctorCmd(g), newTestCmd(g))
 	root.Version = buildVersion().String()
 	root.SetVersionTemplate("{{.Version}}\n")
 	needSubcommands(root)
