@@ -66,10 +66,10 @@ type TestProblem struct {
 	// produced, not expected), differs (a key both hold, with other
 	// values), outside (a row outside the test's partitions), check (a
 	// row the table's contract refuses), reconcile or rejected.
-	Kind    string               `json:"kind"`
-	Key     string               `json:"key,omitempty"`
+	Kind    string       `json:"kind"`
+	Key     string       `json:"key,omitempty"`
 	Columns []ColumnDiff `json:"columns,omitempty"`
-	Message string               `json:"message"`
+	Message string       `json:"message"`
 }
 
 // ColumnDiff is a column of a key whose value the job made is not the
