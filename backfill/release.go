@@ -86,7 +86,7 @@ func (r Release) Stage(ctx context.Context, pub *swap.Publisher, rel *swap.Relea
 				Hint: "nothing was committed to any table of the release; " + rel.Discard(context.WithoutCancel(ctx))}
 		}
 	}
-	return nil
+	return rel.Judge(ctx)
 }
 
 // Order puts a release's jobs in the order they stage: the top of the

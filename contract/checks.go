@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -26,10 +27,13 @@ const (
 	checkMaxNull = "max-null-fraction"
 	// CheckUnique refuses a value a partition holds twice (nulls aside).
 	CheckUnique Check = "unique"
+	// CheckRelationship (relationship:retail.customers(customer_id))
+	// refuses a value the other table's column does not hold.
+	CheckRelationship = "relationship"
 )
 
 // checkKinds are the kinds a message lists.
-const checkKinds = "non-negative, not-null, unique, accepted:A|B|..., range:LO..HI, max-null-fraction:F, each may be warn:KIND"
+const checkKinds = "non-negative, not-null, unique, accepted:A|B|..., range:LO..HI, max-null-fraction:F, relationship:NS.TABLE(COLUMN), each may be warn:KIND"
 
 // Rule is a column check as it is applied.
 type Rule struct {
@@ -44,6 +48,9 @@ type Rule struct {
 	Lo, Hi *big.Rat
 	// Fraction is a max-null-fraction check's largest share of nulls.
 	Fraction float64
+	// Table and Column are the column a relationship check's values
+	// must be found in: NAMESPACE.TABLE and COLUMN.
+	Table, Column string
 	// Warn says a value the check refuses is a warning the run prints
 	// and records, not a refusal (warn:range:0..100).
 	Warn bool
@@ -106,6 +113,16 @@ func ParseRule(ch Check, typ iceberg.Type) (Rule, error) {
 		if r.Lo != nil && r.Hi != nil && r.Lo.Cmp(r.Hi) > 0 {
 			return r, fmt.Errorf("check %s: the range is empty (%s is above %s)", ch, lo, hi)
 		}
+	case CheckRelationship:
+		m := relationshipArg.FindStringSubmatch(arg)
+		if m == nil {
+			return r, fmt.Errorf("check %s: want relationship:NAMESPACE.TABLE(COLUMN), e.g. relationship:retail.customers(customer_id)", ch)
+		}
+		r.Table, r.Column = m[1], m[2]
+		switch typ.(type) {
+		case *iceberg.StructType, *iceberg.ListType, *iceberg.MapType:
+			return r, fmt.Errorf("check %s applies to a column of single values, not %s", kind, typ)
+		}
 	case checkMaxNull:
 		f, err := strconv.ParseFloat(arg, 64)
 		if err != nil || f < 0 || f > 1 {
@@ -122,6 +139,10 @@ func ParseRule(ch Check, typ iceberg.Type) (Rule, error) {
 	}
 	return r, nil
 }
+
+// relationshipArg is a relationship check's argument: a table, namespace
+// first, and a column in parentheses.
+var relationshipArg = regexp.MustCompile(`^([A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)+)\(([^()]+)\)$`)
 
 // orderedKind says how a range compares a type's values.
 func orderedKind(typ iceberg.Type) (string, bool) {

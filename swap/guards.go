@@ -98,6 +98,8 @@ type Guard struct {
 // files at the base by partition (all) read through fsys, deletes
 // applied, the run as the guards before it left it, and the time.
 type judging struct {
+	// load reads another table of the catalog (a relationship check's).
+	load func(context.Context, table.Identifier) (*table.Table, error)
 	tbl  *table.Table
 	fsys icebergio.IO
 	all  map[string][]iceberg.DataFile
@@ -170,7 +172,7 @@ var (
 	GuardOwnership  = &Guard{Name: "ownership", Kinds: []verify.Kind{verify.KindOutside}}
 	GuardGrain      = &Guard{Name: "grain", Kinds: []verify.Kind{verify.KindNullGrain, verify.KindDuplicateGrain}, applies: hasGrain}
 	GuardRequired   = &Guard{Name: "required", Kinds: []verify.Kind{verify.KindNullRequired}}
-	GuardChecks     = &Guard{Name: "column checks", Kinds: []verify.Kind{verify.KindCheck}}
+	GuardChecks     = &Guard{Name: "column checks", Kinds: []verify.Kind{verify.KindCheck}, judge: judgeRelationships}
 	GuardEmpty      = &Guard{Name: "empty", Kinds: []verify.Kind{verify.KindEmpty}, Flag: "--allow-empty", judge: judgeEmpty}
 	GuardMoved      = &Guard{Name: "moved records", Kinds: []verify.Kind{verify.KindMoved}, applies: grainAcross, judge: judgeMoved, first: true}
 	GuardBand       = &Guard{Name: "plausible band", Kinds: []verify.Kind{verify.KindImplausible}, Flag: "--allow-implausible", judge: judgeBand}
@@ -357,13 +359,13 @@ func mergeChecks(plans []*run) []Check {
 // noting in v which a flag overrode and which did not judge a run already
 // refused; then cuts a run committed in batches, and compares keys for a
 // person to read where asked.
-func guard(ctx context.Context, tbl *table.Table, plan *run, req Request, all map[string][]iceberg.DataFile, v verdicts) error {
+func (p *Publisher) guard(ctx context.Context, tbl *table.Table, plan *run, req Request, all map[string][]iceberg.DataFile, v verdicts) error {
 	fsys, err := tbl.FS(ctx)
 	if err != nil {
 		return err
 	}
 	fsys = plan.reading(fsys)
-	if err := judgeAll(ctx, &judging{tbl: tbl, fsys: fsys, all: all, plan: plan, req: req, now: time.Now()}, v); err != nil {
+	if err := judgeAll(ctx, &judging{load: p.Catalog.LoadTable, tbl: tbl, fsys: fsys, all: all, plan: plan, req: req, now: time.Now()}, v); err != nil {
 		return err
 	}
 	c := plan.contract

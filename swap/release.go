@@ -43,6 +43,8 @@ type Release struct {
 	parts    []*change
 	// discarded says what Discard did, once it has.
 	discarded string
+	// judged says Judge has judged the release.
+	judged bool
 }
 
 // NewRelease starts a release under runID ("" names one).
@@ -144,18 +146,7 @@ func (r *Release) Files(ctx context.Context, name, reader string) (snapshotName 
 	if !slices.Contains(part.readBy, reader) {
 		part.readBy = append(part.readBy, reader)
 	}
-	replaced := map[string]bool{}
-	for _, pp := range plan.Partitions {
-		if pp.same() {
-			continue
-		}
-		for _, f := range slices.Concat(pp.OldFiles, pp.OldDeletes) {
-			replaced[f.Path] = true
-		}
-	}
-	for _, path := range plan.shares() {
-		replaced[path] = true
-	}
+	replaced := plan.replacedPaths()
 	base := "none"
 	if plan.BaseSnapshotID != nil {
 		base = fmt.Sprint(*plan.BaseSnapshotID)
@@ -182,6 +173,25 @@ func (r *Release) Files(ctx context.Context, name, reader string) (snapshotName 
 		}
 	}
 	return fmt.Sprintf("%s@%s+release-%s", name, base, r.RunID), files, true, nil
+}
+
+// replacedPaths are the files of main, data and deletes, that the plan's
+// commit takes out: those of the partitions it changes, and the files it
+// rewrites.
+func (p *Plan) replacedPaths() map[string]bool {
+	replaced := map[string]bool{}
+	for _, pp := range p.Partitions {
+		if pp.same() {
+			continue
+		}
+		for _, f := range slices.Concat(pp.OldFiles, pp.OldDeletes) {
+			replaced[f.Path] = true
+		}
+	}
+	for _, path := range p.shares() {
+		replaced[path] = true
+	}
+	return replaced
 }
 
 // BindRelease takes the plans of a release read back from its plan files,
@@ -283,6 +293,36 @@ func (r *Release) Planned() ([]*Plan, error) {
 	return plans, nil
 }
 
+// Judge judges, once every table of the release is staged, what no table
+// can judge alone: the relationship checks, each table the release
+// rebuilds read as the release leaves it, whatever order the tables were
+// staged in. It returns the release's refusal, as Refusal does.
+func (r *Release) Judge(ctx context.Context) error {
+	if !r.judged {
+		r.judged = true
+		for _, part := range r.parts {
+			if part.plan.Refused() || !hasRelationships(part.plan.contract) {
+				continue
+			}
+			fsys, err := part.tbl.FS(ctx)
+			if err != nil {
+				return err
+			}
+			v, err := relationships(ctx, part.plan.reading(fsys), part.plan, func(ctx context.Context, name, column string) (map[string]bool, string, error) {
+				return referenced(ctx, r.p.Catalog.LoadTable, r.part(name), name, column)
+			})
+			if err != nil {
+				return err
+			}
+			for _, f := range v.Findings {
+				part.plan.refuse(GuardChecks, f)
+			}
+			part.plan.Warnings = append(part.plan.Warnings, v.Warnings...)
+		}
+	}
+	return r.Refusal(ctx)
+}
+
 // Refusal is the refusal of the first table of the release a guard
 // refused, having removed what every table staged; nil while none is.
 func (r *Release) Refusal(ctx context.Context) error {
@@ -354,7 +394,7 @@ func (r *Release) Publish(ctx context.Context, noAutoRollback bool) (*ReleaseRes
 		}
 	}()
 	// 1. A table refused refuses the release.
-	if err := r.Refusal(ctx); err != nil {
+	if err := r.Judge(ctx); err != nil {
 		for _, part := range r.parts {
 			if part.plan.Refused() {
 				part.res.Status = StatusRefused

@@ -256,7 +256,7 @@ func (p *Publisher) stage(ctx context.Context, req Request, kind string) (*run, 
 	}
 	if stageErr == nil {
 		p.progress().Step("compare")
-		stageErr = guard(ctx, tbl, plan, req, base, v)
+		stageErr = p.guard(ctx, tbl, plan, req, base, v)
 	}
 	// 5. Fingerprint the run as a whole, and what it replaces.
 	if stageErr == nil && !plan.Refused() {

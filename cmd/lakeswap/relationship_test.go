@@ -1,0 +1,120 @@
+//go:build !noduckdb
+
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// customersJobs writes a customers job (from raw/customers.ndjson, by
+// signup day) and an orders job (from raw/orders.ndjson, by order day,
+// reading the customers of the same day), both tables' schemas, the
+// orders' customer_id checked against the customers, and creates both
+// tables. It returns the folder.
+func customersJobs(t *testing.T, s *site) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "raw"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, dir, "customers.table.yaml", `table: shop.customers
+columns:
+  - {name: customer_id, type: string, required: true}
+  - {name: signup_date, type: date, required: true}
+identifier: [customer_id]
+partition: [{column: signup_date, transform: identity}]
+`)
+	write(t, dir, "orders.table.yaml", `table: shop.orders
+columns:
+  - {name: order_id, type: string, required: true}
+  - {name: order_date, type: date, required: true}
+  - {name: customer_id, type: string}
+identifier: [order_id]
+partition: [{column: order_date, transform: identity}]
+checks: {customer_id: ["relationship:shop.customers(customer_id)"]}
+`)
+	write(t, dir, "customers.yaml", `table: shop.customers
+sources: {raw: {path: raw/customers.ndjson}}
+sql: SELECT customer_id, CAST(signup_date AS DATE) AS signup_date FROM raw WHERE CAST(signup_date AS DATE) BETWEEN CAST($from AS DATE) AND CAST($to AS DATE)
+`)
+	write(t, dir, "orders.yaml", `table: shop.orders
+sources:
+  raw: {path: raw/orders.ndjson}
+  customers: {table: shop.customers, partitions: same}
+sql: |
+  SELECT o.order_id, CAST(o.order_date AS DATE) AS order_date, o.customer_id
+  FROM raw AS o
+  WHERE CAST(o.order_date AS DATE) BETWEEN CAST($from AS DATE) AND CAST($to AS DATE)
+`)
+	write(t, filepath.Join(dir, "raw"), "customers.ndjson", `{"customer_id":"c1","signup_date":"2026-01-01"}
+{"customer_id":"c2","signup_date":"2026-01-01"}
+`)
+	write(t, filepath.Join(dir, "raw"), "orders.ndjson", `{"order_id":"o1","order_date":"2026-01-01","customer_id":"c1"}
+{"order_id":"o2","order_date":"2026-01-01","customer_id":"c2"}
+{"order_id":"o3","order_date":"2026-01-01","customer_id":null}
+`)
+	s.must("table", "create", "--schema", filepath.Join(dir, "customers.table.yaml"))
+	s.must("table", "create", "--schema", filepath.Join(dir, "orders.table.yaml"))
+	return dir
+}
+
+// TestRelationshipCheck: a relationship check refuses a day whose orders
+// reference a customer the customers table does not hold, naming the
+// check, the partition, the order and the count, and changes nothing;
+// the same day passes inside a release that adds the customer in the
+// same commit; a null is no reference; table describe lists the check.
+func TestRelationshipCheck(t *testing.T) {
+	s := newSite(t, "sqlite+local")
+	dir := customersJobs(t, s)
+	orders, customers := filepath.Join(dir, "orders.yaml"), filepath.Join(dir, "customers.yaml")
+	s.must("publish", "--job", customers, "--partitions", "signup_date=2026-01-01")
+	s.must("publish", "--job", orders, "--partitions", "order_date=2026-01-01")
+
+	// Day two: an order of c3, who signed up that day, and one of c404.
+	write(t, filepath.Join(dir, "raw"), "customers.ndjson", `{"customer_id":"c1","signup_date":"2026-01-01"}
+{"customer_id":"c2","signup_date":"2026-01-01"}
+{"customer_id":"c3","signup_date":"2026-01-02"}
+`)
+	write(t, filepath.Join(dir, "raw"), "orders.ndjson", `{"order_id":"o1","order_date":"2026-01-01","customer_id":"c1"}
+{"order_id":"o2","order_date":"2026-01-01","customer_id":"c2"}
+{"order_id":"o3","order_date":"2026-01-01","customer_id":null}
+{"order_id":"o4","order_date":"2026-01-02","customer_id":"c3"}
+`)
+	before := s.files()
+	code, _, errs := s.cli("publish", "--job", orders, "--partitions", "order_date=2026-01-02")
+	if code != exitRefused || !strings.Contains(errs, `partition order_date=2026-01-02 column customer_id: 1 row holds a customer_id that shop.customers does not hold (check relationship:shop.customers(customer_id)): order_id="o4" (customer_id="c3")`) {
+		t.Fatalf("an order of a customer not yet published: exit %d\n%s", code, errs)
+	}
+	if after := s.files(); !slices.Equal(before, after) {
+		t.Errorf("a refused run changed the warehouse:\nbefore %v\nafter  %v", before, after)
+	}
+
+	// The customers and the orders reading them, as one release: the
+	// orders see c3 as the release leaves the customers.
+	s.must("publish", "--job", customers, "--downstream", "--jobs", dir, "--partitions", "signup_date=2026-01-02")
+	rows := s.must("-o", "json", "table", "describe", "--table", "shop.orders")
+	if !strings.Contains(rows, `relationship:shop.customers(customer_id)`) {
+		t.Errorf("table describe does not list the check:\n%s", rows)
+	}
+	out := s.must("history", "--table", "shop.orders")
+	if !strings.Contains(out, "2026-01-02") {
+		t.Errorf("the release did not publish the orders of 2026-01-02:\n%s", out)
+	}
+
+	// An order of a customer no release adds is refused inside one too.
+	write(t, filepath.Join(dir, "raw"), "orders.ndjson", `{"order_id":"o4","order_date":"2026-01-02","customer_id":"c3"}
+{"order_id":"o5","order_date":"2026-01-02","customer_id":"c404"}
+`)
+	before = s.files()
+	code, _, errs = s.cli("publish", "--job", customers, "--downstream", "--jobs", dir, "--partitions", "signup_date=2026-01-02")
+	if code != exitRefused || !strings.Contains(errs, `order_id="o5" (customer_id="c404")`) || !strings.Contains(errs, "shop.customers as the release leaves it") {
+		t.Errorf("a release whose orders reference a missing customer: exit %d\n%s", code, errs)
+	}
+	if after := s.files(); !slices.Equal(before, after) {
+		t.Errorf("a refused release changed the warehouse:\nbefore %v\nafter  %v", before, after)
+	}
+}

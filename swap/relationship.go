@@ -1,0 +1,246 @@
+package swap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/iceberg-go"
+	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/lakeswap/lakeswap/contract"
+	"github.com/lakeswap/lakeswap/internal/words"
+	"github.com/lakeswap/lakeswap/parquetio"
+	"github.com/lakeswap/lakeswap/verify"
+)
+
+// relationshipExamples is how many rows a relationship finding names.
+const relationshipExamples = 3
+
+// judgeRelationships judges a run's relationship checks against the other
+// tables as main holds them. A run of a release is judged by the release
+// once every table of it is staged (Release.Judge): a table the release
+// rebuilds is read as the release leaves it, whatever order its tables
+// were staged in.
+func judgeRelationships(ctx context.Context, j *judging) (Verdict, error) {
+	if j.req.release != nil || !hasRelationships(j.plan.contract) {
+		return Verdict{}, nil
+	}
+	return relationships(ctx, j.fsys, j.plan, func(ctx context.Context, name, column string) (map[string]bool, string, error) {
+		return referenced(ctx, j.load, nil, name, column)
+	})
+}
+
+func hasRelationships(c *contract.Contract) bool {
+	for _, rules := range c.Rules {
+		for _, r := range rules {
+			if r.Kind == contract.CheckRelationship {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// values gives the values a table's column holds, each as Arrow writes it
+// (ValueStr), and names what was read; an error that is the table's
+// (missing, no such column) is said as a finding, not a failure.
+type values func(ctx context.Context, name, column string) (have map[string]bool, read string, err error)
+
+// errNoReference is a relationship whose other side is not there: the
+// run is refused, naming it.
+type errNoReference struct{ msg string }
+
+func (e errNoReference) Error() string { return e.msg }
+
+// relationships judges each relationship check of the run's contract on
+// the rows it stages: every value of the column, nulls aside, must be one
+// the other table's column holds. A refusal names the check, the
+// partition, how many rows, and a few of them by key.
+func relationships(ctx context.Context, fsys icebergio.IO, plan *run, have values) (Verdict, error) {
+	c := plan.contract
+	var v Verdict
+	for _, i := range slices.Sorted(maps.Keys(c.Rules)) {
+		for _, r := range c.Rules[i] {
+			if r.Kind != contract.CheckRelationship {
+				continue
+			}
+			col := c.Fields[i].Name
+			refs, read, err := have(ctx, r.Table, r.Column)
+			var none errNoReference
+			if errors.As(err, &none) {
+				v.add(r, verify.Finding{Kind: verify.KindCheck, Column: col, Message: fmt.Sprintf("check %s cannot be judged: %s", r.Check, none.msg)})
+				continue
+			}
+			if err != nil {
+				return v, fmt.Errorf("check %s of column %s: %w", r.Check, col, err)
+			}
+			for _, pp := range plan.Partitions {
+				n, keys, err := unreferenced(ctx, fsys, c, i, pp.NewFiles, refs)
+				if err != nil {
+					return v, err
+				}
+				if n == 0 {
+					continue
+				}
+				v.add(r, verify.Finding{Kind: verify.KindCheck, Partition: pp.Key, Column: col,
+					Message: fmt.Sprintf("%s %s a %s that %s does not hold (check %s): %s",
+						words.Count(n, "row"), words.Noun(n, "holds", "hold"), col, read, r.Check, strings.Join(keys, "; "))})
+			}
+		}
+	}
+	return v, nil
+}
+
+// add refuses the run for f, or, for a check written warn:, warns.
+func (v *Verdict) add(r contract.Rule, f verify.Finding) {
+	if r.Warn {
+		v.Warnings = append(v.Warnings, "check written warn: "+f.String())
+		return
+	}
+	v.Findings = append(v.Findings, f)
+}
+
+// unreferenced counts the rows of the staged files whose column i holds a
+// value refs does not, naming the first few by their grain (by the value
+// alone in a table without one).
+func unreferenced(ctx context.Context, fsys icebergio.IO, c *contract.Contract, i int, files []parquetio.File, refs map[string]bool) (int64, []string, error) {
+	cols := []parquetio.Column{{ID: c.Fields[i].ID, Name: c.Fields[i].Name}}
+	for _, g := range c.Grain {
+		if g != i {
+			cols = append(cols, parquetio.Column{ID: c.Fields[g].ID, Name: c.Fields[g].Name})
+		}
+	}
+	var n int64
+	var keys []string
+	for _, f := range files {
+		rr, err := parquetio.OpenColumns(ctx, fsys, f.Path, cols)
+		if err != nil {
+			return 0, nil, fmt.Errorf("read staged file %s: %w", f.Path, err)
+		}
+		for rr.Next() {
+			rec := rr.RecordBatch()
+			at := make([]int, len(cols))
+			for k, col := range cols {
+				at[k] = parquetio.FieldIndex(rec.Schema(), col)
+			}
+			vals := rec.Column(at[0])
+			for row := range int(rec.NumRows()) {
+				if vals.IsNull(row) || refs[vals.ValueStr(row)] {
+					continue
+				}
+				n++
+				if len(keys) < relationshipExamples {
+					keys = append(keys, rowKey(rec, cols, at, row))
+				}
+			}
+		}
+		err = rr.Err()
+		rr.Release()
+		if err != nil {
+			return 0, nil, fmt.Errorf("read staged file %s: %w", f.Path, err)
+		}
+	}
+	return n, keys, nil
+}
+
+// rowKey names a row by its grain, then the value judged: order_id="o9"
+// (customer_id="c404").
+func rowKey(rec arrow.RecordBatch, cols []parquetio.Column, at []int, row int) string {
+	value := cols[0].Name + "=" + verify.FormatValue(rec.Column(at[0]), row)
+	if len(cols) == 1 {
+		return value
+	}
+	parts := make([]string, 0, len(cols)-1)
+	for k := 1; k < len(cols); k++ {
+		parts = append(parts, cols[k].Name+"="+verify.FormatValue(rec.Column(at[k]), row))
+	}
+	return strings.Join(parts, ", ") + " (" + value + ")"
+}
+
+// referenced reads the values of a table's column: as main holds it, or,
+// where part stages that table in a release, as the release leaves it
+// (main at the part's base, but the files it replaces, and the files it
+// stages).
+func referenced(ctx context.Context, load func(context.Context, table.Identifier) (*table.Table, error), part *change, name, column string) (map[string]bool, string, error) {
+	tbl, err := load(ctx, table.Identifier(strings.Split(name, ".")))
+	if err != nil {
+		return nil, "", errNoReference{fmt.Sprintf("table %s cannot be read: %v", name, err)}
+	}
+	field, ok := tbl.Schema().FindFieldByName(column)
+	if !ok {
+		return nil, "", errNoReference{fmt.Sprintf("table %s has no column %s", name, column)}
+	}
+	have := map[string]bool{}
+	read := name
+	var snap *int64
+	if s := tbl.CurrentSnapshot(); s != nil {
+		snap = &s.SnapshotID
+	}
+	var replaced map[string]bool
+	if part != nil {
+		read = name + " as the release leaves it"
+		snap, replaced = part.plan.BaseSnapshotID, part.plan.replacedPaths()
+	}
+	if snap != nil {
+		scan := tbl.Scan(table.WithSelectedFields(column), table.WithSnapshotID(*snap))
+		tasks, err := scan.PlanFiles(ctx)
+		if err != nil {
+			return nil, "", fmt.Errorf("read %s: %w", name, err)
+		}
+		tasks = slices.DeleteFunc(tasks, func(t table.FileScanTask) bool { return replaced[t.File.FilePath()] })
+		_, recs, err := scan.ReadTasks(ctx, tasks)
+		if err != nil {
+			return nil, "", fmt.Errorf("read %s: %w", name, err)
+		}
+		for rec, err := range recs {
+			if err != nil {
+				return nil, "", fmt.Errorf("read %s: %w", name, err)
+			}
+			addValues(have, rec.Column(0))
+			rec.Release()
+		}
+	}
+	if part != nil {
+		fsys, err := part.tbl.FS(ctx)
+		if err != nil {
+			return nil, "", err
+		}
+		for _, pp := range part.plan.Partitions {
+			for _, f := range pp.NewFiles {
+				if err := stagedValues(ctx, fsys, f.Path, field, have); err != nil {
+					return nil, "", err
+				}
+			}
+		}
+	}
+	return have, read, nil
+}
+
+// stagedValues adds the values a staged file holds of a field.
+func stagedValues(ctx context.Context, fsys icebergio.IO, path string, field iceberg.NestedField, have map[string]bool) error {
+	col := parquetio.Column{ID: field.ID, Name: field.Name}
+	rr, err := parquetio.OpenColumns(ctx, fsys, path, []parquetio.Column{col})
+	if err != nil {
+		return fmt.Errorf("read staged file %s: %w", path, err)
+	}
+	defer rr.Release()
+	for rr.Next() {
+		rec := rr.RecordBatch()
+		addValues(have, rec.Column(parquetio.FieldIndex(rec.Schema(), col)))
+	}
+	return rr.Err()
+}
+
+func addValues(have map[string]bool, col arrow.Array) {
+	for row := range col.Len() {
+		if col.IsValid(row) {
+			have[col.ValueStr(row)] = true
+		}
+	}
+}
