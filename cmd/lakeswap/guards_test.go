@@ -75,6 +75,10 @@ type guardScenario struct {
 	name          string
 	routes        []string
 	partitionSpec string // the table's partition: line, where not order_date
+	optional      []string // columns the table leaves nullable
+	// known are the ids m.known holds (its column id), the table a
+	// relationship check of the scenario reads.
+	known []string
 	tripExit      int    // the trip's exit code, where not the route's refusal
 	jobSQL        string // the job's SQL, where not the rows' casts
 	lagIngested   string // the job's lag ingested_at expression
@@ -142,6 +146,17 @@ func readGuardScenario(t *testing.T, path string) *guardScenario {
 			sc.routes = strings.Split(rest, ",")
 		case word == "partition-spec":
 			sc.partitionSpec = rest
+		case word == "optional":
+			sc.optional = append(sc.optional, rest)
+		case word == "known":
+			var prefix string
+			var count int
+			if _, err := fmt.Sscan(rest, &prefix, &count); err != nil {
+				t.Fatalf("%s:%d: known PREFIX COUNT", path, n)
+			}
+			for i := range count {
+				sc.known = append(sc.known, fmt.Sprintf("%s%d", prefix, i))
+			}
 		case word == "trip-exit":
 			sc.tripExit, err = strconv.Atoi(rest)
 			if err != nil {
@@ -196,17 +211,24 @@ func readGuardScenario(t *testing.T, path string) *guardScenario {
 			}
 			sc.notApplicable[route] = why
 		case word == "gen":
-			var day, prefix, arrived string
-			var count, amount int
+			// AMOUNT+ gives each row its own amount: AMOUNT, AMOUNT+1, ...
+			var day, prefix, arrived, amounts string
+			var count int
 			f := strings.Fields(rest)
 			if len(f) == 5 {
 				arrived, rest = ","+f[4], strings.Join(f[:4], " ")
 			}
-			if _, err := fmt.Sscan(rest, &day, &prefix, &count, &amount); err != nil || block == nil {
-				t.Fatalf("%s:%d: gen DAY PREFIX COUNT AMOUNT [ARRIVED], in a block", path, n)
+			_, err := fmt.Sscan(rest, &day, &prefix, &count, &amounts)
+			amount, aerr := strconv.Atoi(strings.TrimSuffix(amounts, "+"))
+			if err != nil || aerr != nil || block == nil {
+				t.Fatalf("%s:%d: gen DAY PREFIX COUNT AMOUNT[+] [ARRIVED], in a block", path, n)
+			}
+			step := 0
+			if strings.HasSuffix(amounts, "+") {
+				step = 1
 			}
 			for i := range count {
-				*block = append(*block, fmt.Sprintf("%s%d,%s,%d%s", prefix, i, day, amount, arrived))
+				*block = append(*block, fmt.Sprintf("%s%d,%s,%d%s", prefix, i, day, amount+step*i, arrived))
 			}
 		case block != nil:
 			*block = append(*block, line)
@@ -248,11 +270,24 @@ type guardSite struct {
 
 // tableYAML is the scenario's table.
 func (g *guardSite) tableYAML() string {
-	if g.sc.partitionSpec == "" {
-		return guardsTable
+	spec := guardsTable
+	for _, col := range g.sc.optional {
+		spec = regexp.MustCompile(`(\{name: `+col+`, type: \w+), required: true\}`).ReplaceAllString(spec, "$1}")
 	}
-	return strings.Replace(guardsTable, "partition: [{column: order_date, transform: identity}]", "partition: "+g.sc.partitionSpec, 1)
+	if g.sc.partitionSpec == "" {
+		return spec
+	}
+	return strings.Replace(spec, "partition: [{column: order_date, transform: identity}]", "partition: "+g.sc.partitionSpec, 1)
 }
+
+// knownTable holds the ids a relationship check of a scenario reads.
+const knownTable = `table: m.known
+columns:
+  - {name: id, type: string, required: true}
+  - {name: day, type: date, required: true}
+identifier: [id]
+partition: [{column: day, transform: identity}]
+`
 
 func (g *guardSite) next() int { g.n++; return g.n }
 
@@ -594,6 +629,11 @@ func newGuardSite(t *testing.T, sc *guardScenario, route, siteName string) *guar
 	t.Helper()
 	g := &guardSite{site: newSite(t, siteName), sc: sc, phase: "base"}
 	g.must("table", "create", "--schema", write(t, g.home, "orders.yaml", g.tableYAML()))
+	if len(sc.known) > 0 {
+		g.must("table", "create", "--schema", write(t, g.home, "known.yaml", knownTable))
+		in := write(t, t.TempDir(), "known.csv", "id,day\n"+strings.Join(sc.known, ",2026-01-01\n")+",2026-01-01\n")
+		g.must("publish", "--table", "m.known", "--partitions", "day=2026-01-01", in)
+	}
 	if route == "release" {
 		g.must("table", "create", "--schema", write(t, g.home, "daily.yaml", dailyTable))
 		g.daily = true
