@@ -74,14 +74,14 @@ type guardScenario struct {
 	// differs from the common scenario.
 	name          string
 	routes        []string
-	partitionSpec string // the table's partition: line, where not order_date
+	partitionSpec string   // the table's partition: line, where not order_date
 	optional      []string // columns the table leaves nullable
 	// known are the ids m.known holds (its column id), the table a
 	// relationship check of the scenario reads.
-	known []string
-	tripExit      int    // the trip's exit code, where not the route's refusal
-	jobSQL        string // the job's SQL, where not the rows' casts
-	lagIngested   string // the job's lag ingested_at expression
+	known       []string
+	tripExit    int    // the trip's exit code, where not the route's refusal
+	jobSQL      string // the job's SQL, where not the rows' casts
+	lagIngested string // the job's lag ingested_at expression
 	// files a job reads in place of the rows as CSV, in trip and in
 	// pass: each a name and its lines (NDJSON as is; for Parquet, a
 	// query whose result the file holds).
