@@ -24,6 +24,9 @@ type TableSpec struct {
 	Partition  []PartitionSpec     `yaml:"partition"`
 	Additive   []string            `yaml:"additive"`
 	Checks     map[string][]string `yaml:"checks"`
+	// Assertions are queries over a run's staged rows (the view rows)
+	// that must return no row, by name.
+	Assertions map[string]string `yaml:"assertions"`
 	Properties map[string]string   `yaml:"properties"`
 }
 
@@ -165,6 +168,9 @@ func (s TableSpec) Build() (*iceberg.Schema, *iceberg.PartitionSpec, iceberg.Pro
 			return nil, nil, nil, err
 		}
 		props[contract.PropCheckPrefix+col] = contract.JoinChecks(checks)
+	}
+	for name, sql := range s.Assertions {
+		props[contract.PropAssertPrefix+name] = sql
 	}
 	// A contract every publish would refuse (a string or decimal additive
 	// column, an unknown check) is refused now, naming the column, not at

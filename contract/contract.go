@@ -44,6 +44,9 @@ type Contract struct {
 	Band Band
 	// Freeze is when partitions freeze (PropFreezeAfter), or nil.
 	Freeze *Freeze
+	// Assertions are the table's SQL assertions over a run's staged rows
+	// (PropAssertPrefix), by name.
+	Assertions []Assertion
 }
 
 // NewContract builds a Contract over sc partitioned by one field. grain,

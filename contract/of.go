@@ -99,6 +99,9 @@ func ofSchema(meta table.Metadata, sc *iceberg.Schema) (*Contract, error) {
 		return nil, fmt.Errorf("table contract: %w", err)
 	}
 	c.SpecID = spec.ID()
+	if c.Assertions, err = assertions(props); err != nil {
+		return nil, fmt.Errorf("table contract: %w", err)
+	}
 	c.DeltaIntegers = props[PropDeltaIntegers] == "true"
 	c.Band = DefaultBand
 	if v, ok := props[PropPlausibleBand]; ok {
@@ -150,10 +153,12 @@ type Summary struct {
 	Additive []string   `json:"additive,omitempty"`
 	// Scales are the decimal additive columns' scales: their sums are
 	// unscaled values, 1234 at scale 2 being 12.34.
-	Scales    map[string]int     `json:"scales,omitempty"`
-	Checks    map[string][]Check `json:"checks,omitempty"`
-	Partition string             `json:"partition"` // the source columns, joined with ','
-	Transform string             `json:"transform"` // their transforms, joined with ','
+	Scales map[string]int     `json:"scales,omitempty"`
+	Checks map[string][]Check `json:"checks,omitempty"`
+	// Assertions are the table's SQL assertions, by name.
+	Assertions map[string]string `json:"assertions,omitempty"`
+	Partition  string            `json:"partition"` // the source columns, joined with ','
+	Transform  string            `json:"transform"` // their transforms, joined with ','
 
 }
 
@@ -177,6 +182,15 @@ func (c *Contract) Summary() Summary {
 			s.Checks = map[string][]Check{}
 		}
 		s.Checks[c.ColumnName(i)] = append([]Check(nil), checks...)
+	}
+	for _, a := range c.Assertions {
+		if s.Assertions == nil {
+			s.Assertions = map[string]string{}
+		}
+		s.Assertions[a.Name] = a.SQL
+		if a.Warn {
+			s.Assertions[a.Name] = "warn:" + a.SQL
+		}
 	}
 	return s
 }

@@ -172,7 +172,7 @@ var (
 	GuardOwnership  = &Guard{Name: "ownership", Kinds: []verify.Kind{verify.KindOutside}}
 	GuardGrain      = &Guard{Name: "grain", Kinds: []verify.Kind{verify.KindNullGrain, verify.KindDuplicateGrain}, applies: hasGrain}
 	GuardRequired   = &Guard{Name: "required", Kinds: []verify.Kind{verify.KindNullRequired}}
-	GuardChecks     = &Guard{Name: "column checks", Kinds: []verify.Kind{verify.KindCheck}, judge: judgeRelationships}
+	GuardChecks     = &Guard{Name: "column checks", Kinds: []verify.Kind{verify.KindCheck}, judge: judgeTableChecks}
 	GuardEmpty      = &Guard{Name: "empty", Kinds: []verify.Kind{verify.KindEmpty}, Flag: "--allow-empty", judge: judgeEmpty}
 	GuardMoved      = &Guard{Name: "moved records", Kinds: []verify.Kind{verify.KindMoved}, applies: grainAcross, judge: judgeMoved, first: true}
 	GuardBand       = &Guard{Name: "plausible band", Kinds: []verify.Kind{verify.KindImplausible}, Flag: "--allow-implausible", judge: judgeBand}

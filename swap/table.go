@@ -153,9 +153,11 @@ func (p *Publisher) SetProperties(ctx context.Context, ident table.Identifier, s
 			k = full
 		} else if col, ok := strings.CutPrefix(k, "check."); ok {
 			k = contract.PropCheckPrefix + col
+		} else if name, ok := strings.CutPrefix(k, "assert."); ok {
+			k = contract.PropAssertPrefix + name
 		}
 		if !strings.HasPrefix(k, "lakeswap.") {
-			return outcome.Invalid(fmt.Errorf("%s is not one of lakeswap's properties (lakeswap.*, grain, additive, band, check.<column>): set other properties with the engine that owns them", k))
+			return outcome.Invalid(fmt.Errorf("%s is not one of lakeswap's properties (lakeswap.*, grain, additive, band, check.<column>, assert.<name>): set other properties with the engine that owns them", k))
 		}
 		if v == "" {
 			removals = append(removals, k)

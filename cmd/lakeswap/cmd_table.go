@@ -97,7 +97,11 @@ func runTableDescribe(ctx context.Context, g *globals, o tableDescribeOptions) e
 		}
 		fmt.Fprintf(w, "partitioned by %s\n", strings.Join(info.Partition, ", "))
 		if c := info.Contract; c != nil {
-			fmt.Fprintf(w, "contract: grain %s; additive %s; checks %s\n", strings.Join(c.Grain, ", "), noneIfEmpty(c.Additive), describeChecks(c.Checks))
+			fmt.Fprintf(w, "contract: grain %s; additive %s; checks %s", strings.Join(c.Grain, ", "), noneIfEmpty(c.Additive), describeChecks(c.Checks))
+			if len(c.Assertions) > 0 {
+				fmt.Fprintf(w, "; assertions %s", strings.Join(slices.Sorted(maps.Keys(c.Assertions)), ", "))
+			}
+			fmt.Fprintln(w)
 		} else {
 			fmt.Fprintf(w, "contract: lakeswap cannot publish to this table: %s\n", info.ContractError)
 		}
@@ -135,7 +139,11 @@ refused if the table changed meanwhile (exit 4, nothing changed); no data file i
                          required); refused (exit 3) while the table's data holds a key twice or
                          a key with no value, naming them
   additive=COL,COL       lakeswap.additive-columns
-  check.COL=non-negative lakeswap.check.COL
+  check.COL=CHECKS       lakeswap.check.COL: several joined by ';', each may be warn:KIND
+                         non-negative, not-null, unique, accepted:A|B, range:LO..HI,
+                         max-null-fraction:F, relationship:NS.TABLE(COLUMN)
+  assert.NAME=QUERY      lakeswap.assert.NAME: a query over the run's staged rows (the view
+                         rows) that must return no row; warn:QUERY warns instead
   band=LO:HI             lakeswap.plausible-band
   lakeswap.KEY=VALUE     any of lakeswap's properties
 
