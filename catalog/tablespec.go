@@ -27,7 +27,7 @@ type TableSpec struct {
 	// Assertions are queries over a run's staged rows (the view rows)
 	// that must return no row, by name.
 	Assertions map[string]string `yaml:"assertions"`
-	Properties map[string]string   `yaml:"properties"`
+	Properties map[string]string `yaml:"properties"`
 }
 
 // ColumnSpec is one column: name, Iceberg type name, and whether it is required.
