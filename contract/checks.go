@@ -25,15 +25,18 @@ const (
 	// checkMaxNull (max-null-fraction:0.01) refuses a partition whose
 	// share of nulls in the column is larger.
 	checkMaxNull = "max-null-fraction"
-	// CheckUnique refuses a value a partition holds twice (nulls aside).
+	// CheckUnique refuses a value a partition holds twice (nulls aside);
+	// unique:COL,... a set of the column and others; unique-table and
+	// unique-table:COL,... across the table.
 	CheckUnique Check = "unique"
+	checkUniqueTable = "unique-table"
 	// CheckRelationship (relationship:retail.customers(customer_id))
 	// refuses a value the other table's column does not hold.
 	CheckRelationship = "relationship"
 )
 
 // checkKinds are the kinds a message lists.
-const checkKinds = "non-negative, not-null, unique, accepted:A|B|..., range:LO..HI, max-null-fraction:F, relationship:NS.TABLE(COLUMN), each may be warn:KIND"
+const checkKinds = "non-negative, not-null, unique[:COL,...], unique-table[:COL,...], accepted:A|B|..., range:LO..HI, max-null-fraction:F, relationship:NS.TABLE(COLUMN), each may be warn:KIND"
 
 // Rule is a column check as it is applied.
 type Rule struct {
@@ -48,6 +51,12 @@ type Rule struct {
 	Lo, Hi *big.Rat
 	// Fraction is a max-null-fraction check's largest share of nulls.
 	Fraction float64
+	// With are the other columns a unique check's set holds (their
+	// indices WithIdx, once the contract knows them); TableWide says it
+	// is judged across the table, not within each partition.
+	With      []string
+	WithIdx   []int
+	TableWide bool
 	// Table and Column are the column a relationship check's values
 	// must be found in: NAMESPACE.TABLE and COLUMN.
 	Table, Column string
@@ -82,7 +91,21 @@ func ParseRule(ch Check, typ iceberg.Type) (Rule, error) {
 	kind, arg, hasArg := strings.Cut(body, ":")
 	r := Rule{Check: ch, Kind: kind, Warn: warn}
 	switch kind {
-	case string(CheckNonNegative), string(CheckNotNull), string(CheckUnique):
+	case string(CheckUnique), checkUniqueTable:
+		r.Kind, r.TableWide = string(CheckUnique), kind == checkUniqueTable
+		if hasArg {
+			for _, col := range strings.Split(arg, ",") {
+				if col = strings.TrimSpace(col); col == "" {
+					return r, fmt.Errorf("check %s: want %s:COL,COL (the other columns of the set)", ch, kind)
+				}
+				r.With = append(r.With, col)
+			}
+		}
+		switch typ.(type) {
+		case *iceberg.StructType, *iceberg.ListType, *iceberg.MapType:
+			return r, fmt.Errorf("check %s applies to a column of single values, not %s", kind, typ)
+		}
+	case string(CheckNonNegative), string(CheckNotNull):
 		if hasArg {
 			return r, fmt.Errorf("check %s takes no argument", kind)
 		}

@@ -105,6 +105,16 @@ func newContract(sc *iceberg.Schema, grain, additive []string, checks map[string
 			if err != nil {
 				return nil, fmt.Errorf("column %q: %w", col, err)
 			}
+			for _, name := range r.With {
+				j, err := index(name, "set")
+				if err != nil {
+					return nil, fmt.Errorf("column %q: check %s: %w", col, ch, err)
+				}
+				if j == i {
+					return nil, fmt.Errorf("column %q: check %s names the column itself", col, ch)
+				}
+				r.WithIdx = append(r.WithIdx, j)
+			}
 			c.Rules[i] = append(c.Rules[i], r)
 		}
 		c.Checks[i] = cs

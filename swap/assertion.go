@@ -30,6 +30,11 @@ func judgeTableChecks(ctx context.Context, j *judging) (Verdict, error) {
 	if err != nil {
 		return v, err
 	}
+	u, err := uniqueAcross(ctx, j)
+	if err != nil {
+		return v, err
+	}
+	v.Findings, v.Warnings = append(v.Findings, u.Findings...), append(v.Warnings, u.Warnings...)
 	a, err := assertions(ctx, j.fsys, j.plan, j.req.SpillDir)
 	v.Findings, v.Warnings = append(v.Findings, a.Findings...), append(v.Warnings, a.Warnings...)
 	return v, err

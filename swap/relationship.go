@@ -176,7 +176,6 @@ func referenced(ctx context.Context, load func(context.Context, table.Identifier
 	if !ok {
 		return nil, "", errNoReference{fmt.Sprintf("table %s has no column %s", name, column)}
 	}
-	have := map[string]bool{}
 	read := name
 	var snap *int64
 	if s := tbl.CurrentSnapshot(); s != nil {
@@ -187,24 +186,9 @@ func referenced(ctx context.Context, load func(context.Context, table.Identifier
 		read = name + " as the release leaves it"
 		snap, replaced = part.plan.BaseSnapshotID, part.plan.replacedPaths()
 	}
-	if snap != nil {
-		scan := tbl.Scan(table.WithSelectedFields(column), table.WithSnapshotID(*snap))
-		tasks, err := scan.PlanFiles(ctx)
-		if err != nil {
-			return nil, "", fmt.Errorf("read %s: %w", name, err)
-		}
-		tasks = slices.DeleteFunc(tasks, func(t table.FileScanTask) bool { return replaced[t.File.FilePath()] })
-		_, recs, err := scan.ReadTasks(ctx, tasks)
-		if err != nil {
-			return nil, "", fmt.Errorf("read %s: %w", name, err)
-		}
-		for rec, err := range recs {
-			if err != nil {
-				return nil, "", fmt.Errorf("read %s: %w", name, err)
-			}
-			addValues(have, rec.Column(0))
-			rec.Release()
-		}
+	have, err := keysHeld(ctx, tbl, snap, replaced, []string{column})
+	if err != nil {
+		return nil, "", fmt.Errorf("read %s: %w", name, err)
 	}
 	if part != nil {
 		fsys, err := part.tbl.FS(ctx)
@@ -243,4 +227,170 @@ func addValues(have map[string]bool, col arrow.Array) {
 			have[col.ValueStr(row)] = true
 		}
 	}
+}
+
+// keysHeld reads the keys a table holds in columns at snapshot snap (nil:
+// none), the files of replaced aside, deletes applied: each row's values
+// as rowKeyOf joins them, a row with a null among them aside.
+func keysHeld(ctx context.Context, tbl *table.Table, snap *int64, replaced map[string]bool, columns []string) (map[string]bool, error) {
+	have := map[string]bool{}
+	if snap == nil {
+		return have, nil
+	}
+	scan := tbl.Scan(table.WithSelectedFields(columns...), table.WithSnapshotID(*snap))
+	tasks, err := scan.PlanFiles(ctx)
+	if err != nil {
+		return nil, err
+	}
+	tasks = slices.DeleteFunc(tasks, func(t table.FileScanTask) bool { return replaced[t.File.FilePath()] })
+	_, recs, err := scan.ReadTasks(ctx, tasks)
+	if err != nil {
+		return nil, err
+	}
+	for rec, err := range recs {
+		if err != nil {
+			return nil, err
+		}
+		cols := make([]arrow.Array, len(columns))
+		for i, c := range columns {
+			cols[i] = rec.Column(rec.Schema().FieldIndices(c)[0])
+		}
+		for row := range int(rec.NumRows()) {
+			if k, ok := rowKeyOf(cols, row); ok {
+				have[k] = true
+			}
+		}
+		rec.Release()
+	}
+	return have, nil
+}
+
+// rowKeyOf is a row's values of cols as one key: the value as Arrow
+// writes it for one column, each value length-prefixed for several; ok is
+// false where one is null.
+func rowKeyOf(cols []arrow.Array, row int) (string, bool) {
+	if len(cols) == 1 {
+		return cols[0].ValueStr(row), cols[0].IsValid(row)
+	}
+	var b strings.Builder
+	for _, c := range cols {
+		if c.IsNull(row) {
+			return "", false
+		}
+		v := c.ValueStr(row)
+		fmt.Fprintf(&b, "%d:%s", len(v), v)
+	}
+	return b.String(), true
+}
+
+// uniqueAcross judges each unique-table check of the run's contract: a
+// value (or set of values) the run stages must be held by no other row of
+// the table as the run leaves it: none it stages elsewhere, none the
+// partitions it leaves alone hold.
+func uniqueAcross(ctx context.Context, j *judging) (Verdict, error) {
+	c := j.plan.contract
+	var v Verdict
+	for _, i := range slices.Sorted(maps.Keys(c.Rules)) {
+		for _, r := range c.Rules[i] {
+			if r.Kind != string(contract.CheckUnique) || !r.TableWide {
+				continue
+			}
+			set := append([]int{i}, r.WithIdx...)
+			names := make([]string, len(set))
+			for k, f := range set {
+				names[k] = c.Fields[f].Name
+			}
+			have, err := keysHeld(ctx, j.tbl, j.plan.BaseSnapshotID, j.plan.replacedPaths(), names)
+			if err != nil {
+				return v, fmt.Errorf("check %s of column %s: read %s: %w", r.Check, names[0], j.plan.Table, err)
+			}
+			for _, pp := range j.plan.Partitions {
+				if pp.same() {
+					continue // its rows are the ones main holds
+				}
+				n, keys, err := repeated(ctx, j.fsys, c, set, pp.NewFiles, have)
+				if err != nil {
+					return v, err
+				}
+				if n > 0 {
+					v.add(r, verify.Finding{Kind: verify.KindCheck, Partition: pp.Key, Column: names[0],
+						Message: fmt.Sprintf("%s %s a %s another row of the table holds too (check %s): %s",
+							words.Count(n, "row"), words.Noun(n, "holds", "hold"), strings.Join(names, ", "), r.Check, strings.Join(keys, "; "))})
+				}
+			}
+		}
+	}
+	return v, nil
+}
+
+// repeated counts the rows of the staged files whose values of set are
+// in have, or in a row read before them, adding each to have; it names
+// the first few by their grain.
+func repeated(ctx context.Context, fsys icebergio.IO, c *contract.Contract, set []int, files []parquetio.File, have map[string]bool) (int64, []string, error) {
+	var cols []parquetio.Column
+	for _, f := range set {
+		cols = append(cols, parquetio.Column{ID: c.Fields[f].ID, Name: c.Fields[f].Name})
+	}
+	for _, g := range c.Grain {
+		if !slices.Contains(set, g) {
+			cols = append(cols, parquetio.Column{ID: c.Fields[g].ID, Name: c.Fields[g].Name})
+		}
+	}
+	var n int64
+	var keys []string
+	for _, f := range files {
+		rr, err := parquetio.OpenColumns(ctx, fsys, f.Path, cols)
+		if err != nil {
+			return 0, nil, fmt.Errorf("read staged file %s: %w", f.Path, err)
+		}
+		for rr.Next() {
+			rec := rr.RecordBatch()
+			at := make([]int, len(cols))
+			for k, col := range cols {
+				at[k] = parquetio.FieldIndex(rec.Schema(), col)
+			}
+			vals := make([]arrow.Array, len(set))
+			for k := range set {
+				vals[k] = rec.Column(at[k])
+			}
+			for row := range int(rec.NumRows()) {
+				k, ok := rowKeyOf(vals, row)
+				if !ok {
+					continue
+				}
+				if !have[k] {
+					have[k] = true
+					continue
+				}
+				n++
+				if len(keys) < relationshipExamples {
+					keys = append(keys, setKey(rec, cols, at, len(set), row))
+				}
+			}
+		}
+		err = rr.Err()
+		rr.Release()
+		if err != nil {
+			return 0, nil, fmt.Errorf("read staged file %s: %w", f.Path, err)
+		}
+	}
+	return n, keys, nil
+}
+
+// setKey names a row by its grain, then the values of the set judged:
+// order_id="o9" (email="a@b").
+func setKey(rec arrow.RecordBatch, cols []parquetio.Column, at []int, set, row int) string {
+	var vals, grain []string
+	for k, col := range cols {
+		s := col.Name + "=" + verify.FormatValue(rec.Column(at[k]), row)
+		if k < set {
+			vals = append(vals, s)
+		} else {
+			grain = append(grain, s)
+		}
+	}
+	if len(grain) == 0 {
+		return strings.Join(vals, ", ")
+	}
+	return strings.Join(grain, ", ") + " (" + strings.Join(vals, ", ") + ")"
 }

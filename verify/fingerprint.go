@@ -407,7 +407,7 @@ func (a *Accumulator) checkColumns(cols []arrow.Array, base int64) {
 			}
 		}
 		for k, r := range a.c.Rules[i] {
-			a.checkRule(col, i, k, r, base)
+			a.checkRule(cols, i, k, r, base)
 		}
 	}
 }

@@ -14,8 +14,10 @@ import (
 	"github.com/lakeswap/lakeswap/internal/words"
 )
 
-// checkRule applies rule k of column i to a batch's values of it.
-func (a *Accumulator) checkRule(col arrow.Array, i, k int, r contract.Rule, base int64) {
+// checkRule applies rule k of column i to a batch's values of it (cols:
+// the batch's columns, which a unique check of a set reads too).
+func (a *Accumulator) checkRule(cols []arrow.Array, i, k int, r contract.Rule, base int64) {
+	col := cols[i]
 	a.warn = r.Warn
 	defer func() { a.warn = false }()
 	switch r.Kind {
@@ -44,6 +46,9 @@ func (a *Accumulator) checkRule(col arrow.Array, i, k int, r contract.Rule, base
 			}
 		}
 	case string(contract.CheckUnique):
+		if r.TableWide {
+			return // judged across the table once the run is staged
+		}
 		if a.unique == nil {
 			a.unique = map[[2]int]*grainSet{}
 		}
@@ -51,6 +56,10 @@ func (a *Accumulator) checkRule(col arrow.Array, i, k int, r contract.Rule, base
 		if g == nil {
 			g = &grainSet{}
 			a.unique[[2]int{i, k}] = g
+		}
+		if len(r.WithIdx) > 0 {
+			a.addSets(g, cols, i, r.WithIdx, base)
+			return
 		}
 		switch c := col.(type) {
 		case *array.Int64:
@@ -77,6 +86,29 @@ func (a *Accumulator) checkRule(col arrow.Array, i, k int, r contract.Rule, base
 			a.nulls = map[[2]int]int64{}
 		}
 		a.nulls[[2]int{i, k}] += int64(col.NullN())
+	}
+}
+
+// addSets adds to g each row's values of column i and the columns with,
+// a row with a null among them aside.
+func (a *Accumulator) addSets(g *grainSet, cols []arrow.Array, i int, with []int, base int64) {
+	var key []byte
+	for row := range cols[i].Len() {
+		key = key[:0]
+		null := false
+		for _, c := range append([]int{i}, with...) {
+			if cols[c].IsNull(row) {
+				null = true
+				break
+			}
+			v := cols[c].ValueStr(row)
+			key = strconv.AppendInt(key, int64(len(v)), 10)
+			key = append(key, ':')
+			key = append(key, v...)
+		}
+		if !null {
+			g.add(key, base+int64(row)+1)
+		}
 	}
 }
 

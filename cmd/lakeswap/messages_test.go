@@ -226,3 +226,41 @@ func TestAssertions(t *testing.T) {
 		t.Errorf("an assertion of the schema file: exit %d: %s", code, errs)
 	}
 }
+
+// TestUniqueSets: unique:COL judges the column with others as a set
+// within each partition; a set that repeats is refused, naming the check,
+// and the same values in other sets pass; unique-table judges across the
+// table, a partition the run replaces aside.
+func TestUniqueSets(t *testing.T) {
+	home := newHome(t)
+	if code, _, errs := cli(t, home, "table", "set", "--table", "retail.daily_orders", "check.order_count=non-negative;unique:amount_cents"); code != 0 {
+		t.Fatalf("table set: exit %d: %s", code, errs)
+	}
+	row := func(day, channel string, count, amount int) string {
+		return fmt.Sprintf("{\"order_date\":%q,\"channel\":%q,\"order_count\":%d,\"amount_cents\":%d}\n", day, channel, count, amount)
+	}
+	before := metadataLocation(t, home)
+	code, _, errs := cli(t, home, "publish", "--table", "retail.daily_orders", "--partitions", "order_date=2026-03-01",
+		write(t, home, "twice.ndjson", row("2026-03-01", "web", 1, 5)+row("2026-03-01", "app", 1, 5)))
+	if code != exitRefused || !strings.Contains(errs, "value repeats row 1 (") || !strings.Contains(errs, "(check unique:amount_cents)") || metadataLocation(t, home) != before {
+		t.Errorf("a set twice in a partition: exit %d: %s", code, errs)
+	}
+	in := write(t, home, "once.ndjson", row("2026-03-01", "web", 1, 5)+row("2026-03-01", "app", 1, 6)+row("2026-03-02", "web", 1, 5))
+	if code, _, errs := cli(t, home, "publish", "--table", "retail.daily_orders", "--partitions", "order_date=2026-03-01..02", in); code != 0 {
+		t.Errorf("sets once each in their partitions: exit %d: %s", code, errs)
+	}
+	if code, _, errs := cli(t, home, "table", "set", "--table", "retail.daily_orders", "check.order_count=non-negative;unique-table:amount_cents"); code != 0 {
+		t.Fatalf("table set: exit %d: %s", code, errs)
+	}
+	// 2026-03-02 holds (1, 5): a run of 2026-03-01 staging it again is
+	// refused; one rebuilding both days is not.
+	code, _, errs = cli(t, home, "publish", "--table", "retail.daily_orders", "--partitions", "order_date=2026-03-01",
+		write(t, home, "again.ndjson", row("2026-03-01", "web", 1, 5)))
+	if code != exitRefused || !strings.Contains(errs, `1 row holds a order_count, amount_cents another row of the table holds too (check unique-table:amount_cents): order_date=2026-03-01, channel="web" (order_count=1, amount_cents=5)`) {
+		t.Errorf("a set another partition holds: exit %d: %s", code, errs)
+	}
+	if code, _, errs := cli(t, home, "publish", "--table", "retail.daily_orders", "--partitions", "order_date=2026-03-01..02",
+		write(t, home, "moved.ndjson", row("2026-03-01", "web", 1, 5)+row("2026-03-02", "web", 1, 7))); code != 0 {
+		t.Errorf("the set moved within the run's partitions: exit %d: %s", code, errs)
+	}
+}
