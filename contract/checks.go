@@ -28,8 +28,8 @@ const (
 	// CheckUnique refuses a value a partition holds twice (nulls aside);
 	// unique:COL,... a set of the column and others; unique-table and
 	// unique-table:COL,... across the table.
-	CheckUnique Check = "unique"
-	checkUniqueTable = "unique-table"
+	CheckUnique      Check = "unique"
+	checkUniqueTable       = "unique-table"
 	// CheckRelationship (relationship:retail.customers(customer_id))
 	// refuses a value the other table's column does not hold.
 	CheckRelationship = "relationship"
