@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"maps"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -17,6 +19,7 @@ import (
 	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/runrecord"
 	"github.com/lakeswap/lakeswap/source"
+	"github.com/lakeswap/lakeswap/swap"
 )
 
 // Job is a job file, read and checked.
@@ -48,6 +51,11 @@ type Job struct {
 	// figures the staged rows must match (count and sums at the source's
 	// own grain).
 	Reconcile string `yaml:"reconcile"`
+	// ReconcileTolerance is how far a staged figure may lie from the
+	// reconciliation's before the run is refused, by figure (rows, or an
+	// additive column): an amount (100, 0.50) or a share (0.1%). Left
+	// out, figures must match exactly.
+	ReconcileTolerance map[string]string `yaml:"reconcile_tolerance"`
 
 	// File is the job file, and Dir the folder it is in: relative paths
 	// are read from there.
@@ -241,6 +249,14 @@ func (j *Job) check() error {
 		errs = append(errs, errors.New("give the SQL that computes the partitions (sql or sql_file)"))
 	}
 	errs = append(errs, j.checkLate()...)
+	if len(j.ReconcileTolerance) > 0 && strings.TrimSpace(j.Reconcile) == "" {
+		errs = append(errs, errors.New("reconcile_tolerance says how far figures may lie from the reconciliation's: give the reconcile: query too"))
+	}
+	for _, k := range slices.Sorted(maps.Keys(j.ReconcileTolerance)) {
+		if _, err := swap.ParseTolerance(j.ReconcileTolerance[k]); err != nil {
+			errs = append(errs, fmt.Errorf("reconcile_tolerance of %s: %w", k, err))
+		}
+	}
 	for i, r := range j.Rejects {
 		if strings.TrimSpace(r.Reason) == "" || strings.TrimSpace(r.When) == "" {
 			errs = append(errs, fmt.Errorf("reject rule %d: give its reason and its condition (when)", i+1))

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/apache/iceberg-go"
+
 	"github.com/lakeswap/lakeswap/catalog"
 	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/outcome"
@@ -163,6 +165,10 @@ func (j *Job) Run(ctx context.Context, pub *swap.Publisher, req swap.Request, o 
 	if req.Expect, err = j.expected(ctx, eng, c, values, from, to); err != nil {
 		return nil, outOfMemory(err, limit)
 	}
+	if req.Tolerance, err = j.tolerance(c); err != nil {
+		return nil, err
+	}
+	req.ReconcileQuery = j.Reconcile
 	file, err := filepath.Abs(j.File)
 	if err != nil {
 		return nil, err
@@ -214,6 +220,27 @@ func (j *Job) prepareInto(ctx context.Context, eng *source.SQLEngine, listing *L
 		_ = os.Remove(rejectsFile)
 	}
 	return rejected, err
+}
+
+// tolerance is the job's reconcile_tolerance, each figure one the table
+// reconciles: rows, or an additive column.
+func (j *Job) tolerance(c *contract.Contract) (map[string]swap.Tolerance, error) {
+	if len(j.ReconcileTolerance) == 0 {
+		return nil, nil
+	}
+	out := map[string]swap.Tolerance{}
+	for k, v := range j.ReconcileTolerance {
+		i := slices.IndexFunc(c.Fields, func(f iceberg.NestedField) bool { return f.Name == k })
+		if k != "rows" && (i < 0 || !slices.Contains(c.Additive, i)) {
+			return nil, outcome.Invalid(fmt.Errorf("job %s: reconcile_tolerance of %s: the figures reconciled are rows and the additive columns of %s (%s)", filepath.Base(j.File), k, j.Table, strings.Join(c.Summary().Additive, ", ")))
+		}
+		t, err := swap.ParseTolerance(v)
+		if err != nil {
+			return nil, err
+		}
+		out[k] = t
+	}
+	return out, nil
 }
 
 // expected is what the job's reconciliation query says each declared

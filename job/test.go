@@ -22,6 +22,7 @@ import (
 	"github.com/lakeswap/lakeswap/internal/exact"
 	"github.com/lakeswap/lakeswap/internal/words"
 	"github.com/lakeswap/lakeswap/source"
+	"github.com/lakeswap/lakeswap/swap"
 	"github.com/lakeswap/lakeswap/verify"
 )
 
@@ -250,9 +251,13 @@ func (j *Job) test(ctx context.Context, dir string, o TestOptions, res *TestResu
 	if err != nil {
 		return err
 	}
+	tolerance, err := j.tolerance(c)
+	if err != nil {
+		return err
+	}
 	for _, v := range values {
 		if f, ok := reconciled[v]; ok {
-			res.Problems = append(res.Problems, reconcileTest(c, v, f.Rows, f.Sums, figures.of[v])...)
+			res.Problems = append(res.Problems, reconcileTest(c, v, f.Rows, f.Sums, figures.of[v], tolerance)...)
 		}
 	}
 	return nil
@@ -571,17 +576,21 @@ func rowText(c *contract.Contract, row []string, skip []int) string {
 
 // reconcileTest compares a partition's rows and sums, as the job made
 // them, with what its reconciliation query says of the fixtures.
-func reconcileTest(c *contract.Contract, v string, rows int64, sums map[string]exact.Sum, got verify.Fingerprint) []TestProblem {
+func reconcileTest(c *contract.Contract, v string, rows int64, sums map[string]exact.Sum, got verify.Fingerprint, tolerance map[string]swap.Tolerance) []TestProblem {
 	var out []TestProblem
 	key := c.Partition.Key(v)
-	if rows != got.Rows {
+	allows := func(fig string, want, got exact.Sum, scale int) bool {
+		t, ok := tolerance[fig]
+		return ok && t.Allows(want, got, scale)
+	}
+	if rows != got.Rows && !allows("rows", exact.Of(rows), exact.Of(got.Rows), 0) {
 		out = append(out, TestProblem{Kind: "reconcile", Key: verify.DisplayKey(key),
 			Message: fmt.Sprintf("the reconciliation query says %s rows, the job made %s", words.Number(rows), words.Number(got.Rows))})
 	}
 	scales := c.Summary().Scales
 	for _, i := range c.Additive {
 		col := c.Fields[i].Name
-		if w, ok := sums[col]; ok && !w.Equal(got.Sums[col]) {
+		if w, ok := sums[col]; ok && !w.Equal(got.Sums[col]) && !allows(col, w, got.Sums[col], scales[col]) {
 			out = append(out, TestProblem{Kind: "reconcile", Key: verify.DisplayKey(key),
 				Message: fmt.Sprintf("the reconciliation query says a sum of %s of %s, the job made %s", col, words.Grouped(w.Scaled(scales[col])), words.Grouped(got.Sums[col].Scaled(scales[col])))})
 		}

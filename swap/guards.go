@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/apache/iceberg-go"
@@ -405,12 +406,19 @@ func judgeMoved(ctx context.Context, j *judging) (Verdict, error) {
 
 func judgeReconcile(_ context.Context, j *judging) (Verdict, error) {
 	var v Verdict
-	for _, f := range reconcile(j.plan, j.plan.contract, j.req.Expect) {
+	found, within := reconcile(j.plan, j.plan.contract, j.req.Expect, j.req.Tolerance)
+	for _, f := range within {
+		v.Warnings = append(v.Warnings, "within the reconcile tolerance: "+f.String())
+	}
+	for _, f := range found {
 		if j.req.AllowMismatch {
 			v.allow("--allow-mismatch", "", "allowed (--allow-mismatch): "+f.String())
 			continue
 		}
 		v.Findings = append(v.Findings, f)
+	}
+	if n := len(v.Findings); n > 0 && j.req.ReconcileQuery != "" {
+		v.Findings[n-1].Message += "\n    the source's figures are the job's reconcile: query, for the run's partitions: " + strings.Join(strings.Fields(j.req.ReconcileQuery), " ")
 	}
 	return v, nil
 }
@@ -592,11 +600,10 @@ func implausible(plan *run, c *contract.Contract, band contract.Band) []verify.F
 
 // reconcile compares each staged partition with what the source says it
 // must hold: its rows and each additive sum.
-func reconcile(plan *run, c *contract.Contract, expect map[string]Figures) []verify.Finding {
+func reconcile(plan *run, c *contract.Contract, expect map[string]Figures, tolerance map[string]Tolerance) (out, within []verify.Finding) {
 	if expect == nil {
-		return nil
+		return nil, nil
 	}
-	var out []verify.Finding
 	scales := c.Summary().Scales
 	for _, pp := range plan.Partitions {
 		if pp.Carried { // the source says nothing of it
@@ -604,18 +611,30 @@ func reconcile(plan *run, c *contract.Contract, expect map[string]Figures) []ver
 		}
 		want := expect[pp.Value]
 		if got := pp.Fingerprint.Rows; got != want.Rows {
-			out = append(out, verify.Finding{Kind: verify.KindReconcile, Partition: pp.Key,
-				Message: fmt.Sprintf("the source says %s rows, the run staged %s", words.Number(want.Rows), words.Number(got))})
+			f := verify.Finding{Kind: verify.KindReconcile, Partition: pp.Key,
+				Message: fmt.Sprintf("the source says %s rows, the run staged %s", words.Number(want.Rows), words.Number(got))}
+			if t, ok := tolerance["rows"]; ok && t.Allows(exact.Of(want.Rows), exact.Of(got), 0) {
+				f.Message += " (tolerance " + t.Text + ")"
+				within = append(within, f)
+			} else {
+				out = append(out, f)
+			}
 		}
 		for _, i := range c.Additive {
 			col := c.Fields[i].Name
 			if w, ok := want.Sums[col]; ok && !w.Equal(pp.Fingerprint.Sums[col]) {
-				out = append(out, verify.Finding{Kind: verify.KindReconcile, Partition: pp.Key, Column: col,
-					Message: fmt.Sprintf("the source says a sum of %s, the run staged %s", words.Grouped(w.Scaled(scales[col])), words.Grouped(pp.Fingerprint.Sums[col].Scaled(scales[col])))})
+				f := verify.Finding{Kind: verify.KindReconcile, Partition: pp.Key, Column: col,
+					Message: fmt.Sprintf("the source says a sum of %s, the run staged %s", words.Grouped(w.Scaled(scales[col])), words.Grouped(pp.Fingerprint.Sums[col].Scaled(scales[col])))}
+				if t, ok := tolerance[col]; ok && t.Allows(w, pp.Fingerprint.Sums[col], scales[col]) {
+					f.Message += " (tolerance " + t.Text + ")"
+					within = append(within, f)
+				} else {
+					out = append(out, f)
+				}
 			}
 		}
 	}
-	return out
+	return out, within
 }
 
 func orRows(column string) string {

@@ -108,6 +108,12 @@ type Request struct {
 	// recorded with the job's.
 	Expect        map[string]Figures
 	AllowMismatch bool
+	// Tolerance is how far each figure (rows, or an additive column) may
+	// differ from Expect: a difference within it is a warning.
+	Tolerance map[string]Tolerance
+	// ReconcileQuery is the query that gave Expect, which a refusal
+	// shows.
+	ReconcileQuery string
 	// RewriteOverlapping lets a run declare partitions that files of an
 	// earlier partition spec hold rows of: those files go out in its
 	// commit, and their rows of partitions it does not declare are staged

@@ -104,6 +104,7 @@ type (
 		Sums                                                                         []namedValue
 		SumNames                                                                     []string
 		Rejected                                                                     []string
+		Reconciled                                                                   []reconciledRow
 		Partitions                                                                   []reportPartition
 		Keys                                                                         []reportKey
 		Charts                                                                       []reportChart
@@ -144,6 +145,7 @@ func reportOf(v *history.RunView) reportData {
 	for _, reason := range slices.Sorted(maps.Keys(v.Rejected)) {
 		d.Rejected = append(d.Rejected, fmt.Sprintf("%s: %s", words.Count(v.Rejected[reason], "source row"), reason))
 	}
+	d.Reconciled = reconciledRows(v)
 	for _, p := range v.Partitions {
 		rp := reportPartition{Key: p.Partition, RowsBefore: words.Number(p.Before.Rows), RowsAfter: words.Number(p.After.Rows), RowsClass: trend(exact.Of(p.Before.Rows), exact.Of(p.After.Rows)),
 			HashBefore: short(p.Before.Hash), HashAfter: short(p.After.Hash), Removed: len(p.Removed), Added: len(p.Added)}

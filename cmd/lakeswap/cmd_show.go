@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lakeswap/lakeswap/internal/exact"
 	"github.com/lakeswap/lakeswap/internal/words"
 	"github.com/lakeswap/lakeswap/swap"
 	"github.com/lakeswap/lakeswap/swap/history"
@@ -107,6 +108,7 @@ func printRun(w io.Writer, v *history.RunView) {
 	for _, reason := range slices.Sorted(maps.Keys(v.Rejected)) {
 		fmt.Fprintf(w, "rejected %s: %s\n", words.Count(v.Rejected[reason], "source row"), reason)
 	}
+	printReconciled(w, v)
 	if r := v.Restated; r != nil {
 		fmt.Fprintf(w, "restated frozen partitions %s, decided by %s: %s\n", displayKeys(r.Partitions), words.Printable(r.DecidedBy), words.Printable(r.Reason))
 	}
@@ -226,4 +228,61 @@ func describeRecordedChecks(checks []string) string {
 		parts[i] = v + ": " + strings.Join(by[v], ", ")
 	}
 	return "checks " + strings.Join(parts, "; ")
+}
+
+// reconciledRow is a partition's figures, as the job's reconciliation
+// gave them and as the run committed them: rows, then sums.
+type reconciledRow struct {
+	Key                                      string
+	SourceRows, RunRows, SourceSums, RunSums string
+	Differs                                  bool
+}
+
+// reconciledRows compares, for a job's run, each partition's figures as
+// its reconciliation gave them with those the run committed.
+func reconciledRows(v *history.RunView) []reconciledRow {
+	var out []reconciledRow
+	for _, p := range v.Partitions {
+		src, ok := v.Reconciled[p.Partition]
+		if !ok {
+			continue
+		}
+		sums := map[string]exact.Sum{}
+		for k, s := range src {
+			if k != "rows" {
+				sums[k] = s
+			}
+		}
+		run := map[string]exact.Sum{}
+		for k := range sums {
+			run[k] = p.After.Sums[k]
+		}
+		rows, _ := src["rows"].Int64()
+		r := reconciledRow{Key: verify.DisplayKey(p.Partition), SourceRows: words.Number(rows), RunRows: words.Number(p.After.Rows),
+			SourceSums: formatSums(sums, v.Scales), RunSums: formatSums(run, v.Scales), Differs: rows != p.After.Rows}
+		for k := range sums {
+			r.Differs = r.Differs || !sums[k].Equal(run[k])
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// printReconciled prints a job's run's reconciliation per partition.
+func printReconciled(w io.Writer, v *history.RunView) {
+	rows := reconciledRows(v)
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "reconciled with the sources:")
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  PARTITION\tSOURCE ROWS\tRUN ROWS\tSOURCE SUMS\tRUN SUMS\t")
+	for _, r := range rows {
+		mark := ""
+		if r.Differs {
+			mark = "differs"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", r.Key, r.SourceRows, r.RunRows, r.SourceSums, r.RunSums, mark)
+	}
+	_ = tw.Flush()
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -199,8 +200,15 @@ func TestRetailJobsFromRaw(t *testing.T) {
 		}
 		page := filepath.Join(t.TempDir(), "run.html")
 		s.must("report", "--table", "retail.daily_orders", "--run", "daily_orders-2", "--out", page)
-		if raw, err := os.ReadFile(page); err != nil || !strings.Contains(string(raw), `id="sum-amount_cents">`+words.Number(after["order_date=2026-01-01"][1]+after["order_date=2026-01-02"][1])+"<") {
+		if raw, err := os.ReadFile(page); err != nil || !strings.Contains(string(raw), `id="sum-amount_cents">`+words.Number(after["order_date=2026-01-01"][1]+after["order_date=2026-01-02"][1])+"<") ||
+			!strings.Contains(string(raw), `<tr data-partition="order_date=2026-01-02">`+"\n"+`<td>order_date=2026-01-02</td><td data-field="source-rows">2</td><td data-field="run-rows">2</td><td data-field="source-sums">amount_cents=23,500 order_count=3</td><td data-field="run-sums">amount_cents=23,500 order_count=3</td>`) {
 			t.Errorf("report: %v", err)
+		}
+		// show prints the reconciliation per partition, as the run
+		// recorded it.
+		if out := s.must("show", "--table", "retail.daily_orders", "--run", "daily_orders-2"); !strings.Contains(out, "reconciled with the sources:") ||
+			!regexp.MustCompile(`order_date=2026-01-02 +2 +2 +amount_cents=23,500 order_count=3 +amount_cents=23,500 order_count=3 *\n`).MatchString(out) {
+			t.Errorf("show of a job's run:\n%s", out)
 		}
 	})
 }
@@ -234,9 +242,9 @@ func TestReconciliation(t *testing.T) {
 	}
 	indent := func(sql string) string { return "    " + strings.ReplaceAll(strings.TrimSpace(sql), "\n", "\n    ") }
 	reconcile := "SELECT order_date, CAST(count(*) AS BIGINT) AS rows, CAST(sum(amount_cents) AS BIGINT) AS amount_cents\nFROM (\n" + string(good) + "\n) GROUP BY order_date"
-	jobOf := func(name, sql string) string {
+	jobOf := func(name, sql string, more ...string) string {
 		f := filepath.Join(dir, name+".yaml")
-		body := "table: retail.orders_fact\nsources:\n  raw_events: {path: raw/*.ndjson}\nsql: |\n" + indent(sql) + "\nreconcile: |\n" + indent(reconcile) + "\n" +
+		body := "table: retail.orders_fact\nsources:\n  raw_events: {path: raw/*.ndjson}\nsql: |\n" + indent(sql) + "\nreconcile: |\n" + indent(reconcile) + "\n" + strings.Join(more, "") +
 			"rejects:\n  - {reason: invalid, when: \"order_id IS NULL OR amount_cents < 0 OR try_cast(order_ts AS TIMESTAMPTZ) IS NULL OR channel NOT IN ('web', 'store', 'app')\"}\n"
 		if err := os.WriteFile(f, []byte(body), 0o644); err != nil {
 			t.Fatal(err)
@@ -246,11 +254,29 @@ func TestReconciliation(t *testing.T) {
 	dropping := jobOf("dropping", string(good)+"\n  AND order_id <> 'o101'")
 	meta := s.metadata("orders_fact")
 	code, out, errs := s.cli("plan", "--job", dropping, "--out", filepath.Join(t.TempDir(), "p.json"), "--rejects", filepath.Join(t.TempDir(), "r.ndjson"), "--partitions", "order_date=2026-01-01..2026-01-02")
-	if code != exitRefused || !strings.Contains(errs, "order_date=2026-01-01") || !strings.Contains(errs, "the source says 4 rows, the run staged 3") || !strings.Contains(errs, "the source says a sum of 27,500, the run staged 22,500") {
-		t.Errorf("a job that drops a row: exit %d: %s%s; want refused naming the partition and both figures", code, out, errs)
+	if code != exitRefused || !strings.Contains(errs, "order_date=2026-01-01") || !strings.Contains(errs, "the source says 4 rows, the run staged 3") || !strings.Contains(errs, "the source says a sum of 27,500, the run staged 22,500") ||
+		!strings.Contains(errs, "the source's figures are the job's reconcile: query, for the run's partitions: SELECT order_date, CAST(count(*) AS BIGINT) AS rows") {
+		t.Errorf("a job that drops a row: exit %d: %s%s; want refused naming the partition, both figures and the query", code, out, errs)
 	}
 	if s.metadata("orders_fact") != meta {
 		t.Error("the refused plan changed the table")
+	}
+	// Within a stated tolerance, the difference is a warning; the
+	// rows' beyond it still refuse.
+	tolerant := jobOf("tolerant", string(good)+"\n  AND order_id <> 'o101'", "reconcile_tolerance: {rows: 1, amount_cents: 20%}\n")
+	out = s.must("plan", "--job", tolerant, "--out", filepath.Join(t.TempDir(), "p.json"), "--rejects", filepath.Join(t.TempDir(), "r.ndjson"), "--partitions", "order_date=2026-01-01..2026-01-02")
+	if !strings.Contains(out, "warning: within the reconcile tolerance: reconcile partition order_date=2026-01-01 column amount_cents: the source says a sum of 27,500, the run staged 22,500 (tolerance 20%)") {
+		t.Errorf("a difference within the tolerance: %s", out)
+	}
+	strict := jobOf("strict", string(good)+"\n  AND order_id <> 'o101'", "reconcile_tolerance: {rows: 0, amount_cents: 10%}\n")
+	if code, _, errs := s.cli("plan", "--job", strict, "--out", filepath.Join(t.TempDir(), "p.json"), "--rejects", filepath.Join(t.TempDir(), "r.ndjson"), "--partitions", "order_date=2026-01-01..2026-01-02"); code != exitRefused ||
+		!strings.Contains(errs, "the source says a sum of 27,500, the run staged 22,500") || !strings.Contains(errs, "the source says 4 rows, the run staged 3") {
+		t.Errorf("a difference beyond the tolerance: exit %d: %s", code, errs)
+	}
+	bad := jobOf("bad", string(good), "reconcile_tolerance: {channel: 1}\n")
+	if code, _, errs := s.cli("plan", "--job", bad, "--out", filepath.Join(t.TempDir(), "p.json"), "--rejects", filepath.Join(t.TempDir(), "r.ndjson"), "--partitions", "order_date=2026-01-01..2026-01-02"); code != exitUsage ||
+		!strings.Contains(errs, "reconcile_tolerance of channel: the figures reconciled are rows and the additive columns of retail.orders_fact (amount_cents)") {
+		t.Errorf("a tolerance of no figure: exit %d: %s", code, errs)
 	}
 	out = s.must("plan", "--job", jobOf("good", string(good)), "--out", filepath.Join(t.TempDir(), "p.json"), "--rejects", filepath.Join(t.TempDir(), "r.ndjson"), "--partitions", "order_date=2026-01-01..2026-01-02")
 	if !strings.Contains(out, "reconciled with the sources:") || !strings.Contains(out, "order_date=2026-01-01  4            4") {
