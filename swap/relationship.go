@@ -119,7 +119,7 @@ func unreferenced(ctx context.Context, fsys icebergio.IO, c *contract.Contract, 
 	var n int64
 	var keys []string
 	for _, f := range files {
-		rr, err := parquetio.OpenColumns(ctx, fsys, f.Path, cols)
+		rr, err := readColumns(ctx, fsys, f.Path, cols)
 		if err != nil {
 			return 0, nil, fmt.Errorf("read staged file %s: %w", f.Path, err)
 		}
@@ -209,7 +209,7 @@ func referenced(ctx context.Context, load func(context.Context, table.Identifier
 // stagedValues adds the values a staged file holds of a field.
 func stagedValues(ctx context.Context, fsys icebergio.IO, path string, field iceberg.NestedField, have map[string]bool) error {
 	col := parquetio.Column{ID: field.ID, Name: field.Name}
-	rr, err := parquetio.OpenColumns(ctx, fsys, path, []parquetio.Column{col})
+	rr, err := readColumns(ctx, fsys, path, []parquetio.Column{col})
 	if err != nil {
 		return fmt.Errorf("read staged file %s: %w", path, err)
 	}
@@ -339,7 +339,7 @@ func repeated(ctx context.Context, fsys icebergio.IO, c *contract.Contract, set 
 	var n int64
 	var keys []string
 	for _, f := range files {
-		rr, err := parquetio.OpenColumns(ctx, fsys, f.Path, cols)
+		rr, err := readColumns(ctx, fsys, f.Path, cols)
 		if err != nil {
 			return 0, nil, fmt.Errorf("read staged file %s: %w", f.Path, err)
 		}

@@ -47,8 +47,9 @@ working is noticed.
   the last run      main's newest run of lakeswap's fingerprints as it recorded (--verified=false
                     skips it)
   the contract      the newest partition's rows (or those --partitions selects) keep the table's
-                    contract as a run's must: grain, required columns, column checks
-                    (--contract=false skips it)
+                    contract as a run's must: grain, required columns, column checks,
+                    relationships to other tables (as main holds them), unique-table,
+                    assertions (--contract=false skips it)
 
 It reads the table and commits nothing.`,
 		Args: tableNotArg,
@@ -104,6 +105,7 @@ func runCheck(ctx context.Context, g *globals, o checkOptions) error {
 		}
 		req.Band = &band
 	}
+	req.TableChecks = pub.TableChecks
 	lines, err := audit.Of(pub.Catalog).Check(ctx, req)
 	if err != nil {
 		return err

@@ -207,6 +207,16 @@ func TestAssertions(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "warning: check written warn: check: assertion web_only_small returned 1 row") {
 		t.Errorf("a warn: assertion: exit %d: %s%s", code, out, errs)
 	}
+	// lakeswap check runs it on the newest partition, or those named.
+	code, out, _ = cli(t, home, "check", "--table", "retail.daily_orders", "--volume-band", "off", "--verified=false")
+	if code != 0 || !strings.Contains(out, "ok   contract: partition order_date=2026-03-01 keeps the table's contract (grain; required columns; checks amount_cents non-negative, order_count non-negative; assertions web_only_small)") {
+		t.Errorf("check, a warn: assertion: exit %d\n%s", code, out)
+	}
+	set("assert.web_only_small=SELECT channel, amount_cents FROM rows WHERE channel = 'web' AND amount_cents > 10000")
+	code, out, _ = cli(t, home, "check", "--table", "retail.daily_orders", "--volume-band", "off", "--verified=false")
+	if code != 1 || !strings.Contains(out, `FAIL contract: partition order_date=2026-03-01 breaks the table's contract (`) || !strings.Contains(out, `assertion web_only_small returned 1 row, and must return none: channel="web", amount_cents=20000`) {
+		t.Errorf("check, an assertion the newest partition breaks: exit %d\n%s", code, out)
+	}
 	set("assert.web_only_small=")
 	set("assert.typo=SELEC * FROM rows")
 	before = metadataLocation(t, home)

@@ -105,6 +105,24 @@ func TestRelationshipCheck(t *testing.T) {
 		t.Errorf("the release did not publish the orders of 2026-01-02:\n%s", out)
 	}
 
+	// lakeswap check judges the relationship on the newest partition:
+	// kept, then broken once c3 is gone from the customers.
+	if code, out, _ := s.cli("check", "--table", "shop.orders", "--volume-band", "off", "--verified=false"); code != 0 || !strings.Contains(out, "ok   contract: partition order_date=2026-01-02 keeps") {
+		t.Errorf("check of the orders: exit %d\n%s", code, out)
+	}
+	write(t, filepath.Join(dir, "raw"), "customers.ndjson", `{"customer_id":"c1","signup_date":"2026-01-01"}
+{"customer_id":"c2","signup_date":"2026-01-01"}
+`)
+	s.must("publish", "--job", customers, "--partitions", "signup_date=2026-01-02", "--allow-empty")
+	if code, out, _ := s.cli("check", "--table", "shop.orders", "--volume-band", "off", "--verified=false"); code != 1 ||
+		!strings.Contains(out, `FAIL contract: 1 partition of 1 breaks the table's contract (grain; required columns; checks customer_id relationship:shop.customers(customer_id)), 1 finding in all; the first: order_date=2026-01-02: 1 row holds a customer_id that shop.customers does not hold`) {
+		t.Errorf("check of orders whose customer is gone: exit %d\n%s", code, out)
+	}
+	write(t, filepath.Join(dir, "raw"), "customers.ndjson", `{"customer_id":"c1","signup_date":"2026-01-01"}
+{"customer_id":"c2","signup_date":"2026-01-01"}
+{"customer_id":"c3","signup_date":"2026-01-02"}
+`)
+
 	// An order of a customer no release adds is refused inside one too.
 	write(t, filepath.Join(dir, "raw"), "orders.ndjson", `{"order_id":"o4","order_date":"2026-01-02","customer_id":"c3"}
 {"order_id":"o5","order_date":"2026-01-02","customer_id":"c404"}

@@ -41,6 +41,10 @@ type CheckRequest struct {
 	// selects, or the newest.
 	Contract   bool
 	Partitions []string
+	// TableChecks, when set, judges the partitions Contract judges by the
+	// contract's checks that read more than a row at a time
+	// (relationships, unique-table, assertions): swap's Publisher does.
+	TableChecks func(ctx context.Context, ident table.Identifier, at *snapshot.At, values []string) ([]verify.Finding, []string, error)
 
 	// Now is the check's time (zero: the clock's).
 	Now time.Time
@@ -97,7 +101,7 @@ func (a Auditor) Check(ctx context.Context, req CheckRequest) ([]CheckLine, erro
 		out = append(out, a.lastRunVerified(ctx, req.Table, meta))
 	}
 	if req.Contract {
-		line, err := keepsContract(ctx, at, values, req.Partitions)
+		line, err := keepsContract(ctx, at, values, req)
 		if err != nil {
 			return nil, err
 		}
@@ -108,7 +112,8 @@ func (a Auditor) Check(ctx context.Context, req CheckRequest) ([]CheckLine, erro
 
 // keepsContract judges the rows of the partitions selectors select (the
 // newest, with none) as a run's are judged.
-func keepsContract(ctx context.Context, at *snapshot.At, values []string, selectors []string) (CheckLine, error) {
+func keepsContract(ctx context.Context, at *snapshot.At, values []string, req CheckRequest) (CheckLine, error) {
+	selectors := req.Partitions
 	line := CheckLine{Name: "contract"}
 	c := at.Contract
 	judged := values[max(0, len(values)-1):]
@@ -125,20 +130,46 @@ func keepsContract(ctx context.Context, at *snapshot.At, values []string, select
 	}
 	var bad []string
 	var total int64
+	var more []verify.Finding
+	if req.TableChecks != nil {
+		var err error
+		if more, _, err = req.TableChecks(ctx, req.Table, at, judged); err != nil {
+			return line, err
+		}
+	}
 	for _, v := range judged {
 		fs, err := at.Validate(ctx, v)
 		if err != nil {
 			return line, err
 		}
-		if fs.Len() > 0 {
-			total += fs.Len()
-			bad = append(bad, fmt.Sprintf("%s: %s", verify.DisplayKey(c.Partition.Key(v)), fs.List[0].Message))
+		key := c.Partition.Key(v)
+		var its []verify.Finding
+		for _, f := range more {
+			if f.Partition == key {
+				its = append(its, f)
+			}
+		}
+		if n := fs.Len() + int64(len(its)); n > 0 {
+			total += n
+			first := append(fs.List, its...)[0]
+			bad = append(bad, fmt.Sprintf("%s: %s", verify.DisplayKey(key), first.Message))
+		}
+	}
+	partitions := len(bad)
+	// A finding of no partition (an assertion's, over every row judged).
+	for _, f := range more {
+		if f.Partition == "" {
+			total++
+			bad = append(bad, f.Message)
 		}
 	}
 	what := describeContract(c)
 	if len(bad) > 0 {
 		line.Message = fmt.Sprintf("%s of %s break%s the table's contract (%s), %s in all; the first: %s",
-			words.Count(len(bad), "partition"), words.Number(len(judged)), map[bool]string{true: "s", false: ""}[len(bad) == 1], what, words.Count(total, "finding"), strings.Join(bad[:min(len(bad), 3)], "; "))
+			words.Count(partitions, "partition"), words.Number(len(judged)), map[bool]string{true: "s", false: ""}[partitions == 1], what, words.Count(total, "finding"), strings.Join(bad[:min(len(bad), 3)], "; "))
+		if partitions == 0 {
+			line.Message = fmt.Sprintf("%s break%s the table's contract (%s): %s", partitionsNamed(c, judged), map[bool]string{true: "s", false: ""}[len(judged) == 1], what, strings.Join(bad[:min(len(bad), 3)], "; "))
+		}
 		return line, nil
 	}
 	line.OK = true
@@ -176,6 +207,13 @@ func describeContract(c *contract.Contract) string {
 	slices.Sort(checks)
 	if len(checks) > 0 {
 		parts = append(parts, "checks "+strings.Join(checks, ", "))
+	}
+	if len(c.Assertions) > 0 {
+		var names []string
+		for _, a := range c.Assertions {
+			names = append(names, a.Name)
+		}
+		parts = append(parts, "assertions "+strings.Join(names, ", "))
 	}
 	if len(parts) == 0 {
 		return "nothing declared"
