@@ -13,7 +13,6 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 	"gopkg.in/yaml.v3"
 
@@ -407,7 +406,7 @@ func baseNames(paths []string) []string {
 func typeAsTable(ctx context.Context, eng *source.SQLEngine, name string, c *contract.Contract) error {
 	cols := make([]string, len(c.Fields))
 	for i, f := range c.Fields {
-		t := engineType(f.Type)
+		t := source.EngineType(f.Type)
 		if t == "" {
 			cols[i] = ident(f.Name)
 			continue
@@ -415,38 +414,6 @@ func typeAsTable(ctx context.Context, eng *source.SQLEngine, name string, c *con
 		cols[i] = "CAST(" + ident(f.Name) + " AS " + t + ") AS " + ident(f.Name)
 	}
 	return eng.Exec(ctx, "CREATE OR REPLACE TEMP VIEW "+ident(name)+" AS SELECT "+strings.Join(cols, ", ")+" FROM "+kept(name))
-}
-
-// engineType is the engine's type of an Iceberg primitive type, or "" for
-// one left as read.
-func engineType(t iceberg.Type) string {
-	switch t := t.(type) {
-	case iceberg.BooleanType:
-		return "BOOLEAN"
-	case iceberg.Int32Type:
-		return "INTEGER"
-	case iceberg.Int64Type:
-		return "BIGINT"
-	case iceberg.Float32Type:
-		return "FLOAT"
-	case iceberg.Float64Type:
-		return "DOUBLE"
-	case iceberg.DecimalType:
-		return fmt.Sprintf("DECIMAL(%d,%d)", t.Precision(), t.Scale())
-	case iceberg.DateType:
-		return "DATE"
-	case iceberg.TimeType:
-		return "TIME"
-	case iceberg.TimestampType:
-		return "TIMESTAMP"
-	case iceberg.TimestampTzType:
-		return "TIMESTAMPTZ"
-	case iceberg.StringType:
-		return "VARCHAR"
-	case iceberg.UUIDType:
-		return "UUID"
-	}
-	return ""
 }
 
 // figures are the job's rows as the contract judges them: each

@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/apache/iceberg-go"
 )
 
 // CSVHeader checks a CSV file that a SQL job reads and returns its
@@ -559,4 +561,36 @@ func inexactNumber(raw json.RawMessage, path string) (at, number string) {
 		}
 	}
 	return "", ""
+}
+
+// EngineType is the engine's type of an Iceberg primitive type, or "" for
+// one left as read.
+func EngineType(t iceberg.Type) string {
+	switch t := t.(type) {
+	case iceberg.BooleanType:
+		return "BOOLEAN"
+	case iceberg.Int32Type:
+		return "INTEGER"
+	case iceberg.Int64Type:
+		return "BIGINT"
+	case iceberg.Float32Type:
+		return "FLOAT"
+	case iceberg.Float64Type:
+		return "DOUBLE"
+	case iceberg.DecimalType:
+		return fmt.Sprintf("DECIMAL(%d,%d)", t.Precision(), t.Scale())
+	case iceberg.DateType:
+		return "DATE"
+	case iceberg.TimeType:
+		return "TIME"
+	case iceberg.TimestampType:
+		return "TIMESTAMP"
+	case iceberg.TimestampTzType:
+		return "TIMESTAMPTZ"
+	case iceberg.StringType:
+		return "VARCHAR"
+	case iceberg.UUIDType:
+		return "UUID"
+	}
+	return ""
 }

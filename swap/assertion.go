@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 
+	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/internal/words"
@@ -35,7 +38,7 @@ func judgeTableChecks(ctx context.Context, j *judging) (Verdict, error) {
 		return v, err
 	}
 	v.Findings, v.Warnings = append(v.Findings, u.Findings...), append(v.Warnings, u.Warnings...)
-	a, err := assertions(ctx, j.fsys, j.plan, j.req.SpillDir)
+	a, err := assertions(ctx, j.fsys, j.plan, j.req.SpillDir, j.load)
 	v.Findings, v.Warnings = append(v.Findings, a.Findings...), append(v.Warnings, a.Warnings...)
 	return v, err
 }
@@ -45,7 +48,7 @@ func judgeTableChecks(ctx context.Context, j *judging) (Verdict, error) {
 // copies of the staged files where they are remote), the engine confined
 // to them: an assertion that returns a row refuses the run (or, written
 // warn:, warns), showing the first rows and how many.
-func assertions(ctx context.Context, fsys icebergio.IO, plan *run, spill string) (Verdict, error) {
+func assertions(ctx context.Context, fsys icebergio.IO, plan *run, spill string, load loader) (Verdict, error) {
 	c := plan.contract
 	var v Verdict
 	if len(c.Assertions) == 0 {
@@ -59,7 +62,7 @@ func assertions(ctx context.Context, fsys icebergio.IO, plan *run, spill string)
 	var paths []string
 	for _, pp := range plan.Partitions {
 		for _, f := range pp.NewFiles {
-			local, err := localFile(ctx, fsys, f.Path, tmp, len(paths))
+			local, err := localFile(ctx, fsys, f.Path, tmp)
 			if err != nil {
 				return v, fmt.Errorf("assertions: read staged file %s: %w", f.Path, err)
 			}
@@ -69,13 +72,28 @@ func assertions(ctx context.Context, fsys icebergio.IO, plan *run, spill string)
 	if len(paths) == 0 {
 		return v, nil // no row staged, none to return
 	}
+	// The tables of the catalog the assertions name (NAMESPACE.TABLE), as
+	// main holds them.
+	named, err := namedTables(ctx, load, c.Assertions, tmp)
+	if err != nil {
+		return v, err
+	}
 	eng, err := source.OpenSQLEngine(tmp, assertionMemory)
 	if err != nil {
 		return v, err
 	}
 	defer eng.Close()
-	if err := eng.Confine(ctx, paths); err != nil {
+	read := slices.Clone(paths)
+	for _, t := range named {
+		read = append(read, t.files...)
+	}
+	if err := eng.Confine(ctx, read); err != nil {
 		return v, err
+	}
+	for _, t := range named {
+		if err := t.view(ctx, eng); err != nil {
+			return v, fmt.Errorf("assertions: read table %s: %w", t.name, err)
+		}
 	}
 	quoted := make([]string, len(paths))
 	for i, p := range paths {
@@ -152,7 +170,7 @@ func (c ctxReader) Read(p []byte) (int, error) {
 
 // localFile is a staged file as the engine reads it: its own path when it
 // is local, else a copy in dir.
-func localFile(ctx context.Context, fsys icebergio.IO, path, dir string, n int) (string, error) {
+func localFile(ctx context.Context, fsys icebergio.IO, path, dir string) (string, error) {
 	if local, ok := strings.CutPrefix(path, "file://"); ok {
 		return local, nil
 	}
@@ -164,14 +182,101 @@ func localFile(ctx context.Context, fsys icebergio.IO, path, dir string, n int) 
 		return "", err
 	}
 	defer in.Close()
-	local := filepath.Join(dir, fmt.Sprintf("staged-%d.parquet", n))
-	out, err := os.Create(local)
+	out, err := os.CreateTemp(dir, "copy-*.parquet")
 	if err != nil {
 		return "", err
 	}
+	local := out.Name()
 	_, err = io.Copy(out, ctxReader{ctx, in})
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
 	return local, err
 }
+
+// loader loads a table of the catalog.
+type loader func(context.Context, table.Identifier) (*table.Table, error)
+
+// namedTable is a table of the catalog an assertion reads, as main holds
+// it: its data files, local.
+type namedTable struct {
+	ns, name string
+	files    []string
+	sc       *iceberg.Schema
+}
+
+// tableName is what an assertion names a table by: NAMESPACE.TABLE.
+var tableName = regexp.MustCompile(`\b([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)\b`)
+
+// namedTables finds the tables of the catalog the assertions name, and
+// makes each readable: its data files at main's snapshot, copied into dir
+// where they are remote. A name that is no table (an alias and its
+// column) is not one. A table whose rows delete files change cannot be
+// read so yet, and says so.
+func namedTables(ctx context.Context, load loader, as []contract.Assertion, dir string) ([]*namedTable, error) {
+	var out []*namedTable
+	seen := map[string]bool{}
+	for _, a := range as {
+		for _, m := range tableName.FindAllStringSubmatch(a.SQL, -1) {
+			key := m[1] + "." + m[2]
+			if seen[key] || load == nil {
+				continue
+			}
+			seen[key] = true
+			tbl, err := load(ctx, table.Identifier{m[1], m[2]})
+			if err != nil {
+				continue // an alias and its column, or no table
+			}
+			t := &namedTable{ns: m[1], name: m[2], sc: tbl.Schema()}
+			if tbl.CurrentSnapshot() != nil {
+				tasks, err := tbl.Scan().PlanFiles(ctx)
+				if err != nil {
+					return nil, fmt.Errorf("assertion %s: read table %s: %w", a.Name, key, err)
+				}
+				fsys, err := tbl.FS(ctx)
+				if err != nil {
+					return nil, err
+				}
+				for _, task := range tasks {
+					if len(task.DeleteFiles) > 0 || len(task.EqualityDeleteFiles) > 0 {
+						return nil, fmt.Errorf("assertion %s reads table %s, whose delete files an assertion cannot apply yet: name another table, or compact it", a.Name, key)
+					}
+					local, err := localFile(ctx, fsys, task.File.FilePath(), dir)
+					if err != nil {
+						return nil, fmt.Errorf("assertion %s: read table %s: %w", a.Name, key, err)
+					}
+					t.files = append(t.files, local)
+				}
+			}
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// view makes the table readable by its name.
+func (t *namedTable) view(ctx context.Context, eng *source.SQLEngine) error {
+	if err := eng.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+ident(t.ns)); err != nil {
+		return err
+	}
+	name := ident(t.ns) + "." + ident(t.name)
+	if len(t.files) > 0 {
+		quoted := make([]string, len(t.files))
+		for i, p := range t.files {
+			quoted[i] = source.SQLString(p)
+		}
+		return eng.Exec(ctx, "CREATE VIEW "+name+" AS SELECT * FROM read_parquet(["+strings.Join(quoted, ", ")+"], union_by_name = true)")
+	}
+	// No file: a table of its columns and no row.
+	cols := make([]string, 0, len(t.sc.Fields()))
+	for _, f := range t.sc.Fields() {
+		typ := source.EngineType(f.Type)
+		if typ == "" {
+			typ = "VARCHAR"
+		}
+		cols = append(cols, ident(f.Name)+" "+typ)
+	}
+	return eng.Exec(ctx, "CREATE TABLE "+name+" ("+strings.Join(cols, ", ")+")")
+}
+
+func ident(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }

@@ -135,4 +135,14 @@ func TestRelationshipCheck(t *testing.T) {
 	if after := s.files(); !slices.Equal(before, after) {
 		t.Errorf("a refused release changed the warehouse:\nbefore %v\nafter  %v", before, after)
 	}
+
+	// The same rule as an assertion over the staged rows and the
+	// customers table as main holds it (c3 gone since), named in its SQL.
+	s.must("table", "set", "--table", "shop.orders", "check.customer_id=",
+		"assert.known_customers=SELECT o.order_id, o.customer_id FROM rows AS o ANTI JOIN shop.customers AS c ON o.customer_id = c.customer_id WHERE o.customer_id IS NOT NULL")
+	code, _, errs = s.cli("publish", "--job", orders, "--partitions", "order_date=2026-01-02")
+	if code != exitRefused || !strings.Contains(errs, "assertion known_customers returned 2 rows, and must return none: ") ||
+		!strings.Contains(errs, `order_id="o5", customer_id="c404"`) || !strings.Contains(errs, `order_id="o4", customer_id="c3"`) {
+		t.Errorf("an assertion naming another table: exit %d\n%s", code, errs)
+	}
 }
