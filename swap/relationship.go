@@ -31,8 +31,8 @@ func judgeRelationships(ctx context.Context, j *judging) (Verdict, error) {
 	if j.req.release != nil || !hasRelationships(j.plan.contract) {
 		return Verdict{}, nil
 	}
-	return relationships(ctx, j.fsys, j.plan, func(ctx context.Context, name, column string) (map[string]bool, string, error) {
-		return referenced(ctx, j.load, nil, name, column)
+	return relationships(ctx, j.fsys, j.plan, func(ctx context.Context, name, column string, typ iceberg.Type) (map[string]bool, string, error) {
+		return referenced(ctx, j.load, nil, name, column, typ)
 	})
 }
 
@@ -50,7 +50,7 @@ func hasRelationships(c *contract.Contract) bool {
 // values gives the values a table's column holds, each as Arrow writes it
 // (ValueStr), and names what was read; an error that is the table's
 // (missing, no such column) is said as a finding, not a failure.
-type values func(ctx context.Context, name, column string) (have map[string]bool, read string, err error)
+type values func(ctx context.Context, name, column string, typ iceberg.Type) (have map[string]bool, read string, err error)
 
 // errNoReference is a relationship whose other side is not there: the
 // run is refused, naming it.
@@ -71,7 +71,7 @@ func relationships(ctx context.Context, fsys icebergio.IO, plan *run, have value
 				continue
 			}
 			col := c.Fields[i].Name
-			refs, read, err := have(ctx, r.Table, r.Column)
+			refs, read, err := have(ctx, r.Table, r.Column, c.Fields[i].Type)
 			var none errNoReference
 			if errors.As(err, &none) {
 				v.add(r, verify.Finding{Kind: verify.KindCheck, Column: col, Message: fmt.Sprintf("check %s cannot be judged: %s", r.Check, none.msg)})
@@ -167,7 +167,7 @@ func rowKey(rec arrow.RecordBatch, cols []parquetio.Column, at []int, row int) s
 // where part stages that table in a release, as the release leaves it
 // (main at the part's base, but the files it replaces, and the files it
 // stages).
-func referenced(ctx context.Context, load func(context.Context, table.Identifier) (*table.Table, error), part *change, name, column string) (map[string]bool, string, error) {
+func referenced(ctx context.Context, load func(context.Context, table.Identifier) (*table.Table, error), part *change, name, column string, typ iceberg.Type) (map[string]bool, string, error) {
 	tbl, err := load(ctx, table.Identifier(strings.Split(name, ".")))
 	if err != nil {
 		return nil, "", errNoReference{fmt.Sprintf("table %s cannot be read: %v", name, err)}
@@ -175,6 +175,9 @@ func referenced(ctx context.Context, load func(context.Context, table.Identifier
 	field, ok := tbl.Schema().FindFieldByName(column)
 	if !ok {
 		return nil, "", errNoReference{fmt.Sprintf("table %s has no column %s", name, column)}
+	}
+	if !comparable(typ, field.Type) {
+		return nil, "", errNoReference{fmt.Sprintf("%s.%s is %s, the column checked %s: a relationship compares values of one type", name, column, field.Type, typ)}
 	}
 	read := name
 	var snap *int64
@@ -393,4 +396,17 @@ func setKey(rec arrow.RecordBatch, cols []parquetio.Column, at []int, set, row i
 		return strings.Join(vals, ", ")
 	}
 	return strings.Join(grain, ", ") + " (" + strings.Join(vals, ", ") + ")"
+}
+
+// comparable says whether values of two types compare as a relationship
+// compares them: of one type, or both integers.
+func comparable(a, b iceberg.Type) bool {
+	integer := func(t iceberg.Type) bool {
+		switch t.(type) {
+		case iceberg.Int32Type, iceberg.Int64Type:
+			return true
+		}
+		return false
+	}
+	return a.Equals(b) || integer(a) && integer(b)
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/lakeswap/lakeswap/outcome"
@@ -308,8 +309,8 @@ func (r *Release) Judge(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			v, err := relationships(ctx, part.plan.reading(fsys), part.plan, func(ctx context.Context, name, column string) (map[string]bool, string, error) {
-				return referenced(ctx, r.p.Catalog.LoadTable, r.part(name), name, column)
+			v, err := relationships(ctx, part.plan.reading(fsys), part.plan, func(ctx context.Context, name, column string, typ iceberg.Type) (map[string]bool, string, error) {
+				return referenced(ctx, r.p.Catalog.LoadTable, r.part(name), name, column, typ)
 			})
 			if err != nil {
 				return err

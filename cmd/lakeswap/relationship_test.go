@@ -145,4 +145,17 @@ func TestRelationshipCheck(t *testing.T) {
 		!strings.Contains(errs, `order_id="o5", customer_id="c404"`) || !strings.Contains(errs, `order_id="o4", customer_id="c3"`) {
 		t.Errorf("an assertion naming another table: exit %d\n%s", code, errs)
 	}
+
+	// A relationship between columns of other types, or to no table,
+	// refuses every run, saying why.
+	s.must("table", "set", "--table", "shop.orders", "assert.known_customers=", "check.order_date=relationship:shop.customers(customer_id)")
+	if code, _, errs := s.cli("publish", "--job", orders, "--partitions", "order_date=2026-01-02"); code != exitRefused ||
+		!strings.Contains(errs, "check relationship:shop.customers(customer_id) cannot be judged: shop.customers.customer_id is string, the column checked date: a relationship compares values of one type") {
+		t.Errorf("a relationship across types: exit %d\n%s", code, errs)
+	}
+	s.must("table", "set", "--table", "shop.orders", "check.order_date=", "check.customer_id=relationship:shop.nonesuch(customer_id)")
+	if code, _, errs := s.cli("publish", "--job", orders, "--partitions", "order_date=2026-01-02"); code != exitRefused ||
+		!strings.Contains(errs, "check relationship:shop.nonesuch(customer_id) cannot be judged: table shop.nonesuch cannot be read") {
+		t.Errorf("a relationship to no table: exit %d\n%s", code, errs)
+	}
 }
