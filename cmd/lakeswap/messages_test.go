@@ -179,64 +179,6 @@ func TestWarnChecks(t *testing.T) {
 	}
 }
 
-// TestAssertions: a table's SQL assertion, set in place or in the schema
-// file, refuses a run whose staged rows it returns, naming it and the
-// rows, and changes nothing; written warn: it warns and the run lands; one
-// that is no query refuses every run, saying so; table describe lists it.
-func TestAssertions(t *testing.T) {
-	home := newHome(t)
-	set := func(kv string) {
-		t.Helper()
-		if code, _, errs := cli(t, home, "table", "set", "--table", "retail.daily_orders", kv); code != 0 {
-			t.Fatalf("table set %s: exit %d: %s", kv, code, errs)
-		}
-	}
-	set("assert.web_only_small=SELECT channel, amount_cents FROM rows WHERE channel = 'web' AND amount_cents > 10000")
-	in := write(t, home, "big.ndjson", "{\"order_date\":\"2026-03-01\",\"channel\":\"web\",\"order_count\":1,\"amount_cents\":20000}\n{\"order_date\":\"2026-03-01\",\"channel\":\"app\",\"order_count\":1,\"amount_cents\":20000}\n")
-	before := metadataLocation(t, home)
-	code, _, errs := cli(t, home, "publish", "--table", "retail.daily_orders", "--partitions", "order_date=2026-03-01", in)
-	if code != exitRefused || !strings.Contains(errs, `assertion web_only_small returned 1 row, and must return none: channel="web", amount_cents=20000`) || metadataLocation(t, home) != before {
-		t.Errorf("a row the assertion returns: exit %d: %s", code, errs)
-	}
-	_, out, _ := cli(t, home, "table", "describe", "--table", "retail.daily_orders")
-	if !strings.Contains(out, "; assertions web_only_small\n") {
-		t.Errorf("table describe:\n%s", out)
-	}
-	set("assert.web_only_small=warn:SELECT channel, amount_cents FROM rows WHERE channel = 'web' AND amount_cents > 10000")
-	code, out, errs = cli(t, home, "publish", "--table", "retail.daily_orders", "--partitions", "order_date=2026-03-01", in)
-	if code != 0 || !strings.Contains(out, "warning: check written warn: check: assertion web_only_small returned 1 row") {
-		t.Errorf("a warn: assertion: exit %d: %s%s", code, out, errs)
-	}
-	// lakeswap check runs it on the newest partition, or those named.
-	code, out, _ = cli(t, home, "check", "--table", "retail.daily_orders", "--volume-band", "off", "--verified=false")
-	if code != 0 || !strings.Contains(out, "ok   contract: partition order_date=2026-03-01 keeps the table's contract (grain; required columns; checks amount_cents non-negative, order_count non-negative; assertions web_only_small)") {
-		t.Errorf("check, a warn: assertion: exit %d\n%s", code, out)
-	}
-	set("assert.web_only_small=SELECT channel, amount_cents FROM rows WHERE channel = 'web' AND amount_cents > 10000")
-	code, out, _ = cli(t, home, "check", "--table", "retail.daily_orders", "--volume-band", "off", "--verified=false")
-	if code != 1 || !strings.Contains(out, `FAIL contract: partition order_date=2026-03-01 breaks the table's contract (`) || !strings.Contains(out, `assertion web_only_small returned 1 row, and must return none: channel="web", amount_cents=20000`) {
-		t.Errorf("check, an assertion the newest partition breaks: exit %d\n%s", code, out)
-	}
-	set("assert.web_only_small=")
-	set("assert.typo=SELEC * FROM rows")
-	before = metadataLocation(t, home)
-	code, _, errs = cli(t, home, "publish", "--table", "retail.daily_orders", "--partitions", "order_date=2026-03-02", write(t, home, "ok.ndjson", "{\"order_date\":\"2026-03-02\",\"channel\":\"web\",\"order_count\":1,\"amount_cents\":1}\n"))
-	if code != exitRefused || !strings.Contains(errs, "assertion typo cannot be run (") || !strings.Contains(errs, "lakeswap table set assert.typo=QUERY") || metadataLocation(t, home) != before {
-		t.Errorf("an assertion that is no query: exit %d: %s", code, errs)
-	}
-	// In the schema file.
-	other := t.TempDir()
-	schema := write(t, other, "s.yaml", strings.Replace(schemaYAML, "table: retail.daily_orders", "table: retail.small_orders", 1)+
-		"assertions: {small: \"SELECT * FROM rows WHERE amount_cents > 100\"}\n")
-	if code, _, errs := cli(t, home, "table", "create", "--schema", schema); code != 0 {
-		t.Fatalf("table create: exit %d: %s", code, errs)
-	}
-	code, _, errs = cli(t, home, "publish", "--table", "retail.small_orders", "--partitions", "order_date=2026-03-01", in)
-	if code != exitRefused || !strings.Contains(errs, "assertion small returned 2 rows") {
-		t.Errorf("an assertion of the schema file: exit %d: %s", code, errs)
-	}
-}
-
 // TestUniqueSets: unique:COL judges the column with others as a set
 // within each partition; a set that repeats is refused, naming the check,
 // and the same values in other sets pass; unique-table judges across the
