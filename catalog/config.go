@@ -377,3 +377,40 @@ func setDefault(m map[string]string, k, v string) {
 		m[k] = v
 	}
 }
+
+// ConfiguredJobs are the jobs lakeswap.yaml lists (jobs:), each relative
+// to the file: the config file given (--config, LAKESWAP_CONFIG), else
+// the one found as Resolve finds it, whatever home is named. No file, or
+// one listing no jobs, gives none; a file that cannot be read or parsed
+// is an error.
+func ConfiguredJobs(given string, getenv func(string) string) ([]string, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	file := given
+	if file == "" {
+		file = getenv(EnvConfig)
+	}
+	if file == "" {
+		file = findConfigFile(getenv)
+	}
+	if file == "" {
+		return nil, nil
+	}
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", file, err)
+	}
+	var doc configFile
+	if err := yaml.Unmarshal(raw, &doc); err != nil {
+		return nil, fmt.Errorf("parse %s: %w", file, err)
+	}
+	var out []string
+	for _, j := range doc.Jobs {
+		if !filepath.IsAbs(j) {
+			j = filepath.Join(filepath.Dir(file), j)
+		}
+		out = append(out, j)
+	}
+	return out, nil
+}

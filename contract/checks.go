@@ -139,7 +139,7 @@ func ParseRule(ch Check, typ iceberg.Type) (Rule, error) {
 	case CheckRelationship:
 		m := relationshipArg.FindStringSubmatch(arg)
 		if m == nil {
-			return r, fmt.Errorf("check %s: want relationship:NAMESPACE.TABLE(COLUMN), e.g. relationship:retail.customers(customer_id)", ch)
+			return r, fmt.Errorf("check %s: want relationship:NAMESPACE.TABLE(COLUMN), a top-level column, e.g. relationship:retail.customers(customer_id)", ch)
 		}
 		r.Table, r.Column = m[1], m[2]
 		switch typ.(type) {
@@ -165,7 +165,7 @@ func ParseRule(ch Check, typ iceberg.Type) (Rule, error) {
 
 // relationshipArg is a relationship check's argument: a table, namespace
 // first, and a column in parentheses.
-var relationshipArg = regexp.MustCompile(`^([A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)+)\(([^()]+)\)$`)
+var relationshipArg = regexp.MustCompile(`^([A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)+)\(([^().]+)\)$`)
 
 // orderedKind says how a range compares a type's values.
 func orderedKind(typ iceberg.Type) (string, bool) {

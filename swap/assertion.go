@@ -74,7 +74,7 @@ func assertions(ctx context.Context, fsys icebergio.IO, plan *run, spill string,
 	}
 	// The tables of the catalog the assertions name (NAMESPACE.TABLE), as
 	// main holds them.
-	named, err := namedTables(ctx, load, c.Assertions, tmp)
+	named, err := namedTables(ctx, load, c.Assertions, tmp, true)
 	if err != nil {
 		return v, err
 	}
@@ -213,7 +213,7 @@ var tableName = regexp.MustCompile(`\b([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-
 // where they are remote. A name that is no table (an alias and its
 // column) is not one. A table whose rows delete files change cannot be
 // read so yet, and says so.
-func namedTables(ctx context.Context, load loader, as []contract.Assertion, dir string) ([]*namedTable, error) {
+func namedTables(ctx context.Context, load loader, as []contract.Assertion, dir string, withRows bool) ([]*namedTable, error) {
 	var out []*namedTable
 	seen := map[string]bool{}
 	for _, a := range as {
@@ -228,7 +228,7 @@ func namedTables(ctx context.Context, load loader, as []contract.Assertion, dir 
 				continue // an alias and its column, or no table
 			}
 			t := &namedTable{ns: m[1], name: m[2], sc: tbl.Schema()}
-			if tbl.CurrentSnapshot() != nil {
+			if withRows && tbl.CurrentSnapshot() != nil {
 				tasks, err := tbl.Scan().PlanFiles(ctx)
 				if err != nil {
 					return nil, fmt.Errorf("assertion %s: read table %s: %w", a.Name, key, err)
@@ -256,10 +256,13 @@ func namedTables(ctx context.Context, load loader, as []contract.Assertion, dir 
 
 // view makes the table readable by its name.
 func (t *namedTable) view(ctx context.Context, eng *source.SQLEngine) error {
-	if err := eng.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+ident(t.ns)); err != nil {
-		return err
+	name := ident(t.name)
+	if t.ns != "" {
+		if err := eng.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+ident(t.ns)); err != nil {
+			return err
+		}
+		name = ident(t.ns) + "." + name
 	}
-	name := ident(t.ns) + "." + ident(t.name)
 	if len(t.files) > 0 {
 		quoted := make([]string, len(t.files))
 		for i, p := range t.files {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strconv"
 	"slices"
 	"strings"
 
@@ -31,9 +32,53 @@ func judgeRelationships(ctx context.Context, j *judging) (Verdict, error) {
 	if j.req.release != nil || !hasRelationships(j.plan.contract) {
 		return Verdict{}, nil
 	}
-	return relationships(ctx, j.fsys, j.plan, func(ctx context.Context, name, column string, typ iceberg.Type) (map[string]bool, string, error) {
-		return referenced(ctx, j.load, nil, name, column, typ)
+	// The run's own table is read as the run leaves it.
+	own := &change{plan: j.plan, tbl: j.tbl}
+	v, err := relationships(ctx, j.fsys, j.plan, func(ctx context.Context, name, column string, typ iceberg.Type) (map[string]bool, string, error) {
+		if name == j.plan.Table {
+			return referenced(ctx, j.load, own, "run", name, column, typ)
+		}
+		return referenced(ctx, j.load, nil, "", name, column, typ)
 	})
+	if err != nil {
+		return v, err
+	}
+	return v, dangling(ctx, j, own, &v)
+}
+
+// dangling judges, for a relationship of a table to itself, the rows the
+// run leaves alone too: a value they hold that the run takes away from
+// the referenced column (a parent it drops whose child another partition
+// keeps) refuses the run as a staged row's would.
+func dangling(ctx context.Context, j *judging, own *change, v *Verdict) error {
+	c := j.plan.contract
+	for _, i := range slices.Sorted(maps.Keys(c.Rules)) {
+		for _, r := range c.Rules[i] {
+			if r.Kind != contract.CheckRelationship || r.Table != j.plan.Table {
+				continue
+			}
+			refs, read, err := referenced(ctx, j.load, own, "run", r.Table, r.Column, c.Fields[i].Type)
+			if err != nil {
+				continue // said by relationships
+			}
+			kept, err := keysHeld(ctx, j.tbl, j.plan.BaseSnapshotID, j.plan.replacedPaths(), []string{c.Fields[i].Name})
+			if err != nil {
+				return fmt.Errorf("check %s: read %s: %w", r.Check, j.plan.Table, err)
+			}
+			var gone []string
+			for _, val := range slices.Sorted(maps.Keys(kept)) {
+				if !refs[val] {
+					gone = append(gone, strconv.Quote(val))
+				}
+			}
+			if len(gone) > 0 {
+				v.add(r, verify.Finding{Kind: verify.KindCheck, Column: c.Fields[i].Name,
+					Message: fmt.Sprintf("the partitions the run leaves alone hold %s %s that %s does not hold (check %s): %s",
+						words.Count(len(gone), "value"), c.Fields[i].Name, read, r.Check, strings.Join(gone[:min(len(gone), relationshipExamples)], ", "))})
+			}
+		}
+	}
+	return nil
 }
 
 func hasRelationships(c *contract.Contract) bool {
@@ -167,14 +212,18 @@ func rowKey(rec arrow.RecordBatch, cols []parquetio.Column, at []int, row int) s
 // where part stages that table in a release, as the release leaves it
 // (main at the part's base, but the files it replaces, and the files it
 // stages).
-func referenced(ctx context.Context, load func(context.Context, table.Identifier) (*table.Table, error), part *change, name, column string, typ iceberg.Type) (map[string]bool, string, error) {
+func referenced(ctx context.Context, load func(context.Context, table.Identifier) (*table.Table, error), part *change, leaves, name, column string, typ iceberg.Type) (map[string]bool, string, error) {
 	tbl, err := load(ctx, table.Identifier(strings.Split(name, ".")))
 	if err != nil {
 		return nil, "", errNoReference{fmt.Sprintf("table %s cannot be read: %v", name, err)}
 	}
-	field, ok := tbl.Schema().FindFieldByName(column)
-	if !ok {
+	i := slices.IndexFunc(tbl.Schema().Fields(), func(f iceberg.NestedField) bool { return f.Name == column })
+	if i < 0 {
 		return nil, "", errNoReference{fmt.Sprintf("table %s has no column %s", name, column)}
+	}
+	field := tbl.Schema().Field(i)
+	if _, ok := field.Type.(iceberg.PrimitiveType); !ok {
+		return nil, "", errNoReference{fmt.Sprintf("%s.%s is %s: a relationship reads a column of single values", name, column, field.Type)}
 	}
 	if !comparable(typ, field.Type) {
 		return nil, "", errNoReference{fmt.Sprintf("%s.%s is %s, the column checked %s: a relationship compares values of one type", name, column, field.Type, typ)}
@@ -186,7 +235,7 @@ func referenced(ctx context.Context, load func(context.Context, table.Identifier
 	}
 	var replaced map[string]bool
 	if part != nil {
-		read = name + " as the release leaves it"
+		read = name + " as the " + leaves + " leaves it"
 		snap, replaced = part.plan.BaseSnapshotID, part.plan.replacedPaths()
 	}
 	have, err := keysHeld(ctx, tbl, snap, replaced, []string{column})

@@ -310,7 +310,7 @@ func (r *Release) Judge(ctx context.Context) error {
 				return err
 			}
 			v, err := relationships(ctx, part.plan.reading(fsys), part.plan, func(ctx context.Context, name, column string, typ iceberg.Type) (map[string]bool, string, error) {
-				return referenced(ctx, r.p.Catalog.LoadTable, r.part(name), name, column, typ)
+				return referenced(ctx, r.p.Catalog.LoadTable, r.part(name), "release", name, column, typ)
 			})
 			if err != nil {
 				return err

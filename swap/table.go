@@ -40,6 +40,21 @@ func ReadTableSpec(file string) (TableSpec, error) {
 // CreateTable creates a table as its spec declares it, in the catalog
 // given.
 func CreateTable(ctx context.Context, cat *catalog.Catalog, ident table.Identifier, spec TableSpec) (*table.Table, error) {
+	// The checks that read other tables, or run SQL, are judged now as
+	// a run would need them.
+	// (A spec that does not build is refused by catalog.CreateTable.)
+	if sc, part, props, err := spec.Build(); err == nil {
+		meta, err := table.NewMetadata(sc, part, table.UnsortedSortOrder, "file:///lakeswap-new", props)
+		var c *contract.Contract
+		if err == nil {
+			c, err = contract.Of(meta)
+		}
+		if err == nil {
+			if err := checkContract(ctx, cat.LoadTable, strings.Join(ident, "."), c); err != nil {
+				return nil, outcome.Invalid(fmt.Errorf("table %s: %w", strings.Join(ident, "."), err))
+			}
+		}
+	}
 	return catalog.CreateTable(ctx, cat, ident, spec)
 }
 
@@ -170,6 +185,9 @@ func (p *Publisher) SetProperties(ctx context.Context, ident table.Identifier, s
 	var c *contract.Contract
 	if err == nil {
 		c, err = contract.Of(check)
+	}
+	if err == nil {
+		err = checkContract(ctx, p.Catalog.LoadTable, name, c)
 	}
 	if err != nil {
 		return outcome.Invalid(fmt.Errorf("table %s with %s: %w", name, settings(set), err))

@@ -83,7 +83,7 @@ func runTest(ctx context.Context, g *globals, o testOptions, args []string) erro
 		if o.test != "" {
 			return requestError{fmt.Errorf("no job has a test %s (a folder under tests/ with expected.csv or expected.ndjson)", o.test)}
 		}
-		return requestError{fmt.Errorf("no test to run: %s hold no folder under tests/ with expected.csv or expected.ndjson", strings.Join(none, ", "))}
+		return requestError{fmt.Errorf("no test to run: no folder under tests/ beside %s holds expected.csv or expected.ndjson", strings.Join(none, ", "))}
 	}
 	var failed error
 	if !res.Passed {
@@ -104,8 +104,12 @@ func testedJobs(g *globals, args []string) ([]*job.Job, error) {
 	paths := args
 	if len(paths) == 0 {
 		paths = []string{"."}
-		if cfg, err := catalog.Resolve(catalog.Settings{Home: g.home, Catalog: g.catalogName, ConfigFile: g.configFile, Getenv: g.getenv}); err == nil && len(cfg.Jobs) > 0 {
-			paths = cfg.Jobs
+		jobs, err := catalog.ConfiguredJobs(g.configFile, g.getenv)
+		if err != nil {
+			return nil, requestError{err}
+		}
+		if len(jobs) > 0 {
+			paths = jobs
 		}
 	}
 	l, err := job.LoadLineage(paths)

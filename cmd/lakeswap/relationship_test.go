@@ -146,17 +146,18 @@ func TestRelationshipCheck(t *testing.T) {
 		t.Errorf("an assertion naming another table: exit %d\n%s", code, errs)
 	}
 
-	// A relationship between columns of other types, or to no table,
-	// refuses every run, saying why.
-	s.must("table", "set", "--table", "shop.orders", "assert.known_customers=", "check.order_date=relationship:shop.customers(customer_id)")
-	if code, _, errs := s.cli("publish", "--job", orders, "--partitions", "order_date=2026-01-02"); code != exitRefused ||
-		!strings.Contains(errs, "check relationship:shop.customers(customer_id) cannot be judged: shop.customers.customer_id is string, the column checked date: a relationship compares values of one type") {
-		t.Errorf("a relationship across types: exit %d\n%s", code, errs)
-	}
-	s.must("table", "set", "--table", "shop.orders", "check.order_date=", "check.customer_id=relationship:shop.nonesuch(customer_id)")
-	if code, _, errs := s.cli("publish", "--job", orders, "--partitions", "order_date=2026-01-02"); code != exitRefused ||
-		!strings.Contains(errs, "check relationship:shop.nonesuch(customer_id) cannot be judged: table shop.nonesuch cannot be read") {
-		t.Errorf("a relationship to no table: exit %d\n%s", code, errs)
+	// A relationship between columns of other types, to no table or no
+	// column, or to a column of nested values, is refused when set.
+	meta := s.metadata("shop.orders")
+	for set, why := range map[string]string{
+		"check.order_date=relationship:shop.customers(customer_id)":   "shop.customers.customer_id is string, order_date is date: a relationship compares values of one type",
+		"check.customer_id=relationship:shop.nonesuch(customer_id)":   "table shop.nonesuch cannot be read",
+		"check.customer_id=relationship:shop.customers(nonesuch)":     "table shop.customers has no column nonesuch",
+		"check.customer_id=relationship:shop.customers(profile.name)": "want relationship:NAMESPACE.TABLE(COLUMN), a top-level column",
+	} {
+		if code, _, errs := s.cli("table", "set", "--table", "shop.orders", set); code != exitUsage || !strings.Contains(errs, why) || s.metadata("shop.orders") != meta {
+			t.Errorf("table set %s: exit %d\n%s", set, code, errs)
+		}
 	}
 }
 
@@ -199,11 +200,19 @@ func TestAssertions(t *testing.T) {
 		t.Errorf("check, an assertion the newest partition breaks: exit %d\n%s", code, out)
 	}
 	set("assert.web_only_small=")
-	set("assert.typo=SELEC * FROM rows")
+	// One that is no query, or reads a column the rows do not have, is
+	// refused when set; one that fails as it runs refuses the run.
+	before = metadataLocation(t, home)
+	for _, bad := range []string{"assert.typo=SELEC * FROM rows", "assert.typo=SELECT nonesuch FROM rows", "assert.typo=SELECT * FROM retail.nonesuch"} {
+		if code, _, errs := cli(t, home, "table", "set", "--table", "retail.daily_orders", bad); code != exitUsage || !strings.Contains(errs, "assertion typo is no query over the view rows") || metadataLocation(t, home) != before {
+			t.Errorf("table set %s: exit %d: %s", bad, code, errs)
+		}
+	}
+	set("assert.boom=SELECT error('boom ' || channel) FROM rows")
 	before = metadataLocation(t, home)
 	code, _, errs = cli(t, home, "publish", "--table", "retail.daily_orders", "--partitions", "order_date=2026-03-02", write(t, home, "ok.ndjson", "{\"order_date\":\"2026-03-02\",\"channel\":\"web\",\"order_count\":1,\"amount_cents\":1}\n"))
-	if code != exitRefused || !strings.Contains(errs, "assertion typo cannot be run (") || !strings.Contains(errs, "lakeswap table set assert.typo=QUERY") || metadataLocation(t, home) != before {
-		t.Errorf("an assertion that is no query: exit %d: %s", code, errs)
+	if code != exitRefused || !strings.Contains(errs, "assertion boom failed (") || !strings.Contains(errs, "boom web") || metadataLocation(t, home) != before {
+		t.Errorf("an assertion that fails as it runs: exit %d: %s", code, errs)
 	}
 	// In the schema file.
 	other := t.TempDir()
@@ -215,5 +224,38 @@ func TestAssertions(t *testing.T) {
 	code, _, errs = cli(t, home, "publish", "--table", "retail.small_orders", "--partitions", "order_date=2026-03-01", in)
 	if code != exitRefused || !strings.Contains(errs, "assertion small returned 2 rows") {
 		t.Errorf("an assertion of the schema file: exit %d: %s", code, errs)
+	}
+}
+
+// TestRelationshipToItself: a relationship to the table's own column is
+// judged on the table as the run leaves it: a parent and its child staged
+// together pass, and a run that takes away a row still referenced is
+// refused.
+func TestRelationshipToItself(t *testing.T) {
+	s := newSite(t, "sqlite+local")
+	dir := t.TempDir()
+	s.must("table", "create", "--schema", write(t, dir, "t.yaml", `table: shop.parts
+columns:
+  - {name: part_id, type: string, required: true}
+  - {name: day, type: date, required: true}
+  - {name: parent_id, type: string}
+identifier: [part_id]
+partition: [{column: day, transform: identity}]
+checks: {parent_id: ["relationship:shop.parts(part_id)"]}
+`))
+	in := func(name string, rows ...string) string { return write(t, dir, name, strings.Join(rows, "\n")+"\n") }
+	s.must("publish", "--table", "shop.parts", "--partitions", "day=2026-01-01..02",
+		in("a.ndjson", `{"part_id":"p1","day":"2026-01-01","parent_id":null}`, `{"part_id":"p2","day":"2026-01-02","parent_id":"p1"}`))
+	meta := s.metadata("shop.parts")
+	code, _, errs := s.cli("publish", "--table", "shop.parts", "--partitions", "day=2026-01-01", in("b.ndjson", `{"part_id":"p3","day":"2026-01-01","parent_id":null}`))
+	if code != exitRefused || !strings.Contains(errs, `the partitions the run leaves alone hold 1 value parent_id that shop.parts as the run leaves it does not hold (check relationship:shop.parts(part_id)): "p1"`) || s.metadata("shop.parts") != meta {
+		t.Errorf("a run that takes away a parent still referenced: exit %d\n%s", code, errs)
+	}
+	// A parent and its child staged together pass; so does a child whose
+	// parent another partition keeps.
+	s.must("publish", "--table", "shop.parts", "--partitions", "day=2026-01-03", in("c.ndjson", `{"part_id":"p4","day":"2026-01-03","parent_id":"p5"}`, `{"part_id":"p5","day":"2026-01-03","parent_id":"p2"}`))
+	if code, _, errs := s.cli("publish", "--table", "shop.parts", "--partitions", "day=2026-01-04", in("d.ndjson", `{"part_id":"p6","day":"2026-01-04","parent_id":"p9"}`)); code != exitRefused ||
+		!strings.Contains(errs, `1 row holds a parent_id that shop.parts as the run leaves it does not hold (check relationship:shop.parts(part_id)): part_id="p6" (parent_id="p9")`) {
+		t.Errorf("a child of no parent: exit %d\n%s", code, errs)
 	}
 }
