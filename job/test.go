@@ -55,6 +55,10 @@ type TestResult struct {
 	Expected   int64            `json:"expected_rows"`
 	Rejected   map[string]int64 `json:"rejected,omitempty"`
 	Problems   []TestProblem    `json:"problems,omitempty"`
+	// NotJudged are the table's checks a test cannot judge on fixtures
+	// alone: relationships and unique-table (the rest of the catalog), and
+	// assertions that read another table.
+	NotJudged []string `json:"not_judged,omitempty"`
 	// Error is why the test could not run (a fixture missing, SQL that
 	// fails): the test fails.
 	Error string `json:"error,omitempty"`
@@ -82,7 +86,7 @@ type ColumnDiff struct {
 
 // String is the problem as a line: the key, then what is wrong with it.
 func (p TestProblem) String() string {
-	if p.Kind != "differs" {
+	if len(p.Columns) == 0 {
 		if p.Key != "" {
 			return p.Key + ": " + p.Message
 		}
@@ -107,7 +111,7 @@ func (j *Job) Tests() ([]string, error) {
 	}
 	var out []string
 	for _, e := range entries {
-		if e.IsDir() && expectedFile(filepath.Join(j.testsRoot(), e.Name())) != "" {
+		if e.IsDir() && isTest(filepath.Join(j.testsRoot(), e.Name())) {
 			out = append(out, e.Name())
 		}
 	}
@@ -123,6 +127,21 @@ func (j *Job) testsRoot() string {
 		return own
 	}
 	return filepath.Join(j.Dir, testsDir)
+}
+
+// isTest says whether a folder under tests/ is a test: one with expected
+// rows, or one with files and no expected rows, which its test refuses,
+// saying so (a misnamed expected.CSV is not skipped silently). A folder of
+// folders alone is another job's tests.
+func isTest(dir string) bool {
+	if expectedFile(dir) != "" {
+		return true
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	return slices.ContainsFunc(entries, func(e os.DirEntry) bool { return !e.IsDir() })
 }
 
 // expectedFile is a test folder's expected rows, or "".
@@ -159,6 +178,9 @@ func (j *Job) test(ctx context.Context, dir string, o TestOptions, res *TestResu
 	spec, err := readTestSpec(filepath.Join(dir, "test.yaml"))
 	if err != nil {
 		return err
+	}
+	if expectedFile(dir) == "" {
+		return fmt.Errorf("no expected.csv or expected.ndjson in %s (the names are lower case): the rows the job must make", dir)
 	}
 	c, err := SchemaContract(j.Dir, j.Table)
 	if err != nil {
@@ -245,6 +267,9 @@ func (j *Job) test(ctx context.Context, dir string, o TestOptions, res *TestResu
 		return fmt.Errorf("expected rows: %w", err)
 	}
 	res.Rows, res.Expected = int64(len(gotRows)), int64(len(wantRows))
+	if err := judgeTableChecks(ctx, eng, c, res); err != nil {
+		return err
+	}
 	res.Problems = append(res.Problems, compareRows(c, gotRows, wantRows)...)
 	reconciled, err := fixture.expected(ctx, eng, c, values, from, to)
 	if err != nil {
@@ -361,10 +386,16 @@ func (j *Job) fixture(dir string) (*Job, map[string]*contract.Contract, error) {
 		}
 		src := Source{Path: path}
 		if t := j.Sources[name].Table; t != "" {
-			if p, _ := schemaFile(j.Dir, t); p != "" {
+			p, err := schemaFile(j.Dir, t)
+			if err != nil {
+				return nil, nil, err
+			}
+			if p != "" {
 				if typed[name], err = SchemaContract(j.Dir, t); err != nil {
 					return nil, nil, err
 				}
+			} else if f, _ := source.InputFormat(path); f == "csv" || isFolder(path) {
+				return nil, nil, fmt.Errorf("source %s reads table %s: its fixture %s is typed by that table's schema file, and %s holds none (a *.table.yaml whose table: is %s); give one, or a Parquet fixture", name, t, filepath.Base(path), j.Dir, t)
 			}
 		} else {
 			src.Format, src.CSV = j.Sources[name].Format, j.Sources[name].CSV
@@ -372,6 +403,11 @@ func (j *Job) fixture(dir string) (*Job, map[string]*contract.Contract, error) {
 		f.Sources[name] = src
 	}
 	return &f, typed, nil
+}
+
+func isFolder(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.IsDir()
 }
 
 // fixtureOf is the fixture of a source in a test folder.
@@ -383,6 +419,10 @@ func fixtureOf(dir, name string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	paths = slices.DeleteFunc(paths, func(p string) bool {
+		b := filepath.Base(p)
+		return b == "test.yaml" || strings.HasPrefix(b, "expected.")
+	})
 	switch len(paths) {
 	case 0:
 		return "", fmt.Errorf("no fixture for source %s in %s: put its rows in %s.csv, %s.ndjson or %s.parquet (or a folder %s/ of such files)", name, dir, name, name, name, name)
@@ -404,6 +444,15 @@ func baseNames(paths []string) []string {
 // are typed: a CSV or NDJSON fixture's text becomes dates, numbers and
 // times, as the job reads them from the table.
 func typeAsTable(ctx context.Context, eng *source.SQLEngine, name string, c *contract.Contract) error {
+	have, err := eng.Columns("SELECT * FROM " + kept(name))
+	if err != nil {
+		return err
+	}
+	for _, f := range c.Fields {
+		if !slices.Contains(have, f.Name) {
+			return fmt.Errorf("its fixture has no column %s, which the table has (it has %s)", f.Name, strings.Join(have, ", "))
+		}
+	}
 	cols := make([]string, len(c.Fields))
 	for i, f := range c.Fields {
 		t := source.EngineType(f.Type)
@@ -413,7 +462,15 @@ func typeAsTable(ctx context.Context, eng *source.SQLEngine, name string, c *con
 		}
 		cols[i] = "CAST(" + ident(f.Name) + " AS " + t + ") AS " + ident(f.Name)
 	}
-	return eng.Exec(ctx, "CREATE OR REPLACE TEMP VIEW "+ident(name)+" AS SELECT "+strings.Join(cols, ", ")+" FROM "+kept(name))
+	// Kept whole, so that a value the table's type cannot take is said
+	// here, of the fixture, not later, of the job's SQL.
+	if err := eng.Exec(ctx, "DROP VIEW IF EXISTS "+ident(name)); err != nil {
+		return err
+	}
+	if err := eng.Exec(ctx, "CREATE TEMP TABLE "+ident(name)+" AS SELECT "+strings.Join(cols, ", ")+" FROM "+kept(name)); err != nil {
+		return fmt.Errorf("its fixture holds a value the table's column cannot: %w", err)
+	}
+	return nil
 }
 
 // figures are the job's rows as the contract judges them: each
@@ -508,6 +565,8 @@ func compareRows(c *contract.Contract, got, want [][]string) []TestProblem {
 			out = append(out, TestProblem{Kind: "unexpected", Key: k, Message: "produced, not expected: " + rowText(c, gr[0], c.Grain)})
 		case len(gr) == 0:
 			out = append(out, TestProblem{Kind: "missing", Key: k, Message: "expected, not produced: " + rowText(c, wr[0], c.Grain)})
+		case len(wr) > 1 && len(c.Grain) > 0:
+			out = append(out, TestProblem{Kind: "expected", Key: k, Message: fmt.Sprintf("the expected rows hold this key %s: a table holds one row a key at its grain; fix the test's expected rows", words.Count(int64(len(wr)), "time"))})
 		case len(gr) != len(wr):
 			out = append(out, TestProblem{Kind: "differs", Key: k, Message: fmt.Sprintf("produced %s, expected %s", words.Count(int64(len(gr)), "row"), words.Count(int64(len(wr)), "row"))})
 		case len(c.Grain) > 0:
@@ -576,4 +635,35 @@ func reasons(m map[string]int64) string {
 		parts = append(parts, fmt.Sprintf("%d %q", m[k], k))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// judgeTableChecks runs the table's assertions on the rows the job made
+// (the view rows), and names the checks fixtures alone cannot judge.
+func judgeTableChecks(ctx context.Context, eng *source.SQLEngine, c *contract.Contract, res *TestResult) error {
+	for _, i := range slices.Sorted(maps.Keys(c.Rules)) {
+		for _, r := range c.Rules[i] {
+			if r.Kind == contract.CheckRelationship || r.TableWide {
+				res.NotJudged = append(res.NotJudged, fmt.Sprintf("%s %s (reads the rest of the catalog)", c.Fields[i].Name, r.Check))
+			}
+		}
+	}
+	if len(c.Assertions) == 0 {
+		return nil
+	}
+	if err := eng.Exec(ctx, "CREATE OR REPLACE TEMP VIEW rows AS SELECT * FROM "+resultTable); err != nil {
+		return err
+	}
+	for _, a := range c.Assertions {
+		f, err := swap.Assert(ctx, eng, a)
+		switch {
+		case err != nil:
+			return err
+		case f == nil, a.Warn:
+		case strings.Contains(f.Message, "Catalog Error"):
+			res.NotJudged = append(res.NotJudged, "assertion "+a.Name+" (reads a table the test does not have)")
+		default:
+			res.Problems = append(res.Problems, TestProblem{Kind: "check", Message: f.Message})
+		}
+	}
+	return nil
 }

@@ -103,7 +103,7 @@ func assertions(ctx context.Context, fsys icebergio.IO, plan *run, spill string,
 		return v, fmt.Errorf("assertions: read the staged rows: %w", err)
 	}
 	for _, a := range c.Assertions {
-		f, err := assert(ctx, eng, a)
+		f, err := Assert(ctx, eng, a)
 		if err != nil {
 			return v, err
 		}
@@ -116,10 +116,11 @@ func assertions(ctx context.Context, fsys icebergio.IO, plan *run, spill string,
 	return v, nil
 }
 
-// assert runs one assertion, and gives its finding, or nil when it
-// returns no row. An assertion that is no query, or fails, is a finding:
-// the run cannot be judged by it.
-func assert(ctx context.Context, eng *source.SQLEngine, a contract.Assertion) (*verify.Finding, error) {
+// Assert runs one assertion on an engine where rows (and the tables it
+// names) are views, and gives its finding, or nil when it returns no row.
+// An assertion that is no query, or fails, is a finding: the rows cannot
+// be judged by it.
+func Assert(ctx context.Context, eng *source.SQLEngine, a contract.Assertion) (*verify.Finding, error) {
 	finding := func(format string, args ...any) *verify.Finding {
 		return &verify.Finding{Kind: verify.KindCheck, Message: fmt.Sprintf("assertion %s ", a.Name) + fmt.Sprintf(format, args...)}
 	}

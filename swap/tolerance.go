@@ -3,6 +3,7 @@ package swap
 import (
 	"fmt"
 	"math/big"
+	"regexp"
 	"strings"
 
 	"github.com/lakeswap/lakeswap/internal/exact"
@@ -18,13 +19,16 @@ type Tolerance struct {
 	share *big.Rat // of the source's figure
 }
 
+// plainNumber is a tolerance's number: digits, and a fraction.
+var plainNumber = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?$`)
+
 // ParseTolerance reads a tolerance: a non-negative number, or one
 // followed by %.
 func ParseTolerance(s string) (Tolerance, error) {
 	t := Tolerance{Text: s}
 	num, pct := strings.CutSuffix(strings.TrimSpace(s), "%")
 	v, ok := new(big.Rat).SetString(num)
-	if !ok || v.Sign() < 0 || strings.ContainsAny(num, "/eE") {
+	if !ok || !plainNumber.MatchString(num) {
 		return t, fmt.Errorf("tolerance %q: want a non-negative amount (100, 0.50) or share (0.1%%)", s)
 	}
 	if pct {

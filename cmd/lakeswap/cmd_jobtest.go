@@ -137,5 +137,8 @@ func printTests(w io.Writer, res testResults) {
 		for _, p := range r.Problems {
 			fmt.Fprintf(w, "  %s\n", p)
 		}
+		if len(r.NotJudged) > 0 {
+			fmt.Fprintf(w, "  not judged on fixtures: %s\n", strings.Join(r.NotJudged, "; "))
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -144,6 +145,58 @@ func TestJobTestsRefuse(t *testing.T) {
 	if code != 1 || !strings.Contains(out, `  order_date=2026-01-01, channel="app": expected, not produced: order_count=1, amount_cents=3500`) ||
 		!strings.Contains(out, "  order_date=2026-01-01: the reconciliation query says 3 rows, the job made 2") {
 		t.Errorf("daily_orders without app: exit %d\n%s", code, out)
+	}
+
+	write(t, dir, "daily_orders.sql", string(b))
+	write(t, first, "test.yaml", string(spec))
+
+	// The facts' fixture, typed by orders_fact's schema file: a column
+	// missing, a value no date, or no schema file, each said of the
+	// fixture.
+	both := filepath.Join(dir, "tests", "daily_orders", "both_batches")
+	facts, _ := os.ReadFile(filepath.Join(both, "facts.csv"))
+	dailyJob := filepath.Join(dir, "daily_orders.yaml")
+	for fixture, why := range map[string]string{
+		regexp.MustCompile(`,[^,\n]*\n`).ReplaceAllString(string(facts), "\n"):            "source facts: its fixture has no column event_id, which the table has",
+		strings.Replace(string(facts), "2026-01-02,web,10000", "2026-01-xx,web,10000", 1): "source facts: its fixture holds a value the table's column cannot",
+	} {
+		write(t, both, "facts.csv", fixture)
+		if code, out, _ := testWith(t, dir, "test", dailyJob); code != 1 || !strings.Contains(out, why) {
+			t.Errorf("want %q: exit %d\n%s", why, code, out)
+		}
+	}
+	write(t, both, "facts.csv", string(facts))
+	schema := filepath.Join(dir, "orders_fact.table.yaml")
+	spec, _ = os.ReadFile(schema)
+	if err := os.Remove(schema); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, _ := testWith(t, dir, "test", dailyJob); code != 1 || !strings.Contains(out, "source facts reads table retail.orders_fact: its fixture facts.csv is typed by that table's schema file") {
+		t.Errorf("a table source's CSV fixture with no schema file: exit %d\n%s", code, out)
+	}
+	// The table's assertions run on the rows the job made; one reading
+	// another table, and relationships, are named as not judged.
+	write(t, dir, "orders_fact.table.yaml", string(spec)+
+		"assertions: {small: \"SELECT order_id FROM rows WHERE amount_cents > 9500\", known: \"SELECT * FROM rows ANTI JOIN retail.customers USING (order_id)\"}\n")
+	code, out, _ = testWith(t, dir, "test", "--test", "first_load", orders)
+	if code != 1 || !strings.Contains(out, `  assertion small returned 1 row, and must return none: order_id="o100"`) ||
+		!strings.Contains(out, "  not judged on fixtures: assertion known (reads a table the test does not have)") {
+		t.Errorf("assertions in a test: exit %d\n%s", code, out)
+	}
+	write(t, dir, "orders_fact.table.yaml", string(spec))
+
+	// Expected rows that repeat a key, and a folder whose expected rows
+	// are misnamed, fail, saying so.
+	exp, _ := os.ReadFile(filepath.Join(first, "expected.csv"))
+	write(t, first, "expected.csv", string(exp)+"o100,2026-01-01,web,12000,1,2026-01-01T10:00:00Z,e1\n")
+	if code, out, _ := testWith(t, dir, "test", "--test", "first_load", orders); code != 1 || !strings.Contains(out, `  order_id="o100": the expected rows hold this key 2 times`) {
+		t.Errorf("expected rows repeating a key: exit %d\n%s", code, out)
+	}
+	if err := os.Rename(filepath.Join(first, "expected.csv"), filepath.Join(first, "expected.CSV")); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, _ := testWith(t, dir, "test", orders); code != 1 || !strings.Contains(out, "FAIL orders_fact/first_load: no expected.csv or expected.ndjson in "+first) {
+		t.Errorf("a misnamed expected file: exit %d\n%s", code, out)
 	}
 
 	if err := os.Remove(filepath.Join(dir, "daily_orders.table.yaml")); err != nil {

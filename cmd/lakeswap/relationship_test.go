@@ -191,7 +191,7 @@ func TestAssertions(t *testing.T) {
 	}
 	// lakeswap check runs it on the newest partition, or those named.
 	code, out, _ = cli(t, home, "check", "--table", "retail.daily_orders", "--volume-band", "off", "--verified=false")
-	if code != 0 || !strings.Contains(out, "ok   contract: partition order_date=2026-03-01 keeps the table's contract (grain; required columns; checks amount_cents non-negative, order_count non-negative; assertions web_only_small)") {
+	if code != 0 || !strings.Contains(out, "ok   contract: partition order_date=2026-03-01 keeps the table's contract (grain; required columns; checks amount_cents non-negative, order_count non-negative; assertions web_only_small); 1 warning: check written warn: check: assertion web_only_small returned 1 row") {
 		t.Errorf("check, a warn: assertion: exit %d\n%s", code, out)
 	}
 	set("assert.web_only_small=SELECT channel, amount_cents FROM rows WHERE channel = 'web' AND amount_cents > 10000")

@@ -131,16 +131,20 @@ func keepsContract(ctx context.Context, at *snapshot.At, values []string, req Ch
 	var bad []string
 	var total int64
 	var more []verify.Finding
+	var warned []string // of the checks written warn:
 	if req.TableChecks != nil {
 		var err error
-		if more, _, err = req.TableChecks(ctx, req.Table, at, judged); err != nil {
+		if more, warned, err = req.TableChecks(ctx, req.Table, at, judged); err != nil {
 			return line, err
 		}
 	}
 	for _, v := range judged {
-		fs, err := at.Validate(ctx, v)
+		fs, ws, err := at.Validate(ctx, v)
 		if err != nil {
 			return line, err
+		}
+		for _, w := range ws.List {
+			warned = append(warned, "check written warn: "+w.String())
 		}
 		key := c.Partition.Key(v)
 		var its []verify.Finding
@@ -174,6 +178,9 @@ func keepsContract(ctx context.Context, at *snapshot.At, values []string, req Ch
 	}
 	line.OK = true
 	line.Message = fmt.Sprintf("%s keep%s the table's contract (%s)", partitionsNamed(c, judged), map[bool]string{true: "s", false: ""}[len(judged) == 1], what)
+	if len(warned) > 0 {
+		line.Message += fmt.Sprintf("; %s: %s", words.Count(len(warned), "warning"), strings.Join(warned[:min(len(warned), 3)], "; "))
+	}
 	return line, nil
 }
 

@@ -172,18 +172,19 @@ func (at *At) Fingerprint(ctx context.Context, value string) (verify.Fingerprint
 
 // Validate reads partition value's rows at the snapshot and judges them
 // as a run's staged rows are judged: the grain, required columns and the
-// contract's column checks. It returns the findings.
-func (at *At) Validate(ctx context.Context, value string) (verify.Findings, error) {
+// contract's column checks. It returns the findings, and those of the
+// checks written warn:.
+func (at *At) Validate(ctx context.Context, value string) (verify.Findings, verify.Findings, error) {
 	acc := verify.NewAccumulator(at.Contract, value, nil)
 	for _, path := range DataPaths(at.Live[value]) {
 		if err := AddFile(ctx, at.FS, acc, path); err != nil {
-			return verify.Findings{}, err
+			return verify.Findings{}, verify.Findings{}, err
 		}
 	}
 	if err := EachShare(ctx, at.FS, at.Contract, value, MayHoldAny(at.Contract, at.Earlier, value), acc.Add); err != nil {
-		return verify.Findings{}, err
+		return verify.Findings{}, verify.Findings{}, err
 	}
-	return acc.Findings(true), nil
+	return acc.Findings(true), acc.Warnings(), nil
 }
 
 // LoadFiles reloads the table from the catalog and lists every live file
