@@ -15,6 +15,7 @@ import (
 
 	"github.com/lakeswap/lakeswap/contract"
 	"github.com/lakeswap/lakeswap/internal/words"
+	"github.com/lakeswap/lakeswap/parquetio"
 	"github.com/lakeswap/lakeswap/source"
 	"github.com/lakeswap/lakeswap/verify"
 )
@@ -156,19 +157,6 @@ func Assert(ctx context.Context, eng *source.SQLEngine, a contract.Assertion) (*
 	return finding("returned %s, and must return none: %s", words.Count(n, "row"), strings.Join(shown, "; ")), nil
 }
 
-// ctxReader stops a copy once its context is done.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
-}
-
 // localFile is a staged file as the engine reads it: its own path when it
 // is local, else a copy in dir.
 func localFile(ctx context.Context, fsys icebergio.IO, path, dir string) (string, error) {
@@ -188,7 +176,7 @@ func localFile(ctx context.Context, fsys icebergio.IO, path, dir string) (string
 		return "", err
 	}
 	local := out.Name()
-	_, err = io.Copy(out, ctxReader{ctx, in})
+	_, _, err = parquetio.Checksum(ctx, io.TeeReader(in, out)) // a copy that stops with ctx
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}

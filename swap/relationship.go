@@ -126,7 +126,7 @@ func relationships(ctx context.Context, fsys icebergio.IO, plan *run, have value
 				return v, fmt.Errorf("check %s of column %s: %w", r.Check, col, err)
 			}
 			for _, pp := range plan.Partitions {
-				n, keys, err := unreferenced(ctx, fsys, c, i, pp.NewFiles, refs)
+				n, keys, err := stagedRows(ctx, fsys, c, []int{i}, pp.NewFiles, func(k string) bool { return !refs[k] })
 				if err != nil {
 					return v, err
 				}
@@ -149,63 +149,6 @@ func (v *Verdict) add(r contract.Rule, f verify.Finding) {
 		return
 	}
 	v.Findings = append(v.Findings, f)
-}
-
-// unreferenced counts the rows of the staged files whose column i holds a
-// value refs does not, naming the first few by their grain (by the value
-// alone in a table without one).
-func unreferenced(ctx context.Context, fsys icebergio.IO, c *contract.Contract, i int, files []parquetio.File, refs map[string]bool) (int64, []string, error) {
-	cols := []parquetio.Column{{ID: c.Fields[i].ID, Name: c.Fields[i].Name}}
-	for _, g := range c.Grain {
-		if g != i {
-			cols = append(cols, parquetio.Column{ID: c.Fields[g].ID, Name: c.Fields[g].Name})
-		}
-	}
-	var n int64
-	var keys []string
-	for _, f := range files {
-		rr, err := readColumns(ctx, fsys, f.Path, cols)
-		if err != nil {
-			return 0, nil, fmt.Errorf("read staged file %s: %w", f.Path, err)
-		}
-		for rr.Next() {
-			rec := rr.RecordBatch()
-			at := make([]int, len(cols))
-			for k, col := range cols {
-				at[k] = parquetio.FieldIndex(rec.Schema(), col)
-			}
-			vals := rec.Column(at[0])
-			for row := range int(rec.NumRows()) {
-				if vals.IsNull(row) || refs[vals.ValueStr(row)] {
-					continue
-				}
-				n++
-				if len(keys) < relationshipExamples {
-					keys = append(keys, rowKey(rec, cols, at, row))
-				}
-			}
-		}
-		err = rr.Err()
-		rr.Release()
-		if err != nil {
-			return 0, nil, fmt.Errorf("read staged file %s: %w", f.Path, err)
-		}
-	}
-	return n, keys, nil
-}
-
-// rowKey names a row by its grain, then the value judged: order_id="o9"
-// (customer_id="c404").
-func rowKey(rec arrow.RecordBatch, cols []parquetio.Column, at []int, row int) string {
-	value := cols[0].Name + "=" + verify.FormatValue(rec.Column(at[0]), row)
-	if len(cols) == 1 {
-		return value
-	}
-	parts := make([]string, 0, len(cols)-1)
-	for k := 1; k < len(cols); k++ {
-		parts = append(parts, cols[k].Name+"="+verify.FormatValue(rec.Column(at[k]), row))
-	}
-	return strings.Join(parts, ", ") + " (" + value + ")"
 }
 
 // referenced reads the values of a table's column: as main holds it, or,
@@ -360,7 +303,14 @@ func uniqueAcross(ctx context.Context, j *judging) (Verdict, error) {
 				if pp.same() {
 					continue // its rows are the ones main holds
 				}
-				n, keys, err := repeated(ctx, j.fsys, c, set, pp.NewFiles, have)
+				// A key the table keeps elsewhere, or one staged before.
+				n, keys, err := stagedRows(ctx, j.fsys, c, set, pp.NewFiles, func(k string) bool {
+					if have[k] {
+						return true
+					}
+					have[k] = true
+					return false
+				})
 				if err != nil {
 					return v, err
 				}
@@ -375,10 +325,10 @@ func uniqueAcross(ctx context.Context, j *judging) (Verdict, error) {
 	return v, nil
 }
 
-// repeated counts the rows of the staged files whose values of set are
-// in have, or in a row read before them, adding each to have; it names
-// the first few by their grain.
-func repeated(ctx context.Context, fsys icebergio.IO, c *contract.Contract, set []int, files []parquetio.File, have map[string]bool) (int64, []string, error) {
+// stagedRows counts the rows of the staged files whose values of set
+// (their key, as rowKeyOf makes it; a row with a null among them aside)
+// bad says are wrong, naming the first few by their grain.
+func stagedRows(ctx context.Context, fsys icebergio.IO, c *contract.Contract, set []int, files []parquetio.File, bad func(key string) bool) (int64, []string, error) {
 	var cols []parquetio.Column
 	for _, f := range set {
 		cols = append(cols, parquetio.Column{ID: c.Fields[f].ID, Name: c.Fields[f].Name})
@@ -406,12 +356,7 @@ func repeated(ctx context.Context, fsys icebergio.IO, c *contract.Contract, set 
 				vals[k] = rec.Column(at[k])
 			}
 			for row := range int(rec.NumRows()) {
-				k, ok := rowKeyOf(vals, row)
-				if !ok {
-					continue
-				}
-				if !have[k] {
-					have[k] = true
+				if k, ok := rowKeyOf(vals, row); !ok || !bad(k) {
 					continue
 				}
 				n++
