@@ -34,13 +34,13 @@ type engine struct {
 	conn bindings.Connection
 }
 
-func newEngine(tmp string, memory int64) (*engine, error) {
+func newEngine(tmp string, memory int64, settings ...[2]string) (*engine, error) {
 	var cfg bindings.Config
 	if bindings.CreateConfig(&cfg) == bindings.StateError {
 		return nil, errors.New("start the CSV reader: cannot make its configuration")
 	}
 	defer bindings.DestroyConfig(&cfg)
-	for _, kv := range append(engineShare(tmp, memory), [][2]string{
+	for _, kv := range append(append(engineShare(tmp, memory), [][2]string{
 		{"preserve_insertion_order", "true"}, // record numbers follow the file
 		// Memory a query freed goes back to the system when it ends, not
 		// only past 512 MiB at once: lakeswap's own work comes next.
@@ -52,7 +52,7 @@ func newEngine(tmp string, memory int64) (*engine, error) {
 		// built in.
 		{"autoinstall_known_extensions", "false"},
 		{"autoload_known_extensions", "false"},
-	}...) {
+	}...), settings...) {
 		if bindings.SetConfig(cfg, kv[0], kv[1]) == bindings.StateError {
 			return nil, fmt.Errorf("start the CSV reader: cannot set %s to %s", kv[0], kv[1])
 		}
@@ -100,7 +100,17 @@ func readerEngine(tmp string, memory int64) (*engine, error) {
 	if e := idleEngine(tmp, memory); e != nil {
 		return e, nil
 	}
-	return newEngine(tmp, memory)
+	return newEngine(tmp, memory, readerFlush(memory))
+}
+
+// readerFlush lets a read's engine keep what it freed up to an eighth of
+// its share (16 to 128 MiB) before giving it back to the system. Handing
+// back every 16 MiB (what a job's engine does) made streaming 30M CSV
+// rows out of the engine take 7.0 s and 16 s of system time; 3.6 to 4.0 s
+// and 7 to 10 s with 64 to 512 MiB. A large read's engine is closed when
+// the read ends, so what it keeps is not held past it.
+func readerFlush(memory int64) [2]string {
+	return [2]string{"allocator_bulk_deallocation_flush_threshold", fmt.Sprintf("%dMiB", min(max(memory/8, 16<<20), 128<<20)>>20)}
 }
 
 // idleEngine takes an idle engine and gives it this read's share, or
@@ -117,7 +127,7 @@ func idleEngine(tmp string, memory int64) *engine {
 		e := idle.engines[n-1]
 		idle.engines = idle.engines[:n-1]
 		idle.Unlock()
-		if e.set(engineShare(tmp, memory)) == nil {
+		if e.set(append(engineShare(tmp, memory), readerFlush(memory))) == nil {
 			return e
 		}
 		e.close()
