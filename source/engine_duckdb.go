@@ -242,6 +242,9 @@ type chunkReader struct {
 	chunk  bindings.DataChunk
 	err    error
 	done   bool
+	// raw hands over chunks as the engine holds them (Chunk), with no
+	// Arrow batch made of them.
+	raw bool
 }
 
 func (r *chunkReader) Next() bool {
@@ -272,6 +275,10 @@ func (r *chunkReader) fetch() bool {
 			r.err = r.interrupted(engineError{errors.New(msg)})
 		}
 		return false
+	}
+	if r.raw {
+		r.chunk = chunk
+		return true
 	}
 	rec, err := arrowBatch(r.opts, r.schema, chunk)
 	if err != nil {
@@ -404,6 +411,14 @@ func (e *engine) scan(ctx context.Context, path, abs string, schema *arrow.Schem
 // them to fn as batches of inputBatchRows.
 func castFields(ctx context.Context, rr *chunkReader, path string, schema *arrow.Schema, at []int, shape *csvShape, fn func(Batch) error) error {
 	records := &shape.lines
+	// The fields are read from the engine's chunks as it holds them: an
+	// Arrow batch of them would be one more copy of every field.
+	for i, f := range schema.Fields() {
+		if t := rr.schema.Field(at[i]).Type; t.ID() != arrow.STRING {
+			return engineError{fmt.Errorf("column %s came as %s, not text", f.Name, t)}
+		}
+	}
+	rr.raw = true
 	rb := array.NewRecordBuilder(memory.DefaultAllocator, schema)
 	defer rb.Release()
 	// A batch is whole chunks of the engine's up to inputBatchRows and one
@@ -443,13 +458,9 @@ func castFields(ctx context.Context, rr *chunkReader, path string, schema *arrow
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		rec := rr.RecordBatch()
-		n := int(rec.NumRows())
+		n := int(bindings.DataChunkGetSize(rr.chunk))
 		for i, f := range schema.Fields() {
-			col, ok := rec.Column(at[i]).(*array.String)
-			if !ok {
-				return engineError{fmt.Errorf("column %s came as %s, not text", f.Name, rec.Column(at[i]).DataType())}
-			}
+			col := chunkTexts(rr.chunk, at[i], n)
 			if r, err := appendTexts(rb.Field(i), f, col); err != nil {
 				return &InputError{File: path, Line: record + int64(r) + 1, Column: f.Name, Err: err}
 			}
@@ -473,7 +484,7 @@ func castFields(ctx context.Context, rr *chunkReader, path string, schema *arrow
 // appendTexts casts a column of CSV fields as lakeswap's CSV reader does,
 // where an empty field, quoted or not, is the empty text (a null outside
 // string columns). It returns the row of a value it refuses.
-func appendTexts(b array.Builder, f arrow.Field, col *array.String) (int, error) {
+func appendTexts(b array.Builder, f arrow.Field, col texts) (int, error) {
 	n := col.Len()
 	switch sb := b.(type) {
 	case *array.StringBuilder:

@@ -58,41 +58,42 @@ func engineAgrees(t testing.TB, e *engine, path string, schema *arrow.Schema) {
 // oddCSV are files where the engine's CSV reader, left to itself, bends
 // (keeps, trims, drops or refuses) where lakeswap's reader does otherwise.
 var oddCSV = []string{
-	"H\n2026-01-01,1,, \"a\" ,,,,,\n",                                // spaces around a quoted value
-	"H\n2026-01-01,1,,\"a\" ,,,,,\n",                                 // a space after the closing quote
-	"H\n2026-01-01,1, \"7\" ,a,,,,,\n",                               // a quoted integer with spaces
-	"H\n2026-01-01,1,, \"x\ny\",,,,,\n2026-01-05,2,,b,,,,,\n",        // a spaced quote that hides a line break
-	"H\n2026-01-01,1,,a,,,,,,\n",                                     // an empty extra field
-	"H\n2026-01-01,1,,a,,,,,,,\n",                                    // two
-	"\n\nH\n2026-01-01,1,,a,,,,,\n",                                  // blank lines before the header
-	"\xef\xbb\xbf\nH\n2026-01-01,1,,a,,,,,\n",                        // a BOM, then a blank line
-	"H\n2026-01-01,1,,a\rb,,,,,\n",                                   // a lone CR in a value
-	"H\n2026-01-01,1,,a,,,,,\n\r\n2026-01-05,2,,b,,,,,\n",            // a CRLF blank line in an LF file
-	"H\n2026-01-01,1,,a,,,,,\r2026-01-01,2,,b,,,,,\n",                // a CR between records
-	"H\n2026-01-01,1,,a\"b,,,,,\n",                                   // a quote inside an unquoted value
-	"H\r\n2026-01-01,1,,\"two\r\nlines\",,,,,\r\n",                   // CRLF inside a quoted value
-	"H\n2026-01-01,1,,\"two\nlines\",,,,,\n\n2026-01-02,2,,b,,,,,\n", // plain: a quoted LF and a blank line
-	"H\r\n2026-01-01,1,,a,,,,,\r\n2026-01-02,2,,b,,,,,\r\n",          // plain CRLF
-	"H\n2026-01-01,1,,a,,,,,\n2026-01-02,2,,b,,,,,",                  // no final line end
-	"H\n2026-01-01,1,,\"a\"\"b\",,,,,\n",                             // a doubled quote
-	"H\n2026-01-01,1,,,,,,,\n",                                       // every optional field empty
-	"H\n2026-01-01,1,,\"\",,,,,\n",                                   // a quoted empty string
-	"H\n2026-01-01,1,,a,,,,,\n2026-13-01,2,,b,,,,,\n",                // a bad date on line 3
-	"H\n2026-01-01,1,,\"x\ny\",,,,,\n2026-01-01,2,x,b,,,,,\n",        // a bad integer after a quoted line break
-	"H\n2026-01-01,1,,a,,,1.005,,\n",                                 // a decimal that would round
-	"H\n2026-01-01,1,,a,,,,2026-01-01T00:00:00.0000001,\n",           // a timestamp finer than microseconds
-	"H\n2026-01-01,1,,a,,,,2026-01-01T00:00:00+02:00,\n",             // an offset in a zone-less timestamp
-	"H\n2026-01-01,1,,\xff,,,,,\n",                                   // invalid UTF-8
-	"H\n2026-01-01,1,,\"unterminated,,,,,\n",                         // a quote that never closes
-	"H\n2026-01-01,1,,a,,,,,\n2026-01-01,2\n",                        // too few fields
-	"H\n2026-01-01,1,,a\x00b,,,,,\n",                                 // a NUL byte
-	"H\n2026-01-01,1,2147483648,a,,,,,\n",                            // an int out of range
-	"H\n2026-01-01, 1,,a,,,,,\n",                                     // a space before an integer
-	"H\n2026-01-01,1,,a,true,1e-400,,,\n",                            // a float that would be zero
-	"H\n2026-01-01,1,,a,TRUE,0x10,,,\n",                              // a hexadecimal float
-	"day,id,n,name,ok,x,price,at,at_tz\n",                            // only a header
-	"id,day,n,name,ok,x,price,at,at_tz\n1,2026-01-01,,a,,,,,\n",      // columns in another order
-	"day,id,n,name,ok,x,price,at\n2026-01-01,1,,a,,,,\n",             // a column missing
+	"H\n2026-01-01,1,, \"a\" ,,,,,\n",                                        // spaces around a quoted value
+	"H\n2026-01-01,1,,\"a\" ,,,,,\n",                                         // a space after the closing quote
+	"H\n2026-01-01,1, \"7\" ,a,,,,,\n",                                       // a quoted integer with spaces
+	"H\n2026-01-01,1,, \"x\ny\",,,,,\n2026-01-05,2,,b,,,,,\n",                // a spaced quote that hides a line break
+	"H\n2026-01-01,1,,a,,,,,,\n",                                             // an empty extra field
+	"H\n2026-01-01,1,,a,,,,,,,\n",                                            // two
+	"\n\nH\n2026-01-01,1,,a,,,,,\n",                                          // blank lines before the header
+	"\xef\xbb\xbf\nH\n2026-01-01,1,,a,,,,,\n",                                // a BOM, then a blank line
+	"H\n2026-01-01,1,,a\rb,,,,,\n",                                           // a lone CR in a value
+	"H\n2026-01-01,1,,a,,,,,\n\r\n2026-01-05,2,,b,,,,,\n",                    // a CRLF blank line in an LF file
+	"H\n2026-01-01,1,,a,,,,,\r2026-01-01,2,,b,,,,,\n",                        // a CR between records
+	"H\n2026-01-01,1,,a\"b,,,,,\n",                                           // a quote inside an unquoted value
+	"H\r\n2026-01-01,1,,\"two\r\nlines\",,,,,\r\n",                           // CRLF inside a quoted value
+	"H\n2026-01-01,1,,\"two\nlines\",,,,,\n\n2026-01-02,2,,b,,,,,\n",         // plain: a quoted LF and a blank line
+	"H\r\n2026-01-01,1,,a,,,,,\r\n2026-01-02,2,,b,,,,,\r\n",                  // plain CRLF
+	"H\n2026-01-01,1,,a,,,,,\n2026-01-02,2,,b,,,,,",                          // no final line end
+	"H\n2026-01-01,1,,\"a\"\"b\",,,,,\n",                                     // a doubled quote
+	"H\n2026-01-01,1,,,,,,,\n",                                               // every optional field empty
+	"H\n2026-01-01,1,,\"\",,,,,\n",                                           // a quoted empty string
+	"H\n2026-01-01,1,,twelve bytes,,,,,\n2026-01-01,2,,thirteen byte,,,,,\n", // a value held inline by the engine, and one not
+	"H\n2026-01-01,1,,a,,,,,\n2026-13-01,2,,b,,,,,\n",                        // a bad date on line 3
+	"H\n2026-01-01,1,,\"x\ny\",,,,,\n2026-01-01,2,x,b,,,,,\n",                // a bad integer after a quoted line break
+	"H\n2026-01-01,1,,a,,,1.005,,\n",                                         // a decimal that would round
+	"H\n2026-01-01,1,,a,,,,2026-01-01T00:00:00.0000001,\n",                   // a timestamp finer than microseconds
+	"H\n2026-01-01,1,,a,,,,2026-01-01T00:00:00+02:00,\n",                     // an offset in a zone-less timestamp
+	"H\n2026-01-01,1,,\xff,,,,,\n",                                           // invalid UTF-8
+	"H\n2026-01-01,1,,\"unterminated,,,,,\n",                                 // a quote that never closes
+	"H\n2026-01-01,1,,a,,,,,\n2026-01-01,2\n",                                // too few fields
+	"H\n2026-01-01,1,,a\x00b,,,,,\n",                                         // a NUL byte
+	"H\n2026-01-01,1,2147483648,a,,,,,\n",                                    // an int out of range
+	"H\n2026-01-01, 1,,a,,,,,\n",                                             // a space before an integer
+	"H\n2026-01-01,1,,a,true,1e-400,,,\n",                                    // a float that would be zero
+	"H\n2026-01-01,1,,a,TRUE,0x10,,,\n",                                      // a hexadecimal float
+	"day,id,n,name,ok,x,price,at,at_tz\n",                                    // only a header
+	"id,day,n,name,ok,x,price,at,at_tz\n1,2026-01-01,,a,,,,,\n",              // columns in another order
+	"day,id,n,name,ok,x,price,at\n2026-01-01,1,,a,,,,\n",                     // a column missing
 }
 
 func TestEngineAgreesWithOwnReader(t *testing.T) {
