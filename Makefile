@@ -66,10 +66,11 @@ bench:
 
 # A generated CSV of BENCH_ROWS rows (default 30M, about 0.9 GB) over 30 days in
 # random order, and the same rows as NDJSON and Parquet (BENCH_FORMATS, default
-# csv,ndjson,parquet): each published by lakeswap and turned into partitioned
-# Parquet by DuckDB's COPY, each timed with its peak memory, then DuckDB's files
-# adopted; BENCH_GB=10 for 10 GB, BENCH_MEMORY_LIMIT (in MiB, as 1024MiB) for
-# --memory-limit, with whether each peak stayed within it plus 128 MiB. Then the
+# csv,ndjson,parquet): each published by lakeswap with default settings and again
+# under BENCH_MEMORY_LIMIT (in MiB, default 1024MiB), saying which won and whether
+# the limited peak stayed within the limit plus 128 MiB, and turned into
+# partitioned Parquet by DuckDB's COPY, each timed with its peak memory; then
+# DuckDB's files adopted under the limit; BENCH_GB=10 for 10 GB. Then the
 # shipped orders_fact job over BENCH_JOB_EVENTS raw events (default 10M; 0 skips
 # it) under BENCH_MEMORY_LIMIT (default 1024MiB), with whether its peak stayed
 # within the limit.
