@@ -36,14 +36,22 @@ type site struct {
 	rest  *testenv.REST // the REST catalog of rest+minio
 }
 
-// serverEnv sets, for t and the parallel tests under it, what the
-// in-process CLI reads of the MinIO server from the AWS chain: a test run
-// in parallel cannot set it itself.
-func serverEnv(t *testing.T) {
-	for _, kv := range testenv.MinIO(t).Env() {
+// serverEnv puts in this process's environment what the in-process CLI
+// reads of the package's MinIO server from the AWS chain, and returns the
+// server. Every test of the package that uses a server uses this one, with
+// the same credentials, so they stay set (t.Setenv would keep the tests
+// that need them from running in parallel). A test that clears them sets
+// its own with t.Setenv, and runs alone.
+func serverEnv(t testing.TB) *testenv.S3 {
+	t.Helper()
+	srv := testenv.MinIO(t)
+	for _, kv := range srv.Env() {
 		k, v, _ := strings.Cut(kv, "=")
-		t.Setenv(k, v)
+		if os.Getenv(k) != v {
+			os.Setenv(k, v)
+		}
 	}
+	return srv
 }
 
 // forEachSite runs a CLI test on every conformance environment.
@@ -61,14 +69,8 @@ func newSite(t *testing.T, name string) *site {
 		s.args = []string{"--home", s.home, "--config", os.DevNull}
 		return s
 	}
-	s.srv = testenv.MinIO(t)
+	s.srv = serverEnv(t)
 	s.bkt = s.srv.NewBucket(t)
-	for _, kv := range s.srv.Env() {
-		k, v, _ := strings.Cut(kv, "=")
-		if os.Getenv(k) != v { // set already by a parent of parallel tests (serverEnv)
-			t.Setenv(k, v) // the in-process CLI reads credentials from the AWS chain
-		}
-	}
 	s.env = append(os.Environ(), s.srv.Env()...)
 	s.props = map[string]string{
 		"type": "sql", "sql.driver": "sqlite", "sql.dialect": "sqlite",
