@@ -394,6 +394,7 @@ func adoptPartition(ctx context.Context, fsys icebergio.IO, c *contract.Contract
 		return fmt.Sprintf("%s:%d", files[i].path, row-start)
 	}
 	acc := verify.NewAccumulator(c, pp.Value, locate)
+	keepKeys(acc, c)
 	pp.NewFiles = nil
 	for _, a := range files {
 		// The hash is taken as the rows are read (of the very bytes, for
@@ -412,6 +413,7 @@ func adoptPartition(ctx context.Context, fsys icebergio.IO, c *contract.Contract
 		return err
 	}
 	pp.Fingerprint = acc.Result()
+	pp.grainHashes = acc.GrainHashes()
 	pp.Adopted = true
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"hash/maphash"
+	"slices"
 	"sort"
 	"strings"
 
@@ -52,13 +53,17 @@ func moved(ctx context.Context, fsys icebergio.IO, c *contract.Contract, plan *r
 		}
 		return nil, skipped, nil // no record can live anywhere else
 	}
+	if len(others) == 0 {
+		out, err := stagedTwice(ctx, fsys, c, plan)
+		return out, "", err
+	}
 	sort.Strings(others)
-	seed := maphash.MakeSeed()
+	seed := verify.GrainSeed()
 	staged, out, err := stagedKeys(ctx, fsys, c, plan, seed)
 	if err != nil {
 		return nil, "", err
 	}
-	if len(staged) == 0 || len(others) == 0 {
+	if len(staged) == 0 {
 		return out, "", nil
 	}
 	for _, v := range others {
@@ -95,6 +100,9 @@ func moved(ctx context.Context, fsys icebergio.IO, c *contract.Contract, plan *r
 // staged in two of the plan's partitions, which the table would hold
 // twice.
 func stagedKeys(ctx context.Context, fsys icebergio.IO, c *contract.Contract, plan *run, seed maphash.Seed) (map[uint64]int, []verify.Finding, error) {
+	if staged, ok := keptKeys(plan, seed); ok {
+		return staged, nil, nil
+	}
 	staged := map[uint64]int{} // key hash -> staged partition index
 	twice := map[int]map[int][]string{}
 	for i, pp := range plan.Partitions {
@@ -214,4 +222,76 @@ func exchanges(ctx context.Context, fsys icebergio.IO, c *contract.Contract, pla
 		}
 	}
 	return out, nil
+}
+
+// keepKeys makes a partition's accumulator keep its grain hashes where the
+// run checks keys across partitions: where the grain leaves out the
+// partition column.
+func keepKeys(acc *verify.Accumulator, c *contract.Contract) {
+	if len(c.Grain) > 0 && !c.Partition.InGrain(c.Grain) {
+		acc.KeepGrainHashes()
+	}
+}
+
+// stagedTwice names the keys a plan stages in two of its partitions: none
+// when the kept grain hashes, sorted, hold no key twice (no file read),
+// else as stagedKeys finds them in the staged files.
+func stagedTwice(ctx context.Context, fsys icebergio.IO, c *contract.Contract, plan *run) ([]verify.Finding, error) {
+	if keptDistinct(plan) {
+		return nil, nil
+	}
+	_, out, err := stagedKeys(ctx, fsys, c, plan, verify.GrainSeed())
+	return out, err
+}
+
+// keptDistinct reports whether every partition that stages files kept its
+// grain hashes and no hash is kept twice. Sorting them takes a tenth of the
+// memory, and half the time, of a map of them (8.8M keys of the
+// orders_fact job: 1.6 s of CPU against 2.6 s, on a loaded machine).
+func keptDistinct(plan *run) bool {
+	n := 0
+	for _, pp := range plan.Partitions {
+		if len(pp.NewFiles) > 0 && pp.grainHashes == nil {
+			return false
+		}
+		n += len(pp.grainHashes)
+	}
+	all := make([]uint64, 0, n)
+	for _, pp := range plan.Partitions {
+		all = append(all, pp.grainHashes...)
+	}
+	slices.Sort(all)
+	for i := 1; i < len(all); i++ {
+		if all[i] == all[i-1] {
+			return false // a key twice, or two keys of one hash: the files tell
+		}
+	}
+	return true
+}
+
+// keptKeys is stagedKeys from the grain hashes kept as the partitions were
+// staged, with no file read: it answers when every partition that stages
+// files kept them, by verify.GrainSeed, and no key is staged in two
+// partitions (whose keys are named from the files).
+func keptKeys(plan *run, seed maphash.Seed) (map[uint64]int, bool) {
+	if seed != verify.GrainSeed() {
+		return nil, false
+	}
+	n := 0
+	for _, pp := range plan.Partitions {
+		if len(pp.NewFiles) > 0 && pp.grainHashes == nil {
+			return nil, false
+		}
+		n += len(pp.grainHashes)
+	}
+	staged := make(map[uint64]int, n)
+	for i, pp := range plan.Partitions {
+		for _, h := range pp.grainHashes {
+			if j, seen := staged[h]; seen && j != i {
+				return nil, false
+			}
+			staged[h] = i
+		}
+	}
+	return staged, true
 }

@@ -246,6 +246,11 @@ type PartitionPlan struct {
 	attempt  string          // the attempt that staged it, in a plan merged from shards
 	created  []string        // every file this attempt created for the partition
 	touched  bool            // whether this attempt opened a file for the partition
+	// grainHashes are the grain keys of the rows staged in this process,
+	// by verify.GrainSeed, where the grain leaves out the partition
+	// column: the keys checked across partitions (stagedKeys). Nil for a
+	// partition staged elsewhere, whose files are read for them.
+	grainHashes []uint64
 }
 
 // same reports whether the staged rows are what the partition held at the

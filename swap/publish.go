@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"log/slog"
 	"slices"
 	"strings"
@@ -256,7 +255,7 @@ func judgeShards(ctx context.Context, tbl *table.Table, whole *run) (*Result, er
 		return &Result{Plan: whole.Plan, Status: StatusNotCommitted}, err
 	}
 	if len(c.Grain) > 0 && !c.Partition.InGrain(c.Grain) {
-		_, found, err := stagedKeys(ctx, fsys, c, whole, maphash.MakeSeed())
+		found, err := stagedTwice(ctx, fsys, c, whole)
 		if err != nil {
 			return &Result{Plan: whole.Plan, Status: StatusNotCommitted}, err
 		}

@@ -618,6 +618,7 @@ func inputRows(rr array.RecordReader, fn func(arrow.RecordBatch) error) error {
 // is reported.
 func stagePartition(ctx context.Context, wfs icebergio.WriteFileIO, c *contract.Contract, pp *PartitionPlan, req Request, locate func(string, int64) string, rows func(func(arrow.RecordBatch) error) error) error {
 	acc := verify.NewAccumulator(c, pp.Value, func(row int64) string { return locate(pp.Value, row) })
+	keepKeys(acc, c)
 	w := parquetio.NewWriter(wfs, pp.Prefix, c.Arrow, req.Writer)
 	defer func() { pp.NewFiles, pp.created, pp.touched = w.Written(), w.Created(), w.Opened() }()
 	// After the first finding the rows go on, for the findings' keys, to
@@ -658,6 +659,7 @@ func stagePartition(ctx context.Context, wfs icebergio.WriteFileIO, c *contract.
 	}
 	pp.findings, pp.warnings = acc.Findings(req.AllowEmpty), acc.Warnings()
 	pp.Fingerprint = acc.Result()
+	pp.grainHashes = acc.GrainHashes()
 	files := w.Written()
 	if rest != nil {
 		if _, err := rest.w.Close(); err != nil {

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"math/big"
 	"math/bits"
 	"slices"
@@ -88,7 +89,11 @@ type Accumulator struct {
 	nullGrain []int64
 	dups      int64
 	grains    grainSet // the grain of every row with no null in it
-	finished  bool
+	// kept are the GrainSeed hashes of those grains, when keep is set
+	// (KeepGrainHashes).
+	kept     []uint64
+	keep     bool
+	finished bool
 	// emptyReported keeps Findings from reporting an empty partition twice.
 	emptyReported bool
 	findings      Findings
@@ -330,6 +335,18 @@ func (a *Accumulator) addGrains(cols []arrow.Array, n int, base int64) error {
 				a.grains.addInt(v(r), base+int64(r)+1)
 			}
 		}
+		if !a.keep {
+			return nil
+		}
+		// Kept as a KeyHasher hashes them: of their canonical encoding.
+		if err := a.grainBuf.fill(a.types, cols, a.c.Grain, n); err != nil {
+			return a.named(err)
+		}
+		for r := range n {
+			if !hasNull(r) {
+				a.kept = append(a.kept, maphash.Bytes(grainSeeds[0], a.grainBuf.row(r)))
+			}
+		}
 		return nil
 	}
 	if err := a.grainBuf.fill(a.types, cols, a.c.Grain, n); err != nil {
@@ -337,11 +354,23 @@ func (a *Accumulator) addGrains(cols []arrow.Array, n int, base int64) error {
 	}
 	for r := range n {
 		if !hasNull(r) {
-			a.grains.add(a.grainBuf.row(r), base+int64(r)+1)
+			h := a.grains.add(a.grainBuf.row(r), base+int64(r)+1)
+			if a.keep {
+				a.kept = append(a.kept, h)
+			}
 		}
 	}
 	return nil
 }
+
+// KeepGrainHashes makes the accumulator keep the hash of every grain it
+// adds (GrainSeed's, as a KeyHasher's): a run checks its keys across
+// partitions with them, rather than reading its staged files again. It
+// costs 8 bytes a row.
+func (a *Accumulator) KeepGrainHashes() { a.keep = true }
+
+// GrainHashes are the kept hashes, of every row with no null in its grain.
+func (a *Accumulator) GrainHashes() []uint64 { return a.kept }
 
 // finish finds the duplicate grains, once, and puts the findings in row
 // order.

@@ -576,3 +576,67 @@ func checkFindings(t *testing.T, checks map[string][]contract.Check, rows []gold
 	slices.Sort(got)
 	return got, acc
 }
+
+// TestKeptGrainHashesAreKeyHashes: the grain hashes an accumulator keeps
+// are the hashes a KeyHasher takes of the same rows with GrainSeed, for a
+// grain of one integer (checked without hashing) and of text, so that keys
+// kept while staging compare with keys read from files.
+func TestKeptGrainHashesAreKeyHashes(t *testing.T) {
+	for _, grain := range []string{"order_id", "channel"} {
+		c := keptContract(t, grain)
+		rec := keptRows(t, c)
+		defer rec.Release()
+		acc := verify.NewAccumulator(c, "2026-01-01", nil)
+		acc.KeepGrainHashes()
+		if err := acc.Add(rec); err != nil {
+			t.Fatal(err)
+		}
+		h := verify.NewKeyHasher(c, verify.GrainSeed())
+		want, err := h.Hashes(nil, rec.Columns(), int(rec.NumRows()))
+		h.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := acc.GrainHashes()
+		if len(got) != 3 || !slices.Equal(got, want) {
+			t.Errorf("grain %s: kept %v, a KeyHasher takes %v", grain, got, want)
+		}
+		plain := verify.NewAccumulator(c, "2026-01-01", nil)
+		if err := plain.Add(rec); err != nil {
+			t.Fatal(err)
+		}
+		if len(plain.GrainHashes()) != 0 {
+			t.Errorf("an accumulator not asked to keep hashes kept %d", len(plain.GrainHashes()))
+		}
+	}
+}
+
+// keptContract is a table of orders by day whose grain is one column.
+func keptContract(t *testing.T, grain string) *contract.Contract {
+	t.Helper()
+	schema := iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "order_date", Type: iceberg.PrimitiveTypes.Date, Required: true},
+		iceberg.NestedField{ID: 2, Name: "order_id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+		iceberg.NestedField{ID: 3, Name: "channel", Type: iceberg.PrimitiveTypes.String, Required: true})
+	part, err := contract.NewPartitioner(1, "order_date", iceberg.PrimitiveTypes.Date, "identity")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := contract.NewContract(schema, []string{grain}, nil, nil, part)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func keptRows(t *testing.T, c *contract.Contract) arrow.RecordBatch {
+	t.Helper()
+	rec, _, err := array.RecordFromJSON(memory.DefaultAllocator, c.Arrow, strings.NewReader(`[
+		{"order_date": "2026-01-01", "order_id": 7, "channel": "web"},
+		{"order_date": "2026-01-01", "order_id": -3, "channel": "a channel longer than twelve"},
+		{"order_date": "2026-01-01", "order_id": 1000000007, "channel": "store"}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}

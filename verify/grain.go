@@ -39,10 +39,18 @@ var grainSeeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
 // copy it over and over.
 const grainChunk = 64 << 10
 
-// add records the canonical encoding of a row's grain.
-func (g *grainSet) add(grain []byte, row int64) {
-	g.push(grainKey{maphash.Bytes(grainSeeds[0], grain), maphash.Bytes(grainSeeds[1], grain), row})
+// add records the canonical encoding of a row's grain, and returns its
+// first hash (GrainSeed's).
+func (g *grainSet) add(grain []byte, row int64) uint64 {
+	h := maphash.Bytes(grainSeeds[0], grain)
+	g.push(grainKey{h, maphash.Bytes(grainSeeds[1], grain), row})
+	return h
 }
+
+// GrainSeed is the seed with which a KeyHasher hashes a grain as an
+// Accumulator that keeps grain hashes does (KeepGrainHashes): the keys of
+// files staged in this process can be compared with the keys of files read.
+func GrainSeed() maphash.Seed { return grainSeeds[0] }
 
 // addInt records a grain that is one integer: the value itself is the
 // second key, so equal keys are equal grains with no hashing; the first is
