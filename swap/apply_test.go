@@ -91,7 +91,6 @@ func apply(t *testing.T, home string, plan *swap.Plan) (int, string) {
 // again it commits nothing and keeps the run's files; a plan whose base
 // moved is refused as a conflict and touches no file.
 func TestApplyInAnotherProcess(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short: runs in the full tier (make test)")
 	}
@@ -185,7 +184,6 @@ func TestApplyInAnotherProcess(t *testing.T) {
 // TestApplyRefusesForeignFiles: a plan edited to name files outside its own
 // prefix, which a failed apply would remove, is refused before anything.
 func TestApplyRefusesForeignFiles(t *testing.T) {
-	t.Parallel()
 	e := newEnv(t)
 	first := e.mustPublish(fixture(t, retail.AfterBatch1), fixtureRange...)
 	plan, err := e.pub.Stage(e.ctx, swap.Request{Table: e.ident, Partitions: fixtureRange, Source: retail.NewSource(fixture(t, retail.AfterBatch2))})
@@ -207,7 +205,6 @@ func TestApplyRefusesForeignFiles(t *testing.T) {
 // files where they are and gives the table a publish of the same rows
 // gives; a plan adopting files a snapshot has since taken is refused.
 func TestApplyAdoptedPlanInAnotherProcess(t *testing.T) {
-	t.Parallel()
 	e := newEnv(t)
 	batch2 := fixture(t, retail.AfterBatch2)
 	files := writeForAdoption(t, e, "engine", batch2)
@@ -276,7 +273,6 @@ func writeForAdoption(t *testing.T, e *env, folder string, rows []retail.DailyOr
 // after staging, its size kept, is refused by its checksum before any
 // commit.
 func TestApplyRefusesAlteredAdoptedFiles(t *testing.T) {
-	t.Parallel()
 	e := newEnv(t)
 	files := writeForAdoption(t, e, "engine", fixture(t, retail.AfterBatch2))
 	plan, err := e.pub.Stage(e.ctx, swap.Request{Table: e.ident, Partitions: fixtureRange, Adopt: files})
@@ -304,7 +300,6 @@ func TestApplyRefusesAlteredAdoptedFiles(t *testing.T) {
 // TestApplyRefusesChangedAdoptedFiles: a plan whose adopted file was
 // rewritten after staging is refused, before any commit.
 func TestApplyRefusesChangedAdoptedFiles(t *testing.T) {
-	t.Parallel()
 	e := newEnv(t)
 	batch2 := fixture(t, retail.AfterBatch2)
 	files := writeForAdoption(t, e, "engine", batch2)
@@ -339,7 +334,6 @@ func TestApplyRefusesChangedAdoptedFiles(t *testing.T) {
 // again at commit) and again as a rerun, leaves the document given as it
 // was approved, its plan id the same; what the apply adds is the result's.
 func TestApplyLeavesTheApprovedPlan(t *testing.T) {
-	t.Parallel()
 	e := newEnv(t)
 	batch1 := fixture(t, retail.AfterBatch1)
 	e.mustPublish(batch1, fixtureRange...)
@@ -381,7 +375,6 @@ func (*nilJob) Stale(table.Metadata, *int64, string) string          { panic("ca
 // TestTypedNilJob: a request whose job is a nil pointer of a type that
 // implements swap.Job is a run of no job, as a nil job is.
 func TestTypedNilJob(t *testing.T) {
-	t.Parallel()
 	e := newEnv(t)
 	res, err := e.pub.Publish(e.ctx, swap.Request{Table: e.ident, Partitions: fixtureRange, Source: retail.NewSource(fixture(t, retail.AfterBatch1)), Job: (*nilJob)(nil)})
 	if err != nil || res.Status != swap.StatusPublished || len(res.Plan.Job) != 0 {
@@ -412,7 +405,6 @@ func (j *plainJob) Stale(table.Metadata, *int64, string) string          { retur
 // one staged from its input, are refused together: the run would record
 // the job for rows it did not compute. The table stays as it was.
 func TestShardsComputedOneWay(t *testing.T) {
-	t.Parallel()
 	e := newEnv(t)
 	rows := fixture(t, retail.AfterBatch1)
 	e.mustPublish(rows, fixtureRange...)
@@ -441,7 +433,6 @@ func TestShardsComputedOneWay(t *testing.T) {
 // unrecorded); a plan whose job is JSON null is a plan of no job, and its
 // result says so as a plan lakeswap writes does, by leaving it out.
 func TestApplyJobReaderAnswers(t *testing.T) {
-	t.Parallel()
 	e := newEnv(t)
 	rows := fixture(t, retail.AfterBatch1)
 	plan, err := e.pub.Stage(e.ctx, swap.Request{Table: e.ident, Partitions: fixtureRange, Source: retail.NewSource(rows), RunID: "read", Job: &plainJob{Version: "v1"}})

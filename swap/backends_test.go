@@ -83,8 +83,8 @@ func openLocal(t *testing.T) *env {
 
 // s3Catalog is an SQLite catalog whose warehouse is a fresh MinIO bucket,
 // with the server's credentials in the standard AWS environment. Every test
-// of the package uses the one server, so they stay set: tb.Setenv would keep
-// the tests from running in parallel.
+// of the package uses the one server, so they stay set (tb.Setenv would keep
+// a test that calls this from running in parallel).
 func s3Catalog(tb testing.TB) (*testenv.S3, string, map[string]string) {
 	srv := testenv.MinIO(tb)
 	for _, kv := range srv.Env() {

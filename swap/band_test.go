@@ -33,7 +33,6 @@ func bandDay(date string, n int, sum int64) []retail.DailyOrder {
 // metadata location unchanged, and committed with it. A new partition and
 // a small one swinging within 100 rows are not judged.
 func TestBandJudgesWhatAPersonWould(t *testing.T) {
-	t.Parallel()
 	e := newEnv(t)
 	spec := retail.Spec()
 	spec.Table, spec.Checks = "retail.signed_orders", nil

@@ -37,7 +37,6 @@ func (e *env) publishBatched(runID string, batch int, rows []retail.DailyOrder, 
 // reported as published; the same id for other partitions is refused; and
 // status and rollback count only the batches main holds.
 func TestBatchedRunIDIsAnIdempotencyKey(t *testing.T) {
-	t.Parallel()
 	refused := func(t *testing.T, e *env, res *swap.Result, err error, says string) {
 		t.Helper()
 		if !errors.Is(err, outcome.ErrRefused) || !strings.Contains(err.Error(), says) {
@@ -103,7 +102,6 @@ func TestBatchedRunIDIsAnIdempotencyKey(t *testing.T) {
 // batch met a conflict is discarded: the files of the batch that was not
 // committed go, the committed batch's stay, and the plan's hold goes.
 func TestDiscardAPlanAppliedInPart(t *testing.T) {
-	t.Parallel()
 	e := newEnv(t)
 	e.mustPublish(daysOf(1, fourDays...), fourDays...)
 	plan, err := e.pub.Stage(e.ctx, swap.Request{Table: e.ident, Partitions: fourDays, Source: retail.NewSource(daysOf(10, fourDays...)), RunID: "partly", Batch: 2})
@@ -146,7 +144,6 @@ func TestDiscardAPlanAppliedInPart(t *testing.T) {
 // old fingerprints again, the other writer's partitions keep what it
 // committed, and the table checks whole.
 func TestScopedRollbackOfABatchedRun(t *testing.T) {
-	t.Parallel()
 	e := newEnv(t)
 	first := e.mustPublish(daysOf(1, fourDays...), fourDays...)
 	commits := 0

@@ -18,7 +18,6 @@ import (
 // order with their values, the folder is left empty and the table is
 // untouched.
 func TestPlanComparesPastMemory(t *testing.T) {
-	t.Parallel()
 	e := newEnv(t)
 	const n = 80_000
 	row := func(i int, cents int64) retail.DailyOrder {

@@ -27,7 +27,6 @@ const corpus = "../source/testdata/bad-input"
 // finding, and leaves the table's metadata location and every file of the
 // warehouse as they were.
 func TestBadInputStagesNothing(t *testing.T) {
-	t.Parallel()
 	e := newEnvOn(t, backends[0])
 	spec, err := catalog.ReadTableSpec(filepath.Join(corpus, "schema.yaml"))
 	if err != nil {

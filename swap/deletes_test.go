@@ -74,7 +74,6 @@ func morFixed(t *testing.T, e *env) {
 // commit landed but whose answer was lost and the table could not be read
 // (outcome unknown), keeps the files it wrote: main references them.
 func TestScopedRollbackUnknownOutcomeKeepsRestaged(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short: runs in the full tier (make test)")
 	}
@@ -104,7 +103,6 @@ func TestScopedRollbackUnknownOutcomeKeepsRestaged(t *testing.T) {
 // rollback of many partitions that took that long) leaves them, and main
 // references no file that is gone.
 func TestRestagedFilesHeldFromGC(t *testing.T) {
-	t.Parallel()
 	e := newEnv(t)
 	morFixed(t, e)
 	other := &swap.Publisher{Catalog: e.cat}
@@ -151,7 +149,6 @@ func TestRestagedFilesHeldFromGC(t *testing.T) {
 // row a row group, a 1-byte target), by the plan's base and by a scoped
 // rollback that writes its rows back.
 func TestSplitFileWithDeletes(t *testing.T) {
-	t.Parallel()
 	e := newEnv(t)
 	tx := e.table().NewTransaction()
 	if err := tx.SetProperties(iceberg.Properties{table.WriteDeleteModeKey: table.WriteModeMergeOnRead,

@@ -21,7 +21,6 @@ import (
 // run stopped before a commit; an outcome that may have left a commit on
 // main never matches it.
 func TestNothingCommittedIsOneFamily(t *testing.T) {
-	t.Parallel()
 	for _, tc := range []struct {
 		err  error
 		want bool
@@ -68,7 +67,6 @@ func (c *conflictingCatalog) CommitTable(ctx context.Context, ident table.Identi
 // (exit 4) but not outcome.ErrNotCommitted, and the result lists the batch that
 // landed; a run stopped at its first batch has committed nothing.
 func TestABatchLandedIsCommitted(t *testing.T) {
-	t.Parallel()
 	for _, tc := range []struct {
 		landing int
 		want    bool // errors.Is(err, outcome.ErrNotCommitted)
@@ -111,7 +109,6 @@ func (c *beforeCommit) CommitTable(ctx context.Context, ident table.Identifier, 
 // was loaded: a publish that lands first makes it a conflict, and the
 // table keeps the publish and not the change.
 func TestSetPropertiesConflicts(t *testing.T) {
-	t.Parallel()
 	e := newEnv(t)
 	e.mustPublish(daysOf(1, fourDays...), fourDays...)
 	other := &swap.Publisher{Catalog: e.cat}
@@ -133,7 +130,6 @@ func TestSetPropertiesConflicts(t *testing.T) {
 // approval says so to errors.Is, as well as being a refusal that
 // committed nothing.
 func TestNotApprovedIsMatchable(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	pf, err := swap.WritePlan(dir+"/p.json", &swap.Plan{RunID: "r1", Table: "ns.t"})
 	if err != nil {

@@ -12,7 +12,6 @@ import (
 // TestMarkDiscarded: marking a plan discarded keeps its id and content,
 // its permissions, and a link to it, and marks the plan where it lies.
 func TestMarkDiscarded(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "fix.plan")
 	pf, err := swap.WritePlan(file, &swap.Plan{RunID: "fix-1", Table: "shop.daily_sales"})

@@ -15,7 +15,6 @@ import (
 // as numbers, still reads, keeps its id and is not taken for edited; a
 // plan written now prints them as strings.
 func TestPlanWithNumericIDsReads(t *testing.T) {
-	t.Parallel()
 	plan := `{"run_id":"r","attempt":"0a1b2c3d","table":"retail.daily_orders","base_snapshot_id":"7",` +
 		`"partition_column":"order_date","contract":{"schema_id":3,"spec_id":1,"partition":"order_date","transform":"identity","grain":[]},` +
 		`"base_schema_id":3,"partitions":[],"staged":true}`

@@ -339,7 +339,6 @@ func oddLiteral(col string, v any) (iceberg.Literal, string) {
 // unpruned) finds a matching row in must be planned; and verify finds no
 // wrong statistic, footers included.
 func TestPruningFindsEveryRow(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short: runs in the full tier (make test)")
 	}
@@ -381,7 +380,6 @@ func TestPruningFindsEveryRow(t *testing.T) {
 // manifests: plan then apply, a rebase over another writer's commit, and a
 // scoped rollback, each committing a manifest of the empty partition.
 func TestPruningAfterEveryRoute(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short: runs in the full tier (make test)")
 	}

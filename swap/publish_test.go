@@ -16,7 +16,6 @@ import (
 var fixtureRange = []string{"2026-01-01", "2026-01-02"}
 
 func TestRerunConverges(t *testing.T) {
-	t.Parallel()
 	forEachBackend(t, func(t *testing.T, b backend) {
 		e := newEnvOn(t, b)
 		e.mustPublish(fixture(t, retail.AfterBatch1), fixtureRange...)
@@ -54,7 +53,6 @@ func TestRerunConverges(t *testing.T) {
 // TestAppendContrast shows what the replace protects against: the same slice
 // appended with iceberg-go's plain Append doubles, then triples, the group.
 func TestAppendContrast(t *testing.T) {
-	t.Parallel()
 	forEachBackend(t, func(t *testing.T, b backend) {
 		e := newEnvOn(t, b)
 		corrected := fixture(t, retail.AfterBatch2)
@@ -76,7 +74,6 @@ func TestAppendContrast(t *testing.T) {
 }
 
 func TestOneCommitPerPublish(t *testing.T) {
-	t.Parallel()
 	forEachBackend(t, func(t *testing.T, b backend) {
 		for _, parts := range []int{1, 30} {
 			e := newEnvOn(t, b)
@@ -113,7 +110,6 @@ func TestOneCommitPerPublish(t *testing.T) {
 }
 
 func TestReplaceLeavesOtherPartitions(t *testing.T) {
-	t.Parallel()
 	e := newEnv(t)
 	e.mustPublish(fixture(t, retail.AfterBatch1), "2026-01-01", "2026-01-02")
 	e.mustPublish([]retail.DailyOrder{{OrderDate: "2026-01-03", Channel: "app", OrderCount: 7, AmountCents: 700}}, "2026-01-03")
@@ -133,7 +129,6 @@ func TestReplaceLeavesOtherPartitions(t *testing.T) {
 // TestConflictCommitsNothing: a commit to a planned partition between the
 // plan and the commit is a conflict that commits nothing and leaves nothing.
 func TestConflictCommitsNothing(t *testing.T) {
-	t.Parallel()
 	forEachBackend(t, func(t *testing.T, b backend) {
 		e := newEnvOn(t, b)
 		e.mustPublish(fixture(t, retail.AfterBatch1), fixtureRange...)
@@ -176,7 +171,6 @@ func TestConflictCommitsNothing(t *testing.T) {
 // refuses the run, naming the partition, and nothing is committed or left
 // behind; the same rows pass.
 func TestBuildTwice(t *testing.T) {
-	t.Parallel()
 	forEachBackend(t, func(t *testing.T, b backend) {
 		e := newEnvOn(t, b)
 		batch1, batch2 := fixture(t, retail.AfterBatch1), fixture(t, retail.AfterBatch2)
@@ -199,7 +193,6 @@ func TestBuildTwice(t *testing.T) {
 // recorded fingerprint they do not give is refused as a conflict with the
 // table unchanged, and the same plan as staged applies.
 func TestApplyRecheck(t *testing.T) {
-	t.Parallel()
 	e := newEnv(t)
 	e.mustPublish(fixture(t, retail.AfterBatch1), fixtureRange...)
 	plan, err := e.pub.Stage(e.ctx, swap.Request{Table: e.ident, Partitions: fixtureRange, Source: retail.NewSource(fixture(t, retail.AfterBatch2))})
@@ -227,7 +220,6 @@ func TestApplyRecheck(t *testing.T) {
 // leaves a snapshot that cannot be read, which the check after the commit
 // finds, and main goes back to the base.
 func TestMissingCommittedFileRollsBack(t *testing.T) {
-	t.Parallel()
 	forEachBackend(t, func(t *testing.T, b backend) {
 		e := newEnvOn(t, b)
 		e.mustPublish(fixture(t, retail.AfterBatch1), fixtureRange...)

@@ -150,7 +150,6 @@ func TestUnreadableCommitIsLandedUnverified(t *testing.T) {
 // reading the base back after the rollback fails; main is at the base, so
 // the publish reports a rollback (exit 6), never "landed, not verified".
 func TestRollbackThatHappenedIsReported(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short: runs in the full tier (make test)")
 	}

@@ -20,7 +20,6 @@ import (
 // partition is rebased over, one in a planned partition, a rollback of main
 // and a schema change are conflicts that commit nothing.
 func TestConcurrentCommits(t *testing.T) {
-	t.Parallel()
 	elsewhere := []retail.DailyOrder{{OrderDate: "2026-01-05", Channel: "store", OrderCount: 3, AmountCents: 300}}
 	cases := []struct {
 		name  string

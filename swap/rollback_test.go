@@ -22,7 +22,6 @@ func wrongAmounts(rows []retail.DailyOrder) []retail.DailyOrder {
 }
 
 func TestRollbackRestoresPreviousSnapshot(t *testing.T) {
-	t.Parallel()
 	forEachBackend(t, func(t *testing.T, b backend) {
 		e := newEnvOn(t, b)
 		e.mustPublish(fixture(t, retail.AfterBatch1), fixtureRange...)
@@ -60,7 +59,6 @@ func TestRollbackRestoresPreviousSnapshot(t *testing.T) {
 }
 
 func TestRollbackRefusesWhenMainMovedOn(t *testing.T) {
-	t.Parallel()
 	forEachBackend(t, func(t *testing.T, b backend) {
 		e := newEnvOn(t, b)
 		e.mustPublish(fixture(t, retail.AfterBatch2), fixtureRange...)
@@ -85,7 +83,6 @@ func TestRollbackRefusesWhenMainMovedOn(t *testing.T) {
 }
 
 func TestVerifyRunRecomputes(t *testing.T) {
-	t.Parallel()
 	forEachBackend(t, func(t *testing.T, b backend) {
 		e := newEnvOn(t, b)
 		res := e.mustPublish(fixture(t, retail.AfterBatch2), fixtureRange...)
@@ -100,7 +97,6 @@ func TestVerifyRunRecomputes(t *testing.T) {
 }
 
 func TestHistoryRecordsRuns(t *testing.T) {
-	t.Parallel()
 	e := newEnv(t)
 	res := e.mustPublish(fixture(t, retail.AfterBatch2), fixtureRange...)
 	main, _, err := history.Of(e.pub.Catalog).History(e.ctx, e.ident)

@@ -133,7 +133,6 @@ func sameSales(t *testing.T, what string, got, want salesSource) {
 // partition whose name decodes to the value, and a refused or rolled-back
 // run touches no other partition.
 func TestOddPartitionValues(t *testing.T) {
-	t.Parallel()
 	for _, b := range backends[:2] {
 		t.Run(b.name, func(t *testing.T) {
 			e := b.open(t)
@@ -222,7 +221,6 @@ func TestOddPartitionValues(t *testing.T) {
 }
 
 func TestEscapeSegment(t *testing.T) {
-	t.Parallel()
 	seen := map[string]string{}
 	for _, v := range append(oddValues, "\x00", "\xff", "~", "~7e", "A-z_0.9") {
 		seg := swap.EscapeSegment(v)
@@ -251,7 +249,6 @@ func TestEscapeSegment(t *testing.T) {
 // other content, or a run main no longer holds, is refused; none of it
 // removes a file of the committed run.
 func TestRunIDIsAnIdempotencyKey(t *testing.T) {
-	t.Parallel()
 	for _, b := range backends[:2] {
 		t.Run(b.name, func(t *testing.T) {
 			e := b.open(t)
@@ -320,7 +317,6 @@ func TestRunIDIsAnIdempotencyKey(t *testing.T) {
 // and a conflict each remove exactly the files their attempt created, and
 // say so; a file that cannot be removed is named.
 func TestFailedPublishRemovesOnlyItsFiles(t *testing.T) {
-	t.Parallel()
 	e := newEnv(t)
 	e.mustPublish(fixture(t, retail.AfterBatch1), fixtureRange...)
 	meta, files := e.table().MetadataLocation(), e.allFiles()
@@ -386,7 +382,6 @@ func (noRemoveIO) Remove(string) error { return errors.New("permission denied") 
 // total does not publish, and the run records the total exact, never
 // wrapped: in the plan and in the snapshot's summary.
 func TestRunSumsNeverWrap(t *testing.T) {
-	t.Parallel()
 	e := newEnv(t)
 	const big = 9_000_000_000_000_000_000
 	rows := []retail.DailyOrder{{OrderDate: "2026-01-01", Channel: "web", OrderCount: 1, AmountCents: big},
@@ -411,7 +406,6 @@ func TestRunSumsNeverWrap(t *testing.T) {
 // TestTypedPartitionValues: the Go API refuses a partition value that no
 // row of the column could have.
 func TestTypedPartitionValues(t *testing.T) {
-	t.Parallel()
 	e := newEnv(t)
 	for _, v := range []string{"2026-13-01", "2026/01/01", "", "abc", "2026-1-1"} {
 		_, err := e.publish(nil, v)
@@ -473,7 +467,6 @@ func (r *cancellingReader) Next() bool {
 // own IO (a Go API caller who sets no StagingIO); and locally, where an
 // aborted file leaves no empty folder.
 func TestCancelledPublishRemovesItsFiles(t *testing.T) {
-	t.Parallel()
 	variants := []struct {
 		name      string
 		backend   backend
@@ -532,7 +525,6 @@ func TestCancelledPublishRemovesItsFiles(t *testing.T) {
 // system or MinIO is refused before anything is staged, on every store
 // alike; one just short enough is published.
 func TestLongPartitionValues(t *testing.T) {
-	t.Parallel()
 	tooLong := strings.Repeat("é", 60) // a 367-byte folder name
 	long := strings.Repeat("é", 40)    // 247 bytes
 	for _, b := range backends[:2] {
@@ -573,7 +565,6 @@ func (c *countingCatalog) CommitTable(ctx context.Context, ident table.Identifie
 // once to check the commit, and commits once; a caller that opened the
 // table first to read its contract saves the first load.
 func TestPublishLoadsTheTableTwice(t *testing.T) {
-	t.Parallel()
 	e := newEnv(t)
 	counting := &countingCatalog{Catalog: e.cat}
 	e.pub.Catalog = counting
@@ -599,7 +590,6 @@ func TestPublishLoadsTheTableTwice(t *testing.T) {
 // "null" replaces that partition and leaves the table's null partition,
 // which another writer filled, alone.
 func TestNullPartitionIsNotTheTextNull(t *testing.T) {
-	t.Parallel()
 	e := newEnv(t)
 	ident := table.Identifier{"geo", "nullable"}
 	tbl, err := catalog.CreateTable(e.ctx, e.cat, ident, catalog.TableSpec{
@@ -673,7 +663,6 @@ func (s recordSource) Open(_ context.Context, partition string) (array.RecordRea
 // day partitions, a run cannot replace the old month files (they have no
 // day), so it is refused rather than leaving their rows beside the new.
 func TestEarlierPartitionSpecIsRefused(t *testing.T) {
-	t.Parallel()
 	ctx := context.Background()
 	cat, ident, _ := eventsTable(t, nil) // month(at)
 	pub := &swap.Publisher{Catalog: cat}
@@ -720,7 +709,6 @@ func schemaOf(t *testing.T, cat *catalog.Catalog, ident table.Identifier) *arrow
 // leaves a run beside it alone, and a run that declares that partition
 // takes its delete files out with its data files.
 func TestDeletesElsewhereDoNotBlock(t *testing.T) {
-	t.Parallel()
 	e := newEnv(t)
 	e.mustPublish(fixture(t, retail.AfterBatch1), fixtureRange...)
 	tx := e.table().NewTransaction()

@@ -23,7 +23,6 @@ import (
 // restores its partitions and keeps the other commits; one whose
 // partitions a later commit touched is refused and changes nothing.
 func TestScopedRollbackAfterExpiry(t *testing.T) {
-	t.Parallel()
 	forEachBackend(t, func(t *testing.T, b backend) {
 		e := newEnvOn(t, b)
 		batch1, batch2 := fixture(t, retail.AfterBatch1), fixture(t, retail.AfterBatch2)
@@ -116,7 +115,6 @@ func mustPublishAs(e *env, runID string, rows []retail.DailyOrder, partitions ..
 // empty and later commits in place; a second one says it was done, and
 // commits nothing.
 func TestScopedRollbackOfTheFirstRun(t *testing.T) {
-	t.Parallel()
 	e := newEnv(t)
 	mustPublishAs(e, "first", fixture(t, retail.AfterBatch1), fixtureRange...)
 	later := []retail.DailyOrder{{OrderDate: "2026-01-05", Channel: "app", OrderCount: 5, AmountCents: 50}}

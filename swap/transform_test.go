@@ -70,7 +70,6 @@ func eventsTable(t *testing.T, props map[string]string) (*catalog.Catalog, table
 // TestMonthPartitionsOfTimestamps publishes to a table partitioned by the
 // month of a timestamptz column, and refuses an event a month late.
 func TestMonthPartitionsOfTimestamps(t *testing.T) {
-	t.Parallel()
 	ctx := context.Background()
 	cat, ident, contract := eventsTable(t, nil)
 	months, err := contract.Partition.Fields[0].ParseSelector("at=2026-01..2026-02")
@@ -115,7 +114,6 @@ func TestMonthPartitionsOfTimestamps(t *testing.T) {
 // timestamp columns delta-encoded, and the publish's read-back verification
 // decodes them to the same fingerprint.
 func TestDeltaIntegersTableProperty(t *testing.T) {
-	t.Parallel()
 	ctx := context.Background()
 	cat, ident, contract := eventsTable(t, map[string]string{contract.PropDeltaIntegers: "true"})
 	var times []time.Time
@@ -178,7 +176,6 @@ func (s binarySource) Open(_ context.Context, partition string) (array.RecordRea
 // partition data is the empty bytes, not null. The same rows again change
 // nothing.
 func TestEmptyBinaryPartition(t *testing.T) {
-	t.Parallel()
 	ctx := context.Background()
 	cat := testenv.Embedded(t)
 	ident := table.Identifier{"app", "keys"}

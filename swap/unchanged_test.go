@@ -18,7 +18,6 @@ import (
 // and after the commit, the run records it as unchanged, its staged file is
 // gone, and the run verifies and rolls back scoped.
 func TestUnchangedPartitionKeepsItsFiles(t *testing.T) {
-	t.Parallel()
 	forEachBackend(t, func(t *testing.T, b backend) {
 		e := newEnvOn(t, b)
 		days := []string{"2026-01-01", "2026-01-02"}

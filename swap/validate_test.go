@@ -64,7 +64,6 @@ func withInt32Amount() arrow.RecordBatch {
 }
 
 func TestValidationRefuses(t *testing.T) {
-	t.Parallel()
 	forEachBackend(t, func(t *testing.T, b backend) {
 		web := func(date string, n, c int64) retail.DailyOrder {
 			return retail.DailyOrder{OrderDate: date, Channel: "web", OrderCount: n, AmountCents: c}
@@ -129,7 +128,6 @@ func TestValidationRefuses(t *testing.T) {
 }
 
 func TestEveryFindingReported(t *testing.T) {
-	t.Parallel()
 	e := newEnv(t)
 	src := recSource{
 		"2026-01-01": rows(retail.DailyOrder{OrderDate: "2026-01-01", Channel: "web", AmountCents: -1},
@@ -153,7 +151,6 @@ func TestEveryFindingReported(t *testing.T) {
 }
 
 func TestAllowEmptyWipesOnRequest(t *testing.T) {
-	t.Parallel()
 	e := newEnv(t)
 	e.mustPublish(fixture(t, retail.AfterBatch2), fixtureRange...)
 	_, err := e.pub.Publish(e.ctx, swap.Request{Table: e.ident, Partitions: []string{"2026-01-02"}, Source: recSource{}, AllowEmpty: true})

@@ -82,7 +82,6 @@ func writeFile(t *testing.T, path string, data []byte) string {
 // outside the table's location, one a snapshot already references and one
 // of another schema, each time leaving the table and the files as they were.
 func TestAdopt(t *testing.T) {
-	t.Parallel()
 	home := newHome(t)
 	folder := tableFolder(t, home)
 	lines := orderLines(4_000, 2)
@@ -261,7 +260,6 @@ func liveFiles(t *testing.T, tbl *table.Table) map[string]bool {
 // committed: readers that skip row groups by them would lose its rows, and
 // no manifest can mend a footer.
 func TestAdoptRefusesWrongFooterStatistics(t *testing.T) {
-	t.Parallel()
 	home := newHome(t)
 	folder := tableFolder(t, home)
 	lines := []string{"2026-01-01,app,1,100", "2026-01-01,web,2,200", "2026-01-01,store,1,50"}

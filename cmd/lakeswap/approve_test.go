@@ -14,7 +14,6 @@ import (
 // case; a mistyped or short id is said and asked again, three times at
 // most; an empty line stops; each stop says nothing was committed.
 func TestApprovalPromptAsksAgain(t *testing.T) {
-	t.Parallel()
 	plan := &swap.Plan{RunID: "r", Table: "shop.daily_sales"}
 	id := swap.PlanID(plan)
 	files := []*swap.PlanFile{{PlanID: id, Plan: plan, Name: "p.json"}}

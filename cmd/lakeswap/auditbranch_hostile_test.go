@@ -34,7 +34,6 @@ func dayInput(t *testing.T, day, cents string) string {
 // snapshot expired): status finds it, and its run id with other content
 // is refused, not published twice.
 func TestFastForwardedRunOutlivesExpiry(t *testing.T) {
-	t.Parallel()
 	s := newSite(t, "sqlite+local")
 	s.createDaily()
 	file := filepath.Join(t.TempDir(), "p.json")
@@ -61,7 +60,6 @@ func TestFastForwardedRunOutlivesExpiry(t *testing.T) {
 // of the plan removes the branch alone: main still reads every row, the
 // snapshot and its manifests stay, verify --table passes.
 func TestDiscardAfterAnotherEngineFastForwarded(t *testing.T) {
-	t.Parallel()
 	s := newSite(t, "sqlite+local")
 	s.createDaily()
 	file := filepath.Join(t.TempDir(), "p.json")
@@ -94,7 +92,6 @@ func TestDiscardAfterAnotherEngineFastForwarded(t *testing.T) {
 // comma shows quoted, one key never reading as two; a second plan of a
 // run another plan published removes its staged files when applied.
 func TestPlanOddRunIDsAndKeys(t *testing.T) {
-	t.Parallel()
 	s := newSite(t, "sqlite+local")
 	s.createDaily()
 	s.must("publish", "--table", "retail.daily_orders", "--partitions", "order_date=2026-01-01", dayInput(t, "2026-01-01", "100"))

@@ -54,7 +54,6 @@ func planOf(t *testing.T, file string) *swap.PlanFile {
 // head and its branch goes; a branch someone committed to is refused at
 // apply, naming the change; gc removes a branch past the plan retention.
 func TestAuditBranch(t *testing.T) {
-	t.Parallel()
 	forEachSite(t, func(t *testing.T, s *site) {
 		in := batch2Input(t)
 		twin := newSite(t, s.name)

@@ -45,7 +45,6 @@ func grainIDTable(t *testing.T, name string) *cdcTable {
 // table: the later commit's rows in day 2 refuse it (a later delete there
 // alone would not).
 func TestCDCScopedRollbackUnchangedPartitionGainedRows(t *testing.T) {
-	t.Parallel()
 	h := grainIDTable(t, "dup")
 	h.appendRows(10, "2026-01-01/1", "2026-01-01/2", "2026-01-02/3")
 	h.s.must("table", "set", "--table", h.tbl, "additive=n")
@@ -64,7 +63,6 @@ func TestCDCScopedRollbackUnchangedPartitionGainedRows(t *testing.T) {
 // reads N's files under N's names; a rename made at the head after N does
 // not refuse it, since every file of N was written under those names.
 func TestCDCJobPinnedBeforeRename(t *testing.T) {
-	t.Parallel()
 	h := newCDCTable(t, "cdc", true)
 	h.s.must("table", "set", "--table", h.tbl, "grain=d,id", "additive=n")
 	sc := iceberg.NewSchema(0,
@@ -106,7 +104,6 @@ func itoa(v int64) string {
 // its selection names: a damaged data file of a tuple it does not name
 // (day 2, with a position delete) does not stop it.
 func TestCDCResolveLeavesUnselectedTuples(t *testing.T) {
-	t.Parallel()
 	s := newSite(t, "sqlite+local")
 	sc := iceberg.NewSchema(0,
 		iceberg.NestedField{ID: 1, Name: "d", Type: iceberg.PrimitiveTypes.Date, Required: true},
@@ -151,7 +148,6 @@ func TestCDCResolveLeavesUnselectedTuples(t *testing.T) {
 // is read by field id, as a column is: the file written before the rename
 // is read through a copy under the new name.
 func TestCDCJobNestedRename(t *testing.T) {
-	t.Parallel()
 	h := newCDCTable(t, "cdc", true)
 	h.s.must("table", "set", "--table", h.tbl, "grain=d,id", "additive=n")
 	sc := iceberg.NewSchema(0,

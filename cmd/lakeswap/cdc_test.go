@@ -164,7 +164,6 @@ func (h *cdcTable) newFiles(before []string) []string {
 // (Flink's upsert mode writes one for every key it upserts), and data
 // upserted in one snapshot with its delete.
 func TestCDCDeleteOnlyPartition(t *testing.T) {
-	t.Parallel()
 	h := newCDCTable(t, "cdc", true)
 	h.appendRows(10, "2026-01-01/1", "2026-01-01/2", "2026-01-01/3", "2026-01-02/1", "2026-01-02/2", "2026-01-02/3")
 	h.upsert(11, "2026-01-01/2")
@@ -217,7 +216,6 @@ func TestCDCDeleteOnlyPartition(t *testing.T) {
 // tuple (2026-01-01, apac) holds only an equality delete. A rerun of the
 // day with exactly the rows a reader sees.
 func TestCDCDeleteOnlyTuple(t *testing.T) {
-	t.Parallel()
 	s := newSite(t, "sqlite+local")
 	sc := createEventsTable(t, s)
 	const tbl = "eng.events"
@@ -286,7 +284,6 @@ func TestCDCDeleteOnlyTuple(t *testing.T) {
 // merge-on-read table (a CDC landing table) copies what a reader of it
 // sees, before and after an equality delete there.
 func TestCDCJobUnpartitionedSource(t *testing.T) {
-	t.Parallel()
 	h := newCDCTable(t, "cdc", true)
 	h.s.must("table", "set", "--table", h.tbl, "grain=d,id", "additive=n")
 	sc := iceberg.NewSchema(0,
@@ -313,7 +310,6 @@ func TestCDCJobUnpartitionedSource(t *testing.T) {
 // leaves day 2 as it was (recorded unchanged); a CDC writer then deletes
 // a row of day 2. A scoped rollback of fix need only touch day 1.
 func TestCDCScopedRollbackUnchangedPartition(t *testing.T) {
-	t.Parallel()
 	h := newCDCTable(t, "cdc", true)
 	h.appendRows(10, "2026-01-01/1", "2026-01-01/2", "2026-01-02/1", "2026-01-02/2", "2026-01-02/3")
 	h.eqDelete("2026-01-02/2")
@@ -351,7 +347,6 @@ func TestCDCScopedRollbackUnchangedPartition(t *testing.T) {
 // day 2 as it is; a CDC writer deletes in day 2 and appends in day 3;
 // apply.
 func TestCDCApplyAfterDeleteInUnchanged(t *testing.T) {
-	t.Parallel()
 	h := newCDCTable(t, "cdc", true)
 	h.appendRows(10, "2026-01-01/1", "2026-01-01/2", "2026-01-02/1", "2026-01-02/2", "2026-01-02/3")
 	h.eqDelete("2026-01-02/2")
@@ -392,7 +387,6 @@ func TestCDCApplyAfterDeleteInUnchanged(t *testing.T) {
 // days that hold deletes; a CDC writer deletes in day 2 before apply, so
 // batch 1 lands and batch 2 conflicts; discard, resume, roll back.
 func TestCDCBatchesPartlyApplied(t *testing.T) {
-	t.Parallel()
 	h := newCDCTable(t, "cdc", true)
 	h.appendRows(10, "2026-01-01/1", "2026-01-01/2", "2026-01-02/1", "2026-01-02/2", "2026-01-02/3")
 	h.eqDelete("2026-01-01/2", "2026-01-02/2")
@@ -454,7 +448,6 @@ func TestCDCBatchesPartlyApplied(t *testing.T) {
 // other's not: both are read through a copy, by field id, and the job
 // reads every amount under its new name.
 func TestCDCJobRenamedSourceColumn(t *testing.T) {
-	t.Parallel()
 	h := newCDCTable(t, "cdc", true)
 	h.s.must("table", "set", "--table", h.tbl, "grain=d,id", "additive=n")
 	sc := iceberg.NewSchema(0,
@@ -491,7 +484,6 @@ func TestCDCJobRenamedSourceColumn(t *testing.T) {
 // held a delete before run fix (so the rollback writes its rows back);
 // a later commit adds, in day 5, a key the rollback would put back.
 func TestCDCScopedRollbackRefusedAfterRestage(t *testing.T) {
-	t.Parallel()
 	h := grainIDTable(t, "cdc3")
 	s := h.s
 	h.appendRows(10, "2026-01-01/1", "2026-01-01/2", "2026-01-01/3")
@@ -517,7 +509,6 @@ func TestCDCScopedRollbackRefusedAfterRestage(t *testing.T) {
 // over four days; then the rows the reader sees, given again, must commit
 // nothing, and verify --table must count what the reader sees.
 func TestCDCRandomStream(t *testing.T) {
-	t.Parallel()
 	for seed := int64(1); seed <= 3; seed++ {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			h := newCDCTable(t, "cdc", true)
@@ -581,7 +572,6 @@ func (l *lcg) Intn(n int) int {
 // stages id 7 in day 1; meanwhile a CDC writer appends id 7 in day 5 and
 // deletes it again (merge-on-read). Nothing would hold id 7 twice.
 func TestCDCRebaseReadsAddedWithoutDeletes(t *testing.T) {
-	t.Parallel()
 	h := grainIDTable(t, "cdc4")
 	s := h.s
 	h.appendRows(10, "2026-01-01/1", "2026-01-05/2", "2026-01-05/3")
@@ -611,7 +601,6 @@ func icebergcatWithProps(p iceberg.Properties) icebergcat.CreateTableOpt {
 
 // TestCDCV3NoDeletes: a format-v3 table without any delete.
 func TestCDCV3NoDeletes(t *testing.T) {
-	t.Parallel()
 	s := newSite(t, "sqlite+local")
 	sc := iceberg.NewSchema(0,
 		iceberg.NestedField{ID: 1, Name: "d", Type: iceberg.PrimitiveTypes.Date, Required: true},
@@ -639,7 +628,6 @@ func TestCDCV3NoDeletes(t *testing.T) {
 
 // TestCDCShowPlan: what plan, show and -o json say of a day with deletes.
 func TestCDCShowPlan(t *testing.T) {
-	t.Parallel()
 	h := newCDCTable(t, "cdc", true)
 	h.appendRows(10, "2026-01-01/1", "2026-01-01/2", "2026-01-01/3", "2026-01-01/4")
 	h.upsert(11, "2026-01-01/2")
@@ -692,7 +680,6 @@ func (h *cdcTable) unreferenced() []string {
 // TestCDCLeftovers: after each step on a merge-on-read table, the
 // files lakeswap wrote that no snapshot references.
 func TestCDCLeftovers(t *testing.T) {
-	t.Parallel()
 	h := newCDCTable(t, "cdc", true)
 	h.appendRows(10, "2026-01-01/1", "2026-01-01/2", "2026-01-02/1", "2026-01-02/2", "2026-01-03/1")
 	h.eqDelete("2026-01-01/2", "2026-01-02/2")
@@ -740,7 +727,6 @@ func TestCDCLeftovers(t *testing.T) {
 // TestCDCNoopPlanAfterDelete: a plan with no changes, then a CDC
 // delete in its day, then apply.
 func TestCDCNoopPlanAfterDelete(t *testing.T) {
-	t.Parallel()
 	h := newCDCTable(t, "cdc", true)
 	h.appendRows(10, "2026-01-01/1", "2026-01-01/2")
 	h.eqDelete("2026-01-01/2")

@@ -13,7 +13,6 @@ import (
 // once its newest day holds half its rows the volume check fails, each
 // naming what it found. -o json carries each check's verdict.
 func TestCheck(t *testing.T) {
-	t.Parallel()
 	s := newSite(t, "sqlite+local")
 	s.must("table", "create", "--schema", write(t, s.home, "daily_orders.yaml", schemaYAML))
 	today := time.Now().UTC().Truncate(24 * time.Hour)

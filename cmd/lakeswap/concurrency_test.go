@@ -19,7 +19,6 @@ import (
 // snapshot; the table then holds both writers' rows, and every run
 // verifies.
 func TestDisjointWritersBothLand(t *testing.T) {
-	t.Parallel()
 	forEachSite(t, func(t *testing.T, s *site) {
 		s.createDaily()
 		const rounds = 20

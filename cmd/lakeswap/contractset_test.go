@@ -25,7 +25,6 @@ partition: [{column: day, transform: identity}]
 // required) and nothing else (no data file rewritten), additive and a
 // check beside it; the next publish enforces the grain. On every site.
 func TestContractSetInPlace(t *testing.T) {
-	t.Parallel()
 	forEachSite(t, func(t *testing.T, s *site) {
 		s.must("table", "create", "--schema", write(t, s.home, "events.yaml", noGrainYAML))
 		dup := write(t, t.TempDir(), "dup.ndjson", `{"day":"2026-01-01","user_id":7,"views":1}

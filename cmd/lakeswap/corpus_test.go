@@ -20,7 +20,6 @@ const corpus = "../../source/testdata/bad-input"
 // object, and that the table and every file of its warehouse are as they
 // were.
 func TestBadInputRefused(t *testing.T) {
-	t.Parallel()
 	home := t.TempDir()
 	if code, _, errs := cli(t, home, "table", "create", "--schema", filepath.Join(corpus, "schema.yaml")); code != 0 {
 		t.Fatalf("table create: exit %d: %s", code, errs)

@@ -13,7 +13,6 @@ import (
 // options that say their form, and a header that does not match says
 // what it may mean; a refused file changes nothing.
 func TestCSVAsItComes(t *testing.T) {
-	t.Parallel()
 	home := newHome(t)
 	dir := t.TempDir()
 	publish := func(in string, flags ...string) (int, string) {
@@ -108,7 +107,6 @@ func TestCSVAsItComes(t *testing.T) {
 // TestBandSumsAtScale: the plausible band's refusal writes a decimal
 // column's sums at its scale, as every other figure is written.
 func TestBandSumsAtScale(t *testing.T) {
-	t.Parallel()
 	home := t.TempDir()
 	if code, _, errs := cli(t, home, "table", "create", "--schema", write(t, home, "money.yaml", moneyYAML)); code != 0 {
 		t.Fatalf("table create: exit %d: %s", code, errs)
@@ -134,7 +132,6 @@ func TestBandSumsAtScale(t *testing.T) {
 // next UTC day is refused as outside the declared day, and the refusal
 // says the day is taken in UTC.
 func TestOffsetTimeOutsideSaysUTC(t *testing.T) {
-	t.Parallel()
 	home := t.TempDir()
 	schema := write(t, home, "events.yaml", `table: web.events
 columns:

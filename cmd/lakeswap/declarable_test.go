@@ -13,7 +13,6 @@ import (
 // back: publishing the same row under it commits nothing. The empty
 // string and the empty bytes, commas, quotes and outer spaces included.
 func TestEveryPrintedValueDeclarable(t *testing.T) {
-	t.Parallel()
 	s := newSite(t, "sqlite+local")
 	for i, c := range []struct {
 		typ  iceberg.Type

@@ -40,7 +40,6 @@ func factLines(t *testing.T, orders map[string]string) string {
 // the metadata location unchanged, and verify --table still finds the
 // grain unique.
 func TestRebaseNeverCountsAKeyTwice(t *testing.T) {
-	t.Parallel()
 	forEachSite(t, func(t *testing.T, s *site) {
 		s.must("table", "create", "--schema", write(t, s.home, "facts.yaml", factsYAML))
 		s.must("publish", "--table", "retail.orders_fact", "--partitions", twoDays, factLines(t, map[string]string{"o1": "2026-01-01", "o2": "2026-01-02"}))
@@ -100,7 +99,6 @@ func TestRebaseNeverCountsAKeyTwice(t *testing.T) {
 // key and is a conflict. After every round, and over main's whole history
 // at the end, verify --table finds the grain unique.
 func TestConcurrentWritersNeverCountAKeyTwice(t *testing.T) {
-	t.Parallel()
 	s := newShared(t, s3store.MinPartSize)
 	if r := s.run("table", "create", "--schema", write(t, s.dir, "facts.yaml", factsYAML)); r.code != 0 {
 		t.Fatalf("table create: exit %d: %s", r.code, r.stderr)
@@ -174,7 +172,6 @@ func TestConcurrentWritersNeverCountAKeyTwice(t *testing.T) {
 // once; every process exits 0, one saying published and the others
 // already published, one snapshot records the run, and it verifies.
 func TestOnePlanAppliedAtOnce(t *testing.T) {
-	t.Parallel()
 	forEachSite(t, func(t *testing.T, s *site) {
 		s.createDaily()
 		planFile := filepath.Join(t.TempDir(), "p.json")
@@ -230,7 +227,6 @@ func TestOnePlanAppliedAtOnce(t *testing.T) {
 // snapshot that holds o100 twice, which verify --table checks at every
 // snapshot of main's history.
 func TestBatchesNeverSplitAMove(t *testing.T) {
-	t.Parallel()
 	forEachSite(t, func(t *testing.T, s *site) {
 		s.must("table", "create", "--schema", write(t, s.home, "facts.yaml", factsYAML))
 		const threeDays = "order_date=2026-01-01..2026-01-03"
@@ -278,7 +274,6 @@ func TestBatchesNeverSplitAMove(t *testing.T) {
 // partition holds files) and on one whose other partitions hold files,
 // through publish and plan; the table is unchanged.
 func TestOneRunNeverStagesAKeyTwice(t *testing.T) {
-	t.Parallel()
 	home := t.TempDir()
 	if code, _, errs := cli(t, home, "table", "create", "--schema", write(t, home, "facts.yaml", factsYAML)); code != 0 {
 		t.Fatalf("table create: exit %d: %s", code, errs)
@@ -345,7 +340,6 @@ func TestOneRunNeverStagesAKeyTwice(t *testing.T) {
 // (exit 7) naming o5, the snapshot and both partitions, and the table is
 // unchanged.
 func TestScopedRollbackNeverCountsAKeyTwice(t *testing.T) {
-	t.Parallel()
 	home := t.TempDir()
 	if code, _, errs := cli(t, home, "table", "create", "--schema", write(t, home, "facts.yaml", factsYAML)); code != 0 {
 		t.Fatalf("table create: exit %d: %s", code, errs)

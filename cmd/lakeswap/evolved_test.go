@@ -21,7 +21,6 @@ import (
 // the same rows again commit nothing, new rows publish, and verify of the
 // runs from before and after each change passes. On every site.
 func TestEvolvedSchema(t *testing.T) {
-	t.Parallel()
 	forEachSite(t, func(t *testing.T, s *site) {
 		s.createDaily()
 		s.must("publish", "--run-id", "before", "--table", "retail.daily_orders", "--partitions", twoDays, batch2Input(t))
@@ -113,7 +112,6 @@ func evolve(t *testing.T, s *site, name string, change func(*table.UpdateSchema)
 // verify of every run from before and after, and at the end a scoped
 // rollback after another writer's commit, checked with iceberg-go's scan.
 func TestEvolvedTable(t *testing.T) {
-	t.Parallel()
 	forEachSite(t, func(t *testing.T, s *site) {
 		sc := iceberg.NewSchema(0,
 			iceberg.NestedField{ID: 1, Name: "d", Type: iceberg.PrimitiveTypes.Date, Required: true},
@@ -213,7 +211,6 @@ func TestEvolvedTable(t *testing.T) {
 // anew, numbering the fields again, and refused every grain ("int64 does
 // not widen to date32").
 func TestContractSetAfterADroppedColumn(t *testing.T) {
-	t.Parallel()
 	s := newSite(t, "sqlite+local")
 	sc := iceberg.NewSchema(0,
 		iceberg.NestedField{ID: 1, Name: "x", Type: iceberg.PrimitiveTypes.Int64},

@@ -27,7 +27,6 @@ import (
 // verify --table and the moved-records guard read the month files too;
 // iceberg-go's scan is checked after each step.
 func TestEvolvedSpec(t *testing.T) {
-	t.Parallel()
 	forEachSite(t, func(t *testing.T, s *site) {
 		sc := iceberg.NewSchema(0,
 			iceberg.NestedField{ID: 1, Name: "d", Type: iceberg.PrimitiveTypes.Date, Required: true},
@@ -156,7 +155,6 @@ func monthsToDays(t *testing.T, s *site, name string) {
 // batch) and a full rollback; iceberg-go's scan after each step, the
 // month files live or not, nothing removed from storage.
 func TestRewriteOverlapping(t *testing.T) {
-	t.Parallel()
 	forEachSite(t, func(t *testing.T, s *site) {
 		tbl, rows, months := monthsThenDays(t, s, "rewrite", "2026-01-05/1", "2026-01-20/2", "2026-01-25/6", "2026-02-10/8")
 		if len(months) != 2 {
@@ -326,7 +324,6 @@ func TestRewriteOverlapping(t *testing.T) {
 // change nothing; a day a month file holds is refused, naming the file;
 // a rollback restores the table; the reader sees each step.
 func TestV1VoidPartitionField(t *testing.T) {
-	t.Parallel()
 	s := newSite(t, "sqlite+local")
 	sc := iceberg.NewSchema(0,
 		iceberg.NestedField{ID: 1, Name: "d", Type: iceberg.PrimitiveTypes.Date, Required: true},

@@ -154,7 +154,6 @@ func want(n int64, ids ...int) map[int64]int64 {
 // commit, a scoped rollback of the applied run, verify --table, and what
 // an independent reader (iceberg-go's scan) sees after each step.
 func TestForeignTransforms(t *testing.T) {
-	t.Parallel()
 	cases := []foreignTable{
 		{"bucketed", iceberg.NestedField{Name: "user_id", Type: iceberg.PrimitiveTypes.Int64}, iceberg.BucketTransform{NumBuckets: 16},
 			func(id int) string { return fmt.Sprint(id * 7919) }},

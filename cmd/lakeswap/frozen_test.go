@@ -18,7 +18,6 @@ import (
 // changes them, the plan marking them frozen, and the run records the
 // decision, which history shows.
 func TestFrozenPartitions(t *testing.T) {
-	t.Parallel()
 	s := newSite(t, "sqlite+local")
 	s.must("table", "create", "--schema", write(t, s.home, "daily_orders.yaml", schemaYAML))
 	s.must("publish", "--table", "retail.daily_orders", "--partitions", twoDays, newHomeInput(t))
@@ -89,7 +88,6 @@ func TestFrozenPartitions(t *testing.T) {
 // freeze on a table with no date or time field is refused when set, never
 // silently skipped.
 func TestFrozenPartitionsOfSeveralFields(t *testing.T) {
-	t.Parallel()
 	s := newSite(t, "sqlite+local")
 	s.must("table", "create", "--schema", write(t, s.home, "ev.yaml", `table: app.ev
 columns:

@@ -682,7 +682,6 @@ func (g *guardSite) setTable() {
 // neither run nor said not to apply, fails the test. The matrix is
 // logged: go test -run TestGuardsByRoute -v.
 func TestGuardsByRoute(t *testing.T) {
-	t.Parallel()
 	// The resume route runs the binary: built beside the other cells.
 	go binOnce.Do(buildBinary)
 	files, err := filepath.Glob(filepath.Join("testdata", "guards", "*.txt"))

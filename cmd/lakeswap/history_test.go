@@ -23,7 +23,6 @@ var firstBackfill = filepath.Join("..", "..", "examples", "first-backfill")
 // snapshot, and a rollback (which commits no snapshot) as an event; its
 // filters keep what they name. Reading history changes nothing.
 func TestHistoryOfARunAndItsRollback(t *testing.T) {
-	t.Parallel()
 	home := t.TempDir()
 	weekAndFix(t, home)
 	if code, _, errs := cli(t, home, "rollback", "--table", "shop.daily_sales", "--run", "fix-lisbon"); code != 0 {
@@ -152,7 +151,6 @@ func anyLineHasAll(lines []string, parts []string) bool {
 // TestHistoryFitsTheTerminal: a run's partitions are cut to fit the
 // terminal's width, never below 12 characters of them.
 func TestHistoryFitsTheTerminal(t *testing.T) {
-	t.Parallel()
 	header := []string{"A", "PARTITIONS", "B"}
 	rows := [][]string{{"x", strings.Repeat("p", 100), "y"}}
 	fitColumn(header, rows, 1, 60)
@@ -175,7 +173,6 @@ func TestHistoryFitsTheTerminal(t *testing.T) {
 // later run replaced is said to be held in part, with the count and the
 // partition, not "no longer held".
 func TestStatusCountsWhatMainStillHolds(t *testing.T) {
-	t.Parallel()
 	home := t.TempDir()
 	ex := func(name string) string { return filepath.Join(firstBackfill, name) }
 	one := write(t, t.TempDir(), "one.csv", "sale_date,store,orders,revenue\n2026-01-04,berlin,1,1.00\n2026-01-04,lisbon,1,1.00\n2026-01-04,oslo,1,1.00\n")
@@ -203,7 +200,6 @@ func TestStatusCountsWhatMainStillHolds(t *testing.T) {
 // figures add up to what history records of the run, its before is what
 // the run replaced, and the files it names are the table's.
 func TestShowRun(t *testing.T) {
-	t.Parallel()
 	home := t.TempDir()
 	weekAndFix(t, home)
 	var v history.RunView
@@ -252,7 +248,6 @@ func TestShowRun(t *testing.T) {
 // that made the difference and the keys that changed at the grain; the
 // same snapshot twice differs nowhere.
 func TestDiff(t *testing.T) {
-	t.Parallel()
 	home := t.TempDir()
 	weekAndFix(t, home)
 	var show history.RunView
@@ -291,7 +286,6 @@ func TestDiff(t *testing.T) {
 // committed in batches gives the run's own fingerprint, as publish printed
 // it, not its last batch's.
 func TestRollbackOverLaterRuns(t *testing.T) {
-	t.Parallel()
 	home := t.TempDir()
 	ex := func(name string) string { return filepath.Join(firstBackfill, name) }
 	five := write(t, t.TempDir(), "five.csv", "sale_date,store,orders,revenue\n2026-01-05,berlin,1,1.00\n2026-01-05,lisbon,1,1.00\n2026-01-05,oslo,1,1.00\n")

@@ -128,7 +128,6 @@ func publishedFingerprint(t *testing.T, partitions string, args ...string) strin
 // of CSV and NDJSON parts beside an engine's _SUCCESS and hidden files,
 // gzip CSV and zstd NDJSON, all publish the same content.
 func TestInputShapes(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	lines := orderLines(30_000, 4)
 	const days = "order_date=2026-01-01..2026-01-04"
@@ -187,7 +186,6 @@ func hardLink(t *testing.T, target, name string) string {
 // an input is refused at once (exit 2), before anything is read, and the
 // table is unchanged; reading one would block for ever or never end.
 func TestSpecialInputsRefused(t *testing.T) {
-	t.Parallel()
 	home := newHome(t)
 	before := metadataLocation(t, home)
 	dir := t.TempDir()
@@ -226,7 +224,6 @@ func TestSpecialInputsRefused(t *testing.T) {
 // sorted and the same rows shuffled: both spill and succeed with one
 // fingerprint. (make bench-scale measures the memory itself.)
 func TestInputPastTheMemoryLimit(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	// Wide rows, so that few are past the budget.
 	lines := orderLines(320_000, 10)
@@ -256,7 +253,6 @@ func TestInputPastTheMemoryLimit(t *testing.T) {
 // TestCSVLinesThroughTheEngine: where a record spans lines or follows a
 // blank line, findings and refusals still name the line it starts on.
 func TestCSVLinesThroughTheEngine(t *testing.T) {
-	t.Parallel()
 	home := newHome(t)
 	before, files := metadataLocation(t, home), parquetFiles(t, home)
 	stray := write(t, t.TempDir(), "stray.csv", ordersHeader+"\n2026-01-01,\"two\nlines\",1,5\n\n2026-01-09,c2,1,5\n")
@@ -282,7 +278,6 @@ func TestCSVLinesThroughTheEngine(t *testing.T) {
 // that a run a signal did not reach in time is refused, never committed,
 // whatever the machine's speed; most signals must land in time.
 func TestCtrlCDuringTheRead(t *testing.T) {
-	t.Parallel()
 	home := newHome(t)
 	before := metadataLocation(t, home)
 	lines := append(orderLines(3_000_000, 2), "2026-01-05,stray,1,1")

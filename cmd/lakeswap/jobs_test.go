@@ -29,7 +29,6 @@ import (
 // sources' listing and what its rules rejected, e6, e7 and e8, written to
 // the rejects file.
 func TestRetailJob(t *testing.T) {
-	t.Parallel()
 	forEachSite(t, func(t *testing.T, s *site) {
 		s.must("table", "create", "--schema", filepath.Join("..", "..", "examples", "retail", "orders_fact.table.yaml"))
 		dir := t.TempDir()
@@ -129,7 +128,6 @@ func TestRetailJob(t *testing.T) {
 // and after both batches; show, diff and report read the second run back
 // with the oracle's figures before and after, and history's totals.
 func TestRetailJobsFromRaw(t *testing.T) {
-	t.Parallel()
 	forEachSite(t, func(t *testing.T, s *site) {
 		dir := t.TempDir()
 		for _, f := range []string{"orders_fact.yaml", "orders_fact.sql", "daily_orders.yaml", "daily_orders.sql"} {
@@ -234,7 +232,6 @@ func copyInto(t testing.TB, from, to string) {
 // the table is unchanged; the job without the drop passes, and the plan
 // shows source and staged figures side by side.
 func TestReconciliation(t *testing.T) {
-	t.Parallel()
 	s := newSite(t, "sqlite+local")
 	s.must("table", "create", "--schema", filepath.Join("..", "..", "examples", "retail", "orders_fact.table.yaml"))
 	dir := t.TempDir()
@@ -291,7 +288,6 @@ func TestReconciliation(t *testing.T) {
 // the rows the job keeps (e6, e7, e8 are rejected): 12 rows, the median 4
 // minutes, the latest (e10) 23h05m, none beyond the 2-day lookback.
 func TestLag(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	for _, f := range []string{"orders_fact.yaml", "orders_fact.sql"} {
 		copyInto(t, filepath.Join("..", "..", "examples", "retail", f), filepath.Join(dir, f))
@@ -350,7 +346,6 @@ func TestLag(t *testing.T) {
 // TestJobOnS3Sources: a job whose source is an s3:// prefix reads the
 // objects listed there, through lakeswap's S3 client.
 func TestJobOnS3Sources(t *testing.T) {
-	t.Parallel()
 	s := newSite(t, "sqlite+minio")
 	s.must("table", "create", "--schema", filepath.Join("..", "..", "examples", "retail", "orders_fact.table.yaml"))
 	raw, err := os.ReadFile(filepath.Join("..", "..", "internal", "retail", "fixture", "batch1.ndjson"))
@@ -383,7 +378,6 @@ func TestJobOnS3Sources(t *testing.T) {
 // raise, without the engine's own advice (SET statements no user can
 // run), and changes nothing.
 func TestJobOutOfMemory(t *testing.T) {
-	t.Parallel()
 	s := newSite(t, "sqlite+local")
 	s.must("table", "create", "--schema", filepath.Join("..", "..", "examples", "retail", "daily_orders.table.yaml"))
 	dir := t.TempDir()
@@ -409,7 +403,6 @@ func TestJobOutOfMemory(t *testing.T) {
 // whole rows runs out of that memory, naming the limit to raise, and
 // changes nothing.
 func TestJobLargerThanItsMemory(t *testing.T) {
-	t.Parallel()
 	s := newSite(t, "sqlite+local")
 	s.must("table", "create", "--schema", filepath.Join("..", "..", "examples", "retail", "orders_fact.table.yaml"))
 	dir, spill := t.TempDir(), t.TempDir()

@@ -54,7 +54,6 @@ func testWith(t *testing.T, dir string, args ...string) (int, string, string) {
 // newest-wins ordering of orders_fact.sql makes the test of the moved
 // order fail, naming o100 and each column it got wrong, and in JSON too.
 func TestJobTests(t *testing.T) {
-	t.Parallel()
 	dir := retailCopy(t)
 	code, out, errs := testWith(t, dir, "test")
 	if code != 0 {
@@ -107,7 +106,6 @@ func TestJobTests(t *testing.T) {
 // test.yaml), and what the job gets wrong beyond its rows (the rows its
 // rules reject, its reconciliation) fails the test, named.
 func TestJobTestsRefuse(t *testing.T) {
-	t.Parallel()
 	dir := retailCopy(t)
 	orders := filepath.Join(dir, "orders_fact.yaml")
 	first := filepath.Join(dir, "tests", "orders_fact", "first_load")

@@ -84,7 +84,6 @@ func schemaFile(command string) string {
 // as arrays (never null), no field unnamed. Run with -update-schemas to
 // write it after changing a result.
 func TestJSONSchemas(t *testing.T) {
-	t.Parallel()
 	want := map[string][]byte{schemaFile(""): schemaFor("lakeswap", nil, t)}
 	for command, types := range results {
 		want[schemaFile("lakeswap "+command)] = schemaFor("lakeswap "+command, types, t)
@@ -317,7 +316,6 @@ func validatePrinted(log string) int {
 // sequence number) is a string in every command's JSON: a 64-bit id as a
 // JSON number loses digits in JavaScript and jq.
 func TestJSONIDsAreStrings(t *testing.T) {
-	t.Parallel()
 	isID := regexp.MustCompile(`(^|_)(id|ids|snapshots?|sequence(_number)?)$`)
 	var walk func(file, path string, node any)
 	walk = func(file, path string, node any) {

@@ -14,7 +14,6 @@ import (
 // that read back as the exact id, run_id and status are at the top, and a
 // failure is one error object with the same top.
 func TestEveryCommandPrintsJSON(t *testing.T) {
-	t.Parallel()
 	forEachSite(t, func(t *testing.T, s *site) {
 		type top struct {
 			RunID      string          `json:"run_id"`

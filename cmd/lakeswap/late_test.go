@@ -123,7 +123,6 @@ func headProp(t *testing.T, s *site, name, key string) string {
 // --restate --reason, planned then applied, rebuilds the day with it, who
 // decided and why in history and show; a rerun then commits nothing.
 func TestLateArrivalsDecidedInWriting(t *testing.T) {
-	t.Parallel()
 	s := newSite(t, "sqlite+local")
 	dir, job := lateJob(t, "{owner: finance@example.com, note: January is reported on the 5th}")
 	s.must("table", "create", "--schema", filepath.Join("..", "..", "examples", "retail", "orders_fact.table.yaml"))
@@ -236,7 +235,6 @@ func TestLateArrivalsDecidedInWriting(t *testing.T) {
 // late, loads into 2026-01-06, the day it arrived, flagged; its own day
 // keeps what was published, and nothing is refused.
 func TestLateCurrentPeriod(t *testing.T) {
-	t.Parallel()
 	s := newSite(t, "sqlite+local")
 	dir, job := lateJob(t, "{policy: current-period, flag: arrived_late, owner: finance@example.com}")
 	sql := strings.Replace(string(mustRead(t, filepath.Join(dir, "orders_fact.sql"))), "    event_id\nFROM versions", "    event_id,\n    arrived_late\nFROM versions", 1)
@@ -269,7 +267,6 @@ func TestLateCurrentPeriod(t *testing.T) {
 // the next run picks the same days up; later, only the days of the rows
 // since the watermark, less the lookback, are rebuilt.
 func TestSinceLast(t *testing.T) {
-	t.Parallel()
 	s := newSite(t, "postgres+minio")
 	dir, job := lateJob(t, "")
 	batch2 := mustRead(t, filepath.Join(dir, "raw", "batch2.ndjson"))
@@ -400,7 +397,6 @@ func TestLateInARelease(t *testing.T) {
 // a flag column the source already has, and a reason on two lines, are
 // usage errors; a check with every check turned off is too.
 func TestLateOddArrivals(t *testing.T) {
-	t.Parallel()
 	s := newSite(t, "sqlite+local")
 	dir, job := lateJob(t, "{owner: finance@example.com}")
 	s.must("table", "create", "--schema", filepath.Join("..", "..", "examples", "retail", "orders_fact.table.yaml"))
@@ -521,7 +517,6 @@ func event(id, order, ts string, version int, ingested string) string {
 // decision for both; lag columns of epoch numbers are refused, where the
 // guard judged nothing.
 func TestLateAcrossRoutes(t *testing.T) {
-	t.Parallel()
 	s := newSite(t, "sqlite+local")
 	dir, job := lateJob(t, "{owner: finance@example.com}")
 	raw := filepath.Join(dir, "raw")

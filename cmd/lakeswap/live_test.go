@@ -53,7 +53,6 @@ func onTerminal(t *testing.T, args ...string) (code int, stdout, terminal string
 // partitions staged as it goes; with -o json or --no-progress it shows
 // nothing, and stdout is the one JSON object.
 func TestProgressOnATerminal(t *testing.T) {
-	t.Parallel()
 	home := newHome(t)
 	in := writeCSVLines(t, filepath.Join(t.TempDir(), "in.csv"), orderLines(50_000, 2))
 	publish := []string{"--home", home, "publish", "--allow-implausible", "--table", "retail.daily_orders", "--partitions", twoDays}
@@ -80,7 +79,6 @@ func TestProgressOnATerminal(t *testing.T) {
 // asks for its id; a wrong id typed in is refused with the table
 // unchanged, the right one commits.
 func TestApplyAtATerminal(t *testing.T) {
-	t.Parallel()
 	home := newHome(t)
 	plan := filepath.Join(t.TempDir(), "plan.json")
 	if code, _, errs := cli(t, home, "plan", "--table", "retail.daily_orders", "--partitions", twoDays, "--out", plan, batch2Input(t)); code != 0 {

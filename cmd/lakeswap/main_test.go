@@ -118,7 +118,6 @@ func openHome(t testing.TB, home string) *catalog.Catalog {
 }
 
 func TestPublishRefusesBadInput(t *testing.T) {
-	t.Parallel()
 	cases := []struct {
 		name, file, content string
 		want                []string // every one must appear in stderr
@@ -187,7 +186,6 @@ func TestPublishRefusesBadInput(t *testing.T) {
 }
 
 func TestPublishAndHistoryJSON(t *testing.T) {
-	t.Parallel()
 	home := newHome(t)
 	code, out, errs := cli(t, home, "history", "--table", "retail.daily_orders", "-o", "json")
 	if code != 0 {
@@ -221,7 +219,6 @@ func (c *conflictSource) Open(ctx context.Context, p string) (array.RecordReader
 }
 
 func TestExitCodes(t *testing.T) {
-	t.Parallel()
 	home := newHome(t)
 	if code, _, _ := cli(t, home, "publish", "--table", "retail.daily_orders", "x.csv"); code != exitUsage {
 		t.Errorf("publish without --partitions: exit %d, want %d", code, exitUsage)
@@ -294,7 +291,6 @@ func TestDemoOnMinIO(t *testing.T) {
 }
 
 func TestDemo(t *testing.T) {
-	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "demo")
 	var out, errb bytes.Buffer
 	if code := mainWithEnv(context.Background(), []string{"demo", "--dir", dir}, &out, &errb, noEnv); code != 0 {

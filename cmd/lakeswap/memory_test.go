@@ -14,7 +14,6 @@ import (
 )
 
 func TestParseSize(t *testing.T) {
-	t.Parallel()
 	for in, want := range map[string]int64{"512MiB": 512 << 20, "2GiB": 2 << 30, "1.5GB": 1_500_000_000, "1048576": 1 << 20, "64 MiB": 64 << 20, "1kib": 1 << 10} {
 		if got, err := parseSize(in); err != nil || got != want {
 			t.Errorf("parseSize(%q) = %d, %v; want %d", in, got, err, want)
@@ -30,7 +29,6 @@ func TestParseSize(t *testing.T) {
 // TestStagingParallelism: large partitions under a small limit are staged
 // one at a time; small ones one per core.
 func TestStagingParallelism(t *testing.T) {
-	t.Parallel()
 	if got := backfill.Parallelism(768<<20, 10_000_000, backfill.LocalWriterBytes); got != 1 {
 		t.Errorf("10M-row partitions under 768 MiB: %d at once, want 1", got)
 	}
@@ -42,7 +40,6 @@ func TestStagingParallelism(t *testing.T) {
 // TestWriterBytesCountsUploads: staging to S3 counts the upload's parts,
 // as many as its settings hold, in what one partition needs.
 func TestWriterBytesCountsUploads(t *testing.T) {
-	t.Parallel()
 	if got := backfill.WriterBytes(map[string]string{"warehouse": "file:///tmp/w"}); got != backfill.LocalWriterBytes {
 		t.Errorf("local warehouse: %d, want %d", got, backfill.LocalWriterBytes)
 	}
@@ -60,7 +57,6 @@ func TestWriterBytesCountsUploads(t *testing.T) {
 // warehouse on S3 needs its upload's parts besides. Routes: publish and
 // plan (one flag parser), on a local warehouse and on MinIO.
 func TestMemoryFloor(t *testing.T) {
-	t.Parallel()
 	if backfill.MemoryFloor(nil) != 256<<20 {
 		t.Errorf("local floor %s, want 256MiB", mib(backfill.MemoryFloor(nil)))
 	}
@@ -98,7 +94,6 @@ func TestMemoryFloor(t *testing.T) {
 // and a count the catalog's properties set is kept; either way the run
 // lands.
 func TestUploadsFollowTheMemoryLimit(t *testing.T) {
-	t.Parallel()
 	s := newSite(t, "sqlite+minio")
 	s.createDaily()
 	// A limit that gives each upload 128 MiB, whatever the cores: four

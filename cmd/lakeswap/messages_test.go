@@ -66,7 +66,6 @@ func reportMessages() int {
 // as it was. Files route (CSV here; every file format reaches the same
 // split).
 func TestRowsOutsideTheRunOneLineAPartition(t *testing.T) {
-	t.Parallel()
 	home := t.TempDir()
 	if code, _, errs := cli(t, home, "table", "create", "--schema", filepath.Join(firstBackfill, "daily_sales.yaml")); code != 0 {
 		t.Fatalf("table create: exit %d: %s", code, errs)
@@ -111,7 +110,6 @@ func tableMetadata(t *testing.T, home string, ident ...string) string {
 // and as a plain number in JSON. A sum is a value of its column and is
 // written as the column holds it (order_count=3000).
 func TestOneNumberFormat(t *testing.T) {
-	t.Parallel()
 	home := newHome(t)
 	var b strings.Builder
 	for i := range 1500 {
@@ -147,7 +145,6 @@ func TestOneNumberFormat(t *testing.T) {
 // TestFlagsDocumented: docs/commands.md's table of publish's and plan's
 // flags names every flag they take, so a reader scanning it misses none.
 func TestFlagsDocumented(t *testing.T) {
-	t.Parallel()
 	doc := string(mustRead(t, filepath.Join("..", "..", "docs", "commands.md")))
 	root := newRoot(&globals{stdout: io.Discard, stderr: io.Discard, getenv: func(string) string { return "" }})
 	for _, name := range []string{"publish", "plan"} {
@@ -166,7 +163,6 @@ func TestFlagsDocumented(t *testing.T) {
 // TestWarnChecks: a check written warn: prints what breaks it and lets
 // the run through; the same check without warn: refuses it.
 func TestWarnChecks(t *testing.T) {
-	t.Parallel()
 	home := newHome(t)
 	if code, _, errs := cli(t, home, "table", "set", "--table", "retail.daily_orders", "check.amount_cents=non-negative;warn:range:0..10000"); code != 0 {
 		t.Fatalf("table set: exit %d: %s", code, errs)
@@ -188,7 +184,6 @@ func TestWarnChecks(t *testing.T) {
 // and the same values in other sets pass; unique-table judges across the
 // table, a partition the run replaces aside.
 func TestUniqueSets(t *testing.T) {
-	t.Parallel()
 	home := newHome(t)
 	if code, _, errs := cli(t, home, "table", "set", "--table", "retail.daily_orders", "check.order_count=non-negative;unique:amount_cents"); code != 0 {
 		t.Fatalf("table set: exit %d: %s", code, errs)

@@ -26,7 +26,6 @@ checks: {amount: [non-negative]}
 // approves it (publish, plan), on every site: publish, verify, history,
 // plan then apply, rollback back to the first fingerprint.
 func TestMoneyTable(t *testing.T) {
-	t.Parallel()
 	forEachSite(t, func(t *testing.T, s *site) {
 		s.must("table", "create", "--schema", write(t, s.home, "payments.yaml", moneyYAML))
 		first := write(t, t.TempDir(), "first.ndjson", `{"day":"2026-01-01","id":1,"amount":12.34}
@@ -72,7 +71,6 @@ func TestMoneyTable(t *testing.T) {
 }
 
 func TestScaled(t *testing.T) {
-	t.Parallel()
 	for _, c := range []struct {
 		v     int64
 		scale int

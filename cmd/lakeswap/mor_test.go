@@ -90,7 +90,6 @@ func deleteFiles(t *testing.T, s *site, name string) map[string][]string {
 // not for a delete elsewhere; verify of runs and of the table. Each step
 // is checked against iceberg-go's delete-applying scan.
 func TestMergeOnReadTable(t *testing.T) {
-	t.Parallel()
 	forEachSite(t, func(t *testing.T, s *site) {
 		sc := iceberg.NewSchema(0,
 			iceberg.NestedField{ID: 1, Name: "d", Type: iceberg.PrimitiveTypes.Date, Required: true},

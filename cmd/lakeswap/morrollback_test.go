@@ -17,7 +17,6 @@ import (
 // its delete applied (not the delete file as data) when it looks for the
 // keys a later commit added elsewhere. On every site.
 func TestScopedRollbackBesideUnchangedDeletes(t *testing.T) {
-	t.Parallel()
 	forEachSite(t, func(t *testing.T, s *site) {
 		sc := iceberg.NewSchemaWithIdentifiers(0, []int{2},
 			iceberg.NestedField{ID: 1, Name: "d", Type: iceberg.PrimitiveTypes.Date, Required: true},

@@ -58,7 +58,6 @@ func factRows(t *testing.T, stage string) string {
 // o100 and 2026-01-01, with the table and its files unchanged, and
 // replacing both days passes.
 func TestMovedRecordNeedsBothPartitions(t *testing.T) {
-	t.Parallel()
 	forEachSite(t, func(t *testing.T, s *site) {
 		s.must("table", "create", "--schema", write(t, s.home, "facts.yaml", factsYAML))
 		s.must("publish", "--table", "retail.orders_fact", "--partitions", twoDays, factRows(t, "after_batch1"))

@@ -111,7 +111,6 @@ func scanned(t *testing.T, ctx context.Context, scan *table.Scan, cols []string)
 // outside refused; one folder per field; batches of tuples. What
 // iceberg-go's own scan reads is checked after each step.
 func TestSeveralPartitionFields(t *testing.T) {
-	t.Parallel()
 	forEachSite(t, func(t *testing.T, s *site) {
 		createEventsTable(t, s)
 		const tbl = "eng.events"
@@ -257,7 +256,6 @@ func TestSeveralPartitionFields(t *testing.T) {
 // input or table holds in it), another writer's month, a scoped rollback,
 // verify, and iceberg-go's scan after each step.
 func TestTruncateAndMonth(t *testing.T) {
-	t.Parallel()
 	forEachSite(t, func(t *testing.T, s *site) {
 		sc := iceberg.NewSchema(0,
 			iceberg.NestedField{ID: 1, Name: "sku", Type: iceberg.PrimitiveTypes.String, Required: true},

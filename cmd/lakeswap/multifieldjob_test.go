@@ -26,7 +26,6 @@ import (
 // run does not declare is refused when the job's rows hold it; plan then
 // apply commits. Checked with iceberg-go's scan.
 func TestJobSeveralFields(t *testing.T) {
-	t.Parallel()
 	forEachSite(t, func(t *testing.T, s *site) {
 		createEventsTable(t, s)
 		const tbl = "eng.events"
@@ -95,7 +94,6 @@ func TestJobSeveralFields(t *testing.T) {
 // and refuses a selection that leaves a field open (the files are read
 // only once staged), changing nothing.
 func TestAdoptSeveralFields(t *testing.T) {
-	t.Parallel()
 	s := newSite(t, "sqlite+local")
 	createEventsTable(t, s)
 	const tbl = "eng.events"

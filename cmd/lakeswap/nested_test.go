@@ -36,7 +36,6 @@ func nestedRow(day string, uid int, u, rest string) string {
 // day back. The reader (iceberg-go's scan) sees exactly the expected rows
 // after each step.
 func TestNestedColumnsAfterRenameAndDrop(t *testing.T) {
-	t.Parallel()
 	s := newSite(t, "sqlite+local")
 	sc := iceberg.NewSchema(0,
 		iceberg.NestedField{ID: 1, Name: "d", Type: iceberg.PrimitiveTypes.Date, Required: true},
@@ -151,7 +150,6 @@ func TestNestedColumnsAfterRenameAndDrop(t *testing.T) {
 // a row outside is refused naming its partition; verify checks the
 // partition summaries other engines prune on.
 func TestUUIDAndFixedPartitions(t *testing.T) {
-	t.Parallel()
 	s := newSite(t, "sqlite+local")
 	sc := iceberg.NewSchema(0,
 		iceberg.NestedField{ID: 1, Name: "u", Type: iceberg.PrimitiveTypes.UUID, Required: true},
@@ -208,7 +206,6 @@ func TestUUIDAndFixedPartitions(t *testing.T) {
 // (history), the plan and every JSON output (a string past 2^53), and
 // verify and a rollback read it back.
 func TestWideDecimalSums(t *testing.T) {
-	t.Parallel()
 	s := newSite(t, "sqlite+local")
 	sc := iceberg.NewSchema(0,
 		iceberg.NestedField{ID: 1, Name: "d", Type: iceberg.PrimitiveTypes.Date, Required: true},
@@ -263,7 +260,6 @@ func TestWideDecimalSums(t *testing.T) {
 // commits nothing; a value the column cannot hold as it is (text that is
 // no uuid, bytes of another length) is refused naming the job's row.
 func TestNestedJob(t *testing.T) {
-	t.Parallel()
 	s := newSite(t, "sqlite+local")
 	sc := iceberg.NewSchema(0,
 		iceberg.NestedField{ID: 1, Name: "d", Type: iceberg.PrimitiveTypes.Date, Required: true},
@@ -326,7 +322,6 @@ func TestNestedJob(t *testing.T) {
 // moved-records check over the int files, and verify --table finds the
 // grain unique.
 func TestWidenedGrain(t *testing.T) {
-	t.Parallel()
 	s := newSite(t, "sqlite+local")
 	sc := iceberg.NewSchema(0,
 		iceberg.NestedField{ID: 1, Name: "d", Type: iceberg.PrimitiveTypes.Date, Required: true},
@@ -369,7 +364,6 @@ func TestWidenedGrain(t *testing.T) {
 // and refused, naming the field, when a struct's fields carry others
 // (readers find them by id, and would read nulls).
 func TestAdoptNested(t *testing.T) {
-	t.Parallel()
 	s := newSite(t, "sqlite+local")
 	sc := iceberg.NewSchema(0,
 		iceberg.NestedField{ID: 1, Name: "d", Type: iceberg.PrimitiveTypes.Date, Required: true},
@@ -433,7 +427,6 @@ func TestAdoptNested(t *testing.T) {
 // v2; verify checks each run under its own version, and verify --table
 // checks them all.
 func TestFingerprintVersions(t *testing.T) {
-	t.Parallel()
 	s := newSite(t, "sqlite+local")
 	sc := iceberg.NewSchema(0,
 		iceberg.NestedField{ID: 1, Name: "d", Type: iceberg.PrimitiveTypes.Date, Required: true},
@@ -471,7 +464,6 @@ func TestFingerprintVersions(t *testing.T) {
 // in a schema file, as a person writes them; the table holds them as
 // Iceberg types, with a uuid grain, and takes a publish.
 func TestCreateNestedTable(t *testing.T) {
-	t.Parallel()
 	s := newSite(t, "sqlite+local")
 	s.must("table", "create", "--schema", write(t, s.home, "n.yaml", `table: eng.sessions
 columns:
@@ -510,7 +502,6 @@ partition: [{column: day, transform: identity}]
 // grain is set, and the moved-records check reads the files of the old
 // field as holding no key.
 func TestReaddedGrainColumn(t *testing.T) {
-	t.Parallel()
 	s := newSite(t, "sqlite+local")
 	sc := iceberg.NewSchema(0,
 		iceberg.NestedField{ID: 1, Name: "d", Type: iceberg.PrimitiveTypes.Date, Required: true},

@@ -17,7 +17,6 @@ import (
 // a number; Path, Rows, Bytes and SHA256 in new_files) keeps its plan id:
 // show reads it, and apply takes it approved by that id.
 func TestPlanWrittenBeforeReadsAsBefore(t *testing.T) {
-	t.Parallel()
 	s := newSite(t, "sqlite+local")
 	s.createDaily()
 	plan := filepath.Join(t.TempDir(), "plan.json")

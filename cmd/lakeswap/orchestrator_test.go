@@ -13,7 +13,6 @@ import (
 // step: publish, status, a retry, a run that finds its content already
 // there, a conflict, a rollback, status again.
 func TestOrchestratorAnswers(t *testing.T) {
-	t.Parallel()
 	for _, name := range []string{"sqlite+local", "postgres+minio"} {
 		t.Run(name, func(t *testing.T) {
 			s := newSite(t, name)

@@ -15,7 +15,6 @@ import (
 // stays unreachable: exit 5, and status, once the catalog answers again,
 // says the run landed. No staged file is deleted in any of them.
 func TestLostCommitAnswers(t *testing.T) {
-	t.Parallel()
 	cases := []struct {
 		fault  string
 		code   int
@@ -81,7 +80,6 @@ func TestLostCommitAnswers(t *testing.T) {
 // catalog answers with an error after applying it is found in the table
 // and reported as done, not as a failure that a retry would then refuse.
 func TestLostAnswerToAScopedRollback(t *testing.T) {
-	t.Parallel()
 	s := newSite(t, "sqlite+local")
 	s.createDaily()
 	s.must("publish", "--run-id", "b2", "--table", "retail.daily_orders", "--partitions", twoDays, batch2Input(t))
@@ -102,7 +100,6 @@ func TestLostAnswerToAScopedRollback(t *testing.T) {
 // with an error after applying it is found in the table (main moved back)
 // and reported as done, its fingerprint checked.
 func TestLostAnswerToARollback(t *testing.T) {
-	t.Parallel()
 	s := newSite(t, "sqlite+local")
 	s.createDaily()
 	s.must("publish", "--run-id", "b2", "--table", "retail.daily_orders", "--partitions", twoDays, batch2Input(t))

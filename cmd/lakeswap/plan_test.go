@@ -36,7 +36,6 @@ func batch2Input(t *testing.T) string {
 // they were; approved, it gives the table, fingerprint and history a
 // publish of the same input gives.
 func TestPlanThenApply(t *testing.T) {
-	t.Parallel()
 	forEachSite(t, func(t *testing.T, s *site) {
 		in := batch2Input(t)
 		twin := newSite(t, s.name)
@@ -200,7 +199,6 @@ func newHomeInput(t *testing.T) string {
 // partitions already hold, under a new run id, exits 0 saying unchanged,
 // with no new snapshot and no file left behind.
 func TestRepublishIdenticalCommitsNothing(t *testing.T) {
-	t.Parallel()
 	forEachSite(t, func(t *testing.T, s *site) {
 		s.createDaily()
 		before, files := s.metadata("daily_orders"), s.files()
@@ -240,7 +238,6 @@ func TestRepublishIdenticalCommitsNothing(t *testing.T) {
 // figures, and passes with --allow-implausible, which the plan shows as a
 // warning; a band set per run moves the line.
 func TestImplausibleShrinkIsRefused(t *testing.T) {
-	t.Parallel()
 	forEachSite(t, func(t *testing.T, s *site) {
 		s.must("table", "create", "--schema", write(t, s.home, "daily_orders.yaml", schemaYAML))
 		full := orderLines(2_000, 2) // 1,000 rows a day
@@ -282,7 +279,6 @@ func TestImplausibleShrinkIsRefused(t *testing.T) {
 // TestBuildTwiceFromFiles, on every site: --build-twice reads the inputs
 // again and, for files that do not change, publishes as without it.
 func TestBuildTwiceFromFiles(t *testing.T) {
-	t.Parallel()
 	forEachSite(t, func(t *testing.T, s *site) {
 		s.createDaily()
 		before := s.metadata("daily_orders")
@@ -298,7 +294,6 @@ func TestBuildTwiceFromFiles(t *testing.T) {
 // TestLongRunsShownByTheirEnds: history shows a run of 30 partitions as
 // their range and count, not one by one.
 func TestLongRunsShownByTheirEnds(t *testing.T) {
-	t.Parallel()
 	home := t.TempDir()
 	schema := write(t, home, "daily_orders.yaml", schemaYAML)
 	if code, _, errs := cli(t, home, "table", "create", "--schema", schema); code != 0 {
@@ -320,7 +315,6 @@ func TestLongRunsShownByTheirEnds(t *testing.T) {
 // apply then refuses as discarded; a plan that was applied is refused, and
 // its files stay the table's.
 func TestDiscard(t *testing.T) {
-	t.Parallel()
 	forEachSite(t, func(t *testing.T, s *site) {
 		s.createDaily()
 		before, files := s.mainState("daily_orders"), s.content()
@@ -405,7 +399,6 @@ func TestDiscard(t *testing.T) {
 // fingerprint one publish of the whole gives. Overlapping partial plans,
 // and plans of other run ids, are refused with the table unchanged.
 func TestShardsApplyAsOneSnapshot(t *testing.T) {
-	t.Parallel()
 	forEachSite(t, func(t *testing.T, s *site) {
 		const days = "order_date=2026-01-01..2026-01-06"
 		s.must("table", "create", "--schema", write(t, s.home, "daily_orders.yaml", schemaYAML))
@@ -524,7 +517,6 @@ func TestShardsApplyAsOneSnapshot(t *testing.T) {
 // that changes, the one that halved first, and elides only the unchanged;
 // lakeswap show prints the plan whole, and -o json the plan itself.
 func TestLongPlanShowsWhatChanges(t *testing.T) {
-	t.Parallel()
 	home := t.TempDir()
 	if code, _, errs := cli(t, home, "table", "create", "--schema", write(t, home, "daily_orders.yaml", schemaYAML)); code != 0 {
 		t.Fatalf("table create: exit %d: %s", code, errs)

@@ -167,7 +167,6 @@ func (s *shared) open() (context.Context, *swap.Publisher) {
 // commits and the other exits with the conflict code; the table then holds
 // exactly the winner's rows, and every committed run verifies.
 func TestTwoWritersOneWins(t *testing.T) {
-	t.Parallel()
 	s := newShared(t, s3store.MinPartSize)
 	ctx, pub := s.open()
 	const rounds = 20
@@ -259,7 +258,6 @@ func TestTwoWritersOneWins(t *testing.T) {
 // staging upload is in flight leaves the table exactly as it was, and what
 // it uploaded is found by its run id.
 func TestKilledPublishChangesNothing(t *testing.T) {
-	t.Parallel()
 	s := newShared(t, s3store.MinPartSize)
 	ctx, pub := s.open()
 	first := write(t, t.TempDir(), "first.ndjson", "{\"order_date\":\"2026-01-01\",\"channel\":\"web\",\"order_count\":1,\"amount_cents\":5}\n")
@@ -384,7 +382,6 @@ func bigInput(t *testing.T, rows int) string {
 // summaries live) for the secret key, through a run that publishes, is
 // refused, verifies, rolls back and fails to reach a bucket.
 func TestSecretNeverLeaks(t *testing.T) {
-	t.Parallel()
 	s := newShared(t, s3store.MinPartSize)
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.ndjson")
@@ -464,7 +461,6 @@ func mustRead(t *testing.T, path string) []byte {
 // as it was, and removes what it uploaded: no object of its run and no
 // incomplete multipart upload.
 func TestInterruptedPublishLeavesNothing(t *testing.T) {
-	t.Parallel()
 	s := newShared(t, s3store.MinPartSize)
 	ctx, pub := s.open()
 	tbl, err := pub.Catalog.LoadTable(ctx, []string{"retail", "daily_orders"})

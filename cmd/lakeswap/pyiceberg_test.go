@@ -21,7 +21,6 @@ import (
 // stopped, doctor fails naming the warehouse and a fix; with no
 // credentials, every command says so in one line naming the variables.
 func TestPyIcebergSetupOnly(t *testing.T) {
-	t.Parallel()
 	srv := testenv.MinIO(t)
 	bkt := srv.NewBucket(t)
 	dsn := testenv.Postgres(t).NewDatabase(t)

@@ -8,7 +8,6 @@ import (
 // TestDisplayKeys: history names a run's partitions as ranges where they
 // follow one another, so that a run of a year fits a terminal's line.
 func TestDisplayKeys(t *testing.T) {
-	t.Parallel()
 	days := func(col string, from, n int) []string {
 		var out []string
 		for i := range n {

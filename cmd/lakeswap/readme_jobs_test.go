@@ -10,7 +10,6 @@ import (
 // TestRetailExampleReadme runs examples/retail/README.md the same way: the
 // retail jobs on their own, from the raw events the folder ships.
 func TestRetailExampleReadme(t *testing.T) {
-	t.Parallel()
 	dir := filepath.Join("..", "..", "examples", "retail")
 	followConsole(t, filepath.Join(dir, "README.md"), "## Run it", dir)
 }

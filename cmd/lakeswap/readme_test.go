@@ -21,7 +21,6 @@ import (
 // whatever this run printed in their place, the same one wherever the
 // README repeats it, and a later command typing one gets this run's.
 func TestReadmeFirstBackfill(t *testing.T) {
-	t.Parallel()
 	followConsole(t, filepath.Join("..", "..", "README.md"), "## Your first backfill", firstBackfill)
 }
 
@@ -224,7 +223,6 @@ func copyTree(t *testing.T, from, to string) {
 // are the retail fixture's, byte for byte, so that the example and the
 // demo tell of the same events.
 func TestRetailExampleShipsTheFixture(t *testing.T) {
-	t.Parallel()
 	for name, want := range map[string][]byte{"batch1.ndjson": retail.Batch1, "batch2.ndjson": retail.Batch2} {
 		got, err := os.ReadFile(filepath.Join("..", "..", "examples", "retail", "raw", name))
 		if err != nil || !bytes.Equal(got, want) {

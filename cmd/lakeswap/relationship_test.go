@@ -68,7 +68,6 @@ sql: |
 // the same day passes inside a release that adds the customer in the
 // same commit; a null is no reference; table describe lists the check.
 func TestRelationshipCheck(t *testing.T) {
-	t.Parallel()
 	s := newSite(t, "sqlite+local")
 	dir := customersJobs(t, s)
 	orders, customers := filepath.Join(dir, "orders.yaml"), filepath.Join(dir, "customers.yaml")
@@ -167,7 +166,6 @@ func TestRelationshipCheck(t *testing.T) {
 // rows, and changes nothing; written warn: it warns and the run lands; one
 // that is no query refuses every run, saying so; table describe lists it.
 func TestAssertions(t *testing.T) {
-	t.Parallel()
 	home := newHome(t)
 	set := func(kv string) {
 		t.Helper()
@@ -234,7 +232,6 @@ func TestAssertions(t *testing.T) {
 // together pass, and a run that takes away a row still referenced is
 // refused.
 func TestRelationshipToItself(t *testing.T) {
-	t.Parallel()
 	s := newSite(t, "sqlite+local")
 	dir := t.TempDir()
 	s.must("table", "create", "--schema", write(t, dir, "t.yaml", `table: shop.parts

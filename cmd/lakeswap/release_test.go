@@ -84,7 +84,6 @@ func releaseOf(t *testing.T, s *site, loc string) (run string, tags []string) {
 // planned and applied lands as one; rollback --run of a release restores
 // both tables' fingerprints, and status and verify answer for both.
 func TestReleaseRetail(t *testing.T) {
-	t.Parallel()
 	forEachSite(t, func(t *testing.T, s *site) {
 		dir := retailJobs(t, s, releaseEvents(0))
 		facts := filepath.Join(dir, "orders_fact.yaml")
@@ -271,7 +270,6 @@ func fileDiff(before, after []string) []string {
 // second by the first's release tag), and never sees one table of a
 // release beside the other of another.
 func TestReleaseReadersNeverSeeAMix(t *testing.T) {
-	t.Parallel()
 	for _, name := range []string{"sqlite+local", "postgres+minio", "rest+minio"} {
 		t.Run(name, func(t *testing.T) {
 			s := newSite(t, name)
@@ -414,7 +412,6 @@ sql: |
 // applied is settled as landed for both, and one lost before as landed
 // for neither.
 func TestReleaseAllOrNothing(t *testing.T) {
-	t.Parallel()
 	for _, name := range []string{"sqlite+local", "rest+minio"} {
 		t.Run(name, func(t *testing.T) {
 			s := newSite(t, name)
@@ -652,7 +649,6 @@ func stageRelease(ctx context.Context, t *testing.T, pub *swap.Publisher, dir, r
 // top first; a release that is not one table and what reads it, or asks
 // for what a release cannot do, is refused before anything is read.
 func TestReleaseUsage(t *testing.T) {
-	t.Parallel()
 	s := newSite(t, "sqlite+local")
 	dir := retailJobs(t, s, releaseEvents(0))
 	facts, daily := filepath.Join(dir, "orders_fact.yaml"), filepath.Join(dir, "daily_orders.yaml")

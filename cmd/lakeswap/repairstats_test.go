@@ -36,7 +36,6 @@ partition: [{column: region, transform: identity}]
 // repair-stats mends them in one replace snapshot that touches no data
 // file, after which verify is clean and every filter plans the files.
 func TestRepairStats(t *testing.T) {
-	t.Parallel()
 	for _, name := range []string{"sqlite+local", "postgres+minio"} {
 		t.Run(name, func(t *testing.T) { testRepairStats(t, newSite(t, name)) })
 	}
@@ -243,7 +242,6 @@ func planned(t *testing.T, tbl *table.Table, filter iceberg.BooleanExpression) [
 // engine can prune on: verify --table finds none wrong, repair-stats has
 // nothing to do, and a filter on each partition plans its file.
 func TestStatisticsOnEverySite(t *testing.T) {
-	t.Parallel()
 	forEachSite(t, func(t *testing.T, s *site) {
 		s.must("table", "create", "--schema", write(t, s.home, "items.yaml", itemsYAML+`
 `))
@@ -287,7 +285,6 @@ func TestStatisticsOnEverySite(t *testing.T) {
 // table still checked; repair-stats lists it among what it cannot correct
 // (exit 6) and commits nothing else for it.
 func TestStatisticsOfAnUnreadableFile(t *testing.T) {
-	t.Parallel()
 	home := t.TempDir()
 	if code, _, errs := cli(t, home, "table", "create", "--schema", write(t, home, "items.yaml", itemsYAML)); code != 0 {
 		t.Fatalf("table create: exit %d: %s", code, errs)
@@ -339,7 +336,6 @@ func TestStatisticsOfAnUnreadableFile(t *testing.T) {
 // summary; repair-stats mends it, after which the filtered scan applies
 // the delete.
 func TestRepairStatsOfDeletes(t *testing.T) {
-	t.Parallel()
 	s := newSite(t, "sqlite+local")
 	sc := iceberg.NewSchema(0,
 		iceberg.NestedField{ID: 1, Name: "r", Type: iceberg.PrimitiveTypes.String, Required: true},

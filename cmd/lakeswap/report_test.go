@@ -21,7 +21,6 @@ import (
 // screenshot is kept as the test's artifact, and the numbers in the
 // rendered DOM are show -o json's. It never overwrites a file.
 func TestReportInChromium(t *testing.T) {
-	t.Parallel()
 	browser := testenv.Tool(t, "chromium", "chromium-browser")
 	home := t.TempDir()
 	weekAndFix(t, home)

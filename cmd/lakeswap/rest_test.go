@@ -21,7 +21,6 @@ import (
 // 4) that leaves the table's metadata and files exactly as they were
 // (a plan's staged files stay the plan's, for discard).
 func TestRESTCommitAnswers(t *testing.T) {
-	t.Parallel()
 	const rebaseAttempts = 10 // swap tries a commit this often on a main that moved
 	s := newSite(t, "rest+minio")
 	s.createDaily()

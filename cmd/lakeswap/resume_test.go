@@ -21,7 +21,6 @@ import (
 // history which landed, and the history shows one run id over six
 // snapshots.
 func TestCommitPerPartitionResumes(t *testing.T) {
-	t.Parallel()
 	days := []string{"2026-01-01", "2026-01-02", "2026-01-03", "2026-01-04", "2026-01-05", "2026-01-06"}
 	input := func(cents int64) string {
 		var rows []retail.DailyOrder

@@ -83,7 +83,6 @@ func appendRows(t *testing.T, s *site, name string, sc *iceberg.Schema, cells ..
 // 2026-01-05 with --rewrite-overlapping takes the file out and carries
 // 2026-01-20: the row with no d must still be there.
 func TestRewriteKeepsNullPartitionRows(t *testing.T) {
-	t.Parallel()
 	onLocal(t, func(t *testing.T, s *site) {
 		sc := iceberg.NewSchema(0,
 			iceberg.NestedField{ID: 1, Name: "d", Type: iceberg.PrimitiveTypes.Date, Required: false},
@@ -150,7 +149,6 @@ func unpartitionedThenDayRegion(t *testing.T, s *site, name string, cells ...str
 // is left half replaced; without the flag, when the earlier file holds no
 // eu row of the day, the run commits beside the file's us rows.
 func TestRewriteDayNamedAloneLeavesEarlierSpecRegion(t *testing.T) {
-	t.Parallel()
 	onLocal(t, func(t *testing.T, s *site) {
 		in := write(t, t.TempDir(), "in.ndjson", `{"d":"2026-01-05","region":"eu","id":1,"n":5}`+"\n")
 		// With --rewrite-overlapping.
@@ -178,7 +176,6 @@ func TestRewriteDayNamedAloneLeavesEarlierSpecRegion(t *testing.T) {
 // id: it should resume after the batch that landed (README: "Running the
 // same run again resumes"), committing February.
 func TestRewriteBatchesResume(t *testing.T) {
-	t.Parallel()
 	onLocal(t, func(t *testing.T, s *site) {
 		tbl, rows, _ := monthsThenDays(t, s, "resume", "2026-01-05/1", "2026-01-20/2", "2026-02-10/8", "2026-02-11/9")
 		in := rows(7, "2026-01-05/1", "2026-02-10/8")
@@ -206,7 +203,6 @@ func TestRewriteBatchesResume(t *testing.T) {
 // rollback of the rollback (run rollback-rw): the run's content should be
 // back, the January file out again; no record may be there twice.
 func TestRewriteScopedRollbackOfScopedRollback(t *testing.T) {
-	t.Parallel()
 	onLocal(t, func(t *testing.T, s *site) {
 		tbl, rows, months := monthsThenDays(t, s, "rr", "2026-01-05/1", "2026-01-20/2", "2026-01-25/6")
 		s.must("publish", "--run-id", "rw", "--rewrite-overlapping", "--table", tbl, "--partitions", "d=2026-01-05", rows(5, "2026-01-05/1"))
@@ -237,7 +233,6 @@ func TestRewriteScopedRollbackOfScopedRollback(t *testing.T) {
 // and --rewrite-overlapping, asks for the day's rows to go (the plan shows
 // 1 -> 0 rows). It exits 0, but commits nothing: the rows stay.
 func TestRewriteAllowEmptyWipeOfMonthFileOnly(t *testing.T) {
-	t.Parallel()
 	onLocal(t, func(t *testing.T, s *site) {
 		tbl, _, months := monthsThenDays(t, s, "wipe1", "2026-01-05/1", "2026-02-10/8")
 		empty := write(t, t.TempDir(), "empty.ndjson", "")
@@ -260,7 +255,6 @@ func TestRewriteAllowEmptyWipeOfMonthFileOnly(t *testing.T) {
 // an idempotency key, so it should say already published and exit 0, as
 // an unbatched rewriting run's rerun does.
 func TestRewriteBatchesRerunAfterSuccess(t *testing.T) {
-	t.Parallel()
 	onLocal(t, func(t *testing.T, s *site) {
 		tbl, rows, _ := monthsThenDays(t, s, "rerunb", "2026-01-05/1", "2026-01-20/2", "2026-02-10/8", "2026-02-11/9")
 		in := rows(7, "2026-01-05/1", "2026-02-10/8")

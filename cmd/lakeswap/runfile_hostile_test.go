@@ -66,7 +66,6 @@ func localPathOf(loc string) string { return strings.TrimPrefix(loc, "file://") 
 // committed", and has destroyed run A's committed record: verify --run A
 // fails, and so would rollback, status and resume.
 func TestRunFileWriteFailureLeavesOthers(t *testing.T) {
-	t.Parallel()
 	prlimit, err := exec.LookPath("prlimit") // util-linux
 	if err != nil {
 		t.Fatal(err)
@@ -98,7 +97,6 @@ func TestRunFileWriteFailureLeavesOthers(t *testing.T) {
 // run whose run file is gone landed. status says "commit outcome unknown"
 // (exit 5), the answer that tells an orchestrator nothing is known.
 func TestRunFileMissingStatus(t *testing.T) {
-	t.Parallel()
 	s, file := runSite(t, 30)
 	if err := os.Remove(localPathOf(file)); err != nil {
 		t.Fatal(err)
@@ -115,7 +113,6 @@ func TestRunFileMissingStatus(t *testing.T) {
 // all, not even with --force: the way back of the run is lost with its
 // detail.
 func TestRunFileMissingRollback(t *testing.T) {
-	t.Parallel()
 	s, _ := runSite(t, 30)
 	in, sel := runDays(t, 30, 300)
 	s.must("publish", "--run-id", "bad", "--table", "eng.days", "--partitions", sel, in)
@@ -138,7 +135,6 @@ func TestRunFileMissingRollback(t *testing.T) {
 // snapshot, until gc's grace had passed. The same holds for a scoped
 // rollback's commitUndo.
 func TestRunFileRefusedCommitRemovesIt(t *testing.T) {
-	t.Parallel()
 	s, _ := runSite(t, 30)
 	barrier := t.TempDir()
 	var outs [2]bytes.Buffer
@@ -180,7 +176,6 @@ func TestRunFileRefusedCommitRemovesIt(t *testing.T) {
 // after its grace period, takes them), and the error says nothing of
 // them.
 func TestRunFileMissingRerun(t *testing.T) {
-	t.Parallel()
 	s, file := runSite(t, 30)
 	if err := os.Remove(localPathOf(file)); err != nil {
 		t.Fatal(err)
@@ -208,7 +203,6 @@ func verifiesRun(s *site, run string) bool {
 // however old, a young one (an attempt about to commit) and one of a run
 // whose attempt still holds its files (a commit that may land late).
 func TestGCRunFiles(t *testing.T) {
-	t.Parallel()
 	s, named := runSite(t, 30)
 	dir := filepath.Dir(localPathOf(named))
 	old, young := filepath.Join(dir, strings.Repeat("a", 64)+".json"), filepath.Join(dir, strings.Repeat("b", 64)+".json")

@@ -21,7 +21,6 @@ import (
 // another writer and a full rollback all read the detail back; a run file
 // changed by hand fails verify naming it, and history says so.
 func TestRunFile(t *testing.T) {
-	t.Parallel()
 	forEachSite(t, func(t *testing.T, s *site) {
 		s.must("table", "create", "--table", "eng.days", "--schema", filepath.Join("..", "..", "examples", "retail", "daily_orders.table.yaml"))
 		const tbl = "eng.days"

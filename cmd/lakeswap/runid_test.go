@@ -16,7 +16,6 @@ import (
 // plan then apply takes one too. Control characters, over 200 bytes and
 // invalid UTF-8 are refused (exit 2) with nothing changed.
 func TestOrchestratorRunIDs(t *testing.T) {
-	t.Parallel()
 	forEachSite(t, func(t *testing.T, s *site) {
 		s.createDaily()
 		long := strings.Repeat("ä/", 66) + "xx" // 200 bytes, 600 escaped

@@ -93,7 +93,6 @@ func csvBytes(lines []string) []byte {
 // run's snapshot exactly the objects it read, with sizes and ETags, and the
 // same content as the same rows published from local files.
 func TestPublishFromS3(t *testing.T) {
-	t.Parallel()
 	srv, warehouse, props := s3Props(t)
 	_ = warehouse
 	in := srv.NewBucket(t)
@@ -170,7 +169,6 @@ func TestPublishFromS3(t *testing.T) {
 // listing is not read, and an object rewritten after it is refused, never
 // read in its new form.
 func TestObjectsReadAsListed(t *testing.T) {
-	t.Parallel()
 	srv, _, props := s3Props(t)
 	in := srv.NewBucket(t)
 	lines := orderLines(100, 1)
@@ -274,7 +272,6 @@ func ordersContract(t *testing.T) *contract.Contract {
 // TestAdoptOnS3 adopts Parquet objects another engine wrote under the
 // table's location on MinIO, named by their prefix, and verifies the run.
 func TestAdoptOnS3(t *testing.T) {
-	t.Parallel()
 	srv, _, props := s3Props(t)
 	home := t.TempDir()
 	config := writeCatalogConfig(t, home, props)
@@ -318,7 +315,6 @@ func TestAdoptOnS3(t *testing.T) {
 // chain with AWS_ENDPOINT_URL_S3 naming the store, in a real process with
 // the machine's environment, and published.
 func TestS3InputWithoutCatalogEndpoint(t *testing.T) {
-	t.Parallel()
 	srv := testenv.MinIO(t)
 	in := srv.NewBucket(t)
 	putObject(t, srv, in, "exports/day.csv", csvBytes(orderLines(300, 2)))

@@ -32,7 +32,6 @@ const twoDays = "order_date=2026-01-01..2026-01-02"
 // Now the same input is reported as published, other input is refused,
 // and the first run's files and snapshot stay.
 func TestReusedRunID(t *testing.T) {
-	t.Parallel()
 	home := newHome(t)
 	dir := t.TempDir()
 	same := write(t, dir, "r.csv", "order_date,channel,order_count,amount_cents\n2026-01-01,web,1,5\n2026-01-02,web,1,5\n")
@@ -78,7 +77,6 @@ func TestReusedRunID(t *testing.T) {
 // every round exactly one snapshot records the run, it verifies, and the
 // table holds its rows.
 func TestTwoProcessesOneRunID(t *testing.T) {
-	t.Parallel()
 	s := newShared(t, s3store.MinPartSize)
 	ctx, pub := s.open()
 	const rounds = 20
@@ -173,7 +171,6 @@ func TestTwoProcessesOneRunID(t *testing.T) {
 // TestCodesAndWords: each failure exits with the code that says what
 // happened, and with -o json prints one error object.
 func TestCodesAndWords(t *testing.T) {
-	t.Parallel()
 	home := newHome(t)
 	in := write(t, t.TempDir(), "in.csv", "order_date,channel,order_count,amount_cents\n2026-01-01,web,1,5\n2026-01-02,web,1,5\n")
 	txt := write(t, t.TempDir(), "in.txt", "order_date,channel,order_count,amount_cents\n")
@@ -258,7 +255,6 @@ func homeDaily(t *testing.T, home string) []retail.DailyOrder {
 // TestCSVByteOrderMark: a CSV that starts with a byte-order mark, as
 // spreadsheet exports do, is read like one without.
 func TestCSVByteOrderMark(t *testing.T) {
-	t.Parallel()
 	home := newHome(t)
 	in := write(t, t.TempDir(), "bom.csv", "\ufefforder_date,channel,order_count,amount_cents\n2026-01-01,web,1,5\n2026-01-02,web,2,7\n")
 	if code, _, errs := cli(t, home, "publish", "--table", "retail.daily_orders", "--partitions", twoDays, in); code != 0 {
@@ -272,7 +268,6 @@ func TestCSVByteOrderMark(t *testing.T) {
 // TestDemoOnOwnEndpointLeavesConfig: after a demo on one's own S3 endpoint,
 // the command the demo prints works as printed.
 func TestDemoOnOwnEndpointLeavesConfig(t *testing.T) {
-	t.Parallel()
 	srv := serverEnv(t)
 	bucket := srv.NewBucket(t)
 	dir := filepath.Join(t.TempDir(), "demo")
@@ -329,7 +324,6 @@ additive: [amount]
 // unambiguously in the same quotes, and a value too long for a folder is
 // refused before anything is read.
 func TestStringPartitionsFromTheCLI(t *testing.T) {
-	t.Parallel()
 	home := t.TempDir()
 	if code, _, errs := cli(t, home, "table", "create", "--schema", write(t, home, "sales.yaml", salesYAML)); code != 0 {
 		t.Fatalf("table create: exit %d: %s", code, errs)
@@ -372,7 +366,6 @@ func TestStringPartitionsFromTheCLI(t *testing.T) {
 // TestJSONErrorBeforeOutputFlag: an error cobra meets before it reaches
 // -o json still prints the JSON error object.
 func TestJSONErrorBeforeOutputFlag(t *testing.T) {
-	t.Parallel()
 	for _, args := range [][]string{{"publish", "--bogus", "-o", "json"}, {"bogus", "--output=json"}, {"history", "-ojson", "--nope"}} {
 		code, out, _ := cli(t, t.TempDir(), args...)
 		var got jsonError
@@ -401,7 +394,6 @@ func (c *loadCounter) LoadTable(ctx context.Context, ident table.Identifier) (*t
 // for the selector from the load that stages, and loads once more to check
 // the commit.
 func TestPublishFilesLoadsTheTableTwice(t *testing.T) {
-	t.Parallel()
 	home := newHome(t)
 	in := write(t, t.TempDir(), "in.csv", "order_date,channel,order_count,amount_cents\n2026-01-01,web,1,5\n2026-01-02,web,1,5\n")
 	counter := &loadCounter{Catalog: openHome(t, home)}
@@ -418,7 +410,6 @@ func TestPublishFilesLoadsTheTableTwice(t *testing.T) {
 // nothing, in a table with no snapshot yet or with one, commits nothing and
 // says so, instead of failing or reporting an earlier snapshot as its own.
 func TestEmptyRunOnEmptyPartitions(t *testing.T) {
-	t.Parallel()
 	home := t.TempDir()
 	if code, _, errs := cli(t, home, "table", "create", "--schema", write(t, home, "daily_orders.yaml", schemaYAML)); code != 0 {
 		t.Fatalf("table create: %s", errs)
@@ -445,7 +436,6 @@ func TestEmptyRunOnEmptyPartitions(t *testing.T) {
 // stopped after a commit landed exits as landed, not verified, never as a
 // cancelled run that changed nothing or as a rolled-back one.
 func TestCancelledVerificationIsNotACancel(t *testing.T) {
-	t.Parallel()
 	err := &outcome.OpError{Op: "verify", Err: fmt.Errorf("%w: %w", outcome.ErrLandedUnverified, context.Canceled)}
 	if code := exitCode(err); code != exitLandedUnverified {
 		t.Errorf("exit %d, want %d", code, exitLandedUnverified)

@@ -14,7 +14,6 @@ import (
 // back one run's partitions after another writer's commit, on every site;
 // selectors take Iceberg's own forms of the values (2026-01-31-05, 2026).
 func TestHourAndYearPartitions(t *testing.T) {
-	t.Parallel()
 	cases := []struct {
 		name, column, typ, transform string
 		first, second, other         string // values for the rows

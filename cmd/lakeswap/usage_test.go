@@ -14,7 +14,6 @@ import (
 // needs one of them. It prints its cause and one line pointing at the
 // help of the command that was meant, not pages of flags above the cause.
 func TestUnknownCommandsAreUsageErrors(t *testing.T) {
-	t.Parallel()
 	home := t.TempDir()
 	for _, c := range []struct {
 		args  []string
@@ -44,7 +43,6 @@ func TestUnknownCommandsAreUsageErrors(t *testing.T) {
 // json also gives Go's, iceberg-go's and arrow-go's, and whether the SQL
 // engine is built in.
 func TestVersion(t *testing.T) {
-	t.Parallel()
 	home := t.TempDir()
 	code, out, _ := cli(t, home, "--version")
 	if code != 0 || !strings.HasPrefix(out, "lakeswap ") {
@@ -71,7 +69,6 @@ func TestVersion(t *testing.T) {
 // table create, naming the column, and creates no table. A money column
 // (decimal) is additive: TestMoneyTable.
 func TestTableCreateRefusesWhatPublishRefuses(t *testing.T) {
-	t.Parallel()
 	home := t.TempDir()
 	for _, contract := range []string{"additive: [ratio]", "additive: [name]", "checks: {id: [positive]}"} {
 		schema := write(t, t.TempDir(), "s.yaml", `table: shop.money
@@ -102,7 +99,6 @@ partition: [{column: day, transform: identity}]
 // succeeded gets exit 0 and when it was done, and nothing is committed
 // twice, for a whole and for a scoped rollback.
 func TestRollbackRetried(t *testing.T) {
-	t.Parallel()
 	s := newSite(t, "sqlite+local")
 	s.createDaily()
 	s.must("publish", "--run-id", "first", "--table", "retail.daily_orders", "--partitions", twoDays, batch2Input(t))
@@ -124,7 +120,6 @@ func TestRollbackRetried(t *testing.T) {
 // error that names the catalog lakeswap looked in, and where it was
 // configured, so that a catalog chosen by mistake shows.
 func TestMissingTableNamesTheCatalog(t *testing.T) {
-	t.Parallel()
 	home := t.TempDir()
 	for _, args := range [][]string{{"history", "--table", "retail.nowhere"}, {"-o", "json", "status", "--table", "retail.nowhere", "--run", "r"}} {
 		code, out, errs := cli(t, home, args...)
@@ -163,7 +158,6 @@ func TestNoCredentialsIsOneLine(t *testing.T) {
 // and refuses (exit 2, the table unchanged) a value every publish would
 // refuse, or a property that is not lakeswap's.
 func TestTableDescribeAndSet(t *testing.T) {
-	t.Parallel()
 	s := newSite(t, "sqlite+local")
 	s.createDaily()
 	s.must("publish", "--run-id", "first", "--table", "retail.daily_orders", "--partitions", twoDays, batch2Input(t))
@@ -203,7 +197,6 @@ func TestTableDescribeAndSet(t *testing.T) {
 // (an input file, a job file) exits 2 naming it, without the command's
 // usage, which is not what is wrong.
 func TestRequestErrorsWithoutUsage(t *testing.T) {
-	t.Parallel()
 	home := t.TempDir()
 	missing := filepath.Join(t.TempDir(), "nope.csv")
 	for _, args := range [][]string{
@@ -221,7 +214,6 @@ func TestRequestErrorsWithoutUsage(t *testing.T) {
 // command that only reads says there is none and how to make one (exit
 // 1), and leaves the folder as empty as it found it; doctor too.
 func TestReadingCommandsNeverMakeACatalog(t *testing.T) {
-	t.Parallel()
 	for _, args := range [][]string{
 		{"doctor"},
 		{"history", "--table", "shop.sales"},

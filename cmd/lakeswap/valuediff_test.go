@@ -21,7 +21,6 @@ import (
 // and the report page as headless Chromium renders it; a key added shows
 // its row. --keys bounds the keys named.
 func TestValueDiffs(t *testing.T) {
-	t.Parallel()
 	home := t.TempDir()
 	if code, _, errs := cli(t, home, "table", "create", "--schema", filepath.Join(firstBackfill, "daily_sales.yaml")); code != 0 {
 		t.Fatalf("table create: exit %d: %s", code, errs)
