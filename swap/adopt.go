@@ -117,6 +117,8 @@ func (p *Publisher) adopt(ctx context.Context, fsys icebergio.IO, meta table.Met
 	g, gctx = errgroup.WithContext(ctx)
 	g.SetLimit(parallelism(0))
 	keys := semaphore.NewWeighted(max(keysMax, 1))
+	budget := &keptBudget{max: keysMax}
+	defer budget.settle(plan)
 	for _, pp := range declared {
 		var rows int64
 		for _, a := range byPartition[pp.Value] {
@@ -131,6 +133,7 @@ func (p *Publisher) adopt(ctx context.Context, fsys icebergio.IO, meta table.Met
 			if err := adoptPartition(gctx, fsys, c, pp, byPartition[pp.Value], allowEmpty); err != nil {
 				return err
 			}
+			budget.take(pp)
 			var bytes int64
 			for _, f := range pp.NewFiles {
 				bytes += f.Bytes

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
@@ -223,6 +224,34 @@ func exchanges(ctx context.Context, fsys icebergio.IO, c *contract.Contract, pla
 		}
 	}
 	return out, nil
+}
+
+// keptBudget bounds the grain hashes a run keeps across its partitions
+// (8 bytes a row) by the keys it may hold (Request.KeysMaxRows): past it
+// no partition keeps them, and the checks read the staged files, which
+// skip the check where nothing else holds files, as before hashes were
+// kept.
+type keptBudget struct {
+	max int64 // 0: no bound
+	n   atomic.Int64
+}
+
+// take counts a staged partition's kept hashes, and drops them past the
+// bound.
+func (b *keptBudget) take(pp *PartitionPlan) {
+	if b.max > 0 && b.n.Add(int64(len(pp.grainHashes))) > b.max {
+		pp.grainHashes = nil
+	}
+}
+
+// settle drops every partition's kept hashes once the run went past the
+// bound: the checks then read the files of every one.
+func (b *keptBudget) settle(plan *run) {
+	if b.max > 0 && b.n.Load() > b.max {
+		for i := range plan.Partitions {
+			plan.Partitions[i].grainHashes = nil
+		}
+	}
 }
 
 // keepKeys makes a partition's accumulator keep its grain hashes where the

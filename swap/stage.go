@@ -527,6 +527,8 @@ func (p *Publisher) stageRows(ctx context.Context, wfs icebergio.WriteFileIO, fs
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(parallelism(req.Parallelism))
+	budget := &keptBudget{max: req.KeysMaxRows}
+	defer budget.settle(plan)
 	for i := range plan.Partitions {
 		pp := &plan.Partitions[i]
 		g.Go(func() error {
@@ -547,6 +549,7 @@ func (p *Publisher) stageRows(ctx context.Context, wfs icebergio.WriteFileIO, fs
 			if err := stagePartition(gctx, wfs, c, pp, req, at, rows); err != nil {
 				return fmt.Errorf("stage partition %s: %w", pp.Key, err)
 			}
+			budget.take(pp)
 			if pp.Carried {
 				// What it held is what was just read of it: the rewritten
 				// files are not read for it a second time.
