@@ -210,8 +210,10 @@ func (w *Writer) Opened() bool { return w.index > 0 }
 
 func (w *Writer) open(first arrow.RecordBatch) error {
 	p := strings.TrimSuffix(w.prefix, "/") + fmt.Sprintf("/part-%05d.parquet", w.index)
-	if err := refuseExisting(w.fsys, p); err != nil {
-		return err
+	if ex, ok := w.fsys.(exclusive); !ok || !ex.CreatesExclusively() {
+		if err := refuseExisting(w.fsys, p); err != nil {
+			return err
+		}
 	}
 	dst, err := w.fsys.Create(p)
 	if err != nil {
@@ -319,6 +321,11 @@ func (w *Writer) finish() error {
 	w.done = append(w.done, File{Path: f.path, Rows: f.rows, Bytes: f.cnt.n, SHA256: hex.EncodeToString(f.cnt.sum.Sum(nil))})
 	return nil
 }
+
+// exclusive is a file system whose files land only where nothing is (an
+// object store's conditional write, refused with ErrExists): looking
+// first would cost a request and decide nothing.
+type exclusive interface{ CreatesExclusively() bool }
 
 func refuseExisting(fsys icebergio.IO, p string) error {
 	f, err := fsys.Open(p)

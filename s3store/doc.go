@@ -1,9 +1,11 @@
 // Package s3store writes staged files to S3-compatible storage the way a
-// large backfill needs: each file is a streaming multipart upload (one part
-// in memory at a time), every part carries a CRC32C that the store checks,
-// the upload completes only if no object exists at the key (If-None-Match),
-// the size the store reports is compared with the bytes sent, and a failed
-// or cancelled upload is aborted so that no parts are left behind.
+// large backfill needs: a file larger than a part is a streaming multipart
+// upload (one part in memory at a time, the next sent while one is filled),
+// a smaller one a single PUT; every part or PUT carries a CRC32C that the
+// store checks, the object lands only if none exists at the key
+// (If-None-Match), a multipart object's size and composite checksum are
+// compared with what was sent, and a failed or cancelled upload is aborted
+// (or its PUT's object removed) so that nothing is left behind.
 // Transient errors (5xx, resets, throttling) are retried with backoff by the
 // AWS SDK's standard retryer, a bounded number of times; a refused
 // precondition is never retried.

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"io"
+	"maps"
 	"strings"
 	"testing"
 
@@ -21,15 +22,21 @@ import (
 // storeThrough connects to the test MinIO through a fault proxy.
 func storeThrough(t *testing.T, seed uint64, rules ...testenv.Rule) (*s3store.Store, *testenv.S3, *testenv.FaultProxy, string) {
 	t.Helper()
+	return storeThroughWith(t, nil, seed, rules...)
+}
+
+// storeThroughWith is storeThrough with more of the store's properties.
+func storeThroughWith(t *testing.T, props map[string]string, seed uint64, rules ...testenv.Rule) (*s3store.Store, *testenv.S3, *testenv.FaultProxy, string) {
+	t.Helper()
 	srv := testenv.MinIO(t)
 	for _, kv := range srv.Env() {
 		k, v, _ := strings.Cut(kv, "=")
 		t.Setenv(k, v)
 	}
 	proxy := testenv.NewFaultProxy(t, srv.Endpoint, seed, rules...)
-	_, store, err := s3store.Attach(context.Background(), map[string]string{
-		s3store.PropEndpoint: proxy.Endpoint, s3store.PropRegion: srv.Region, s3store.PropPartSize: "5242880",
-	})
+	all := map[string]string{s3store.PropEndpoint: proxy.Endpoint, s3store.PropRegion: srv.Region, s3store.PropPartSize: "5242880"}
+	maps.Copy(all, props)
+	_, store, err := s3store.Attach(context.Background(), all)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +166,7 @@ func TestTruncatedBodiesAreResumed(t *testing.T) {
 // the first is found at the key and aborted once the upload completes.
 func TestLostStartLeavesNoUpload(t *testing.T) {
 	store, srv, proxy, bucket := storeThrough(t, 5, testenv.Rule{Op: testenv.OpCreate, Nth: 1, Fault: testenv.DropResponse})
-	data := make([]byte, 1000)
+	data := make([]byte, s3store.MinPartSize+1000) // two parts: a multipart upload
 	_, _ = rand.Read(data)
 	if err := put(context.Background(), store, bucket, "run-z/part-00000.parquet", data); err != nil {
 		t.Fatalf("upload whose start answer was lost: %v", err)
@@ -169,6 +176,55 @@ func TestLostStartLeavesNoUpload(t *testing.T) {
 	}
 	if !bytes.Equal(readBack(t, srv, bucket, "run-z/part-00000.parquet"), data) {
 		t.Error("the object differs from what was sent")
+	}
+	assertNoUploads(t, store, bucket)
+}
+
+// TestLostPutIsTheUploadsOwn: an object smaller than a part goes up in one
+// PUT, no multipart upload started. When the store's answer is lost, the
+// SDK's retry is refused by the precondition and finds the upload's own
+// object (its token, size and checksum), so the upload succeeds; another
+// upload of the same bytes to the key is still refused and changes nothing.
+func TestLostPutIsTheUploadsOwn(t *testing.T) {
+	store, srv, proxy, bucket := storeThrough(t, 11, testenv.Rule{Op: testenv.OpPut, Nth: 1, Fault: testenv.DropResponse})
+	data := make([]byte, 4321)
+	_, _ = rand.Read(data)
+	if err := put(context.Background(), store, bucket, "run-p/part-00000.parquet", data); err != nil {
+		t.Fatalf("upload whose PUT answer was lost: %v (injected %v)", err, proxy.Injected())
+	}
+	if got := proxy.Injected(); len(got) != 1 {
+		t.Fatalf("injected %v, want the one lost PUT", got)
+	}
+	if !bytes.Equal(readBack(t, srv, bucket, "run-p/part-00000.parquet"), data) {
+		t.Error("the object differs from what was sent")
+	}
+	assertNoUploads(t, store, bucket)
+
+	proxy.SetRules(testenv.Rule{Op: testenv.OpPut, Nth: 1, Fault: testenv.DropResponse})
+	if err := put(context.Background(), store, bucket, "run-p/part-00000.parquet", data); !errors.Is(err, parquetio.ErrExists) {
+		t.Errorf("a second upload of the same bytes to a taken key: %v, want a refusal", err)
+	}
+	if !bytes.Equal(readBack(t, srv, bucket, "run-p/part-00000.parquet"), data) {
+		t.Error("a refused upload changed the object")
+	}
+}
+
+// TestFailedPutLeavesNoObject: every answer to the PUT is lost, so the
+// upload fails although the store holds the object; the failed upload
+// removes it, and nothing of it is left at the key.
+func TestFailedPutLeavesNoObject(t *testing.T) {
+	store, srv, proxy, bucket := storeThroughWith(t, map[string]string{s3store.PropMaxBackoff: "20ms"}, 13,
+		testenv.Rule{Op: testenv.OpPut, Probability: 1, Fault: testenv.DropResponse})
+	data := make([]byte, 1000)
+	_, _ = rand.Read(data)
+	if err := put(context.Background(), store, bucket, "run-q/part-00000.parquet", data); err == nil {
+		t.Fatal("an upload whose every answer was lost succeeded")
+	}
+	if len(proxy.Injected()) == 0 {
+		t.Fatal("no fault was injected")
+	}
+	if _, err := srv.Client.StatObject(context.Background(), bucket, "run-q/part-00000.parquet", minio.StatObjectOptions{}); err == nil {
+		t.Error("the failed upload left its object at the key")
 	}
 	assertNoUploads(t, store, bucket)
 }

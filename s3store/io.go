@@ -34,6 +34,11 @@ func (i *IO) Create(name string) (icebergio.FileWriter, error) {
 	return i.store.Create(i.ctx, bucket, key)
 }
 
+// CreatesExclusively says that an upload lands only where no object is
+// (If-None-Match), refused with parquetio.ErrExists otherwise: a writer
+// need not look at the key first.
+func (i *IO) CreatesExclusively() bool { return true }
+
 // WriteFile uploads p to an s3:// location that must not exist yet.
 func (i *IO) WriteFile(name string, p []byte) error {
 	w, err := i.Create(name)

@@ -75,32 +75,49 @@ func TestTransientErrorsAreRetried(t *testing.T) {
 	}
 }
 
+// TestRetriesAreBounded: a store that always answers 503 is tried five
+// times, a part of a multipart upload as a single PUT, and the upload fails.
 func TestRetriesAreBounded(t *testing.T) {
-	f := &faultyTransport{match: "partNumber=", fail: 1000}
-	store, bucket := faultyStore(t, f)
-	err := upload(store, bucket, "never", 10)
-	if err == nil {
-		t.Fatal("an upload against a store that always answers 503 succeeded")
-	}
-	if got := f.seen.Load(); got != 5 {
-		t.Errorf("%d attempts, want 5: retries must be bounded", got)
+	for _, c := range []struct {
+		name, match string
+		size        int
+	}{{"part", "partNumber=", s3store.MinPartSize}, {"single PUT", "x-id=PutObject", 10}} {
+		t.Run(c.name, func(t *testing.T) {
+			f := &faultyTransport{match: c.match, fail: 1000}
+			store, bucket := faultyStore(t, f)
+			if err := upload(store, bucket, "never", c.size); err == nil {
+				t.Fatal("an upload against a store that always answers 503 succeeded")
+			}
+			if got := f.seen.Load(); got != 5 {
+				t.Errorf("%d attempts, want 5: retries must be bounded", got)
+			}
+		})
 	}
 }
 
+// TestRefusedPreconditionIsNotRetried: an upload to a taken key is refused
+// once, not retried, whether it is a multipart upload (two parts, the
+// refused completion, the abort) or a single PUT (the refused PUT).
 func TestRefusedPreconditionIsNotRetried(t *testing.T) {
-	f := &faultyTransport{match: "uploadId=", fail: 0} // counts part and complete requests
-	store, bucket := faultyStore(t, f)
-	if err := upload(store, bucket, "taken", 10); err != nil {
-		t.Fatal(err)
+	for _, c := range []struct {
+		name, match string
+		size        int
+		want        int64
+	}{{"multipart", "uploadId=", s3store.MinPartSize + 10, 4}, {"single PUT", "x-id=PutObject", 10, 1}} {
+		t.Run(c.name, func(t *testing.T) {
+			f := &faultyTransport{match: c.match, fail: 0} // counts the upload's requests
+			store, bucket := faultyStore(t, f)
+			if err := upload(store, bucket, "taken", c.size); err != nil {
+				t.Fatal(err)
+			}
+			f.seen.Store(0)
+			err := upload(store, bucket, "taken", c.size)
+			if !errors.Is(err, parquetio.ErrExists) {
+				t.Fatalf("err = %v, want ErrExists", err)
+			}
+			if got := f.seen.Load(); got != c.want {
+				t.Errorf("%d requests on the upload, want %d: the refusal was retried", got, c.want)
+			}
+		})
 	}
-	f.seen.Store(0)
-	err := upload(store, bucket, "taken", 10)
-	if !errors.Is(err, parquetio.ErrExists) {
-		t.Fatalf("err = %v, want ErrExists", err)
-	}
-	// One part, one completion, one abort: the refusal was not retried.
-	if got := f.seen.Load(); got != 3 {
-		t.Errorf("%d requests on the upload, want 3 (part, refused completion, abort)", got)
-	}
-
 }

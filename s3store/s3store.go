@@ -228,30 +228,35 @@ func New(awsCfg aws.Config, c Config) *Store {
 // Client is the underlying S3 client, for tests and benchmarks.
 func (s *Store) Client() *s3.Client { return s.client }
 
-// Create starts a multipart upload of bucket/key. Nothing is visible at the
-// key until Close completes it.
+// Create begins the upload of bucket/key. Nothing is sent until the first
+// part fills: an object smaller than a part goes up in one conditional PUT
+// when it is closed, a larger one as a multipart upload. Nothing is visible
+// at the key until Close.
 func (s *Store) Create(ctx context.Context, bucket, key string) (*Upload, error) {
 	token := make([]byte, 16)
 	_, _ = rand.Read(token)
-	u := &Upload{ctx: ctx, store: s, bucket: bucket, key: key, token: hex.EncodeToString(token), buf: make([]byte, 0, s.partSize),
-		inflight: make(chan struct{}, s.partsInFlight)}
-	out, err := s.client.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{
-		Bucket: aws.String(bucket), Key: aws.String(key), ChecksumAlgorithm: types.ChecksumAlgorithmCrc32c,
+	return &Upload{ctx: ctx, store: s, bucket: bucket, key: key, token: hex.EncodeToString(token),
+		inflight: make(chan struct{}, s.partsInFlight)}, nil
+}
+
+// start starts the multipart upload, once a first part is full.
+func (u *Upload) start() error {
+	out, err := u.store.client.CreateMultipartUpload(u.ctx, &s3.CreateMultipartUploadInput{
+		Bucket: aws.String(u.bucket), Key: aws.String(u.key), ChecksumAlgorithm: types.ChecksumAlgorithmCrc32c,
 		Metadata: map[string]string{uploadTokenKey: u.token},
 	})
 	if err != nil {
 		// A start cut short (Ctrl-C, a lost answer) may have started an
 		// upload all the same; the key is this attempt's alone.
 		u.strays = true
-		u.abortStrays()
-		return nil, fmt.Errorf("start upload of s3://%s/%s: %w", bucket, key, err)
+		return u.fail(fmt.Errorf("start upload of s3://%s/%s: %w", u.bucket, u.key, err))
 	}
 	u.id = aws.ToString(out.UploadId)
 	// A retried start may have started an upload whose answer was lost.
 	if attempts, ok := retry.GetAttemptResults(out.ResultMetadata); ok && len(attempts.Results) > 1 {
 		u.strays = true
 	}
-	return u, nil
+	return nil
 }
 
 // Delete removes bucket/key.
@@ -268,8 +273,9 @@ type Upload struct {
 	ctx         context.Context
 	store       *Store
 	bucket, key string
-	id          string
+	id          string // the multipart upload's, once started
 	token       string // in the object's metadata: which upload made it
+	put         bool   // a single PUT was sent: the object may be at the key
 	strays      bool   // its start was retried: other uploads may be at the key
 	buf         []byte
 	sent        int64
@@ -291,18 +297,23 @@ type Upload struct {
 var _ io.WriteCloser = (*Upload)(nil)
 var _ io.ReaderFrom = (*Upload)(nil)
 
-// Write buffers p and uploads every full part.
+// Write buffers p and uploads every full part. The buffer grows with what
+// is written, up to a part: a small file never holds a part's memory.
 func (u *Upload) Write(p []byte) (int, error) {
 	if u.err != nil {
 		return 0, u.err
 	}
 	n := len(p)
 	for len(p) > 0 {
-		room := cap(u.buf) - len(u.buf)
-		take := min(room, len(p))
+		take := min(int(u.store.partSize)-len(u.buf), len(p))
 		u.buf = append(u.buf, p[:take]...)
 		p = p[take:]
-		if len(u.buf) == cap(u.buf) {
+		if len(u.buf) == int(u.store.partSize) {
+			if u.id == "" {
+				if err := u.start(); err != nil {
+					return n - len(p), err
+				}
+			}
 			if err := u.flush(); err != nil {
 				return n - len(p), err
 			}
@@ -360,7 +371,7 @@ func (u *Upload) flush() error {
 	if n := len(u.free); n > 0 {
 		u.buf, u.free = u.free[n-1], u.free[:n-1]
 	} else {
-		u.buf = make([]byte, 0, cap(body))
+		u.buf = make([]byte, 0, u.store.partSize)
 	}
 	u.mu.Unlock()
 	return nil
@@ -391,9 +402,20 @@ func (u *Upload) Abort() error {
 	// The upload's own context may be the reason to abort: use a fresh one.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(u.ctx), 30*time.Second)
 	defer cancel()
-	_, err := u.store.client.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{
-		Bucket: aws.String(u.bucket), Key: aws.String(u.key), UploadId: aws.String(u.id),
-	})
+	if u.put {
+		// A PUT cut short may have landed all the same; the key is this
+		// attempt's alone, and what a foreign object refused is not sent.
+		if _, err := u.store.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(u.bucket), Key: aws.String(u.key)}); err != nil {
+			return fmt.Errorf("remove s3://%s/%s after a failed upload: %w", u.bucket, u.key, err)
+		}
+		return nil
+	}
+	var err error
+	if u.id != "" {
+		_, err = u.store.client.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{
+			Bucket: aws.String(u.bucket), Key: aws.String(u.key), UploadId: aws.String(u.id),
+		})
+	}
 	u.abortStrays()
 	if err != nil {
 		return fmt.Errorf("abort upload of s3://%s/%s: %w", u.bucket, u.key, err)
@@ -433,6 +455,9 @@ func (u *Upload) Close() error {
 	}
 	if u.done {
 		return errors.New("upload already closed")
+	}
+	if u.id == "" {
+		return u.putOnce()
 	}
 	if len(u.buf) > 0 || len(u.parts) == 0 {
 		if err := u.flush(); err != nil {
@@ -483,6 +508,45 @@ func (u *Upload) Close() error {
 	return nil
 }
 
+// putOnce sends an object smaller than a part in one PUT: one request
+// instead of a multipart upload's four, with the same guarantees. The
+// store checks the body's CRC32C and refuses the PUT if an object is at
+// the key (If-None-Match); a retry whose first attempt landed finds the
+// upload's own object, known by its token, size and checksum.
+func (u *Upload) putOnce() error {
+	if err := u.ctx.Err(); err != nil {
+		return u.fail(fmt.Errorf("upload of s3://%s/%s: %w", u.bucket, u.key, err))
+	}
+	sum := crc32.Checksum(u.buf, castagnoli)
+	u.sums, u.sent = []uint32{sum}, int64(len(u.buf))
+	crc := base64.StdEncoding.EncodeToString(binary.BigEndian.AppendUint32(nil, sum))
+	u.put = true
+	out, err := u.store.client.PutObject(u.ctx, &s3.PutObjectInput{
+		Bucket: aws.String(u.bucket), Key: aws.String(u.key), Body: bytes.NewReader(u.buf), ContentLength: aws.Int64(u.sent),
+		ChecksumAlgorithm: types.ChecksumAlgorithmCrc32c, ChecksumCRC32C: aws.String(crc),
+		IfNoneMatch: aws.String("*"), Metadata: map[string]string{uploadTokenKey: u.token},
+	})
+	if err != nil && isPreconditionFailed(err) {
+		if mine, herr := u.completedHere(); herr == nil && mine {
+			err = nil
+		} else if herr == nil {
+			u.put = false // the object at the key is another's: leave it
+			return u.fail(fmt.Errorf("refusing to overwrite s3://%s/%s: the store reports an object at the key (If-None-Match precondition failed): %w",
+				u.bucket, u.key, parquetio.ErrExists))
+		}
+	}
+	if err != nil {
+		return u.fail(fmt.Errorf("upload s3://%s/%s: %w", u.bucket, u.key, err))
+	}
+	if out != nil {
+		if got := aws.ToString(out.ChecksumCRC32C); got != "" && got != crc {
+			return u.fail(fmt.Errorf("store reports CRC32C %s for s3://%s/%s, the bytes sent give %s", got, u.bucket, u.key, crc))
+		}
+	}
+	u.done, u.buf = true, nil
+	return nil
+}
+
 // uploadTokenKey is the user metadata that names the upload an object
 // came from: an object of the same bytes written by another upload is not
 // this one's.
@@ -521,6 +585,9 @@ func (u *Upload) completedHere() (bool, error) {
 			return false, nil
 		}
 	}
+	if u.id == "" {
+		return true, nil // a single PUT: its token, size and checksum are the upload's
+	}
 	want, ok := u.multipartETag()
 	return ok && strings.Trim(aws.ToString(head.ETag), `"`) == want, nil
 }
@@ -539,14 +606,19 @@ func (u *Upload) multipartETag() (string, bool) {
 	return fmt.Sprintf("%x-%d", h.Sum(nil), len(u.parts)), true
 }
 
-// composite is the multipart checksum S3 reports: the CRC32C of the parts'
-// CRC32Cs.
+// composite is the checksum S3 reports of the object: a single PUT's
+// CRC32C, or of a multipart upload the CRC32C of the parts' CRC32Cs.
 func (u *Upload) composite() string {
-	var crcs []byte
-	for _, sum := range u.sums {
-		crcs = binary.BigEndian.AppendUint32(crcs, sum)
+	var sum uint32
+	if u.id == "" && len(u.sums) == 1 {
+		sum = u.sums[0]
+	} else {
+		var crcs []byte
+		for _, s := range u.sums {
+			crcs = binary.BigEndian.AppendUint32(crcs, s)
+		}
+		sum = crc32.Checksum(crcs, castagnoli)
 	}
-	sum := crc32.Checksum(crcs, castagnoli)
 	return base64.StdEncoding.EncodeToString(binary.BigEndian.AppendUint32(nil, sum))
 }
 
