@@ -539,3 +539,66 @@ func TestWriterStatisticsHoldEveryValue(t *testing.T) {
 		}
 	}
 }
+
+// countingIO counts the reads a file opened through it is asked for at an
+// offset: on an object store each is a request of its own.
+type countingIO struct {
+	icebergio.LocalFS
+	readAts *int
+}
+
+func (c countingIO) Open(name string) (icebergio.File, error) {
+	f, err := c.LocalFS.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	return countingFile{f, c.readAts}, nil
+}
+
+type countingFile struct {
+	icebergio.File
+	readAts *int
+}
+
+func (f countingFile) ReadAt(p []byte, off int64) (int, error) {
+	*f.readAts++
+	return f.File.ReadAt(p, off)
+}
+
+// TestSmallFileReadInOneRequest: a Parquet file of a few MiB is read whole
+// by the request that opened it, not a request for its footer and one for
+// each column chunk; a larger one is read by range. Both read back every
+// row.
+func TestSmallFileReadInOneRequest(t *testing.T) {
+	for _, c := range []struct {
+		rows     int
+		byRanges bool
+	}{{1000, false}, {400_000, true}} {
+		w := parquetio.NewWriter(icebergio.LocalFS{}, prefix(t), schema, parquetio.Options{Uncompressed: true})
+		rec := batch(t, 0, c.rows)
+		if err := w.Write(rec); err != nil {
+			t.Fatal(err)
+		}
+		rec.Release()
+		files, err := w.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var readAts int
+		rr, err := parquetio.Open(context.Background(), countingIO{readAts: &readAts}, files[0].Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows := 0
+		for rr.Next() {
+			rows += int(rr.RecordBatch().NumRows())
+		}
+		rr.Release()
+		if rows != c.rows {
+			t.Errorf("%d rows read back of %d", rows, c.rows)
+		}
+		if byRanges := readAts > 0; byRanges != c.byRanges {
+			t.Errorf("a file of %d bytes was read with %d reads at an offset; want ranges: %v", files[0].Bytes, readAts, c.byRanges)
+		}
+	}
+}

@@ -18,6 +18,8 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
+
+	"github.com/lakeswap/lakeswap/parquetio"
 )
 
 // Column is what a file's rows say of one column.
@@ -75,13 +77,13 @@ func Read(ctx context.Context, fsys icebergio.IO, path string, schema *iceberg.S
 // ids is found by the names the mapping gives its field, as every Iceberg
 // reader finds it.
 func ReadMapped(ctx context.Context, fsys icebergio.IO, path string, schema *iceberg.Schema, mapping iceberg.NameMapping) (*File, error) {
-	f, err := fsys.Open(path)
+	f, closeFn, err := parquetio.OpenFile(fsys, path)
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
+		return nil, err
 	}
 	pf, err := file.NewParquetReader(f)
 	if err != nil {
-		_ = f.Close()
+		_ = closeFn()
 		return nil, fmt.Errorf("read parquet footer of %s: %w", path, err)
 	}
 	defer pf.Close()
