@@ -527,12 +527,15 @@ func (u *Upload) putOnce() error {
 		IfNoneMatch: aws.String("*"), Metadata: map[string]string{uploadTokenKey: u.token},
 	})
 	if err != nil && isPreconditionFailed(err) {
-		if mine, herr := u.completedHere(); herr == nil && mine {
+		mine, herr := u.completedHere()
+		if herr == nil && mine {
 			err = nil
-		} else if herr == nil {
-			u.put = false // the object at the key is another's: leave it
-			return u.fail(fmt.Errorf("refusing to overwrite s3://%s/%s: the store reports an object at the key (If-None-Match precondition failed): %w",
-				u.bucket, u.key, parquetio.ErrExists))
+		} else {
+			u.put = false // the object at the key is not known to be this upload's: leave it
+			if herr == nil {
+				return u.fail(fmt.Errorf("refusing to overwrite s3://%s/%s: the store reports an object at the key (If-None-Match precondition failed): %w",
+					u.bucket, u.key, parquetio.ErrExists))
+			}
 		}
 	}
 	if err != nil {
