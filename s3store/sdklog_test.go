@@ -14,7 +14,8 @@ import (
 
 // TestSDKLogOnlyWhereAsked: the AWS SDK's own lines (a response without a
 // checksum, an instance-metadata fallback) go nowhere unless WithSDKLog
-// names a log (lakeswap -vv), and there only at debug level.
+// names a log (lakeswap -vv) in the request's context, and there only at
+// debug level.
 func TestSDKLogOnlyWhereAsked(t *testing.T) {
 	t.Setenv("AWS_ACCESS_KEY_ID", "test")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "test-secret")
@@ -32,10 +33,42 @@ func TestSDKLogOnlyWhereAsked(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cfg.Logger.Logf(logging.Warn, "Response has no supported checksum. Not validating response payload.")
+			// As the SDK logs a request's lines: through the logger of the
+			// request's context (a configuration is loaded once a process).
+			logging.WithContext(ctx, cfg.Logger).Logf(logging.Warn, "Response has no supported checksum. Not validating response payload.")
 		}
 		if got := strings.Count(buf.String(), "Response has no supported checksum"); got != map[bool]int{false: 0, true: 1}[debug] {
 			t.Errorf("debug %v: the SDK's warning was logged %d times: %q", debug, got, buf.String())
 		}
+	}
+}
+
+// TestConfigLoadedOncePerEnvironment: a process loads an AWS configuration
+// once (the CA bundle is parsed once), and again when the environment's
+// credentials change, so that a configuration never holds stale ones.
+func TestConfigLoadedOncePerEnvironment(t *testing.T) {
+	t.Setenv("AWS_ACCESS_KEY_ID", "first")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "first-secret")
+	t.Setenv("AWS_REGION", "us-east-1")
+	ctx := context.Background()
+	a, err := s3store.LoadAWS(ctx, s3store.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := s3store.LoadAWS(ctx, s3store.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.HTTPClient != b.HTTPClient {
+		t.Error("the same environment loaded the configuration twice")
+	}
+	t.Setenv("AWS_ACCESS_KEY_ID", "second")
+	c, err := s3store.LoadAWS(ctx, s3store.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	creds, err := c.Credentials.Retrieve(ctx)
+	if err != nil || creds.AccessKeyID != "second" {
+		t.Errorf("after the environment's key changed, the configuration holds key %q (%v), want second", creds.AccessKeyID, err)
 	}
 }
