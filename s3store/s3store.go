@@ -470,8 +470,9 @@ func (u *Upload) Abort() error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(u.ctx), 30*time.Second)
 	defer cancel()
 	if u.put {
-		// A PUT cut short may have landed all the same; the key is this
-		// attempt's alone, and what a foreign object refused is not sent.
+		// A PUT cut short may have landed all the same, and the key is
+		// this attempt's alone. (A PUT refused because another object is
+		// at the key clears put: that object is left.)
 		if _, err := u.store.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(u.bucket), Key: aws.String(u.key)}); err != nil {
 			return fmt.Errorf("remove s3://%s/%s after a failed upload: %w", u.bucket, u.key, err)
 		}
