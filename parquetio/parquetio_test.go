@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -600,5 +601,53 @@ func TestSmallFileReadInOneRequest(t *testing.T) {
 		if byRanges := readAts > 0; byRanges != c.byRanges {
 			t.Errorf("a file of %d bytes was read with %d reads at an offset; want ranges: %v", files[0].Bytes, readAts, c.byRanges)
 		}
+	}
+}
+
+// exclusiveFS is a local file system that writes, as an object store's
+// conditional write does, only where nothing is: a file already at the
+// path is refused when the new one is closed.
+type exclusiveFS struct{ icebergio.LocalFS }
+
+func (exclusiveFS) CreatesExclusively() bool { return true }
+
+func (e exclusiveFS) Create(name string) (icebergio.FileWriter, error) {
+	if _, err := os.Stat(strings.TrimPrefix(name, "file://")); err == nil {
+		return refusedWriter{name}, nil
+	}
+	return e.LocalFS.Create(name)
+}
+
+type refusedWriter struct{ name string }
+
+func (refusedWriter) Write(p []byte) (int, error)         { return len(p), nil }
+func (refusedWriter) ReadFrom(r io.Reader) (int64, error) { return io.Copy(io.Discard, r) }
+func (w refusedWriter) Close() error                      { return fmt.Errorf("%s: %w", w.name, parquetio.ErrExists) }
+
+// TestRefusedFileIsNotTheWriters: on a store that refuses a path taken
+// (checked when the file is closed, not before), the refused path is not
+// among the files the writer created, so that cleanup never removes the
+// object the refusal protected.
+func TestRefusedFileIsNotTheWriters(t *testing.T) {
+	dir := prefix(t)
+	taken := dir + "/part-00000.parquet"
+	if err := os.MkdirAll(strings.TrimPrefix(dir, "file://"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(strings.TrimPrefix(taken, "file://"), []byte("another's"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w := parquetio.NewWriter(exclusiveFS{}, dir, schema, parquetio.Options{})
+	rec := batch(t, 0, 10)
+	defer rec.Release()
+	err := w.Write(rec)
+	if err == nil {
+		_, err = w.Close()
+	}
+	if !errors.Is(err, parquetio.ErrExists) {
+		t.Fatalf("writing to a taken path: %v, want ErrExists", err)
+	}
+	if slices.Contains(w.Created(), taken) {
+		t.Errorf("the writer lists %s, refused as another's, among the files it created: %v", taken, w.Created())
 	}
 }

@@ -307,6 +307,11 @@ func (w *Writer) finish() error {
 	f := w.cur
 	w.cur = nil
 	if err := f.fw.Close(); err != nil { // also closes dst
+		if errors.Is(err, ErrExists) {
+			// A store that writes only where nothing is refused the
+			// file: what is at the path is another's, not this writer's.
+			w.created = slices.DeleteFunc(w.created, func(p string) bool { return p == f.path })
+		}
 		return fmt.Errorf("close %s: %w", f.path, err)
 	}
 	if st, ok := w.fsys.(icebergio.StatIO); ok {

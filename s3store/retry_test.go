@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
 	"github.com/lakeswap/lakeswap/parquetio"
 	"github.com/lakeswap/lakeswap/s3store"
 )
@@ -119,5 +122,28 @@ func TestRefusedPreconditionIsNotRetried(t *testing.T) {
 				t.Errorf("%d requests on the upload, want %d: the refusal was retried", got, c.want)
 			}
 		})
+	}
+}
+
+// TestFailedPutLeavesAnotherObject: a PUT that fails (every attempt
+// answered 503) where another upload's object already is removes nothing:
+// a failed upload deletes only an object it made.
+func TestFailedPutLeavesAnotherObject(t *testing.T) {
+	f := &faultyTransport{match: "x-id=PutObject", fail: 0}
+	store, bucket := faultyStore(t, f)
+	if err := upload(store, bucket, "taken", 10); err != nil {
+		t.Fatal(err)
+	}
+	f.seen.Store(0)
+	f.fail = 1000
+	if err := upload(store, bucket, "taken", 20); err == nil {
+		t.Fatal("a PUT answered 503 every time succeeded")
+	}
+	out, err := store.Client().HeadObject(context.Background(), &s3.HeadObjectInput{Bucket: aws.String(bucket), Key: aws.String("taken")})
+	if err != nil {
+		t.Fatalf("the object another upload made is gone after a failed PUT to its key: %v", err)
+	}
+	if got := aws.ToInt64(out.ContentLength); got != 10 {
+		t.Errorf("the object at the key holds %d bytes, want the other upload's 10", got)
 	}
 }

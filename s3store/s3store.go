@@ -208,7 +208,7 @@ func loadAWS(ctx context.Context, c Config) (aws.Config, error) {
 	// without a checksum) are noise to a person at a terminal; what matters
 	// is said once below. They go to the log WithSDKLog put in the
 	// context of the request, at debug level.
-	opts := []func(*config.LoadOptions) error{config.WithRetryer(Retryer(c.MaxBackoff)), config.WithLogger(sdkLogger{sdkLogOf(ctx)})}
+	opts := []func(*config.LoadOptions) error{config.WithRetryer(Retryer(c.MaxBackoff)), config.WithLogger(sdkLogger{})}
 	if c.Region != "" {
 		opts = append(opts, config.WithRegion(c.Region))
 	}
@@ -232,7 +232,8 @@ func loadAWS(ctx context.Context, c Config) (aws.Config, error) {
 }
 
 // sdkLogger logs the SDK's lines to the log of the request's context
-// (WithSDKLog), or to the one of the context it was loaded in.
+// (WithSDKLog), and nowhere when it has none: a configuration is shared
+// by the commands of a process, and one command's log is not another's.
 type sdkLogger struct{ log *slog.Logger }
 
 func sdkLogOf(ctx context.Context) *slog.Logger {
@@ -247,10 +248,7 @@ func (s sdkLogger) Logf(c logging.Classification, format string, v ...any) {
 }
 
 func (s sdkLogger) WithContext(ctx context.Context) logging.Logger {
-	if l := sdkLogOf(ctx); l != nil {
-		return sdkLogger{l}
-	}
-	return s
+	return sdkLogger{sdkLogOf(ctx)}
 }
 
 // ErrNoCredentials: the AWS chain found no credentials for S3.
@@ -470,9 +468,17 @@ func (u *Upload) Abort() error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(u.ctx), 30*time.Second)
 	defer cancel()
 	if u.put {
-		// A PUT cut short may have landed all the same, and the key is
-		// this attempt's alone. (A PUT refused because another object is
-		// at the key clears put: that object is left.)
+		// A PUT cut short may have landed all the same: its object is
+		// removed, and only its own (its token, size and checksum), never
+		// an object another upload made. (A PUT refused because another
+		// object is at the key clears put.)
+		mine, err := u.completedHere()
+		if err != nil {
+			return fmt.Errorf("check s3://%s/%s after a failed upload: %w", u.bucket, u.key, err)
+		}
+		if !mine {
+			return nil
+		}
 		if _, err := u.store.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(u.bucket), Key: aws.String(u.key)}); err != nil {
 			return fmt.Errorf("remove s3://%s/%s after a failed upload: %w", u.bucket, u.key, err)
 		}

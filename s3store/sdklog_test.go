@@ -72,3 +72,23 @@ func TestConfigLoadedOncePerEnvironment(t *testing.T) {
 		t.Errorf("after the environment's key changed, the configuration holds key %q (%v), want second", creds.AccessKeyID, err)
 	}
 }
+
+// TestSDKLogIsTheRequests: a configuration first loaded by a command with
+// a log (-vv) does not log a later request whose context names none: the
+// configuration is the process's, the log the command's.
+func TestSDKLogIsTheRequests(t *testing.T) {
+	t.Setenv("AWS_ACCESS_KEY_ID", "test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test-secret")
+	t.Setenv("AWS_REGION", "us-east-1")
+	t.Setenv("AWS_LAKESWAP_TEST", t.Name()) // a configuration of this test's own
+	var buf bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	cfg, err := s3store.LoadAWS(s3store.WithSDKLog(context.Background(), log), s3store.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logging.WithContext(context.Background(), cfg.Logger).Logf(logging.Warn, "Response has no supported checksum. Not validating response payload.")
+	if buf.Len() > 0 {
+		t.Errorf("a request with no log in its context logged to the log of the command that loaded the configuration: %q", buf.String())
+	}
+}
