@@ -158,9 +158,10 @@ func WithSDKLog(ctx context.Context, log *slog.Logger) context.Context {
 //
 // A process loads each configuration once: a command reaches S3 for its
 // catalog and again for its inputs, and loading reads the shared files and
-// parses the CA bundle AWS_CA_BUNDLE names (about 25 ms of CPU a time
-// here, 15% of a test's). A configuration is loaded again when the
-// environment's AWS_ variables differ.
+// parses the CA bundle AWS_CA_BUNDLE names (15% of the CPU of the frozen
+// guard's cells on PostgreSQL and MinIO, where CLI commands run in one
+// process). A configuration is loaded again when the environment's AWS_
+// variables differ.
 func LoadAWS(ctx context.Context, c Config) (aws.Config, error) {
 	key := loadKey{region: c.Region, maxBackoff: c.MaxBackoff, env: awsEnv()}
 	loaded.Lock()
