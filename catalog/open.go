@@ -10,10 +10,10 @@ import (
 
 	"github.com/apache/iceberg-go"
 	icebergcat "github.com/apache/iceberg-go/catalog"
-	_ "github.com/apache/iceberg-go/catalog/glue" // registers "glue"
-	_ "github.com/apache/iceberg-go/catalog/hive" // registers "hive"
-	_ "github.com/apache/iceberg-go/catalog/rest" // registers "rest"
-	_ "github.com/apache/iceberg-go/catalog/sql"  // registers "sql"
+	_ "github.com/apache/iceberg-go/catalog/glue"     // registers "glue"
+	_ "github.com/apache/iceberg-go/catalog/hive"     // registers "hive"
+	_ "github.com/apache/iceberg-go/catalog/rest"     // registers "rest"
+	sqlcat "github.com/apache/iceberg-go/catalog/sql" // registers "sql"
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 	gluetypes "github.com/aws/aws-sdk-go-v2/service/glue/types"
@@ -56,11 +56,26 @@ func Open(ctx context.Context, cfg Config) (*Catalog, error) {
 	for k, v := range cfg.Props {
 		props[k] = v
 	}
-	cat, err := icebergcat.Load(ctx, cfg.Name, props)
+	cat, err := load(ctx, cfg.Name, props)
 	if err != nil {
 		return nil, fmt.Errorf("open catalog %s (%s): %w", cfg.Name, cfg.Source, err)
 	}
 	return Wrap(cat, cfg), nil
+}
+
+// load opens the catalog as iceberg-go's registry does, but a SQL catalog
+// on a database server on the process's pool of its connections
+// (sharedDB), which closing the catalog leaves open.
+func load(ctx context.Context, name string, props iceberg.Properties) (icebergcat.Catalog, error) {
+	driver, dialect := props[sqlcat.DriverKey], strings.ToLower(props[sqlcat.DialectKey])
+	if props["type"] != "sql" || !pooled(driver) || dialect == "" {
+		return icebergcat.Load(ctx, name, props)
+	}
+	db, err := sharedDB(driver, strings.TrimPrefix(props.Get("uri", ""), "sql://"))
+	if err != nil {
+		return nil, err
+	}
+	return sqlcat.NewCatalog(name, db, sqlcat.SupportedDialect(dialect), props)
 }
 
 // Wrap puts an already opened catalog behind lakeswap's commit accounting.

@@ -3,7 +3,6 @@ package catalog
 import (
 	"compress/gzip"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -138,11 +137,13 @@ func CommitSQLTables(ctx context.Context, cat icebergcat.Catalog, name string, p
 	if !slices.ContainsFunc(moves, func(m move) bool { return m.to != m.from }) {
 		return nil // nothing to move
 	}
-	db, err := sql.Open(props["sql.driver"], strings.TrimPrefix(props["uri"], "sql://"))
+	db, owned, err := openDB(props["sql.driver"], strings.TrimPrefix(props["uri"], "sql://"))
 	if err != nil {
 		return err
 	}
-	defer db.Close()
+	if owned {
+		defer db.Close()
+	}
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin the catalog transaction: %w", err)
