@@ -19,6 +19,7 @@ import (
 // snapshot; the table then holds both writers' rows, and every run
 // verifies.
 func TestDisjointWritersBothLand(t *testing.T) {
+	t.Parallel() // processes of its own: runs beside other tests
 	forEachSite(t, func(t *testing.T, s *site) {
 		s.createDaily()
 		const rounds = 20

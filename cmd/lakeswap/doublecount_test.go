@@ -99,6 +99,7 @@ func TestRebaseNeverCountsAKeyTwice(t *testing.T) {
 // key and is a conflict. After every round, and over main's whole history
 // at the end, verify --table finds the grain unique.
 func TestConcurrentWritersNeverCountAKeyTwice(t *testing.T) {
+	t.Parallel() // processes of its own: runs beside other tests
 	s := newShared(t, s3store.MinPartSize)
 	if r := s.run("table", "create", "--schema", write(t, s.dir, "facts.yaml", factsYAML)); r.code != 0 {
 		t.Fatalf("table create: exit %d: %s", r.code, r.stderr)

@@ -34,6 +34,7 @@ func (s *site) via(endpoint string) *site {
 // catalog and MinIO, every exit code matches what the table holds, and a
 // publish that did not land leaves no object behind.
 func TestPublishThroughFaults(t *testing.T) {
+	t.Parallel() // waits out S3 retry backoffs: runs beside other tests
 	kinds := []testenv.Rule{
 		{Probability: 0.05, Fault: testenv.Reset},
 		{Probability: 0.05, Fault: testenv.Unavailable},

@@ -15,6 +15,7 @@ import (
 // stays unreachable: exit 5, and status, once the catalog answers again,
 // says the run landed. No staged file is deleted in any of them.
 func TestLostCommitAnswers(t *testing.T) {
+	t.Parallel() // waits out the outcome backoff: runs beside other tests
 	cases := []struct {
 		fault  string
 		code   int

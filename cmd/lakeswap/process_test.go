@@ -167,6 +167,7 @@ func (s *shared) open() (context.Context, *swap.Publisher) {
 // commits and the other exits with the conflict code; the table then holds
 // exactly the winner's rows, and every committed run verifies.
 func TestTwoWritersOneWins(t *testing.T) {
+	t.Parallel() // processes of its own: runs beside other tests
 	s := newShared(t, s3store.MinPartSize)
 	ctx, pub := s.open()
 	const rounds = 20

@@ -270,6 +270,7 @@ func fileDiff(before, after []string) []string {
 // second by the first's release tag), and never sees one table of a
 // release beside the other of another.
 func TestReleaseReadersNeverSeeAMix(t *testing.T) {
+	t.Parallel() // writers and readers of its own: runs beside other tests
 	for _, name := range []string{"sqlite+local", "postgres+minio", "rest+minio"} {
 		t.Run(name, func(t *testing.T) {
 			s := newSite(t, name)
@@ -412,6 +413,7 @@ sql: |
 // applied is settled as landed for both, and one lost before as landed
 // for neither.
 func TestReleaseAllOrNothing(t *testing.T) {
+	t.Parallel() // waits out the outcome backoff: runs beside other tests
 	for _, name := range []string{"sqlite+local", "rest+minio"} {
 		t.Run(name, func(t *testing.T) {
 			s := newSite(t, name)

@@ -77,6 +77,7 @@ func TestReusedRunID(t *testing.T) {
 // every round exactly one snapshot records the run, it verifies, and the
 // table holds its rows.
 func TestTwoProcessesOneRunID(t *testing.T) {
+	t.Parallel() // processes of its own: runs beside other tests
 	s := newShared(t, s3store.MinPartSize)
 	ctx, pub := s.open()
 	const rounds = 20
