@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"testing"
 
@@ -165,5 +166,34 @@ func TestReleaseOfNoJobs(t *testing.T) {
 	err := backfill.Release{Partitions: []string{"order_date=2026-01-01"}}.Stage(ctx, pub, rel, swap.Request{})
 	if !errors.Is(err, outcome.ErrInvalidRequest) {
 		t.Errorf("a release of no jobs: %v, want an invalid request", err)
+	}
+}
+
+// TestOverlappingRunsGiveTheRuntimeBack: two runs of one process hold the
+// runtime's memory limit at once and end in either order; the runtime
+// works to the smaller share while both hold, the other's while one does,
+// and has its own limit back once neither does.
+func TestOverlappingRunsGiveTheRuntimeBack(t *testing.T) {
+	before := debug.SetMemoryLimit(-1)
+	defer debug.SetMemoryLimit(before)
+	for _, firstEnds := range []bool{true, false} {
+		a := backfill.HoldRuntime(400 << 20)
+		b := backfill.HoldRuntime(800 << 20)
+		if got := debug.SetMemoryLimit(-1); got != 300<<20 {
+			t.Errorf("both held: the runtime's limit is %d MiB, want 300 (the smaller share)", got>>20)
+		}
+		first, second, left := a, b, int64(600<<20)
+		if !firstEnds {
+			first, second, left = b, a, 300<<20
+		}
+		first()
+		first() // again: nothing more
+		if got := debug.SetMemoryLimit(-1); got != left {
+			t.Errorf("one held: the runtime's limit is %d MiB, want %d", got>>20, left>>20)
+		}
+		second()
+		if got := debug.SetMemoryLimit(-1); got != before {
+			t.Errorf("none held: the runtime's limit is %d, want its own %d", got, before)
+		}
 	}
 }

@@ -4,8 +4,10 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/lakeswap/lakeswap/s3store"
@@ -54,11 +56,42 @@ func DefaultMemoryLimit() int64 {
 
 // HoldRuntime gives the Go runtime its share of the process's memory
 // limit, three quarters (the CSV engine's own memory, outside Go's heap,
-// is given a quarter by package source), and returns how to restore the
-// old one.
+// is given a quarter by package source), and returns how to give it back.
+// Runs of one process that overlap (a Go program publishing two tables at
+// once) each hold theirs: the runtime works to the smallest share held,
+// and to the limit it had before once none is, whatever order they end in.
 func HoldRuntime(limit int64) (restore func()) {
-	old := debug.SetMemoryLimit(limit / 4 * 3)
-	return func() { debug.SetMemoryLimit(old) }
+	share := limit / 4 * 3
+	h := &runtimeHolds
+	h.Lock()
+	defer h.Unlock()
+	if len(h.shares) == 0 {
+		h.before = debug.SetMemoryLimit(-1) // -1 reads it
+	}
+	h.shares = append(h.shares, share)
+	debug.SetMemoryLimit(slices.Min(h.shares))
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			h.Lock()
+			defer h.Unlock()
+			i := slices.Index(h.shares, share)
+			h.shares = slices.Delete(h.shares, i, i+1)
+			if len(h.shares) == 0 {
+				debug.SetMemoryLimit(h.before)
+			} else {
+				debug.SetMemoryLimit(slices.Min(h.shares))
+			}
+		})
+	}
+}
+
+// runtimeHolds are the shares of the runs holding the runtime, and the
+// limit it had before the first.
+var runtimeHolds struct {
+	sync.Mutex
+	shares []int64
+	before int64
 }
 
 // Staging a partition holds, besides its Parquet writer's row group, the

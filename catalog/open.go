@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -14,6 +15,7 @@ import (
 	_ "github.com/apache/iceberg-go/catalog/hive"     // registers "hive"
 	_ "github.com/apache/iceberg-go/catalog/rest"     // registers "rest"
 	sqlcat "github.com/apache/iceberg-go/catalog/sql" // registers "sql"
+	icebergconfig "github.com/apache/iceberg-go/config"
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 	gluetypes "github.com/aws/aws-sdk-go-v2/service/glue/types"
@@ -68,9 +70,16 @@ func Open(ctx context.Context, cfg Config) (*Catalog, error) {
 // (sharedDB), which closing the catalog leaves open.
 func load(ctx context.Context, name string, props iceberg.Properties) (icebergcat.Catalog, error) {
 	driver, dialect := props[sqlcat.DriverKey], strings.ToLower(props[sqlcat.DialectKey])
-	if props["type"] != "sql" || !pooled(driver) || dialect == "" {
+	if props["type"] != "sql" || !pooled(driver) || dialect == "" || name == "" {
 		return icebergcat.Load(ctx, name, props)
 	}
+	// What the registry takes from iceberg-go's own configuration file
+	// where lakeswap's leaves it out.
+	conf := icebergconfig.EnvConfig.Catalogs[name]
+	props = maps.Clone(props)
+	props["uri"] = props.Get("uri", conf.URI)
+	props["credential"] = props.Get("credential", conf.Credential)
+	props["warehouse"] = props.Get("warehouse", conf.Warehouse)
 	db, err := sharedDB(driver, strings.TrimPrefix(props.Get("uri", ""), "sql://"))
 	if err != nil {
 		return nil, err

@@ -222,7 +222,6 @@ func drillTrial(t *testing.T, s, faulty *site, proxy *testenv.FaultProxy, fault 
 // is reset (the first fault drill's exit 6 with the commit kept). The run
 // exits 8, landed, not verified, with main holding it; never 6.
 func TestUnreadableCommitThroughResets(t *testing.T) {
-	t.Parallel() // waits out S3 retry backoffs: runs beside other tests
 	s := newSite(t, "postgres+minio")
 	s.createDaily()
 	proxy := testenv.NewFaultProxy(t, s.srv.Endpoint, 9)
