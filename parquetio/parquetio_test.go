@@ -44,6 +44,25 @@ func batch(t *testing.T, from, n int) arrow.RecordBatch {
 	return b.NewRecordBatch()
 }
 
+// writeBatches writes n batches of rows each (batch's rows, in order) to
+// a fresh prefix and returns the files written.
+func writeBatches(t *testing.T, opts parquetio.Options, n, rows int) []parquetio.File {
+	t.Helper()
+	w := parquetio.NewWriter(icebergio.LocalFS{}, prefix(t), schema, opts)
+	for i := range n {
+		rec := batch(t, i*rows, rows)
+		if err := w.Write(rec); err != nil {
+			t.Fatal(err)
+		}
+		rec.Release()
+	}
+	files, err := w.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
 func prefix(t *testing.T) string { return "file://" + filepath.Join(t.TempDir(), "data", "run-x") }
 
 // openFooter opens a written file's Parquet metadata, closed with the test.
@@ -59,19 +78,8 @@ func openFooter(t *testing.T, f parquetio.File) *file.Reader {
 
 func TestWriterRollsAndReadsBack(t *testing.T) {
 	ctx := context.Background()
-	w := parquetio.NewWriter(icebergio.LocalFS{}, prefix(t), schema, parquetio.Options{TargetFileSize: 64 << 10})
 	const batches, rows = 20, 5000
-	for i := range batches {
-		rec := batch(t, i*rows, rows)
-		if err := w.Write(rec); err != nil {
-			t.Fatal(err)
-		}
-		rec.Release()
-	}
-	files, err := w.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	files := writeBatches(t, parquetio.Options{TargetFileSize: 64 << 10}, batches, rows)
 	if len(files) < 2 {
 		t.Fatalf("%d files at a 64 KiB target, want the writer to roll", len(files))
 	}
@@ -575,16 +583,7 @@ func TestSmallFileReadInOneRequest(t *testing.T) {
 		rows     int
 		byRanges bool
 	}{{1000, false}, {400_000, true}} {
-		w := parquetio.NewWriter(icebergio.LocalFS{}, prefix(t), schema, parquetio.Options{Uncompressed: true})
-		rec := batch(t, 0, c.rows)
-		if err := w.Write(rec); err != nil {
-			t.Fatal(err)
-		}
-		rec.Release()
-		files, err := w.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+		files := writeBatches(t, parquetio.Options{Uncompressed: true}, 1, c.rows)
 		var readAts int
 		rr, err := parquetio.Open(context.Background(), countingIO{readAts: &readAts}, files[0].Path)
 		if err != nil {
