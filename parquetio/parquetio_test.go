@@ -48,13 +48,23 @@ func batch(t *testing.T, from, n int) arrow.RecordBatch {
 // a fresh prefix and returns the files written.
 func writeBatches(t *testing.T, opts parquetio.Options, n, rows int) []parquetio.File {
 	t.Helper()
-	w := parquetio.NewWriter(icebergio.LocalFS{}, prefix(t), schema, opts)
+	recs := make([]arrow.RecordBatch, n)
 	for i := range n {
-		rec := batch(t, i*rows, rows)
+		recs[i] = batch(t, i*rows, rows)
+		defer recs[i].Release()
+	}
+	return writeRecords(t, prefix(t), schema, opts, recs...)
+}
+
+// writeRecords writes recs, of schema sc, to the prefix and returns the
+// files written; the caller keeps its references to recs.
+func writeRecords(t *testing.T, prefix string, sc *arrow.Schema, opts parquetio.Options, recs ...arrow.RecordBatch) []parquetio.File {
+	t.Helper()
+	w := parquetio.NewWriter(icebergio.LocalFS{}, prefix, sc, opts)
+	for _, rec := range recs {
 		if err := w.Write(rec); err != nil {
 			t.Fatal(err)
 		}
-		rec.Release()
 	}
 	files, err := w.Close()
 	if err != nil {
@@ -423,14 +433,7 @@ func TestWriterRecordsTheTableSchema(t *testing.T) {
 		}
 		rec := b.NewRecordBatch()
 		defer rec.Release()
-		w := parquetio.NewWriter(icebergio.LocalFS{}, prefix(t), sc, parquetio.Options{})
-		if err := w.Write(rec); err != nil {
-			t.Fatal(err)
-		}
-		files, err := w.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+		files := writeRecords(t, prefix(t), sc, parquetio.Options{}, rec)
 		rdr := openFooter(t, files[0])
 		kv := rdr.MetaData().KeyValueMetadata()
 		if s := rdr.MetaData().Schema.Column(1); s.SchemaNode().FieldID() != 2 {
@@ -467,14 +470,7 @@ func TestOpenColumns(t *testing.T) {
 	b.Field(2).(*array.Int64Builder).Append(3)
 	rec := b.NewRecordBatch()
 	defer rec.Release()
-	w := parquetio.NewWriter(icebergio.LocalFS{}, "file://"+dir, sc, parquetio.Options{})
-	if err := w.Write(rec); err != nil {
-		t.Fatal(err)
-	}
-	files, err := w.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	files := writeRecords(t, "file://"+dir, sc, parquetio.Options{}, rec)
 	rr, err := parquetio.OpenColumns(context.Background(), icebergio.LocalFS{}, files[0].Path, []parquetio.Column{{Name: "c"}, {Name: "b"}})
 	if err != nil {
 		t.Fatal(err)
@@ -523,15 +519,8 @@ func TestWriterStatisticsHoldEveryValue(t *testing.T) {
 		}
 		rec := b.NewRecordBatch()
 		b.Release()
-		w := parquetio.NewWriter(icebergio.LocalFS{}, prefix(t), sc, parquetio.Options{})
-		if err := w.Write(rec); err != nil {
-			t.Fatal(err)
-		}
+		files := writeRecords(t, prefix(t), sc, parquetio.Options{}, rec)
 		rec.Release()
-		files, err := w.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
 		schema := iceberg.NewSchema(0,
 			iceberg.NestedField{ID: 1, Name: "s", Type: iceberg.PrimitiveTypes.String},
 			iceberg.NestedField{ID: 2, Name: "b", Type: iceberg.PrimitiveTypes.Binary},
