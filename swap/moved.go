@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"hash/maphash"
-	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -64,7 +63,7 @@ func moved(ctx context.Context, fsys icebergio.IO, c *contract.Contract, plan *r
 	if err != nil {
 		return nil, "", err
 	}
-	if len(staged) == 0 {
+	if staged.len() == 0 {
 		return out, "", nil
 	}
 	for _, v := range others {
@@ -75,7 +74,7 @@ func moved(ctx context.Context, fsys icebergio.IO, c *contract.Contract, plan *r
 				continue
 			}
 			err := snapshot.EachKey(ctx, fsys, c, df.FilePath(), seed, func(h uint64, key func() string) {
-				if _, ok := staged[h]; ok {
+				if staged.has(h) {
 					n++
 					if len(keys) < movedKeyExamples {
 						keys = append(keys, key())
@@ -100,7 +99,7 @@ func moved(ctx context.Context, fsys icebergio.IO, c *contract.Contract, plan *r
 // with the index of the partition that stages each, and names the keys
 // staged in two of the plan's partitions, which the table would hold
 // twice.
-func stagedKeys(ctx context.Context, fsys icebergio.IO, c *contract.Contract, plan *run) (map[uint64]int, []verify.Finding, error) {
+func stagedKeys(ctx context.Context, fsys icebergio.IO, c *contract.Contract, plan *run) (keySet, []verify.Finding, error) {
 	if staged, ok := keptKeys(plan); ok {
 		return staged, nil, nil
 	}
@@ -140,8 +139,26 @@ func stagedKeys(ctx context.Context, fsys icebergio.IO, c *contract.Contract, pl
 					words.Count(len(keys), "record"), a, b, strings.Join(keys[:min(len(keys), movedKeyExamples)], "; "))})
 		}
 	}
-	return staged, out, nil
+	return keyMap(staged), out, nil
 }
+
+// keySet is the staged keys, by hash: gathered from the kept hashes
+// (hashSet) or from the staged files (keyMap).
+type keySet interface {
+	has(h uint64) bool
+	len() int
+}
+
+// keyMap is the staged keys read from the staged files: hash to the index
+// of the partition that stages the key.
+type keyMap map[uint64]int
+
+func (m keyMap) has(h uint64) bool {
+	_, ok := m[h]
+	return ok
+}
+
+func (m keyMap) len() int { return len(m) }
 
 // movedInto judges again, at commit time, what the commits since the
 // plan's base added outside its partitions: a record one of them brought
@@ -275,25 +292,10 @@ func stagedTwice(ctx context.Context, fsys icebergio.IO, c *contract.Contract, p
 }
 
 // keptDistinct reports whether every partition that stages files kept its
-// grain hashes and no hash is kept twice. Sorting them takes a tenth of the
-// memory, and half the time, of a map of them (8.8M keys of the
-// orders_fact job: 1.6 s of CPU against 2.6 s, on a loaded machine).
+// grain hashes and no hash is kept twice.
 func keptDistinct(plan *run) bool {
-	n, ok := kept(plan)
-	if !ok {
-		return false
-	}
-	all := make([]uint64, 0, n)
-	for _, pp := range plan.Partitions {
-		all = append(all, pp.grainHashes...)
-	}
-	slices.Sort(all)
-	for i := 1; i < len(all); i++ {
-		if all[i] == all[i-1] {
-			return false // a key twice, or two keys of one hash: the files tell
-		}
-	}
-	return true
+	_, ok := keptKeys(plan)
+	return ok
 }
 
 // kept reports whether every partition that stages files kept its grain
@@ -311,20 +313,16 @@ func kept(plan *run) (int, bool) {
 
 // keptKeys is stagedKeys from the grain hashes kept as the partitions were
 // staged, with no file read: it answers when every partition kept them and
-// no key is staged in two partitions (whose keys are named from the files).
-func keptKeys(plan *run) (map[uint64]int, bool) {
-	n, ok := kept(plan)
-	if !ok {
+// no hash is kept twice (a key staged in two partitions is named from the
+// files).
+func keptKeys(plan *run) (*hashSet, bool) {
+	if _, ok := kept(plan); !ok {
 		return nil, false
 	}
-	staged := make(map[uint64]int, n)
+	parts := make([][]uint64, len(plan.Partitions))
 	for i, pp := range plan.Partitions {
-		for _, h := range pp.grainHashes {
-			if j, seen := staged[h]; seen && j != i {
-				return nil, false
-			}
-			staged[h] = i
-		}
+		parts[i] = pp.grainHashes
 	}
-	return staged, true
+	set, distinct := newHashSet(parts)
+	return set, distinct
 }
