@@ -587,23 +587,44 @@ func eachRowParams(ctx context.Context, eng *source.SQLEngine, q string, params 
 // nothing while the run said no row arrived late.
 func (j *Job) lagReadable(ctx context.Context, eng *source.SQLEngine) error {
 	src := j.lagSource()
-	for _, lag := range []struct{ name, expr string }{{"event_time", j.Lag.Event}, {"ingested_at", j.Lag.Ingested}} {
-		q := fmt.Sprintf(`SELECT count(*) FILTER (WHERE v IS NOT NULL)::BIGINT, count(try_cast(v AS TIMESTAMPTZ))::BIGINT,
-			CAST(any_value(v) FILTER (WHERE v IS NOT NULL) AS VARCHAR), typeof(any_value(v))
-			FROM (SELECT (%s) AS v FROM %s)`, lag.expr, ident(src))
-		var held, read int64
-		var example, typ string
-		err := eachRow(ctx, eng, q, func(rec arrow.RecordBatch, i int) {
-			held, read = rec.Column(0).(*array.Int64).Value(i), rec.Column(1).(*array.Int64).Value(i)
-			example = strings.Clone(rec.Column(2).(*array.String).Value(i))
-			typ = strings.Clone(rec.Column(3).(*array.String).Value(i))
+	lags := []struct{ name, expr string }{{"event_time", j.Lag.Event}, {"ingested_at", j.Lag.Ingested}}
+	// Both times in one scan of the source; where that fails, each alone,
+	// to name the one that does.
+	cols := make([]string, len(lags))
+	for i, lag := range lags {
+		cols[i] = fmt.Sprintf("(%s) AS v%d", lag.expr, i)
+	}
+	var aggs []string
+	for i := range lags {
+		aggs = append(aggs, fmt.Sprintf(`count(*) FILTER (WHERE v%[1]d IS NOT NULL)::BIGINT, count(try_cast(v%[1]d AS TIMESTAMPTZ))::BIGINT,
+			CAST(any_value(v%[1]d) FILTER (WHERE v%[1]d IS NOT NULL) AS VARCHAR), typeof(any_value(v%[1]d))`, i))
+	}
+	type readable struct {
+		held, read   int64
+		example, typ string
+	}
+	got := make([]readable, len(lags))
+	query := func(cols, aggs []string, got []readable) error {
+		q := fmt.Sprintf("SELECT %s FROM (SELECT %s FROM %s)", strings.Join(aggs, ", "), strings.Join(cols, ", "), ident(src))
+		return eachRow(ctx, eng, q, func(rec arrow.RecordBatch, r int) {
+			for i := range got {
+				got[i] = readable{held: rec.Column(4 * i).(*array.Int64).Value(r), read: rec.Column(4*i + 1).(*array.Int64).Value(r),
+					example: strings.Clone(rec.Column(4*i + 2).(*array.String).Value(r)), typ: strings.Clone(rec.Column(4*i + 3).(*array.String).Value(r))}
+			}
 		})
-		if err != nil {
-			return outcome.Invalid(fmt.Errorf("job %s: lag: %s %s: %w", j.File, lag.name, lag.expr, err))
+	}
+	if query(cols, aggs, got) != nil {
+		for i, lag := range lags {
+			one := fmt.Sprintf("(%s) AS v0", lag.expr)
+			if err := query([]string{one}, aggs[:1], got[i:i+1]); err != nil {
+				return outcome.Invalid(fmt.Errorf("job %s: lag: %s %s: %w", j.File, lag.name, lag.expr, err))
+			}
 		}
-		if held > 0 && read == 0 {
+	}
+	for i, lag := range lags {
+		if g := got[i]; g.held > 0 && g.read == 0 {
 			return outcome.Invalid(fmt.Errorf("job %s: lag: %s %s reads as no time on any of the %d rows of source %s that hold one (one is %s, of type %s), so no row could be judged late: a lag time is a timestamp, a date, or text in ISO 8601; for epoch seconds write to_timestamp(CAST(%[3]s AS BIGINT)) in lag, for milliseconds epoch_ms(CAST(%[3]s AS BIGINT))",
-				j.File, lag.name, strings.TrimSpace(lag.expr), held, src, strconv.Quote(example), typ))
+				j.File, lag.name, strings.TrimSpace(lag.expr), g.held, src, strconv.Quote(g.example), g.typ))
 		}
 	}
 	return nil

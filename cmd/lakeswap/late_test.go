@@ -651,4 +651,17 @@ func TestLateAcrossRoutes(t *testing.T) {
 	if code, _, errs := s.cli("lag", "--job", epochJob); code != exitUsage || !strings.Contains(errs, "reads as no time") {
 		t.Errorf("lag of epoch numbers: exit %d: %s; want a usage error", code, errs)
 	}
+
+	// A lag time that fails to compute is named, though both are read in
+	// one scan.
+	_, failingJob := lateJob(t, "")
+	yaml, err := os.ReadFile(failingJob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	yaml = []byte(strings.Replace(string(yaml), "ingested_at: ingested_at}", `ingested_at: "error('no arrival here')"}`, 1))
+	write(t, filepath.Dir(failingJob), filepath.Base(failingJob), string(yaml))
+	if code, _, errs := s.cli("plan", "--job", failingJob, "--partitions", twoDays, "--rejects", rejects(), "--out", filepath.Join(t.TempDir(), "p.json")); code != exitUsage || !strings.Contains(errs, "lag: ingested_at error('no arrival here')") || !strings.Contains(errs, "no arrival here") {
+		t.Errorf("a lag time that fails: exit %d: %s; want a usage error naming ingested_at", code, errs)
+	}
 }
