@@ -364,14 +364,33 @@ func (g *guardSite) sourceFile(dir string, f guardFile) {
 		write(g.t, dir, f.name, strings.Join(f.lines, "\n")+"\n")
 		return
 	}
-	eng, err := source.OpenSQLEngine(g.t.TempDir(), 256<<20)
-	if err != nil {
+	if err := fileEngine(g.t, fmt.Sprintf("COPY (%s) TO %s (FORMAT parquet)", strings.Join(f.lines, " "), source.SQLString(path))); err != nil {
 		g.t.Fatal(err)
 	}
-	defer eng.Close()
-	if err := eng.Exec(context.Background(), fmt.Sprintf("COPY (%s) TO %s (FORMAT parquet)", strings.Join(f.lines, " "), source.SQLString(path))); err != nil {
-		g.t.Fatal(err)
+}
+
+// scenarioFiles is the SQL engine the guard scenarios write their files with, one
+// for the test process: an engine takes 14 ms of CPU to open, and the
+// scenarios wrote files through hundreds of them. It is left unconfined.
+var scenarioFiles struct {
+	sync.Mutex
+	eng *source.SQLEngine
+}
+
+// fileEngine runs a statement that writes files on the shared engine.
+func fileEngine(t *testing.T, q string) error {
+	scenarioFiles.Lock()
+	defer scenarioFiles.Unlock()
+	if scenarioFiles.eng == nil {
+		dir, err := os.MkdirTemp("", "lakeswap-files-engine-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if scenarioFiles.eng, err = source.OpenSQLEngine(dir, 256<<20); err != nil {
+			t.Fatal(err)
+		}
 	}
+	return scenarioFiles.eng.Exec(context.Background(), q)
 }
 
 // dailyTable is the table a release rebuilds beside m.orders: each day's
@@ -575,12 +594,7 @@ func adoptable(t *testing.T, g *guardSite, rows []string) []string {
 	if g.srv != nil { // written here, then put where the table's location is
 		remote, loc = loc, t.TempDir()
 	}
-	eng, err := source.OpenSQLEngine(t.TempDir(), 256<<20)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eng.Close()
-	var files []string
+	var paths []string
 	days := map[string]bool{}
 	for _, r := range rows {
 		days[strings.Split(r, ",")[1]] = true
@@ -591,7 +605,7 @@ func adoptable(t *testing.T, g *guardSite, rows []string) []string {
 			t.Fatal(err)
 		}
 		q := fmt.Sprintf("COPY (SELECT * FROM read_csv(%s) WHERE CAST(order_date AS VARCHAR) = %s) TO %s (FORMAT parquet)", source.SQLString(in), source.SQLString(day), source.SQLString(path))
-		if err := eng.Exec(context.Background(), q); err != nil {
+		if err := fileEngine(t, q); err != nil {
 			t.Fatal(err)
 		}
 		if remote != "" {
@@ -601,9 +615,9 @@ func adoptable(t *testing.T, g *guardSite, rows []string) []string {
 			}
 			path = "s3://" + g.bkt + "/" + key
 		}
-		files = append(files, path)
+		paths = append(paths, path)
 	}
-	return files
+	return paths
 }
 
 // tableOf loads a table of the site's catalog, by NAMESPACE.NAME.
