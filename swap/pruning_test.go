@@ -491,6 +491,15 @@ func checkPruning(t *testing.T, ctx context.Context, db *sql.DB, tbl *table.Tabl
 		local[p] = task.File.FilePath()
 		list = append(list, sqlString(p))
 	}
+	// Every row read once, whole, into a table the filters then query:
+	// the truth each plan is judged against owes nothing to the files'
+	// statistics (a filter on read_parquet lets DuckDB skip row groups by
+	// them), and the files are not read again for every filter (half the
+	// test's CPU went to that).
+	if _, err := db.ExecContext(ctx, "CREATE OR REPLACE TABLE pruning_rows AS SELECT * FROM read_parquet(["+strings.Join(list, ",")+"], filename=true, hive_partitioning=false)"); err != nil {
+		t.Fatal(err)
+	}
+	defer db.ExecContext(ctx, "DROP TABLE pruning_rows") //nolint:errcheck
 	lost := 0
 	for _, f := range filters {
 		tasks, err := tbl.Scan(table.WithRowFilter(f.expr)).PlanFiles(ctx)
@@ -501,7 +510,7 @@ func checkPruning(t *testing.T, ctx context.Context, db *sql.DB, tbl *table.Tabl
 		for _, task := range tasks {
 			planned[task.File.FilePath()] = true
 		}
-		rows, err := db.QueryContext(ctx, "SELECT filename, count(*) FROM read_parquet(["+strings.Join(list, ",")+"], filename=true, hive_partitioning=false) WHERE "+f.sql+" GROUP BY filename")
+		rows, err := db.QueryContext(ctx, "SELECT filename, count(*) FROM pruning_rows WHERE "+f.sql+" GROUP BY filename")
 		if err != nil {
 			t.Fatalf("%s: %v", f.sql, err)
 		}
