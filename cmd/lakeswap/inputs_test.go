@@ -278,6 +278,7 @@ func TestCSVLinesThroughTheEngine(t *testing.T) {
 // that a run a signal did not reach in time is refused, never committed,
 // whatever the machine's speed; most signals must land in time.
 func TestCtrlCDuringTheRead(t *testing.T) {
+	t.Parallel() // sleeps before each signal: runs beside other tests
 	home := newHome(t)
 	before := metadataLocation(t, home)
 	lines := append(orderLines(3_000_000, 2), "2026-01-05,stray,1,1")
