@@ -6,18 +6,20 @@ import (
 )
 
 // hashSet holds grain hashes grouped by their top bits, each group sorted:
-// a count and a scatter over the hashes, then sorts of groups of about
+// a count and a scatter over the hashes, then sorts of groups of four to
 // eight. Grain hashes are seeded (verify.GrainSeed), so the groups are
 // even. A million hashes in 30 partitions: 41 to 46 ms, against 99 ms for
-// one sort of them all (BenchmarkHashSet); a map of them holds about five
-// times the memory. Smaller groups than eight, or larger, were slower.
+// one sort of them all (BenchmarkHashSet); it holds 9 to 10 bytes a hash,
+// a map of them two to three times that. Groups of about two, or of 16 to
+// 128, were slower.
 type hashSet struct {
 	shift  uint
 	start  []int // group g holds hashes[start[g]:start[g+1]]
 	hashes []uint64
 }
 
-// maxGroupBits bounds the groups at 2^20 (8 MiB of starts).
+// maxGroupBits bounds the groups at 2^20 (8 MiB of starts, twice that
+// while the set is built).
 const maxGroupBits = 20
 
 // newHashSet gathers the hashes of every part, and reports whether no
@@ -27,7 +29,7 @@ func newHashSet(parts [][]uint64) (*hashSet, bool) {
 	for _, p := range parts {
 		n += len(p)
 	}
-	// About eight hashes a group.
+	// Four to eight hashes a group, more past 2^23 hashes.
 	b := min(max(bits.Len(uint(n))-3, 1), maxGroupBits)
 	s := &hashSet{shift: uint(64 - b), start: make([]int, 1<<b+1), hashes: make([]uint64, n)}
 	for _, p := range parts {

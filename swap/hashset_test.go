@@ -38,14 +38,17 @@ func TestHashSet(t *testing.T) {
 		if n < 2 {
 			continue
 		}
-		// The same hash again, in another part, then in the same one.
-		dup := all[n/2]
-		if _, distinct := newHashSet(append(slices.Clone(parts), []uint64{dup})); distinct {
-			t.Errorf("%d hashes and one of them again in another part: taken for distinct", n)
-		}
-		again := append(slices.Clone(all), dup)
-		if _, distinct := newHashSet([][]uint64{again}); distinct {
-			t.Errorf("%d hashes and one of them again in the same part: taken for distinct", n)
+		// A hash again, in another part, then in the same one: one from
+		// the middle, and the smallest and largest there are (each the
+		// first of its group).
+		for _, dup := range []uint64{all[n/2], all[0], all[1]} {
+			if _, distinct := newHashSet(append(slices.Clone(parts), []uint64{dup})); distinct {
+				t.Errorf("%d hashes and %x again in another part: taken for distinct", n, dup)
+			}
+			again := append(slices.Clone(all), dup)
+			if _, distinct := newHashSet([][]uint64{again}); distinct {
+				t.Errorf("%d hashes and %x again in the same part: taken for distinct", n, dup)
+			}
 		}
 	}
 }

@@ -9,7 +9,8 @@ import (
 // TestKeptHashesStayWithinTheKeys: the grain hashes kept across a run's
 // partitions stop at the keys it may hold; past them no partition keeps
 // any, and the checks read the staged files (kept says so). Within them,
-// a hash in two partitions sends the check to the files too, to name it.
+// a hash kept twice, in two partitions or in one, sends the check to the
+// files too, to name it.
 func TestKeptHashesStayWithinTheKeys(t *testing.T) {
 	stagedPlan := func(hashes ...[]uint64) *run {
 		plan := &run{Plan: &Plan{}}
@@ -41,5 +42,8 @@ func TestKeptHashesStayWithinTheKeys(t *testing.T) {
 	}
 	if _, ok := keptKeys(stagedPlan([]uint64{1, 2}, []uint64{2, 5})); ok {
 		t.Error("keptKeys answered for a hash kept in two partitions")
+	}
+	if _, ok := keptKeys(stagedPlan([]uint64{1, 1}, []uint64{2})); ok {
+		t.Error("keptKeys answered for a hash kept twice in one partition")
 	}
 }

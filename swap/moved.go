@@ -95,14 +95,21 @@ func moved(ctx context.Context, fsys icebergio.IO, c *contract.Contract, plan *r
 	return out, "", nil
 }
 
-// stagedKeys reads the grain keys of every file a plan stages, by hash,
-// with the index of the partition that stages each, and names the keys
-// staged in two of the plan's partitions, which the table would hold
-// twice.
+// stagedKeys is the grain keys a plan stages, by hash: the hashes kept as
+// its partitions were staged where they answer (keptKeys), else as
+// readStagedKeys finds them, with the keys staged in two partitions named.
 func stagedKeys(ctx context.Context, fsys icebergio.IO, c *contract.Contract, plan *run) (keySet, []verify.Finding, error) {
 	if staged, ok := keptKeys(plan); ok {
 		return staged, nil, nil
 	}
+	return readStagedKeys(ctx, fsys, c, plan)
+}
+
+// readStagedKeys reads the grain keys of every file a plan stages, by
+// hash, with the index of the partition that stages each, and names the
+// keys staged in two of the plan's partitions, which the table would hold
+// twice.
+func readStagedKeys(ctx context.Context, fsys icebergio.IO, c *contract.Contract, plan *run) (keySet, []verify.Finding, error) {
 	seed := verify.GrainSeed() // as the kept hashes, and moved's reads
 	staged := map[uint64]int{} // key hash -> staged partition index
 	twice := map[int]map[int][]string{}
@@ -281,13 +288,13 @@ func keepKeys(acc *verify.Accumulator, c *contract.Contract) {
 }
 
 // stagedTwice names the keys a plan stages in two of its partitions: none
-// when the kept grain hashes, sorted, hold no key twice (no file read),
-// else as stagedKeys finds them in the staged files.
+// when the kept grain hashes hold no hash twice (no file read), else as
+// readStagedKeys finds them in the staged files.
 func stagedTwice(ctx context.Context, fsys icebergio.IO, c *contract.Contract, plan *run) ([]verify.Finding, error) {
 	if keptDistinct(plan) {
 		return nil, nil
 	}
-	_, out, err := stagedKeys(ctx, fsys, c, plan)
+	_, out, err := readStagedKeys(ctx, fsys, c, plan)
 	return out, err
 }
 
@@ -311,10 +318,11 @@ func kept(plan *run) (int, bool) {
 	return n, true
 }
 
-// keptKeys is stagedKeys from the grain hashes kept as the partitions were
-// staged, with no file read: it answers when every partition kept them and
-// no hash is kept twice (a key staged in two partitions is named from the
-// files).
+// keptKeys is the staged keys from the grain hashes kept as the partitions
+// were staged, with no file read: it answers when every partition kept
+// them and no hash is kept twice, in two partitions or in one (a key
+// staged twice is named from the files, which tell it from two keys of
+// one hash).
 func keptKeys(plan *run) (*hashSet, bool) {
 	if _, ok := kept(plan); !ok {
 		return nil, false
