@@ -288,36 +288,35 @@ func (s *Files) split(ctx context.Context, c *contract.Contract, declared contra
 	}
 	rowBytes := max(recordBytes(b.Rec)/int64(n), 1)
 	// Number the batch's partitions in order of first appearance; -1 is a
-	// row no declared partition owns.
+	// value no declared partition owns (its ownership judged once a batch).
 	group := make([]int32, n)
 	var values []string
 	ids := map[string]int32{}
 	counts := []int{}
-	owns := map[string]bool{} // a value's ownership, judged once a batch
 	for r := range n {
 		v, ok := valueOf(r)
-		own, known := owns[v]
-		if ok && !known {
-			own = declared.Owns(v)
-			owns[v] = own
+		id, seen := ids[v]
+		if ok && !seen {
+			id = -1
+			if declared.Owns(v) {
+				id = int32(len(values))
+				values = append(values, v)
+				counts = append(counts, 0)
+			}
+			ids[v] = id
 		}
-		if !ok || !own {
+		if !ok || id < 0 {
 			group[r] = -1
 			s.addStray(c, v, ok, file, b.Line[r])
 			continue
-		}
-		id, seen := ids[v]
-		if !seen {
-			id = int32(len(values))
-			ids[v] = id
-			values = append(values, v)
-			counts = append(counts, 0)
 		}
 		group[r] = id
 		counts[id]++
 	}
 	if len(values) == 1 && counts[0] == n { // the common case: a sorted input
-		return s.spill.add(values[0], b.Rec, file, b.Line, rowBytes)
+		// The lines are copied: the spill keeps them, and a reader may use
+		// its slice again.
+		return s.spill.add(values[0], b.Rec, file, slices.Clone(b.Line), rowBytes)
 	}
 	// A stable counting sort of the rows by partition, then one take.
 	start := make([]int, len(values)+1)

@@ -67,7 +67,7 @@ func newSpill(dir string, data *arrow.Schema, budget int64) *spill {
 }
 
 // add keeps rows of one partition, read from input file number file at
-// the given lines. It takes its own reference to rec.
+// the given lines. It takes its own reference to rec, and keeps lines.
 func (s *spill) add(value string, rec arrow.RecordBatch, file int32, lines []int64, rowBytes int64) error {
 	p := s.parts[value]
 	if p == nil {
@@ -75,18 +75,15 @@ func (s *spill) add(value string, rec arrow.RecordBatch, file int32, lines []int
 		s.parts[value] = p
 	}
 	n := rec.NumRows()
-	fb := array.NewInt32Builder(memory.DefaultAllocator)
-	defer fb.Release()
-	fb.Reserve(int(n))
-	for range n {
-		fb.UnsafeAppend(file)
+	files := make([]int32, n)
+	for i := range files {
+		files[i] = file
 	}
-	fa := fb.NewArray()
+	fa := array.NewInt32Data(array.NewData(arrow.PrimitiveTypes.Int32, int(n),
+		[]*memory.Buffer{nil, memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(files))}, nil, 0, 0))
 	defer fa.Release()
-	lb := array.NewInt64Builder(memory.DefaultAllocator)
-	defer lb.Release()
-	lb.AppendValues(lines, nil)
-	la := lb.NewArray()
+	la := array.NewInt64Data(array.NewData(arrow.PrimitiveTypes.Int64, int(n),
+		[]*memory.Buffer{nil, memory.NewBufferBytes(arrow.Int64Traits.CastToBytes(lines))}, nil, 0, 0))
 	defer la.Release()
 	cols := append(append([]arrow.Array(nil), rec.Columns()...), fa, la)
 	p.waiting = append(p.waiting, array.NewRecordBatch(s.schema, cols, n))
