@@ -76,7 +76,22 @@ type rowBuffer struct {
 	// encoded holds, per column of a v2 type whose values have no one
 	// width (struct, list, map), each row's encoding: encoded[c].row(r).
 	encoded map[int]*encodedColumn
+	// span, when not nil, marks where the encodings of the columns at
+	// idx[span.from:span.to] lie in each row, so that a grain of
+	// neighbouring columns is read from the rows' encoding rather than
+	// encoded a second time.
+	span *columnSpan
 }
+
+// columnSpan is the columns at idx[from:to]; row r's encoding of them is
+// buf[lo[r]:hi[r]].
+type columnSpan struct {
+	from, to int
+	lo, hi   []int
+}
+
+// spanned is row r's encoding of the span's columns.
+func (b *rowBuffer) spanned(r int) []byte { return b.buf[b.span.lo[r]:b.span.hi[r]] }
 
 // encodedColumn is one column's values, each encoded with its tag.
 type encodedColumn struct {
@@ -164,14 +179,20 @@ func (b *rowBuffer) fill(types []iceberg.Type, cols []arrow.Array, idx []int, n 
 		b.buf = grow(b.buf, b.off[n])
 	}
 	copy(b.cur, b.off[:n])
-	for _, c := range idx {
+	for k, c := range idx {
+		if b.span != nil && k == b.span.from {
+			b.span.lo = append(b.span.lo[:0], b.cur[:n]...)
+		}
 		if e := b.encoded[c]; e != nil {
 			for r := range n {
 				b.cur[r] += copy(b.buf[b.cur[r]:], e.buf[e.off[r]:e.off[r+1]])
 			}
-			continue
+		} else {
+			b.put(types[c], cols[c], n)
 		}
-		b.put(types[c], cols[c], n)
+		if b.span != nil && k == b.span.to-1 {
+			b.span.hi = append(b.span.hi[:0], b.cur[:n]...)
+		}
 	}
 	return nil
 }

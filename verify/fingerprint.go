@@ -149,7 +149,38 @@ func NewAccumulator(c *contract.Contract, partition string, locate func(row int6
 	}
 	a.spanCol, a.spanLo, a.spanHi, a.spanOK = c.Partition.Span(c.Arrow, partition)
 	a.rowBuf.blocks = rowhash.Accelerated
+	if from, ok := neighbours(c.Grain); ok {
+		// The grain's encoding is part of each row's: read it there.
+		a.rowBuf.span = &columnSpan{from: from, to: from + len(c.Grain)}
+	}
 	return a
+}
+
+// neighbours says whether columns are neighbours in the table's order, as
+// an identifier of the leading columns is, and where they start.
+func neighbours(cols []int) (from int, ok bool) {
+	if len(cols) == 0 {
+		return 0, false
+	}
+	for i, c := range cols {
+		if c != cols[0]+i {
+			return 0, false
+		}
+	}
+	return cols[0], true
+}
+
+// grainsEncoded gives the canonical encodings of a batch's grains, each
+// row's read by grain(r): from the rows' encoding (rowBuf, filled for the
+// batch) where the grain's columns are neighbours, else encoded here.
+func (a *Accumulator) grainsEncoded(cols []arrow.Array, n int) (grain func(r int) []byte, err error) {
+	if a.rowBuf.span != nil {
+		return a.rowBuf.spanned, nil
+	}
+	if err := a.grainBuf.fill(a.types, cols, a.c.Grain, n); err != nil {
+		return nil, a.named(err)
+	}
+	return a.grainBuf.row, nil
 }
 
 func (a *Accumulator) finding(kind Kind, row int64, col int, format string, args ...any) {
@@ -339,22 +370,24 @@ func (a *Accumulator) addGrains(cols []arrow.Array, n int, base int64) error {
 			return nil
 		}
 		// Kept as a KeyHasher hashes them: of their canonical encoding.
-		if err := a.grainBuf.fill(a.types, cols, a.c.Grain, n); err != nil {
-			return a.named(err)
+		grain, err := a.grainsEncoded(cols, n)
+		if err != nil {
+			return err
 		}
 		for r := range n {
 			if !hasNull(r) {
-				a.kept = append(a.kept, maphash.Bytes(grainSeeds[0], a.grainBuf.row(r)))
+				a.kept = append(a.kept, maphash.Bytes(grainSeeds[0], grain(r)))
 			}
 		}
 		return nil
 	}
-	if err := a.grainBuf.fill(a.types, cols, a.c.Grain, n); err != nil {
-		return a.named(err)
+	grain, err := a.grainsEncoded(cols, n)
+	if err != nil {
+		return err
 	}
 	for r := range n {
 		if !hasNull(r) {
-			h := a.grains.add(a.grainBuf.row(r), base+int64(r)+1)
+			h := a.grains.add(grain(r), base+int64(r)+1)
 			if a.keep {
 				a.kept = append(a.kept, h)
 			}
