@@ -62,6 +62,7 @@ bench:
 	$(GO) test $(GOTAGS) -run '^$$' -bench BenchmarkInputRowOrder -benchtime 3x -timeout 30m ./cmd/lakeswap/
 	$(GO) test -run '^$$' -bench 'BenchmarkDifferMemory|BenchmarkNestedFingerprint' -benchtime 3x ./verify/
 	$(GO) test -run '^$$' -bench BenchmarkRead -benchtime 3x ./stats/
+	$(GO) test $(GOTAGS) -run '^$$' -bench BenchmarkSplit -benchtime 10x ./source/
 	$(GO) test $(GOTAGS) -run '^$$' -bench BenchmarkRetailJob -benchtime 1x -timeout 30m ./cmd/lakeswap/
 
 # A generated CSV of BENCH_ROWS rows (default 30M, about 0.9 GB) over 30 days in

@@ -13,7 +13,7 @@ import (
 )
 
 // ordersContract is retail.daily_orders' contract.
-func ordersContract(t *testing.T) *contract.Contract {
+func ordersContract(t testing.TB) *contract.Contract {
 	t.Helper()
 	c, err := retail.Contract()
 	if err != nil {
