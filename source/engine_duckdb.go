@@ -552,7 +552,7 @@ func readCSVHeader(path string, schema *arrow.Schema) ([]string, error) {
 	if err != nil {
 		return nil, inputError(path, 1, err)
 	}
-	return src.(*csvRows).header, nil
+	return src.(byField).src.(*csvRows).header, nil
 }
 
 func firstLines(s string, n int) string {

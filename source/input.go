@@ -146,11 +146,55 @@ func ReadInputWith(ctx context.Context, path string, schema *arrow.Schema, o CSV
 	return readParquetInput(ctx, path, schema, fn)
 }
 
-// rowSource yields a text file's rows as column name -> raw value.
+// rowSource yields a text file's rows, each as the raw values of the
+// schema's fields.
 type rowSource interface {
-	// next returns the line of the row and its values; io.EOF at the end.
-	// An error may name its column in an *InputError.
+	// next reads the next row into vals, one value a field (nil for null),
+	// and returns its line; io.EOF at the end. An error may name its
+	// column in an *InputError.
+	next(vals []any) (int64, error)
+}
+
+// namedRows yields rows as column name -> raw value.
+type namedRows interface {
 	next() (int64, map[string]any, error)
+}
+
+// byField reads a namedRows' rows by field, refusing a column the schema
+// lacks.
+type byField struct {
+	src   namedRows
+	names []string
+}
+
+func (b byField) next(vals []any) (int64, error) {
+	line, row, err := b.src.next()
+	if err != nil {
+		return line, err
+	}
+	return line, fieldValues(row, b.names, vals)
+}
+
+// fieldValues puts a row's values into vals by field, refusing a column
+// names lacks.
+func fieldValues(row map[string]any, names []string, vals []any) error {
+	for name := range row {
+		if !slices.Contains(names, name) {
+			return &InputError{Column: name, Err: errors.New("column is not in the table schema")}
+		}
+	}
+	for i, name := range names {
+		vals[i] = row[name]
+	}
+	return nil
+}
+
+func namesOf(schema *arrow.Schema) []string {
+	var names []string
+	for _, f := range schema.Fields() {
+		names = append(names, f.Name)
+	}
+	return names
 }
 
 // opener starts reading rows of a text format in a schema.
@@ -190,10 +234,6 @@ func readRows(ctx context.Context, path string, src rowSource, schema *arrow.Sch
 	rb := array.NewRecordBuilder(memory.DefaultAllocator, schema)
 	defer rb.Release()
 	fields := schema.Fields()
-	known := make(map[string]bool, len(fields))
-	for _, f := range fields {
-		known[f.Name] = true
-	}
 	// Each batch's builders and lines are sized for it at the start, so
 	// that none grows (and is copied) on the way.
 	reserve := func() []int64 {
@@ -212,26 +252,22 @@ func readRows(ctx context.Context, path string, src rowSource, schema *arrow.Sch
 		defer b.Rec.Release()
 		return fn(b)
 	}
+	vals := make([]any, len(fields))
 	for n := 0; ; n++ {
 		if n%cancelCheckRows == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 		}
-		line, row, err := src.next()
+		line, err := src.next(vals)
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
 			return inputError(path, line, err)
 		}
-		for name := range row {
-			if !known[name] {
-				return &InputError{File: path, Line: line, Column: name, Err: errors.New("column is not in the table schema")}
-			}
-		}
 		for i, f := range fields {
-			if err := appendValue(rb.Field(i), f, row[f.Name]); err != nil {
+			if err := appendValue(rb.Field(i), f, vals[i]); err != nil {
 				return &InputError{File: path, Line: line, Column: f.Name, Err: err}
 			}
 		}
@@ -568,7 +604,8 @@ func (o CSVOptions) open(r io.Reader, schema *arrow.Schema) (rowSource, error) {
 			return nil, &InputError{Line: 1, Column: f.Name, Err: errors.New("column missing from the header (write it; an empty field is a null, or an empty text in a string column)")}
 		}
 	}
-	return &csvRows{r: cr, header: append([]string(nil), header...), cr: watch, null: o.Null, quote: o.Quote, noHeader: o.NoHeader}, nil
+	rows := &csvRows{r: cr, header: append([]string(nil), header...), cr: watch, null: o.Null, quote: o.Quote, noHeader: o.NoHeader}
+	return byField{src: rows, names: namesOf(schema)}, nil
 }
 
 // quoteSwap exchanges a file's quote character and the double quote as
@@ -706,8 +743,8 @@ func csvError(err error) error {
 type jsonRows struct {
 	s     *bufio.Scanner
 	line  int64
-	row   map[string]any    // the row fastObject reads into, again and again
-	names map[string]string // the schema's names, for keys that equal one
+	index map[string]int // the schema's plain names, by field
+	names []string       // the schema's names, by field
 }
 
 // maxLine bounds one NDJSON line.
@@ -718,33 +755,42 @@ const maxLine = 64 << 20
 func newJSONRows(r io.Reader, schema *arrow.Schema) (rowSource, error) {
 	s := bufio.NewScanner(r)
 	s.Buffer(make([]byte, 0, 64<<10), maxLine)
-	var names []string
-	for _, f := range schema.Fields() {
-		names = append(names, f.Name)
-	}
-	return &jsonRows{s: s, row: map[string]any{}, names: plainNames(names)}, nil
+	names := namesOf(schema)
+	return &jsonRows{s: s, index: plainIndex(names), names: names}, nil
 }
 
-func (j *jsonRows) next() (int64, map[string]any, error) {
+// next reads the next object into vals, one value a field (nil where the
+// key is left out or null), and returns its line; io.EOF at the end.
+func (j *jsonRows) next(vals []any) (int64, error) {
 	for j.s.Scan() {
 		j.line++
 		text := bytes.TrimSpace(j.s.Bytes())
 		if len(text) == 0 {
 			continue
 		}
-		if row, ok := fastObject(text, j.row, j.names); ok {
-			return j.line, row, nil
+		clear(vals)
+		if fastFields(text, vals, j.index) {
+			for i, v := range vals {
+				if v == (jsonNull{}) {
+					vals[i] = nil
+				}
+			}
+			return j.line, nil
 		}
+		clear(vals)
 		row, err := decodeObject(text)
-		return j.line, row, err
+		if err != nil {
+			return j.line, err
+		}
+		return j.line, fieldValues(row, j.names, vals)
 	}
 	if err := j.s.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
-			return j.line + 1, nil, fmt.Errorf("line is longer than %d MiB", maxLine>>20)
+			return j.line + 1, fmt.Errorf("line is longer than %d MiB", maxLine>>20)
 		}
-		return j.line + 1, nil, err
+		return j.line + 1, err
 	}
-	return j.line, nil, io.EOF
+	return j.line, io.EOF
 }
 
 // decodeObject reads one NDJSON line as a JSON object, refusing what

@@ -8,57 +8,65 @@ import (
 
 // NDJSON is read a line at a time; encoding/json's decoder, made twice
 // for every value (to see its raw bytes), ran at about 110k rows a second.
-// Most lines are flat objects of plain strings, numbers, booleans and
-// nulls: fastObject reads those in one pass, and leaves every other line
-// (an escape in a string, a nested value, anything malformed or refused)
-// to decodeObject, so that what is accepted, and every refusal, stays
-// decodeObject's.
+// Most lines are flat objects of the schema's keys and plain strings,
+// numbers, booleans and nulls: fastFields reads those in one pass,
+// straight into the values of the row's fields, and leaves every other
+// line (an escape in a string, a nested value, a key the schema lacks,
+// anything malformed or refused) to decodeObject, so that what is
+// accepted, and every refusal, stays decodeObject's.
 
-// fastObject reads a flat JSON object whose strings hold no escape into
-// row, which it clears first; ok is false for any other line, which
-// decodeObject reads. A key among names is that string, not a new one.
-func fastObject(text []byte, row map[string]any, names map[string]string) (map[string]any, bool) {
+// fastFields reads a flat JSON object whose strings hold no escape into
+// vals, by the field index of each key (index holds the schema's plain
+// names); vals is all nil when it is called. ok is false for any other
+// line (a key not in index among them), which decodeObject reads; vals
+// is then to be cleared.
+func fastFields(text []byte, vals []any, index map[string]int) bool {
 	i := skipSpace(text, 0)
 	if i >= len(text) || text[i] != '{' {
-		return nil, false
+		return false
 	}
-	clear(row)
 	i = skipSpace(text, i+1)
 	if i < len(text) && text[i] == '}' {
-		return row, skipSpace(text, i+1) == len(text)
+		return skipSpace(text, i+1) == len(text)
 	}
 	for {
-		key, next, ok := plainKey(text, i, names)
-		if !ok {
-			return nil, false
-		}
-		if _, dup := row[key]; dup {
-			return nil, false
+		f, next, ok := plainField(text, i, index)
+		// A value of the field already read is a repeated key (nil, a
+		// JSON null, is read as the absent sentinel below).
+		if !ok || vals[f] != nil {
+			return false
 		}
 		i = skipSpace(text, next)
 		if i >= len(text) || text[i] != ':' {
-			return nil, false
+			return false
 		}
 		i = skipSpace(text, i+1)
 		var v any
 		if v, i, ok = plainValue(text, i); !ok {
-			return nil, false
+			return false
 		}
-		row[key] = v
+		if v == nil {
+			v = jsonNull{}
+		}
+		vals[f] = v
 		i = skipSpace(text, i)
 		if i >= len(text) {
-			return nil, false
+			return false
 		}
 		switch text[i] {
 		case ',':
 			i = skipSpace(text, i+1)
 		case '}':
-			return row, skipSpace(text, i+1) == len(text)
+			return skipSpace(text, i+1) == len(text)
 		default:
-			return nil, false
+			return false
 		}
 	}
 }
+
+// jsonNull marks, while fastFields reads a line, a field given as null,
+// so that the key is known to be read; it is nil once the line is read.
+type jsonNull struct{}
 
 func skipSpace(b []byte, i int) int {
 	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
@@ -89,35 +97,35 @@ func plainString(b []byte, i int) (string, int, bool) {
 	return "", len(b), false
 }
 
-// plainNames are the names a plain key may be read as without a new
-// string: those that need no escape in JSON.
-func plainNames(names []string) map[string]string {
-	out := map[string]string{}
-	for _, n := range names {
+// plainIndex maps each of names that needs no escape in JSON (as a
+// plain key is written) to its index.
+func plainIndex(names []string) map[string]int {
+	out := map[string]int{}
+	for i, n := range names {
 		plain := utf8.ValidString(n)
-		for i := 0; i < len(n); i++ {
-			if n[i] == '"' || n[i] == '\\' || n[i] < 0x20 {
+		for k := 0; k < len(n); k++ {
+			if n[k] == '"' || n[k] == '\\' || n[k] < 0x20 {
 				plain = false
 			}
 		}
 		if plain {
-			out[n] = n
+			out[n] = i
 		}
 	}
 	return out
 }
 
-// plainKey reads a plain string as plainString does, giving the string
-// among names it equals, if any, without making another.
-func plainKey(b []byte, i int, names map[string]string) (string, int, bool) {
+// plainField reads a key at b[i] that is one of index's names, written
+// plainly, giving its index.
+func plainField(b []byte, i int, index map[string]int) (int, int, bool) {
 	if i < len(b) && b[i] == '"' {
 		if end := bytes.IndexByte(b[i+1:], '"'); end >= 0 {
-			if name, ok := names[string(b[i+1:i+1+end])]; ok {
-				return name, i + end + 2, true
+			if f, ok := index[string(b[i+1:i+1+end])]; ok {
+				return f, i + end + 2, true
 			}
 		}
 	}
-	return plainString(b, i)
+	return 0, i, false
 }
 
 // plainValue reads a plain string, a number, true, false or null at b[i],
