@@ -1,6 +1,7 @@
 package source
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -70,7 +71,14 @@ type dialect struct{ delim, quote byte }
 var plainDialect = dialect{',', '"'}
 
 // checkCSVIn is checkCSV of a file split by d.
-func checkCSVIn(path string, d dialect) (*csvShape, error) {
+func checkCSVIn(path string, d dialect) (*csvShape, error) { return checkCSVWith(path, d, true) }
+
+// checkCSVWith is checkCSVIn, reading whole lines at a time where it can
+// (fast): a run of lines with no quote and no CR is split with the
+// library's vectorised searches rather than byte by byte, which took a
+// tenth of a 10M-row publish, all of it before the engine's read starts.
+// Tests read the same files both ways.
+func checkCSVWith(path string, d dialect, fast bool) (*csvShape, error) {
 	f, err := openText(path)
 	if err != nil {
 		return nil, err
@@ -139,7 +147,46 @@ func checkCSVIn(path string, d dialect) (*csvShape, error) {
 		if n > 0 {
 			first = false
 		}
+		plainTo := -1 // b[:plainTo] holds no quote and no CR, from where it was last found
 		for i := 0; i < len(b); i++ {
+			if fast && lineStart && !pendingCR && state == fieldStart {
+				if i >= plainTo {
+					plainTo = plainEnd(b, i, d.quote)
+				}
+				// Whole lines of unquoted fields, each checked as the
+				// loop below would check it, byte by byte.
+				for i < plainTo {
+					nl := bytes.IndexByte(b[i:plainTo], '\n')
+					if nl < 0 {
+						break
+					}
+					if nl == 0 { // a blank line
+						lineEnd(false)
+						if header < 0 {
+							notPlain("a blank line before the header", line)
+						}
+						line++
+						i++
+						continue
+					}
+					if shift := line - record; shift != lastShift {
+						shape.lines.records = append(shape.lines.records, record)
+						shape.lines.shift = append(shape.lines.shift, shift)
+						lastShift = shift
+					}
+					if nl+1 > maxPlainRecord {
+						notPlain("a record longer than 1 MiB", line)
+					}
+					fields = bytes.Count(b[i:i+nl], []byte{d.delim})
+					lineEnd(false)
+					endRecord()
+					line++
+					i += nl + 1
+				}
+				if i >= len(b) {
+					break
+				}
+			}
 			c := b[i]
 			if pendingCR {
 				pendingCR = false
@@ -259,4 +306,17 @@ func checkCSVIn(path string, d dialect) (*csvShape, error) {
 	}
 	shape.records = record + 1
 	return shape, nil
+}
+
+// plainEnd is where, from b[i], the first quote or CR stands, or the end
+// of b.
+func plainEnd(b []byte, i int, quote byte) int {
+	end := len(b)
+	if q := bytes.IndexByte(b[i:], quote); q >= 0 {
+		end = i + q
+	}
+	if r := bytes.IndexByte(b[i:end], '\r'); r >= 0 {
+		end = i + r
+	}
+	return end
 }
