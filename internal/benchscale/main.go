@@ -252,6 +252,10 @@ rejects:
 
 // measure runs a command and returns its wall time and peak resident memory.
 func measure(name string, args ...string) (time.Duration, int64, error) {
+	// What the runs before wrote (gigabytes of converted inputs, staged
+	// files) goes to disk first, not during this run: unflushed, it made
+	// whichever run came first lose by seconds.
+	syscall.Sync()
 	cmd := exec.Command(name, args...)
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
