@@ -314,8 +314,8 @@ func (s *Files) split(ctx context.Context, c *contract.Contract, declared contra
 		counts[id]++
 	}
 	if len(values) == 1 && counts[0] == n { // the common case: a sorted input
-		// The lines are copied: the spill keeps them, and a reader may use
-		// its slice again.
+		// The lines are copied: the spill keeps them as a column, and a
+		// batch's lines are the reader's.
 		return s.spill.add(values[0], b.Rec, file, slices.Clone(b.Line), rowBytes)
 	}
 	// A stable counting sort of the rows by partition, then one take.

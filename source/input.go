@@ -164,7 +164,7 @@ type namedRows interface {
 // lacks.
 type byField struct {
 	src   namedRows
-	names []string
+	index map[string]int // the schema's names, by field
 }
 
 func (b byField) next(vals []any) (int64, error) {
@@ -172,29 +172,30 @@ func (b byField) next(vals []any) (int64, error) {
 	if err != nil {
 		return line, err
 	}
-	return line, fieldValues(row, b.names, vals)
+	clear(vals)
+	return line, fieldValues(row, b.index, vals)
 }
 
-// fieldValues puts a row's values into vals by field, refusing a column
-// names lacks.
-func fieldValues(row map[string]any, names []string, vals []any) error {
-	for name := range row {
-		if !slices.Contains(names, name) {
+// fieldValues puts a row's values into vals, cleared, by field (index
+// maps a name to its field), refusing a column index lacks.
+func fieldValues(row map[string]any, index map[string]int, vals []any) error {
+	for name, v := range row {
+		i, ok := index[name]
+		if !ok {
 			return &InputError{Column: name, Err: errors.New("column is not in the table schema")}
 		}
-	}
-	for i, name := range names {
-		vals[i] = row[name]
+		vals[i] = v
 	}
 	return nil
 }
 
-func namesOf(schema *arrow.Schema) []string {
-	var names []string
-	for _, f := range schema.Fields() {
-		names = append(names, f.Name)
+// fieldIndex maps each of the schema's names to its field.
+func fieldIndex(schema *arrow.Schema) map[string]int {
+	index := make(map[string]int, schema.NumFields())
+	for i, f := range schema.Fields() {
+		index[f.Name] = i
 	}
-	return names
+	return index
 }
 
 // opener starts reading rows of a text format in a schema.
@@ -234,21 +235,28 @@ func readRows(ctx context.Context, path string, src rowSource, schema *arrow.Sch
 	rb := array.NewRecordBuilder(memory.DefaultAllocator, schema)
 	defer rb.Release()
 	fields := schema.Fields()
-	// Each batch's builders and lines are sized for it at the start, so
-	// that none grows (and is copied) on the way.
-	reserve := func() []int64 {
+	// A batch after a full one is likely full too: its builders and lines
+	// are sized for it at its first row, so that none grows (and is
+	// copied) on the way. The first batch grows as it goes: sized up
+	// front, every column of a wide table cost a whole batch's memory
+	// (300 columns: 80 MB cleared) for a file of a few rows.
+	full := false
+	var lines []int64
+	start := func() []int64 {
+		if !full {
+			return make([]int64, 0, 1024)
+		}
 		for i := range fields {
 			rb.Field(i).Reserve(inputBatchRows)
 		}
 		return make([]int64, 0, inputBatchRows)
 	}
-	lines := reserve()
 	flush := func() error {
 		if len(lines) == 0 {
 			return nil
 		}
 		b := Batch{Rec: rb.NewRecordBatch(), File: path, Line: lines}
-		lines = reserve()
+		full, lines = len(lines) == inputBatchRows, nil
 		defer b.Rec.Release()
 		return fn(b)
 	}
@@ -265,6 +273,9 @@ func readRows(ctx context.Context, path string, src rowSource, schema *arrow.Sch
 		}
 		if err != nil {
 			return inputError(path, line, err)
+		}
+		if lines == nil {
+			lines = start()
 		}
 		for i, f := range fields {
 			if err := appendValue(rb.Field(i), f, vals[i]); err != nil {
@@ -605,7 +616,7 @@ func (o CSVOptions) open(r io.Reader, schema *arrow.Schema) (rowSource, error) {
 		}
 	}
 	rows := &csvRows{r: cr, header: append([]string(nil), header...), cr: watch, null: o.Null, quote: o.Quote, noHeader: o.NoHeader}
-	return byField{src: rows, names: namesOf(schema)}, nil
+	return byField{src: rows, index: fieldIndex(schema)}, nil
 }
 
 // quoteSwap exchanges a file's quote character and the double quote as
@@ -743,8 +754,8 @@ func csvError(err error) error {
 type jsonRows struct {
 	s     *bufio.Scanner
 	line  int64
-	index map[string]int // the schema's plain names, by field
-	names []string       // the schema's names, by field
+	plain map[string]int // the schema's plainly written names, by field
+	index map[string]int // the schema's names, by field
 }
 
 // maxLine bounds one NDJSON line.
@@ -755,8 +766,11 @@ const maxLine = 64 << 20
 func newJSONRows(r io.Reader, schema *arrow.Schema) (rowSource, error) {
 	s := bufio.NewScanner(r)
 	s.Buffer(make([]byte, 0, 64<<10), maxLine)
-	names := namesOf(schema)
-	return &jsonRows{s: s, index: plainIndex(names), names: names}, nil
+	var names []string
+	for _, f := range schema.Fields() {
+		names = append(names, f.Name)
+	}
+	return &jsonRows{s: s, plain: plainIndex(names), index: fieldIndex(schema)}, nil
 }
 
 // next reads the next object into vals, one value a field (nil where the
@@ -769,7 +783,7 @@ func (j *jsonRows) next(vals []any) (int64, error) {
 			continue
 		}
 		clear(vals)
-		if fastFields(text, vals, j.index) {
+		if fastFields(text, vals, j.plain) {
 			for i, v := range vals {
 				if v == (jsonNull{}) {
 					vals[i] = nil
@@ -782,7 +796,7 @@ func (j *jsonRows) next(vals []any) (int64, error) {
 		if err != nil {
 			return j.line, err
 		}
-		return j.line, fieldValues(row, j.names, vals)
+		return j.line, fieldValues(row, j.index, vals)
 	}
 	if err := j.s.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
