@@ -28,7 +28,7 @@ demo-minio:
 # Tests run against real servers (MinIO, PostgreSQL) that testenv starts;
 # `make minio` builds the MinIO server once so no test waits for it.
 test:
-	@echo "make test: every test, against real MinIO and PostgreSQL servers: about 15 to 20 minutes on 2 cores (901 and 938 s here, the machine 87 to 88% busy, PostgreSQL and MinIO included); make test-fast runs the short tier"
+	@echo "make test: every test, against real MinIO and PostgreSQL servers: about 14 to 16 minutes on 2 cores (831 s here, the machine 87% busy, PostgreSQL and MinIO included); make test-fast runs the short tier"
 	$(GO) vet $(GOTAGS) ./...
 	$(GO) vet -tags noduckdb ./...
 	@$(TESTTMP) LAKESWAP_WANT_ENGINE=$(if $(findstring noduckdb,$(TAGS)),lakeswap,duckdb) $(GO) test $(GOTAGS) -count=1 -timeout 45m ./...; rc=$$?; \
