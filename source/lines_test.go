@@ -24,19 +24,7 @@ func FuzzCheckCSVLines(f *testing.F) {
 		if delim == '"' || delim == '\r' || delim == '\n' {
 			return
 		}
-		path := filepath.Join(t.TempDir(), "in.csv")
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		d := dialect{delim, '"'}
-		slow, err := checkCSVWith(path, d, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fast, err := checkCSVWith(path, d, true)
-		if err != nil {
-			t.Fatal(err)
-		}
+		fast, slow := checkBothWays(t, data, dialect{delim, '"'})
 		if !reflect.DeepEqual(fast, slow) {
 			t.Fatalf("%q: by lines %+v, byte by byte %+v", data, *fast, *slow)
 		}
@@ -60,18 +48,7 @@ func TestCheckCSVLinesAcrossReads(t *testing.T) {
 	}
 	huge = append(huge, "\n2,3\n"...)
 	for name, data := range map[string][]byte{"many lines": long, "a long record": huge} {
-		path := filepath.Join(t.TempDir(), "in.csv")
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		slow, err := checkCSVWith(path, plainDialect, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fast, err := checkCSVWith(path, plainDialect, true)
-		if err != nil {
-			t.Fatal(err)
-		}
+		fast, slow := checkBothWays(t, data, plainDialect)
 		if !reflect.DeepEqual(fast, slow) {
 			t.Errorf("%s: by lines %+v, byte by byte %+v", name, fast.why, slow.why)
 		}
@@ -79,6 +56,23 @@ func TestCheckCSVLinesAcrossReads(t *testing.T) {
 			t.Errorf("%s: plain %v (%s)", name, slow.plain, slow.why)
 		}
 	}
+}
+
+// checkBothWays checks data's shape by lines and byte by byte.
+func checkBothWays(t *testing.T, data []byte, d dialect) (fast, slow *csvShape) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "in.csv")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	slow, err := checkCSVWith(path, d, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fast, err = checkCSVWith(path, d, true); err != nil {
+		t.Fatal(err)
+	}
+	return fast, slow
 }
 
 // BenchmarkCheckCSV checks the shape of 1M lines of orders, byte by byte
